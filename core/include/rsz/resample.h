@@ -1,0 +1,46 @@
+// rsz::resample: DirectML DML_RESAMPLE1 on rank-4 float32/float16 tensors.
+//
+// For every output element and each of the 4 axes (input length n, output index o, scale s, offsets ip, op):
+//   x = (o - op) / s - ip                             (float32, true division, no FMA)
+//   nearest: i = clamp(floor(x + 0.5), 0, n - 1)       exact halves go up
+//   linear:  x = clamp(x, 0, n - 1); i0 = floor(x); i1 = min(i0 + 1, n - 1); w = x - i0
+//            the output is the tensor product of the four 2-tap filters, combined innermost axis first
+//            (W, H, C, N), each step a + w * (b - a); an axis with w == 0 takes only its first tap.
+// Edges always repeat (no extrapolation value). The scales are used as given and never recomputed from the sizes:
+// where the scaled input is larger than the output the rest is not sampled, where smaller the edge repeats.
+// Default offsets 0.5 / -0.5 are pixel centres (DML_RESAMPLE, ONNX half_pixel, OpenCV INTER_LINEAR).
+//
+// Shapes and types: input and output rank 4, any sizes >= 1, same data type (float32 or float16); the output
+// sizes are the caller's (see resample_output_sizes). Strides per tensor.h; the output must not overlap the input.
+// Throws rsz::Error, before writing anything, naming "resample", the parameter, the value and what was allowed,
+// when: a rank is not 4; the data types differ or are not float; a size is 0; a scale is not finite and > 0;
+// an offset is not finite; the output overlaps itself or the input.
+#pragma once
+
+#include <array>
+
+#include "rsz/exec.h"
+#include "rsz/tensor.h"
+
+namespace rsz {
+
+enum class InterpolationMode { Nearest, Linear };
+
+// "nearest", "linear".
+const char* to_string(InterpolationMode mode);
+
+struct ResampleParams {
+  InterpolationMode interpolation = InterpolationMode::Linear;
+  std::array<float, 4> scales{1.0f, 1.0f, 1.0f, 1.0f};
+  std::array<float, 4> input_pixel_offsets{0.5f, 0.5f, 0.5f, 0.5f};
+  std::array<float, 4> output_pixel_offsets{-0.5f, -0.5f, -0.5f, -0.5f};
+};
+
+// The default output sizes for `scales`: max(1, floor(n * s)) per axis, computed in float32.
+// Throws rsz::Error when the rank is not 4 or a scale is not finite and > 0.
+Dims resample_output_sizes(const Dims& input_sizes, const std::array<float, 4>& scales);
+
+void resample(const ConstTensorView& input, const TensorView& output, const ResampleParams& params,
+              const ExecOptions& options = {});
+
+}  // namespace rsz

@@ -1,0 +1,73 @@
+// THE coordinate formulas of SEMANTICS.md, one small function each, shared by every backend.
+// This file is compiled with -ffp-contract=off: every expression is evaluated exactly as written, in float32.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace rsz::detail {
+
+// RESAMPLE1 §1.1: the source coordinate of output index o on one axis.
+inline float resample_source_coord(std::int64_t o, float scale, float input_offset, float output_offset) {
+  return (static_cast<float>(o) - output_offset) / scale - input_offset;
+}
+
+// §1.2 (and ROI nearest): floor(x + 0.5) clamped to [0, n - 1]; exact halves go up.
+inline std::int64_t nearest_index(float x, std::int64_t n) {
+  const float rounded = std::floor(x + 0.5f);
+  if (!(rounded > 0.0f)) return 0;
+  if (rounded >= static_cast<float>(n - 1)) return n - 1;
+  return static_cast<std::int64_t>(rounded);
+}
+
+// §1.3: the two taps and the weight of the second one, with x clamped to [0, n - 1].
+struct LinearTaps {
+  std::int64_t i0;
+  std::int64_t i1;
+  float w;
+};
+
+inline float clamp_coord(float x, std::int64_t n) {
+  const float hi = static_cast<float>(n - 1);
+  return x < 0.0f ? 0.0f : (x > hi ? hi : x);
+}
+
+inline LinearTaps linear_taps(float x, std::int64_t n) {
+  const float clamped = clamp_coord(x, n);
+  std::int64_t i0 = static_cast<std::int64_t>(std::floor(clamped));
+  if (i0 > n - 1) i0 = n - 1;
+  const std::int64_t i1 = i0 + 1 < n ? i0 + 1 : n - 1;
+  return {i0, i1, clamped - static_cast<float>(i0)};
+}
+
+// §1.3: one 2-tap step. A zero weight takes only the first tap (so an infinite or huge second tap cannot leak in).
+inline float lerp(float a, float b, float w) { return w == 0.0f ? a : a + w * (b - a); }
+
+// §3.2: samples per output element on one axis: clamp(ceil(|extent| / out_size), lo, hi).
+inline std::uint32_t roi_sample_count(float extent, std::int64_t out_size, std::uint32_t lo, std::uint32_t hi) {
+  const float wanted = std::ceil(std::fabs(extent) / static_cast<float>(out_size));
+  const std::uint32_t count = wanted >= static_cast<float>(hi) ? hi : static_cast<std::uint32_t>(wanted);
+  return count < lo ? lo : count;
+}
+
+// §3.3: position of sample k of output index o on one axis (start = X1, extent = RW, both already scaled).
+// Integer products are exact and rounded to float32 once.
+inline float roi_sample_coord(float start, float extent, std::int64_t out_size, std::uint32_t samples, std::int64_t o,
+                              std::uint32_t k, float input_offset, float output_offset, bool align_to_corners) {
+  __extension__ typedef unsigned __int128 Wide;
+  const Wide index = static_cast<Wide>(o) * samples + k;
+  const Wide total = static_cast<Wide>(out_size) * samples;
+  if (align_to_corners) {
+    const float step = total > 1 ? extent / static_cast<float>(total - 1) : 0.0f;
+    return start + static_cast<float>(index) * step - input_offset;
+  }
+  const float step = extent / static_cast<float>(total);
+  return start + (static_cast<float>(index) - output_offset) * step - input_offset;
+}
+
+// §3.4: a sample outside [-1, n] on either axis reads out_of_bounds_input_value.
+inline bool roi_sample_in_bounds(float x, float y, std::int64_t width, std::int64_t height) {
+  return !(x < -1.0f || x > static_cast<float>(width) || y < -1.0f || y > static_cast<float>(height));
+}
+
+}  // namespace rsz::detail

@@ -1,0 +1,28 @@
+// Boundary validation helpers shared by the operator entry points. Every failure is an rsz::Error whose message
+// starts with the operator name and names the parameter, the value and what was allowed.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+
+#include "rsz/error.h"
+#include "rsz/tensor.h"
+
+namespace rsz::detail {
+
+[[noreturn]] void fail(ErrorCode code, const char* op, const std::string& message);
+
+// Shortest text that reads back as the same float32 ("0.5", "-inf", "nan").
+std::string format_float(float value);
+
+void check_rank(const char* op, const char* name, const TensorLayout& layout, int rank);
+void check_float_type(const char* op, const char* name, DataType type);
+void check_same_type(const char* op, const char* name, DataType type, const char* reference_name,
+                     DataType reference_type);
+void check_sizes_positive(const char* op, const char* name, const TensorLayout& layout);
+void check_finite(const char* op, const std::string& name, float value);
+// The output must be free of self-overlap and must not share a byte with any input.
+void check_output_writable(const char* op, const TensorView& output,
+                           std::initializer_list<const ConstTensorView*> inputs);
+
+}  // namespace rsz::detail

@@ -1,0 +1,13 @@
+#include "rsz/exec.h"
+
+namespace rsz {
+
+const char* to_string(Backend backend) {
+  switch (backend) {
+    case Backend::Auto: return "auto";
+    case Backend::Reference: return "reference";
+  }
+  return "unknown";
+}
+
+}  // namespace rsz

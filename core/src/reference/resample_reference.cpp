@@ -1,0 +1,61 @@
+#include <array>
+#include <cstdint>
+
+#include "detail/access.h"
+#include "detail/coords.h"
+#include "reference/reference.h"
+
+namespace rsz::reference {
+namespace {
+
+struct AxisSample {
+  detail::LinearTaps taps;
+  std::int64_t stride;
+};
+
+// Tensor product of the per-axis 2-tap filters, combined innermost axis first: the recursion finishes the W
+// lerps before the H lerps, and so on outwards.
+float combine_linear(const void* data, DataType type, const std::array<AxisSample, 4>& axes, int axis,
+                     std::int64_t offset) {
+  if (axis == 4) return detail::load_element(data, type, offset);
+  const AxisSample& s = axes[static_cast<std::size_t>(axis)];
+  const float a = combine_linear(data, type, axes, axis + 1, offset + s.taps.i0 * s.stride);
+  if (s.taps.w == 0.0f) return a;
+  const float b = combine_linear(data, type, axes, axis + 1, offset + s.taps.i1 * s.stride);
+  return detail::lerp(a, b, s.taps.w);
+}
+
+}  // namespace
+
+void resample_reference(const ConstTensorView& input, const TensorView& output, const ResampleParams& params) {
+  const DataType type = input.dtype();
+  std::array<std::int64_t, 4> o{};
+  for (o[0] = 0; o[0] < output.size(0); ++o[0]) {
+    for (o[1] = 0; o[1] < output.size(1); ++o[1]) {
+      for (o[2] = 0; o[2] < output.size(2); ++o[2]) {
+        for (o[3] = 0; o[3] < output.size(3); ++o[3]) {
+          std::int64_t out_offset = 0;
+          std::array<AxisSample, 4> axes{};
+          std::int64_t in_offset = 0;
+          for (int a = 0; a < 4; ++a) {
+            const auto i = static_cast<std::size_t>(a);
+            out_offset += o[i] * output.stride(a);
+            const float x = detail::resample_source_coord(o[i], params.scales[i], params.input_pixel_offsets[i],
+                                                          params.output_pixel_offsets[i]);
+            if (params.interpolation == InterpolationMode::Nearest) {
+              in_offset += detail::nearest_index(x, input.size(a)) * input.stride(a);
+            } else {
+              axes[i] = {detail::linear_taps(x, input.size(a)), input.stride(a)};
+            }
+          }
+          const float value = params.interpolation == InterpolationMode::Nearest
+                                  ? detail::load_element(input.data(), type, in_offset)
+                                  : combine_linear(input.data(), type, axes, 0, 0);
+          detail::store_element(output.data(), type, out_offset, value);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace rsz::reference

@@ -1,0 +1,168 @@
+#include "rsz/roi_align.h"
+
+#include <cmath>
+#include <string>
+
+#include "detail/access.h"
+#include "detail/validate.h"
+#include "reference/reference.h"
+
+namespace rsz {
+namespace {
+
+constexpr const char* kOp = "roi_align";
+constexpr const char* kCoordNames[4] = {"x1", "y1", "x2", "y2"};
+
+// Number of ROIs in a {R, 4} / {1, R, 4} / {1, 1, R, 4} rois shape.
+std::int64_t checked_roi_count(const Dims& rois_sizes) {
+  const std::size_t rank = rois_sizes.size();
+  bool ok = rank >= 2 && rank <= 4 && rois_sizes[rank - 1] == 4;
+  for (std::size_t i = 0; ok && i + 2 < rank; ++i) ok = rois_sizes[i] == 1;
+  if (!ok) {
+    detail::fail(ErrorCode::InvalidShape, kOp,
+                 "rois has sizes " + dims_to_string(rois_sizes) + "; {R, 4}, {1, R, 4} or {1, 1, R, 4} is required");
+  }
+  return rois_sizes[rank - 2];
+}
+
+void check_input_shape(const Dims& input_sizes) {
+  if (input_sizes.size() != 4) {
+    detail::fail(ErrorCode::InvalidShape, kOp,
+                 "input has rank " + std::to_string(input_sizes.size()) + " (sizes " + dims_to_string(input_sizes) +
+                     "); rank 4 (NCHW) is required");
+  }
+  for (std::int64_t s : input_sizes) {
+    if (s < 1) {
+      detail::fail(ErrorCode::InvalidShape, kOp,
+                   "input sizes " + dims_to_string(input_sizes) + " contain " + std::to_string(s) +
+                       "; every size must be >= 1");
+    }
+  }
+}
+
+void check_output_extent(const char* name, std::int64_t value) {
+  if (value < 1) {
+    detail::fail(ErrorCode::InvalidShape, kOp, std::string(name) + " = " + std::to_string(value) + " must be >= 1");
+  }
+}
+
+void check_batch_indices_shape(const ConstTensorView& batch_indices, std::int64_t roi_count) {
+  if (batch_indices.dtype() != DataType::UInt32) {
+    detail::fail(ErrorCode::InvalidDataType, kOp,
+                 std::string("batch_indices has data type ") + to_string(batch_indices.dtype()) +
+                     "; uint32 is required");
+  }
+  const Dims& sizes = batch_indices.sizes();
+  bool ok = true;
+  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) ok = ok && sizes[i] == 1;
+  if (!ok) {
+    detail::fail(ErrorCode::InvalidShape, kOp,
+                 "batch_indices has sizes " + dims_to_string(sizes) +
+                     "; {R}, {1, R}, {1, 1, R} or {1, 1, 1, R} is required");
+  }
+  if (sizes.back() != roi_count) {
+    detail::fail(ErrorCode::InvalidShape, kOp,
+                 "batch_indices has " + std::to_string(sizes.back()) + " entries (sizes " + dims_to_string(sizes) +
+                     ") but rois has " + std::to_string(roi_count) + " rows; they must agree on R");
+  }
+}
+
+void check_roi_values(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+                      const RoiAlignParams& params) {
+  const std::int64_t roi_count = rois.size(rois.rank() - 2);
+  const std::int64_t batch = input.size(0);
+  for (std::int64_t r = 0; r < roi_count; ++r) {
+    const std::uint32_t b =
+        static_cast<const std::uint32_t*>(batch_indices.data())[r * batch_indices.stride(batch_indices.rank() - 1)];
+    if (b >= batch) {
+      detail::fail(ErrorCode::InvalidArgument, kOp,
+                   "batch_indices[" + std::to_string(r) + "] = " + std::to_string(b) + " is out of range [0, " +
+                       std::to_string(batch) + ")");
+    }
+    for (int j = 0; j < 4; ++j) {
+      const float v = detail::load_element(rois.data(), rois.dtype(),
+                                           r * rois.stride(rois.rank() - 2) + j * rois.stride(rois.rank() - 1));
+      const std::string name = "rois[" + std::to_string(r) + "][" + std::to_string(j) + "] (" + kCoordNames[j] + ")";
+      detail::check_finite(kOp, name, v);
+      const float scale = j % 2 == 0 ? params.spatial_scale_x : params.spatial_scale_y;
+      if (!std::isfinite(v * scale)) {
+        detail::fail(ErrorCode::InvalidArgument, kOp,
+                     name + " = " + detail::format_float(v) + " times " +
+                         (j % 2 == 0 ? "spatial_scale_x" : "spatial_scale_y") + " = " + detail::format_float(scale) +
+                         " overflows float32; scaled coordinates must be finite");
+      }
+    }
+  }
+}
+
+void validate(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+              const TensorView& output, const RoiAlignParams& params) {
+  check_input_shape(input.sizes());
+  detail::check_float_type(kOp, "input", input.dtype());
+  const std::int64_t roi_count = checked_roi_count(rois.sizes());
+  detail::check_same_type(kOp, "rois", rois.dtype(), "the input", input.dtype());
+  check_batch_indices_shape(batch_indices, roi_count);
+  detail::check_rank(kOp, "output", output.layout(), 4);
+  detail::check_same_type(kOp, "output", output.dtype(), "the input", input.dtype());
+  check_output_extent("output height (output sizes[2])", output.size(2));
+  check_output_extent("output width (output sizes[3])", output.size(3));
+  const Dims expected{roi_count, input.size(1), output.size(2), output.size(3)};
+  if (output.sizes() != expected) {
+    detail::fail(ErrorCode::InvalidShape, kOp,
+                 "output sizes " + dims_to_string(output.sizes()) + " do not match; {R, C, OH, OW} = " +
+                     dims_to_string(expected) + " is required");
+  }
+  if (params.interpolation != InterpolationMode::Nearest && params.interpolation != InterpolationMode::Linear) {
+    detail::fail(ErrorCode::InvalidArgument, kOp, "interpolation has an unknown value; nearest or linear is allowed");
+  }
+  if (params.reduction != RoiReduction::Average && params.reduction != RoiReduction::Max) {
+    detail::fail(ErrorCode::InvalidArgument, kOp, "reduction has an unknown value; average or max is allowed");
+  }
+  if (params.minimum_samples_per_output < 1) {
+    detail::fail(ErrorCode::InvalidArgument, kOp, "minimum_samples_per_output = 0 is not allowed; it must be >= 1");
+  }
+  if (params.minimum_samples_per_output > params.maximum_samples_per_output) {
+    detail::fail(ErrorCode::InvalidArgument, kOp,
+                 "maximum_samples_per_output = " + std::to_string(params.maximum_samples_per_output) +
+                     " is below minimum_samples_per_output = " + std::to_string(params.minimum_samples_per_output) +
+                     "; 1 <= minimum <= maximum is required");
+  }
+  detail::check_finite(kOp, "spatial_scale_x", params.spatial_scale_x);
+  detail::check_finite(kOp, "spatial_scale_y", params.spatial_scale_y);
+  detail::check_finite(kOp, "input_pixel_offset", params.input_pixel_offset);
+  detail::check_finite(kOp, "output_pixel_offset", params.output_pixel_offset);
+  detail::check_output_writable(kOp, output, {&input, &rois, &batch_indices});
+  check_roi_values(input, rois, batch_indices, params);
+}
+
+}  // namespace
+
+const char* to_string(RoiReduction reduction) {
+  switch (reduction) {
+    case RoiReduction::Average: return "average";
+    case RoiReduction::Max: return "max";
+  }
+  return "unknown";
+}
+
+Dims roi_align_output_sizes(const Dims& input_sizes, const Dims& rois_sizes, std::int64_t output_height,
+                            std::int64_t output_width) {
+  check_input_shape(input_sizes);
+  const std::int64_t roi_count = checked_roi_count(rois_sizes);
+  check_output_extent("output_height", output_height);
+  check_output_extent("output_width", output_width);
+  return {roi_count, input_sizes[1], output_height, output_width};
+}
+
+void roi_align(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+               const TensorView& output, const RoiAlignParams& params, const ExecOptions& options) {
+  validate(input, rois, batch_indices, output, params);
+  if (output.element_count() == 0) return;  // R = 0: nothing to compute
+  switch (options.backend) {
+    case Backend::Auto:
+    case Backend::Reference: reference::roi_align_reference(input, rois, batch_indices, output, params); return;
+  }
+  detail::fail(ErrorCode::InvalidArgument, kOp, "backend has an unknown value; auto or reference is allowed");
+}
+
+}  // namespace rsz
