@@ -1,8 +1,7 @@
 #include "detail/validate.h"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include <charconv>
 
 namespace rsz::detail {
 
@@ -14,11 +13,8 @@ std::string format_float(float value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   char buffer[32];
-  for (int precision = 1; precision <= 9; ++precision) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", precision, static_cast<double>(value));
-    if (std::strtof(buffer, nullptr) == value) break;
-  }
-  return buffer;
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);  // shortest round-trip form
+  return std::string(buffer, result.ptr);
 }
 
 void check_rank(const char* op, const char* name, const TensorLayout& layout, int rank) {

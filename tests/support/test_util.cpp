@@ -1,0 +1,152 @@
+#include "support/test_util.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "rsz/float16.h"
+
+namespace rsz::test {
+
+Tensor make_f32(const Dims& sizes, const std::vector<float>& values) {
+  Tensor t(DataType::Float32, sizes);
+  if (static_cast<std::int64_t>(values.size()) != t.element_count()) {
+    throw std::invalid_argument("make_f32: " + std::to_string(values.size()) + " values for sizes " +
+                                dims_to_string(sizes));
+  }
+  std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
+  return t;
+}
+
+Tensor make_u32(const Dims& sizes, const std::vector<std::uint32_t>& values) {
+  Tensor t(DataType::UInt32, sizes);
+  if (static_cast<std::int64_t>(values.size()) != t.element_count()) {
+    throw std::invalid_argument("make_u32: value count does not match the sizes");
+  }
+  std::memcpy(t.data(), values.data(), values.size() * sizeof(std::uint32_t));
+  return t;
+}
+
+Tensor iota_f32(const Dims& sizes) {
+  Tensor t(DataType::Float32, sizes);
+  float* p = t.data_as<float>();
+  for (std::int64_t i = 0; i < t.element_count(); ++i) p[i] = static_cast<float>(i);
+  return t;
+}
+
+Tensor random_f32(const Dims& sizes, std::uint32_t seed, float lo, float hi) {
+  Tensor t(DataType::Float32, sizes);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  float* p = t.data_as<float>();
+  for (std::int64_t i = 0; i < t.element_count(); ++i) p[i] = dist(rng);
+  return t;
+}
+
+namespace {
+
+// Visits every element offset of a layout in packed index order.
+template <typename F>
+void for_each_offset(const TensorLayout& layout, F&& f) {
+  const std::int64_t total = layout.element_count();
+  const int rank = layout.rank();
+  for (std::int64_t flat = 0; flat < total; ++flat) {
+    std::int64_t rest = flat;
+    std::int64_t offset = 0;
+    for (int a = rank - 1; a >= 0; --a) {
+      offset += (rest % layout.size(a)) * layout.stride(a);
+      rest /= layout.size(a);
+    }
+    f(flat, offset);
+  }
+}
+
+float load(const void* data, DataType type, std::int64_t offset) {
+  if (type == DataType::Float32) return static_cast<const float*>(data)[offset];
+  if (type == DataType::Float16) return float16_bits_to_float(static_cast<const std::uint16_t*>(data)[offset]);
+  return static_cast<float>(static_cast<const std::uint32_t*>(data)[offset]);
+}
+
+}  // namespace
+
+std::vector<float> to_vector(const ConstTensorView& view) {
+  std::vector<float> out(static_cast<std::size_t>(view.element_count()));
+  for_each_offset(view.layout(), [&](std::int64_t flat, std::int64_t offset) {
+    out[static_cast<std::size_t>(flat)] = load(view.data(), view.dtype(), offset);
+  });
+  return out;
+}
+
+Tensor convert(const ConstTensorView& view, DataType type) {
+  Tensor t(type, view.sizes());
+  const std::vector<float> values = to_vector(view);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (type == DataType::Float32) {
+      t.data_as<float>()[i] = values[i];
+    } else {
+      t.data_as<Float16>()[i] = Float16(values[i]);
+    }
+  }
+  return t;
+}
+
+StridedBuffer make_strided(const Dims& sizes, const Dims& strides, float fill, std::int64_t margin) {
+  StridedBuffer b;
+  b.sizes = sizes;
+  b.strides = strides;
+  const TensorLayout layout(DataType::Float32, sizes, strides);
+  b.storage.assign(static_cast<std::size_t>(layout.extent() + margin), fill);
+  return b;
+}
+
+void copy_into(const ConstTensorView& packed, StridedBuffer& target) {
+  const std::vector<float> values = to_vector(packed);
+  for_each_offset(target.view().layout(), [&](std::int64_t flat, std::int64_t offset) {
+    target.storage[static_cast<std::size_t>(offset)] = values[static_cast<std::size_t>(flat)];
+  });
+}
+
+Dims nhwc_strides(const Dims& s) { return {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]}; }
+
+::testing::AssertionResult bits_equal(const std::vector<float>& expected, const std::vector<float>& actual,
+                                      const std::string& context) {
+  if (expected.size() != actual.size()) {
+    return ::testing::AssertionFailure() << context << ": sizes differ, expected " << expected.size() << " got "
+                                         << actual.size();
+  }
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (std::memcmp(&expected[i], &actual[i], sizeof(float)) != 0) {
+      return ::testing::AssertionFailure() << context << ": first mismatch at flat index " << i << ", expected "
+                                           << expected[i] << " got " << actual[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult near_equal(const std::vector<float>& expected, const std::vector<float>& actual, float rel,
+                                      const std::string& context) {
+  if (expected.size() != actual.size()) {
+    return ::testing::AssertionFailure() << context << ": sizes differ, expected " << expected.size() << " got "
+                                         << actual.size();
+  }
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const float tolerance = rel * std::max(1.0f, std::fabs(expected[i]));
+    if (!(std::fabs(expected[i] - actual[i]) <= tolerance)) {
+      return ::testing::AssertionFailure() << context << ": first mismatch at flat index " << i << ", expected "
+                                           << expected[i] << " got " << actual[i] << " (tolerance " << tolerance
+                                           << ")";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+int float16_ulp_distance(float a, float b) {
+  // Map float16 bit patterns onto a monotonic integer line.
+  const auto ordinal = [](float v) {
+    const int bits = float_to_float16_bits(v);
+    return (bits & 0x8000) ? -(bits & 0x7fff) : bits;
+  };
+  return std::abs(ordinal(a) - ordinal(b));
+}
+
+}  // namespace rsz::test
