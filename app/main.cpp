@@ -1,19 +1,19 @@
-// rsz command-line entry point. The full CLI (resample, upsample, roi-align, run, info) is built on rsz::core and
-// rsz::io; this entry answers --version and --help.
-#include <cstring>
+// rsz command-line entry point. Subcommands (resample, upsample, roi-align, run, info) register here, one file each.
+#include <CLI/CLI.hpp>
+
 #include <iostream>
 
 int main(int argc, char** argv) {
-  if (argc == 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "-V") == 0)) {
-    std::cout << "rsz " << RSZ_VERSION << "\n";
-    return 0;
+  CLI::App app{"rsz: resize images and tensors and cut ROI crops with the exact semantics of DirectML's "
+               "RESAMPLE1, UPSAMPLE_2D and ROI_ALIGN"};
+  app.set_version_flag("-V,--version", std::string("rsz ") + RSZ_VERSION);
+  app.footer("Examples:\n  rsz --version");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and version exit 0; every usage error exits 2 (CLI contract).
+    return app.exit(e) == 0 ? 0 : 2;
   }
-  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-    std::cout << "rsz " << RSZ_VERSION
-              << ": resize images and tensors and cut ROI crops with DirectML semantics\n"
-                 "usage: rsz --version | --help\n";
-    return 0;
-  }
-  std::cerr << "rsz: unknown arguments; usage: rsz --version | --help\n";
-  return 2;
+  std::cout << app.help();
+  return 0;
 }

@@ -2,6 +2,8 @@
 // SEMANTICS.md §1 with the arithmetic shown (x = (o - op) / s - ip per axis).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "golden/golden_util.h"
 
 namespace rsz {
@@ -119,6 +121,15 @@ TEST_P(ResampleGolden, LinearTwoDimensional) {
   const auto out =
       run_resample(in, {1, 1, 2, 2}, params_2d(InterpolationMode::Linear, 1.0f, 1.0f, 0.25f, 0.0f), GetParam());
   EXPECT_EQ(out, (std::vector<float>{0, 7.5f, 75.0f, 583.125f}));
+}
+
+// §1.3: an axis with w == 0 contributes one tap. Identity scale puts every sample on a pixel (w = 0), so infinite or
+// huge neighbours never enter: a + 0 * (inf - a) would be NaN, a + 0 * (-3e38 - 3e38) would be NaN too.
+TEST_P(ResampleGolden, ZeroWeightTakesOneTap) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor in = test::make_f32({1, 1, 1, 4}, {1, inf, 3e38f, -3e38f});
+  EXPECT_EQ(run_resample(in, {1, 1, 1, 4}, params_2d(InterpolationMode::Linear, 1.0f, 1.0f), GetParam()),
+            (std::vector<float>{1, inf, 3e38f, -3e38f}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ResampleGolden, ::testing::ValuesIn(test::all_backends()), test::backend_name);

@@ -39,16 +39,20 @@ TEST(ResampleProperties, IdentityScaleCopies) {
   }
 }
 
+// §1.3: each step is a + w * (b - a), so a constant comes out exactly (a * (1 - w) + b * w would not: for 0.1f
+// and w = 1/3 it gives 0.099999994f).
 TEST(ResampleProperties, ConstantStaysExactlyConstant) {
-  Tensor in(DataType::Float32, {2, 2, 5, 6});
-  for (std::int64_t i = 0; i < in.element_count(); ++i) in.data_as<float>()[i] = 0.3f;
   const std::array<float, 4> scale_sets[] = {{1, 1, 0.37f, 2.9f}, {1.5f, 0.7f, 3, 0.5f}, {1, 1, 1.0f / 3, 7}};
-  for (const auto& scales : scale_sets) {
-    for (const float ip : {0.5f, 0.0f, 0.3f}) {
-      const ResampleParams p = make_params(InterpolationMode::Linear, scales, ip, -0.5f);
-      const Dims out_sizes = resample_output_sizes(in.sizes(), scales);
-      for (float v : test::run_resample(in, out_sizes, p, Backend::Auto)) {
-        ASSERT_EQ(v, 0.3f) << describe(p, in.sizes(), out_sizes);
+  for (const float constant : {0.3f, 0.1f, 1.1f, 3.3f, -0.9f}) {
+    Tensor in(DataType::Float32, {2, 2, 5, 6});
+    for (std::int64_t i = 0; i < in.element_count(); ++i) in.data_as<float>()[i] = constant;
+    for (const auto& scales : scale_sets) {
+      for (const float ip : {0.5f, 0.0f, 0.3f}) {
+        const ResampleParams p = make_params(InterpolationMode::Linear, scales, ip, -0.5f);
+        const Dims out_sizes = resample_output_sizes(in.sizes(), scales);
+        for (float v : test::run_resample(in, out_sizes, p, Backend::Auto)) {
+          ASSERT_EQ(v, constant) << describe(p, in.sizes(), out_sizes);
+        }
       }
     }
   }
