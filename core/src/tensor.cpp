@@ -43,7 +43,10 @@ Dims packed_strides(const Dims& sizes) {
   std::int64_t running = 1;
   for (std::size_t i = sizes.size(); i-- > 0;) {
     strides[i] = running;
-    running *= std::max<std::int64_t>(sizes[i], 1);
+    if (i > 0 && multiply_overflows(running, std::max<std::int64_t>(sizes[i], 1), &running)) {
+      throw Error(ErrorCode::InvalidShape,
+                  "tensor with sizes " + dims_to_string(sizes) + ": packed strides overflow int64");
+    }
   }
   return strides;
 }
@@ -115,7 +118,12 @@ bool TensorLayout::has_overlapping_elements() const {
 }
 
 Tensor::Tensor(DataType type, Dims sizes) : layout_(type, std::move(sizes)) {
-  storage_.resize(static_cast<std::size_t>(layout_.element_count()) * element_size(type));
+  std::int64_t bytes = 0;
+  if (multiply_overflows(layout_.element_count(), static_cast<std::int64_t>(element_size(type)), &bytes)) {
+    throw Error(ErrorCode::InvalidShape,
+                "tensor with sizes " + dims_to_string(layout_.sizes()) + " is too large to allocate");
+  }
+  storage_.resize(static_cast<std::size_t>(bytes));
 }
 
 void Tensor::check_type(DataType requested) const {

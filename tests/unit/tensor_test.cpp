@@ -54,6 +54,8 @@ TEST(TensorLayout, RejectsBadShapes) {
   expect_shape_error([] { TensorLayout(DataType::Float32, {2, 3}, {-3, 1}); }, "stride -3");
   expect_shape_error([] { TensorLayout(DataType::Float32, {1 << 30, 1 << 30, 1 << 30}); }, "overflows");
   expect_shape_error([] { TensorLayout(DataType::Float32, {3, 2}, {INT64_MAX / 2, 1}); }, "overflow");
+  expect_shape_error([] { TensorLayout(DataType::Float16, {0, 1LL << 40, 1LL << 40}); }, "packed strides overflow");
+  expect_shape_error([] { Tensor(DataType::Float32, {(1LL << 62) + 1}); }, "too large");
 }
 
 TEST(Tensor, OwnsZeroedPackedStorageAndChecksTypedAccess) {
