@@ -6,6 +6,7 @@ const char* to_string(Backend backend) {
   switch (backend) {
     case Backend::Auto: return "auto";
     case Backend::Reference: return "reference";
+    case Backend::Cpu: return "cpu";
   }
   return "unknown";
 }

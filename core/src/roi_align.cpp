@@ -5,6 +5,8 @@
 
 #include "detail/access.h"
 #include "detail/validate.h"
+#include "cpu/cpu.h"
+#include "cpu/parallel.h"
 #include "reference/reference.h"
 
 namespace rsz {
@@ -159,10 +161,11 @@ void roi_align(const ConstTensorView& input, const ConstTensorView& rois, const 
   validate(input, rois, batch_indices, output, params);
   if (output.element_count() == 0) return;  // R = 0: nothing to compute
   switch (options.backend) {
-    case Backend::Auto:
     case Backend::Reference: reference::roi_align_reference(input, rois, batch_indices, output, params); return;
+    case Backend::Auto:
+    case Backend::Cpu: cpu::roi_align_cpu(input, rois, batch_indices, output, params, cpu::resolve_threads(options.num_threads)); return;
   }
-  detail::fail(ErrorCode::InvalidArgument, kOp, "backend has an unknown value; auto or reference is allowed");
+  detail::fail(ErrorCode::InvalidArgument, kOp, "backend has an unknown value; auto, reference or cpu is allowed");
 }
 
 }  // namespace rsz

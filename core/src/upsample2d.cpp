@@ -4,6 +4,8 @@
 #include <string>
 
 #include "detail/validate.h"
+#include "cpu/cpu.h"
+#include "cpu/parallel.h"
 #include "reference/reference.h"
 
 namespace rsz {
@@ -77,10 +79,11 @@ void upsample2d(const ConstTensorView& input, const TensorView& output, const Up
                 const ExecOptions& options) {
   validate(input, output, params);
   switch (options.backend) {
-    case Backend::Auto:
     case Backend::Reference: reference::upsample2d_reference(input, output, params); return;
+    case Backend::Auto:
+    case Backend::Cpu: cpu::upsample2d_cpu(input, output, params, cpu::resolve_threads(options.num_threads)); return;
   }
-  detail::fail(ErrorCode::InvalidArgument, kOp, "backend has an unknown value; auto or reference is allowed");
+  detail::fail(ErrorCode::InvalidArgument, kOp, "backend has an unknown value; auto, reference or cpu is allowed");
 }
 
 }  // namespace rsz

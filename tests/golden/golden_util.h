@@ -14,7 +14,7 @@
 namespace rsz::test {
 
 inline const std::vector<Backend>& all_backends() {
-  static const std::vector<Backend> backends{Backend::Reference, Backend::Auto};
+  static const std::vector<Backend> backends{Backend::Reference, Backend::Cpu, Backend::Auto};
   return backends;
 }
 

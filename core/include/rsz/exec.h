@@ -8,15 +8,16 @@
 namespace rsz {
 
 enum class Backend {
-  Auto,       // the fastest backend available for the call (today: Reference)
+  Auto,       // the fastest backend available for the call (today: Cpu)
   Reference,  // the naive twins: one output element at a time, no tables, threads or SIMD; the oracle
+  Cpu,        // tables, separable passes, threads; bit-identical to Reference
 };
 
 const char* to_string(Backend backend);
 
 struct ExecOptions {
   Backend backend = Backend::Auto;
-  // Worker threads for backends that use them; 0 means all hardware threads. Ignored by Reference.
+  // Worker threads for backends that use them (Cpu); 0 means all hardware threads. Ignored by Reference.
   int num_threads = 0;
 };
 

@@ -125,6 +125,8 @@ class Tensor {
   DataType dtype() const noexcept { return layout_.dtype(); }
   int rank() const noexcept { return layout_.rank(); }
   const Dims& sizes() const noexcept { return layout_.sizes(); }
+  std::int64_t size(int axis) const { return layout_.size(axis); }
+  const TensorLayout& layout() const noexcept { return layout_; }
   std::int64_t element_count() const noexcept { return layout_.element_count(); }
   std::size_t byte_size() const noexcept { return storage_.size(); }
 

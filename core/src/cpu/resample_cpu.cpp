@@ -1,0 +1,179 @@
+// RESAMPLE1 on the CPU. Nearest: per-axis index tables, rows copied as raw bits (no conversion, so float16 stays
+// bit-exact). Linear: separable passes: each needed input row is filtered along W once into a float32 row (cached
+// while consecutive output rows reuse it), rows are blended along H, then the planes along C and N: the same
+// lerps, in the same order, as the reference (W, H, C, N), hence the same bits.
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "cpu/cpu.h"
+#include "cpu/parallel.h"
+#include "cpu/rows.h"
+#include "cpu/tables.h"
+#include "rsz/float16.h"
+
+namespace rsz::cpu {
+namespace {
+
+// Output rows per scheduling chunk: enough work to amortise the row cache, small enough to balance threads.
+std::int64_t row_grain(std::int64_t rows, std::int64_t row_length, int threads) {
+  const std::int64_t by_threads = rows / (static_cast<std::int64_t>(threads) * 8);
+  const std::int64_t by_size = 16384 / std::max<std::int64_t>(row_length, 1);
+  return std::max<std::int64_t>(1, std::min(by_threads, std::max<std::int64_t>(by_size, 4)));
+}
+
+template <typename T>
+void nearest_rows(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
+  std::array<std::vector<std::int64_t>, 4> tables;
+  for (int a = 0; a < 4; ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    tables[i] = make_nearest_table(output.size(a), input.size(a), p.scales[i], p.input_pixel_offsets[i],
+                                   p.output_pixel_offsets[i]);
+    for (auto& index : tables[i]) index *= input.stride(a);  // offsets, not indices
+  }
+  const std::int64_t oc = output.size(1);
+  const std::int64_t oh = output.size(2);
+  const std::int64_t ow = output.size(3);
+  const std::int64_t out_sw = output.stride(3);
+  const T* in = static_cast<const T*>(input.data());
+  T* out = static_cast<T*>(output.data());
+  const std::vector<std::int64_t>& wt = tables[3];
+  const std::int64_t rows = output.size(0) * oc * oh;
+  parallel_for(rows, row_grain(rows, ow, threads), threads, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row) {
+      const std::int64_t h = row % oh;
+      const std::int64_t c = (row / oh) % oc;
+      const std::int64_t n = row / (oh * oc);
+      const T* src = in + tables[0][static_cast<std::size_t>(n)] + tables[1][static_cast<std::size_t>(c)] +
+                     tables[2][static_cast<std::size_t>(h)];
+      T* dst = out + n * output.stride(0) + c * output.stride(1) + h * output.stride(2);
+      if (out_sw == 1) {
+        for (std::int64_t x = 0; x < ow; ++x) dst[x] = src[wt[static_cast<std::size_t>(x)]];
+      } else {
+        for (std::int64_t x = 0; x < ow; ++x) dst[x * out_sw] = src[wt[static_cast<std::size_t>(x)]];
+      }
+    }
+  });
+}
+
+// A W-filtered input row, remembered by its input offset.
+struct CachedRow {
+  std::int64_t offset = -1;
+  std::vector<float> values;
+};
+
+class LinearRowKernel {
+ public:
+  LinearRowKernel(const ConstTensorView& input, const LinearTable& wt)
+      : input_(input), wt_(wt), width_(input.size(3)), out_width_(static_cast<std::int64_t>(wt.w.size())) {
+    scratch_.resize(static_cast<std::size_t>(width_));
+    for (auto& slot : cache_) slot.values.resize(static_cast<std::size_t>(out_width_));
+  }
+
+  // The W-filtered row at input offset `offset`, for plane term `term` (0..3); each term keeps its last two rows.
+  const float* filtered(int term, std::int64_t offset, std::int64_t keep) {
+    CachedRow* slots = &cache_[static_cast<std::size_t>(term) * 2];
+    for (int s = 0; s < 2; ++s) {
+      if (slots[s].offset == offset) return slots[s].values.data();
+    }
+    CachedRow& victim = slots[0].offset == keep ? slots[1] : slots[0];
+    filter(offset, victim.values.data());
+    victim.offset = offset;
+    return victim.values.data();
+  }
+
+ private:
+  void filter(std::int64_t offset, float* dst) {
+    const float* src;
+    if (input_.dtype() == DataType::Float32 && input_.stride(3) == 1) {
+      src = static_cast<const float*>(input_.data()) + offset;
+    } else {
+      load_row(input_.data(), input_.dtype(), offset, input_.stride(3), width_, scratch_.data());
+      src = scratch_.data();
+    }
+    const std::int64_t* i0 = wt_.i0.data();
+    const std::int64_t* i1 = wt_.i1.data();
+    const float* w = wt_.w.data();
+    for (std::int64_t x = 0; x < out_width_; ++x) {
+      const float a = src[i0[x]];
+      const float b = src[i1[x]];
+      dst[x] = w[x] == 0.0f ? a : a + w[x] * (b - a);
+    }
+  }
+
+  const ConstTensorView& input_;
+  const LinearTable& wt_;
+  std::int64_t width_;
+  std::int64_t out_width_;
+  std::vector<float> scratch_;
+  std::array<CachedRow, 8> cache_;
+};
+
+void blend_rows(float* a, const float* b, float w, std::int64_t count) {
+  if (w == 0.0f) return;
+  for (std::int64_t x = 0; x < count; ++x) a[x] = a[x] + w * (b[x] - a[x]);
+}
+
+void linear(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
+  std::array<LinearTable, 4> t;
+  for (int a = 0; a < 4; ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    t[i] = make_linear_table(output.size(a), input.size(a), p.scales[i], p.input_pixel_offsets[i],
+                             p.output_pixel_offsets[i]);
+  }
+  const std::int64_t oc = output.size(1);
+  const std::int64_t oh = output.size(2);
+  const std::int64_t ow = output.size(3);
+  const std::int64_t rows = output.size(0) * oc * oh;
+  parallel_for(rows, row_grain(rows, ow, threads), threads, [&](std::int64_t begin, std::int64_t end) {
+    LinearRowKernel kernel(input, t[3]);
+    std::array<std::vector<float>, 4> terms;
+    for (auto& term : terms) term.resize(static_cast<std::size_t>(ow));
+    for (std::int64_t row = begin; row < end; ++row) {
+      const auto h = static_cast<std::size_t>(row % oh);
+      const auto c = static_cast<std::size_t>((row / oh) % oc);
+      const auto n = static_cast<std::size_t>(row / (oh * oc));
+      // Plane terms in the reference's order: (n0, c0), (n0, c1), (n1, c0), (n1, c1); zero weights skip terms.
+      const bool two_c = t[1].w[c] != 0.0f;
+      const bool two_n = t[0].w[n] != 0.0f;
+      for (int k = 0; k < 4; ++k) {
+        const bool second_n = k >= 2;
+        const bool second_c = k % 2 == 1;
+        if ((second_n && !two_n) || (second_c && !two_c)) continue;
+        const std::int64_t plane = (second_n ? t[0].i1[n] : t[0].i0[n]) * input.stride(0) +
+                                   (second_c ? t[1].i1[c] : t[1].i0[c]) * input.stride(1);
+        const std::int64_t off0 = plane + t[2].i0[h] * input.stride(2);
+        const std::int64_t off1 = plane + t[2].i1[h] * input.stride(2);
+        float* dst = terms[static_cast<std::size_t>(k)].data();
+        const float* r0 = kernel.filtered(k, off0, off1);
+        std::memcpy(dst, r0, static_cast<std::size_t>(ow) * sizeof(float));
+        if (t[2].w[h] != 0.0f) blend_rows(dst, kernel.filtered(k, off1, off0), t[2].w[h], ow);
+      }
+      if (two_c) {
+        blend_rows(terms[0].data(), terms[1].data(), t[1].w[c], ow);
+        if (two_n) blend_rows(terms[2].data(), terms[3].data(), t[1].w[c], ow);
+      }
+      if (two_n) blend_rows(terms[0].data(), terms[2].data(), t[0].w[n], ow);
+      store_row(output.data(), output.dtype(),
+                static_cast<std::int64_t>(n) * output.stride(0) + static_cast<std::int64_t>(c) * output.stride(1) +
+                    static_cast<std::int64_t>(h) * output.stride(2),
+                output.stride(3), ow, terms[0].data());
+    }
+  });
+}
+
+}  // namespace
+
+void resample_cpu(const ConstTensorView& input, const TensorView& output, const ResampleParams& params, int threads) {
+  if (params.interpolation == InterpolationMode::Nearest) {
+    if (input.dtype() == DataType::Float32) {
+      nearest_rows<float>(input, output, params, threads);
+    } else {
+      nearest_rows<std::uint16_t>(input, output, params, threads);
+    }
+  } else {
+    linear(input, output, params, threads);
+  }
+}
+
+}  // namespace rsz::cpu

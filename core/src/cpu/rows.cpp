@@ -1,0 +1,72 @@
+#include "cpu/rows.h"
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "rsz/float16.h"
+
+namespace rsz::cpu {
+namespace {
+
+bool has_f16c() {
+  static const bool supported = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  return supported;
+}
+
+__attribute__((target("avx,f16c"))) std::int64_t widen_f16c(const std::uint16_t* src, std::int64_t count, float* dst) {
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  return i;
+}
+
+__attribute__((target("avx,f16c"))) std::int64_t narrow_f16c(const float* src, std::int64_t count,
+                                                              std::uint16_t* dst) {
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+  }
+  return i;
+}
+
+}  // namespace
+
+void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
+              float* dst) {
+  if (type == DataType::Float32) {
+    const float* src = static_cast<const float*>(base) + offset;
+    if (stride == 1) {
+      std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+    } else {
+      for (std::int64_t i = 0; i < count; ++i) dst[i] = src[i * stride];
+    }
+    return;
+  }
+  const std::uint16_t* src = static_cast<const std::uint16_t*>(base) + offset;
+  std::int64_t i = 0;
+  if (stride == 1 && has_f16c()) i = widen_f16c(src, count, dst);
+  for (; i < count; ++i) dst[i] = float16_bits_to_float(src[i * stride]);
+}
+
+void store_row(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
+               const float* src) {
+  if (type == DataType::Float32) {
+    float* dst = static_cast<float*>(base) + offset;
+    if (stride == 1) {
+      std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+    } else {
+      for (std::int64_t i = 0; i < count; ++i) dst[i * stride] = src[i];
+    }
+    return;
+  }
+  std::uint16_t* dst = static_cast<std::uint16_t*>(base) + offset;
+  std::int64_t i = 0;
+  if (stride == 1 && has_f16c()) i = narrow_f16c(src, count, dst);
+  for (; i < count; ++i) dst[i * stride] = float_to_float16_bits(src[i]);
+}
+
+}  // namespace rsz::cpu

@@ -1,0 +1,93 @@
+// UPSAMPLE_2D on the CPU. Nearest: each input row is expanded once (every value repeated `width` times, as raw
+// bits) and written to its `height` output rows. Linear: RESAMPLE1 linear with scales {1, 1, sh, sw} on each
+// batch of the (N, C, D) planes, which is its definition.
+#include <cstring>
+#include <vector>
+
+#include "cpu/cpu.h"
+#include "cpu/parallel.h"
+
+namespace rsz::cpu {
+namespace {
+
+template <typename T>
+void nearest(const ConstTensorView& input, const TensorView& output, const ScaleSize& scale, int threads) {
+  const int rank = input.rank();
+  const int h_axis = rank - 2;
+  const std::int64_t in_h = input.size(h_axis);
+  const std::int64_t in_w = input.size(rank - 1);
+  const std::int64_t out_w = output.size(rank - 1);
+  const std::int64_t sh = scale.height;
+  const std::int64_t sw = scale.width;
+  std::int64_t planes = 1;
+  for (int a = 0; a < h_axis; ++a) planes *= input.size(a);
+  const T* in = static_cast<const T*>(input.data());
+  T* out = static_cast<T*>(output.data());
+  const std::int64_t in_sw = input.stride(rank - 1);
+  const std::int64_t out_sw = output.stride(rank - 1);
+  const std::int64_t units = planes * in_h;
+  const std::int64_t grain = std::max<std::int64_t>(1, std::min<std::int64_t>(units / (threads * 8LL), 64));
+  parallel_for(units, grain, threads, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<T> row(static_cast<std::size_t>(out_w));
+    for (std::int64_t unit = begin; unit < end; ++unit) {
+      const std::int64_t h = unit % in_h;
+      std::int64_t plane = unit / in_h;
+      std::int64_t in_off = h * input.stride(h_axis);
+      std::int64_t out_off = 0;
+      for (int a = h_axis - 1; a >= 0; --a) {
+        const std::int64_t i = plane % input.size(a);
+        plane /= input.size(a);
+        in_off += i * input.stride(a);
+        out_off += i * output.stride(a);
+      }
+      const T* src = in + in_off;
+      T* expanded = row.data();
+      for (std::int64_t x = 0; x < in_w; ++x) {
+        const T v = src[x * in_sw];
+        for (std::int64_t r = 0; r < sw; ++r) *expanded++ = v;
+      }
+      for (std::int64_t r = 0; r < sh; ++r) {
+        T* dst = out + out_off + (h * sh + r) * output.stride(h_axis);
+        if (out_sw == 1) {
+          std::memcpy(dst, row.data(), static_cast<std::size_t>(out_w) * sizeof(T));
+        } else {
+          for (std::int64_t x = 0; x < out_w; ++x) dst[x * out_sw] = row[static_cast<std::size_t>(x)];
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void upsample2d_cpu(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& params,
+                    int threads) {
+  if (params.interpolation == InterpolationMode::Nearest) {
+    if (input.dtype() == DataType::Float32) {
+      nearest<float>(input, output, params.scale_size, threads);
+    } else {
+      nearest<std::uint16_t>(input, output, params.scale_size, threads);
+    }
+    return;
+  }
+  ResampleParams p;
+  p.interpolation = InterpolationMode::Linear;
+  p.scales = {1.0f, 1.0f, static_cast<float>(params.scale_size.height), static_cast<float>(params.scale_size.width)};
+  if (input.rank() == 4) {
+    resample_cpu(input, output, p, threads);
+    return;
+  }
+  // Rank 5: each batch n is a rank-4 {C, D, H, W} resample with unit scales on C and D (whole indices, no blend).
+  const auto elem = static_cast<std::int64_t>(element_size(input.dtype()));
+  for (std::int64_t n = 0; n < input.size(0); ++n) {
+    const ConstTensorView in(static_cast<const std::byte*>(input.data()) + n * input.stride(0) * elem, input.dtype(),
+                             {input.size(1), input.size(2), input.size(3), input.size(4)},
+                             {input.stride(1), input.stride(2), input.stride(3), input.stride(4)});
+    const TensorView out(static_cast<std::byte*>(output.data()) + n * output.stride(0) * elem, output.dtype(),
+                         {output.size(1), output.size(2), output.size(3), output.size(4)},
+                         {output.stride(1), output.stride(2), output.stride(3), output.stride(4)});
+    resample_cpu(in, out, p, threads);
+  }
+}
+
+}  // namespace rsz::cpu
