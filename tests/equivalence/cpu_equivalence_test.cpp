@@ -143,8 +143,10 @@ TEST(CpuEquivalence, Upsample2d) {
 TEST(CpuEquivalence, RoiAlign) {
   std::uint32_t seed = 3000;
   for (const DataType type : kTypes) {
-    for (const bool channels_last : {false, true}) {
-      const Input in = make_input({2, 5, 12, 17}, type, channels_last, seed++);
+    for (const auto& [channels_last, channels] : {std::pair{false, 5}, std::pair{true, 5}, std::pair{false, 12},
+                                                  std::pair{true, 33}}) {
+      // 12 and 33 channels take the channels-last pooling path; 5 the per-plane one.
+      const Input in = make_input({2, channels, 12, 17}, type, channels_last, seed++);
       // Boxes inside, across the edges, inverted, empty, tiny and large.
       const Tensor boxes32 = test::make_f32(
           {7, 4}, {1, 1, 15, 10, -3, -2, 8, 6, 14, 9, 2, 3, 5, 5, 5, 5, 3.2f, 4.1f, 3.9f, 4.3f, -6, -6, 25, 20, 16, 11,
@@ -163,7 +165,7 @@ TEST(CpuEquivalence, RoiAlign) {
               p.maximum_samples_per_output = hi;
               p.spatial_scale_x = 0.75f;
               p.out_of_bounds_input_value = -2.5f;
-              const Dims out_sizes{7, 5, 3, 4};
+              const Dims out_sizes{7, channels, 3, 4};
               const auto expected = run_into(out_sizes, type, false, [&](const TensorView& out) {
                 roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
               });
@@ -176,7 +178,8 @@ TEST(CpuEquivalence, RoiAlign) {
                       expected, got,
                       std::string(to_string(type)) + " " + to_string(mode) + " " + to_string(reduction) +
                           (corners ? " corners" : "") + " samples " + std::to_string(lo) + ":" + std::to_string(hi) +
-                          (channels_last ? " nhwc" : " nchw") + " threads " + std::to_string(threads)));
+                          (channels_last ? " nhwc" : " nchw") + " channels " + std::to_string(channels) +
+                          " threads " + std::to_string(threads)));
                 }
               }
             }

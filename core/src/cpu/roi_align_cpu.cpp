@@ -5,6 +5,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/parallel.h"
+#include "cpu/rows.h"
 #include "detail/access.h"
 #include "detail/coords.h"
 
@@ -100,6 +101,112 @@ void pool_plane(const RoiTables& t, std::int64_t plane, const Load& load, std::i
   }
 }
 
+// One bilinear sample for `count` channels: along x, then y; a zero weight takes the first tap only.
+template <bool kLerpX, bool kLerpY>
+inline void interpolate(const float* a, const float* b, const float* d0, const float* d1, float wx, float wy,
+                        std::int64_t count, float* value) {
+  for (std::int64_t c = 0; c < count; ++c) {
+    const float top = kLerpX ? a[c] + wx * (b[c] - a[c]) : a[c];
+    if (kLerpY) {
+      const float bottom = kLerpX ? d0[c] + wx * (d1[c] - d0[c]) : d0[c];
+      value[c] = top + wy * (bottom - top);
+    } else {
+      value[c] = top;
+    }
+  }
+}
+
+// Channels-last pooling of one ROI over all channels at once: `map` is the batch's H x W x C float32 copy, so the
+// four taps of a sample are contiguous runs of C values and every per-sample decision (out of bounds, zero weights)
+// is taken once for all channels. The arithmetic per channel is the reference's, in the reference's order.
+__attribute__((target_clones("avx2", "default"))) void pool_channels_last(
+    const RoiTables& t, const float* map, std::int64_t channels, std::int64_t out_h,
+    std::int64_t out_w, const RoiAlignParams& p, float* acc, float* value, float* dst) {
+  const std::uint32_t sx = t.x.samples;
+  const std::uint32_t sy = t.y.samples;
+  const bool average = p.reduction == RoiReduction::Average;
+  for (std::int64_t oy = 0; oy < out_h; ++oy) {
+    for (std::int64_t ox = 0; ox < out_w; ++ox) {
+      bool first = true;
+      for (std::uint32_t iy = 0; iy < sy; ++iy) {
+        const auto ey = static_cast<std::size_t>(oy) * sy + iy;
+        for (std::uint32_t ix = 0; ix < sx; ++ix) {
+          const auto ex = static_cast<std::size_t>(ox) * sx + ix;
+          if (!(t.x.inside[ex] && t.y.inside[ey])) {
+            for (std::int64_t c = 0; c < channels; ++c) value[c] = p.out_of_bounds_input_value;
+          } else {
+            // Offsets in the tables are index * stride with stride 1 on x and W on y; scale them to pixels of C.
+            const float wx = t.x.w[ex];
+            const float wy = t.y.w[ey];
+            const float* a = map + (t.y.i0[ey] + t.x.i0[ex]) * channels;
+            const float* b = map + (t.y.i0[ey] + t.x.i1[ex]) * channels;
+            const float* d0 = map + (t.y.i1[ey] + t.x.i0[ex]) * channels;
+            const float* d1 = map + (t.y.i1[ey] + t.x.i1[ex]) * channels;
+            if (wx == 0.0f && wy == 0.0f) {
+              interpolate<false, false>(a, b, d0, d1, wx, wy, channels, value);
+            } else if (wy == 0.0f) {
+              interpolate<true, false>(a, b, d0, d1, wx, wy, channels, value);
+            } else if (wx == 0.0f) {
+              interpolate<false, true>(a, b, d0, d1, wx, wy, channels, value);
+            } else {
+              interpolate<true, true>(a, b, d0, d1, wx, wy, channels, value);
+            }
+          }
+          if (first) {
+            if (average) {
+              for (std::int64_t c = 0; c < channels; ++c) acc[c] = 0.0f + value[c];
+            } else {
+              for (std::int64_t c = 0; c < channels; ++c) acc[c] = value[c];
+            }
+          } else if (average) {
+            for (std::int64_t c = 0; c < channels; ++c) acc[c] += value[c];
+          } else {
+            for (std::int64_t c = 0; c < channels; ++c) acc[c] = value[c] > acc[c] ? value[c] : acc[c];
+          }
+          first = false;
+        }
+      }
+      float* out = dst + (oy * out_w + ox) * channels;
+      if (average) {
+        for (std::int64_t c = 0; c < channels; ++c) out[c] = acc[c] / t.count;
+      } else {
+        for (std::int64_t c = 0; c < channels; ++c) out[c] = acc[c];
+      }
+    }
+  }
+}
+
+// Channels [c0, c0 + count) of one batch's map as H x W x count float32 in `map` (float16 widened once here rather
+// than once per tap). Columns are read in blocks so the transposed writes stay in cache.
+void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::int64_t c0, std::int64_t count,
+                        int threads, float* map) {
+  const std::int64_t height = input.size(2);
+  const std::int64_t width = input.size(3);
+  constexpr std::int64_t kColumns = 64;
+  parallel_for(height, 2, threads, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<float> row(static_cast<std::size_t>(kColumns));
+    for (std::int64_t y = begin; y < end; ++y) {
+      for (std::int64_t x0 = 0; x0 < width; x0 += kColumns) {
+        const std::int64_t n = std::min(kColumns, width - x0);
+        float* dst = map + (y * width + x0) * count;
+        for (std::int64_t c = 0; c < count; ++c) {
+          load_row(input.data(), input.dtype(),
+                   batch * input.stride(0) + (c0 + c) * input.stride(1) + y * input.stride(2) + x0 * input.stride(3),
+                   input.stride(3), n, row.data());
+          for (std::int64_t x = 0; x < n; ++x) dst[x * count + c] = row[static_cast<std::size_t>(x)];
+        }
+      }
+    }
+  });
+}
+
+// Channels handled together by the channels-last path: wide enough for full SIMD vectors, small enough that the
+// H x W x block scratch map stays a fraction of the input.
+constexpr std::int64_t kChannelBlock = 32;
+
+// Channels-last pays when many channels share each sample's taps and weights.
+constexpr std::int64_t kChannelsLastMinChannels = 8;
+
 }  // namespace
 
 void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
@@ -113,6 +220,10 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
   const std::int64_t coord_stride = rois.stride(rois.rank() - 1);
   const std::int64_t index_stride = batch_indices.stride(batch_indices.rank() - 1);
 
+  const bool channels_last = channels >= kChannelsLastMinChannels;
+  // Channels-last tables index pixels of the H x W x C copy (x stride 1, y stride W, scaled by C when read).
+  const std::int64_t sx_stride = channels_last ? 1 : input.stride(3);
+  const std::int64_t sy_stride = channels_last ? input.size(3) : input.stride(2);
   std::vector<RoiTables> tables(static_cast<std::size_t>(roi_count));
   parallel_for(roi_count, 16, threads, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
@@ -125,11 +236,52 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
       const float y1 = coord(1) * p.spatial_scale_y;
       const float x2 = coord(2) * p.spatial_scale_x;
       const float y2 = coord(3) * p.spatial_scale_y;
-      t.x = make_axis(x1, x2 - x1, out_w, input.size(3), input.stride(3), p);
-      t.y = make_axis(y1, y2 - y1, out_h, input.size(2), input.stride(2), p);
+      t.x = make_axis(x1, x2 - x1, out_w, input.size(3), sx_stride, p);
+      t.y = make_axis(y1, y2 - y1, out_h, input.size(2), sy_stride, p);
       t.count = static_cast<float>(static_cast<std::uint64_t>(t.x.samples) * t.y.samples);
     }
   });
+
+  if (channels_last) {
+    // Per batch and block of channels: one H x W x block copy of the map, then every ROI of that batch in parallel.
+    const std::int64_t block = std::min(channels, kChannelBlock);
+    std::vector<float> map(static_cast<std::size_t>(input.size(2) * input.size(3) * block));
+    std::vector<std::vector<std::int64_t>> by_batch(static_cast<std::size_t>(input.size(0)));
+    for (std::int64_t r = 0; r < roi_count; ++r) {
+      by_batch[static_cast<std::size_t>(tables[static_cast<std::size_t>(r)].batch)].push_back(r);
+    }
+    for (std::int64_t b = 0; b < input.size(0); ++b) {
+      const std::vector<std::int64_t>& rois_of_batch = by_batch[static_cast<std::size_t>(b)];
+      if (rois_of_batch.empty()) continue;
+      for (std::int64_t c0 = 0; c0 < channels; c0 += block) {
+        const std::int64_t count = std::min(block, channels - c0);
+        channels_last_copy(input, b, c0, count, threads, map.data());
+        const auto roi_total = static_cast<std::int64_t>(rois_of_batch.size());
+        parallel_for(roi_total, 1, threads, [&](std::int64_t begin, std::int64_t end) {
+          const auto c_count = static_cast<std::size_t>(count);
+          std::vector<float> scratch(2 * c_count);
+          std::vector<float> result(static_cast<std::size_t>(out_h * out_w) * c_count);
+          std::vector<float> plane(static_cast<std::size_t>(out_h * out_w));
+          for (std::int64_t i = begin; i < end; ++i) {
+            const std::int64_t r = rois_of_batch[static_cast<std::size_t>(i)];
+            pool_channels_last(tables[static_cast<std::size_t>(r)], map.data(), count, out_h, out_w, p,
+                               scratch.data(), scratch.data() + c_count, result.data());
+            for (std::int64_t c = 0; c < count; ++c) {
+              for (std::int64_t pixel = 0; pixel < out_h * out_w; ++pixel) {
+                plane[static_cast<std::size_t>(pixel)] = result[static_cast<std::size_t>(pixel * count + c)];
+              }
+              for (std::int64_t oy = 0; oy < out_h; ++oy) {
+                store_row(output.data(), type,
+                          r * output.stride(0) + (c0 + c) * output.stride(1) + oy * output.stride(2),
+                          output.stride(3), out_w, plane.data() + oy * out_w);
+              }
+            }
+          }
+        });
+      }
+    }
+    return;
+  }
 
   const std::int64_t units = roi_count * channels;
   parallel_for(units, 1, threads, [&](std::int64_t begin, std::int64_t end) {
