@@ -18,6 +18,7 @@ enum class ErrorCode {
   InvalidDataType,  // a data type the operator does not accept here
   Io,               // a file that cannot be opened, read or written
   Format,           // a file whose content is not in the expected format
+  Usage,            // a command-line flag or config file that cannot be used as given (nothing was run)
 };
 
 const char* to_string(ErrorCode code);

@@ -1,0 +1,66 @@
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "rsz/io/npy.h"
+
+namespace rsz::app {
+namespace {
+
+const char* channel_names(int channels) {
+  switch (channels) {
+    case 1: return "gray";
+    case 2: return "gray+alpha";
+    case 3: return "RGB";
+    case 4: return "RGBA";
+  }
+  return "?";
+}
+
+}  // namespace
+
+void setup_info(CLI::App& app, InfoOptions& o) {
+  CLI::App* cmd = app.add_subcommand("info", "Show size, channels and bit depth of images, dtype and shape of .npy");
+  cmd->add_option("files", o.inputs, "Images or .npy files")->required();
+  cmd->add_flag("--json", o.json, "One JSON object per file on stdout");
+  cmd->add_flag("--no-exif", o.no_exif, "Report the stored size, not the EXIF-upright one");
+  cmd->footer("Examples:\n  rsz info photo.jpg\n  rsz info --json samples/*.png features.npy");
+}
+
+int run_info(const InfoOptions& o) {
+  int status = kExitOk;
+  for (const std::string& path : o.inputs) {
+    try {
+      nlohmann::json record{{"path", path}};
+      std::string text;
+      if (is_npy_path(path)) {
+        const Tensor t = io::read_npy(path);
+        record["kind"] = "tensor";
+        record["dtype"] = to_string(t.dtype());
+        record["shape"] = t.sizes();
+        text = std::string("tensor ") + to_string(t.dtype()) + " " + dims_to_string(t.sizes());
+      } else {
+        io::ImageReadOptions options;
+        options.apply_exif_orientation = !o.no_exif;
+        const io::ImageInfo info = io::read_image_info(path, options);
+        record["kind"] = "image";
+        record["format"] = info.format;
+        record["width"] = info.width;
+        record["height"] = info.height;
+        record["channels"] = info.channels;
+        record["bit_depth"] = info.bit_depth;
+        text = info.format + " " + std::to_string(info.width) + "x" + std::to_string(info.height) + ", " +
+               std::to_string(info.channels) + " channel" + (info.channels == 1 ? "" : "s") + " (" +
+               channel_names(info.channels) + "), " + std::to_string(info.bit_depth) + "-bit";
+      }
+      std::cout << (o.json ? record.dump() : path + ": " + text) << "\n";
+    } catch (const std::exception& e) {
+      const std::string message = e.what();
+      std::cerr << "rsz: " << (message.rfind(path, 0) == 0 ? message : path + ": " + message) << "\n";
+      status = kExitFailed;
+    }
+  }
+  return status;
+}
+
+}  // namespace rsz::app

@@ -1,0 +1,168 @@
+#include <cmath>
+
+#include "commands.h"
+#include "rsz/error.h"
+#include "rsz/io/config.h"
+#include "rsz/resample.h"
+
+namespace rsz::app {
+namespace {
+
+std::array<float, 4> four(const std::string& flag, const std::string& text) {
+  const auto v = parse_float_list(flag, text, 1, 4);
+  if (v.size() == 1) return {v[0], v[0], v[0], v[0]};
+  if (v.size() != 4) usage_error(flag + " " + text + ": give 1 value (all axes) or 4 values (N,C,H,W)");
+  return {v[0], v[1], v[2], v[3]};
+}
+
+// Flag values that do not depend on the input; --size/--width/--height are applied per input.
+io::ResampleConfig fixed_flags(const ResampleOptions& o) {
+  io::ResampleConfig flags;
+  if (o.preset == "half_pixel") {
+    flags.input_pixel_offsets = std::array<float, 4>{0.5f, 0.5f, 0.5f, 0.5f};
+    flags.output_pixel_offsets = std::array<float, 4>{-0.5f, -0.5f, -0.5f, -0.5f};
+  } else if (o.preset == "align_corners" || o.preset == "asymmetric") {
+    flags.input_pixel_offsets = std::array<float, 4>{0, 0, 0, 0};
+    flags.output_pixel_offsets = std::array<float, 4>{0, 0, 0, 0};
+  } else if (o.preset == "nearest_floor") {
+    flags.interpolation = InterpolationMode::Nearest;
+    flags.input_pixel_offsets = std::array<float, 4>{0.5f, 0.5f, 0.5f, 0.5f};
+    flags.output_pixel_offsets = std::array<float, 4>{0, 0, 0, 0};
+  }
+  if (!o.mode.empty()) flags.interpolation = parse_interpolation(o.mode);
+  const auto positive = [](const std::string& flag, const std::string& text, const std::vector<float>& v) {
+    for (const float x : v) {
+      if (!(x > 0.0f)) usage_error(flag + " " + text + ": every scale must be > 0");
+    }
+  };
+  if (!o.scales.empty()) {
+    const auto v = parse_float_list("--scales", o.scales, 4, 4);
+    positive("--scales", o.scales, v);
+    flags.scales = std::array<float, 4>{v[0], v[1], v[2], v[3]};
+  }
+  if (!o.scale.empty()) {
+    const auto v = parse_float_list("--scale", o.scale, 1, 2);
+    positive("--scale", o.scale, v);
+    const float sx = v[0];
+    const float sy = v.size() == 2 ? v[1] : v[0];
+    flags.scales = std::array<float, 4>{1.0f, 1.0f, sy, sx};
+  }
+  if (!o.output_sizes.empty()) {
+    const auto v = parse_int_list("--output-sizes", o.output_sizes, ',', 4);
+    flags.output_sizes = std::array<std::int64_t, 4>{v[0], v[1], v[2], v[3]};
+  }
+  if (!o.input_offsets.empty()) flags.input_pixel_offsets = four("--input-offsets", o.input_offsets);
+  if (!o.output_offsets.empty()) flags.output_pixel_offsets = four("--output-offsets", o.output_offsets);
+  return flags;
+}
+
+}  // namespace
+
+std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResampleConfig& config,
+                                    const std::string& output, const CommonOptions& common,
+                                    const ResampleTweak& tweak) {
+  std::vector<Job> jobs;
+  for (const std::string& input : inputs) {
+    const std::string out =
+        plan_output(output, inputs.size(), {input, "resample", default_extension(input), "", "", ""}, "{stem}{ext}");
+    jobs.push_back({input, {out}, [input, out, config, common, tweak](int threads) {
+                      LoadedInput loaded = load_input(input, common);
+                      if (loaded.tensor.rank() != 4) {
+                        throw Error(ErrorCode::InvalidShape, input + ": resample needs a rank-4 tensor; this one has "
+                                                                     "sizes " + dims_to_string(loaded.tensor.sizes()));
+                      }
+                      io::ResampleConfig merged = config;
+                      if (tweak.before_resolve) tweak.before_resolve(loaded.tensor.sizes(), merged);
+                      io::ResolvedResample resolved = io::resolve(merged, loaded.tensor.sizes());
+                      if (tweak.after_resolve) tweak.after_resolve(loaded.tensor.sizes(), resolved);
+                      Tensor result(loaded.tensor.dtype(), resolved.output_sizes);
+                      resample(loaded.tensor.view(), result.view(), resolved.params, exec_options(common, threads));
+                      save_output(out, result.view(), loaded, common);
+                      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};
+                    }});
+  }
+  return jobs;
+}
+
+void setup_resample(CLI::App& app, ResampleOptions& o) {
+  CLI::App* cmd = app.add_subcommand("resample", "Resize images or rank-4 tensors (DirectML RESAMPLE1)");
+  add_common_options(*cmd, o.common);
+  cmd->add_option("--mode", o.mode, "nearest or linear (default linear)")->check(CLI::IsMember({"nearest", "linear"}));
+  auto* scale = cmd->add_option("--scale", o.scale, "Scale factor S, or SX,SY (x first)");
+  auto* size = cmd->add_option("--size", o.size, "Output size WxH, e.g. 640x480");
+  auto* width = cmd->add_option("--width", o.width, "Output width; the height keeps the aspect ratio")
+                    ->check(CLI::PositiveNumber);
+  auto* height = cmd->add_option("--height", o.height, "Output height; the width keeps the aspect ratio")
+                     ->check(CLI::PositiveNumber);
+  auto* scales = cmd->add_option("--scales", o.scales, "All four scales N,C,H,W");
+  cmd->add_option("--input-offsets", o.input_offsets, "input_pixel_offsets: one value or N,C,H,W (default 0.5)");
+  cmd->add_option("--output-offsets", o.output_offsets, "output_pixel_offsets: one value or N,C,H,W (default -0.5)");
+  auto* sizes = cmd->add_option("--output-sizes", o.output_sizes, "All four output sizes N,C,H,W");
+  cmd->add_option("--preset", o.preset,
+                  "Coordinate convention: half_pixel (default: DirectML RESAMPLE, PyTorch align_corners=False, "
+                  "OpenCV INTER_LINEAR), align_corners, asymmetric, nearest_floor (PyTorch/OpenCV nearest)")
+      ->check(CLI::IsMember({"half_pixel", "align_corners", "asymmetric", "nearest_floor"}));
+  scale->excludes(size)->excludes(width)->excludes(height)->excludes(scales);
+  size->excludes(width)->excludes(height)->excludes(sizes);
+  width->excludes(sizes);
+  height->excludes(sizes);
+  cmd->footer(
+      "Examples:\n"
+      "  rsz resample -i photo.jpg -o small.jpg --scale 0.5\n"
+      "  rsz resample -i 'photos/*.jpg' -o out/ --size 224x224\n"
+      "  rsz resample -i photo.png -o thumb.png --width 160 --mode nearest\n"
+      "  rsz resample -i x.npy -o y.npy --config configs/resample_scale.json");
+}
+
+int run_resample(const ResampleOptions& o) {
+  const CommonOptions& common = o.common;
+  if (common.output.empty()) usage_error("resample: -o/--output is required");
+  const io::ResampleConfig file_config =
+      common.config.empty() ? io::ResampleConfig{} : io::read_resample_config(common.config);
+  const io::ResampleConfig merged = io::overlay(file_config, fixed_flags(o));
+  const bool target_size = !o.size.empty() || o.width > 0 || o.height > 0;
+  if (!merged.scales && !merged.output_sizes && !target_size) {
+    usage_error("resample: no scale given; use --scale, --size, --width, --height, --scales, --output-sizes or a "
+                "config with \"scales\" or \"output_sizes\"");
+  }
+  std::int64_t width = o.width;
+  std::int64_t height = o.height;
+  if (!o.size.empty()) {
+    const auto v = parse_int_list("--size", o.size, 'x', 2);
+    width = v[0];
+    height = v[1];
+  }
+  ResampleTweak tweak;
+  if (target_size) {
+    // --size/--width/--height: output sizes (a missing side keeps the aspect ratio) and the matching scales.
+    tweak.before_resolve = [width, height](const Dims& in, io::ResampleConfig& config) {
+      std::int64_t w = width;
+      std::int64_t h = height;
+      const auto keep_aspect = [](std::int64_t side, std::int64_t num, std::int64_t den) {
+        return std::max<std::int64_t>(
+            1, std::llround(static_cast<double>(side) * static_cast<double>(num) / static_cast<double>(den)));
+      };
+      if (h == 0) h = keep_aspect(w, in[2], in[3]);
+      if (w == 0) w = keep_aspect(h, in[3], in[2]);
+      config.output_sizes = std::array<std::int64_t, 4>{in[0], in[1], h, w};
+      config.scales = std::array<float, 4>{1.0f, 1.0f, static_cast<float>(h) / static_cast<float>(in[2]),
+                                           static_cast<float>(w) / static_cast<float>(in[3])};
+    };
+  }
+  if (o.preset == "align_corners") {
+    // SEMANTICS.md §1: align_corners is scale (out - 1) / (in - 1) with offsets 0 / 0 (1 where an axis has one pixel).
+    tweak.after_resolve = [](const Dims& in, io::ResolvedResample& resolved) {
+      for (std::size_t a = 0; a < 4; ++a) {
+        const std::int64_t n = in[a];
+        const std::int64_t m = resolved.output_sizes[a];
+        resolved.params.scales[a] = n > 1 && m > 1 ? static_cast<float>(m - 1) / static_cast<float>(n - 1) : 1.0f;
+      }
+    };
+  }
+  const std::vector<std::string> inputs = expand_inputs(common.inputs, common.recursive);
+  const std::vector<Job> jobs = make_resample_jobs(inputs, merged, common.output, common, tweak);
+  check_jobs(inputs, jobs);
+  return run_jobs(jobs, common, "resample");
+}
+
+}  // namespace rsz::app

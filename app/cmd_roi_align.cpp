@@ -1,0 +1,242 @@
+#include <memory>
+
+#include "commands.h"
+#include "rsz/error.h"
+#include "rsz/io/npy.h"
+#include "rsz/roi_align.h"
+
+namespace rsz::app {
+namespace {
+
+// The ROIs one input is cropped with, in float32 until the input's data type is known.
+struct RoiList {
+  std::vector<io::RoiEntry> entries;
+  std::shared_ptr<const Tensor> tensor;  // .npy rois, used as given (tensor inputs must match their dtype)
+  std::shared_ptr<const Tensor> batch_indices;
+};
+
+Tensor rois_as(const RoiList& list, DataType type) {
+  if (list.tensor && (list.tensor->dtype() == type)) {
+    Tensor copy(type, list.tensor->sizes());
+    std::copy_n(static_cast<const std::byte*>(list.tensor->data()), copy.byte_size(),
+                static_cast<std::byte*>(copy.data()));
+    return copy;
+  }
+  Tensor rois(type, {static_cast<std::int64_t>(list.entries.size()), 4});
+  for (std::size_t r = 0; r < list.entries.size(); ++r) {
+    for (std::size_t j = 0; j < 4; ++j) {
+      const float v = list.entries[r].box[j];
+      if (type == DataType::Float32) {
+        rois.data_as<float>()[r * 4 + j] = v;
+      } else {
+        rois.data_as<Float16>()[r * 4 + j] = Float16(v);
+      }
+    }
+  }
+  return rois;
+}
+
+Tensor batch_indices_of(const RoiList& list) {
+  if (list.batch_indices) {
+    Tensor copy(DataType::UInt32, list.batch_indices->sizes());
+    std::copy_n(list.batch_indices->data_as<std::uint32_t>(), copy.element_count(), copy.data_as<std::uint32_t>());
+    return copy;
+  }
+  Tensor indices(DataType::UInt32, {static_cast<std::int64_t>(list.entries.size())});
+  for (std::size_t r = 0; r < list.entries.size(); ++r) indices.data_as<std::uint32_t>()[r] = list.entries[r].batch_index;
+  return indices;
+}
+
+// .npy rois (and batch indices) into a list; entries carry only the boxes' count for naming.
+RoiList read_npy_rois(const RoiSource& source) {
+  RoiList list;
+  auto rois = std::make_shared<Tensor>(io::read_npy(source.rois_path));
+  const std::int64_t count = rois->rank() >= 2 ? rois->size(rois->rank() - 2) : 0;
+  if (rois->rank() < 2 || rois->sizes().back() != 4 || rois->dtype() == DataType::UInt32) {
+    usage_error(source.rois_path + ": ROIs must be a float32 or float16 [R,4] tensor (or [1,R,4], [1,1,R,4]); got " +
+                to_string(rois->dtype()) + " " + dims_to_string(rois->sizes()));
+  }
+  list.entries.resize(static_cast<std::size_t>(count));
+  if (!source.batch_indices_path.empty()) {
+    auto indices = std::make_shared<Tensor>(io::read_npy(source.batch_indices_path));
+    if (indices->dtype() != DataType::UInt32) {
+      usage_error(source.batch_indices_path + ": batch indices must be uint32 ('<u4'); got " +
+                  to_string(indices->dtype()));
+    }
+    list.batch_indices = std::move(indices);
+  }
+  list.tensor = std::move(rois);
+  return list;
+}
+
+struct PlannedCrops {
+  bool whole_tensor = false;  // one {R, C, OH, OW} .npy instead of a file per ROI
+  std::vector<std::string> paths;
+};
+
+bool mentions_roi_fields(const std::string& output) {
+  return output.find("{index}") != std::string::npos || output.find("{label}") != std::string::npos ||
+         output.find("{id}") != std::string::npos;
+}
+
+PlannedCrops plan_crops(const std::string& input, std::size_t input_count, const RoiList& list,
+                        const std::string& output) {
+  const std::string ext = default_extension(input);
+  const NameFields whole{input, "roi_align", ext, "", "", ""};
+  const bool template_output = output_is_template(output);
+  const bool folder = !template_output && output_is_folder(output, input_count);
+  const std::string whole_path =
+      template_output ? (mentions_roi_fields(output) ? "" : expand_template(output, whole))
+                      : (folder ? (is_npy_path(input) ? plan_output(output, input_count, whole, "{stem}_roi_align.npy") : "")
+                                : output);
+  if (!whole_path.empty() && (is_npy_path(whole_path) || list.entries.size() == 1)) {
+    return {is_npy_path(whole_path), {whole_path}};
+  }
+  if (!template_output && !folder) {
+    usage_error(output + ": " + std::to_string(list.entries.size()) +
+                " crops need a folder or a name template with {index}, {label} or {id}, or a .npy output");
+  }
+  PlannedCrops planned;
+  for (std::size_t r = 0; r < list.entries.size(); ++r) {
+    const NameFields f{input, "roi_align", ext, std::to_string(r), list.entries[r].label, list.entries[r].id};
+    planned.paths.push_back(plan_output(output, input_count, f, "{stem}_{index}{ext}"));
+  }
+  return planned;
+}
+
+Job make_job(const std::string& input, std::size_t input_count, const RoiList& list,
+             const io::ResolvedRoiAlign& resolved, const std::string& output, const CommonOptions& common) {
+  const PlannedCrops planned = plan_crops(input, input_count, list, output);
+  return {input, planned.paths, [input, list, resolved, planned, common](int threads) {
+            LoadedInput loaded = load_input(input, common);
+            const DataType type = loaded.tensor.dtype();
+            const Tensor rois = list.tensor && !loaded.from_image ? rois_as(list, list.tensor->dtype())
+                                                                  : rois_as(list, type);
+            const Tensor indices = batch_indices_of(list);
+            Tensor result(type, roi_align_output_sizes(loaded.tensor.sizes(), rois.sizes(), resolved.output_height,
+                                                       resolved.output_width));
+            roi_align(loaded.tensor.view(), rois.view(), indices.view(), result.view(), resolved.params,
+                      exec_options(common, threads));
+            std::vector<OutputRecord> records;
+            if (planned.whole_tensor) {
+              save_output(planned.paths[0], result.view(), loaded, common);
+              records.push_back({planned.paths[0], result.sizes(), to_string(type)});
+              return records;
+            }
+            const Dims crop_sizes{1, result.size(1), result.size(2), result.size(3)};
+            const std::int64_t crop_elements = element_count(crop_sizes);
+            for (std::size_t r = 0; r < planned.paths.size(); ++r) {
+              const auto* base = static_cast<const std::byte*>(result.data()) +
+                                 static_cast<std::int64_t>(r) * crop_elements *
+                                     static_cast<std::int64_t>(element_size(type));
+              save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
+              records.push_back({planned.paths[r], crop_sizes, to_string(type)});
+            }
+            return records;
+          }};
+}
+
+}  // namespace
+
+std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
+                                     const RoiSource& source, const std::string& output, const CommonOptions& common,
+                                     bool inputs_given_by_user) {
+  const io::ResolvedRoiAlign resolved = io::resolve(config);
+  std::vector<Job> jobs;
+  if (is_npy_path(source.rois_path)) {
+    const RoiList list = read_npy_rois(source);
+    if (inputs.empty()) usage_error("roi-align: no input given; use -i with .npy ROIs");
+    for (const auto& input : inputs) jobs.push_back(make_job(input, inputs.size(), list, resolved, output, common));
+    return jobs;
+  }
+  if (!source.batch_indices_path.empty()) {
+    usage_error("--batch-indices " + source.batch_indices_path +
+                ": only for .npy ROIs; a JSON ROI file carries its own \"batch_indices\"");
+  }
+  const io::RoiFile file = io::read_roi_file(source.rois_path);
+  if (file.dataset) {
+    if (inputs_given_by_user && !inputs.empty()) {
+      usage_error(source.rois_path + ": this dataset ROI file names its own images; drop -i");
+    }
+    for (const io::RoiImage& image : file.images) {
+      RoiList list;
+      list.entries = image.rois;
+      jobs.push_back(make_job(image.path, file.images.size(), list, resolved, output, common));
+    }
+    return jobs;
+  }
+  if (inputs.empty()) usage_error("roi-align: no input given; use -i (the ROI file lists boxes, not images)");
+  RoiList list;
+  if (!file.images.empty()) list.entries = file.images.front().rois;
+  for (const auto& input : inputs) jobs.push_back(make_job(input, inputs.size(), list, resolved, output, common));
+  return jobs;
+}
+
+void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "roi-align", "Cut ROI crops out of images or pool ROIs of tensors (DirectML ROI_ALIGN / ROI_ALIGN1)");
+  add_common_options(*cmd, o.common);
+  cmd->add_option("--rois", o.rois,
+                  "ROIs: JSON ({\"rois\": [[x1,y1,x2,y2],...]} or a dataset {\"images\": [...]}) or .npy [R,4]")
+      ->required();
+  cmd->add_option("--batch-indices", o.batch_indices, "uint32 .npy [R] batch index per ROI (default: all 0)");
+  cmd->add_option("--output-size", o.output_size, "Crop size WxH (output_width x output_height)");
+  cmd->add_option("--reduction", o.reduction, "average (default) or max")->check(CLI::IsMember({"average", "max"}));
+  cmd->add_option("--mode", o.mode, "linear (default) or nearest")->check(CLI::IsMember({"nearest", "linear"}));
+  cmd->add_option("--samples", o.samples,
+                  "Samples per output pixel and axis: N, or MIN:MAX (default 1:4294967295, adaptive)");
+  cmd->add_option("--spatial-scale", o.spatial_scale, "ROI coordinate scale S, or SX,SY (default 1)");
+  cmd->add_option("--oob-value", o.oob_value, "out_of_bounds_input_value (default 0)");
+  cmd->add_option("--input-offset", o.input_offset, "input_pixel_offset (default 0.5)");
+  cmd->add_option("--output-offset", o.output_offset, "output_pixel_offset (default -0.5)");
+  cmd->add_flag("--align-corners", o.align_corners, "align_regions_to_corners");
+  cmd->footer(
+      "Examples:\n"
+      "  rsz roi-align -i photo.jpg --rois boxes.json --output-size 128x128 -o crops/\n"
+      "  rsz roi-align --rois dataset.json --output-size 64x64 -o 'crops/{label}/{stem}_{id}.png'\n"
+      "  rsz roi-align -i features.npy --rois rois.npy --batch-indices bi.npy -o pooled.npy "
+      "--output-size 7x7 --spatial-scale 0.25 --samples 2");
+}
+
+int run_roi_align(const RoiAlignOptions& o) {
+  const CommonOptions& common = o.common;
+  if (common.output.empty()) usage_error("roi-align: -o/--output is required");
+  const io::RoiAlignConfig file_config =
+      common.config.empty() ? io::RoiAlignConfig{} : io::read_roi_align_config(common.config);
+  io::RoiAlignConfig flags;
+  if (!o.mode.empty()) flags.interpolation = parse_interpolation(o.mode);
+  if (!o.reduction.empty()) flags.reduction = o.reduction == "max" ? RoiReduction::Max : RoiReduction::Average;
+  if (!o.output_size.empty()) {
+    const auto v = parse_int_list("--output-size", o.output_size, 'x', 2);
+    flags.output_width = v[0];
+    flags.output_height = v[1];
+  }
+  if (!o.samples.empty()) {
+    const bool range = o.samples.find(':') != std::string::npos;
+    const auto v = parse_int_list("--samples", o.samples, ':', range ? 2 : 1);
+    if (v[0] > UINT32_MAX || v.back() > UINT32_MAX) usage_error("--samples " + o.samples + ": at most 4294967295");
+    flags.minimum_samples_per_output = static_cast<std::uint32_t>(v[0]);
+    flags.maximum_samples_per_output = static_cast<std::uint32_t>(v.back());
+  }
+  if (!o.spatial_scale.empty()) {
+    const auto v = parse_float_list("--spatial-scale", o.spatial_scale, 1, 2);
+    flags.spatial_scale_x = v[0];
+    flags.spatial_scale_y = v.back();
+  }
+  if (!o.oob_value.empty()) flags.out_of_bounds_input_value = parse_float_list("--oob-value", o.oob_value, 1, 1)[0];
+  if (!o.input_offset.empty()) flags.input_pixel_offset = parse_float_list("--input-offset", o.input_offset, 1, 1)[0];
+  if (!o.output_offset.empty()) {
+    flags.output_pixel_offset = parse_float_list("--output-offset", o.output_offset, 1, 1)[0];
+  }
+  if (o.align_corners) flags.align_regions_to_corners = true;
+  const io::RoiAlignConfig merged = io::overlay(file_config, flags);
+  const std::vector<std::string> inputs =
+      common.inputs.empty() ? std::vector<std::string>{} : expand_inputs(common.inputs, common.recursive);
+  const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, {o.rois, o.batch_indices}, common.output, common);
+  std::vector<std::string> all_inputs;
+  for (const Job& job : jobs) all_inputs.push_back(job.input);
+  check_jobs(all_inputs, jobs);
+  return run_jobs(jobs, common, "roi_align");
+}
+
+}  // namespace rsz::app

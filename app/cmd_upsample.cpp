@@ -1,0 +1,64 @@
+#include "commands.h"
+#include "rsz/error.h"
+#include "rsz/upsample2d.h"
+
+namespace rsz::app {
+
+InterpolationMode parse_interpolation(const std::string& mode) {
+  return mode == "nearest" ? InterpolationMode::Nearest : InterpolationMode::Linear;
+}
+
+std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
+                                    const std::string& output, const CommonOptions& common) {
+  const Upsample2dParams params = io::resolve(config);
+  std::vector<Job> jobs;
+  for (const std::string& input : inputs) {
+    const std::string out = plan_output(output, inputs.size(), {input, "upsample2d", default_extension(input), "", "", ""},
+                                        "{stem}{ext}");
+    jobs.push_back({input, {out}, [input, out, params, common](int threads) {
+                      LoadedInput loaded = load_input(input, common);
+                      Tensor result(loaded.tensor.dtype(), upsample2d_output_sizes(loaded.tensor.sizes(),
+                                                                                   params.scale_size));
+                      upsample2d(loaded.tensor.view(), result.view(), params, exec_options(common, threads));
+                      save_output(out, result.view(), loaded, common);
+                      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};
+                    }});
+  }
+  return jobs;
+}
+
+void setup_upsample(CLI::App& app, UpsampleOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "upsample", "Upsample images or rank-4/5 tensors by integer factors (DirectML UPSAMPLE_2D)");
+  add_common_options(*cmd, o.common);
+  cmd->add_option("--factor", o.factor, "Integer factor F, or H,W (height first)");
+  cmd->add_option("--mode", o.mode, "nearest (default) or linear")->check(CLI::IsMember({"nearest", "linear"}));
+  cmd->footer(
+      "Examples:\n"
+      "  rsz upsample -i icon.png -o icon@2x.png --factor 2\n"
+      "  rsz upsample -i features.npy -o up.npy --factor 2,3 --mode linear\n"
+      "  rsz upsample -i 'tiles/*.png' -o out/ --config configs/upsample_2x_nearest.json");
+}
+
+int run_upsample(const UpsampleOptions& o) {
+  const CommonOptions& common = o.common;
+  if (common.output.empty()) usage_error("upsample: -o/--output is required");
+  const io::Upsample2dConfig file_config =
+      common.config.empty() ? io::Upsample2dConfig{} : io::read_upsample2d_config(common.config);
+  io::Upsample2dConfig flags;
+  if (!o.mode.empty()) flags.interpolation = parse_interpolation(o.mode);
+  if (!o.factor.empty()) {
+    const bool pair = o.factor.find(',') != std::string::npos;
+    const auto v = parse_int_list("--factor", o.factor, ',', pair ? 2 : 1);
+    if (v[0] > UINT32_MAX || v.back() > UINT32_MAX) usage_error("--factor " + o.factor + ": factors must be <= 4294967295");
+    flags.scale_size = ScaleSize{static_cast<std::uint32_t>(v[0]), static_cast<std::uint32_t>(v.back())};
+  }
+  const io::Upsample2dConfig merged = io::overlay(file_config, flags);
+  if (!merged.scale_size) usage_error("upsample: no factor given; use --factor or a config with \"scale_size\"");
+  const std::vector<std::string> inputs = expand_inputs(common.inputs, common.recursive);
+  const std::vector<Job> jobs = make_upsample_jobs(inputs, merged, common.output, common);
+  check_jobs(inputs, jobs);
+  return run_jobs(jobs, common, "upsample2d");
+}
+
+}  // namespace rsz::app

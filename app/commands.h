@@ -1,0 +1,97 @@
+// The subcommands. Each is an options struct, setup_<name>() registering its flags, and run_<name>() doing the
+// work through rsz::core and rsz::io; run_<name>() returns the exit status and throws rsz::Error (Usage) for
+// mistakes found before anything ran.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "common.h"
+#include "rsz/io/config.h"
+
+namespace rsz::app {
+
+InterpolationMode parse_interpolation(const std::string& mode);
+
+// Per-input adjustments of a resample config around io::resolve (friendly size flags, presets).
+struct ResampleTweak {
+  std::function<void(const Dims& input_sizes, io::ResampleConfig& config)> before_resolve;
+  std::function<void(const Dims& input_sizes, io::ResolvedResample& resolved)> after_resolve;
+};
+
+// Jobs applying one operator config to every input; `output` is a file, folder or template (see plan_output).
+std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResampleConfig& config,
+                                    const std::string& output, const CommonOptions& common,
+                                    const ResampleTweak& tweak = {});
+std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
+                                    const std::string& output, const CommonOptions& common);
+// roi_align: with a dataset-form ROI file the images come from the file (and `inputs` must be empty when
+// `inputs_given_by_user`, otherwise they are ignored); with the plain form (or .npy rois) every input gets the same
+// ROIs.
+struct RoiSource {
+  std::string rois_path;
+  std::string batch_indices_path;  // .npy only; empty: from the JSON, or all 0
+};
+std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
+                                     const RoiSource& source, const std::string& output, const CommonOptions& common,
+                                     bool inputs_given_by_user = true);
+
+struct ResampleOptions {
+  CommonOptions common;
+  std::string mode;
+  std::string scale;
+  std::string size;
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  std::string scales;
+  std::string input_offsets;
+  std::string output_offsets;
+  std::string output_sizes;
+  std::string preset;
+};
+void setup_resample(CLI::App& app, ResampleOptions& options);
+int run_resample(const ResampleOptions& options);
+
+struct UpsampleOptions {
+  CommonOptions common;
+  std::string mode;
+  std::string factor;
+};
+void setup_upsample(CLI::App& app, UpsampleOptions& options);
+int run_upsample(const UpsampleOptions& options);
+
+struct RoiAlignOptions {
+  CommonOptions common;
+  std::string rois;
+  std::string batch_indices;
+  std::string output_size;
+  std::string reduction;
+  std::string mode;
+  std::string samples;
+  std::string spatial_scale;
+  std::string oob_value;
+  std::string input_offset;
+  std::string output_offset;
+  bool align_corners = false;
+};
+void setup_roi_align(CLI::App& app, RoiAlignOptions& options);
+int run_roi_align(const RoiAlignOptions& options);
+
+struct RunOptions {
+  std::string batch_file;
+  CommonOptions common;
+};
+void setup_run(CLI::App& app, RunOptions& options);
+int run_run(const RunOptions& options);
+
+struct InfoOptions {
+  std::vector<std::string> inputs;
+  bool json = false;
+  bool no_exif = false;
+};
+void setup_info(CLI::App& app, InfoOptions& options);
+int run_info(const InfoOptions& options);
+
+}  // namespace rsz::app

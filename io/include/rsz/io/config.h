@@ -1,0 +1,149 @@
+// JSON files: operator configs (CLI_CONTRACT.md), ROI files and batch files.
+//
+// Every parse error is an rsz::Error with ErrorCode::Usage and a one-line message naming the file, the key, its
+// JSON pointer path, the value received and what is allowed, e.g.
+//   configs/x.json: key "scales" at /scales/2: expected a finite number, got "abc"
+//   configs/x.json: unknown key "scale" at /scale; allowed keys: op, interpolation, scales, ...
+// Unknown keys, wrong types and unknown enum strings are errors, never silently defaulted. Enum values are the
+// lowercase words of the C++ to_string functions ("nearest", "linear", "average", "max").
+// Also refused: JSON syntax errors (message names line, column and byte), a key repeated in one object, nesting
+// deeper than 64 levels, integers given as non-integral numbers (2.5; 2.0 is accepted as 2) or outside their range
+// (unsigned fields refuse negatives), and numbers that are not finite in float32 (1e39). A file that cannot be read
+// is ErrorCode::Io. Every top-level object (config, ROI and batch files) may carry a "$schema" string, which is
+// ignored: the JSON Schemas (draft 2020-12) in configs/schema/ describe exactly what the parsers accept, e.g.
+// {"$schema": "schema/resample.schema.json", ...} for editors.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "rsz/resample.h"
+#include "rsz/roi_align.h"
+#include "rsz/upsample2d.h"
+
+namespace rsz::io {
+
+// ---- operator configs: what a config file (or the flags) sets; unset fields take the defaults ----
+
+struct ResampleConfig {
+  std::optional<InterpolationMode> interpolation;
+  std::optional<std::array<float, 4>> scales;
+  std::optional<std::array<float, 4>> input_pixel_offsets;
+  std::optional<std::array<float, 4>> output_pixel_offsets;
+  std::optional<std::array<std::int64_t, 4>> output_sizes;
+};
+
+struct Upsample2dConfig {
+  std::optional<InterpolationMode> interpolation;
+  std::optional<ScaleSize> scale_size;
+};
+
+struct RoiAlignConfig {
+  std::optional<InterpolationMode> interpolation;
+  std::optional<RoiReduction> reduction;
+  std::optional<float> spatial_scale_x;
+  std::optional<float> spatial_scale_y;
+  std::optional<float> out_of_bounds_input_value;
+  std::optional<std::uint32_t> minimum_samples_per_output;
+  std::optional<std::uint32_t> maximum_samples_per_output;
+  std::optional<std::int64_t> output_height;
+  std::optional<std::int64_t> output_width;
+  std::optional<float> input_pixel_offset;
+  std::optional<float> output_pixel_offset;
+  std::optional<bool> align_regions_to_corners;
+};
+
+// Parse a config from JSON text; `source` names it in messages (usually the path). The optional "op" key must equal
+// "resample", "upsample2d" or "roi_align" respectively.
+ResampleConfig parse_resample_config(const std::string& json_text, const std::string& source);
+Upsample2dConfig parse_upsample2d_config(const std::string& json_text, const std::string& source);
+RoiAlignConfig parse_roi_align_config(const std::string& json_text, const std::string& source);
+// Read and parse a config file (ErrorCode::Io if it cannot be read).
+ResampleConfig read_resample_config(const std::string& path);
+Upsample2dConfig read_upsample2d_config(const std::string& path);
+RoiAlignConfig read_roi_align_config(const std::string& path);
+
+// Every field set in `over` replaces the one in `base` (flags over config).
+ResampleConfig overlay(const ResampleConfig& base, const ResampleConfig& over);
+Upsample2dConfig overlay(const Upsample2dConfig& base, const Upsample2dConfig& over);
+RoiAlignConfig overlay(const RoiAlignConfig& base, const RoiAlignConfig& over);
+
+// Final parameters. resample: `scales` is required unless `output_sizes` is given, in which case each missing scale
+// is output / input per axis (float32); output sizes default to max(1, floor(in * scale)). upsample2d: scale_size
+// is required. roi_align: output_height and output_width are required. Missing required fields and values out of
+// range throw ErrorCode::Usage naming the key (scales finite and > 0, output sizes >= 1, offsets and spatial scales
+// finite, 1 <= minimum_samples_per_output <= maximum_samples_per_output, scale_size and output_height/width >= 1).
+// resample's input_sizes must be rank 4 with sizes >= 1 (ErrorCode::InvalidShape otherwise).
+struct ResolvedResample {
+  ResampleParams params;
+  Dims output_sizes;
+};
+ResolvedResample resolve(const ResampleConfig& config, const Dims& input_sizes);
+Upsample2dParams resolve(const Upsample2dConfig& config);
+struct ResolvedRoiAlign {
+  RoiAlignParams params;
+  std::int64_t output_height = 0;
+  std::int64_t output_width = 0;
+};
+ResolvedRoiAlign resolve(const RoiAlignConfig& config);
+
+// ---- ROI files ----
+// Plain tensor form: {"rois": [[x1, y1, x2, y2], ...], "batch_indices": [b, ...]} (batch_indices optional, default 0)
+//   -> one RoiImage with an empty path.
+// Dataset form: {"images": [{"path": "photo.jpg", "rois": [{"box": [x1, y1, x2, y2], "label": "cat", "id": "c1"},
+//   ...]}, ...]} (label and id optional) -> one RoiImage per image; relative paths are resolved against the folder
+//   of the ROI file (base_dir; "" keeps them relative) and lexically normalized ("a/../b.png" -> "b.png").
+// Either form, not both. Zero ROIs are allowed. batch_indices, when given, has one integer in [0, 2^32) per ROI.
+// Labels and ids become parts of file names: non-empty, without '/', '\', "..", or control characters (NUL
+// included); ids are unique within the file, and each image is listed once.
+struct RoiEntry {
+  std::array<float, 4> box{};
+  std::uint32_t batch_index = 0;
+  std::string label;  // empty when absent
+  std::string id;     // empty when absent
+};
+struct RoiImage {
+  std::string path;  // empty in the plain tensor form
+  std::vector<RoiEntry> rois;
+};
+struct RoiFile {
+  bool dataset = false;
+  std::vector<RoiImage> images;
+};
+RoiFile parse_roi_file(const std::string& json_text, const std::string& source, const std::string& base_dir);
+RoiFile read_roi_file(const std::string& path);
+
+// ---- batch files (rsz run) ----
+// {"inputs": ["photos/", "more/*.jpg", "one.png"], "output_dir": "out/batch", "dtype": "float32",
+//  "steps": [{"op": "resample", "config": {...resample keys...}, "output": "{stem}_small.png"},
+//            {"op": "roi_align", "config": {...}, "rois": "boxes.json", "output": "crops/{stem}_{index}.png"}]}
+// inputs are resolved against the batch file's folder; each step runs on every input independently.
+// "output" is a name template ({stem}, {ext}, {index}, {label}, {id}); default "{stem}_{op}{ext}" ("{stem}_{index}{ext}"
+// for roi_align). dtype is optional ("float32" default, or "float16").
+// Details: "steps" is a non-empty array; each step needs "op" and "config" (an object of that op's config keys; an
+// "op" inside it must match the step's). "rois" is required for roi_align steps and refused for the others.
+// "output" must be relative (it is placed under the output folder) and use only the placeholders above ({index},
+// {label} and {id} only in roi_align steps). "inputs" (a non-empty array of files, folders or glob patterns) is
+// required unless every step is roi_align (dataset ROI files name their own images). Relative inputs are prefixed
+// with base_dir; plain paths are also lexically normalized, glob patterns (containing * ? [) are left as written.
+// "output_dir" is resolved against base_dir; when absent it is "out" in base_dir. Messages name JSON paths such as
+// /steps/1/config/scales/2.
+struct BatchStep {
+  std::variant<ResampleConfig, Upsample2dConfig, RoiAlignConfig> config;
+  std::string output_template;
+  std::string rois_path;  // roi_align only: resolved against the batch file's folder
+};
+struct BatchFile {
+  std::vector<std::string> inputs;
+  std::string output_dir;
+  std::optional<DataType> dtype;
+  std::vector<BatchStep> steps;
+};
+BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir);
+BatchFile read_batch_file(const std::string& path);
+
+}  // namespace rsz::io

@@ -1,0 +1,68 @@
+// Images in and out, and their conversion to and from tensors.
+//
+// Reading: PNG through libpng (gray, gray+alpha, RGB, RGBA, palette; 1/2/4/8/16 bits; palette and low bit depths
+// expand to 8 bits, tRNS to an alpha channel); JPEG, BMP, TIFF, WebP, PPM/PGM through OpenCV imgcodecs. JPEG EXIF
+// orientation is applied by default, so pixel coordinates refer to the upright image. Images larger than
+// `max_pixels` are refused from their header, before the pixel buffer is allocated.
+// Writing: the format follows the extension (.png, .jpg/.jpeg, .bmp, .tif/.tiff, .webp, .ppm/.pgm); 16-bit pixels
+// are kept where the format can hold them (PNG, TIFF, PPM/PGM) and refused with a clear error otherwise. Writes are
+// atomic: a temporary file in the same folder renamed over the target only when complete.
+// All failures throw rsz::Error (ErrorCode::Io or ErrorCode::Format) with a one-line message starting with the path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rsz/tensor.h"
+
+namespace rsz::io {
+
+constexpr std::int64_t kDefaultMaxPixels = std::int64_t{1} << 28;
+
+struct ImageReadOptions {
+  bool apply_exif_orientation = true;
+  std::int64_t max_pixels = kDefaultMaxPixels;
+};
+
+// Interleaved (HWC) pixels, channels in R, G, B(, A) order (gray = 1 channel, gray + alpha = 2).
+struct Image {
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  int channels = 0;   // 1, 2, 3 or 4
+  int bit_depth = 8;  // 8 or 16
+  // width * height * channels samples; 8-bit images use one byte per sample, 16-bit images two (host order).
+  std::vector<std::uint8_t> data8;
+  std::vector<std::uint16_t> data16;
+};
+
+struct ImageInfo {
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  int channels = 0;
+  int bit_depth = 8;
+  std::string format;  // "png", "jpeg", "bmp", "tiff", "webp", "ppm", "pgm"
+};
+
+// True when the extension names an image format rsz can write.
+bool is_image_path(const std::string& path);
+Image read_image(const std::string& path, const ImageReadOptions& options = {});
+// Header-level facts (for `rsz info`): reads no more of the file than needed.
+ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options = {});
+void write_image(const std::string& path, const Image& image, int jpeg_quality = 95);
+
+// Value mapping: a sample p of an image with bit depth b becomes p / (2^b - 1) in [0, 1]; on the way back a value v
+// becomes round(v * (2^b - 1)) saturated to [0, 2^b - 1] (NaN becomes 0). An identity round trip is exact at 8 and
+// 16 bits in float32, and at 8 bits in float16.
+enum class AlphaMode {
+  Premultiplied,  // colour is multiplied by alpha in the tensor, so linear filtering makes no dark halos
+  Straight,       // colour and alpha are independent channels
+};
+
+// A packed 1 x C x H x W tensor of `type` (float32 or float16).
+Tensor image_to_tensor(const Image& image, DataType type, AlphaMode alpha = AlphaMode::Premultiplied);
+// The inverse. The tensor must be 1 x C x H x W with C in 1..4 (C = 2 and 4 carry alpha last); `alpha` must be the
+// mode the tensor was made with: premultiplied colour is divided by alpha (colour under alpha 0 becomes 0).
+Image tensor_to_image(const ConstTensorView& tensor, int bit_depth, AlphaMode alpha = AlphaMode::Premultiplied);
+
+}  // namespace rsz::io

@@ -1,0 +1,129 @@
+// Batch files (rsz run): inputs, output folder, dtype and the steps with their operator configs (config.h).
+#include <filesystem>
+
+#include "json_util.h"
+#include "rsz/error.h"
+#include "rsz/io/config.h"
+
+namespace rsz::io {
+namespace {
+
+using detail::Json;
+using detail::Ref;
+
+constexpr const char* kStepContext = "the step's \"op\"";
+
+bool is_glob(const std::string& pattern) { return pattern.find_first_of("*?[") != std::string::npos; }
+
+// Inputs relative to the batch file's folder; glob patterns are only prefixed (never normalized), so "*" and "["
+// keep their meaning for the app's expansion.
+std::string resolve_input(const std::string& base_dir, const std::string& input) {
+  if (!is_glob(input)) return detail::resolve_path(base_dir, input);
+  const std::filesystem::path p(input);
+  if (p.is_absolute() || base_dir.empty()) return input;
+  return (std::filesystem::path(base_dir) / p).string();
+}
+
+// An output name template: relative (it goes under the output folder), known placeholders only; {index}, {label}
+// and {id} name ROI crops and are only for roi_align steps.
+std::string get_output_template(const Ref& ref, bool roi_align) {
+  const std::string text = detail::get_nonempty_string(ref);
+  if (std::filesystem::path(text).is_absolute()) {
+    ref.fail_expected("a relative name template (it is placed under the output folder)");
+  }
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '{') continue;
+    const std::size_t close = text.find('}', i);
+    if (close == std::string::npos) ref.fail_expected("a template whose '{' placeholders are closed by '}'");
+    const std::string name = text.substr(i + 1, close - i - 1);
+    const bool common = name == "stem" || name == "ext" || name == "op";
+    const bool crop = name == "index" || name == "label" || name == "id";
+    if (!common && !(crop && roi_align)) {
+      ref.fail_expected(roi_align ? "a template with placeholders {stem} {ext} {op} {index} {label} {id}"
+                                  : "a template with placeholders {stem} {ext} {op} ({index} {label} {id} are only "
+                                    "for roi_align steps)");
+    }
+    i = close;
+  }
+  return text;
+}
+
+BatchStep parse_step(const Ref& step, const std::string& base_dir) {
+  detail::expect_object(step, {"op", "config", "output", "rois"});
+  const Ref op = step.required("op");
+  enum class Op { Resample, Upsample2d, RoiAlign };
+  const Op kind = detail::get_enum<Op>(
+      op, {{"resample", Op::Resample}, {"upsample2d", Op::Upsample2d}, {"roi_align", Op::RoiAlign}});
+  const Ref config = step.required("config");
+  BatchStep out;
+  switch (kind) {
+    case Op::Resample:
+      out.config = detail::parse_resample_object(config, kStepContext);
+      break;
+    case Op::Upsample2d:
+      out.config = detail::parse_upsample2d_object(config, kStepContext);
+      break;
+    case Op::RoiAlign:
+      out.config = detail::parse_roi_align_object(config, kStepContext);
+      break;
+  }
+  const bool roi_align = kind == Op::RoiAlign;
+  if (roi_align) {
+    out.rois_path = detail::resolve_path(base_dir, detail::get_nonempty_string(step.required("rois")));
+  } else if (const auto rois = step.find("rois")) {
+    rois->fail("\"rois\" is only for roi_align steps; this step's op is \"" + op.json().get<std::string>() + "\"");
+  }
+  if (const auto output = step.find("output")) {
+    out.output_template = get_output_template(*output, roi_align);
+  } else {
+    out.output_template = roi_align ? "{stem}_{index}{ext}" : "{stem}_{op}{ext}";
+  }
+  return out;
+}
+
+}  // namespace
+
+BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir) {
+  const Json json = detail::parse_json(json_text, source);
+  const Ref root(json, source);
+  detail::expect_object(root, {"inputs", "output_dir", "dtype", "steps", "$schema"});
+  if (const auto schema = root.find("$schema")) detail::get_string(*schema);
+  BatchFile batch;
+
+  const Ref steps = root.required("steps");
+  if (!steps.json().is_array() || steps.json().empty()) steps.fail_expected("a non-empty array of step objects");
+  bool only_roi_align = true;
+  for (std::size_t i = 0; i < steps.json().size(); ++i) {
+    batch.steps.push_back(parse_step(steps.element(i), base_dir));
+    only_roi_align = only_roi_align && std::holds_alternative<RoiAlignConfig>(batch.steps.back().config);
+  }
+
+  // "inputs" may be left out only when every step is roi_align (dataset ROI files name their own images).
+  const std::optional<Ref> inputs = only_roi_align ? root.find("inputs") : root.required("inputs");
+  if (inputs) {
+    if (!inputs->json().is_array() || (inputs->json().empty() && !only_roi_align)) {
+      inputs->fail_expected("a non-empty array of strings (files, folders or glob patterns)");
+    }
+    for (std::size_t i = 0; i < inputs->json().size(); ++i) {
+      batch.inputs.push_back(resolve_input(base_dir, detail::get_nonempty_string(inputs->element(i))));
+    }
+  }
+
+  if (const auto output_dir = root.find("output_dir")) {
+    batch.output_dir = detail::resolve_path(base_dir, detail::get_nonempty_string(*output_dir));
+  } else {
+    batch.output_dir = detail::resolve_path(base_dir, "out");
+  }
+
+  if (const auto dtype = root.find("dtype")) {
+    batch.dtype = detail::get_enum<DataType>(
+        *dtype, {{to_string(DataType::Float32), DataType::Float32}, {to_string(DataType::Float16), DataType::Float16}});
+  }
+  return batch;
+}
+
+BatchFile read_batch_file(const std::string& path) {
+  return parse_batch_file(detail::read_text_file(path), path, std::filesystem::path(path).parent_path().string());
+}
+
+}  // namespace rsz::io

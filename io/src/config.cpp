@@ -1,0 +1,299 @@
+// Operator config files (CLI_CONTRACT.md): parsing, overlay and resolution to the core parameter structs.
+#include "rsz/io/config.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "json_util.h"
+#include "rsz/error.h"
+
+namespace rsz::io {
+namespace detail {
+namespace {
+
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+// The optional "op" key must name the operator being read.
+void check_op(const Ref& object, const char* op, const char* op_context) {
+  const std::optional<Ref> ref = object.find("op");
+  if (!ref) return;
+  if (!ref->json().is_string() || ref->json().get_ref<const std::string&>() != op) {
+    ref->fail_expected(std::string("\"") + op + "\" (" + op_context + ")");
+  }
+}
+
+}  // namespace
+
+ResampleConfig parse_resample_object(const Ref& ref, const char* op_context) {
+  expect_object(
+      ref, {"op", "interpolation", "scales", "input_pixel_offsets", "output_pixel_offsets", "output_sizes", "$schema"});
+  check_op(ref, "resample", op_context);
+  if (const auto schema = ref.find("$schema")) get_string(*schema);
+  ResampleConfig config;
+  if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
+  if (const auto r = ref.find("scales")) {
+    const std::array<float, 4> scales = get_float4(*r);
+    for (std::size_t i = 0; i < 4; ++i) {
+      if (!(scales[i] > 0.0f)) r->element(i).fail_expected("a number > 0");
+    }
+    config.scales = scales;
+  }
+  if (const auto r = ref.find("input_pixel_offsets")) config.input_pixel_offsets = get_float4(*r);
+  if (const auto r = ref.find("output_pixel_offsets")) config.output_pixel_offsets = get_float4(*r);
+  if (const auto r = ref.find("output_sizes")) {
+    expect_array(*r, "integers", 4);
+    std::array<std::int64_t, 4> sizes{};
+    for (std::size_t i = 0; i < 4; ++i) sizes[i] = get_int(r->element(i), 1, kInt64Max);
+    config.output_sizes = sizes;
+  }
+  return config;
+}
+
+Upsample2dConfig parse_upsample2d_object(const Ref& ref, const char* op_context) {
+  expect_object(ref, {"op", "interpolation", "scale_size", "$schema"});
+  check_op(ref, "upsample2d", op_context);
+  if (const auto schema = ref.find("$schema")) get_string(*schema);
+  Upsample2dConfig config;
+  if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
+  if (const auto r = ref.find("scale_size")) {
+    expect_object(*r, {"height", "width"});
+    ScaleSize size;
+    size.height = get_uint32(r->required("height"), 1);
+    size.width = get_uint32(r->required("width"), 1);
+    config.scale_size = size;
+  }
+  return config;
+}
+
+RoiAlignConfig parse_roi_align_object(const Ref& ref, const char* op_context) {
+  expect_object(ref,
+                {"op", "interpolation", "reduction", "spatial_scale_x", "spatial_scale_y", "out_of_bounds_input_value",
+                 "minimum_samples_per_output", "maximum_samples_per_output", "output_height", "output_width",
+                 "input_pixel_offset", "output_pixel_offset", "align_regions_to_corners", "$schema"});
+  check_op(ref, "roi_align", op_context);
+  if (const auto schema = ref.find("$schema")) get_string(*schema);
+  RoiAlignConfig config;
+  if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
+  if (const auto r = ref.find("reduction")) config.reduction = get_reduction(*r);
+  if (const auto r = ref.find("spatial_scale_x")) config.spatial_scale_x = get_float(*r);
+  if (const auto r = ref.find("spatial_scale_y")) config.spatial_scale_y = get_float(*r);
+  if (const auto r = ref.find("out_of_bounds_input_value")) config.out_of_bounds_input_value = get_float(*r);
+  if (const auto r = ref.find("minimum_samples_per_output")) config.minimum_samples_per_output = get_uint32(*r, 1);
+  if (const auto r = ref.find("maximum_samples_per_output")) config.maximum_samples_per_output = get_uint32(*r, 1);
+  if (const auto r = ref.find("output_height")) config.output_height = get_int(*r, 1, kInt64Max);
+  if (const auto r = ref.find("output_width")) config.output_width = get_int(*r, 1, kInt64Max);
+  if (const auto r = ref.find("input_pixel_offset")) config.input_pixel_offset = get_float(*r);
+  if (const auto r = ref.find("output_pixel_offset")) config.output_pixel_offset = get_float(*r);
+  if (const auto r = ref.find("align_regions_to_corners")) config.align_regions_to_corners = get_bool(*r);
+  return config;
+}
+
+}  // namespace detail
+
+namespace {
+
+constexpr const char* kFileContext = "the operator this config file is read for";
+
+std::string format_float(float value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::Usage, message); }
+
+template <typename T>
+void take(std::optional<T>& field, const std::optional<T>& over) {
+  if (over) field = over;
+}
+
+void check_finite4(const char* op, const char* key, const std::array<float, 4>& values) {
+  for (std::size_t i = 0; i < 4; ++i) {
+    if (!std::isfinite(values[i])) {
+      usage(std::string(op) + ": \"" + key + "\"[" + std::to_string(i) + "] = " + format_float(values[i]) +
+            "; it must be finite");
+    }
+  }
+}
+
+void check_finite(const char* op, const char* key, float value) {
+  if (!std::isfinite(value))
+    usage(std::string(op) + ": \"" + key + "\" = " + format_float(value) + "; it must be finite");
+}
+
+}  // namespace
+
+ResampleConfig parse_resample_config(const std::string& json_text, const std::string& source) {
+  const detail::Json json = detail::parse_json(json_text, source);
+  return detail::parse_resample_object(detail::Ref(json, source), kFileContext);
+}
+
+Upsample2dConfig parse_upsample2d_config(const std::string& json_text, const std::string& source) {
+  const detail::Json json = detail::parse_json(json_text, source);
+  return detail::parse_upsample2d_object(detail::Ref(json, source), kFileContext);
+}
+
+RoiAlignConfig parse_roi_align_config(const std::string& json_text, const std::string& source) {
+  const detail::Json json = detail::parse_json(json_text, source);
+  return detail::parse_roi_align_object(detail::Ref(json, source), kFileContext);
+}
+
+ResampleConfig read_resample_config(const std::string& path) {
+  return parse_resample_config(detail::read_text_file(path), path);
+}
+
+Upsample2dConfig read_upsample2d_config(const std::string& path) {
+  return parse_upsample2d_config(detail::read_text_file(path), path);
+}
+
+RoiAlignConfig read_roi_align_config(const std::string& path) {
+  return parse_roi_align_config(detail::read_text_file(path), path);
+}
+
+ResampleConfig overlay(const ResampleConfig& base, const ResampleConfig& over) {
+  ResampleConfig out = base;
+  take(out.interpolation, over.interpolation);
+  take(out.scales, over.scales);
+  take(out.input_pixel_offsets, over.input_pixel_offsets);
+  take(out.output_pixel_offsets, over.output_pixel_offsets);
+  take(out.output_sizes, over.output_sizes);
+  return out;
+}
+
+Upsample2dConfig overlay(const Upsample2dConfig& base, const Upsample2dConfig& over) {
+  Upsample2dConfig out = base;
+  take(out.interpolation, over.interpolation);
+  take(out.scale_size, over.scale_size);
+  return out;
+}
+
+RoiAlignConfig overlay(const RoiAlignConfig& base, const RoiAlignConfig& over) {
+  RoiAlignConfig out = base;
+  take(out.interpolation, over.interpolation);
+  take(out.reduction, over.reduction);
+  take(out.spatial_scale_x, over.spatial_scale_x);
+  take(out.spatial_scale_y, over.spatial_scale_y);
+  take(out.out_of_bounds_input_value, over.out_of_bounds_input_value);
+  take(out.minimum_samples_per_output, over.minimum_samples_per_output);
+  take(out.maximum_samples_per_output, over.maximum_samples_per_output);
+  take(out.output_height, over.output_height);
+  take(out.output_width, over.output_width);
+  take(out.input_pixel_offset, over.input_pixel_offset);
+  take(out.output_pixel_offset, over.output_pixel_offset);
+  take(out.align_regions_to_corners, over.align_regions_to_corners);
+  return out;
+}
+
+ResolvedResample resolve(const ResampleConfig& config, const Dims& input_sizes) {
+  if (input_sizes.size() != 4) {
+    throw Error(ErrorCode::InvalidShape, "resample: the input has rank " + std::to_string(input_sizes.size()) +
+                                             " (sizes " + dims_to_string(input_sizes) + "); rank 4 is required");
+  }
+  for (std::size_t i = 0; i < 4; ++i) {
+    if (input_sizes[i] < 1) {
+      throw Error(ErrorCode::InvalidShape, "resample: the input sizes " + dims_to_string(input_sizes) +
+                                               " have a size below 1 on axis " + std::to_string(i));
+    }
+  }
+  ResolvedResample out;
+  if (config.interpolation) out.params.interpolation = *config.interpolation;
+  if (config.input_pixel_offsets) {
+    check_finite4("resample", "input_pixel_offsets", *config.input_pixel_offsets);
+    out.params.input_pixel_offsets = *config.input_pixel_offsets;
+  }
+  if (config.output_pixel_offsets) {
+    check_finite4("resample", "output_pixel_offsets", *config.output_pixel_offsets);
+    out.params.output_pixel_offsets = *config.output_pixel_offsets;
+  }
+  if (config.output_sizes) {
+    for (std::size_t i = 0; i < 4; ++i) {
+      if ((*config.output_sizes)[i] < 1) {
+        usage("resample: \"output_sizes\"[" + std::to_string(i) + "] = " + std::to_string((*config.output_sizes)[i]) +
+              "; each output size must be >= 1");
+      }
+    }
+  }
+  if (config.scales) {
+    for (std::size_t i = 0; i < 4; ++i) {
+      const float s = (*config.scales)[i];
+      if (!std::isfinite(s) || !(s > 0.0f)) {
+        usage("resample: \"scales\"[" + std::to_string(i) + "] = " + format_float(s) +
+              "; each scale must be finite and > 0");
+      }
+    }
+    out.params.scales = *config.scales;
+  } else if (config.output_sizes) {
+    for (std::size_t i = 0; i < 4; ++i) {
+      out.params.scales[i] = static_cast<float>((*config.output_sizes)[i]) / static_cast<float>(input_sizes[i]);
+    }
+  } else {
+    usage(
+        "resample: \"scales\" is required unless \"output_sizes\" is given (config keys \"scales\" or "
+        "\"output_sizes\"; flags --scale, --scales, --size or --output-sizes)");
+  }
+  if (config.output_sizes) {
+    out.output_sizes.assign(config.output_sizes->begin(), config.output_sizes->end());
+  } else {
+    out.output_sizes = resample_output_sizes(input_sizes, out.params.scales);
+  }
+  return out;
+}
+
+Upsample2dParams resolve(const Upsample2dConfig& config) {
+  Upsample2dParams params;
+  if (config.interpolation) params.interpolation = *config.interpolation;
+  if (!config.scale_size) {
+    usage(
+        "upsample2d: \"scale_size\" is required (config key \"scale_size\": {\"height\": H, \"width\": W}; "
+        "flag --factor)");
+  }
+  if (config.scale_size->height < 1 || config.scale_size->width < 1) {
+    usage("upsample2d: \"scale_size\" = {\"height\": " + std::to_string(config.scale_size->height) +
+          ", \"width\": " + std::to_string(config.scale_size->width) + "}; both must be >= 1");
+  }
+  params.scale_size = *config.scale_size;
+  return params;
+}
+
+ResolvedRoiAlign resolve(const RoiAlignConfig& config) {
+  ResolvedRoiAlign out;
+  RoiAlignParams& p = out.params;
+  if (!config.output_height || !config.output_width) {
+    usage(std::string("roi_align: \"") + (config.output_height ? "output_width" : "output_height") +
+          "\" is required (config keys \"output_height\" and \"output_width\"; flag --output-size WxH)");
+  }
+  if (*config.output_height < 1 || *config.output_width < 1) {
+    usage("roi_align: \"output_height\" = " + std::to_string(*config.output_height) +
+          ", \"output_width\" = " + std::to_string(*config.output_width) + "; both must be >= 1");
+  }
+  out.output_height = *config.output_height;
+  out.output_width = *config.output_width;
+  if (config.interpolation) p.interpolation = *config.interpolation;
+  if (config.reduction) p.reduction = *config.reduction;
+  if (config.spatial_scale_x) p.spatial_scale_x = *config.spatial_scale_x;
+  if (config.spatial_scale_y) p.spatial_scale_y = *config.spatial_scale_y;
+  if (config.out_of_bounds_input_value) p.out_of_bounds_input_value = *config.out_of_bounds_input_value;
+  if (config.minimum_samples_per_output) p.minimum_samples_per_output = *config.minimum_samples_per_output;
+  if (config.maximum_samples_per_output) p.maximum_samples_per_output = *config.maximum_samples_per_output;
+  if (config.input_pixel_offset) p.input_pixel_offset = *config.input_pixel_offset;
+  if (config.output_pixel_offset) p.output_pixel_offset = *config.output_pixel_offset;
+  if (config.align_regions_to_corners) p.align_regions_to_corners = *config.align_regions_to_corners;
+  check_finite("roi_align", "spatial_scale_x", p.spatial_scale_x);
+  check_finite("roi_align", "spatial_scale_y", p.spatial_scale_y);
+  check_finite("roi_align", "input_pixel_offset", p.input_pixel_offset);
+  check_finite("roi_align", "output_pixel_offset", p.output_pixel_offset);
+  if (p.minimum_samples_per_output < 1) {
+    usage("roi_align: \"minimum_samples_per_output\" = 0; it must be >= 1");
+  }
+  if (p.minimum_samples_per_output > p.maximum_samples_per_output) {
+    usage("roi_align: \"minimum_samples_per_output\" = " + std::to_string(p.minimum_samples_per_output) +
+          " is above \"maximum_samples_per_output\" = " + std::to_string(p.maximum_samples_per_output) +
+          "; the minimum must be <= the maximum");
+  }
+  return out;
+}
+
+}  // namespace rsz::io

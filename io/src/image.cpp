@@ -1,0 +1,337 @@
+// Image files: format detection, reading, header facts and atomic writing. The codecs live in image_png.cpp
+// (libpng) and image_opencv.cpp (OpenCV imgcodecs); the helpers shared between them are declared in
+// image_internal.h.
+#include "rsz/io/image.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "image_internal.h"
+
+namespace rsz::io {
+namespace detail {
+
+const char* format_name(ImageFormat format) {
+  switch (format) {
+    case ImageFormat::Png: return "png";
+    case ImageFormat::Jpeg: return "jpeg";
+    case ImageFormat::Bmp: return "bmp";
+    case ImageFormat::Tiff: return "tiff";
+    case ImageFormat::Webp: return "webp";
+    case ImageFormat::Ppm: return "ppm";
+    case ImageFormat::Pgm: return "pgm";
+    case ImageFormat::Unknown: break;
+  }
+  return "";
+}
+
+void fail(ErrorCode code, const std::string& path, const std::string& what) { throw Error(code, path + ": " + what); }
+
+std::string system_message(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+std::string size_text(std::int64_t width, std::int64_t height) {
+  return std::to_string(width) + " x " + std::to_string(height);
+}
+
+ImageFormat sniff_format(const std::uint8_t* data, std::size_t size) {
+  auto starts_with = [&](const char* magic, std::size_t length, std::size_t at = 0) {
+    return size >= at + length && std::memcmp(data + at, magic, length) == 0;
+  };
+  if (starts_with("\x89PNG\r\n\x1a\n", 8)) return ImageFormat::Png;
+  if (starts_with("\xff\xd8\xff", 3)) return ImageFormat::Jpeg;
+  if (starts_with("BM", 2) && size >= 18) return ImageFormat::Bmp;
+  if (starts_with("II\x2a\x00", 4) || starts_with("MM\x00\x2a", 4) || starts_with("II\x2b\x00", 4) ||
+      starts_with("MM\x00\x2b", 4)) {
+    return ImageFormat::Tiff;
+  }
+  if (starts_with("RIFF", 4) && starts_with("WEBP", 4, 8)) return ImageFormat::Webp;
+  if (size >= 3 && data[0] == 'P' && std::isspace(data[2])) {
+    if (data[1] == '3' || data[1] == '6') return ImageFormat::Ppm;
+    if (data[1] == '1' || data[1] == '2' || data[1] == '4' || data[1] == '5') return ImageFormat::Pgm;
+  }
+  return ImageFormat::Unknown;
+}
+
+void check_pixel_limit(const std::string& path, std::int64_t width, std::int64_t height,
+                       const ImageReadOptions& options) {
+  std::int64_t pixels = 0;
+  if (__builtin_mul_overflow(width, height, &pixels) || pixels > options.max_pixels) {
+    fail(ErrorCode::Format, path,
+         "the image is " + size_text(width, height) + " pixels, more than max_pixels (" +
+             std::to_string(options.max_pixels) + "); images of at most " + std::to_string(options.max_pixels) +
+             " pixels are allowed");
+  }
+}
+
+void check_image(const std::string& path, const Image& image) {
+  if (image.channels < 1 || image.channels > 4) {
+    fail(ErrorCode::InvalidArgument, path,
+         "the image has " + std::to_string(image.channels) + " channels; 1 to 4 are allowed");
+  }
+  if (image.bit_depth != 8 && image.bit_depth != 16) {
+    fail(ErrorCode::InvalidArgument, path,
+         "the image has bit depth " + std::to_string(image.bit_depth) + "; 8 or 16 is allowed");
+  }
+  if (image.width < 1 || image.height < 1) {
+    fail(ErrorCode::InvalidArgument, path,
+         "the image is " + size_text(image.width, image.height) + " pixels; width and height >= 1 are allowed");
+  }
+  std::int64_t samples = 0;
+  if (__builtin_mul_overflow(image.width, image.height, &samples) ||
+      __builtin_mul_overflow(samples, std::int64_t{image.channels}, &samples)) {
+    fail(ErrorCode::InvalidArgument, path,
+         "the image is " + size_text(image.width, image.height) + " pixels, too large to address");
+  }
+  const std::size_t have = image.bit_depth == 8 ? image.data8.size() : image.data16.size();
+  if (have != static_cast<std::size_t>(samples)) {
+    fail(ErrorCode::InvalidArgument, path,
+         "the image is " + size_text(image.width, image.height) + " x " + std::to_string(image.channels) +
+             " channels = " + std::to_string(samples) + " samples but its " +
+             (image.bit_depth == 8 ? "data8" : "data16") + " buffer holds " + std::to_string(have));
+  }
+}
+
+namespace {
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const noexcept { return fd_; }
+  int close() noexcept {
+    const int result = ::close(fd_);
+    fd_ = -1;
+    return result == 0 ? 0 : errno;
+  }
+
+ private:
+  int fd_;
+};
+
+// Removes the temporary file unless the write was committed.
+class TempFileGuard {
+ public:
+  explicit TempFileGuard(std::string path) : path_(std::move(path)) {}
+  TempFileGuard(const TempFileGuard&) = delete;
+  TempFileGuard& operator=(const TempFileGuard&) = delete;
+  ~TempFileGuard() {
+    if (!committed_) ::unlink(path_.c_str());
+  }
+  void commit() noexcept { committed_ = true; }
+
+ private:
+  std::string path_;
+  bool committed_ = false;
+};
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::uint8_t* data, std::size_t size) {
+  static std::atomic<std::uint64_t> counter{0};
+  const std::filesystem::path target(path);
+  const std::string name = target.filename().string();
+  if (name.empty() || name == "." || name == "..") {
+    fail(ErrorCode::Io, path, "cannot write: the path names a folder, not a file");
+  }
+  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  std::string temp;
+  int raw_fd = -1;
+  for (int attempt = 0; attempt < 100 && raw_fd < 0; ++attempt) {
+    temp = (folder / ("." + name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1))))
+               .string();
+    raw_fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (raw_fd < 0 && errno != EEXIST) {
+      fail(ErrorCode::Io, path,
+           "cannot create a temporary file in folder '" + folder.string() + "': " + system_message(errno) +
+               "; an existing, writable folder is required");
+    }
+  }
+  if (raw_fd < 0) {
+    fail(ErrorCode::Io, path, "cannot create a temporary file in folder '" + folder.string() + "': names taken");
+  }
+  FileDescriptor fd(raw_fd);
+  TempFileGuard guard(temp);
+  auto fail_write = [&](int err) {
+    fail(ErrorCode::Io, path, "cannot write the temporary file '" + temp + "': " + system_message(err));
+  };
+  while (size > 0) {
+    const ssize_t written = ::write(fd.get(), data, size);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      fail_write(errno);
+    }
+    data += written;
+    size -= static_cast<std::size_t>(written);
+  }
+  if (const int err = fd.close(); err != 0) fail_write(err);
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    fail(ErrorCode::Io, path, "cannot replace the file with the finished temporary file: " + system_message(errno));
+  }
+  guard.commit();
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::fail;
+using detail::FileBytes;
+using detail::ImageFormat;
+
+// Reads a file on demand: a prefix first, all of it when asked.
+class FileReader {
+ public:
+  explicit FileReader(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_.get() < 0) fail(ErrorCode::Io, path, "cannot open for reading: " + detail::system_message(errno));
+    struct stat info {};
+    if (::fstat(fd_.get(), &info) != 0) {
+      fail(ErrorCode::Io, path, "cannot read: " + detail::system_message(errno));
+    }
+    if (S_ISDIR(info.st_mode)) fail(ErrorCode::Io, path, "cannot read: it is a folder, not a file");
+    if (S_ISREG(info.st_mode)) expected_size_ = static_cast<std::size_t>(info.st_size);
+  }
+
+  // Reads until at least `limit` bytes are held or the file ends.
+  FileBytes read_up_to(std::size_t limit) {
+    while (!eof_ && bytes_.size() < limit) {
+      std::size_t chunk = limit - bytes_.size();
+      chunk = expected_size_ > bytes_.size() ? std::min(chunk, expected_size_ - bytes_.size())
+                                             : std::min<std::size_t>(chunk, std::size_t{1} << 16);
+      chunk = std::min<std::size_t>(chunk, std::size_t{1} << 26);
+      const std::size_t old = bytes_.size();
+      bytes_.resize(old + chunk);
+      const ssize_t got = ::read(fd_.get(), bytes_.data() + old, chunk);
+      if (got < 0) {
+        const int err = errno;
+        bytes_.resize(old);
+        if (err == EINTR) continue;
+        fail(ErrorCode::Io, path_, "cannot read: " + detail::system_message(err));
+      }
+      bytes_.resize(old + static_cast<std::size_t>(got));
+      if (got == 0) eof_ = true;
+    }
+    return FileBytes{bytes_.data(), bytes_.size(), eof_};
+  }
+  FileBytes read_all() { return read_up_to(static_cast<std::size_t>(-1)); }
+
+ private:
+  std::string path_;
+  detail::FileDescriptor fd_;
+  std::size_t expected_size_ = 0;
+  std::vector<std::uint8_t> bytes_;
+  bool eof_ = false;
+};
+
+constexpr std::size_t kHeaderPrefix = std::size_t{256} << 10;
+
+std::string lower_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+ImageFormat format_of_extension(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  if (ext == ".png") return ImageFormat::Png;
+  if (ext == ".jpg" || ext == ".jpeg") return ImageFormat::Jpeg;
+  if (ext == ".bmp") return ImageFormat::Bmp;
+  if (ext == ".tif" || ext == ".tiff") return ImageFormat::Tiff;
+  if (ext == ".webp") return ImageFormat::Webp;
+  if (ext == ".ppm") return ImageFormat::Ppm;
+  if (ext == ".pgm") return ImageFormat::Pgm;
+  return ImageFormat::Unknown;
+}
+
+void check_read_options(const std::string& path, const ImageReadOptions& options) {
+  if (options.max_pixels < 1) {
+    fail(ErrorCode::InvalidArgument, path,
+         "max_pixels " + std::to_string(options.max_pixels) + " is not allowed; a value >= 1 is required");
+  }
+}
+
+// Opens the file and identifies its format from its first bytes.
+ImageFormat identify(const std::string& path, FileReader& reader) {
+  const FileBytes head = reader.read_up_to(kHeaderPrefix);
+  if (head.size == 0)
+    fail(ErrorCode::Format, path,
+         "the file is empty (0 bytes); an image file is required: " + std::string(detail::kReadableFormats));
+  const ImageFormat format = detail::sniff_format(head.data, head.size);
+  if (format == ImageFormat::Unknown) {
+    std::string shown;
+    for (std::size_t i = 0; i < std::min<std::size_t>(head.size, 8); ++i) {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%02x", head.data[i]);
+      shown += (i ? " " : "") + std::string(hex);
+    }
+    fail(ErrorCode::Format, path,
+         "not an image file of a known format (it starts with bytes " + shown + "); " + detail::kReadableFormats);
+  }
+  return format;
+}
+
+}  // namespace
+
+bool is_image_path(const std::string& path) { return format_of_extension(path) != ImageFormat::Unknown; }
+
+Image read_image(const std::string& path, const ImageReadOptions& options) {
+  check_read_options(path, options);
+  FileReader reader(path);
+  const ImageFormat format = identify(path, reader);
+  const FileBytes bytes = reader.read_all();
+  if (format == ImageFormat::Png) return detail::read_png(path, bytes, options);
+  return detail::read_opencv(path, bytes, format, options);
+}
+
+ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options) {
+  check_read_options(path, options);
+  FileReader reader(path);
+  const ImageFormat format = identify(path, reader);
+  FileBytes bytes = reader.read_up_to(kHeaderPrefix);
+  for (;;) {
+    try {
+      if (format == ImageFormat::Png) return detail::read_png_info(path, bytes, options);
+      return detail::read_opencv_info(path, bytes, format, options);
+    } catch (const detail::NeedMoreBytes&) {
+      if (bytes.complete) throw InternalError("rsz::io::read_image_info: NeedMoreBytes from a complete file");
+      bytes = reader.read_all();
+    }
+  }
+}
+
+void write_image(const std::string& path, const Image& image, int jpeg_quality) {
+  const ImageFormat format = format_of_extension(path);
+  if (format == ImageFormat::Unknown) {
+    const std::string ext = std::filesystem::path(path).extension().string();
+    fail(ErrorCode::Format, path,
+         (ext.empty() ? std::string("the file name has no extension")
+                      : "extension '" + ext + "' is not an image format") +
+             " rsz can write; " + detail::kWritableExtensions);
+  }
+  detail::check_image(path, image);
+  if (format == ImageFormat::Jpeg && (jpeg_quality < 0 || jpeg_quality > 100)) {
+    fail(ErrorCode::InvalidArgument, path,
+         "JPEG quality " + std::to_string(jpeg_quality) + " is not allowed; 0 to 100 is allowed");
+  }
+  const std::vector<std::uint8_t> encoded = format == ImageFormat::Png
+                                                ? detail::encode_png(path, image)
+                                                : detail::encode_opencv(path, image, format, jpeg_quality);
+  detail::write_file_atomic(path, encoded.data(), encoded.size());
+}
+
+}  // namespace rsz::io

@@ -1,0 +1,304 @@
+// PNG through libpng, from and to memory.
+//
+// libpng reports errors by longjmp. Every libpng call therefore happens inside small C-style functions
+// (run_png_read, run_png_write) whose frames hold no C++ object with a destructor; all state lives in plain structs
+// owned by the C++ caller, and the only callbacks (input, output, allocation) catch everything themselves and turn
+// failures into png_error, so no C++ exception ever crosses a libpng frame and no longjmp ever skips a destructor.
+#include <png.h>
+
+#include <csetjmp>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "image_internal.h"
+
+namespace rsz::io::detail {
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "rsz::io swaps PNG's big-endian 16-bit samples to host order assuming a little-endian host");
+
+constexpr std::size_t kMessageSize = 200;
+
+void copy_message(char* out, const char* message) {
+  std::strncpy(out, message != nullptr ? message : "unknown libpng error", kMessageSize - 1);
+  out[kMessageSize - 1] = '\0';
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reading
+
+enum class ReadStatus { Ok, LibpngError, RanOut, TooLarge, OutOfMemory };
+
+struct PngReadJob {
+  // In.
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  bool complete = true;  // false: `data` is a prefix of the file
+  bool header_only = false;
+  std::int64_t max_pixels = 0;
+  Image* image = nullptr;  // filled when !header_only
+  // State and out.
+  std::size_t position = 0;
+  bool ran_out = false;  // the input ended before libpng was done
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+  int channels = 0;
+  int bit_depth = 0;
+  png_bytep* rows = nullptr;  // owned by the caller (freed with delete[])
+  char message[kMessageSize] = {};
+};
+
+void on_png_error(png_structp png, png_const_charp message) {
+  auto* job = static_cast<PngReadJob*>(png_get_error_ptr(png));
+  if (job != nullptr) copy_message(job->message, message);
+  png_longjmp(png, 1);
+}
+
+void on_png_warning(png_structp, png_const_charp) {}
+
+void read_from_memory(png_structp png, png_bytep out, png_size_t length) {
+  auto* job = static_cast<PngReadJob*>(png_get_io_ptr(png));
+  if (length > job->size - job->position) {
+    job->ran_out = true;
+    png_error(png, "the file ends early");
+  }
+  std::memcpy(out, job->data + job->position, length);
+  job->position += length;
+}
+
+// Allocates the pixel buffer and the row pointers for the job's size; false when out of memory.
+bool allocate_pixels(PngReadJob* job) noexcept {
+  try {
+    Image& image = *job->image;
+    image.width = job->width;
+    image.height = job->height;
+    image.channels = job->channels;
+    image.bit_depth = job->bit_depth;
+    const std::size_t row_samples = std::size_t{job->width} * static_cast<std::size_t>(job->channels);
+    const std::size_t samples = row_samples * job->height;
+    job->rows = new png_bytep[job->height];
+    if (job->bit_depth == 16) {
+      image.data16.assign(samples, 0);
+      for (std::uint32_t y = 0; y < job->height; ++y) {
+        job->rows[y] = reinterpret_cast<png_bytep>(image.data16.data() + row_samples * y);
+      }
+    } else {
+      image.data8.assign(samples, 0);
+      for (std::uint32_t y = 0; y < job->height; ++y) job->rows[y] = image.data8.data() + row_samples * y;
+    }
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// The only frame with setjmp: plain data only.
+ReadStatus run_png_read(PngReadJob* job) {
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, on_png_error, on_png_warning);
+  if (png == nullptr) return ReadStatus::OutOfMemory;
+  png_infop info = png_create_info_struct(png);
+  if (info == nullptr) {
+    png_destroy_read_struct(&png, nullptr, nullptr);
+    return ReadStatus::OutOfMemory;
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return job->ran_out && !job->complete ? ReadStatus::RanOut : ReadStatus::LibpngError;
+  }
+  png_set_read_fn(png, job, read_from_memory);
+  // rsz enforces its own limit; lift libpng's default 1,000,000 x 1,000,000 cap so that ours is the one reported.
+  png_set_user_limits(png, 0x7fffffffU, 0x7fffffffU);
+  png_read_info(png, info);
+
+  job->width = png_get_image_width(png, info);
+  job->height = png_get_image_height(png, info);
+  const std::uint64_t pixels = std::uint64_t{job->width} * job->height;
+  if (pixels > static_cast<std::uint64_t>(job->max_pixels)) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return ReadStatus::TooLarge;
+  }
+
+  // Palette -> RGB, gray below 8 bits -> 8 bits, tRNS -> an alpha channel, 16-bit samples in host order.
+  png_set_expand(png);
+  if (png_get_bit_depth(png, info) == 16) png_set_swap(png);
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  job->channels = png_get_channels(png, info);
+  job->bit_depth = png_get_bit_depth(png, info);
+  if (job->header_only) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return ReadStatus::Ok;
+  }
+  if ((job->bit_depth != 8 && job->bit_depth != 16) || job->channels < 1 || job->channels > 4 ||
+      png_get_rowbytes(png, info) != std::size_t{job->width} * static_cast<std::size_t>(job->channels) *
+                                         static_cast<std::size_t>(job->bit_depth / 8)) {
+    copy_message(job->message, "unexpected sample layout after expansion");
+    png_destroy_read_struct(&png, &info, nullptr);
+    return ReadStatus::LibpngError;
+  }
+  if (!allocate_pixels(job)) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return ReadStatus::OutOfMemory;
+  }
+  png_read_image(png, job->rows);
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  return ReadStatus::Ok;
+}
+
+void run_read_job(const std::string& path, PngReadJob& job) {
+  const ReadStatus status = run_png_read(&job);
+  delete[] job.rows;
+  job.rows = nullptr;
+  switch (status) {
+    case ReadStatus::Ok: return;
+    case ReadStatus::RanOut: throw NeedMoreBytes{};
+    case ReadStatus::TooLarge: {
+      ImageReadOptions limit;
+      limit.max_pixels = job.max_pixels;
+      check_pixel_limit(path, job.width, job.height, limit);
+      throw InternalError("rsz::io::read_png: pixel limit inconsistency");
+    }
+    case ReadStatus::OutOfMemory:
+      fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(job.width, job.height) + " PNG image");
+    case ReadStatus::LibpngError:
+      if (job.ran_out) {
+        fail(ErrorCode::Format, path,
+             "the PNG file is truncated: it ends after " + std::to_string(job.size) +
+                 " bytes, before the image is complete; a complete PNG file is required");
+      }
+      fail(ErrorCode::Format, path,
+           std::string("not a valid PNG file: ") + job.message + "; a PNG file that libpng can decode is required");
+  }
+  throw InternalError("rsz::io::read_png: unknown status");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writing
+
+struct PngWriteJob {
+  const Image* image = nullptr;
+  std::vector<std::uint8_t>* out = nullptr;
+  png_bytep* rows = nullptr;  // owned by the caller
+  bool out_of_memory = false;
+  char message[kMessageSize] = {};
+};
+
+void on_png_write_error(png_structp png, png_const_charp message) {
+  auto* job = static_cast<PngWriteJob*>(png_get_error_ptr(png));
+  if (job != nullptr) copy_message(job->message, message);
+  png_longjmp(png, 1);
+}
+
+bool append_bytes(PngWriteJob* job, const png_bytep data, png_size_t length) noexcept {
+  try {
+    job->out->insert(job->out->end(), data, data + length);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+void write_to_memory(png_structp png, png_bytep data, png_size_t length) {
+  auto* job = static_cast<PngWriteJob*>(png_get_io_ptr(png));
+  if (!append_bytes(job, data, length)) {
+    job->out_of_memory = true;
+    png_error(png, "out of memory");
+  }
+}
+
+void flush_memory(png_structp) {}
+
+bool run_png_write(PngWriteJob* job) {
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, job, on_png_write_error, on_png_warning);
+  if (png == nullptr) {
+    job->out_of_memory = true;
+    return false;
+  }
+  png_infop info = png_create_info_struct(png);
+  if (info == nullptr) {
+    png_destroy_write_struct(&png, nullptr);
+    job->out_of_memory = true;
+    return false;
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    return false;
+  }
+  png_set_write_fn(png, job, write_to_memory, flush_memory);
+  const Image& image = *job->image;
+  static const int kColorTypes[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                    PNG_COLOR_TYPE_RGB_ALPHA};
+  png_set_IHDR(png, info, static_cast<png_uint_32>(image.width), static_cast<png_uint_32>(image.height),
+               image.bit_depth, kColorTypes[image.channels - 1], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  if (image.bit_depth == 16) png_set_swap(png);
+  png_write_image(png, job->rows);
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return true;
+}
+
+}  // namespace
+
+Image read_png(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
+  Image image;
+  PngReadJob job;
+  job.data = bytes.data;
+  job.size = bytes.size;
+  job.complete = true;
+  job.max_pixels = options.max_pixels;
+  job.image = &image;
+  run_read_job(path, job);
+  return image;
+}
+
+ImageInfo read_png_info(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
+  PngReadJob job;
+  job.data = bytes.data;
+  job.size = bytes.size;
+  job.complete = bytes.complete;
+  job.header_only = true;
+  job.max_pixels = options.max_pixels;
+  run_read_job(path, job);
+  ImageInfo info;
+  info.width = job.width;
+  info.height = job.height;
+  info.channels = job.channels;
+  info.bit_depth = job.bit_depth;
+  info.format = "png";
+  return info;
+}
+
+std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image) {
+  constexpr std::int64_t kMaxSide = 0x7fffffff;  // PNG's limit on width and height
+  if (image.width > kMaxSide || image.height > kMaxSide) {
+    fail(ErrorCode::Format, path,
+         "the image is " + size_text(image.width, image.height) +
+             " pixels, larger than PNG allows; width and height of at most 2147483647 are allowed");
+  }
+  const auto height = static_cast<std::size_t>(image.height);
+  const std::size_t row_bytes = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.channels) *
+                                static_cast<std::size_t>(image.bit_depth / 8);
+  std::vector<png_bytep> rows(height);
+  auto* base = image.bit_depth == 16 ? reinterpret_cast<png_bytep>(const_cast<std::uint16_t*>(image.data16.data()))
+                                     : const_cast<png_bytep>(image.data8.data());
+  // libpng copies each row before transforming it (the 16-bit byte swap), so the image is never modified.
+  for (std::size_t y = 0; y < height; ++y) rows[y] = base + row_bytes * y;
+  std::vector<std::uint8_t> out;
+  out.reserve(row_bytes * height / 2 + 1024);
+  PngWriteJob job;
+  job.image = &image;
+  job.out = &out;
+  job.rows = rows.data();
+  if (!run_png_write(&job)) {
+    if (job.out_of_memory) fail(ErrorCode::Io, path, "cannot write: out of memory while encoding the PNG image");
+    fail(ErrorCode::Io, path, std::string("cannot encode the PNG image: ") + job.message);
+  }
+  return out;
+}
+
+}  // namespace rsz::io::detail

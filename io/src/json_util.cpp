@@ -1,0 +1,326 @@
+#include "json_util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <system_error>
+
+#include "rsz/error.h"
+
+namespace rsz::io::detail {
+namespace {
+
+[[noreturn]] void fail(ErrorCode code, const std::string& source, const std::string& what) {
+  throw Error(code, source + ": " + what);
+}
+
+std::string system_message(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+// Control characters (newlines included) as spaces: messages stay on one line.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return text;
+}
+
+// Cuts `text` to at most `max` bytes without splitting a UTF-8 sequence, marking the cut with "...".
+std::string shorten(const std::string& text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end) + "...";
+}
+
+// Frames of the parse callback: the containers being parsed, to name the path of a duplicate key.
+struct Frame {
+  bool object = false;
+  std::set<std::string> keys;
+  std::string key;
+  std::size_t index = 0;
+};
+
+std::string frames_pointer(const std::vector<Frame>& frames) {
+  std::string pointer;
+  for (const Frame& frame : frames) {
+    pointer += "/" + (frame.object ? pointer_token(frame.key) : std::to_string(frame.index));
+  }
+  return pointer;
+}
+
+std::string format_int_range(std::int64_t min, std::int64_t max) {
+  if (max == std::numeric_limits<std::int64_t>::max()) {
+    return "an integer >= " + std::to_string(min) + " (at most " + std::to_string(max) + ")";
+  }
+  return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(ErrorCode::Io, path, "cannot open: " + system_message(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) fail(ErrorCode::Io, path, "cannot read: " + system_message(errno));
+  if (S_ISDIR(info.st_mode)) fail(ErrorCode::Io, path, "cannot read: it is a folder, not a JSON file");
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail(ErrorCode::Io, path, "cannot read: " + system_message(errno));
+    }
+    if (got == 0) break;
+    text.append(buffer, static_cast<std::size_t>(got));
+    if (text.size() > kMaxJsonFileBytes) {
+      fail(ErrorCode::Usage, path,
+           "larger than " + std::to_string(kMaxJsonFileBytes >> 20) + " MiB; not a JSON file rsz reads");
+    }
+  }
+  return text;
+}
+
+std::string pointer_token(const std::string& key) {
+  std::string token;
+  for (const char c : key) {
+    if (c == '~') {
+      token += "~0";
+    } else if (c == '/') {
+      token += "~1";
+    } else {
+      token += c;
+    }
+  }
+  return token;
+}
+
+Json parse_json(const std::string& text, const std::string& source) {
+  std::vector<Frame> frames;
+  const auto element_done = [&frames] {
+    if (!frames.empty() && !frames.back().object) ++frames.back().index;
+  };
+  Json::parser_callback_t callback = [&](int depth, Json::parse_event_t event, Json& parsed) -> bool {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        if (depth >= kMaxJsonDepth) {
+          fail(ErrorCode::Usage, source,
+               "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at " + frames_pointer(frames));
+        }
+        frames.push_back(Frame{event == Json::parse_event_t::object_start, {}, {}, 0});
+        break;
+      case Json::parse_event_t::key: {
+        Frame& frame = frames.back();
+        frame.key = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.key).second) {
+          fail(ErrorCode::Usage, source,
+               "duplicate key \"" + one_line(shorten(frame.key, 60)) + "\" at " + frames_pointer(frames) +
+                   "; each key may appear once per object");
+        }
+        break;
+      }
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        frames.pop_back();
+        element_done();
+        break;
+      case Json::parse_event_t::value:
+        element_done();
+        break;
+    }
+    return true;
+  };
+  try {
+    return Json::parse(text, callback);
+  } catch (const Json::parse_error& e) {
+    // Line and column of the byte where parsing stopped (e.byte is 1-based).
+    const std::size_t byte = e.byte == 0 ? 0 : static_cast<std::size_t>(e.byte) - 1;
+    std::size_t line = 1;
+    std::size_t column = 1;
+    for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..." -> "syntax error ..."
+    const std::size_t column_at = what.find("column ");
+    const std::size_t colon = column_at == std::string::npos ? std::string::npos : what.find(": ", column_at);
+    if (colon != std::string::npos) {
+      what = what.substr(colon + 2);
+    } else if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
+      what = what.substr(what.find("] ") + 2);
+    }
+    fail(ErrorCode::Usage, source,
+         "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(column) + " (byte " +
+             std::to_string(e.byte) + "): " + one_line(shorten(what, 200)));
+  } catch (const Json::exception& e) {
+    // Number overflow (out_of_range.406, "1e400"): named by the key being parsed, which the frames still hold.
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
+      what = what.substr(what.find("] ") + 2);
+    }
+    std::string key;
+    for (auto it = frames.rbegin(); it != frames.rend() && key.empty(); ++it) {
+      if (it->object) key = it->key;
+    }
+    const std::string where = frames.empty()
+                                  ? std::string("invalid JSON")
+                                  : "key \"" + one_line(shorten(key, 60)) + "\" at " + one_line(frames_pointer(frames));
+    fail(ErrorCode::Usage, source, where + ": " + one_line(shorten(what, 200)) + "; expected a finite number");
+  }
+}
+
+// ---- Ref ----
+
+std::optional<Ref> Ref::find(const std::string& name) const {
+  const auto it = value_->find(name);
+  if (it == value_->end()) return std::nullopt;
+  return Ref(*it, *source_, pointer_ + "/" + pointer_token(name), name);
+}
+
+Ref Ref::required(const std::string& name) const {
+  std::optional<Ref> member = find(name);
+  if (!member) {
+    throw Error(ErrorCode::Usage, *source_ + ": key \"" + name + "\" at " + pointer_ + "/" + pointer_token(name) +
+                                      ": required key is missing");
+  }
+  return *member;
+}
+
+Ref Ref::element(std::size_t i) const { return Ref((*value_)[i], *source_, pointer_ + "/" + std::to_string(i), key_); }
+
+void Ref::fail(const std::string& what) const {
+  if (key_.empty() && pointer_.empty()) detail::fail(ErrorCode::Usage, *source_, "at the top level: " + what);
+  const std::string where = pointer_.empty() ? std::string("the top level") : pointer_;
+  detail::fail(ErrorCode::Usage, *source_,
+               "key \"" + one_line(shorten(key_, 60)) + "\" at " + one_line(where) + ": " + what);
+}
+
+void Ref::fail_expected(const std::string& expected) const {
+  fail("expected " + expected + ", got " + describe(*value_));
+}
+
+std::string describe(const Json& value) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) return "a number beyond the float64 range";
+  return one_line(shorten(value.dump(-1, ' ', false, Json::error_handler_t::replace), 60));
+}
+
+void expect_object(const Ref& ref, const std::vector<std::string>& allowed) {
+  if (!ref.json().is_object()) ref.fail_expected("an object");
+  for (auto it = ref.json().begin(); it != ref.json().end(); ++it) {
+    bool known = false;
+    for (const std::string& name : allowed) known = known || name == it.key();
+    if (known) continue;
+    std::string list;
+    for (const std::string& name : allowed) list += (list.empty() ? "" : ", ") + name;
+    fail(ErrorCode::Usage, ref.source(),
+         "unknown key \"" + one_line(shorten(it.key(), 60)) + "\" at " + ref.pointer() + "/" +
+             one_line(shorten(pointer_token(it.key()), 60)) + "; allowed keys: " + list);
+  }
+}
+
+void expect_array(const Ref& ref, const char* what, std::optional<std::size_t> size) {
+  if (!ref.json().is_array() || (size && ref.json().size() != *size)) {
+    ref.fail_expected(size ? "an array of " + std::to_string(*size) + " " + what : std::string("an array of ") + what);
+  }
+}
+
+std::string get_string(const Ref& ref) {
+  if (!ref.json().is_string()) ref.fail_expected("a string");
+  return ref.json().get<std::string>();
+}
+
+std::string get_nonempty_string(const Ref& ref) {
+  if (!ref.json().is_string() || ref.json().get_ref<const std::string&>().empty()) {
+    ref.fail_expected("a non-empty string");
+  }
+  return ref.json().get<std::string>();
+}
+
+bool get_bool(const Ref& ref) {
+  if (!ref.json().is_boolean()) ref.fail_expected("true or false");
+  return ref.json().get<bool>();
+}
+
+float get_float(const Ref& ref) {
+  const Json& j = ref.json();
+  if (!j.is_number()) ref.fail_expected("a finite number");
+  const double value = j.get<double>();
+  if (!std::isfinite(value) || std::fabs(value) > static_cast<double>(std::numeric_limits<float>::max())) {
+    ref.fail_expected("a finite number (float32: magnitude at most 3.40282347e+38)");
+  }
+  return static_cast<float>(value);
+}
+
+std::int64_t get_int(const Ref& ref, std::int64_t min, std::int64_t max) {
+  const Json& j = ref.json();
+  const std::string expected = format_int_range(min, max);
+  if (j.is_number_unsigned()) {
+    const auto value = j.get<std::uint64_t>();
+    if (value > static_cast<std::uint64_t>(max)) ref.fail_expected(expected);
+    const auto signed_value = static_cast<std::int64_t>(value);
+    if (signed_value < min) ref.fail_expected(expected);
+    return signed_value;
+  }
+  if (j.is_number_integer()) {
+    const auto value = j.get<std::int64_t>();
+    if (value < min || value > max) ref.fail_expected(expected);
+    return value;
+  }
+  if (j.is_number_float()) {
+    const double value = j.get<double>();
+    if (!std::isfinite(value) || std::floor(value) != value) ref.fail_expected(expected);
+    // Integral doubles: compare in double, where min and max round to nearby powers of two at worst.
+    if (value < static_cast<double>(min) || value >= static_cast<double>(max) + 1.0 || value >= 9223372036854775808.0) {
+      ref.fail_expected(expected);
+    }
+    const auto result = static_cast<std::int64_t>(value);
+    if (result < min || result > max) ref.fail_expected(expected);
+    return result;
+  }
+  ref.fail_expected(expected);
+}
+
+std::uint32_t get_uint32(const Ref& ref, std::uint32_t min) {
+  return static_cast<std::uint32_t>(get_int(ref, min, std::numeric_limits<std::uint32_t>::max()));
+}
+
+std::array<float, 4> get_float4(const Ref& ref) {
+  expect_array(ref, "numbers", 4);
+  std::array<float, 4> values{};
+  for (std::size_t i = 0; i < 4; ++i) values[i] = get_float(ref.element(i));
+  return values;
+}
+
+InterpolationMode get_interpolation(const Ref& ref) {
+  return get_enum<InterpolationMode>(ref, {{to_string(InterpolationMode::Nearest), InterpolationMode::Nearest},
+                                           {to_string(InterpolationMode::Linear), InterpolationMode::Linear}});
+}
+
+RoiReduction get_reduction(const Ref& ref) {
+  return get_enum<RoiReduction>(ref, {{to_string(RoiReduction::Average), RoiReduction::Average},
+                                      {to_string(RoiReduction::Max), RoiReduction::Max}});
+}
+
+std::string resolve_path(const std::string& base_dir, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute() || base_dir.empty()) return p.lexically_normal().string();
+  return (std::filesystem::path(base_dir) / p).lexically_normal().string();
+}
+
+}  // namespace rsz::io::detail

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages rsz needs to build and test, if any are missing (idempotent; root or sudo).
+set -euo pipefail
+
+packages=(g++ make cmake libgtest-dev libcli11-dev nlohmann-json3-dev libpng-dev libopencv-imgcodecs-dev
+          libtbb-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+((${#missing[@]})) || exit 0
+
+echo "rsz: installing ${missing[*]}" >&2
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+apt_opts=(-o DPkg::Lock::Timeout=600 -q)
+"${sudo_cmd[@]}" apt-get "${apt_opts[@]}" update
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get "${apt_opts[@]}" install -y --no-install-recommends \
+  "${missing[@]}"

@@ -1,0 +1,478 @@
+// End-to-end tests of the rsz binary: every subcommand, every config, README examples, round trips, EXIF, bad
+// input (exit status, message, no file left behind), --json, --dry-run and --jobs determinism.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "cli/cli_support.h"
+#include "rsz/io/image.h"
+#include "rsz/io/npy.h"
+#include "rsz/resample.h"
+#include "rsz/roi_align.h"
+#include "support/test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz {
+namespace {
+
+using test::list_files;
+using test::run_rsz;
+using test::ScratchDir;
+
+std::string sample(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name; }
+std::string config(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/configs/" + name; }
+
+// A deterministic test image: smooth gradients per channel, with alpha varying if present.
+io::Image make_image(std::int64_t w, std::int64_t h, int channels, int bits) {
+  io::Image img;
+  img.width = w;
+  img.height = h;
+  img.channels = channels;
+  img.bit_depth = bits;
+  const std::size_t n = static_cast<std::size_t>(w * h * channels);
+  const std::uint32_t max = bits == 8 ? 255u : 65535u;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t v = static_cast<std::uint32_t>((i * 2654435761u) % (max + 1));
+    const bool alpha = (channels == 2 || channels == 4) && i % static_cast<std::size_t>(channels) ==
+                                                                static_cast<std::size_t>(channels - 1);
+    const std::uint32_t value = alpha ? std::max<std::uint32_t>(v, 1u) : v;  // alpha > 0 keeps colour recoverable
+    if (bits == 8) {
+      img.data8.push_back(static_cast<std::uint8_t>(value));
+    } else {
+      img.data16.push_back(static_cast<std::uint16_t>(value));
+    }
+  }
+  return img;
+}
+
+void expect_same_pixels(const io::Image& a, const io::Image& b, const std::string& context) {
+  ASSERT_EQ(a.width, b.width) << context;
+  ASSERT_EQ(a.height, b.height) << context;
+  ASSERT_EQ(a.channels, b.channels) << context;
+  ASSERT_EQ(a.bit_depth, b.bit_depth) << context;
+  EXPECT_TRUE(a.data8 == b.data8) << context;
+  EXPECT_TRUE(a.data16 == b.data16) << context;
+}
+
+// ---- basics ----
+
+TEST(Cli, VersionAndHelp) {
+  ScratchDir dir("version");
+  const auto v = run_rsz(dir, "--version");
+  EXPECT_EQ(v.status, 0);
+  EXPECT_EQ(v.out.rfind("rsz ", 0), 0u) << v.out;
+  for (const char* cmd : {"resample", "upsample", "roi-align", "run", "info"}) {
+    const auto h = run_rsz(dir, std::string(cmd) + " --help");
+    EXPECT_EQ(h.status, 0) << cmd;
+    EXPECT_NE(h.out.find("Examples:"), std::string::npos) << cmd << " help has no examples";
+  }
+}
+
+TEST(Cli, UsageErrorsExit2) {
+  ScratchDir dir("usage");
+  for (const char* args : {"", "resample --bogus", "resample -i x.png", "resample -i nope.png -o o.png --scale 2",
+                           "resample -i " RSZ_SOURCE_DIR "/samples/photos/camera.png -o o.png",
+                           "resample -i " RSZ_SOURCE_DIR "/samples/photos/camera.png -o o.png --mode cubic --scale 2",
+                           "resample -i " RSZ_SOURCE_DIR "/samples/photos/camera.png -o o.png --scale 2 --size 3x3",
+                           "resample -i " RSZ_SOURCE_DIR "/samples/photos/camera.png -o o.png --scale abc",
+                           "upsample -i " RSZ_SOURCE_DIR "/samples/photos/camera.png -o o.png",
+                           "roi-align -i " RSZ_SOURCE_DIR "/samples/photos/camera.png -o o/"}) {
+    const auto r = run_rsz(dir, args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_FALSE(r.err.empty()) << args;
+    EXPECT_TRUE(r.out.empty()) << args << " printed to stdout: " << r.out;
+  }
+  EXPECT_TRUE(list_files(dir.path()).empty());
+}
+
+// ---- resample ----
+
+TEST(Cli, ResampleImageByScaleMatchesTheLibrary) {
+  ScratchDir dir("resample_scale");
+  const auto r = run_rsz(dir, "resample -i " + sample("chelsea.png") + " -o half.png --scale 0.5 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto record = nlohmann::json::parse(r.out);
+  EXPECT_EQ(record["output"], "half.png");
+  EXPECT_EQ(record["shape"], (std::vector<std::int64_t>{1, 3, 150, 225}));
+  EXPECT_EQ(record["dtype"], "float32");
+  EXPECT_TRUE(record["seconds"].is_number());
+  // The same computation through the library.
+  const io::Image in = io::read_image(sample("chelsea.png"));
+  const Tensor t = io::image_to_tensor(in, DataType::Float32);
+  ResampleParams p;
+  p.scales = {1, 1, 0.5f, 0.5f};
+  Tensor out(DataType::Float32, resample_output_sizes(t.sizes(), p.scales));
+  resample(t.view(), out.view(), p);
+  expect_same_pixels(io::tensor_to_image(out.view(), 8), io::read_image(dir / "half.png"), "half.png");
+}
+
+TEST(Cli, ResampleSizeWidthAndAspect) {
+  ScratchDir dir("resample_size");
+  ASSERT_EQ(run_rsz(dir, "resample -i " + sample("coffee.png") + " -o a.png --size 64x48").status, 0);
+  ASSERT_EQ(run_rsz(dir, "resample -i " + sample("coffee.png") + " -o b.png --width 150").status, 0);
+  ASSERT_EQ(run_rsz(dir, "resample -i " + sample("coffee.png") + " -o c.jpg --height 40 --mode nearest").status, 0);
+  const auto a = io::read_image_info(dir / "a.png");
+  EXPECT_EQ(a.width, 64);
+  EXPECT_EQ(a.height, 48);
+  const auto b = io::read_image_info(dir / "b.png");
+  EXPECT_EQ(b.width, 150);
+  EXPECT_EQ(b.height, 100);  // 400 * 150 / 600
+  const auto c = io::read_image_info(dir / "c.jpg");
+  EXPECT_EQ(c.width, 60);
+  EXPECT_EQ(c.height, 40);
+  EXPECT_EQ(c.format, "jpeg");
+}
+
+TEST(Cli, ResampleNpyTensorModeWithConfigAndFlagOverride) {
+  ScratchDir dir("resample_npy");
+  const Tensor in = test::iota_f32({1, 2, 4, 6});
+  io::write_npy(dir / "x.npy", in.view());
+  ASSERT_EQ(run_rsz(dir, "resample -i x.npy -o y.npy --config " + config("resample_scale.json")).status, 0);
+  const Tensor y = io::read_npy(dir / "y.npy");
+  EXPECT_EQ(y.sizes(), (Dims{1, 2, 2, 3}));
+  ResampleParams p;
+  p.scales = {1, 1, 0.5f, 0.5f};
+  Tensor expected(DataType::Float32, {1, 2, 2, 3});
+  resample(in.view(), expected.view(), p);
+  EXPECT_TRUE(test::bits_equal(test::to_vector(expected.view()), test::to_vector(y.view()), "config"));
+  // A flag overrides the config: nearest.
+  ASSERT_EQ(run_rsz(dir, "resample -i x.npy -o z.npy --config " + config("resample_scale.json") + " --mode nearest")
+                .status,
+            0);
+  EXPECT_EQ(test::to_vector(io::read_npy(dir / "z.npy").view()),
+            (std::vector<float>{7, 9, 11, 19, 21, 23, 31, 33, 35, 43, 45, 47}));  // ties go up, SEMANTICS §1.2
+  // float16 tensors stay float16.
+  io::write_npy(dir / "h.npy", test::convert(in.view(), DataType::Float16).view());
+  ASSERT_EQ(run_rsz(dir, "resample -i h.npy -o h2.npy --scale 2").status, 0);
+  EXPECT_EQ(io::read_npy(dir / "h2.npy").dtype(), DataType::Float16);
+}
+
+TEST(Cli, ResamplePresets) {
+  ScratchDir dir("presets");
+  io::write_npy(dir / "x.npy", test::make_f32({1, 1, 1, 4}, {0, 10, 20, 30}).view());
+  // nearest_floor (PyTorch/OpenCV nearest): floor(o / 0.5) = 0, 2.
+  ASSERT_EQ(run_rsz(dir, "resample -i x.npy -o f.npy --scales 1,1,1,0.5 --preset nearest_floor").status, 0);
+  EXPECT_EQ(test::to_vector(io::read_npy(dir / "f.npy").view()), (std::vector<float>{0, 20}));
+  // half_pixel nearest: ties up: 1, 3.
+  ASSERT_EQ(run_rsz(dir, "resample -i x.npy -o h.npy --scales 1,1,1,0.5 --mode nearest").status, 0);
+  EXPECT_EQ(test::to_vector(io::read_npy(dir / "h.npy").view()), (std::vector<float>{10, 30}));
+  // align_corners into 7: scale (7 - 1) / (4 - 1) = 2, x = o / 2: 0, 5, 10, ..., 30.
+  ASSERT_EQ(run_rsz(dir, "resample -i x.npy -o a.npy --output-sizes 1,1,1,7 --preset align_corners").status, 0);
+  EXPECT_EQ(test::to_vector(io::read_npy(dir / "a.npy").view()), (std::vector<float>{0, 5, 10, 15, 20, 25, 30}));
+  // asymmetric x2: x = o / 2 -> 0, 5, 10, 15, 20, 25, 30, 30.
+  ASSERT_EQ(run_rsz(dir, "resample -i x.npy -o s.npy --scales 1,1,1,2 --preset asymmetric").status, 0);
+  EXPECT_EQ(test::to_vector(io::read_npy(dir / "s.npy").view()), (std::vector<float>{0, 5, 10, 15, 20, 25, 30, 30}));
+}
+
+TEST(Cli, IdentityResampleRoundTripsImagesExactly) {
+  ScratchDir dir("roundtrip");
+  for (const int bits : {8, 16}) {
+    for (const int channels : {1, 2, 3, 4}) {
+      const std::string name = "in" + std::to_string(bits) + "_" + std::to_string(channels) + ".png";
+      const io::Image img = make_image(13, 7, channels, bits);
+      io::write_image(dir / name, img);
+      for (const char* alpha : {"premultiplied", "straight"}) {
+        const auto r = run_rsz(dir, "resample -i " + name + " -o out.png --scale 1 --alpha " + std::string(alpha));
+        ASSERT_EQ(r.status, 0) << r.err;
+        expect_same_pixels(img, io::read_image(dir / "out.png"), name + " " + alpha);
+      }
+      if (bits == 8) {
+        ASSERT_EQ(run_rsz(dir, "resample -i " + name + " -o out16.png --scale 1 --dtype float16").status, 0);
+        expect_same_pixels(img, io::read_image(dir / "out16.png"), name + " float16");
+      }
+    }
+  }
+}
+
+TEST(Cli, NpyRoundTrip) {
+  ScratchDir dir("npy_roundtrip");
+  const Tensor in = test::random_f32({2, 3, 5, 7}, 9);
+  io::write_npy(dir / "x.npy", in.view());
+  ASSERT_EQ(run_rsz(dir, "resample -i x.npy -o y.npy --scale 1").status, 0);
+  EXPECT_TRUE(test::bits_equal(test::to_vector(in.view()), test::to_vector(io::read_npy(dir / "y.npy").view()),
+                               "identity"));
+}
+
+// ---- upsample ----
+
+TEST(Cli, UpsampleImagesAndRank5Tensors) {
+  ScratchDir dir("upsample");
+  ASSERT_EQ(run_rsz(dir, "upsample -i " + sample("camera.png") + " -o big.png --config " +
+                             config("upsample_2x_nearest.json"))
+                .status,
+            0);
+  const io::Image small = io::read_image(sample("camera.png"));
+  const io::Image big = io::read_image(dir / "big.png");
+  ASSERT_EQ(big.width, 1024);
+  ASSERT_EQ(big.height, 1024);
+  for (std::int64_t y = 0; y < 1024; y += 37) {
+    for (std::int64_t x = 0; x < 1024; x += 41) {
+      ASSERT_EQ(big.data8[static_cast<std::size_t>(y * 1024 + x)],
+                small.data8[static_cast<std::size_t>((y / 2) * 512 + x / 2)]);
+    }
+  }
+  io::write_npy(dir / "v.npy", test::iota_f32({1, 1, 2, 2, 2}).view());
+  ASSERT_EQ(run_rsz(dir, "upsample -i v.npy -o v2.npy --factor 1,2 --mode linear").status, 0);
+  const Tensor v2 = io::read_npy(dir / "v2.npy");
+  EXPECT_EQ(v2.sizes(), (Dims{1, 1, 2, 2, 4}));
+  // Width x2 linear of rows [0, 1]: x = (o + 0.5) / 2 - 0.5 -> 0, 0.25, 0.75, 1.
+  EXPECT_EQ(test::to_vector(v2.view()),
+            (std::vector<float>{0, 0.25, 0.75, 1, 2, 2.25, 2.75, 3, 4, 4.25, 4.75, 5, 6, 6.25, 6.75, 7}));
+}
+
+// ---- roi-align ----
+
+TEST(Cli, RoiAlignDatasetCropsWithLabels) {
+  ScratchDir dir("roi_dataset");
+  dir.copy_project_files();
+  const auto r = run_rsz(dir, "roi-align --rois samples/rois/dataset.json --config configs/roi_align_crops.json "
+                              "-o 'crops/{label}/{id}.png' --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "crops"),
+            (std::vector<std::string>{"cup/coffee-cup.png", "eye/chelsea-left-eye.png", "eye/chelsea-right-eye.png",
+                                      "nose/chelsea-nose.png", "spoon/coffee-spoon.png"}));
+  std::istringstream lines(r.out);
+  std::string line;
+  int records = 0;
+  while (std::getline(lines, line)) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["shape"], (std::vector<std::int64_t>{1, 3, 96, 96}));
+    ++records;
+  }
+  EXPECT_EQ(records, 5);
+  const auto info = io::read_image_info(dir / "crops/eye/chelsea-left-eye.png");
+  EXPECT_EQ(info.width, 96);
+  EXPECT_EQ(info.height, 96);
+}
+
+TEST(Cli, RoiAlignCropMatchesTheLibrary) {
+  ScratchDir dir("roi_plain");
+  const auto r = run_rsz(dir, "roi-align -i " + sample("chelsea.png") + " --rois " + RSZ_SOURCE_DIR +
+                                  "/samples/rois/chelsea_eyes.json --output-size 20x10 --samples 2 -o eyes/");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "eyes"), (std::vector<std::string>{"chelsea_0.png", "chelsea_1.png"}));
+  const Tensor t = io::image_to_tensor(io::read_image(sample("chelsea.png")), DataType::Float32);
+  const Tensor rois = test::make_f32({2, 4}, {130, 80, 215, 150, 290, 105, 350, 165});
+  const Tensor batch = test::make_u32({2}, {0, 0});
+  RoiAlignParams p;
+  p.minimum_samples_per_output = 2;
+  p.maximum_samples_per_output = 2;
+  Tensor out(DataType::Float32, {2, 3, 10, 20});
+  roi_align(t.view(), rois.view(), batch.view(), out.view(), p);
+  const ConstTensorView second(out.data_as<float>() + 600, DataType::Float32, {1, 3, 10, 20});
+  expect_same_pixels(io::tensor_to_image(second, 8), io::read_image(dir / "eyes/chelsea_1.png"), "crop 1");
+}
+
+TEST(Cli, RoiAlignTensorMode) {
+  ScratchDir dir("roi_tensor");
+  io::write_npy(dir / "x.npy", test::iota_f32({2, 1, 4, 4}).view());
+  io::write_npy(dir / "r.npy", test::make_f32({2, 4}, {0, 0, 4, 4, 0, 0, 4, 4}).view());
+  io::write_npy(dir / "b.npy", test::make_u32({2}, {1, 0}).view());
+  const auto r = run_rsz(dir, "roi-align -i x.npy --rois r.npy --batch-indices b.npy --output-size 2x2 -o y.npy");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Tensor y = io::read_npy(dir / "y.npy");
+  EXPECT_EQ(y.sizes(), (Dims{2, 1, 2, 2}));
+  // Block averages of 4y + x (SEMANTICS §3 golden), +16 on batch 1.
+  EXPECT_EQ(test::to_vector(y.view()), (std::vector<float>{18.5, 20.5, 26.5, 28.5, 2.5, 4.5, 10.5, 12.5}));
+  // Max reduction and batch indices omitted (all 0).
+  ASSERT_EQ(run_rsz(dir, "roi-align -i x.npy --rois r.npy --output-size 1x1 --reduction max -o m.npy").status, 0);
+  EXPECT_EQ(test::to_vector(io::read_npy(dir / "m.npy").view()), (std::vector<float>{15, 15}));
+}
+
+// ---- run, info ----
+
+TEST(Cli, BatchFileBuildsTheSampleDataset) {
+  ScratchDir dir("batch");
+  dir.copy_project_files();
+  const auto r = run_rsz(dir, "run configs/batch.json --jobs 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("out"), std::string::npos) << "the summary says where the outputs are: " << r.err;
+  const auto files = list_files(dir.path() / "out");
+  const std::vector<std::string> expected{
+      "crops/cup/coffee-cup.png",   "crops/eye/chelsea-left-eye.png", "crops/eye/chelsea-right-eye.png",
+      "crops/nose/chelsea-nose.png", "crops/spoon/coffee-spoon.png",  "double/camera.png",
+      "double/chelsea.png",          "double/coffee.png",             "double/rocket.png",
+      "half/camera.png",             "half/chelsea.png",              "half/coffee.png",
+      "half/rocket.jpg"};
+  EXPECT_EQ(files, expected);
+  EXPECT_EQ(io::read_image_info(dir / "out/half/coffee.png").width, 300);
+  // --dry-run lists the same outputs and writes nothing.
+  fs::remove_all(dir.path() / "out");
+  const auto dry = run_rsz(dir, "run configs/batch.json --dry-run");
+  ASSERT_EQ(dry.status, 0) << dry.err;
+  EXPECT_EQ(std::count(dry.out.begin(), dry.out.end(), '\n'), 13);
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+}
+
+TEST(Cli, JobsOneAndTwoGiveByteIdenticalFiles) {
+  ScratchDir dir("jobs");
+  dir.copy_project_files();
+  ASSERT_EQ(run_rsz(dir, "resample -i samples/photos -o one/ --scale 0.37,0.61 --jobs 1").status, 0);
+  ASSERT_EQ(run_rsz(dir, "resample -i samples/photos -o two/ --scale 0.37,0.61 --jobs 2").status, 0);
+  const auto one = list_files(dir.path() / "one");
+  ASSERT_EQ(one.size(), 4u);
+  ASSERT_EQ(one, list_files(dir.path() / "two"));
+  for (const auto& f : one) {
+    EXPECT_EQ(test::read_text(dir.path() / "one" / f), test::read_text(dir.path() / "two" / f)) << f;
+  }
+}
+
+TEST(Cli, InfoTextAndJson) {
+  ScratchDir dir("info");
+  io::write_npy(dir / "t.npy", Tensor(DataType::Float16, {1, 2, 3, 4}).view());
+  const auto text = run_rsz(dir, "info " + sample("camera.png") + " t.npy");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("512x512, 1 channel (gray), 8-bit"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("t.npy: tensor float16 {1, 2, 3, 4}"), std::string::npos) << text.out;
+  const auto json = run_rsz(dir, "info --json " + sample("rocket.jpg"));
+  ASSERT_EQ(json.status, 0);
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["format"], "jpeg");
+  EXPECT_EQ(j["width"], 640);
+  EXPECT_EQ(j["height"], 427);
+  EXPECT_EQ(j["channels"], 3);
+}
+
+// ---- bad input: message, exit status, nothing left behind ----
+
+struct BadCase {
+  std::string name;
+  std::string setup;  // shell commands run first
+  std::string args;
+  int status;
+  std::string needle;
+};
+
+TEST(Cli, BadInputIsReportedWithoutPartialOutput) {
+  const std::string truncated = std::string(RSZ_SOURCE_DIR) + "/tests/data/images/truncated.jpg";
+  const std::vector<BadCase> cases{
+      {"truncated jpeg", "", "resample -i " + truncated + " -o out/x.png --scale 2", 1, "truncated.jpg"},
+      {"empty file", ": > empty.png", "resample -i empty.png -o out/x.png --scale 2", 1, "empty.png"},
+      {"text file", "echo hello > notes.png", "resample -i notes.png -o out/x.png --scale 2", 1, "notes.png"},
+      {"too many pixels", "", "resample -i " + sample("camera.png") + " -o out/x.png --scale 2 --max-pixels 1000", 1,
+       "1000"},
+      {"bad json", "echo '{\"scales\": [1,1,2' > bad.json",
+       "resample -i " + sample("camera.png") + " -o out/x.png --config bad.json", 2, "bad.json"},
+      {"unknown key", "echo '{\"scale\": 2}' > k.json",
+       "resample -i " + sample("camera.png") + " -o out/x.png --config k.json", 2, "scale"},
+      {"wrong op", "echo '{\"op\": \"roi_align\"}' > op.json",
+       "resample -i " + sample("camera.png") + " -o out/x.png --config op.json --scale 2", 2, "op"},
+      {"bad enum", "echo '{\"interpolation\": \"cubic\", \"scales\": [1,1,2,2]}' > e.json",
+       "resample -i " + sample("camera.png") + " -o out/x.png --config e.json", 2, "cubic"},
+      {"uint32 tensor", "", "resample -i u.npy -o out/x.npy --scale 2", 1, "uint32"},
+      {"rank 3 tensor", "", "resample -i r3.npy -o out/x.npy --scale 2", 1, "rank"},
+      {"scale zero", "", "resample -i " + sample("camera.png") + " -o out/x.png --scales 1,1,0,1", 2,
+       "--scales 1,1,0,1: every scale must be > 0"},
+      {"scale zero in config", "echo '{\"scales\": [1,1,0,1]}' > z.json",
+       "resample -i " + sample("camera.png") + " -o out/x.png --config z.json", 2, "/scales/2"},
+      {"output size too large for the sample count", "",
+       "roi-align -i x.npy --rois r.npy --output-size 2x2 --samples 3:2 -o out/y.npy", 2, "samples"},
+      {"overwrite input", "cp " + sample("camera.png") + " c.png", "resample -i c.png -o c.png --scale 0.5", 2,
+       "overwrite"},
+      {"missing input", "", "resample -i missing.png -o out/x.png --scale 2", 2, "missing.png"},
+      {"missing config", "", "resample -i " + sample("camera.png") + " -o out/x.png --config nope.json", 2,
+       "nope.json"},
+      {"missing rois", "", "roi-align -i " + sample("camera.png") + " --rois nope.json --output-size 8x8 -o out/", 2,
+       "nope.json"},
+      {"16-bit to jpeg", "", "resample -i p16.png -o out/x.jpg --scale 1", 1, "16"},
+      {"batch index out of range", "",
+       "roi-align -i x.npy --rois r.npy --batch-indices b.npy --output-size 2x2 -o out/y.npy", 1,
+       "batch_indices[0] = 5"},
+      {"roi file bad box", "echo '{\"rois\": [[1,2,3]]}' > rb.json",
+       "roi-align -i " + sample("camera.png") + " --rois rb.json --output-size 8x8 -o out/", 2, "rb.json"},
+  };
+  for (const BadCase& c : cases) {
+    ScratchDir dir("bad");
+    io::write_npy(dir / "u.npy", Tensor(DataType::UInt32, {1, 1, 2, 2}).view());
+    io::write_npy(dir / "r3.npy", Tensor(DataType::Float32, {1, 2, 2}).view());
+    io::write_npy(dir / "x.npy", Tensor(DataType::Float32, {1, 1, 4, 4}).view());
+    io::write_npy(dir / "r.npy", test::make_f32({1, 4}, {0, 0, 1, 1}).view());
+    io::write_npy(dir / "b.npy", test::make_u32({1}, {5}).view());
+    io::write_image(dir / "p16.png", make_image(4, 4, 3, 16));
+    if (!c.setup.empty()) {
+      ASSERT_EQ(test::run_shell(dir, c.setup).status, 0) << c.name;
+    }
+    const auto before = list_files(dir.path());
+    const auto r = run_rsz(dir, c.args);
+    EXPECT_EQ(r.status, c.status) << c.name << ": " << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.name << ": '" << c.needle << "' not in: " << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << c.name;
+    EXPECT_TRUE(r.out.empty()) << c.name;
+    EXPECT_EQ(list_files(dir.path()), before) << c.name << ": files were left behind";
+  }
+}
+
+TEST(Cli, OneFailingFileDoesNotStopTheOthers) {
+  ScratchDir dir("partial");
+  dir.copy_project_files();
+  ASSERT_EQ(test::run_shell(dir, "echo junk > samples/photos/broken.png").status, 0);
+  const auto r = run_rsz(dir, "resample -i samples/photos -o out/ --scale 0.25 --jobs 2");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("broken.png"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 of 5 inputs failed"), std::string::npos) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"),
+            (std::vector<std::string>{"camera.png", "chelsea.png", "coffee.png", "rocket.jpg"}));
+}
+
+// ---- README and configs ----
+
+// Every `rsz ...` line in README.md code blocks runs successfully on a fresh copy of samples/ and configs/.
+TEST(Cli, ReadmeExamplesRun) {
+  const std::string readme = test::read_text(fs::path(RSZ_SOURCE_DIR) / "README.md");
+  const std::regex line_re(R"(^\s*(rsz [^\n]*)$)", std::regex::multiline);
+  std::vector<std::string> commands;
+  bool in_block = false;
+  std::istringstream lines(readme);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("```", 0) == 0) {
+      in_block = !in_block;
+      continue;
+    }
+    if (in_block && line.rfind("rsz ", 0) == 0) commands.push_back(line.substr(4));
+  }
+  ASSERT_GE(commands.size(), 5u) << "README has too few rsz examples";
+  ScratchDir dir("readme");
+  dir.copy_project_files();
+  for (const auto& args : commands) {
+    const auto r = run_rsz(dir, args);
+    EXPECT_EQ(r.status, 0) << "README example failed: rsz " << args << "\n" << r.err;
+  }
+}
+
+// Every config in configs/ is accepted by its subcommand on a sample.
+TEST(Cli, EveryConfigRuns) {
+  ScratchDir dir("configs");
+  dir.copy_project_files();
+  int ran = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(RSZ_SOURCE_DIR) / "configs")) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string name = entry.path().filename().string();
+    std::string args;
+    if (name.rfind("resample", 0) == 0) {
+      args = "resample -i samples/photos/coffee.png -o out/" + name + ".png --config configs/" + name;
+    } else if (name.rfind("upsample", 0) == 0) {
+      args = "upsample -i samples/photos/coffee.png -o out/" + name + ".png --config configs/" + name;
+    } else if (name.rfind("roi_align", 0) == 0) {
+      args = "roi-align --rois samples/rois/dataset.json -o 'out/" + name + "/{id}.png' --config configs/" + name;
+    } else if (name.rfind("batch", 0) == 0) {
+      args = "run configs/" + name + " -o out/" + name;
+    } else {
+      ADD_FAILURE() << "configs/" << name << " has no test: name it resample*, upsample*, roi_align* or batch*";
+      continue;
+    }
+    const auto r = run_rsz(dir, args);
+    EXPECT_EQ(r.status, 0) << "rsz " << args << "\n" << r.err;
+    ++ran;
+  }
+  EXPECT_GE(ran, 5);
+}
+
+}  // namespace
+}  // namespace rsz

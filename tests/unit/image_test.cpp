@@ -1,0 +1,888 @@
+// rsz::io images: PNG fixtures (tests/data/images, made by tests/data/make_image_fixtures.py), round trips through
+// every writable format, JPEG EXIF orientation, the pixel limit, refused and damaged files, atomic writes, and the
+// image <-> tensor value mapping (exhaustive identity checks, premultiplied alpha, strided views).
+#include "rsz/io/image.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "rsz/error.h"
+#include "rsz/float16.h"
+#include "rsz/tensor.h"
+
+namespace rsz::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& name) { return std::string(RSZ_TEST_DATA_DIR) + "/images/" + name; }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(out.good()) << "cannot write " << path;
+}
+
+// Runs `f`, expecting rsz::Error with `code` and a one-line message that contains every one of `parts`.
+void expect_error(const std::function<void()>& f, ErrorCode code, std::initializer_list<std::string> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no rsz::Error thrown";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(e.code(), code) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    for (const std::string& part : parts) EXPECT_NE(message.find(part), std::string::npos) << message;
+  }
+}
+
+// A deterministic image whose samples are spread over the whole range.
+Image make_image(std::int64_t width, std::int64_t height, int channels, int bit_depth, std::uint32_t seed = 1) {
+  Image image;
+  image.width = width;
+  image.height = height;
+  image.channels = channels;
+  image.bit_depth = bit_depth;
+  const auto samples = static_cast<std::size_t>(width * height * channels);
+  std::uint32_t state = seed;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  if (bit_depth == 8) {
+    image.data8.resize(samples);
+    for (auto& s : image.data8) s = static_cast<std::uint8_t>(next() & 0xff);
+  } else {
+    image.data16.resize(samples);
+    for (auto& s : image.data16) s = static_cast<std::uint16_t>(next() & 0xffff);
+  }
+  return image;
+}
+
+Image make_image8(std::int64_t width, std::int64_t height, int channels, std::vector<std::uint8_t> data) {
+  Image image;
+  image.width = width;
+  image.height = height;
+  image.channels = channels;
+  image.bit_depth = 8;
+  image.data8 = std::move(data);
+  return image;
+}
+
+void expect_same_image(const Image& actual, const Image& expected) {
+  ASSERT_EQ(actual.width, expected.width);
+  ASSERT_EQ(actual.height, expected.height);
+  ASSERT_EQ(actual.channels, expected.channels);
+  ASSERT_EQ(actual.bit_depth, expected.bit_depth);
+  EXPECT_EQ(actual.data8, expected.data8);
+  EXPECT_EQ(actual.data16, expected.data16);
+}
+
+void expect_info(const ImageInfo& info, std::int64_t width, std::int64_t height, int channels, int bit_depth,
+                 const std::string& format) {
+  EXPECT_EQ(info.width, width);
+  EXPECT_EQ(info.height, height);
+  EXPECT_EQ(info.channels, channels);
+  EXPECT_EQ(info.bit_depth, bit_depth);
+  EXPECT_EQ(info.format, format);
+}
+
+// A fresh folder per test, removed afterwards.
+class ImageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("rsz_image_test_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::vector<std::string> folder_entries() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Paths
+
+TEST(ImagePathTest, KnowsTheWritableExtensionsCaseInsensitively) {
+  for (const char* name : {"a.png", "a.PNG", "b/c.jpg", "c.JPEG", "d.bmp", "e.tif", "f.TIFF", "g.webp", "h.ppm",
+                           "i.pgm", "dir.png/x.Jpg"}) {
+    EXPECT_TRUE(is_image_path(name)) << name;
+  }
+  for (const char* name : {"a", "a.npy", "a.gif", "a.png.txt", "png", ".png.bak", "a.pbm", "a.jp"}) {
+    EXPECT_FALSE(is_image_path(name)) << name;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// PNG
+
+TEST_F(ImageTest, PngRoundTripsEveryChannelCountAt8And16Bits) {
+  for (const int bit_depth : {8, 16}) {
+    for (int channels = 1; channels <= 4; ++channels) {
+      SCOPED_TRACE("channels " + std::to_string(channels) + ", bit depth " + std::to_string(bit_depth));
+      const Image image =
+          make_image(13, 7, channels, bit_depth, static_cast<std::uint32_t>(channels * 100 + bit_depth));
+      const std::string file =
+          path("round_trip_" + std::to_string(channels) + "_" + std::to_string(bit_depth) + ".PNG");
+      write_image(file, image);
+      expect_same_image(read_image(file), image);
+      expect_info(read_image_info(file), 13, 7, channels, bit_depth, "png");
+    }
+  }
+}
+
+TEST(ImagePngFixtureTest, Palette8ExpandsToRgb) {
+  const Image image = read_image(fixture("palette8.png"));
+  expect_same_image(image, make_image8(4, 2, 3, {255, 0,  0,  0,   255, 0,   0, 0, 255, 255, 255, 255,  //
+                                                 10,  20, 30, 255, 255, 255, 0, 0, 255, 0,   255, 0}));
+  expect_info(read_image_info(fixture("palette8.png")), 4, 2, 3, 8, "png");
+}
+
+TEST(ImagePngFixtureTest, Palette4WithTransparencyExpandsToRgba) {
+  const Image image = read_image(fixture("palette4_trns.png"));
+  expect_same_image(image, make_image8(3, 2, 4, {255, 0,   0,   0,   0, 255, 0,   128, 0, 0,   255, 255,  //
+                                                 255, 255, 255, 255, 0, 0,   255, 255, 0, 255, 0,   128}));
+  expect_info(read_image_info(fixture("palette4_trns.png")), 3, 2, 4, 8, "png");
+}
+
+TEST(ImagePngFixtureTest, Palette1ExpandsToRgb) {
+  const std::vector<int> indices = {0, 1, 1, 0, 1, 0, 0, 1};
+  std::vector<std::uint8_t> expected;
+  for (const int i : indices) {
+    const std::vector<std::uint8_t> colour =
+        i == 0 ? std::vector<std::uint8_t>{10, 20, 30} : std::vector<std::uint8_t>{200, 100, 50};
+    expected.insert(expected.end(), colour.begin(), colour.end());
+  }
+  expect_same_image(read_image(fixture("palette1.png")), make_image8(8, 1, 3, expected));
+}
+
+TEST(ImagePngFixtureTest, LowBitGrayExpandsToTheFull8BitRange) {
+  expect_same_image(read_image(fixture("gray1.png")),
+                    make_image8(10, 1, 1, {255, 0, 255, 255, 0, 0, 255, 0, 255, 255}));
+  expect_same_image(read_image(fixture("gray2.png")), make_image8(5, 1, 1, {0, 85, 170, 255, 170}));
+  std::vector<std::uint8_t> gray4;
+  for (int v = 0; v < 16; ++v) gray4.push_back(static_cast<std::uint8_t>(17 * v));
+  expect_same_image(read_image(fixture("gray4.png")), make_image8(16, 1, 1, gray4));
+  expect_info(read_image_info(fixture("gray2.png")), 5, 1, 1, 8, "png");
+}
+
+TEST(ImagePngFixtureTest, TransparencyChunkBecomesAnAlphaChannel) {
+  expect_same_image(read_image(fixture("gray8_trns.png")), make_image8(3, 1, 2, {0, 255, 50, 0, 200, 255}));
+  expect_same_image(read_image(fixture("rgb8_trns.png")), make_image8(2, 1, 4, {10, 20, 30, 0, 40, 50, 60, 255}));
+  const Image gray16 = read_image(fixture("gray16_trns.png"));
+  ASSERT_EQ(gray16.bit_depth, 16);
+  ASSERT_EQ(gray16.channels, 2);
+  EXPECT_EQ(gray16.data16, (std::vector<std::uint16_t>{0, 65535, 1000, 0, 65535, 65535}));
+  expect_info(read_image_info(fixture("gray16_trns.png")), 3, 1, 2, 16, "png");
+}
+
+TEST(ImagePngFixtureTest, InterlacedAnd16BitFiles) {
+  std::vector<std::uint8_t> expected;
+  for (int y = 0; y < 5; ++y) {
+    for (int x = 0; x < 7; ++x) {
+      expected.push_back(static_cast<std::uint8_t>(30 * x));
+      expected.push_back(static_cast<std::uint8_t>(50 * y));
+      expected.push_back(static_cast<std::uint8_t>(x + y));
+    }
+  }
+  expect_same_image(read_image(fixture("rgb8_interlaced.png")), make_image8(7, 5, 3, expected));
+  const Image rgb16 = read_image(fixture("rgb16.png"));
+  ASSERT_EQ(rgb16.bit_depth, 16);
+  EXPECT_TRUE(rgb16.data8.empty());
+  EXPECT_EQ(rgb16.data16, (std::vector<std::uint16_t>{0, 1, 2, 256, 4660, 65535, 65534, 32768, 7}));
+}
+
+TEST(ImagePngFixtureTest, DamagedPngIsRefused) {
+  expect_error([] { read_image(fixture("bad_crc.png")); }, ErrorCode::Format, {fixture("bad_crc.png") + ": ", "PNG"});
+}
+
+TEST(ImagePngFixtureTest, HugeHeaderIsRefusedBeforeDecoding) {
+  // 70000 x 70000 RGB would need 14.7 GB; the refusal comes from the header alone.
+  const std::string file = fixture("huge_header.png");
+  expect_error([&] { read_image(file); }, ErrorCode::Format, {file + ": ", "70000 x 70000", "max_pixels"});
+  expect_error([&] { read_image_info(file); }, ErrorCode::Format, {"70000 x 70000", "max_pixels"});
+}
+
+TEST_F(ImageTest, TruncatedPngIsRefused) {
+  const Image image = make_image(64, 64, 3, 8);
+  write_image(path("full.png"), image);
+  const std::string bytes = read_file(path("full.png"));
+  write_file(path("cut.png"), bytes.substr(0, bytes.size() / 2));
+  expect_error([&] { read_image(path("cut.png")); }, ErrorCode::Format, {path("cut.png") + ": ", "truncated"});
+  // The header is intact, so the header-level facts can still be read.
+  expect_info(read_image_info(path("cut.png")), 64, 64, 3, 8, "png");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// OpenCV formats
+
+TEST_F(ImageTest, LosslessFormatsRoundTripExactly) {
+  struct Case {
+    const char* name;
+    int channels;
+    int bit_depth;
+    const char* format;
+  };
+  const Case cases[] = {
+      {"a.bmp", 1, 8, "bmp"},   {"b.bmp", 3, 8, "bmp"},   {"c.tif", 1, 8, "tiff"},  {"d.tiff", 3, 8, "tiff"},
+      {"e.TIF", 4, 8, "tiff"},  {"f.tif", 1, 16, "tiff"}, {"g.tif", 3, 16, "tiff"}, {"h.tif", 4, 16, "tiff"},
+      {"i.ppm", 3, 8, "ppm"},   {"j.ppm", 3, 16, "ppm"},  {"k.pgm", 1, 8, "pgm"},   {"l.pgm", 1, 16, "pgm"},
+      {"m.webp", 3, 8, "webp"},
+  };
+  std::uint32_t seed = 7;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Image image = make_image(19, 11, c.channels, c.bit_depth, seed++);
+    write_image(path(c.name), image);
+    expect_same_image(read_image(path(c.name)), image);
+    expect_info(read_image_info(path(c.name)), 19, 11, c.channels, c.bit_depth, c.format);
+  }
+  EXPECT_EQ(folder_entries().size(), std::size(cases));  // no temporary files left behind
+}
+
+TEST_F(ImageTest, WebpKeepsAlphaLosslesslyAndWritesGrayAsRgb) {
+  Image rgba = make_image(17, 9, 4, 8, 3);
+  for (std::size_t i = 3; i < rgba.data8.size(); i += 4)
+    rgba.data8[i] = static_cast<std::uint8_t>(1 + rgba.data8[i] % 255);
+  write_image(path("rgba.webp"), rgba);
+  expect_same_image(read_image(path("rgba.webp")), rgba);
+  expect_info(read_image_info(path("rgba.webp")), 17, 9, 4, 8, "webp");
+
+  const Image gray = make_image(5, 4, 1, 8, 4);
+  write_image(path("gray.webp"), gray);
+  const Image back = read_image(path("gray.webp"));
+  ASSERT_EQ(back.channels, 3);
+  for (std::size_t i = 0; i < gray.data8.size(); ++i) {
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(back.data8[i * 3 + static_cast<std::size_t>(k)], gray.data8[i]);
+  }
+}
+
+// A smooth image, which JPEG keeps closely.
+Image gradient(std::int64_t width, std::int64_t height, int channels) {
+  Image image;
+  image.width = width;
+  image.height = height;
+  image.channels = channels;
+  for (std::int64_t y = 0; y < height; ++y) {
+    for (std::int64_t x = 0; x < width; ++x) {
+      image.data8.push_back(static_cast<std::uint8_t>(x * 255 / (width - 1)));
+      if (channels == 3) {
+        image.data8.push_back(static_cast<std::uint8_t>(y * 255 / (height - 1)));
+        image.data8.push_back(static_cast<std::uint8_t>(128 + (x - y) / 4));
+      }
+    }
+  }
+  return image;
+}
+
+TEST_F(ImageTest, JpegRoundTripsApproximately) {
+  for (const int channels : {1, 3}) {
+    SCOPED_TRACE(channels);
+    const Image image = gradient(64, 48, channels);
+    const std::string file = path(channels == 1 ? "gray.jpg" : "rgb.JPEG");
+    write_image(file, image, 95);
+    const Image back = read_image(file);
+    ASSERT_EQ(back.channels, channels);
+    ASSERT_EQ(back.width, 64);
+    ASSERT_EQ(back.height, 48);
+    int worst = 0;
+    for (std::size_t i = 0; i < image.data8.size(); ++i) {
+      worst = std::max(worst, std::abs(int{back.data8[i]} - int{image.data8[i]}));
+    }
+    EXPECT_LE(worst, 6);
+    expect_info(read_image_info(file), 64, 48, channels, 8, "jpeg");
+  }
+  // Lower quality: a smaller file.
+  write_image(path("low.jpg"), gradient(64, 48, 3), 10);
+  EXPECT_LT(fs::file_size(path("low.jpg")), fs::file_size(path("rgb.JPEG")));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// JPEG EXIF orientation
+
+// An APP1 Exif segment holding only the orientation tag, in big- or little-endian TIFF order.
+std::string exif_segment(int orientation, bool little_endian) {
+  auto u16 = [&](unsigned v) {
+    return little_endian ? std::string{static_cast<char>(v & 0xff), static_cast<char>(v >> 8)}
+                         : std::string{static_cast<char>(v >> 8), static_cast<char>(v & 0xff)};
+  };
+  auto u32 = [&](unsigned v) {
+    return little_endian ? u16(v & 0xffff) + u16(v >> 16) : u16(v >> 16) + u16(v & 0xffff);
+  };
+  std::string tiff = little_endian ? std::string("II") : std::string("MM");
+  tiff += u16(42) + u32(8);
+  tiff += u16(2);                                                                            // two entries
+  tiff += u16(0x010f) + u16(2) + u32(4) + std::string("rsz", 4);                             // Make = "rsz"
+  tiff += u16(0x0112) + u16(3) + u32(1) + u16(static_cast<unsigned>(orientation)) + u16(0);  // Orientation
+  tiff += u32(0);                                                                            // no next directory
+  const std::string payload = std::string("Exif\0\0", 6) + tiff;
+  const std::size_t length = payload.size() + 2;
+  return std::string("\xff\xe1", 2) + static_cast<char>(length >> 8) + static_cast<char>(length & 0xff) + payload;
+}
+
+// 3 x 2 blocks of 16 x 16 pixels, block colours A B C / D E F.
+const std::uint8_t kBlockColours[6][3] = {{255, 0, 0},     {0, 255, 0}, {0, 0, 255},
+                                          {255, 255, 255}, {0, 0, 0},   {255, 255, 0}};
+constexpr int kBlock = 16;
+
+Image blocks_image() {
+  Image image;
+  image.width = 3 * kBlock;
+  image.height = 2 * kBlock;
+  image.channels = 3;
+  for (int y = 0; y < image.height; ++y) {
+    for (int x = 0; x < image.width; ++x) {
+      const auto* colour = kBlockColours[(y / kBlock) * 3 + x / kBlock];
+      image.data8.insert(image.data8.end(), colour, colour + 3);
+    }
+  }
+  return image;
+}
+
+// The block labels (0 = A ... 5 = F) of the upright image, row by row, for the stored image A B C / D E F.
+struct Upright {
+  int columns;
+  int rows;
+  std::vector<int> labels;
+};
+
+Upright upright_blocks(int orientation) {
+  switch (orientation) {
+    case 1: return {3, 2, {0, 1, 2, 3, 4, 5}};
+    case 2: return {3, 2, {2, 1, 0, 5, 4, 3}};  // mirrored left-right
+    case 3: return {3, 2, {5, 4, 3, 2, 1, 0}};  // turned 180 degrees
+    case 4: return {3, 2, {3, 4, 5, 0, 1, 2}};  // mirrored top-bottom
+    case 5: return {2, 3, {0, 3, 1, 4, 2, 5}};  // transposed
+    case 6: return {2, 3, {3, 0, 4, 1, 5, 2}};  // stored turned 90 degrees anticlockwise: turn clockwise
+    case 7: return {2, 3, {5, 2, 4, 1, 3, 0}};  // transverse
+    case 8: return {2, 3, {2, 5, 1, 4, 0, 3}};  // stored turned 90 degrees clockwise: turn anticlockwise
+    default: return {0, 0, {}};
+  }
+}
+
+void expect_blocks(const Image& image, const Upright& expected) {
+  ASSERT_EQ(image.width, expected.columns * kBlock);
+  ASSERT_EQ(image.height, expected.rows * kBlock);
+  ASSERT_EQ(image.channels, 3);
+  for (int row = 0; row < expected.rows; ++row) {
+    for (int column = 0; column < expected.columns; ++column) {
+      const std::int64_t x = column * kBlock + kBlock / 2;
+      const std::int64_t y = row * kBlock + kBlock / 2;
+      const auto* want = kBlockColours[expected.labels[static_cast<std::size_t>(row * expected.columns + column)]];
+      for (int k = 0; k < 3; ++k) {
+        const int got = image.data8[static_cast<std::size_t>((y * image.width + x) * 3 + k)];
+        EXPECT_NEAR(got, want[k], 40) << "block row " << row << " column " << column << " channel " << k;
+      }
+    }
+  }
+}
+
+TEST_F(ImageTest, JpegExifOrientationIsAppliedByDefault) {
+  write_image(path("plain.jpg"), blocks_image(), 100);
+  const std::string plain = read_file(path("plain.jpg"));
+  for (const bool little_endian : {false, true}) {
+    for (int orientation = 1; orientation <= 8; ++orientation) {
+      SCOPED_TRACE("orientation " + std::to_string(orientation) + (little_endian ? " II" : " MM"));
+      const std::string file = path("o" + std::to_string(orientation) + ".jpg");
+      write_file(file, plain.substr(0, 2) + exif_segment(orientation, little_endian) + plain.substr(2));
+      expect_blocks(read_image(file), upright_blocks(orientation));
+      const ImageInfo info = read_image_info(file);
+      EXPECT_EQ(info.width, upright_blocks(orientation).columns * kBlock);
+      EXPECT_EQ(info.height, upright_blocks(orientation).rows * kBlock);
+
+      ImageReadOptions stored;
+      stored.apply_exif_orientation = false;
+      expect_blocks(read_image(file, stored), upright_blocks(1));
+      const ImageInfo stored_info = read_image_info(file, stored);
+      EXPECT_EQ(stored_info.width, 3 * kBlock);
+      EXPECT_EQ(stored_info.height, 2 * kBlock);
+    }
+  }
+}
+
+TEST_F(ImageTest, InvalidExifOrientationIsIgnored) {
+  write_image(path("plain.jpg"), blocks_image(), 100);
+  const std::string plain = read_file(path("plain.jpg"));
+  write_file(path("bad.jpg"), plain.substr(0, 2) + exif_segment(9, false) + plain.substr(2));
+  expect_blocks(read_image(path("bad.jpg")), upright_blocks(1));
+  // An Exif segment cut short inside its directory: ignored, not read past.
+  std::string segment = exif_segment(6, true);
+  segment.resize(segment.size() - 10);
+  segment[2] = 0;
+  segment[3] = static_cast<char>(segment.size() - 2);
+  write_file(path("short.jpg"), plain.substr(0, 2) + segment + plain.substr(2));
+  expect_blocks(read_image(path("short.jpg")), upright_blocks(1));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Pixel limit, damaged and foreign files
+
+TEST_F(ImageTest, PixelLimitIsCheckedBeforeDecoding) {
+  const Image image = make_image(16, 16, 3, 8);
+  ImageReadOptions small;
+  small.max_pixels = 255;
+  ImageReadOptions exact;
+  exact.max_pixels = 256;
+  for (const char* name : {"a.png", "a.jpg", "a.bmp", "a.tif", "a.webp", "a.ppm"}) {
+    SCOPED_TRACE(name);
+    write_image(path(name), image);
+    expect_error([&] { read_image(path(name), small); }, ErrorCode::Format, {path(name) + ": ", "16 x 16", "255"});
+    expect_error([&] { read_image_info(path(name), small); }, ErrorCode::Format, {"16 x 16", "max_pixels"});
+    EXPECT_EQ(read_image(path(name), exact).width, 16);
+  }
+}
+
+TEST_F(ImageTest, JpegHeaderClaimingAHugeSizeIsRefused) {
+  write_image(path("small.jpg"), make_image(16, 16, 3, 8), 90);
+  std::string bytes = read_file(path("small.jpg"));
+  const std::size_t sof = bytes.find("\xff\xc0", 2);
+  ASSERT_NE(sof, std::string::npos);
+  // Height and width 60000 (0xEA60): 3.6 gigapixels.
+  bytes[sof + 5] = bytes[sof + 7] = static_cast<char>(0xea);
+  bytes[sof + 6] = bytes[sof + 8] = static_cast<char>(0x60);
+  write_file(path("huge.jpg"), bytes);
+  expect_error([&] { read_image(path("huge.jpg")); }, ErrorCode::Format, {"60000 x 60000", "max_pixels"});
+  expect_error([&] { read_image_info(path("huge.jpg")); }, ErrorCode::Format, {"60000 x 60000", "max_pixels"});
+}
+
+TEST(ImageDamagedTest, TruncatedJpegFixtureIsRefused) {
+  const std::string file = fixture("truncated.jpg");
+  expect_error([&] { read_image(file); }, ErrorCode::Format, {file + ": ", "truncated", "JPEG"});
+}
+
+TEST_F(ImageTest, JpegCutInHalfIsRefused) {
+  write_image(path("full.jpg"), gradient(64, 64, 3), 95);
+  const std::string bytes = read_file(path("full.jpg"));
+  write_file(path("half.jpg"), bytes.substr(0, bytes.size() / 2));
+  expect_error([&] { read_image(path("half.jpg")); }, ErrorCode::Format,
+               {path("half.jpg") + ": ", "truncated", "end-of-image marker"});
+  // Without its final FF D9 only.
+  write_file(path("no_eoi.jpg"), bytes.substr(0, bytes.size() - 2));
+  expect_error([&] { read_image(path("no_eoi.jpg")); }, ErrorCode::Format, {"truncated"});
+  // Trailing bytes after the end-of-image marker are harmless.
+  write_file(path("trailing.jpg"), bytes + std::string(100, '\0'));
+  EXPECT_EQ(read_image(path("trailing.jpg")).width, 64);
+}
+
+TEST_F(ImageTest, TruncatedUncompressedFilesAreRefused) {
+  for (const char* name : {"a.bmp", "a.ppm", "a.webp"}) {
+    SCOPED_TRACE(name);
+    write_image(path(name), make_image(32, 32, 3, 8));
+    const std::string bytes = read_file(path(name));
+    const std::string cut = std::string("cut_") + name;
+    write_file(path(cut), bytes.substr(0, bytes.size() - 7));
+    expect_error([&] { read_image(path(cut)); }, ErrorCode::Format, {path(cut) + ": ", "truncated"});
+  }
+}
+
+TEST_F(ImageTest, EmptyAndForeignFilesAreRefused) {
+  write_file(path("empty.png"), "");
+  expect_error([&] { read_image(path("empty.png")); }, ErrorCode::Format, {path("empty.png") + ": ", "empty", "PNG"});
+  expect_error([&] { read_image_info(path("empty.png")); }, ErrorCode::Format, {"empty"});
+
+  write_file(path("text.png"), "this is not an image\n");
+  expect_error([&] { read_image(path("text.png")); }, ErrorCode::Format,
+               {path("text.png") + ": ", "not an image file", "74 68 69 73", "PNG, JPEG, BMP, TIFF, WebP and PPM/PGM"});
+
+  // A JPEG signature followed by rubbish.
+  write_file(path("rubbish.jpg"), std::string("\xff\xd8\xff\xe0\x00\x10JFIF", 10) + std::string(50, 'x'));
+  expect_error([&] { read_image(path("rubbish.jpg")); }, ErrorCode::Format, {path("rubbish.jpg") + ": "});
+
+  expect_error([&] { read_image(path("missing.png")); }, ErrorCode::Io, {path("missing.png") + ": ", "cannot open"});
+  expect_error([&] { read_image(dir_.string()); }, ErrorCode::Io, {"folder"});
+}
+
+std::uint32_t crc32(const std::string& bytes) {
+  std::uint32_t crc = 0xffffffffu;
+  for (const char c : bytes) {
+    crc ^= static_cast<unsigned char>(c);
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+std::string be32(std::uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+}
+
+// read_image_info first reads a prefix of the file; headers that lie further in are still found.
+TEST_F(ImageTest, InfoFindsHeadersBehindLargeMetadata) {
+  const Image image = make_image(21, 13, 3, 8);
+  write_image(path("small.png"), image);
+  const std::string png = read_file(path("small.png"));
+  // A 400 kB private ancillary chunk ("prVt") right after IHDR (8 + 25 bytes).
+  const std::string body = "prVt" + std::string(400000, 'x');
+  const std::string chunk = be32(400000) + body + be32(crc32(body));
+  write_file(path("big_meta.png"), png.substr(0, 33) + chunk + png.substr(33));
+  expect_info(read_image_info(path("big_meta.png")), 21, 13, 3, 8, "png");
+  expect_same_image(read_image(path("big_meta.png")), image);
+
+  write_image(path("small.jpg"), image);
+  const std::string jpg = read_file(path("small.jpg"));
+  std::string segments;
+  for (int i = 0; i < 6; ++i) segments += std::string("\xff\xe2\xff\xff", 4) + std::string(65533, 'y');  // APP2
+  write_file(path("big_meta.jpg"), jpg.substr(0, 2) + segments + jpg.substr(2));
+  expect_info(read_image_info(path("big_meta.jpg")), 21, 13, 3, 8, "jpeg");
+  EXPECT_EQ(read_image(path("big_meta.jpg")).width, 21);
+}
+
+// Cut short anywhere or with any byte damaged, a file either reads or is refused with rsz::Error: never a crash,
+// another exception type or a hang.
+TEST_F(ImageTest, DamagedFilesOfEveryFormatNeverCrash) {
+  const Image rgb = make_image(9, 7, 3, 8);
+  for (const char* name : {"a.png", "a.jpg", "a.bmp", "a.tif", "a.webp", "a.ppm"}) {
+    SCOPED_TRACE(name);
+    write_image(path(name), rgb);
+    const std::string bytes = read_file(path(name));
+    const std::string damaged = path(std::string("damaged_") + name);
+    auto try_read = [&](const std::string& content) {
+      write_file(damaged, content);
+      try {
+        read_image_info(damaged);
+      } catch (const Error&) {
+      }
+      try {
+        const Image image = read_image(damaged);
+        EXPECT_EQ(image.data8.size() + image.data16.size(),
+                  static_cast<std::size_t>(image.width * image.height * image.channels));
+      } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+      }
+    };
+    for (std::size_t length = 0; length < bytes.size(); length += 1 + length / 64) try_read(bytes.substr(0, length));
+    std::uint32_t state = 99;
+    for (int trial = 0; trial < 150; ++trial) {
+      std::string copy = bytes;
+      for (int flips = 0; flips < 1 + trial % 3; ++flips) {
+        state = state * 1664525u + 1013904223u;
+        const std::size_t at = (state >> 8) % (trial % 2 == 0 ? std::min<std::size_t>(copy.size(), 64) : copy.size());
+        copy[at] = static_cast<char>(copy[at] ^ static_cast<char>(1u << ((state >> 4) % 8)));
+      }
+      try_read(copy);
+    }
+  }
+}
+
+TEST_F(ImageTest, ContentDecidesTheFormatWhenReading) {
+  const Image image = make_image(6, 5, 3, 8);
+  write_image(path("really_a_png.png"), image);
+  fs::rename(path("really_a_png.png"), path("named.jpg"));
+  expect_same_image(read_image(path("named.jpg")), image);
+  EXPECT_EQ(read_image_info(path("named.jpg")).format, "png");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writing: refusals and atomicity
+
+TEST_F(ImageTest, UnknownExtensionIsRefused) {
+  const Image image = make_image(4, 4, 3, 8);
+  expect_error([&] { write_image(path("out.gif"), image); }, ErrorCode::Format,
+               {path("out.gif") + ": ", "'.gif'", ".png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .ppm and .pgm"});
+  expect_error([&] { write_image(path("noext"), image); }, ErrorCode::Format, {"no extension", ".png"});
+  EXPECT_TRUE(folder_entries().empty());
+}
+
+TEST_F(ImageTest, FormatsThatCannotHoldTheImageAreRefused) {
+  const Image rgb16 = make_image(4, 4, 3, 16);
+  for (const char* name : {"a.jpg", "a.bmp", "a.webp"}) {
+    expect_error([&] { write_image(path(name), rgb16); }, ErrorCode::Format,
+                 {path(name) + ": ", "16-bit", ".png", ".tif/.tiff", ".ppm/.pgm"});
+  }
+  expect_error([&] { write_image(path("a.jpg"), make_image(4, 4, 4, 8)); }, ErrorCode::Format,
+               {"JPEG cannot hold an alpha channel", ".png"});
+  expect_error([&] { write_image(path("a.bmp"), make_image(4, 4, 4, 8)); }, ErrorCode::Format, {"alpha", ".png"});
+  for (const char* name : {"a.jpg", "a.tif", "a.webp", "a.bmp", "a.ppm", "a.pgm"}) {
+    expect_error([&] { write_image(path(name), make_image(4, 4, 2, 8)); }, ErrorCode::Format, {"gray + alpha", "PNG"});
+  }
+  expect_error([&] { write_image(path("a.ppm"), make_image(4, 4, 1, 8)); }, ErrorCode::Format, {".pgm"});
+  expect_error([&] { write_image(path("a.pgm"), make_image(4, 4, 3, 8)); }, ErrorCode::Format, {".ppm"});
+  expect_error([&] { write_image(path("a.jpg"), make_image(4, 4, 3, 8), 101); }, ErrorCode::InvalidArgument,
+               {"quality", "0 to 100"});
+  Image broken = make_image(4, 4, 3, 8);
+  broken.data8.pop_back();
+  expect_error([&] { write_image(path("a.png"), broken); }, ErrorCode::InvalidArgument, {"48 samples", "47"});
+  EXPECT_TRUE(folder_entries().empty());
+}
+
+TEST_F(ImageTest, WritesReplaceAtomically) {
+  write_file(path("target.jpg"), "old content");
+  // A refused write leaves the existing target as it was.
+  expect_error([&] { write_image(path("target.jpg"), make_image(4, 4, 3, 16)); }, ErrorCode::Format, {"16-bit"});
+  EXPECT_EQ(read_file(path("target.jpg")), "old content");
+
+  // A write that fails at the final rename (the target is a non-empty folder) removes its temporary file.
+  fs::create_directories(path("folder.png"));
+  write_file(path("folder.png") + "/keep", "x");
+  expect_error([&] { write_image(path("folder.png"), make_image(4, 4, 3, 8)); }, ErrorCode::Io,
+               {path("folder.png") + ": ", "cannot replace"});
+  EXPECT_EQ(read_file(path("folder.png") + "/keep"), "x");
+
+  // A missing parent folder is not created.
+  expect_error([&] { write_image(path("no/such/folder/a.png"), make_image(4, 4, 3, 8)); }, ErrorCode::Io,
+               {"temporary file"});
+  EXPECT_FALSE(fs::exists(path("no")));
+
+  // A successful write replaces the old content.
+  const Image image = make_image(4, 4, 3, 8);
+  write_image(path("target.jpg"), image);
+  EXPECT_EQ(read_image(path("target.jpg")).width, 4);
+  EXPECT_EQ(folder_entries(), (std::vector<std::string>{"folder.png", "target.jpg"}));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Image <-> tensor
+
+template <typename T>
+float tensor_value(const Tensor& tensor, std::size_t index) {
+  if constexpr (std::is_same_v<T, float>) {
+    return tensor.data_as<float>()[index];
+  } else {
+    return tensor.data_as<Float16>()[index].to_float();
+  }
+}
+
+TEST(ImageTensorTest, EveryEightBitValueRoundTripsInFloat32AndFloat16) {
+  Image image;
+  image.width = 256;
+  image.height = 1;
+  image.channels = 1;
+  for (int v = 0; v < 256; ++v) image.data8.push_back(static_cast<std::uint8_t>(v));
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    SCOPED_TRACE(to_string(type));
+    const Tensor tensor = image_to_tensor(image, type);
+    EXPECT_EQ(tensor.sizes(), (Dims{1, 1, 1, 256}));
+    EXPECT_EQ(tensor.dtype(), type);
+    for (std::size_t v = 0; v < 256; ++v) {
+      const float value = type == DataType::Float32 ? tensor_value<float>(tensor, v) : tensor_value<Float16>(tensor, v);
+      EXPECT_NEAR(value, static_cast<double>(v) / 255.0, type == DataType::Float32 ? 1e-7 : 5e-4);
+    }
+    expect_same_image(tensor_to_image(tensor.view(), 8), image);
+  }
+  const Tensor tensor = image_to_tensor(image, DataType::Float32);
+  EXPECT_EQ(tensor.data_as<float>()[0], 0.0f);
+  EXPECT_EQ(tensor.data_as<float>()[255], 1.0f);
+  EXPECT_EQ(tensor.data_as<float>()[51], 0.2f);
+}
+
+TEST(ImageTensorTest, EverySixteenBitValueRoundTripsInFloat32) {
+  Image image;
+  image.width = 256;
+  image.height = 256;
+  image.channels = 1;
+  image.bit_depth = 16;
+  for (int v = 0; v < 65536; ++v) image.data16.push_back(static_cast<std::uint16_t>(v));
+  const Tensor tensor = image_to_tensor(image, DataType::Float32);
+  EXPECT_EQ(tensor.data_as<float>()[65535], 1.0f);
+  expect_same_image(tensor_to_image(tensor.view(), 16), image);
+}
+
+TEST(ImageTensorTest, LayoutIsPlanarRgbWithAlphaLast) {
+  const Image image = make_image8(2, 1, 4, {255, 0, 51, 255, 0, 102, 255, 255});
+  const Tensor tensor = image_to_tensor(image, DataType::Float32, AlphaMode::Straight);
+  EXPECT_EQ(tensor.sizes(), (Dims{1, 4, 1, 2}));
+  const float* t = tensor.data_as<float>();
+  EXPECT_EQ(std::vector<float>(t, t + 8), (std::vector<float>{1.0f, 0.0f, 0.0f, 0.4f, 0.2f, 1.0f, 1.0f, 1.0f}));
+}
+
+TEST(ImageTensorTest, PremultipliedAlphaScalesColour) {
+  // (255, 255, 255, alpha 0), (200, 100, 50, 255), (255, 51, 0, 51).
+  const Image image = make_image8(3, 1, 4, {255, 255, 255, 0, 200, 100, 50, 255, 255, 51, 0, 51});
+  const Tensor tensor = image_to_tensor(image, DataType::Float32);
+  const float* t = tensor.data_as<float>();
+  auto at = [&](int c, int x) { return t[c * 3 + x]; };
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(at(c, 0), 0.0f) << c;  // colour under alpha 0 is 0
+  EXPECT_EQ(at(0, 1), static_cast<float>(200.0 / 255.0));
+  EXPECT_EQ(at(3, 1), 1.0f);
+  EXPECT_EQ(at(0, 2), 0.2f);
+  EXPECT_FLOAT_EQ(at(1, 2), 0.04f);
+  EXPECT_EQ(at(3, 2), 0.2f);
+  const Image back = tensor_to_image(tensor.view(), 8);
+  EXPECT_EQ(back.data8, (std::vector<std::uint8_t>{0, 0, 0, 0, 200, 100, 50, 255, 255, 51, 0, 51}));
+
+  const Tensor straight = image_to_tensor(image, DataType::Float32, AlphaMode::Straight);
+  EXPECT_EQ(straight.data_as<float>()[0], 1.0f);
+  expect_same_image(tensor_to_image(straight.view(), 8, AlphaMode::Straight), image);
+}
+
+TEST(ImageTensorTest, PremultipliedRoundTripIsExactForEveryEightBitColourAndAlpha) {
+  // Pixel (x, y): colour (x, 255 - x, x / 2), alpha y; gray + alpha likewise.
+  for (const int channels : {2, 4}) {
+    Image image;
+    image.width = 256;
+    image.height = 256;
+    image.channels = channels;
+    for (int a = 0; a < 256; ++a) {
+      for (int c = 0; c < 256; ++c) {
+        image.data8.push_back(static_cast<std::uint8_t>(c));
+        if (channels == 4) {
+          image.data8.push_back(static_cast<std::uint8_t>(255 - c));
+          image.data8.push_back(static_cast<std::uint8_t>(c / 2));
+        }
+        image.data8.push_back(static_cast<std::uint8_t>(a));
+      }
+    }
+    Image expected = image;
+    for (std::size_t i = 0; i < expected.data8.size(); i += static_cast<std::size_t>(channels)) {
+      if (expected.data8[i + static_cast<std::size_t>(channels) - 1] == 0) {
+        for (int k = 0; k < channels - 1; ++k) expected.data8[i + static_cast<std::size_t>(k)] = 0;
+      }
+    }
+    for (const DataType type : {DataType::Float32, DataType::Float16}) {
+      SCOPED_TRACE(std::to_string(channels) + " channels, " + to_string(type));
+      expect_same_image(tensor_to_image(image_to_tensor(image, type).view(), 8), expected);
+    }
+  }
+}
+
+TEST(ImageTensorTest, PremultipliedSixteenBitRoundTripInFloat32) {
+  Image image;
+  image.width = 4096;
+  image.height = 1;
+  image.channels = 2;
+  image.bit_depth = 16;
+  std::uint32_t state = 5;
+  for (int i = 0; i < 4096; ++i) {
+    state = state * 1664525u + 1013904223u;
+    image.data16.push_back(static_cast<std::uint16_t>(state >> 16));
+    state = state * 1664525u + 1013904223u;
+    image.data16.push_back(static_cast<std::uint16_t>(i < 16 ? 65535 - i : 1 + (state >> 16) % 65535));
+  }
+  expect_same_image(tensor_to_image(image_to_tensor(image, DataType::Float32).view(), 16), image);
+}
+
+TEST(ImageTensorTest, ValuesAreRoundedAndSaturated) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> values = {nan, -0.5f, 0.0f, 0.5f, 0.004f, 0.999f, 1.0f, 7.0f, inf, -inf};
+  const Image image = tensor_to_image(ConstTensorView(values.data(), DataType::Float32, {1, 1, 1, 10}), 8);
+  EXPECT_EQ(image.data8, (std::vector<std::uint8_t>{0, 0, 0, 128, 1, 255, 255, 255, 255, 0}));
+  const Image image16 = tensor_to_image(ConstTensorView(values.data(), DataType::Float32, {1, 1, 1, 10}), 16);
+  EXPECT_EQ(image16.data16, (std::vector<std::uint16_t>{0, 0, 0, 32768, 262, 65469, 65535, 65535, 65535, 0}));
+
+  // Premultiplied colour brighter than its alpha (ringing) saturates; NaN alpha makes the pixel 0.
+  // Gray plane then alpha plane, 5 pixels: (0.9, 0.5), (0.2, 0), (0.1, 0.4), (0, 0.5), (NaN, NaN).
+  const std::vector<float> planar = {0.9f, 0.2f, 0.1f, 0.0f, nan, 0.5f, 0.0f, 0.4f, 0.5f, nan};
+  const Image premul = tensor_to_image(ConstTensorView(planar.data(), DataType::Float32, {1, 2, 1, 5}), 8);
+  EXPECT_EQ(premul.data8, (std::vector<std::uint8_t>{255, 128, 0, 0, 64, 102, 0, 128, 0, 0}));
+}
+
+TEST(ImageTensorTest, StridedViewsAreRead) {
+  // An interleaved HWC float buffer viewed as NCHW: strides {H*W*C, 1, W*C, C}.
+  const std::int64_t h = 3, w = 5, c = 3;
+  std::vector<float> hwc(static_cast<std::size_t>(h * w * c));
+  for (std::size_t i = 0; i < hwc.size(); ++i) hwc[i] = static_cast<float>(i) / 255.0f;
+  const ConstTensorView view(hwc.data(), DataType::Float32, {1, c, h, w}, {h * w * c, 1, w * c, c});
+  const Image image = tensor_to_image(view, 8);
+  ASSERT_EQ(image.width, w);
+  ASSERT_EQ(image.height, h);
+  ASSERT_EQ(image.channels, 3);
+  for (std::size_t i = 0; i < hwc.size(); ++i) EXPECT_EQ(image.data8[i], i) << i;
+
+  // A float16 channel slice with padded rows: channels 1..2 of a 4-channel planar tensor, rows of pitch 8.
+  std::vector<Float16> padded(static_cast<std::size_t>(4 * h * 8));
+  for (std::size_t i = 0; i < padded.size(); ++i) padded[i] = Float16(static_cast<float>(i % 256) / 255.0f);
+  const ConstTensorView slice(padded.data() + h * 8, DataType::Float16, {1, 2, h, w}, {4 * h * 8, h * 8, 8, 1});
+  const Image gray_alpha = tensor_to_image(slice, 8, AlphaMode::Straight);
+  ASSERT_EQ(gray_alpha.channels, 2);
+  for (std::int64_t y = 0; y < h; ++y) {
+    for (std::int64_t x = 0; x < w; ++x) {
+      for (std::int64_t k = 0; k < 2; ++k) {
+        EXPECT_EQ(gray_alpha.data8[static_cast<std::size_t>((y * w + x) * 2 + k)], ((1 + k) * h * 8 + y * 8 + x) % 256);
+      }
+    }
+  }
+  // A broadcast (zero-stride) view is a legal input too.
+  const float half = 0.5f;
+  const Image flat = tensor_to_image(ConstTensorView(&half, DataType::Float32, {1, 3, 2, 2}, {0, 0, 0, 0}), 16);
+  EXPECT_EQ(flat.data16, std::vector<std::uint16_t>(12, 32768));
+}
+
+TEST(ImageTensorTest, BadArgumentsAreRefused) {
+  const std::vector<float> data(64, 0.0f);
+  expect_error(
+      [&] {
+        tensor_to_image(ConstTensorView(data.data(), DataType::Float32, {1, 5, 2, 2}), 8);
+      },
+      ErrorCode::InvalidShape, {"tensor_to_image", "{1, 5, 2, 2}", "C in 1..4"});
+  expect_error(
+      [&] {
+        tensor_to_image(ConstTensorView(data.data(), DataType::Float32, {2, 1, 2, 2}), 8);
+      },
+      ErrorCode::InvalidShape, {"{2, 1, 2, 2}"});
+  expect_error(
+      [&] {
+        tensor_to_image(ConstTensorView(data.data(), DataType::Float32, {3, 2, 2}), 8);
+      },
+      ErrorCode::InvalidShape, {"{3, 2, 2}"});
+  expect_error(
+      [&] {
+        tensor_to_image(ConstTensorView(data.data(), DataType::Float32, {1, 3, 0, 2}), 8);
+      },
+      ErrorCode::InvalidShape, {"H, W >= 1"});
+  expect_error(
+      [&] {
+        tensor_to_image(ConstTensorView(data.data(), DataType::Float32, {1, 3, 2, 2}), 12);
+      },
+      ErrorCode::InvalidArgument, {"bit_depth 12", "8 or 16"});
+  expect_error(
+      [&] {
+        tensor_to_image(ConstTensorView(data.data(), DataType::UInt32, {1, 3, 2, 2}), 8);
+      },
+      ErrorCode::InvalidDataType, {"uint32", "float32 or float16"});
+  const Image image = make_image(2, 2, 3, 8);
+  expect_error([&] { image_to_tensor(image, DataType::UInt32); }, ErrorCode::InvalidDataType, {"uint32"});
+  Image bad = image;
+  bad.channels = 5;
+  expect_error([&] { image_to_tensor(bad, DataType::Float32); }, ErrorCode::InvalidArgument, {"5 channels"});
+  bad = image;
+  bad.data8.resize(3);
+  expect_error([&] { image_to_tensor(bad, DataType::Float32); }, ErrorCode::InvalidArgument, {"12 samples", "3"});
+}
+
+TEST_F(ImageTest, TensorRoundTripThroughAFile) {
+  const Image image = make_image(9, 6, 4, 16, 11);
+  const Tensor tensor = image_to_tensor(image, DataType::Float32);
+  write_image(path("t.png"), tensor_to_image(tensor.view(), 16));
+  const Image back = read_image(path("t.png"));
+  ASSERT_EQ(back.bit_depth, 16);
+  // Premultiply-unpremultiply at 16 bits in float32 is exact except where alpha is 0.
+  for (std::size_t i = 0; i < image.data16.size(); i += 4) {
+    if (image.data16[i + 3] == 0) continue;
+    for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(back.data16[i + k], image.data16[i + k]) << i;
+  }
+}
+
+}  // namespace
+}  // namespace rsz::io
