@@ -10,7 +10,7 @@ foreach(rsz_io_test IN ITEMS rsz_npy_tests:unit/npy_test.cpp
   list(GET rsz_io_test 0 rsz_io_test_name)
   list(GET rsz_io_test 1 rsz_io_test_source)
   add_executable(${rsz_io_test_name} ${CMAKE_CURRENT_LIST_DIR}/${rsz_io_test_source})
-  target_link_libraries(${rsz_io_test_name} PRIVATE rsz::io rsz::core GTest::gtest_main rsz_warnings)
+  target_link_libraries(${rsz_io_test_name} PRIVATE rsz_test_support rsz::io rsz::core GTest::gtest_main rsz_warnings)
   target_compile_definitions(${rsz_io_test_name} PRIVATE RSZ_TEST_DATA_DIR="${RSZ_TEST_DATA_DIR}")
   gtest_discover_tests(${rsz_io_test_name} DISCOVERY_TIMEOUT 60)
 endforeach()

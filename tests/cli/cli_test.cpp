@@ -199,6 +199,68 @@ TEST(Cli, NpyRoundTrip) {
                                "identity"));
 }
 
+TEST(Cli, SixteenBitPngStaysSixteenBit) {
+  ScratchDir dir("sixteen");
+  io::write_image(dir / "in.png", make_image(40, 30, 3, 16));
+  ASSERT_EQ(run_rsz(dir, "resample -i in.png -o out.png --scale 0.5").status, 0);
+  const auto info = io::read_image_info(dir / "out.png");
+  EXPECT_EQ(info.bit_depth, 16);
+  EXPECT_EQ(info.width, 20);
+  EXPECT_EQ(info.height, 15);
+}
+
+// A JPEG stored sideways with EXIF orientation 6 (turn clockwise to view): rsz works on the upright image, so its
+// width and height swap and ROI boxes refer to upright pixels; --no-exif keeps the stored pixels.
+TEST(Cli, ExifOrientationIsAppliedUnlessTurnedOff) {
+  ScratchDir dir("exif");
+  // Stored 64 x 32: left half black, right half white. Upright (turned clockwise): 32 x 64, top black, bottom white.
+  io::Image stored;
+  stored.width = 64;
+  stored.height = 32;
+  stored.channels = 1;
+  for (std::int64_t y = 0; y < 32; ++y) {
+    for (std::int64_t x = 0; x < 64; ++x) stored.data8.push_back(x < 32 ? 0 : 255);
+  }
+  io::write_image(dir / "plain.jpg", stored, 100);
+  {
+    std::ofstream file(dir / "sideways.jpg", std::ios::binary);
+    file << test::with_exif_orientation(test::read_text(dir / "plain.jpg"), 6);
+  }
+  const auto info = run_rsz(dir, "info --json sideways.jpg");
+  ASSERT_EQ(info.status, 0) << info.err;
+  EXPECT_EQ(nlohmann::json::parse(info.out)["width"], 32);
+  EXPECT_EQ(nlohmann::json::parse(info.out)["height"], 64);
+  ASSERT_EQ(run_rsz(dir, "resample -i sideways.jpg -o up.png --scale 0.5").status, 0);
+  const io::Image up = io::read_image(dir / "up.png");
+  ASSERT_EQ(up.width, 16);
+  ASSERT_EQ(up.height, 32);
+  EXPECT_LT(up.data8[static_cast<std::size_t>(4 * 16 + 8)], 20);    // top: black
+  EXPECT_GT(up.data8[static_cast<std::size_t>(28 * 16 + 8)], 235);  // bottom: white
+  // A box over the upright bottom half is white.
+  ASSERT_EQ(test::run_shell(dir, "echo '{\"rois\": [[0, 40, 32, 64]]}' > bottom.json").status, 0);
+  ASSERT_EQ(run_rsz(dir, "roi-align -i sideways.jpg --rois bottom.json --output-size 4x4 -o crop.png").status, 0);
+  for (const std::uint8_t v : io::read_image(dir / "crop.png").data8) EXPECT_GT(v, 235);
+  // --no-exif: the stored 64 x 32 layout.
+  ASSERT_EQ(run_rsz(dir, "resample -i sideways.jpg -o stored.png --scale 0.5 --no-exif").status, 0);
+  const auto stored_info = io::read_image_info(dir / "stored.png");
+  EXPECT_EQ(stored_info.width, 32);
+  EXPECT_EQ(stored_info.height, 16);
+}
+
+TEST(Cli, RoiAlignImageToOneNpyTensor) {
+  ScratchDir dir("roi_npy");
+  const auto r = run_rsz(dir, "roi-align -i " + sample("chelsea.png") + " --rois " + RSZ_SOURCE_DIR +
+                                  "/samples/rois/chelsea_eyes.json --output-size 8x6 --dtype float16 -o eyes.npy");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Tensor t = io::read_npy(dir / "eyes.npy");
+  EXPECT_EQ(t.sizes(), (Dims{2, 3, 6, 8}));
+  EXPECT_EQ(t.dtype(), DataType::Float16);
+  for (const float v : test::to_vector(t.view())) {
+    EXPECT_GE(v, 0.0f);
+    EXPECT_LE(v, 1.0f);
+  }
+}
+
 // ---- upsample ----
 
 TEST(Cli, UpsampleImagesAndRank5Tensors) {

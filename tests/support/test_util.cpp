@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <string>
 
 #include "rsz/float16.h"
 
@@ -147,6 +148,29 @@ int float16_ulp_distance(float a, float b) {
     return (bits & 0x8000) ? -(bits & 0x7fff) : bits;
   };
   return std::abs(ordinal(a) - ordinal(b));
+}
+
+std::string exif_segment(int orientation, bool little_endian) {
+  auto u16 = [&](unsigned v) {
+    return little_endian ? std::string{static_cast<char>(v & 0xff), static_cast<char>(v >> 8)}
+                         : std::string{static_cast<char>(v >> 8), static_cast<char>(v & 0xff)};
+  };
+  auto u32 = [&](unsigned v) {
+    return little_endian ? u16(v & 0xffff) + u16(v >> 16) : u16(v >> 16) + u16(v & 0xffff);
+  };
+  std::string tiff = little_endian ? std::string("II") : std::string("MM");
+  tiff += u16(42) + u32(8);
+  tiff += u16(2);                                                                            // two entries
+  tiff += u16(0x010f) + u16(2) + u32(4) + std::string("rsz", 4);                             // Make = "rsz"
+  tiff += u16(0x0112) + u16(3) + u32(1) + u16(static_cast<unsigned>(orientation)) + u16(0);  // Orientation
+  tiff += u32(0);                                                                            // no next directory
+  const std::string payload = std::string("Exif\0\0", 6) + tiff;
+  const std::size_t length = payload.size() + 2;
+  return std::string("\xff\xe1", 2) + static_cast<char>(length >> 8) + static_cast<char>(length & 0xff) + payload;
+}
+
+std::string with_exif_orientation(const std::string& jpeg, int orientation, bool little_endian) {
+  return jpeg.substr(0, 2) + exif_segment(orientation, little_endian) + jpeg.substr(2);
 }
 
 }  // namespace rsz::test

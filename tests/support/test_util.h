@@ -48,6 +48,12 @@ Dims nhwc_strides(const Dims& nchw_sizes);
 ::testing::AssertionResult near_equal(const std::vector<float>& expected, const std::vector<float>& actual,
                                       float rel, const std::string& context);
 
+// An APP1 Exif segment holding a Make tag and the orientation tag (1-8; others are invalid), in big- or
+// little-endian TIFF order; inserted right after a JPEG's SOI marker it gives the image that orientation.
+std::string exif_segment(int orientation, bool little_endian);
+// A JPEG file's bytes with an Exif orientation segment inserted after its SOI marker.
+std::string with_exif_orientation(const std::string& jpeg, int orientation, bool little_endian = false);
+
 // Distance in float16 ulps between two float16 values given as floats (they must be float16-representable).
 int float16_ulp_distance(float a, float b);
 

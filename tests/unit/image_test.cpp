@@ -24,11 +24,14 @@
 #include "rsz/error.h"
 #include "rsz/float16.h"
 #include "rsz/tensor.h"
+#include "support/test_util.h"
 
 namespace rsz::io {
 namespace {
 
 namespace fs = std::filesystem;
+using test::exif_segment;
+using test::with_exif_orientation;
 
 std::string fixture(const std::string& name) { return std::string(RSZ_TEST_DATA_DIR) + "/images/" + name; }
 
@@ -332,26 +335,6 @@ TEST_F(ImageTest, JpegRoundTripsApproximately) {
 // ---------------------------------------------------------------------------------------------------------------
 // JPEG EXIF orientation
 
-// An APP1 Exif segment holding only the orientation tag, in big- or little-endian TIFF order.
-std::string exif_segment(int orientation, bool little_endian) {
-  auto u16 = [&](unsigned v) {
-    return little_endian ? std::string{static_cast<char>(v & 0xff), static_cast<char>(v >> 8)}
-                         : std::string{static_cast<char>(v >> 8), static_cast<char>(v & 0xff)};
-  };
-  auto u32 = [&](unsigned v) {
-    return little_endian ? u16(v & 0xffff) + u16(v >> 16) : u16(v >> 16) + u16(v & 0xffff);
-  };
-  std::string tiff = little_endian ? std::string("II") : std::string("MM");
-  tiff += u16(42) + u32(8);
-  tiff += u16(2);                                                                            // two entries
-  tiff += u16(0x010f) + u16(2) + u32(4) + std::string("rsz", 4);                             // Make = "rsz"
-  tiff += u16(0x0112) + u16(3) + u32(1) + u16(static_cast<unsigned>(orientation)) + u16(0);  // Orientation
-  tiff += u32(0);                                                                            // no next directory
-  const std::string payload = std::string("Exif\0\0", 6) + tiff;
-  const std::size_t length = payload.size() + 2;
-  return std::string("\xff\xe1", 2) + static_cast<char>(length >> 8) + static_cast<char>(length & 0xff) + payload;
-}
-
 // 3 x 2 blocks of 16 x 16 pixels, block colours A B C / D E F.
 const std::uint8_t kBlockColours[6][3] = {{255, 0, 0},     {0, 255, 0}, {0, 0, 255},
                                           {255, 255, 255}, {0, 0, 0},   {255, 255, 0}};
@@ -416,7 +399,7 @@ TEST_F(ImageTest, JpegExifOrientationIsAppliedByDefault) {
     for (int orientation = 1; orientation <= 8; ++orientation) {
       SCOPED_TRACE("orientation " + std::to_string(orientation) + (little_endian ? " II" : " MM"));
       const std::string file = path("o" + std::to_string(orientation) + ".jpg");
-      write_file(file, plain.substr(0, 2) + exif_segment(orientation, little_endian) + plain.substr(2));
+      write_file(file, with_exif_orientation(plain, orientation, little_endian));
       expect_blocks(read_image(file), upright_blocks(orientation));
       const ImageInfo info = read_image_info(file);
       EXPECT_EQ(info.width, upright_blocks(orientation).columns * kBlock);
@@ -435,7 +418,7 @@ TEST_F(ImageTest, JpegExifOrientationIsAppliedByDefault) {
 TEST_F(ImageTest, InvalidExifOrientationIsIgnored) {
   write_image(path("plain.jpg"), blocks_image(), 100);
   const std::string plain = read_file(path("plain.jpg"));
-  write_file(path("bad.jpg"), plain.substr(0, 2) + exif_segment(9, false) + plain.substr(2));
+  write_file(path("bad.jpg"), with_exif_orientation(plain, 9));
   expect_blocks(read_image(path("bad.jpg")), upright_blocks(1));
   // An Exif segment cut short inside its directory: ignored, not read past.
   std::string segment = exif_segment(6, true);
