@@ -8,13 +8,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <system_error>
 #include <utility>
 
 #include "image_internal.h"
@@ -35,10 +33,6 @@ const char* format_name(ImageFormat format) {
   }
   return "";
 }
-
-void fail(ErrorCode code, const std::string& path, const std::string& what) { throw Error(code, path + ": " + what); }
-
-std::string system_message(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 std::string size_text(std::int64_t width, std::int64_t height) {
   return std::to_string(width) + " x " + std::to_string(height);
@@ -102,87 +96,10 @@ void check_image(const std::string& path, const Image& image) {
   }
 }
 
-namespace {
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-  int close() noexcept {
-    const int result = ::close(fd_);
-    fd_ = -1;
-    return result == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
-
-// Removes the temporary file unless the write was committed.
-class TempFileGuard {
- public:
-  explicit TempFileGuard(std::string path) : path_(std::move(path)) {}
-  TempFileGuard(const TempFileGuard&) = delete;
-  TempFileGuard& operator=(const TempFileGuard&) = delete;
-  ~TempFileGuard() {
-    if (!committed_) ::unlink(path_.c_str());
-  }
-  void commit() noexcept { committed_ = true; }
-
- private:
-  std::string path_;
-  bool committed_ = false;
-};
-
-}  // namespace
-
 void write_file_atomic(const std::string& path, const std::uint8_t* data, std::size_t size) {
-  static std::atomic<std::uint64_t> counter{0};
-  const std::filesystem::path target(path);
-  const std::string name = target.filename().string();
-  if (name.empty() || name == "." || name == "..") {
-    fail(ErrorCode::Io, path, "cannot write: the path names a folder, not a file");
-  }
-  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  std::string temp;
-  int raw_fd = -1;
-  for (int attempt = 0; attempt < 100 && raw_fd < 0; ++attempt) {
-    temp = (folder / ("." + name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1))))
-               .string();
-    raw_fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (raw_fd < 0 && errno != EEXIST) {
-      fail(ErrorCode::Io, path,
-           "cannot create a temporary file in folder '" + folder.string() + "': " + system_message(errno) +
-               "; an existing, writable folder is required");
-    }
-  }
-  if (raw_fd < 0) {
-    fail(ErrorCode::Io, path, "cannot create a temporary file in folder '" + folder.string() + "': names taken");
-  }
-  FileDescriptor fd(raw_fd);
-  TempFileGuard guard(temp);
-  auto fail_write = [&](int err) {
-    fail(ErrorCode::Io, path, "cannot write the temporary file '" + temp + "': " + system_message(err));
-  };
-  while (size > 0) {
-    const ssize_t written = ::write(fd.get(), data, size);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      fail_write(errno);
-    }
-    data += written;
-    size -= static_cast<std::size_t>(written);
-  }
-  if (const int err = fd.close(); err != 0) fail_write(err);
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    fail(ErrorCode::Io, path, "cannot replace the file with the finished temporary file: " + system_message(errno));
-  }
-  guard.commit();
+  AtomicFile file(path);
+  file.write(data, size);
+  file.commit();
 }
 
 }  // namespace detail

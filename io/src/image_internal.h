@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "file_util.h"
 #include "rsz/error.h"
 #include "rsz/io/image.h"
 
@@ -20,10 +21,6 @@ const char* format_name(ImageFormat format);
 constexpr const char* kReadableFormats = "PNG, JPEG, BMP, TIFF, WebP and PPM/PGM are allowed";
 constexpr const char* kWritableExtensions = ".png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .ppm and .pgm are allowed";
 
-// Throws rsz::Error(code, "<path>: <what>").
-[[noreturn]] void fail(ErrorCode code, const std::string& path, const std::string& what);
-// strerror-like text for an errno value.
-std::string system_message(int err);
 // "100 x 20".
 std::string size_text(std::int64_t width, std::int64_t height);
 

@@ -4,17 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
 #include <utility>
 #include <vector>
 
+#include "file_util.h"
 #include "rsz/error.h"
 
 namespace rsz::io {
@@ -30,11 +27,9 @@ constexpr std::size_t kMaxShownHeader = 160;
 constexpr const char* kAllowedDtypes = "'<f4' (float32), '<f2' (float16) or '<u4' (uint32) is allowed";
 constexpr const char* kRequiredKeys = "'descr', 'fortran_order' and 'shape'";
 
-[[noreturn]] void fail(ErrorCode code, const std::string& path, const std::string& what) {
-  throw Error(code, path + ": " + what);
-}
-
-std::string system_message(int err) { return std::error_code(err, std::generic_category()).message(); }
+using detail::fail;
+using detail::FileDescriptor;
+using detail::system_message;
 
 // Bytes as a one-line, printable string: non-printable bytes become \xHH.
 std::string escape(const std::string& bytes, std::size_t max_length = std::string::npos) {
@@ -53,26 +48,6 @@ std::string escape(const std::string& bytes, std::size_t max_length = std::strin
   if (n < bytes.size()) out += "...";
   return out;
 }
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-  // Closes now and reports the error close() returns (a deferred write error on some file systems).
-  int close() noexcept {
-    const int result = ::close(fd_);
-    fd_ = -1;
-    return result == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Reading
@@ -374,36 +349,13 @@ std::string make_preamble(const ConstTensorView& tensor) {
   throw InternalError("rsz::io::write_npy: a .npy header longer than 4 GiB");
 }
 
-// The target of a write and the temporary file that becomes it.
-struct WritePaths {
-  const std::string& target;
-  std::string temp;
-};
-
-[[noreturn]] void fail_write(const WritePaths& paths, int err) {
-  fail(ErrorCode::Io, paths.target, "cannot write the temporary file '" + paths.temp + "': " + system_message(err));
-}
-
-void write_all(int fd, const WritePaths& paths, const void* data, std::size_t size) {
-  const auto* in = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t written = ::write(fd, in, size);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      fail_write(paths, errno);
-    }
-    in += written;
-    size -= static_cast<std::size_t>(written);
-  }
-}
-
 // Writes the elements of `tensor` in packed C order, gathering strided views through a bounded buffer.
-void write_elements(int fd, const WritePaths& paths, const ConstTensorView& tensor) {
+void write_elements(detail::AtomicFile& file, const ConstTensorView& tensor) {
   const std::int64_t count = tensor.element_count();
   if (count == 0) return;
   const std::size_t esize = element_size(tensor.dtype());
   if (tensor.layout().is_packed()) {
-    write_all(fd, paths, tensor.data(), static_cast<std::size_t>(count) * esize);
+    file.write(tensor.data(), static_cast<std::size_t>(count) * esize);
     return;
   }
   constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
@@ -418,7 +370,7 @@ void write_elements(int fd, const WritePaths& paths, const ConstTensorView& tens
     const char* element = base + offset * static_cast<std::int64_t>(esize);
     buffer.insert(buffer.end(), element, element + esize);
     if (buffer.size() + esize > kBufferBytes) {
-      write_all(fd, paths, buffer.data(), buffer.size());
+      file.write(buffer.data(), buffer.size());
       buffer.clear();
     }
     for (int axis = rank - 1; axis >= 0; --axis) {
@@ -427,47 +379,7 @@ void write_elements(int fd, const WritePaths& paths, const ConstTensorView& tens
       i = 0;
     }
   }
-  write_all(fd, paths, buffer.data(), buffer.size());
-}
-
-// Removes the temporary file unless the write was committed.
-class TempFileGuard {
- public:
-  explicit TempFileGuard(std::string path) : path_(std::move(path)) {}
-  TempFileGuard(const TempFileGuard&) = delete;
-  TempFileGuard& operator=(const TempFileGuard&) = delete;
-  ~TempFileGuard() {
-    if (!committed_) ::unlink(path_.c_str());
-  }
-  void commit() noexcept { committed_ = true; }
-
- private:
-  std::string path_;
-  bool committed_ = false;
-};
-
-// Creates a new file next to `path` (same folder, so the final rename cannot cross file systems) with the
-// permissions a plain create would give. Returns its descriptor and fills `temp_path`.
-int create_temp_file(const std::string& path, std::string& temp_path) {
-  static std::atomic<std::uint64_t> counter{0};
-  const std::filesystem::path target(path);
-  const std::string name = target.filename().string();
-  if (name.empty() || name == "." || name == "..") {
-    fail(ErrorCode::Io, path, "cannot write: the path names a folder, not a file");
-  }
-  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  const auto ticks = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    const std::uint64_t unique = ticks ^ (counter.fetch_add(1) * 0x9e3779b97f4a7c15ull);
-    temp_path = (folder / ("." + name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(unique))).string();
-    const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) return fd;
-    if (errno != EEXIST) {
-      fail(ErrorCode::Io, path,
-           "cannot create a temporary file in folder '" + folder.string() + "': " + system_message(errno));
-    }
-  }
-  fail(ErrorCode::Io, path, "cannot create a temporary file in folder '" + folder.string() + "': names taken");
+  file.write(buffer.data(), buffer.size());
 }
 
 }  // namespace
@@ -553,18 +465,10 @@ Tensor read_npy(const std::string& path) {
 
 void write_npy(const std::string& path, const ConstTensorView& tensor) {
   const std::string preamble = make_preamble(tensor);
-  WritePaths paths{path, {}};
-  FileDescriptor fd(create_temp_file(path, paths.temp));
-  TempFileGuard guard(paths.temp);
-  write_all(fd.get(), paths, preamble.data(), preamble.size());
-  write_elements(fd.get(), paths, tensor);
-  // Flush before the rename, so that a crash cannot leave the target name on an incomplete file.
-  if (::fsync(fd.get()) != 0) fail_write(paths, errno);
-  if (const int err = fd.close(); err != 0) fail_write(paths, err);
-  if (std::rename(paths.temp.c_str(), path.c_str()) != 0) {
-    fail(ErrorCode::Io, path, "cannot replace the file with the finished temporary file: " + system_message(errno));
-  }
-  guard.commit();
+  detail::AtomicFile file(path);
+  file.write(preamble.data(), preamble.size());
+  write_elements(file, tensor);
+  file.commit();
 }
 
 }  // namespace rsz::io

@@ -24,6 +24,7 @@
 #include "rsz/error.h"
 #include "rsz/float16.h"
 #include "rsz/tensor.h"
+#include "support/scratch_test.h"
 #include "support/test_util.h"
 
 namespace rsz::io {
@@ -111,29 +112,7 @@ void expect_info(const ImageInfo& info, std::int64_t width, std::int64_t height,
   EXPECT_EQ(info.format, format);
 }
 
-// A fresh folder per test, removed afterwards.
-class ImageTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("rsz_image_test_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  std::vector<std::string> folder_entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
-  fs::path dir_;
-};
+class ImageTest : public test::ScratchTest {};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Paths

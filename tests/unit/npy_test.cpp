@@ -22,6 +22,7 @@
 #include "rsz/error.h"
 #include "rsz/float16.h"
 #include "rsz/tensor.h"
+#include "support/scratch_test.h"
 
 namespace rsz::io {
 namespace {
@@ -42,28 +43,7 @@ void write_file(const std::string& path, const std::string& bytes) {
   ASSERT_TRUE(out.good()) << "cannot write " << path;
 }
 
-// A fresh folder per test, removed afterwards.
-class NpyTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("rsz_npy_test_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  std::vector<std::string> folder_entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
-    return names;
-  }
-
-  fs::path dir_;
-};
+class NpyTest : public test::ScratchTest {};
 
 // Runs `action`, which must throw rsz::Error with `code`, a one-line message starting with "<path>: " and
 // containing every one of `parts`.

@@ -1,0 +1,53 @@
+// File helpers shared inside rsz::io (not installed, not public): error messages naming the path, an owned file
+// descriptor, and AtomicFile, through which every output file of rsz is written.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "rsz/error.h"
+
+namespace rsz::io::detail {
+
+// Throws rsz::Error(code, "<path>: <what>").
+[[noreturn]] void fail(ErrorCode code, const std::string& path, const std::string& what);
+// strerror-like text for an errno value.
+std::string system_message(int err);
+
+// Owns a POSIX file descriptor (closed on destruction).
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor();
+  int get() const noexcept { return fd_; }
+  // Closes now and returns the errno close() reported (a deferred write error on some file systems), or 0.
+  int close() noexcept;
+
+ private:
+  int fd_;
+};
+
+// A file written completely or not at all: the bytes go to a new temporary file in the target's folder
+// (".<name>.tmp-<pid>-<n>", so the final rename cannot cross file systems), which commit() flushes and renames over
+// the target. Until then the target is untouched; if commit() is never reached (an exception, a failed write) the
+// destructor removes the temporary file. Does not create folders. Errors: ErrorCode::Io naming the target.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();
+  void write(const void* data, std::size_t size);
+  void commit();
+
+ private:
+  [[noreturn]] void fail_write(int err) const;
+  std::string path_;
+  std::string temp_;
+  FileDescriptor fd_;
+  bool committed_ = false;
+};
+
+}  // namespace rsz::io::detail
