@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 
 #include "cli/cli_support.h"
@@ -487,7 +486,6 @@ TEST(Cli, OneFailingFileDoesNotStopTheOthers) {
 // Every `rsz ...` line in README.md code blocks runs successfully on a fresh copy of samples/ and configs/.
 TEST(Cli, ReadmeExamplesRun) {
   const std::string readme = test::read_text(fs::path(RSZ_SOURCE_DIR) / "README.md");
-  const std::regex line_re(R"(^\s*(rsz [^\n]*)$)", std::regex::multiline);
   std::vector<std::string> commands;
   bool in_block = false;
   std::istringstream lines(readme);
