@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""PyTorch and torchvision timings of the bench/workloads.json workloads (run by bench/run.sh).
+
+usage: /usr/bin/python3 bench/peers_torch.py WORKLOADS.json OUT_DIR [--quick]
+Prints one JSON line per measurement, like rsz_bench: median time of
+torch.nn.functional.interpolate (resample: bilinear/nearest, align_corners=False; upsample: scale_factor) and
+torchvision.ops.roi_align (aligned=True, the same boxes rsz_bench wrote to OUT_DIR). float16 is attempted and
+reported as unsupported where PyTorch refuses it.
+"""
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import torchvision
+
+QUICK = "--quick" in sys.argv
+
+
+def median_seconds(fn):
+    fn()
+    times, total = [], 0.0
+    budget, min_reps = (0.1, 3) if QUICK else (0.4, 5)
+    while len(times) < min_reps or (total < budget and len(times) < 60):
+        t0 = time.perf_counter()
+        fn()
+        dt = time.perf_counter() - t0
+        times.append(dt)
+        total += dt
+    return statistics.median(times)
+
+
+def emit(workload, variant, dtype, threads, impl, seconds, note=None):
+    record = {"workload": workload, "variant": variant, "dtype": dtype, "threads": threads, "impl": impl,
+              "median_ms": None if seconds is None else seconds * 1e3}
+    if note:
+        record["note"] = note
+    print(json.dumps(record), flush=True)
+
+
+def timed(workload, variant, dtype, threads, impl, fn):
+    try:
+        emit(workload, variant, dtype, threads, impl, median_seconds(fn))
+    except RuntimeError as error:
+        emit(workload, variant, dtype, threads, impl, None, str(error).splitlines()[0][:120])
+
+
+def main():
+    workloads = json.load(open(sys.argv[1]))
+    out_dir = sys.argv[2]
+    dtypes = {"float32": torch.float32, "float16": torch.float16}
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        for name, dtype in dtypes.items():
+            for w in workloads["resample"]:
+                x = torch.rand(w["input"]).to(dtype)
+                size = tuple(w["output"][2:])
+                timed(w["name"], "linear", name, threads, "torch",
+                      lambda: F.interpolate(x, size=size, mode="bilinear", align_corners=False))
+                timed(w["name"], "nearest", name, threads, "torch", lambda: F.interpolate(x, size=size, mode="nearest"))
+            for w in workloads["upsample"]:
+                x = torch.rand(w["input"]).to(dtype)
+                f = w["factor"]
+                if len(w["input"]) == 5:
+                    factor, linear = (1, f, f), "trilinear"  # depth kept, H and W scaled
+                else:
+                    factor, linear = (f, f), "bilinear"
+                timed(w["name"], "nearest", name, threads, "torch",
+                      lambda: F.interpolate(x, scale_factor=factor, mode="nearest"))
+                timed(w["name"], "linear", name, threads, "torch",
+                      lambda: F.interpolate(x, scale_factor=factor, mode=linear, align_corners=False))
+            for w in workloads["roi_align"]:
+                x = torch.rand(w["input"]).to(dtype)
+                boxes = np.fromfile(f"{out_dir}/{w['name']}.rois.f32", dtype=np.float32).reshape(-1, 4)
+                rois = torch.cat([torch.zeros(len(boxes), 1), torch.from_numpy(boxes)], dim=1).to(dtype)
+                size = (w["output"], w["output"])
+                sampling = w["sampling"] if w["sampling"] > 0 else -1
+                timed(w["name"], "average_linear", name, threads, "torchvision",
+                      lambda: torchvision.ops.roi_align(x, rois, size, w["spatial_scale"], sampling, aligned=True))
+
+
+if __name__ == "__main__":
+    main()

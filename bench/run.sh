@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the benchmark and writes bench/RESULTS.md: rsz and OpenCV in one process, then PyTorch/torchvision and ONNX
+# Runtime, one library per process, all on the same workloads (bench/workloads.json) and the same ROI boxes.
+# Installs what it needs (Debian: python3-torch, python3-torchvision, python3-onnx; npm: onnxruntime-node).
+# usage: bash bench/run.sh [--quick]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick="${1:-}"
+
+bash scripts/install-deps.sh
+missing=()
+for p in python3-torch python3-torchvision python3-onnx python3-numpy libopencv-imgproc-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Any node and npm will do (a machine may have them from elsewhere than Debian).
+command -v node > /dev/null || missing+=(nodejs)
+command -v npm > /dev/null || missing+=(npm)
+if ((${#missing[@]})); then
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 -q update
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 -q install -y \
+    --no-install-recommends "${missing[@]}"
+fi
+if [ ! -d bench/node_modules/onnxruntime-node ]; then
+  (cd bench && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-save --no-audit --no-fund onnxruntime-node@1 >/dev/null)
+fi
+
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DRSZ_BUILD_BENCH=ON -DRSZ_BUILD_TESTS=OFF > /dev/null
+cmake --build build-bench -j"$(nproc)" --target rsz_bench
+out=build-bench/results
+mkdir -p "$out"
+echo "bench: rsz + OpenCV" >&2
+build-bench/bench/rsz_bench bench/workloads.json "$out" $quick | tee "$out/rsz.jsonl"
+echo "bench: PyTorch + torchvision" >&2
+/usr/bin/python3 bench/peers_torch.py bench/workloads.json "$out" $quick | tee "$out/torch.jsonl"
+echo "bench: ONNX Runtime" >&2
+/usr/bin/python3 bench/make_ort_models.py bench/workloads.json "$out"
+node bench/peers_ort.js "$out" $quick | tee "$out/ort.jsonl" || echo "bench: ONNX Runtime failed; its column stays n/a" >&2
+/usr/bin/python3 bench/report.py bench/RESULTS.md "$out"/*.jsonl
+echo "bench: wrote bench/RESULTS.md" >&2
