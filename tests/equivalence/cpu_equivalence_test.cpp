@@ -140,6 +140,56 @@ TEST(CpuEquivalence, Upsample2d) {
   }
 }
 
+// Outputs of 16 MiB and more are written with non-temporal stores (cpu/rows.h kStreamOutputBytes): the same bits,
+// for every path that streams (nearest rows, linear rows with and without an H blend, plane blending, float16
+// narrowing, integer-factor nearest upsample), with row lengths that start streamed rows off 16-byte boundaries.
+TEST(CpuEquivalence, LargeOutputsWrittenWithStreamingStores) {
+  struct Case {
+    DataType type;
+    Dims in_sizes;
+    std::array<float, 4> scales;
+  };
+  const Case cases[] = {
+      {DataType::Float32, {1, 2, 700, 1021}, {1, 1, 2, 2}},         // 1 x 2 x 1400 x 2042 float32: 22.9 MB
+      {DataType::Float16, {1, 2, 1100, 1001}, {1, 1, 2, 2}},        // 1 x 2 x 2200 x 2002 float16: 17.6 MB
+      {DataType::Float32, {2, 3, 500, 703}, {0.5f, 1.5f, 1.7f, 2}},  // N and C blended: 1 x 4 x 850 x 1406: 19.1 MB
+  };
+  std::uint32_t seed = 4000;
+  for (const Case& c : cases) {
+    const Input in = make_input(c.in_sizes, c.type, false, seed++);
+    for (const auto mode : kModes) {
+      ResampleParams p;
+      p.interpolation = mode;
+      p.scales = c.scales;
+      const Dims out_sizes = resample_output_sizes(c.in_sizes, c.scales);
+      const auto expected = run_into(out_sizes, c.type, false, [&](const TensorView& out) {
+        resample(in.view(), out, p, {Backend::Reference, 1});
+      });
+      for (const int threads : {1, 2}) {
+        const auto got = run_into(out_sizes, c.type, false, [&](const TensorView& out) {
+          ASSERT_GE(out.element_count() * static_cast<std::int64_t>(element_size(c.type)), std::int64_t{16} << 20);
+          resample(in.view(), out, p, {Backend::Cpu, threads});
+        });
+        ASSERT_TRUE(test::bits_equal(expected, got,
+                                     std::string("resample ") + to_string(c.type) + " " + to_string(mode) +
+                                         " to " + dims_to_string(out_sizes) + " threads " + std::to_string(threads)));
+      }
+    }
+  }
+  const Input in = make_input({1, 3, 700, 1001}, DataType::Float32, false, seed++);
+  const Upsample2dParams p{InterpolationMode::Nearest, {2, 2}};
+  const Dims out_sizes = upsample2d_output_sizes(in.sizes, p.scale_size);
+  const auto expected = run_into(out_sizes, DataType::Float32, false, [&](const TensorView& out) {
+    upsample2d(in.view(), out, p, {Backend::Reference, 1});
+  });
+  for (const int threads : {1, 2}) {
+    const auto got = run_into(out_sizes, DataType::Float32, false, [&](const TensorView& out) {
+      upsample2d(in.view(), out, p, {Backend::Cpu, threads});
+    });
+    ASSERT_TRUE(test::bits_equal(expected, got, "upsample2d nearest x2 threads " + std::to_string(threads)));
+  }
+}
+
 TEST(CpuEquivalence, RoiAlign) {
   std::uint32_t seed = 3000;
   for (const DataType type : kTypes) {

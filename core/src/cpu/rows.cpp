@@ -2,6 +2,8 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "rsz/float16.h"
@@ -35,6 +37,33 @@ __attribute__((target("avx,f16c"))) std::int64_t narrow_f16c(const float* src, s
 
 }  // namespace
 
+void copy_bytes(void* dst, const void* src, std::size_t bytes, bool stream) {
+  if (!stream) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  // Plain stores up to the first 16-byte boundary, SSE2 streaming stores (every x86-64 CPU) after it.
+  const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(d) % 16;
+  const std::size_t head = std::min(bytes, misalignment == 0 ? 0 : 16 - misalignment);
+  std::memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  for (; bytes >= 16; bytes -= 16, d += 16, s += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+  }
+  std::memcpy(d, s, bytes);
+}
+
+void stream_fence() { _mm_sfence(); }
+
+bool stream_output(const TensorView& output) {
+  return output.stride(output.rank() - 1) == 1 &&
+         output.element_count() * static_cast<std::int64_t>(element_size(output.dtype())) >= kStreamOutputBytes;
+}
+
 void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
               float* dst) {
   if (type == DataType::Float32) {
@@ -53,17 +82,28 @@ void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t
 }
 
 void store_row(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
-               const float* src) {
+               const float* src, bool stream) {
   if (type == DataType::Float32) {
     float* dst = static_cast<float*>(base) + offset;
     if (stride == 1) {
-      std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+      copy_bytes(dst, src, static_cast<std::size_t>(count) * sizeof(float), stream);
     } else {
       for (std::int64_t i = 0; i < count; ++i) dst[i * stride] = src[i];
     }
     return;
   }
   std::uint16_t* dst = static_cast<std::uint16_t*>(base) + offset;
+  if (stride == 1 && stream) {
+    // Narrowed in cache-sized pieces, then streamed.
+    constexpr std::int64_t kPiece = 1024;
+    std::uint16_t piece[kPiece];
+    for (std::int64_t begin = 0; begin < count; begin += kPiece) {
+      const std::int64_t n = std::min(kPiece, count - begin);
+      store_row(piece, DataType::Float16, 0, 1, n, src + begin, false);
+      copy_bytes(dst + begin, piece, static_cast<std::size_t>(n) * sizeof(std::uint16_t), true);
+    }
+    return;
+  }
   std::int64_t i = 0;
   if (stride == 1 && has_f16c()) i = narrow_f16c(src, count, dst);
   for (; i < count; ++i) dst[i * stride] = float_to_float16_bits(src[i]);

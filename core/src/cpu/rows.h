@@ -3,6 +3,7 @@
 // nearest even and keep NaN and infinity, so results do not depend on the machine.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "rsz/tensor.h"
@@ -12,8 +13,20 @@ namespace rsz::cpu {
 // dst[i] = element (offset + i * stride) of a float32 or float16 buffer, widened, for i < count.
 void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
               float* dst);
-// Element (offset + i * stride) = src[i], rounded once to the buffer's type, for i < count.
+// Element (offset + i * stride) = src[i], rounded once to the buffer's type, for i < count. `stream`: see
+// copy_bytes.
 void store_row(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
-               const float* src);
+               const float* src, bool stream = false);
+
+// memcpy, or with `stream` non-temporal stores: whole cache lines go to memory without first being read, so an
+// output much larger than the caches costs its size once in memory traffic rather than twice. Streamed stores are
+// weakly ordered: a kernel calls stream_fence() at the end of each range of work it wrote with them.
+void copy_bytes(void* dst, const void* src, std::size_t bytes, bool stream);
+void stream_fence();
+
+// Outputs at least this large are written with non-temporal stores (they cannot stay in the caches anyway).
+constexpr std::int64_t kStreamOutputBytes = std::int64_t{16} << 20;
+// Whether to stream the writes of `output`: large, with packed rows.
+bool stream_output(const TensorView& output);
 
 }  // namespace rsz::cpu

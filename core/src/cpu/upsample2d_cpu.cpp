@@ -6,6 +6,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/parallel.h"
+#include "cpu/rows.h"
 
 namespace rsz::cpu {
 namespace {
@@ -27,6 +28,7 @@ void nearest(const ConstTensorView& input, const TensorView& output, const Scale
   const std::int64_t out_sw = output.stride(rank - 1);
   const std::int64_t units = planes * in_h;
   const std::int64_t grain = std::max<std::int64_t>(1, std::min<std::int64_t>(units / (threads * 8LL), 64));
+  const bool stream = stream_output(output);
   parallel_for(units, grain, threads, [&](std::int64_t begin, std::int64_t end) {
     std::vector<T> row(static_cast<std::size_t>(out_w));
     for (std::int64_t unit = begin; unit < end; ++unit) {
@@ -49,12 +51,13 @@ void nearest(const ConstTensorView& input, const TensorView& output, const Scale
       for (std::int64_t r = 0; r < sh; ++r) {
         T* dst = out + out_off + (h * sh + r) * output.stride(h_axis);
         if (out_sw == 1) {
-          std::memcpy(dst, row.data(), static_cast<std::size_t>(out_w) * sizeof(T));
+          copy_bytes(dst, row.data(), static_cast<std::size_t>(out_w) * sizeof(T), stream);
         } else {
           for (std::int64_t x = 0; x < out_w; ++x) dst[x * out_sw] = row[static_cast<std::size_t>(x)];
         }
       }
     }
+    if (stream) stream_fence();
   });
 }
 
