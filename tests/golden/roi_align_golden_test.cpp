@@ -92,6 +92,10 @@ TEST_P(RoiAlignGolden, MaxTakesFullSampleValues) {
   EXPECT_EQ(run_roi_align(in, rois, batch0_, 1, 1, p, GetParam()), (std::vector<float>{22.5}));
   p.reduction = RoiReduction::Average;
   EXPECT_EQ(run_roi_align(in, rois, batch0_, 1, 1, p, GetParam()), (std::vector<float>{15}));
+  // SEMANTICS.md §7: the max starts from the first sample, not from 0: the same map negated gives -7.5.
+  const Tensor negative = test::make_f32({1, 1, 2, 2}, {0, -10, -20, -30});
+  p.reduction = RoiReduction::Max;
+  EXPECT_EQ(run_roi_align(negative, rois, batch0_, 1, 1, p, GetParam()), (std::vector<float>{-7.5}));
 }
 
 // §3.2 sample count = clamp(ceil(|RW| / OW), min, max). Nearest on row 10x, box [0, 0, 5, 0], OW = 2:
