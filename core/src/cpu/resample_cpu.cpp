@@ -2,11 +2,14 @@
 // bit-exact). Linear: separable passes: each needed input row is filtered along W once into a float32 row (cached
 // while consecutive output rows reuse it), rows are blended along H, then the planes along C and N: the same
 // lerps, in the same order, as the reference (W, H, C, N), hence the same bits.
+#include <immintrin.h>
+
 #include <array>
 #include <cstring>
 #include <vector>
 
 #include "cpu/cpu.h"
+#include "cpu/isa.h"
 #include "cpu/parallel.h"
 #include "cpu/rows.h"
 #include "cpu/tables.h"
@@ -66,15 +69,88 @@ void nearest_rows(const ConstTensorView& input, const TensorView& output, const 
   });
 }
 
-// dst[x] = lerp of src at taps i0[x], i1[x] with weight w[x] (the first tap alone where w[x] is 0). Scalar on
-// purpose: AVX2 gathers measured no faster here, and everything around it is vectorized.
-void filter_row(const float* src, const std::int64_t* i0, const std::int64_t* i1, const float* w, std::int64_t count,
-                float* dst) {
-  for (std::int64_t x = 0; x < count; ++x) {
+// dst[x] = lerp of src at taps i0[x], i1[x] with weight w[x] (the first tap alone where w[x] is 0), for x in
+// [begin, end).
+void filter_row_scalar(const float* src, const std::int64_t* i0, const std::int64_t* i1, const float* w,
+                       std::int64_t begin, std::int64_t end, float* dst) {
+  for (std::int64_t x = begin; x < end; ++x) {
     const float a = src[i0[x]];
     const float b = src[i1[x]];
     dst[x] = w[x] == 0.0f ? a : a + w[x] * (b - a);
   }
+}
+
+// The same for x < `end`, where every i1[x] is i0[x] + 1: the two taps of an output are one 8-byte load, eight
+// outputs are four pairs of loads de-interleaved into the a and b vectors, and the arithmetic is the scalar one lane
+// by lane. Returns how far it got (a multiple of 8).
+__attribute__((target("avx2"))) std::int64_t filter_row_pairs_avx2(const float* src, const std::int64_t* i0,
+                                                                    const float* w, std::int64_t end, float* dst) {
+  const auto pair = [src](__m128 into_low, std::int64_t low, std::int64_t high) {
+    const __m128 lo = _mm_loadl_pi(into_low, reinterpret_cast<const __m64*>(src + low));
+    return _mm_loadh_pi(lo, reinterpret_cast<const __m64*>(src + high));
+  };
+  std::int64_t x = 0;
+  for (; x + 8 <= end; x += 8) {
+    const __m128 p0 = pair(_mm_setzero_ps(), i0[x], i0[x + 1]);      // a0 b0 a1 b1
+    const __m128 p1 = pair(_mm_setzero_ps(), i0[x + 2], i0[x + 3]);  // a2 b2 a3 b3
+    const __m128 p2 = pair(_mm_setzero_ps(), i0[x + 4], i0[x + 5]);
+    const __m128 p3 = pair(_mm_setzero_ps(), i0[x + 6], i0[x + 7]);
+    const __m256 first = _mm256_set_m128(p2, p0);
+    const __m256 second = _mm256_set_m128(p3, p1);
+    const __m256 a = _mm256_shuffle_ps(first, second, _MM_SHUFFLE(2, 0, 2, 0));
+    const __m256 b = _mm256_shuffle_ps(first, second, _MM_SHUFFLE(3, 1, 3, 1));
+    const __m256 wx = _mm256_loadu_ps(w + x);
+    const __m256 lerp = _mm256_add_ps(a, _mm256_mul_ps(wx, _mm256_sub_ps(b, a)));
+    const __m256 zero_weight = _mm256_cmp_ps(wx, _mm256_setzero_ps(), _CMP_EQ_OQ);
+    _mm256_storeu_ps(dst + x, _mm256_blendv_ps(lerp, a, zero_weight));
+  }
+  return x;
+}
+
+// The same where moreover i0[x] = i0[0] + 2 x (halving): sixteen contiguous values hold eight outputs' taps.
+__attribute__((target("avx2"))) std::int64_t filter_row_halving_avx2(const float* src, const std::int64_t* i0,
+                                                                      const float* w, std::int64_t end, float* dst) {
+  const float* base = src + (end > 0 ? i0[0] : 0);
+  std::int64_t x = 0;
+  for (; x + 8 <= end; x += 8) {
+    const __m256 v0 = _mm256_loadu_ps(base + 2 * x);      // a0 b0 a1 b1 | a2 b2 a3 b3
+    const __m256 v1 = _mm256_loadu_ps(base + 2 * x + 8);  // a4 b4 a5 b5 | a6 b6 a7 b7
+    // Per 128-bit lane: a0 a1 a4 a5 | a2 a3 a6 a7, then the 64-bit quarters put back in order.
+    const __m256 a = _mm256_castpd_ps(_mm256_permute4x64_pd(
+        _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
+    const __m256 b = _mm256_castpd_ps(_mm256_permute4x64_pd(
+        _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1))), _MM_SHUFFLE(3, 1, 2, 0)));
+    const __m256 wx = _mm256_loadu_ps(w + x);
+    const __m256 lerp = _mm256_add_ps(a, _mm256_mul_ps(wx, _mm256_sub_ps(b, a)));
+    const __m256 zero_weight = _mm256_cmp_ps(wx, _mm256_setzero_ps(), _CMP_EQ_OQ);
+    _mm256_storeu_ps(dst + x, _mm256_blendv_ps(lerp, a, zero_weight));
+  }
+  return x;
+}
+
+// The leading outputs whose taps are adjacent (i1 = i0 + 1): all but those clamped at the right edge.
+std::int64_t adjacent_taps(const LinearTable& t) {
+  std::int64_t x = 0;
+  while (x < static_cast<std::int64_t>(t.i0.size()) && t.i1[static_cast<std::size_t>(x)] == t.i0[static_cast<std::size_t>(x)] + 1) ++x;
+  return x;
+}
+
+// Whether the first `adjacent` outputs read every other pair of values: i0[x] = i0[0] + 2 x.
+bool halving_taps(const LinearTable& t, std::int64_t adjacent) {
+  for (std::int64_t x = 0; x < adjacent; ++x) {
+    if (t.i0[static_cast<std::size_t>(x)] != t.i0[0] + 2 * x) return false;
+  }
+  return adjacent > 0;
+}
+
+void filter_row(const float* src, const LinearTable& t, std::int64_t adjacent, bool halving, float* dst) {
+  static const bool avx2 = cpu_has_avx2_f16c();
+  std::int64_t done = 0;
+  if (avx2) {
+    done = halving ? filter_row_halving_avx2(src, t.i0.data(), t.w.data(), adjacent, dst)
+                   : filter_row_pairs_avx2(src, t.i0.data(), t.w.data(), adjacent, dst);
+  }
+  filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), done, static_cast<std::int64_t>(t.w.size()), dst);
 }
 
 // dst[x] = a[x] + w * (b[x] - a[x]); dst may be a.
@@ -92,7 +168,12 @@ struct CachedRow {
 class LinearRowKernel {
  public:
   LinearRowKernel(const ConstTensorView& input, const LinearTable& wt)
-      : input_(input), wt_(wt), width_(input.size(3)), out_width_(static_cast<std::int64_t>(wt.w.size())) {
+      : input_(input),
+        wt_(wt),
+        width_(input.size(3)),
+        out_width_(static_cast<std::int64_t>(wt.w.size())),
+        adjacent_(adjacent_taps(wt)),
+        halving_(halving_taps(wt, adjacent_)) {
     scratch_.resize(static_cast<std::size_t>(width_));
     for (auto& slot : cache_) slot.values.resize(static_cast<std::size_t>(out_width_));
   }
@@ -118,13 +199,15 @@ class LinearRowKernel {
       load_row(input_.data(), input_.dtype(), offset, input_.stride(3), width_, scratch_.data());
       src = scratch_.data();
     }
-    filter_row(src, wt_.i0.data(), wt_.i1.data(), wt_.w.data(), out_width_, dst);
+    filter_row(src, wt_, adjacent_, halving_, dst);
   }
 
   const ConstTensorView& input_;
   const LinearTable& wt_;
   std::int64_t width_;
   std::int64_t out_width_;
+  std::int64_t adjacent_;
+  bool halving_;
   std::vector<float> scratch_;
   std::array<CachedRow, 8> cache_;
 };
@@ -162,8 +245,12 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
         const std::int64_t off1 = plane + t[2].i1[h] * input.stride(2);
         const float* values = kernel.filtered(0, off0, off1);
         if (t[2].w[h] != 0.0f) {
-          blend_rows(terms[0].data(), values, kernel.filtered(0, off1, off0), t[2].w[h], ow);
-          values = terms[0].data();
+          // Packed float32 rows that stay in the caches are blended straight into the output.
+          const bool direct = output.dtype() == DataType::Float32 && output.stride(3) == 1 && !stream;
+          float* blended = direct ? static_cast<float*>(output.data()) + out_offset : terms[0].data();
+          blend_rows(blended, values, kernel.filtered(0, off1, off0), t[2].w[h], ow);
+          if (direct) continue;
+          values = blended;
         }
         store_row(output.data(), output.dtype(), out_offset, output.stride(3), ow, values, stream);
         continue;

@@ -1,9 +1,22 @@
 // ROI_ALIGN on the CPU. Per ROI, the sample positions of every output column and row are computed once (the
-// out-of-bounds test, the clamped taps and weights) and shared by all channels; each (ROI, channel) pair is an
-// independent unit of work. Samples are read, combined and accumulated exactly as in the reference.
+// out-of-bounds test, the clamped taps and weights) and shared by all channels. Samples are read, combined and
+// accumulated exactly as in the reference, so results are bit-identical to it for any thread count.
+//
+// Two paths:
+// * many channels: per batch and block of up to 32 channels, the map is copied once to H x W x block float32
+//   (channels-last, float16 widened once), then every ROI is pooled over the block with the four taps of a sample
+//   being contiguous runs of channels (one vector op serves 8 channels);
+// * few channels: per (ROI, channel), separably: each source row a y sample needs is widened once to float32 and
+//   lerped along x at every x sample (kept in a two-row cache, since y samples visit rows in order), then every y
+//   sample is a vector lerp of two such rows over the output columns. x samples are stored ix-major so the samples
+//   ix of consecutive output columns are contiguous.
+#include <algorithm>
+#include <immintrin.h>
+#include <numeric>
 #include <vector>
 
 #include "cpu/cpu.h"
+#include "cpu/isa.h"
 #include "cpu/parallel.h"
 #include "cpu/rows.h"
 #include "detail/access.h"
@@ -12,200 +25,326 @@
 namespace rsz::cpu {
 namespace {
 
-// One axis of one ROI: for output index o and sample k, entry o * samples + k.
-struct SampleAxis {
+// One axis of one ROI: the entries of its out_size * samples sample positions.
+struct RoiAxisTable {
   std::uint32_t samples = 1;
+  std::vector<std::int64_t> t0;       // first tap, as an offset (see make_axis)
+  std::vector<std::int64_t> t1;       // second tap
+  std::vector<float> w;               // weight of the second tap; 0 for nearest
   std::vector<unsigned char> inside;  // the coordinate is within [-1, size]
-  std::vector<std::int64_t> i0;       // offsets (index * stride)
-  std::vector<std::int64_t> i1;
-  std::vector<float> w;
+  bool all_inside = true;
+  std::int64_t lo = 0;  // smallest and largest tap index
+  std::int64_t hi = 0;
 };
 
-SampleAxis make_axis(float start, float extent, std::int64_t out_size, std::int64_t in_size, std::int64_t stride,
-                     const RoiAlignParams& p) {
-  SampleAxis axis;
+}  // namespace
+
+// The vector kernels, once for AVX2 + F16C and once for the baseline ISA (see roi_align_kernels.h).
+#pragma GCC push_options
+#pragma GCC target("avx2,f16c")
+namespace avx2 {
+using rsz::cpu::RoiAxisTable;
+#define RSZ_ROI_LANES 8
+#include "cpu/roi_align_kernels.h"
+#undef RSZ_ROI_LANES
+}  // namespace avx2
+#pragma GCC pop_options
+
+namespace portable {
+using rsz::cpu::RoiAxisTable;
+#define RSZ_ROI_LANES 4
+#include "cpu/roi_align_kernels.h"
+#undef RSZ_ROI_LANES
+}  // namespace portable
+
+namespace {
+
+bool use_avx2() { return cpu_has_avx2_f16c(); }
+
+// Entry e of the table is sample k of output index o, at e = o * samples + k, or e = k * out_size + o when
+// `ix_major`. Offsets are index * stride - `base_index * stride`, where base_index is the smallest tap index when
+// `relative` (the plane path reads a span of each row starting there) and 0 otherwise.
+RoiAxisTable make_axis(float start, float extent, std::int64_t out_size, std::int64_t in_size, std::int64_t stride,
+                       bool ix_major, bool relative, const RoiAlignParams& p) {
+  RoiAxisTable axis;
   axis.samples = detail::roi_sample_count(extent, out_size, p.minimum_samples_per_output, p.maximum_samples_per_output);
   const auto count = static_cast<std::size_t>(out_size) * axis.samples;
   axis.inside.resize(count);
-  axis.i0.resize(count);
-  axis.i1.resize(count);
+  axis.t0.resize(count);
+  axis.t1.resize(count);
   axis.w.resize(count);
-  std::size_t e = 0;
+  axis.lo = in_size;
+  axis.hi = 0;
   for (std::int64_t o = 0; o < out_size; ++o) {
-    for (std::uint32_t k = 0; k < axis.samples; ++k, ++e) {
+    for (std::uint32_t k = 0; k < axis.samples; ++k) {
+      const std::size_t e = ix_major ? static_cast<std::size_t>(k) * static_cast<std::size_t>(out_size) +
+                                           static_cast<std::size_t>(o)
+                                     : static_cast<std::size_t>(o) * axis.samples + k;
       const float x = detail::roi_sample_coord(start, extent, out_size, axis.samples, o, k, p.input_pixel_offset,
                                                p.output_pixel_offset, p.align_regions_to_corners);
       axis.inside[e] = !(x < -1.0f || x > static_cast<float>(in_size));
+      axis.all_inside = axis.all_inside && axis.inside[e];
       const float clamped = detail::clamp_coord(x, in_size);
       if (p.interpolation == InterpolationMode::Nearest) {
-        axis.i0[e] = axis.i1[e] = detail::nearest_index(clamped, in_size) * stride;
+        axis.t0[e] = axis.t1[e] = detail::nearest_index(clamped, in_size);
         axis.w[e] = 0.0f;
       } else {
         const auto taps = detail::linear_taps(clamped, in_size);
-        axis.i0[e] = taps.i0 * stride;
-        axis.i1[e] = taps.i1 * stride;
+        axis.t0[e] = taps.i0;
+        axis.t1[e] = taps.i1;
         axis.w[e] = taps.w;
       }
+      axis.lo = std::min(axis.lo, axis.t0[e]);
+      axis.hi = std::max(axis.hi, std::max(axis.t0[e], axis.t1[e]));
     }
+  }
+  const std::int64_t base = relative ? axis.lo : 0;
+  for (std::size_t e = 0; e < count; ++e) {
+    axis.t0[e] = (axis.t0[e] - base) * stride;
+    axis.t1[e] = (axis.t1[e] - base) * stride;
   }
   return axis;
 }
 
 struct RoiTables {
   std::int64_t batch = 0;
-  SampleAxis x;
-  SampleAxis y;
+  RoiAxisTable x;
+  RoiAxisTable y;
   float count = 1.0f;
 };
 
-template <typename Load>
-void pool_plane(const RoiTables& t, std::int64_t plane, const Load& load, std::int64_t out_h, std::int64_t out_w,
-                const RoiAlignParams& p, float* dst) {
-  const std::uint32_t sx = t.x.samples;
-  const std::uint32_t sy = t.y.samples;
-  for (std::int64_t oy = 0; oy < out_h; ++oy) {
-    for (std::int64_t ox = 0; ox < out_w; ++ox) {
-      float acc = 0.0f;
-      bool first = true;
-      for (std::uint32_t iy = 0; iy < sy; ++iy) {
-        const auto ey = static_cast<std::size_t>(oy) * sy + iy;
-        for (std::uint32_t ix = 0; ix < sx; ++ix) {
-          const auto ex = static_cast<std::size_t>(ox) * sx + ix;
-          float v;
-          if (!(t.x.inside[ex] && t.y.inside[ey])) {
-            v = p.out_of_bounds_input_value;
-          } else {
-            const std::int64_t r0 = plane + t.y.i0[ey];
-            const float wx = t.x.w[ex];
-            const float a = load(r0 + t.x.i0[ex]);
-            const float top = wx == 0.0f ? a : detail::lerp(a, load(r0 + t.x.i1[ex]), wx);
-            if (t.y.w[ey] == 0.0f) {
-              v = top;
-            } else {
-              const std::int64_t r1 = plane + t.y.i1[ey];
-              const float c = load(r1 + t.x.i0[ex]);
-              const float bottom = wx == 0.0f ? c : detail::lerp(c, load(r1 + t.x.i1[ex]), wx);
-              v = detail::lerp(top, bottom, t.y.w[ey]);
-            }
-          }
-          if (p.reduction == RoiReduction::Average) {
-            acc += v;
-          } else if (first || v > acc) {
-            acc = v;
-          }
-          first = false;
-        }
-      }
-      dst[oy * out_w + ox] = p.reduction == RoiReduction::Average ? acc / t.count : acc;
-    }
-  }
-}
+// Channels handled together by the channels-last path: a multiple of 8 (one AVX2 vector), wide enough that the
+// per-sample decisions are shared by many channels, small enough that the H x W x block scratch map stays a
+// fraction of the input (1/8 of it for 256 channels).
+constexpr std::int64_t kChannelBlock = 32;
 
-// One bilinear sample for `count` channels: along x, then y; a zero weight takes the first tap only.
-template <bool kLerpX, bool kLerpY>
-inline void interpolate(const float* a, const float* b, const float* d0, const float* d1, float wx, float wy,
-                        std::int64_t count, float* value) {
-  for (std::int64_t c = 0; c < count; ++c) {
-    const float top = kLerpX ? a[c] + wx * (b[c] - a[c]) : a[c];
-    if (kLerpY) {
-      const float bottom = kLerpX ? d0[c] + wx * (d1[c] - d0[c]) : d0[c];
-      value[c] = top + wy * (bottom - top);
-    } else {
-      value[c] = top;
-    }
-  }
-}
+// Channels-last pays when many channels share each sample's taps and weights.
+constexpr std::int64_t kChannelsLastMinChannels = 8;
 
-// Channels-last pooling of one ROI over all channels at once: `map` is the batch's H x W x C float32 copy, so the
-// four taps of a sample are contiguous runs of C values and every per-sample decision (out of bounds, zero weights)
-// is taken once for all channels. The arithmetic per channel is the reference's, in the reference's order.
-__attribute__((target_clones("avx2", "default"))) void pool_channels_last(
-    const RoiTables& t, const float* map, std::int64_t channels, std::int64_t out_h,
-    std::int64_t out_w, const RoiAlignParams& p, float* acc, float* value, float* dst) {
-  const std::uint32_t sx = t.x.samples;
-  const std::uint32_t sy = t.y.samples;
-  const bool average = p.reduction == RoiReduction::Average;
-  for (std::int64_t oy = 0; oy < out_h; ++oy) {
-    for (std::int64_t ox = 0; ox < out_w; ++ox) {
-      bool first = true;
-      for (std::uint32_t iy = 0; iy < sy; ++iy) {
-        const auto ey = static_cast<std::size_t>(oy) * sy + iy;
-        for (std::uint32_t ix = 0; ix < sx; ++ix) {
-          const auto ex = static_cast<std::size_t>(ox) * sx + ix;
-          if (!(t.x.inside[ex] && t.y.inside[ey])) {
-            for (std::int64_t c = 0; c < channels; ++c) value[c] = p.out_of_bounds_input_value;
-          } else {
-            // Offsets in the tables are index * stride with stride 1 on x and W on y; scale them to pixels of C.
-            const float wx = t.x.w[ex];
-            const float wy = t.y.w[ey];
-            const float* a = map + (t.y.i0[ey] + t.x.i0[ex]) * channels;
-            const float* b = map + (t.y.i0[ey] + t.x.i1[ex]) * channels;
-            const float* d0 = map + (t.y.i1[ey] + t.x.i0[ex]) * channels;
-            const float* d1 = map + (t.y.i1[ey] + t.x.i1[ex]) * channels;
-            if (wx == 0.0f && wy == 0.0f) {
-              interpolate<false, false>(a, b, d0, d1, wx, wy, channels, value);
-            } else if (wy == 0.0f) {
-              interpolate<true, false>(a, b, d0, d1, wx, wy, channels, value);
-            } else if (wx == 0.0f) {
-              interpolate<false, true>(a, b, d0, d1, wx, wy, channels, value);
-            } else {
-              interpolate<true, true>(a, b, d0, d1, wx, wy, channels, value);
-            }
-          }
-          if (first) {
-            if (average) {
-              for (std::int64_t c = 0; c < channels; ++c) acc[c] = 0.0f + value[c];
-            } else {
-              for (std::int64_t c = 0; c < channels; ++c) acc[c] = value[c];
-            }
-          } else if (average) {
-            for (std::int64_t c = 0; c < channels; ++c) acc[c] += value[c];
-          } else {
-            for (std::int64_t c = 0; c < channels; ++c) acc[c] = value[c] > acc[c] ? value[c] : acc[c];
-          }
-          first = false;
-        }
-      }
-      float* out = dst + (oy * out_w + ox) * channels;
-      if (average) {
-        for (std::int64_t c = 0; c < channels; ++c) out[c] = acc[c] / t.count;
-      } else {
-        for (std::int64_t c = 0; c < channels; ++c) out[c] = acc[c];
-      }
-    }
-  }
-}
-
-// Channels [c0, c0 + count) of one batch's map as H x W x count float32 in `map` (float16 widened once here rather
-// than once per tap). Columns are read in blocks so the transposed writes stay in cache.
+// Channels [c0, c0 + count) of one batch's map as H x W x pixel float32 in `map` (pixel >= count, a multiple of 8;
+// the extra channels are zero). Each row is widened channel by channel into a small buffer, then transposed.
 void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::int64_t c0, std::int64_t count,
-                        int threads, float* map) {
+                        std::int64_t pixel, int threads, float* map) {
   const std::int64_t height = input.size(2);
   const std::int64_t width = input.size(3);
-  constexpr std::int64_t kColumns = 64;
-  parallel_for(height, 2, threads, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<float> row(static_cast<std::size_t>(kColumns));
+  const bool fast = use_avx2();
+  const bool direct = input.dtype() == DataType::Float32 && input.stride(3) == 1;
+  parallel_for(height, 4, threads, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<float> rows(direct ? 0 : static_cast<std::size_t>(pixel * width), 0.0f);
     for (std::int64_t y = begin; y < end; ++y) {
-      for (std::int64_t x0 = 0; x0 < width; x0 += kColumns) {
-        const std::int64_t n = std::min(kColumns, width - x0);
-        float* dst = map + (y * width + x0) * count;
-        for (std::int64_t c = 0; c < count; ++c) {
-          load_row(input.data(), input.dtype(),
-                   batch * input.stride(0) + (c0 + c) * input.stride(1) + y * input.stride(2) + x0 * input.stride(3),
-                   input.stride(3), n, row.data());
-          for (std::int64_t x = 0; x < n; ++x) dst[x * count + c] = row[static_cast<std::size_t>(x)];
+      float* dst = map + y * width * pixel;
+      const std::int64_t row = batch * input.stride(0) + c0 * input.stride(1) + y * input.stride(2);
+      if (direct) {
+        // float32 rows with unit stride: transpose straight from the input, one channel per source row.
+        const float* src = static_cast<const float*>(input.data()) + row;
+        if (fast) {
+          avx2::transpose(src, input.stride(1), count, width, dst, pixel);
+        } else {
+          portable::transpose(src, input.stride(1), count, width, dst, pixel);
         }
+        for (std::int64_t x = 0; x < width; ++x) {
+          for (std::int64_t c = count; c < pixel; ++c) dst[x * pixel + c] = 0.0f;
+        }
+        continue;
+      }
+      for (std::int64_t c = 0; c < count; ++c) {
+        load_row(input.data(), input.dtype(),
+                 row + c * input.stride(1), input.stride(3), width, rows.data() + c * width);
+      }
+      // rows is pixel x width; the map row is width x pixel.
+      if (fast) {
+        avx2::transpose(rows.data(), width, pixel, width, dst, pixel);
+      } else {
+        portable::transpose(rows.data(), width, pixel, width, dst, pixel);
       }
     }
   });
 }
 
-// Channels handled together by the channels-last path: wide enough for full SIMD vectors, small enough that the
-// H x W x block scratch map stays a fraction of the input.
-constexpr std::int64_t kChannelBlock = 32;
+void pool_channels_last(const RoiTables& t, const float* map, std::int64_t pixel, std::int64_t out_h,
+                        std::int64_t out_w, bool average, float oob, float* res) {
+  const bool fast = use_avx2();
+  switch (pixel) {
+#define RSZ_ROI_CASE(P)                                                                                    \
+  case P:                                                                                                  \
+    if (fast) {                                                                                            \
+      avx2::pool_channels_last<P>(t.x, t.y, map, out_h, out_w, average, oob, t.count, res);                \
+    } else {                                                                                               \
+      portable::pool_channels_last<P>(t.x, t.y, map, out_h, out_w, average, oob, t.count, res);            \
+    }                                                                                                      \
+    break;
+    RSZ_ROI_CASE(8)
+    RSZ_ROI_CASE(16)
+    RSZ_ROI_CASE(24)
+    RSZ_ROI_CASE(32)
+#undef RSZ_ROI_CASE
+    default:
+      break;
+  }
+}
 
-// Channels-last pays when many channels share each sample's taps and weights.
-constexpr std::int64_t kChannelsLastMinChannels = 8;
+void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables>& tables, const TensorView& output,
+                       const RoiAlignParams& p, std::int64_t block_channels, std::int64_t pixel, int threads) {
+  const DataType type = output.dtype();
+  const std::int64_t channels = output.size(1);
+  const std::int64_t out_h = output.size(2);
+  const std::int64_t out_w = output.size(3);
+  const std::int64_t pixels = out_h * out_w;
+  const bool average = p.reduction == RoiReduction::Average;
+  const bool fast = use_avx2();
+  // Output planes whose rows follow each other are written with one row store per channel.
+  const bool packed_planes = output.stride(3) == 1 && output.stride(2) == out_w;
+  // float32 packed planes are written by transposing straight into the output.
+  const bool direct_out = packed_planes && type == DataType::Float32;
+  std::vector<float> map(static_cast<std::size_t>(input.size(2) * input.size(3) * pixel));
+  // ROIs grouped by batch and, within a batch, ordered by their top row, so that consecutive ROIs (on a thread)
+  // overlap and find their taps in cache. The order does not change any result.
+  std::vector<std::int64_t> order(tables.size());
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+    const RoiTables& ta = tables[static_cast<std::size_t>(a)];
+    const RoiTables& tb = tables[static_cast<std::size_t>(b)];
+    return ta.batch != tb.batch ? ta.batch < tb.batch : ta.y.lo < tb.y.lo;
+  });
+  for (std::size_t first = 0; first < order.size();) {
+    const std::int64_t batch = tables[static_cast<std::size_t>(order[first])].batch;
+    std::size_t last = first;
+    while (last < order.size() && tables[static_cast<std::size_t>(order[last])].batch == batch) ++last;
+    for (std::int64_t c0 = 0; c0 < channels; c0 += block_channels) {
+      const std::int64_t count = std::min(block_channels, channels - c0);
+      channels_last_copy(input, batch, c0, count, pixel, threads, map.data());
+      parallel_for(static_cast<std::int64_t>(last - first), 1, threads, [&](std::int64_t begin, std::int64_t end) {
+        std::vector<float> res(static_cast<std::size_t>(pixels * pixel));
+        std::vector<float> planes(static_cast<std::size_t>(pixels * pixel));
+        for (std::int64_t i = begin; i < end; ++i) {
+          const std::int64_t r = order[first + static_cast<std::size_t>(i)];
+          pool_channels_last(tables[static_cast<std::size_t>(r)], map.data(), pixel, out_h, out_w, average,
+                             p.out_of_bounds_input_value, res.data());
+          // res is pixels x pixel (channels innermost); the output wants one plane per channel.
+          if (direct_out) {
+            float* dst = static_cast<float*>(output.data()) + r * output.stride(0) + c0 * output.stride(1);
+            if (fast) {
+              avx2::transpose(res.data(), pixel, pixels, count, dst, output.stride(1));
+            } else {
+              portable::transpose(res.data(), pixel, pixels, count, dst, output.stride(1));
+            }
+            continue;
+          }
+          if (fast) {
+            avx2::transpose(res.data(), pixel, pixels, pixel, planes.data(), pixels);
+          } else {
+            portable::transpose(res.data(), pixel, pixels, pixel, planes.data(), pixels);
+          }
+          for (std::int64_t c = 0; c < count; ++c) {
+            const std::int64_t plane = r * output.stride(0) + (c0 + c) * output.stride(1);
+            const float* src = planes.data() + c * pixels;
+            if (packed_planes) {
+              store_row(output.data(), type, plane, 1, pixels, src);
+              continue;
+            }
+            for (std::int64_t oy = 0; oy < out_h; ++oy) {
+              store_row(output.data(), type, plane + oy * output.stride(2), output.stride(3), out_w,
+                        src + oy * out_w);
+            }
+          }
+        }
+      });
+    }
+    first = last;
+  }
+}
+
+// Scratch of one thread of the plane path: the source row span, two x-lerped rows, the accumulators.
+struct PlaneScratch {
+  std::vector<float> span;
+  std::vector<float> lerped[2];
+  std::int64_t cached[2] = {-1, -1};
+  std::vector<float> acc;
+  std::vector<float> out;
+};
+
+void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tables, const TensorView& output,
+                const RoiAlignParams& p, int threads) {
+  const DataType type = output.dtype();
+  const std::int64_t channels = output.size(1);
+  const std::int64_t out_h = output.size(2);
+  const std::int64_t out_w = output.size(3);
+  const bool average = p.reduction == RoiReduction::Average;
+  const float oob = p.out_of_bounds_input_value;
+  const bool fast = use_avx2();
+  const bool direct = type == DataType::Float32 && input.stride(3) == 1;
+  const auto units = static_cast<std::int64_t>(tables.size()) * channels;
+  parallel_for(units, 1, threads, [&](std::int64_t begin, std::int64_t end) {
+    PlaneScratch s;
+    s.acc.resize(static_cast<std::size_t>(out_w));
+    s.out.resize(static_cast<std::size_t>(out_w));
+    for (std::int64_t unit = begin; unit < end; ++unit) {
+      const std::int64_t r = unit / channels;
+      const std::int64_t c = unit % channels;
+      const RoiTables& t = tables[static_cast<std::size_t>(r)];
+      const std::int64_t plane = t.batch * input.stride(0) + c * input.stride(1);
+      const std::uint32_t sx = t.x.samples;
+      const std::uint32_t sy = t.y.samples;
+      const std::int64_t n = out_w * sx;
+      const std::int64_t span = t.x.hi - t.x.lo + 1;
+      if (!direct) s.span.resize(static_cast<std::size_t>(span));
+      for (auto& l : s.lerped) l.resize(static_cast<std::size_t>(n));
+      s.cached[0] = s.cached[1] = -1;
+      // The x-lerped source row y, computed at most once while it stays in one of the two slots; `keep` is the
+      // row the current sample also needs, whose slot must not be reused.
+      const auto lerped_row = [&](std::int64_t y, std::int64_t keep) -> const float* {
+        for (int k = 0; k < 2; ++k) {
+          if (s.cached[k] == y) return s.lerped[k].data();
+        }
+        const int k = s.cached[0] == keep ? 1 : 0;
+        const std::int64_t offset = plane + y * input.stride(2) + t.x.lo * input.stride(3);
+        const float* row = s.span.data();
+        if (direct) {
+          row = static_cast<const float*>(input.data()) + offset;  // float32 with unit stride: read in place
+        } else {
+          load_row(input.data(), type, offset, input.stride(3), span, s.span.data());
+        }
+        if (fast) {
+          avx2::lerp_row_x(row, t.x, n, s.lerped[k].data());
+        } else {
+          portable::lerp_row_x(row, t.x, n, s.lerped[k].data());
+        }
+        s.cached[k] = y;
+        return s.lerped[k].data();
+      };
+      const unsigned char* inside_x = t.x.all_inside ? nullptr : t.x.inside.data();
+      for (std::int64_t oy = 0; oy < out_h; ++oy) {
+        for (std::uint32_t iy = 0; iy < sy; ++iy) {
+          const auto ey = static_cast<std::size_t>(oy) * sy + iy;
+          const bool first = iy == 0;
+          if (!t.y.inside[ey]) {
+            if (fast) {
+              avx2::accumulate_outside(sx, out_w, average, first, oob, s.acc.data());
+            } else {
+              portable::accumulate_outside(sx, out_w, average, first, oob, s.acc.data());
+            }
+            continue;
+          }
+          const float wy = t.y.w[ey];
+          const float* top = lerped_row(t.y.t0[ey], wy == 0.0f ? t.y.t0[ey] : t.y.t1[ey]);
+          const float* bottom = wy == 0.0f ? top : lerped_row(t.y.t1[ey], t.y.t0[ey]);
+          if (fast) {
+            avx2::accumulate_y_sample(top, bottom, wy, inside_x, sx, out_w, average, first, oob, s.acc.data());
+          } else {
+            portable::accumulate_y_sample(top, bottom, wy, inside_x, sx, out_w, average, first, oob, s.acc.data());
+          }
+        }
+        if (fast) {
+          avx2::finish_row(s.acc.data(), out_w, average, t.count, s.out.data());
+        } else {
+          portable::finish_row(s.acc.data(), out_w, average, t.count, s.out.data());
+        }
+        store_row(output.data(), type, r * output.stride(0) + c * output.stride(1) + oy * output.stride(2),
+                  output.stride(3), out_w, s.out.data());
+      }
+    }
+  });
+}
 
 }  // namespace
 
@@ -221,9 +360,12 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
   const std::int64_t index_stride = batch_indices.stride(batch_indices.rank() - 1);
 
   const bool channels_last = channels >= kChannelsLastMinChannels;
-  // Channels-last tables index pixels of the H x W x C copy (x stride 1, y stride W, scaled by C when read).
-  const std::int64_t sx_stride = channels_last ? 1 : input.stride(3);
-  const std::int64_t sy_stride = channels_last ? input.size(3) : input.stride(2);
+  // Channels-last: equal blocks of at most kChannelBlock channels, each stored as `pixel` floats (rounded up to a
+  // whole vector, the extra lanes zero), so one set of tables (float offsets into the H x W x pixel copy) serves
+  // every block. Plane tables hold x offsets within the loaded row span and y row indices.
+  const std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
+  const std::int64_t block_channels = channels_last ? (channels + blocks - 1) / blocks : 1;
+  const std::int64_t pixel = (block_channels + 7) / 8 * 8;
   std::vector<RoiTables> tables(static_cast<std::size_t>(roi_count));
   parallel_for(roi_count, 16, threads, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
@@ -236,79 +378,18 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
       const float y1 = coord(1) * p.spatial_scale_y;
       const float x2 = coord(2) * p.spatial_scale_x;
       const float y2 = coord(3) * p.spatial_scale_y;
-      t.x = make_axis(x1, x2 - x1, out_w, input.size(3), sx_stride, p);
-      t.y = make_axis(y1, y2 - y1, out_h, input.size(2), sy_stride, p);
+      t.x = make_axis(x1, x2 - x1, out_w, input.size(3), channels_last ? pixel : 1, !channels_last, !channels_last,
+                      p);
+      t.y = make_axis(y1, y2 - y1, out_h, input.size(2), channels_last ? pixel * input.size(3) : 1, false, false, p);
       t.count = static_cast<float>(static_cast<std::uint64_t>(t.x.samples) * t.y.samples);
     }
   });
 
   if (channels_last) {
-    // Per batch and block of channels: one H x W x block copy of the map, then every ROI of that batch in parallel.
-    const std::int64_t block = std::min(channels, kChannelBlock);
-    std::vector<float> map(static_cast<std::size_t>(input.size(2) * input.size(3) * block));
-    std::vector<std::vector<std::int64_t>> by_batch(static_cast<std::size_t>(input.size(0)));
-    for (std::int64_t r = 0; r < roi_count; ++r) {
-      by_batch[static_cast<std::size_t>(tables[static_cast<std::size_t>(r)].batch)].push_back(r);
-    }
-    for (std::int64_t b = 0; b < input.size(0); ++b) {
-      const std::vector<std::int64_t>& rois_of_batch = by_batch[static_cast<std::size_t>(b)];
-      if (rois_of_batch.empty()) continue;
-      for (std::int64_t c0 = 0; c0 < channels; c0 += block) {
-        const std::int64_t count = std::min(block, channels - c0);
-        channels_last_copy(input, b, c0, count, threads, map.data());
-        const auto roi_total = static_cast<std::int64_t>(rois_of_batch.size());
-        parallel_for(roi_total, 1, threads, [&](std::int64_t begin, std::int64_t end) {
-          const auto c_count = static_cast<std::size_t>(count);
-          std::vector<float> scratch(2 * c_count);
-          std::vector<float> result(static_cast<std::size_t>(out_h * out_w) * c_count);
-          std::vector<float> plane(static_cast<std::size_t>(out_h * out_w));
-          for (std::int64_t i = begin; i < end; ++i) {
-            const std::int64_t r = rois_of_batch[static_cast<std::size_t>(i)];
-            pool_channels_last(tables[static_cast<std::size_t>(r)], map.data(), count, out_h, out_w, p,
-                               scratch.data(), scratch.data() + c_count, result.data());
-            for (std::int64_t c = 0; c < count; ++c) {
-              for (std::int64_t pixel = 0; pixel < out_h * out_w; ++pixel) {
-                plane[static_cast<std::size_t>(pixel)] = result[static_cast<std::size_t>(pixel * count + c)];
-              }
-              for (std::int64_t oy = 0; oy < out_h; ++oy) {
-                store_row(output.data(), type,
-                          r * output.stride(0) + (c0 + c) * output.stride(1) + oy * output.stride(2),
-                          output.stride(3), out_w, plane.data() + oy * out_w);
-              }
-            }
-          }
-        });
-      }
-    }
-    return;
+    run_channels_last(input, tables, output, p, block_channels, pixel, threads);
+  } else {
+    run_planes(input, tables, output, p, threads);
   }
-
-  const std::int64_t units = roi_count * channels;
-  parallel_for(units, 1, threads, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<float> result(static_cast<std::size_t>(out_h * out_w));
-    for (std::int64_t unit = begin; unit < end; ++unit) {
-      const std::int64_t r = unit / channels;
-      const std::int64_t c = unit % channels;
-      const RoiTables& t = tables[static_cast<std::size_t>(r)];
-      const std::int64_t plane = t.batch * input.stride(0) + c * input.stride(1);
-      if (type == DataType::Float32) {
-        const float* data = static_cast<const float*>(input.data());
-        pool_plane(t, plane, [data](std::int64_t i) { return data[i]; }, out_h, out_w, p, result.data());
-      } else {
-        const std::uint16_t* data = static_cast<const std::uint16_t*>(input.data());
-        pool_plane(t, plane, [data](std::int64_t i) { return float16_bits_to_float(data[i]); }, out_h, out_w, p,
-                   result.data());
-      }
-      for (std::int64_t oy = 0; oy < out_h; ++oy) {
-        for (std::int64_t ox = 0; ox < out_w; ++ox) {
-          detail::store_element(output.data(), type,
-                                r * output.stride(0) + c * output.stride(1) + oy * output.stride(2) +
-                                    ox * output.stride(3),
-                                result[static_cast<std::size_t>(oy * out_w + ox)]);
-        }
-      }
-    }
-  });
 }
 
 }  // namespace rsz::cpu

@@ -6,15 +6,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cpu/isa.h"
 #include "rsz/float16.h"
 
 namespace rsz::cpu {
 namespace {
 
-bool has_f16c() {
-  static const bool supported = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-  return supported;
-}
+bool has_f16c() { return cpu_has_f16c(); }
 
 __attribute__((target("avx,f16c"))) std::int64_t widen_f16c(const std::uint16_t* src, std::int64_t count, float* dst) {
   std::int64_t i = 0;

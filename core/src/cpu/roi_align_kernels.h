@@ -1,0 +1,202 @@
+// ROI_ALIGN inner loops, written once with GCC vector extensions and compiled twice by roi_align_cpu.cpp: inside
+// namespace `avx2` under `#pragma GCC target("avx2,f16c")` with 8-lane vectors, and inside namespace `portable`
+// for the baseline ISA with 4-lane vectors. No include guard on purpose. The includer defines RSZ_ROI_LANES.
+//
+// Every function here evaluates, per channel and per sample, exactly the reference's expressions in the reference's
+// order (lerp along x on the top and bottom rows, then along y, `a + w * (b - a)`, a zero weight taking the first
+// tap; accumulation over iy outer, ix inner; max keeps the first sample and replaces it by any larger one). Vector
+// lanes only ever hold different channels or different output columns, never parts of one sum.
+
+constexpr int kLanes = RSZ_ROI_LANES;
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
+
+inline Vec load_vec(const float* p) {
+  Vec v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+
+inline void store_vec(float* p, Vec v) { __builtin_memcpy(p, &v, sizeof v); }
+
+inline Vec splat(float x) {
+  Vec v;
+  for (int i = 0; i < kLanes; ++i) v[i] = x;
+  return v;
+}
+
+// Folds one sample into the running reduction (the first sample of an average starts from 0.0f + v, as in the
+// reference; the first of a max is taken as is).
+inline Vec reduce(Vec acc, Vec v, bool average, bool first) {
+  if (average) return (first ? splat(0.0f) : acc) + v;
+  if (first) return v;
+  return v > acc ? v : acc;
+}
+
+inline float reduce_scalar(float acc, float v, bool average, bool first) {
+  if (average) return (first ? 0.0f : acc) + v;
+  if (first) return v;
+  return v > acc ? v : acc;
+}
+
+// Channels-last pooling of one ROI: `map` holds pixels of kPixel float32 channels (row stride in the tables), the
+// result `res` holds out_h * out_w pixels of kPixel channels. The four per-sample cases (which weights are zero)
+// are decided once per sample for all channels.
+template <int kPixel>
+void pool_channels_last(const RoiAxisTable& tx, const RoiAxisTable& ty, const float* map, std::int64_t out_h,
+                        std::int64_t out_w, bool average, float oob, float count, float* res) {
+  constexpr int kVecs = kPixel / kLanes;
+  const std::uint32_t sx = tx.samples;
+  const std::uint32_t sy = ty.samples;
+  const Vec oob_v = splat(oob);
+  const Vec count_v = splat(count);
+  for (std::int64_t oy = 0; oy < out_h; ++oy) {
+    for (std::int64_t ox = 0; ox < out_w; ++ox) {
+      Vec acc[kVecs] = {};  // never read before the first sample sets it
+      bool first = true;
+      for (std::uint32_t iy = 0; iy < sy; ++iy) {
+        const auto ey = static_cast<std::size_t>(oy) * sy + iy;
+        const float wy = ty.w[ey];
+        const float* row0 = map + ty.t0[ey];
+        const float* row1 = map + ty.t1[ey];
+        const Vec wy_v = splat(wy);
+        for (std::uint32_t ix = 0; ix < sx; ++ix) {
+          const auto ex = static_cast<std::size_t>(ox) * sx + ix;
+          if (!(tx.inside[ex] && ty.inside[ey])) {
+            for (int k = 0; k < kVecs; ++k) acc[k] = reduce(acc[k], oob_v, average, first);
+            first = false;
+            continue;
+          }
+          const float wx = tx.w[ex];
+          const float* a = row0 + tx.t0[ex];
+          const float* b = row0 + tx.t1[ex];
+          const float* c = row1 + tx.t0[ex];
+          const float* d = row1 + tx.t1[ex];
+          const Vec wx_v = splat(wx);
+          const int kind = (wx != 0.0f ? 1 : 0) | (wy != 0.0f ? 2 : 0);
+          for (int k = 0; k < kVecs; ++k) {
+            const int o = k * kLanes;
+            Vec v = load_vec(a + o);
+            if (kind & 1) v = v + wx_v * (load_vec(b + o) - v);
+            if (kind & 2) {
+              Vec bottom = load_vec(c + o);
+              if (kind & 1) bottom = bottom + wx_v * (load_vec(d + o) - bottom);
+              v = v + wy_v * (bottom - v);
+            }
+            acc[k] = reduce(acc[k], v, average, first);
+          }
+          first = false;
+        }
+      }
+      float* out = res + (oy * out_w + ox) * kPixel;
+      for (int k = 0; k < kVecs; ++k) store_vec(out + k * kLanes, average ? acc[k] / count_v : acc[k]);
+    }
+  }
+}
+
+// The x-lerped values of one source row at every x sample: out[j] = lerp(row[t0[j]], row[t1[j]], w[j]).
+inline void lerp_row_x(const float* row, const RoiAxisTable& tx, std::int64_t n, float* out) {
+  const std::int64_t* t0 = tx.t0.data();
+  const std::int64_t* t1 = tx.t1.data();
+  const float* w = tx.w.data();
+  for (std::int64_t j = 0; j < n; ++j) {
+    const float a = row[t0[j]];
+    out[j] = w[j] == 0.0f ? a : a + w[j] * (row[t1[j]] - a);
+  }
+}
+
+// Plane path, one y sample: folds the samples (iy, ix) for ix = 0..sx-1 of every output column into acc[out_w].
+// `top` and `bottom` are the x-lerped source rows, laid out ix-major (entry ix * out_w + ox); `inside_x` is null
+// when every x sample is in bounds. wy == 0 reads the top row only.
+inline void accumulate_y_sample(const float* top, const float* bottom, float wy, const unsigned char* inside_x,
+                                std::uint32_t sx, std::int64_t out_w, bool average, bool first, float oob,
+                                float* acc) {
+  const Vec wy_v = splat(wy);
+  const Vec oob_v = splat(oob);
+  for (std::uint32_t ix = 0; ix < sx; ++ix) {
+    const float* t = top + static_cast<std::int64_t>(ix) * out_w;
+    const float* b = bottom + static_cast<std::int64_t>(ix) * out_w;
+    const unsigned char* in = inside_x ? inside_x + static_cast<std::int64_t>(ix) * out_w : nullptr;
+    const bool first_here = first && ix == 0;
+    std::int64_t ox = 0;
+    for (; ox + kLanes <= out_w; ox += kLanes) {
+      Vec v = load_vec(t + ox);
+      if (wy != 0.0f) v = v + wy_v * (load_vec(b + ox) - v);
+      if (in) {
+        for (int l = 0; l < kLanes; ++l) {
+          if (!in[ox + l]) v[l] = oob;
+        }
+      }
+      store_vec(acc + ox, reduce(first_here ? oob_v : load_vec(acc + ox), v, average, first_here));
+    }
+    for (; ox < out_w; ++ox) {
+      float v = t[ox];
+      if (wy != 0.0f) v = v + wy * (b[ox] - v);
+      if (in && !in[ox]) v = oob;
+      acc[ox] = reduce_scalar(acc[ox], v, average, first_here);
+    }
+  }
+}
+
+// Plane path, a y sample that is out of bounds: every one of its sx samples per column reads `oob`.
+inline void accumulate_outside(std::uint32_t sx, std::int64_t out_w, bool average, bool first, float oob,
+                               float* acc) {
+  for (std::uint32_t ix = 0; ix < sx; ++ix) {
+    const bool first_here = first && ix == 0;
+    for (std::int64_t ox = 0; ox < out_w; ++ox) acc[ox] = reduce_scalar(acc[ox], oob, average, first_here);
+  }
+}
+
+// acc[i] / count for an average, acc as is for a max.
+inline void finish_row(const float* acc, std::int64_t n, bool average, float count, float* out) {
+  if (!average) {
+    for (std::int64_t i = 0; i < n; ++i) out[i] = acc[i];
+    return;
+  }
+  const Vec count_v = splat(count);
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store_vec(out + i, load_vec(acc + i) / count_v);
+  for (; i < n; ++i) out[i] = acc[i] / count;
+}
+
+// dst[j * dst_stride + i] = src[i * src_stride + j] for i, j < 8 (an 8 x 8 block transposed; moves only).
+inline void transpose8x8(const float* src, std::int64_t src_stride, float* dst, std::int64_t dst_stride) {
+#ifdef __AVX2__
+  __m256 r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
+  __m256 t[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  __m256 u[8];
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int j = 0; j < 4; ++j) {
+    _mm256_storeu_ps(dst + j * dst_stride, _mm256_permute2f128_ps(u[j], u[j + 4], 0x20));
+    _mm256_storeu_ps(dst + (j + 4) * dst_stride, _mm256_permute2f128_ps(u[j], u[j + 4], 0x31));
+  }
+#else
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) dst[j * dst_stride + i] = src[i * src_stride + j];
+  }
+#endif
+}
+
+// dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols: 8 x 8 blocks, then the edges.
+inline void transpose(const float* src, std::int64_t src_stride, std::int64_t rows, std::int64_t cols, float* dst,
+                      std::int64_t dst_stride) {
+  const std::int64_t rows8 = rows / 8 * 8;
+  const std::int64_t cols8 = cols / 8 * 8;
+  for (std::int64_t i = 0; i < rows8; i += 8) {
+    for (std::int64_t j = 0; j < cols8; j += 8) {
+      transpose8x8(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
+    }
+  }
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t j = i < rows8 ? cols8 : 0; j < cols; ++j) dst[j * dst_stride + i] = src[i * src_stride + j];
+  }
+}

@@ -1,0 +1,168 @@
+// The optimized CPU ROI_ALIGN against the reference twin, bit-identical over a sweep that reaches every path of
+// core/src/cpu/roi_align_cpu.cpp: few channels (1, 3: the separable plane path with its two-row cache, vector and
+// tail columns, all-inside and partly-outside x samples) and many (8, 33, 64: the channels-last path with equal
+// padded blocks, the direct float32 transposes from NCHW input and into packed output, the widened copy for float16
+// and NHWC input, per-plane and per-row output stores), float32 and float16, average and max, linear and nearest,
+// fixed and adaptive sampling, boxes inside, in the [-1, 0) band, beyond it, inverted, zero-size and huge, batch
+// indices > 0, packed and strided outputs, 1, 2 and 7 threads.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "rsz/float16.h"
+#include "rsz/roi_align.h"
+#include "support/test_util.h"
+
+namespace rsz {
+namespace {
+
+// A float32 or float16 input with the given NCHW sizes, packed or as an NCHW view of an NHWC buffer.
+struct Input {
+  test::StridedBuffer f32;
+  std::vector<std::uint16_t> f16;
+  Dims sizes;
+  Dims strides;
+  DataType type;
+  ConstTensorView view() const {
+    return type == DataType::Float32 ? f32.cview() : ConstTensorView(f16.data(), type, sizes, strides);
+  }
+};
+
+Input make_input(const Dims& sizes, DataType type, bool nhwc, std::uint32_t seed) {
+  Input in;
+  in.sizes = sizes;
+  in.type = type;
+  in.strides = nhwc ? test::nhwc_strides(sizes) : packed_strides(sizes);
+  const Tensor values = test::random_f32(sizes, seed, -3.0f, 3.0f);
+  in.f32 = test::make_strided(sizes, in.strides, 0.0f);
+  test::copy_into(values.view(), in.f32);
+  if (type == DataType::Float16) {
+    in.f16.resize(in.f32.storage.size());
+    for (std::size_t i = 0; i < in.f16.size(); ++i) in.f16[i] = float_to_float16_bits(in.f32.storage[i]);
+  }
+  return in;
+}
+
+// Runs `op` into a fresh output (packed, or with every other element of a row and gaps between rows and planes)
+// and returns its values; elements outside the view keep a marker, which bits_equal would reveal if written.
+template <typename Op>
+std::vector<float> run_into(const Dims& sizes, DataType type, bool strided, const Op& op) {
+  Dims strides = packed_strides(sizes);
+  if (strided) {
+    strides[3] = 2;
+    strides[2] = 2 * sizes[3] + 1;
+    strides[1] = strides[2] * sizes[2] + 3;
+    strides[0] = strides[1] * sizes[1] + 5;
+  }
+  const TensorLayout layout(type, sizes, strides);
+  std::vector<std::uint32_t> storage(static_cast<std::size_t>(layout.extent()) + 1, 0x7fc00badu);
+  const TensorView view(storage.data(), layout);
+  op(view);
+  return test::to_vector(ConstTensorView(view));
+}
+
+// Boxes [x1, y1, x2, y2] in input pixels before the spatial scale (0.5 on x, 0.75 on y below) over a 13 x 21 map:
+// inside, crossing each edge, in the [-1, 0) band after scaling, entirely beyond it, inverted on one or both axes,
+// zero-size, sub-pixel (zoom-in: rows reused by many y samples), and much larger than the map (zoom-out).
+const std::vector<float> kBoxes = {
+    2, 2, 30, 14,      // inside
+    -1.6f, -1.2f, 9, 7,  // starts in the [-1, 0) band
+    -20, -9, -3, -2,   // entirely before the map
+    30, 8, 60, 30,     // across the right and bottom edges and beyond
+    36, 12, 4, 3,      // inverted on both axes
+    8, 3, 26, 11,      // inside, some exact sample positions
+    10, 10, 10, 10,    // zero-size
+    12, 5, 12.6f, 5.4f,  // sub-pixel
+    -30, -20, 80, 40,  // much larger than the map
+    5, 14, 25, 2,      // inverted on y only
+};
+const std::vector<std::uint32_t> kBatch = {0, 2, 1, 2, 0, 1, 2, 0, 1, 2};
+
+TEST(RoiAlignEquivalence, Sweep) {
+  const Dims out_shapes[] = {{10, 0, 3, 5}, {10, 0, 2, 11}};  // channel count filled in below
+  std::uint32_t seed = 4000;
+  int cases = 0;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    const Tensor boxes = test::convert(test::make_f32({10, 4}, kBoxes).view(), type);
+    const Tensor batch = test::make_u32({10}, kBatch);
+    for (const std::int64_t channels : {1, 3, 8, 33, 64}) {
+      for (const bool nhwc : {false, true}) {
+        const Input in = make_input({3, channels, 13, 21}, type, nhwc, seed++);
+        for (const auto mode : {InterpolationMode::Linear, InterpolationMode::Nearest}) {
+          for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
+            for (const auto& [lo, hi] : {std::pair{2u, 2u}, std::pair{1u, 4294967295u}, std::pair{1u, 3u}}) {
+              for (Dims out_sizes : out_shapes) {
+                out_sizes[1] = channels;
+                RoiAlignParams p;
+                p.interpolation = mode;
+                p.reduction = reduction;
+                p.minimum_samples_per_output = lo;
+                p.maximum_samples_per_output = hi;
+                p.spatial_scale_x = 0.5f;
+                p.spatial_scale_y = 0.75f;
+                p.out_of_bounds_input_value = -2.5f;
+                p.align_regions_to_corners = out_sizes[3] == 11 && lo == 1 && hi == 3;
+                const auto expected = run_into(out_sizes, type, false, [&](const TensorView& out) {
+                  roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
+                });
+                for (const int threads : {1, 2, 7}) {
+                  for (const bool strided : {false, true}) {
+                    const auto got = run_into(out_sizes, type, strided, [&](const TensorView& out) {
+                      roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+                    });
+                    std::ostringstream context;
+                    context << to_string(type) << " " << to_string(mode) << " " << to_string(reduction) << " C "
+                            << channels << (nhwc ? " nhwc" : " nchw") << " samples " << lo << ":" << hi << " out "
+                            << out_sizes[2] << "x" << out_sizes[3] << (p.align_regions_to_corners ? " corners" : "")
+                            << " threads " << threads << (strided ? " strided-out" : "");
+                    ASSERT_TRUE(test::bits_equal(expected, got, context.str()));
+                    ++cases;
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 5 * 2 * 2 * 2 * 3 * 2 * 3 * 2);
+}
+
+// Special values: an infinite out-of-bounds value and infinities / NaN in the map must give the reference's
+// results (a zero weight never lets the second tap leak in; max skips a NaN after the first sample).
+TEST(RoiAlignEquivalence, SpecialValues) {
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    for (const std::int64_t channels : {2, 16}) {
+      Tensor values = test::random_f32({1, channels, 6, 9}, 77, -1.0f, 1.0f);
+      std::vector<float> v = test::to_vector(values.view());
+      for (std::size_t i = 0; i < v.size(); i += 7) v[i] = (i / 7) % 3 == 0 ? 1.0f / 0.0f : (i / 7) % 3 == 1 ? -1.0f / 0.0f : 0.0f / 0.0f;
+      const Tensor in = test::convert(test::make_f32({1, channels, 6, 9}, v).view(), type);
+      const Tensor boxes = test::convert(test::make_f32({3, 4}, {-3, -2, 12, 9, 1, 1, 7, 4, 8, 5, 0, 0}).view(), type);
+      const Tensor batch = test::make_u32({3}, {0, 0, 0});
+      for (const auto mode : {InterpolationMode::Linear, InterpolationMode::Nearest}) {
+        for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
+          RoiAlignParams p;
+          p.interpolation = mode;
+          p.reduction = reduction;
+          p.out_of_bounds_input_value = -1.0f / 0.0f;
+          const Dims out_sizes{3, channels, 4, 9};
+          const auto expected = run_into(out_sizes, type, false, [&](const TensorView& out) {
+            roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
+          });
+          for (const int threads : {1, 2}) {
+            const auto got = run_into(out_sizes, type, false, [&](const TensorView& out) {
+              roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+            });
+            ASSERT_TRUE(test::bits_equal(expected, got,
+                                         std::string(to_string(type)) + " " + to_string(mode) + " " +
+                                             to_string(reduction) + " C " + std::to_string(channels)));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rsz
