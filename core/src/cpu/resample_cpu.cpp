@@ -49,6 +49,10 @@ void nearest_rows(const ConstTensorView& input, const TensorView& output, const 
   const bool stream = stream_output(output);
   parallel_for(rows, row_grain(rows, threads), threads, [&](std::int64_t begin, std::int64_t end) {
     std::vector<T> gathered(stream ? static_cast<std::size_t>(ow) : 0);
+    // An output row reading the same source row as the one before it (upscaling along H) is a copy of it.
+    const T* previous_src = nullptr;
+    const T* previous_dst = nullptr;
+    const auto row_bytes = static_cast<std::size_t>(ow) * sizeof(T);
     for (std::int64_t row = begin; row < end; ++row) {
       const std::int64_t h = row % oh;
       const std::int64_t c = (row / oh) % oc;
@@ -56,11 +60,18 @@ void nearest_rows(const ConstTensorView& input, const TensorView& output, const 
       const T* src = in + tables[0][static_cast<std::size_t>(n)] + tables[1][static_cast<std::size_t>(c)] +
                      tables[2][static_cast<std::size_t>(h)];
       T* dst = out + n * output.stride(0) + c * output.stride(1) + h * output.stride(2);
+      const bool repeat = src == previous_src;
+      previous_src = src;
       if (stream) {
-        gather(src, wt.data(), ow, gathered.data());
-        copy_bytes(dst, gathered.data(), static_cast<std::size_t>(ow) * sizeof(T), true);
+        if (!repeat) gather(src, wt.data(), ow, gathered.data());
+        copy_bytes(dst, gathered.data(), row_bytes, true);
       } else if (out_sw == 1) {
-        gather(src, wt.data(), ow, dst);
+        if (repeat) {
+          std::memcpy(dst, previous_dst, row_bytes);
+        } else {
+          gather(src, wt.data(), ow, dst);
+        }
+        previous_dst = dst;
       } else {
         for (std::int64_t x = 0; x < ow; ++x) dst[x * out_sw] = src[wt[static_cast<std::size_t>(x)]];
       }
