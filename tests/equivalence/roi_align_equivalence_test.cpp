@@ -11,55 +11,15 @@
 
 #include "rsz/float16.h"
 #include "rsz/roi_align.h"
+#include "equivalence/equivalence_util.h"
 #include "support/test_util.h"
 
 namespace rsz {
 namespace {
 
-// A float32 or float16 input with the given NCHW sizes, packed or as an NCHW view of an NHWC buffer.
-struct Input {
-  test::StridedBuffer f32;
-  std::vector<std::uint16_t> f16;
-  Dims sizes;
-  Dims strides;
-  DataType type;
-  ConstTensorView view() const {
-    return type == DataType::Float32 ? f32.cview() : ConstTensorView(f16.data(), type, sizes, strides);
-  }
-};
-
-Input make_input(const Dims& sizes, DataType type, bool nhwc, std::uint32_t seed) {
-  Input in;
-  in.sizes = sizes;
-  in.type = type;
-  in.strides = nhwc ? test::nhwc_strides(sizes) : packed_strides(sizes);
-  const Tensor values = test::random_f32(sizes, seed, -3.0f, 3.0f);
-  in.f32 = test::make_strided(sizes, in.strides, 0.0f);
-  test::copy_into(values.view(), in.f32);
-  if (type == DataType::Float16) {
-    in.f16.resize(in.f32.storage.size());
-    for (std::size_t i = 0; i < in.f16.size(); ++i) in.f16[i] = float_to_float16_bits(in.f32.storage[i]);
-  }
-  return in;
-}
-
-// Runs `op` into a fresh output (packed, or with every other element of a row and gaps between rows and planes)
-// and returns its values; elements outside the view keep a marker, which bits_equal would reveal if written.
-template <typename Op>
-std::vector<float> run_into(const Dims& sizes, DataType type, bool strided, const Op& op) {
-  Dims strides = packed_strides(sizes);
-  if (strided) {
-    strides[3] = 2;
-    strides[2] = 2 * sizes[3] + 1;
-    strides[1] = strides[2] * sizes[2] + 3;
-    strides[0] = strides[1] * sizes[1] + 5;
-  }
-  const TensorLayout layout(type, sizes, strides);
-  std::vector<std::uint32_t> storage(static_cast<std::size_t>(layout.extent()) + 1, 0x7fc00badu);
-  const TensorView view(storage.data(), layout);
-  op(view);
-  return test::to_vector(ConstTensorView(view));
-}
+using test::Input;
+using test::make_input;
+using test::run_into;
 
 // Boxes [x1, y1, x2, y2] in input pixels before the spatial scale (0.5 on x, 0.75 on y below) over a 13 x 21 map:
 // inside, crossing each edge, in the [-1, 0) band after scaling, entirely beyond it, inverted on one or both axes,

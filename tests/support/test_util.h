@@ -48,6 +48,10 @@ Dims nhwc_strides(const Dims& nchw_sizes);
 ::testing::AssertionResult near_equal(const std::vector<float>& expected, const std::vector<float>& actual,
                                       float rel, const std::string& context);
 
+// A whole file's bytes (a failed expectation if it cannot be opened), and a file written with exactly `bytes`.
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
+
 // An APP1 Exif segment holding a Make tag and the orientation tag (1-8; others are invalid), in big- or
 // little-endian TIFF order; inserted right after a JPEG's SOI marker it gives the image that orientation.
 std::string exif_segment(int orientation, bool little_endian);

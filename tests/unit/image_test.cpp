@@ -31,22 +31,13 @@ namespace rsz::io {
 namespace {
 
 namespace fs = std::filesystem;
+using test::read_file;
+using test::write_file;
 using test::exif_segment;
 using test::with_exif_orientation;
 
 std::string fixture(const std::string& name) { return std::string(RSZ_TEST_DATA_DIR) + "/images/" + name; }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << "cannot write " << path;
-}
 
 // Runs `f`, expecting rsz::Error with `code` and a one-line message that contains every one of `parts`.
 void expect_error(const std::function<void()>& f, ErrorCode code, std::initializer_list<std::string> parts) {

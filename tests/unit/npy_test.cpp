@@ -23,25 +23,17 @@
 #include "rsz/float16.h"
 #include "rsz/tensor.h"
 #include "support/scratch_test.h"
+#include "support/test_util.h"
 
 namespace rsz::io {
 namespace {
 
 namespace fs = std::filesystem;
+using test::read_file;
+using test::write_file;
 
 std::string fixture(const std::string& name) { return std::string(RSZ_TEST_DATA_DIR) + "/npy/" + name; }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << "cannot write " << path;
-}
 
 class NpyTest : public test::ScratchTest {};
 
