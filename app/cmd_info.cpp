@@ -21,15 +21,16 @@ const char* channel_names(int channels) {
 
 void setup_info(CLI::App& app, InfoOptions& o) {
   CLI::App* cmd = app.add_subcommand("info", "Show size, channels and bit depth of images, dtype and shape of .npy");
-  cmd->add_option("files", o.inputs, "Images or .npy files")->required();
+  cmd->add_option("files", o.inputs, "Images or .npy files, folders or quoted globs")->required();
+  cmd->add_flag("-r,--recursive", o.recursive, "Descend into sub-folders of folders");
   cmd->add_flag("--json", o.json, "One JSON object per file on stdout");
   cmd->add_flag("--no-exif", o.no_exif, "Report the stored size, not the EXIF-upright one");
-  cmd->footer("Examples:\n  rsz info photo.jpg\n  rsz info --json samples/*.png features.npy");
+  cmd->footer("Examples:\n  rsz info photo.jpg\n  rsz info --json samples/photos features.npy\n  rsz info 'photos/*.jpg'");
 }
 
 int run_info(const InfoOptions& o) {
   int status = kExitOk;
-  for (const std::string& path : o.inputs) {
+  for (const std::string& path : expand_inputs(o.inputs, o.recursive)) {
     try {
       nlohmann::json record{{"path", path}};
       std::string text;

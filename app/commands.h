@@ -88,6 +88,7 @@ int run_run(const RunOptions& options);
 
 struct InfoOptions {
   std::vector<std::string> inputs;
+  bool recursive = false;
   bool json = false;
   bool no_exif = false;
 };

@@ -391,6 +391,14 @@ TEST(Cli, InfoTextAndJson) {
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("512x512, 1 channel (gray), 8-bit"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("t.npy: tensor float16 {1, 2, 3, 4}"), std::string::npos) << text.out;
+  // Folders and quoted globs expand like everywhere else: one line per file.
+  const auto folder = run_rsz(dir, "info --json " + std::string(RSZ_SOURCE_DIR) + "/samples/photos");
+  ASSERT_EQ(folder.status, 0) << folder.err;
+  EXPECT_EQ(std::count(folder.out.begin(), folder.out.end(), '\n'), 4);
+  const auto glob = run_rsz(dir, "info '" + std::string(RSZ_SOURCE_DIR) + "/samples/photos/c*.png'");
+  ASSERT_EQ(glob.status, 0) << glob.err;
+  EXPECT_EQ(std::count(glob.out.begin(), glob.out.end(), '\n'), 3);  // camera, chelsea, coffee
+  EXPECT_EQ(run_rsz(dir, "info missing.png").status, 2);
   const auto json = run_rsz(dir, "info --json " + sample("rocket.jpg"));
   ASSERT_EQ(json.status, 0);
   const auto j = nlohmann::json::parse(json.out);
