@@ -29,6 +29,31 @@ void gather(const T* src, const std::int64_t* offsets, std::int64_t count, T* ds
   for (std::int64_t x = 0; x < count; ++x) dst[x] = src[offsets[x]];
 }
 
+// The integer factor k when the W table repeats every input element k times (out[x] = in[x / k], the UPSAMPLE_2D
+// rule, which RESAMPLE1 gives for integer scales with pixel-centre offsets); 0 otherwise.
+std::int64_t repeat_factor(const std::vector<std::int64_t>& offsets, std::int64_t in_w, std::int64_t in_stride) {
+  const auto out_w = static_cast<std::int64_t>(offsets.size());
+  if (in_w <= 0 || out_w % in_w != 0) return 0;
+  const std::int64_t k = out_w / in_w;
+  for (std::int64_t x = 0; x < out_w; ++x) {
+    if (offsets[static_cast<std::size_t>(x)] != (x / k) * in_stride) return 0;
+  }
+  return k;
+}
+
+// dst = every element of src repeated k times (a plain loop per factor the compiler can vectorize for 2).
+template <typename T>
+void repeat_row(const T* src, std::int64_t in_w, std::int64_t in_stride, std::int64_t k, T* dst) {
+  if (k == 2 && in_stride == 1) {
+    for (std::int64_t x = 0; x < in_w; ++x) dst[2 * x] = dst[2 * x + 1] = src[x];
+    return;
+  }
+  for (std::int64_t x = 0; x < in_w; ++x) {
+    const T v = src[x * in_stride];
+    for (std::int64_t r = 0; r < k; ++r) *dst++ = v;
+  }
+}
+
 template <typename T>
 void nearest_rows(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
   std::array<std::vector<std::int64_t>, 4> tables;
@@ -47,6 +72,14 @@ void nearest_rows(const ConstTensorView& input, const TensorView& output, const 
   const std::vector<std::int64_t>& wt = tables[3];
   const std::int64_t rows = output.size(0) * oc * oh;
   const bool stream = stream_output(output);
+  const std::int64_t repeat = repeat_factor(wt, input.size(3), input.stride(3));
+  const auto build_row = [&](const T* src, T* dst) {
+    if (repeat > 0) {
+      repeat_row(src, input.size(3), input.stride(3), repeat, dst);
+    } else {
+      gather(src, wt.data(), ow, dst);
+    }
+  };
   parallel_for(rows, row_grain(rows, threads), threads, [&](std::int64_t begin, std::int64_t end) {
     std::vector<T> gathered(stream ? static_cast<std::size_t>(ow) : 0);
     // An output row reading the same source row as the one before it (upscaling along H) is a copy of it.
@@ -60,16 +93,16 @@ void nearest_rows(const ConstTensorView& input, const TensorView& output, const 
       const T* src = in + tables[0][static_cast<std::size_t>(n)] + tables[1][static_cast<std::size_t>(c)] +
                      tables[2][static_cast<std::size_t>(h)];
       T* dst = out + n * output.stride(0) + c * output.stride(1) + h * output.stride(2);
-      const bool repeat = src == previous_src;
+      const bool same_source = src == previous_src;
       previous_src = src;
       if (stream) {
-        if (!repeat) gather(src, wt.data(), ow, gathered.data());
+        if (!same_source) build_row(src, gathered.data());
         copy_bytes(dst, gathered.data(), row_bytes, true);
       } else if (out_sw == 1) {
-        if (repeat) {
+        if (same_source) {
           std::memcpy(dst, previous_dst, row_bytes);
         } else {
-          gather(src, wt.data(), ow, dst);
+          build_row(src, dst);
         }
         previous_dst = dst;
       } else {
