@@ -13,6 +13,7 @@
 #include "cpu/parallel.h"
 #include "cpu/rows.h"
 #include "cpu/tables.h"
+#include "detail/coords.h"
 #include "rsz/float16.h"
 
 namespace rsz::cpu {
@@ -151,23 +152,45 @@ __attribute__((target("avx2"))) std::int64_t filter_row_pairs_avx2(const float* 
   return x;
 }
 
-// The same where moreover i0[x] = i0[0] + 2 x (halving): sixteen contiguous values hold eight outputs' taps.
+// Eight outputs of a halving W filter from the sixteen values at p (a0 b0 a1 b1 ... a7 b7): a + wx * (b - a), or
+// a where the weight is 0.
+__attribute__((target("avx2"))) inline __m256 halving_lerp(const float* p, __m256 wx, __m256 zero_weight) {
+  const __m256 v0 = _mm256_loadu_ps(p);      // a0 b0 a1 b1 | a2 b2 a3 b3
+  const __m256 v1 = _mm256_loadu_ps(p + 8);  // a4 b4 a5 b5 | a6 b6 a7 b7
+  // Per 128-bit lane: a0 a1 a4 a5 | a2 a3 a6 a7, then the 64-bit quarters put back in order.
+  const __m256 a = _mm256_castpd_ps(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
+  const __m256 b = _mm256_castpd_ps(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1))), _MM_SHUFFLE(3, 1, 2, 0)));
+  return _mm256_blendv_ps(_mm256_add_ps(a, _mm256_mul_ps(wx, _mm256_sub_ps(b, a))), a, zero_weight);
+}
+
+// filter_row where moreover i0[x] = i0[0] + 2 x (halving): sixteen contiguous values hold eight outputs' taps.
 __attribute__((target("avx2"))) std::int64_t filter_row_halving_avx2(const float* src, const std::int64_t* i0,
                                                                       const float* w, std::int64_t end, float* dst) {
   const float* base = src + (end > 0 ? i0[0] : 0);
   std::int64_t x = 0;
   for (; x + 8 <= end; x += 8) {
-    const __m256 v0 = _mm256_loadu_ps(base + 2 * x);      // a0 b0 a1 b1 | a2 b2 a3 b3
-    const __m256 v1 = _mm256_loadu_ps(base + 2 * x + 8);  // a4 b4 a5 b5 | a6 b6 a7 b7
-    // Per 128-bit lane: a0 a1 a4 a5 | a2 a3 a6 a7, then the 64-bit quarters put back in order.
-    const __m256 a = _mm256_castpd_ps(_mm256_permute4x64_pd(
-        _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
-    const __m256 b = _mm256_castpd_ps(_mm256_permute4x64_pd(
-        _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1))), _MM_SHUFFLE(3, 1, 2, 0)));
     const __m256 wx = _mm256_loadu_ps(w + x);
-    const __m256 lerp = _mm256_add_ps(a, _mm256_mul_ps(wx, _mm256_sub_ps(b, a)));
     const __m256 zero_weight = _mm256_cmp_ps(wx, _mm256_setzero_ps(), _CMP_EQ_OQ);
-    _mm256_storeu_ps(dst + x, _mm256_blendv_ps(lerp, a, zero_weight));
+    _mm256_storeu_ps(dst + x, halving_lerp(base + 2 * x, wx, zero_weight));
+  }
+  return x;
+}
+
+// Halving along W and blending two such rows along H in one pass: dst[x] = t + wy * (u - t) with t and u the
+// W-lerps of rows r0 and r1 (computed exactly as filter_row_halving_avx2 does). Returns how far it got.
+__attribute__((target("avx2"))) std::int64_t halve_and_blend_avx2(const float* r0, const float* r1,
+                                                                   std::int64_t first_tap, const float* w, float wy,
+                                                                   std::int64_t end, float* dst) {
+  const __m256 wyv = _mm256_set1_ps(wy);
+  std::int64_t x = 0;
+  for (; x + 8 <= end; x += 8) {
+    const __m256 wx = _mm256_loadu_ps(w + x);
+    const __m256 zero_weight = _mm256_cmp_ps(wx, _mm256_setzero_ps(), _CMP_EQ_OQ);
+    const __m256 t = halving_lerp(r0 + first_tap + 2 * x, wx, zero_weight);
+    const __m256 u = halving_lerp(r1 + first_tap + 2 * x, wx, zero_weight);
+    _mm256_storeu_ps(dst + x, _mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t))));
   }
   return x;
 }
@@ -222,6 +245,25 @@ class LinearRowKernel {
     for (auto& slot : cache_) slot.values.resize(static_cast<std::size_t>(out_width_));
   }
 
+  // dst = the W-filtered rows at offsets off0 and off1 blended along H with weight wy (not 0), in one pass where
+  // W halves packed float32 rows (each input row is then used by one output row: nothing to cache). Returns false,
+  // having done nothing, where that does not apply.
+  bool halve_and_blend(std::int64_t off0, std::int64_t off1, float wy, float* dst) {
+    static const bool avx2 = cpu_has_avx2_f16c();
+    if (!avx2 || !halving_ || input_.dtype() != DataType::Float32 || input_.stride(3) != 1) return false;
+    const float* in = static_cast<const float*>(input_.data());
+    const float* r0 = in + off0;
+    const float* r1 = in + off1;
+    const std::int64_t done = halve_and_blend_avx2(r0, r1, wt_.i0[0], wt_.w.data(), wy, adjacent_, dst);
+    for (std::int64_t x = done; x < out_width_; ++x) {
+      const auto i = static_cast<std::size_t>(x);
+      const float top = detail::lerp(r0[wt_.i0[i]], r0[wt_.i1[i]], wt_.w[i]);
+      const float bottom = detail::lerp(r1[wt_.i0[i]], r1[wt_.i1[i]], wt_.w[i]);
+      dst[x] = top + wy * (bottom - top);
+    }
+    return true;
+  }
+
   // The W-filtered row at input offset `offset`, for plane term `term` (0..3); each term keeps its last two rows.
   const float* filtered(int term, std::int64_t offset, std::int64_t keep) {
     CachedRow* slots = &cache_[static_cast<std::size_t>(term) * 2];
@@ -268,6 +310,10 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
   const std::int64_t ow = output.size(3);
   const std::int64_t rows = output.size(0) * oc * oh;
   const bool stream = stream_output(output);
+  // Whether consecutive output rows never share an input row (downscaling along H by 2 or more): W-filtered rows
+  // are then not worth caching.
+  bool rows_used_once = true;
+  for (std::size_t h = 0; h + 1 < t[2].i0.size(); ++h) rows_used_once = rows_used_once && t[2].i0[h + 1] > t[2].i1[h];
   parallel_for(rows, row_grain(rows, threads), threads, [&](std::int64_t begin, std::int64_t end) {
     LinearRowKernel kernel(input, t[3]);
     std::array<std::vector<float>, 4> terms;
@@ -287,15 +333,21 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
         const std::int64_t plane = t[0].i0[n] * input.stride(0) + t[1].i0[c] * input.stride(1);
         const std::int64_t off0 = plane + t[2].i0[h] * input.stride(2);
         const std::int64_t off1 = plane + t[2].i1[h] * input.stride(2);
-        const float* values = kernel.filtered(0, off0, off1);
-        if (t[2].w[h] != 0.0f) {
-          // Packed float32 rows that stay in the caches are blended straight into the output.
-          const bool direct = output.dtype() == DataType::Float32 && output.stride(3) == 1 && !stream;
-          float* blended = direct ? static_cast<float*>(output.data()) + out_offset : terms[0].data();
-          blend_rows(blended, values, kernel.filtered(0, off1, off0), t[2].w[h], ow);
-          if (direct) continue;
+        const float wy = t[2].w[h];
+        // Packed float32 rows that stay in the caches are blended straight into the output.
+        const bool direct = output.dtype() == DataType::Float32 && output.stride(3) == 1 && !stream;
+        float* blended = direct ? static_cast<float*>(output.data()) + out_offset : terms[0].data();
+        const float* values = nullptr;
+        if (wy != 0.0f && rows_used_once && kernel.halve_and_blend(off0, off1, wy, blended)) {
           values = blended;
+        } else {
+          values = kernel.filtered(0, off0, off1);
+          if (wy != 0.0f) {
+            blend_rows(blended, values, kernel.filtered(0, off1, off0), wy, ow);
+            values = blended;
+          }
         }
+        if (direct && values == blended) continue;
         store_row(output.data(), output.dtype(), out_offset, output.stride(3), ow, values, stream);
         continue;
       }
