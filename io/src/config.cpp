@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "json_util.h"
 #include "rsz/error.h"
@@ -23,13 +25,21 @@ void check_op(const Ref& object, const char* op, const char* op_context) {
   }
 }
 
+// An operator config object: only `keys` besides the optional "op" (which must name `op`) and "$schema" (a string,
+// for editors); "op" is listed first and "$schema" last in the message for an unknown key.
+void check_config_object(const Ref& ref, std::vector<std::string> keys, const char* op, const char* op_context) {
+  keys.insert(keys.begin(), "op");
+  keys.push_back("$schema");
+  expect_object(ref, keys);
+  check_op(ref, op, op_context);
+  if (const auto schema = ref.find("$schema")) get_string(*schema);
+}
+
 }  // namespace
 
 ResampleConfig parse_resample_object(const Ref& ref, const char* op_context) {
-  expect_object(
-      ref, {"op", "interpolation", "scales", "input_pixel_offsets", "output_pixel_offsets", "output_sizes", "$schema"});
-  check_op(ref, "resample", op_context);
-  if (const auto schema = ref.find("$schema")) get_string(*schema);
+  check_config_object(ref, {"interpolation", "scales", "input_pixel_offsets", "output_pixel_offsets", "output_sizes"},
+                      "resample", op_context);
   ResampleConfig config;
   if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
   if (const auto r = ref.find("scales")) {
@@ -51,9 +61,7 @@ ResampleConfig parse_resample_object(const Ref& ref, const char* op_context) {
 }
 
 Upsample2dConfig parse_upsample2d_object(const Ref& ref, const char* op_context) {
-  expect_object(ref, {"op", "interpolation", "scale_size", "$schema"});
-  check_op(ref, "upsample2d", op_context);
-  if (const auto schema = ref.find("$schema")) get_string(*schema);
+  check_config_object(ref, {"interpolation", "scale_size"}, "upsample2d", op_context);
   Upsample2dConfig config;
   if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
   if (const auto r = ref.find("scale_size")) {
@@ -67,12 +75,11 @@ Upsample2dConfig parse_upsample2d_object(const Ref& ref, const char* op_context)
 }
 
 RoiAlignConfig parse_roi_align_object(const Ref& ref, const char* op_context) {
-  expect_object(ref,
-                {"op", "interpolation", "reduction", "spatial_scale_x", "spatial_scale_y", "out_of_bounds_input_value",
-                 "minimum_samples_per_output", "maximum_samples_per_output", "output_height", "output_width",
-                 "input_pixel_offset", "output_pixel_offset", "align_regions_to_corners", "$schema"});
-  check_op(ref, "roi_align", op_context);
-  if (const auto schema = ref.find("$schema")) get_string(*schema);
+  check_config_object(ref,
+                      {"interpolation", "reduction", "spatial_scale_x", "spatial_scale_y", "out_of_bounds_input_value",
+                       "minimum_samples_per_output", "maximum_samples_per_output", "output_height", "output_width",
+                       "input_pixel_offset", "output_pixel_offset", "align_regions_to_corners"},
+                      "roi_align", op_context);
   RoiAlignConfig config;
   if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
   if (const auto r = ref.find("reduction")) config.reduction = get_reduction(*r);

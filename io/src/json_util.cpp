@@ -9,18 +9,12 @@
 #include <filesystem>
 #include <limits>
 #include <set>
-#include <system_error>
 
+#include "file_util.h"
 #include "rsz/error.h"
 
 namespace rsz::io::detail {
 namespace {
-
-[[noreturn]] void fail(ErrorCode code, const std::string& source, const std::string& what) {
-  throw Error(code, source + ": " + what);
-}
-
-std::string system_message(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 // Control characters (newlines included) as spaces: messages stay on one line.
 std::string one_line(std::string text) {
@@ -64,19 +58,15 @@ std::string format_int_range(std::int64_t min, std::int64_t max) {
 }  // namespace
 
 std::string read_text_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(ErrorCode::Io, path, "cannot open: " + system_message(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) fail(ErrorCode::Io, path, "cannot open: " + system_message(errno));
   struct stat info {};
-  if (::fstat(fd, &info) != 0) fail(ErrorCode::Io, path, "cannot read: " + system_message(errno));
+  if (::fstat(fd.get(), &info) != 0) fail(ErrorCode::Io, path, "cannot read: " + system_message(errno));
   if (S_ISDIR(info.st_mode)) fail(ErrorCode::Io, path, "cannot read: it is a folder, not a JSON file");
   std::string text;
   char buffer[65536];
   for (;;) {
-    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
     if (got < 0) {
       if (errno == EINTR) continue;
       fail(ErrorCode::Io, path, "cannot read: " + system_message(errno));
