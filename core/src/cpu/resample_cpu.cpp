@@ -42,19 +42,6 @@ std::int64_t repeat_factor(const std::vector<std::int64_t>& offsets, std::int64_
   return k;
 }
 
-// dst = every element of src repeated k times (a plain loop per factor the compiler can vectorize for 2).
-template <typename T>
-void repeat_row(const T* src, std::int64_t in_w, std::int64_t in_stride, std::int64_t k, T* dst) {
-  if (k == 2 && in_stride == 1) {
-    for (std::int64_t x = 0; x < in_w; ++x) dst[2 * x] = dst[2 * x + 1] = src[x];
-    return;
-  }
-  for (std::int64_t x = 0; x < in_w; ++x) {
-    const T v = src[x * in_stride];
-    for (std::int64_t r = 0; r < k; ++r) *dst++ = v;
-  }
-}
-
 template <typename T>
 void nearest_rows(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
   std::array<std::vector<std::int64_t>, 4> tables;
@@ -118,11 +105,13 @@ void nearest_rows(const ConstTensorView& input, const TensorView& output, const 
 // [begin, end).
 void filter_row_scalar(const float* src, const std::int64_t* i0, const std::int64_t* i1, const float* w,
                        std::int64_t begin, std::int64_t end, float* dst) {
-  for (std::int64_t x = begin; x < end; ++x) {
-    const float a = src[i0[x]];
-    const float b = src[i1[x]];
-    dst[x] = w[x] == 0.0f ? a : a + w[x] * (b - a);
-  }
+  for (std::int64_t x = begin; x < end; ++x) dst[x] = detail::lerp(src[i0[x]], src[i1[x]], w[x]);
+}
+
+// detail::lerp on eight lanes: a + w * (b - a), or a where w is 0.
+__attribute__((target("avx2"))) inline __m256 lerp8(__m256 a, __m256 b, __m256 w) {
+  const __m256 zero_weight = _mm256_cmp_ps(w, _mm256_setzero_ps(), _CMP_EQ_OQ);
+  return _mm256_blendv_ps(_mm256_add_ps(a, _mm256_mul_ps(w, _mm256_sub_ps(b, a))), a, zero_weight);
 }
 
 // The same for x < `end`, where every i1[x] is i0[x] + 1: the two taps of an output are one 8-byte load, eight
@@ -144,17 +133,13 @@ __attribute__((target("avx2"))) std::int64_t filter_row_pairs_avx2(const float* 
     const __m256 second = _mm256_set_m128(p3, p1);
     const __m256 a = _mm256_shuffle_ps(first, second, _MM_SHUFFLE(2, 0, 2, 0));
     const __m256 b = _mm256_shuffle_ps(first, second, _MM_SHUFFLE(3, 1, 3, 1));
-    const __m256 wx = _mm256_loadu_ps(w + x);
-    const __m256 lerp = _mm256_add_ps(a, _mm256_mul_ps(wx, _mm256_sub_ps(b, a)));
-    const __m256 zero_weight = _mm256_cmp_ps(wx, _mm256_setzero_ps(), _CMP_EQ_OQ);
-    _mm256_storeu_ps(dst + x, _mm256_blendv_ps(lerp, a, zero_weight));
+    _mm256_storeu_ps(dst + x, lerp8(a, b, _mm256_loadu_ps(w + x)));
   }
   return x;
 }
 
-// Eight outputs of a halving W filter from the sixteen values at p (a0 b0 a1 b1 ... a7 b7): a + wx * (b - a), or
-// a where the weight is 0.
-__attribute__((target("avx2"))) inline __m256 halving_lerp(const float* p, __m256 wx, __m256 zero_weight) {
+// Eight outputs of a halving W filter from the sixteen values at p (a0 b0 a1 b1 ... a7 b7): lerp8(a, b, wx).
+__attribute__((target("avx2"))) inline __m256 halving_lerp(const float* p, __m256 wx) {
   const __m256 v0 = _mm256_loadu_ps(p);      // a0 b0 a1 b1 | a2 b2 a3 b3
   const __m256 v1 = _mm256_loadu_ps(p + 8);  // a4 b4 a5 b5 | a6 b6 a7 b7
   // Per 128-bit lane: a0 a1 a4 a5 | a2 a3 a6 a7, then the 64-bit quarters put back in order.
@@ -162,7 +147,7 @@ __attribute__((target("avx2"))) inline __m256 halving_lerp(const float* p, __m25
       _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
   const __m256 b = _mm256_castpd_ps(_mm256_permute4x64_pd(
       _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1))), _MM_SHUFFLE(3, 1, 2, 0)));
-  return _mm256_blendv_ps(_mm256_add_ps(a, _mm256_mul_ps(wx, _mm256_sub_ps(b, a))), a, zero_weight);
+  return lerp8(a, b, wx);
 }
 
 // filter_row where moreover i0[x] = i0[0] + 2 x (halving): sixteen contiguous values hold eight outputs' taps.
@@ -171,9 +156,7 @@ __attribute__((target("avx2"))) std::int64_t filter_row_halving_avx2(const float
   const float* base = src + (end > 0 ? i0[0] : 0);
   std::int64_t x = 0;
   for (; x + 8 <= end; x += 8) {
-    const __m256 wx = _mm256_loadu_ps(w + x);
-    const __m256 zero_weight = _mm256_cmp_ps(wx, _mm256_setzero_ps(), _CMP_EQ_OQ);
-    _mm256_storeu_ps(dst + x, halving_lerp(base + 2 * x, wx, zero_weight));
+    _mm256_storeu_ps(dst + x, halving_lerp(base + 2 * x, _mm256_loadu_ps(w + x)));
   }
   return x;
 }
@@ -187,9 +170,8 @@ __attribute__((target("avx2"))) std::int64_t halve_and_blend_avx2(const float* r
   std::int64_t x = 0;
   for (; x + 8 <= end; x += 8) {
     const __m256 wx = _mm256_loadu_ps(w + x);
-    const __m256 zero_weight = _mm256_cmp_ps(wx, _mm256_setzero_ps(), _CMP_EQ_OQ);
-    const __m256 t = halving_lerp(r0 + first_tap + 2 * x, wx, zero_weight);
-    const __m256 u = halving_lerp(r1 + first_tap + 2 * x, wx, zero_weight);
+    const __m256 t = halving_lerp(r0 + first_tap + 2 * x, wx);
+    const __m256 u = halving_lerp(r1 + first_tap + 2 * x, wx);
     _mm256_storeu_ps(dst + x, _mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t))));
   }
   return x;
@@ -198,7 +180,8 @@ __attribute__((target("avx2"))) std::int64_t halve_and_blend_avx2(const float* r
 // The leading outputs whose taps are adjacent (i1 = i0 + 1): all but those clamped at the right edge.
 std::int64_t adjacent_taps(const LinearTable& t) {
   std::int64_t x = 0;
-  while (x < static_cast<std::int64_t>(t.i0.size()) && t.i1[static_cast<std::size_t>(x)] == t.i0[static_cast<std::size_t>(x)] + 1) ++x;
+  const auto n = static_cast<std::int64_t>(t.i0.size());
+  while (x < n && t.i1[static_cast<std::size_t>(x)] == t.i0[static_cast<std::size_t>(x)] + 1) ++x;
   return x;
 }
 
@@ -211,9 +194,8 @@ bool halving_taps(const LinearTable& t, std::int64_t adjacent) {
 }
 
 void filter_row(const float* src, const LinearTable& t, std::int64_t adjacent, bool halving, float* dst) {
-  static const bool avx2 = cpu_has_avx2_f16c();
   std::int64_t done = 0;
-  if (avx2) {
+  if (cpu_has_avx2_f16c()) {
     done = halving ? filter_row_halving_avx2(src, t.i0.data(), t.w.data(), adjacent, dst)
                    : filter_row_pairs_avx2(src, t.i0.data(), t.w.data(), adjacent, dst);
   }
@@ -249,8 +231,9 @@ class LinearRowKernel {
   // W halves packed float32 rows (each input row is then used by one output row: nothing to cache). Returns false,
   // having done nothing, where that does not apply.
   bool halve_and_blend(std::int64_t off0, std::int64_t off1, float wy, float* dst) {
-    static const bool avx2 = cpu_has_avx2_f16c();
-    if (!avx2 || !halving_ || input_.dtype() != DataType::Float32 || input_.stride(3) != 1) return false;
+    if (!cpu_has_avx2_f16c() || !halving_ || input_.dtype() != DataType::Float32 || input_.stride(3) != 1) {
+      return false;
+    }
     const float* in = static_cast<const float*>(input_.data());
     const float* r0 = in + off0;
     const float* r1 = in + off1;
@@ -313,7 +296,9 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
   // Whether consecutive output rows never share an input row (downscaling along H by 2 or more): W-filtered rows
   // are then not worth caching.
   bool rows_used_once = true;
-  for (std::size_t h = 0; h + 1 < t[2].i0.size(); ++h) rows_used_once = rows_used_once && t[2].i0[h + 1] > t[2].i1[h];
+  for (std::size_t h = 0; h + 1 < t[2].i0.size(); ++h) {
+    rows_used_once = rows_used_once && t[2].i0[h + 1] > t[2].i1[h];
+  }
   parallel_for(rows, row_grain(rows, threads), threads, [&](std::int64_t begin, std::int64_t end) {
     LinearRowKernel kernel(input, t[3]);
     std::array<std::vector<float>, 4> terms;

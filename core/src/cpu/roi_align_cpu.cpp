@@ -59,8 +59,6 @@ using rsz::cpu::RoiAxisTable;
 
 namespace {
 
-bool use_avx2() { return cpu_has_avx2_f16c(); }
-
 // Entry e of the table is sample k of output index o, at e = o * samples + k, or e = k * out_size + o when
 // `ix_major`. Offsets are index * stride - `base_index * stride`, where base_index is the smallest tap index when
 // `relative` (the plane path reads a span of each row starting there) and 0 otherwise.
@@ -127,7 +125,7 @@ void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::i
                         std::int64_t pixel, int threads, float* map) {
   const std::int64_t height = input.size(2);
   const std::int64_t width = input.size(3);
-  const bool fast = use_avx2();
+  const bool fast = cpu_has_avx2_f16c();
   const bool direct = input.dtype() == DataType::Float32 && input.stride(3) == 1;
   parallel_for(height, 4, threads, [&](std::int64_t begin, std::int64_t end) {
     std::vector<float> rows(direct ? 0 : static_cast<std::size_t>(pixel * width), 0.0f);
@@ -163,7 +161,7 @@ void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::i
 
 void pool_channels_last(const RoiTables& t, const float* map, std::int64_t pixel, std::int64_t out_h,
                         std::int64_t out_w, bool average, float oob, float* res) {
-  const bool fast = use_avx2();
+  const bool fast = cpu_has_avx2_f16c();
   switch (pixel) {
 #define RSZ_ROI_CASE(P)                                                                                    \
   case P:                                                                                                  \
@@ -191,7 +189,7 @@ void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables
   const std::int64_t out_w = output.size(3);
   const std::int64_t pixels = out_h * out_w;
   const bool average = p.reduction == RoiReduction::Average;
-  const bool fast = use_avx2();
+  const bool fast = cpu_has_avx2_f16c();
   // Output planes whose rows follow each other are written with one row store per channel.
   const bool packed_planes = output.stride(3) == 1 && output.stride(2) == out_w;
   // float32 packed planes are written by transposing straight into the output.
@@ -271,7 +269,7 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
   const std::int64_t out_w = output.size(3);
   const bool average = p.reduction == RoiReduction::Average;
   const float oob = p.out_of_bounds_input_value;
-  const bool fast = use_avx2();
+  const bool fast = cpu_has_avx2_f16c();
   const bool direct = type == DataType::Float32 && input.stride(3) == 1;
   const auto units = static_cast<std::int64_t>(tables.size()) * channels;
   parallel_for(units, 1, threads, [&](std::int64_t begin, std::int64_t end) {

@@ -12,8 +12,6 @@
 namespace rsz::cpu {
 namespace {
 
-bool has_f16c() { return cpu_has_f16c(); }
-
 __attribute__((target("avx,f16c"))) std::int64_t widen_f16c(const std::uint16_t* src, std::int64_t count, float* dst) {
   std::int64_t i = 0;
   for (; i + 8 <= count; i += 8) {
@@ -75,7 +73,7 @@ void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t
   }
   const std::uint16_t* src = static_cast<const std::uint16_t*>(base) + offset;
   std::int64_t i = 0;
-  if (stride == 1 && has_f16c()) i = widen_f16c(src, count, dst);
+  if (stride == 1 && cpu_has_f16c()) i = widen_f16c(src, count, dst);
   for (; i < count; ++i) dst[i] = float16_bits_to_float(src[i * stride]);
 }
 
@@ -103,7 +101,7 @@ void store_row(void* base, DataType type, std::int64_t offset, std::int64_t stri
     return;
   }
   std::int64_t i = 0;
-  if (stride == 1 && has_f16c()) i = narrow_f16c(src, count, dst);
+  if (stride == 1 && cpu_has_f16c()) i = narrow_f16c(src, count, dst);
   for (; i < count; ++i) dst[i * stride] = float_to_float16_bits(src[i]);
 }
 

@@ -18,6 +18,20 @@ void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t
 void store_row(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
                const float* src, bool stream = false);
 
+// dst = every element of the row at src (elements `stride` apart) repeated k times: in_w * k elements, the
+// nearest-neighbour rule for integer upscaling. Raw copies, so any element type keeps its bits.
+template <typename T>
+void repeat_row(const T* src, std::int64_t in_w, std::int64_t stride, std::int64_t k, T* dst) {
+  if (k == 2 && stride == 1) {  // the common factor, in a form the compiler vectorizes
+    for (std::int64_t x = 0; x < in_w; ++x) dst[2 * x] = dst[2 * x + 1] = src[x];
+    return;
+  }
+  for (std::int64_t x = 0; x < in_w; ++x) {
+    const T v = src[x * stride];
+    for (std::int64_t r = 0; r < k; ++r) *dst++ = v;
+  }
+}
+
 // memcpy, or with `stream` non-temporal stores: whole cache lines go to memory without first being read, so an
 // output much larger than the caches costs its size once in memory traffic rather than twice. Streamed stores are
 // weakly ordered: a kernel calls stream_fence() at the end of each range of work it wrote with them.

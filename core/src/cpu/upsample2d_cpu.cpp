@@ -42,12 +42,7 @@ void nearest(const ConstTensorView& input, const TensorView& output, const Scale
         in_off += i * input.stride(a);
         out_off += i * output.stride(a);
       }
-      const T* src = in + in_off;
-      T* expanded = row.data();
-      for (std::int64_t x = 0; x < in_w; ++x) {
-        const T v = src[x * in_sw];
-        for (std::int64_t r = 0; r < sw; ++r) *expanded++ = v;
-      }
+      repeat_row(in + in_off, in_w, in_sw, sw, row.data());
       for (std::int64_t r = 0; r < sh; ++r) {
         T* dst = out + out_off + (h * sh + r) * output.stride(h_axis);
         if (out_sw == 1) {
