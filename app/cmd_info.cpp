@@ -25,7 +25,8 @@ void setup_info(CLI::App& app, InfoOptions& o) {
   cmd->add_flag("-r,--recursive", o.recursive, "Descend into sub-folders of folders");
   cmd->add_flag("--json", o.json, "One JSON object per file on stdout");
   cmd->add_flag("--no-exif", o.no_exif, "Report the stored size, not the EXIF-upright one");
-  cmd->footer("Examples:\n  rsz info photo.jpg\n  rsz info --json samples/photos features.npy\n  rsz info 'photos/*.jpg'");
+  cmd->footer(
+      "Examples:\n  rsz info photo.jpg\n  rsz info --json samples/photos features.npy\n  rsz info 'photos/*.jpg'");
 }
 
 int run_info(const InfoOptions& o) {

@@ -43,7 +43,9 @@ Tensor batch_indices_of(const RoiList& list) {
     return copy;
   }
   Tensor indices(DataType::UInt32, {static_cast<std::int64_t>(list.entries.size())});
-  for (std::size_t r = 0; r < list.entries.size(); ++r) indices.data_as<std::uint32_t>()[r] = list.entries[r].batch_index;
+  for (std::size_t r = 0; r < list.entries.size(); ++r) {
+    indices.data_as<std::uint32_t>()[r] = list.entries[r].batch_index;
+  }
   return indices;
 }
 
@@ -85,10 +87,13 @@ PlannedCrops plan_crops(const std::string& input, std::size_t input_count, const
   const NameFields whole{input, "roi_align", ext, "", "", ""};
   const bool template_output = output_is_template(output);
   const bool folder = !template_output && output_is_folder(output, input_count);
-  const std::string whole_path =
-      template_output ? (mentions_roi_fields(output) ? "" : expand_template(output, whole))
-                      : (folder ? (is_npy_path(input) ? plan_output(output, input_count, whole, "{stem}_roi_align.npy") : "")
-                                : output);
+  // The one path that would hold every crop (a template without ROI fields, a file name, or in a folder the .npy
+  // result of a tensor input); empty where each crop gets a file of its own.
+  const std::string whole_path = [&]() -> std::string {
+    if (template_output) return mentions_roi_fields(output) ? "" : expand_template(output, whole);
+    if (!folder) return output;
+    return is_npy_path(input) ? plan_output(output, input_count, whole, "{stem}_roi_align.npy") : "";
+  }();
   if (!whole_path.empty() && (is_npy_path(whole_path) || list.entries.size() == 1)) {
     return {is_npy_path(whole_path), {whole_path}};
   }

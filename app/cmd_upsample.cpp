@@ -13,8 +13,8 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
   const Upsample2dParams params = io::resolve(config);
   std::vector<Job> jobs;
   for (const std::string& input : inputs) {
-    const std::string out = plan_output(output, inputs.size(), {input, "upsample2d", default_extension(input), "", "", ""},
-                                        "{stem}{ext}");
+    const std::string out = plan_output(output, inputs.size(),
+                                        {input, "upsample2d", default_extension(input), "", "", ""}, "{stem}{ext}");
     jobs.push_back({input, {out}, [input, out, params, common](int threads) {
                       LoadedInput loaded = load_input(input, common);
                       Tensor result(loaded.tensor.dtype(), upsample2d_output_sizes(loaded.tensor.sizes(),
@@ -50,7 +50,9 @@ int run_upsample(const UpsampleOptions& o) {
   if (!o.factor.empty()) {
     const bool pair = o.factor.find(',') != std::string::npos;
     const auto v = parse_int_list("--factor", o.factor, ',', pair ? 2 : 1);
-    if (v[0] > UINT32_MAX || v.back() > UINT32_MAX) usage_error("--factor " + o.factor + ": factors must be <= 4294967295");
+    if (v[0] > UINT32_MAX || v.back() > UINT32_MAX) {
+      usage_error("--factor " + o.factor + ": factors must be <= 4294967295");
+    }
     flags.scale_size = ScaleSize{static_cast<std::uint32_t>(v[0]), static_cast<std::uint32_t>(v.back())};
   }
   const io::Upsample2dConfig merged = io::overlay(file_config, flags);
