@@ -160,7 +160,7 @@ inline void finish_row(const float* acc, std::int64_t n, bool average, float cou
 
 // dst[j * dst_stride + i] = src[i * src_stride + j] for i, j < 8 (an 8 x 8 block transposed; moves only).
 inline void transpose8x8(const float* src, std::int64_t src_stride, float* dst, std::int64_t dst_stride) {
-#ifdef __AVX2__
+#if RSZ_ROI_LANES == 8  // the AVX2 build (a target pragma does not define __AVX2__ in C++)
   __m256 r[8];
   for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
   __m256 t[8];
