@@ -124,5 +124,46 @@ TEST(RoiAlignEquivalence, SpecialValues) {
   }
 }
 
+// Outputs of 16 MiB and more are written with streaming stores (cpu/rows.h kStreamOutputBytes): the same bits for
+// float32 and float16, with planes of 15 x 15 (900 bytes, so streamed runs start off 16-byte boundaries) and two
+// channel blocks per ROI.
+TEST(RoiAlignEquivalence, LargeOutputsWrittenWithStreamingStores) {
+  std::uint32_t seed = 4100;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    const std::int64_t count = type == DataType::Float32 ? 480 : 960;
+    std::vector<float> corners;
+    std::vector<std::uint32_t> indices;
+    for (std::int64_t r = 0; r < count; ++r) {
+      const auto& box = kBoxes;
+      const std::size_t k = static_cast<std::size_t>(r % 10) * 4;
+      const float shift = static_cast<float>(r % 7) - 3.0f;
+      corners.insert(corners.end(), {box[k] + shift, box[k + 1] - shift, box[k + 2] + shift, box[k + 3]});
+      indices.push_back(kBatch[static_cast<std::size_t>(r % 10)]);
+    }
+    const Tensor boxes = test::convert(test::make_f32({count, 4}, corners).view(), type);
+    const Tensor batch = test::make_u32({count}, indices);
+    const Input in = make_input({3, 40, 13, 21}, type, false, seed++);
+    const Dims out_sizes{count, 40, 15, 15};
+    for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
+      RoiAlignParams p;
+      p.reduction = reduction;
+      p.spatial_scale_x = 0.5f;
+      p.spatial_scale_y = 0.75f;
+      const auto expected = run_into(out_sizes, type, false, [&](const TensorView& out) {
+        roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
+      });
+      for (const int threads : {1, 2}) {
+        const auto got = run_into(out_sizes, type, false, [&](const TensorView& out) {
+          ASSERT_GE(out.element_count() * static_cast<std::int64_t>(element_size(type)), std::int64_t{16} << 20);
+          roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+        });
+        ASSERT_TRUE(test::bits_equal(expected, got,
+                                     std::string("streamed ") + to_string(type) + " " + to_string(reduction) +
+                                         " threads " + std::to_string(threads)));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rsz

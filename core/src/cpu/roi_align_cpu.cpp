@@ -127,34 +127,40 @@ void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::i
   const std::int64_t width = input.size(3);
   const bool fast = cpu_has_avx2_f16c();
   const bool direct = input.dtype() == DataType::Float32 && input.stride(3) == 1;
+  // Rows are copied in bands, 8 channels at a time, so that each source channel is read as one run of kBand rows
+  // while the band's part of the map stays in cache.
+  constexpr std::int64_t kBand = 8;
+  const auto transpose = fast ? avx2::transpose : portable::transpose;
   parallel_for(height, 4, threads, [&](std::int64_t begin, std::int64_t end) {
     std::vector<float> rows(direct ? 0 : static_cast<std::size_t>(pixel * width), 0.0f);
-    for (std::int64_t y = begin; y < end; ++y) {
-      float* dst = map + y * width * pixel;
-      const std::int64_t row = batch * input.stride(0) + c0 * input.stride(1) + y * input.stride(2);
-      if (direct) {
-        // float32 rows with unit stride: transpose straight from the input, one channel per source row.
-        const float* src = static_cast<const float*>(input.data()) + row;
-        if (fast) {
-          avx2::transpose(src, input.stride(1), count, width, dst, pixel);
-        } else {
-          portable::transpose(src, input.stride(1), count, width, dst, pixel);
+    const auto source_row = [&](std::int64_t y) {
+      return batch * input.stride(0) + c0 * input.stride(1) + y * input.stride(2);
+    };
+    if (direct) {
+      // float32 rows with unit stride: transposed straight from the input, one channel per source row.
+      const float* src = static_cast<const float*>(input.data());
+      for (std::int64_t y0 = begin; y0 < end; y0 += kBand) {
+        const std::int64_t y1 = std::min(end, y0 + kBand);
+        for (std::int64_t c = 0; c < count; c += 8) {
+          for (std::int64_t y = y0; y < y1; ++y) {
+            transpose(src + source_row(y) + c * input.stride(1), input.stride(1), std::min<std::int64_t>(8, count - c),
+                      width, map + y * width * pixel + c, pixel);
+          }
         }
-        for (std::int64_t x = 0; x < width; ++x) {
-          for (std::int64_t c = count; c < pixel; ++c) dst[x * pixel + c] = 0.0f;
+        if (count == pixel) continue;
+        for (std::int64_t i = y0 * width; i < y1 * width; ++i) {
+          for (std::int64_t c = count; c < pixel; ++c) map[i * pixel + c] = 0.0f;
         }
-        continue;
       }
+      return;
+    }
+    for (std::int64_t y = begin; y < end; ++y) {
       for (std::int64_t c = 0; c < count; ++c) {
-        load_row(input.data(), input.dtype(),
-                 row + c * input.stride(1), input.stride(3), width, rows.data() + c * width);
+        load_row(input.data(), input.dtype(), source_row(y) + c * input.stride(1), input.stride(3), width,
+                 rows.data() + c * width);
       }
       // rows is pixel x width; the map row is width x pixel.
-      if (fast) {
-        avx2::transpose(rows.data(), width, pixel, width, dst, pixel);
-      } else {
-        portable::transpose(rows.data(), width, pixel, width, dst, pixel);
-      }
+      transpose(rows.data(), width, pixel, width, map + y * width * pixel, pixel);
     }
   });
 }
@@ -166,9 +172,11 @@ void pool_channels_last(const RoiTables& t, const float* map, std::int64_t pixel
 #define RSZ_ROI_CASE(P)                                                                                    \
   case P:                                                                                                  \
     if (fast) {                                                                                            \
-      avx2::pool_channels_last<P>(t.x, t.y, map, out_h, out_w, average, oob, t.count, res);                \
+      (average ? avx2::pool_channels_last<P, true> : avx2::pool_channels_last<P, false>)(                  \
+          t.x, t.y, map, out_h, out_w, oob, t.count, res);                                                 \
     } else {                                                                                               \
-      portable::pool_channels_last<P>(t.x, t.y, map, out_h, out_w, average, oob, t.count, res);            \
+      (average ? portable::pool_channels_last<P, true> : portable::pool_channels_last<P, false>)(          \
+          t.x, t.y, map, out_h, out_w, oob, t.count, res);                                                 \
     }                                                                                                      \
     break;
     RSZ_ROI_CASE(8)
@@ -192,8 +200,9 @@ void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables
   const bool fast = cpu_has_avx2_f16c();
   // Output planes whose rows follow each other are written with one row store per channel.
   const bool packed_planes = output.stride(3) == 1 && output.stride(2) == out_w;
-  // float32 packed planes are written by transposing straight into the output.
-  const bool direct_out = packed_planes && type == DataType::Float32;
+  // A large output is written with streaming stores, from a block of planes transposed in cache.
+  const bool stream = packed_planes && stream_output(output);
+  const auto transpose = fast ? avx2::transpose : portable::transpose;
   std::vector<float> map(static_cast<std::size_t>(input.size(2) * input.size(3) * pixel));
   // ROIs grouped by batch and, within a batch, ordered by their top row, so that consecutive ROIs (on a thread)
   // overlap and find their taps in cache. The order does not change any result.
@@ -219,33 +228,25 @@ void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables
           pool_channels_last(tables[static_cast<std::size_t>(r)], map.data(), pixel, out_h, out_w, average,
                              p.out_of_bounds_input_value, res.data());
           // res is pixels x pixel (channels innermost); the output wants one plane per channel.
-          if (direct_out) {
-            float* dst = static_cast<float*>(output.data()) + r * output.stride(0) + c0 * output.stride(1);
-            if (fast) {
-              avx2::transpose(res.data(), pixel, pixels, count, dst, output.stride(1));
-            } else {
-              portable::transpose(res.data(), pixel, pixels, count, dst, output.stride(1));
-            }
+          transpose(res.data(), pixel, pixels, pixel, planes.data(), pixels);
+          const std::int64_t plane = r * output.stride(0) + c0 * output.stride(1);
+          if (packed_planes && output.stride(1) == pixels) {  // the block's planes are one run of the output
+            store_row(output.data(), type, plane, 1, count * pixels, planes.data(), stream);
             continue;
           }
-          if (fast) {
-            avx2::transpose(res.data(), pixel, pixels, pixel, planes.data(), pixels);
-          } else {
-            portable::transpose(res.data(), pixel, pixels, pixel, planes.data(), pixels);
-          }
           for (std::int64_t c = 0; c < count; ++c) {
-            const std::int64_t plane = r * output.stride(0) + (c0 + c) * output.stride(1);
             const float* src = planes.data() + c * pixels;
             if (packed_planes) {
-              store_row(output.data(), type, plane, 1, pixels, src);
+              store_row(output.data(), type, plane + c * output.stride(1), 1, pixels, src, stream);
               continue;
             }
             for (std::int64_t oy = 0; oy < out_h; ++oy) {
-              store_row(output.data(), type, plane + oy * output.stride(2), output.stride(3), out_w,
-                        src + oy * out_w);
+              store_row(output.data(), type, plane + c * output.stride(1) + oy * output.stride(2), output.stride(3),
+                        out_w, src + oy * out_w);
             }
           }
         }
+        if (stream) stream_fence();
       });
     }
     first = last;

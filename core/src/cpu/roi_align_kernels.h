@@ -18,10 +18,13 @@ inline Vec load_vec(const float* p) {
 
 inline void store_vec(float* p, Vec v) { __builtin_memcpy(p, &v, sizeof v); }
 
+// One broadcast (an element-by-element fill compiles to a chain of inserts).
 inline Vec splat(float x) {
-  Vec v;
-  for (int i = 0; i < kLanes; ++i) v[i] = x;
-  return v;
+#if RSZ_ROI_LANES == 8
+  return _mm256_set1_ps(x);
+#else
+  return _mm_set1_ps(x);
+#endif
 }
 
 // Folds one sample into the running reduction (the first sample of an average starts from 0.0f + v, as in the
@@ -38,57 +41,85 @@ inline float reduce_scalar(float acc, float v, bool average, bool first) {
   return v > acc ? v : acc;
 }
 
+// The value of one sample at kVecs vectors of channels, each passed to fold(k, value): `a`/`b` are the x taps on
+// the top row, `c`/`d` on the bottom row; a zero weight reads the first tap only, as the reference does. The four
+// weight cases are separate loops so that no test is left inside them.
+template <int kVecs, typename Fold>
+inline void sample_taps(const float* a, const float* b, const float* c, const float* d, float wx, float wy,
+                        Fold fold) {
+  const Vec wx_v = splat(wx);
+  const Vec wy_v = splat(wy);
+  if (wy == 0.0f) {
+    if (wx == 0.0f) {
+      for (int k = 0; k < kVecs; ++k) fold(k, load_vec(a + k * kLanes));
+    } else {
+      for (int k = 0; k < kVecs; ++k) {
+        const Vec top = load_vec(a + k * kLanes);
+        fold(k, top + wx_v * (load_vec(b + k * kLanes) - top));
+      }
+    }
+  } else if (wx == 0.0f) {
+    for (int k = 0; k < kVecs; ++k) {
+      const Vec top = load_vec(a + k * kLanes);
+      fold(k, top + wy_v * (load_vec(c + k * kLanes) - top));
+    }
+  } else {
+    for (int k = 0; k < kVecs; ++k) {
+      const int o = k * kLanes;
+      const Vec top0 = load_vec(a + o);
+      const Vec top = top0 + wx_v * (load_vec(b + o) - top0);
+      const Vec bottom0 = load_vec(c + o);
+      const Vec bottom = bottom0 + wx_v * (load_vec(d + o) - bottom0);
+      fold(k, top + wy_v * (bottom - top));
+    }
+  }
+}
+
 // Channels-last pooling of one ROI: `map` holds pixels of kPixel float32 channels (row stride in the tables), the
-// result `res` holds out_h * out_w pixels of kPixel channels. The four per-sample cases (which weights are zero)
-// are decided once per sample for all channels.
-template <int kPixel>
+// result `res` holds out_h * out_w pixels of kPixel channels. The running reduction of a pixel stays in registers;
+// an average starts from zero (the reference's 0.0f + first sample), a max from its first sample.
+template <int kPixel, bool kAverage>
 void pool_channels_last(const RoiAxisTable& tx, const RoiAxisTable& ty, const float* map, std::int64_t out_h,
-                        std::int64_t out_w, bool average, float oob, float count, float* res) {
+                        std::int64_t out_w, float oob, float count, float* res) {
   constexpr int kVecs = kPixel / kLanes;
   const std::uint32_t sx = tx.samples;
   const std::uint32_t sy = ty.samples;
+  const std::int64_t* x0 = tx.t0.data();
+  const std::int64_t* x1 = tx.t1.data();
+  const float* wxs = tx.w.data();
+  const unsigned char* x_inside = tx.inside.data();
   const Vec oob_v = splat(oob);
   const Vec count_v = splat(count);
   for (std::int64_t oy = 0; oy < out_h; ++oy) {
     for (std::int64_t ox = 0; ox < out_w; ++ox) {
-      Vec acc[kVecs] = {};  // never read before the first sample sets it
-      bool first = true;
+      Vec acc[kVecs];
+      for (int k = 0; k < kVecs; ++k) acc[k] = splat(0.0f);
+      bool first = !kAverage;
       for (std::uint32_t iy = 0; iy < sy; ++iy) {
         const auto ey = static_cast<std::size_t>(oy) * sy + iy;
+        const bool y_inside = ty.inside[ey];
         const float wy = ty.w[ey];
         const float* row0 = map + ty.t0[ey];
         const float* row1 = map + ty.t1[ey];
-        const Vec wy_v = splat(wy);
         for (std::uint32_t ix = 0; ix < sx; ++ix) {
           const auto ex = static_cast<std::size_t>(ox) * sx + ix;
-          if (!(tx.inside[ex] && ty.inside[ey])) {
-            for (int k = 0; k < kVecs; ++k) acc[k] = reduce(acc[k], oob_v, average, first);
-            first = false;
-            continue;
-          }
-          const float wx = tx.w[ex];
-          const float* a = row0 + tx.t0[ex];
-          const float* b = row0 + tx.t1[ex];
-          const float* c = row1 + tx.t0[ex];
-          const float* d = row1 + tx.t1[ex];
-          const Vec wx_v = splat(wx);
-          const int kind = (wx != 0.0f ? 1 : 0) | (wy != 0.0f ? 2 : 0);
-          for (int k = 0; k < kVecs; ++k) {
-            const int o = k * kLanes;
-            Vec v = load_vec(a + o);
-            if (kind & 1) v = v + wx_v * (load_vec(b + o) - v);
-            if (kind & 2) {
-              Vec bottom = load_vec(c + o);
-              if (kind & 1) bottom = bottom + wx_v * (load_vec(d + o) - bottom);
-              v = v + wy_v * (bottom - v);
+          const auto fold = [&](int k, Vec v) {
+            if (kAverage) {
+              acc[k] = acc[k] + v;
+            } else {
+              acc[k] = first ? v : (v > acc[k] ? v : acc[k]);
             }
-            acc[k] = reduce(acc[k], v, average, first);
+          };
+          if (y_inside && x_inside[ex]) {
+            sample_taps<kVecs>(row0 + x0[ex], row0 + x1[ex], row1 + x0[ex], row1 + x1[ex], wxs[ex], wy, fold);
+          } else {
+            for (int k = 0; k < kVecs; ++k) fold(k, oob_v);
           }
           first = false;
         }
       }
       float* out = res + (oy * out_w + ox) * kPixel;
-      for (int k = 0; k < kVecs; ++k) store_vec(out + k * kLanes, average ? acc[k] / count_v : acc[k]);
+      for (int k = 0; k < kVecs; ++k) store_vec(out + k * kLanes, kAverage ? acc[k] / count_v : acc[k]);
     }
   }
 }
