@@ -125,12 +125,16 @@ TEST(RoiAlignEquivalence, SpecialValues) {
 }
 
 // Outputs of 16 MiB and more are written with streaming stores (cpu/rows.h kStreamOutputBytes): the same bits for
-// float32 and float16, with planes of 15 x 15 (900 bytes, so streamed runs start off 16-byte boundaries) and two
-// channel blocks per ROI.
+// float32 and float16, with planes of 15 x 15 (900 bytes, so streamed runs start off 16-byte boundaries), on the
+// channels-last path (40 channels: two blocks per ROI) and the plane path (3 channels).
 TEST(RoiAlignEquivalence, LargeOutputsWrittenWithStreamingStores) {
   std::uint32_t seed = 4100;
-  for (const DataType type : {DataType::Float32, DataType::Float16}) {
-    const std::int64_t count = type == DataType::Float32 ? 480 : 960;
+  for (const auto& [type, channels] : {std::pair{DataType::Float32, std::int64_t{40}},
+                                       std::pair{DataType::Float16, std::int64_t{40}},
+                                       std::pair{DataType::Float32, std::int64_t{3}},
+                                       std::pair{DataType::Float16, std::int64_t{3}}}) {
+    const std::int64_t roi_bytes = channels * 15 * 15 * static_cast<std::int64_t>(element_size(type));
+    const std::int64_t count = ((std::int64_t{17} << 20) + roi_bytes - 1) / roi_bytes;
     std::vector<float> corners;
     std::vector<std::uint32_t> indices;
     for (std::int64_t r = 0; r < count; ++r) {
@@ -142,8 +146,8 @@ TEST(RoiAlignEquivalence, LargeOutputsWrittenWithStreamingStores) {
     }
     const Tensor boxes = test::convert(test::make_f32({count, 4}, corners).view(), type);
     const Tensor batch = test::make_u32({count}, indices);
-    const Input in = make_input({3, 40, 13, 21}, type, false, seed++);
-    const Dims out_sizes{count, 40, 15, 15};
+    const Input in = make_input({3, channels, 13, 21}, type, false, seed++);
+    const Dims out_sizes{count, channels, 15, 15};
     for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
       RoiAlignParams p;
       p.reduction = reduction;
@@ -158,7 +162,8 @@ TEST(RoiAlignEquivalence, LargeOutputsWrittenWithStreamingStores) {
           roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
         });
         ASSERT_TRUE(test::bits_equal(expected, got,
-                                     std::string("streamed ") + to_string(type) + " " + to_string(reduction) +
+                                     std::string("streamed ") + to_string(type) + " C " + std::to_string(channels) + " " +
+                                         to_string(reduction) +
                                          " threads " + std::to_string(threads)));
       }
     }

@@ -10,6 +10,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/isa.h"
+#include "cpu/lerp_avx2.h"
 #include "cpu/parallel.h"
 #include "cpu/rows.h"
 #include "cpu/tables.h"
@@ -108,36 +109,6 @@ void filter_row_scalar(const float* src, const std::int64_t* i0, const std::int6
   for (std::int64_t x = begin; x < end; ++x) dst[x] = detail::lerp(src[i0[x]], src[i1[x]], w[x]);
 }
 
-// detail::lerp on eight lanes: a + w * (b - a), or a where w is 0.
-__attribute__((target("avx2"))) inline __m256 lerp8(__m256 a, __m256 b, __m256 w) {
-  const __m256 zero_weight = _mm256_cmp_ps(w, _mm256_setzero_ps(), _CMP_EQ_OQ);
-  return _mm256_blendv_ps(_mm256_add_ps(a, _mm256_mul_ps(w, _mm256_sub_ps(b, a))), a, zero_weight);
-}
-
-// The same for x < `end`, where every i1[x] is i0[x] + 1: the two taps of an output are one 8-byte load, eight
-// outputs are four pairs of loads de-interleaved into the a and b vectors, and the arithmetic is the scalar one lane
-// by lane. Returns how far it got (a multiple of 8).
-__attribute__((target("avx2"))) std::int64_t filter_row_pairs_avx2(const float* src, const std::int64_t* i0,
-                                                                    const float* w, std::int64_t end, float* dst) {
-  const auto pair = [src](__m128 into_low, std::int64_t low, std::int64_t high) {
-    const __m128 lo = _mm_loadl_pi(into_low, reinterpret_cast<const __m64*>(src + low));
-    return _mm_loadh_pi(lo, reinterpret_cast<const __m64*>(src + high));
-  };
-  std::int64_t x = 0;
-  for (; x + 8 <= end; x += 8) {
-    const __m128 p0 = pair(_mm_setzero_ps(), i0[x], i0[x + 1]);      // a0 b0 a1 b1
-    const __m128 p1 = pair(_mm_setzero_ps(), i0[x + 2], i0[x + 3]);  // a2 b2 a3 b3
-    const __m128 p2 = pair(_mm_setzero_ps(), i0[x + 4], i0[x + 5]);
-    const __m128 p3 = pair(_mm_setzero_ps(), i0[x + 6], i0[x + 7]);
-    const __m256 first = _mm256_set_m128(p2, p0);
-    const __m256 second = _mm256_set_m128(p3, p1);
-    const __m256 a = _mm256_shuffle_ps(first, second, _MM_SHUFFLE(2, 0, 2, 0));
-    const __m256 b = _mm256_shuffle_ps(first, second, _MM_SHUFFLE(3, 1, 3, 1));
-    _mm256_storeu_ps(dst + x, lerp8(a, b, _mm256_loadu_ps(w + x)));
-  }
-  return x;
-}
-
 // Eight outputs of a halving W filter from the sixteen values at p (a0 b0 a1 b1 ... a7 b7): lerp8(a, b, wx).
 __attribute__((target("avx2"))) inline __m256 halving_lerp(const float* p, __m256 wx) {
   const __m256 v0 = _mm256_loadu_ps(p);      // a0 b0 a1 b1 | a2 b2 a3 b3
@@ -197,7 +168,7 @@ void filter_row(const float* src, const LinearTable& t, std::int64_t adjacent, b
   std::int64_t done = 0;
   if (cpu_has_avx2_f16c()) {
     done = halving ? filter_row_halving_avx2(src, t.i0.data(), t.w.data(), adjacent, dst)
-                   : filter_row_pairs_avx2(src, t.i0.data(), t.w.data(), adjacent, dst);
+                   : lerp_pairs_avx2(src, t.i0.data(), t.w.data(), adjacent, dst);
   }
   filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), done, static_cast<std::int64_t>(t.w.size()), dst);
 }

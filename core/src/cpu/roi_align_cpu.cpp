@@ -17,6 +17,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/isa.h"
+#include "cpu/lerp_avx2.h"
 #include "cpu/parallel.h"
 #include "cpu/rows.h"
 #include "detail/access.h"
@@ -37,12 +38,24 @@ struct RoiAxisTable {
   std::int64_t hi = 0;
 };
 
+// Where the plane path's fold of one pass over the output columns goes: into the accumulators, or, on the last
+// pass of an output row, finished (an average divided by the sample count) into the row's result.
+struct PlaneFold {
+  bool average;
+  bool first;  // the first sample of every output in the row: the reduction starts here
+  bool last;   // the last sample: the result goes to `out`
+  float count;
+  float* acc;
+  float* out;
+};
+
 }  // namespace
 
 // The vector kernels, once for AVX2 + F16C and once for the baseline ISA (see roi_align_kernels.h).
 #pragma GCC push_options
 #pragma GCC target("avx2,f16c")
 namespace avx2 {
+using rsz::cpu::PlaneFold;
 using rsz::cpu::RoiAxisTable;
 #define RSZ_ROI_LANES 8
 #include "cpu/roi_align_kernels.h"
@@ -51,6 +64,7 @@ using rsz::cpu::RoiAxisTable;
 #pragma GCC pop_options
 
 namespace portable {
+using rsz::cpu::PlaneFold;
 using rsz::cpu::RoiAxisTable;
 #define RSZ_ROI_LANES 4
 #include "cpu/roi_align_kernels.h"
@@ -272,6 +286,7 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
   const float oob = p.out_of_bounds_input_value;
   const bool fast = cpu_has_avx2_f16c();
   const bool direct = type == DataType::Float32 && input.stride(3) == 1;
+  const bool stream = stream_output(output);
   const auto units = static_cast<std::int64_t>(tables.size()) * channels;
   parallel_for(units, 1, threads, [&](std::int64_t begin, std::int64_t end) {
     PlaneScratch s;
@@ -286,7 +301,10 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
       const std::uint32_t sy = t.y.samples;
       const std::int64_t n = out_w * sx;
       const std::int64_t span = t.x.hi - t.x.lo + 1;
-      if (!direct) s.span.resize(static_cast<std::size_t>(span));
+      // The paired x taps read row[t0 + 1] for every sample, one past the span for its last element: in place
+      // where that is still in the row, else from a copy with a zero after it.
+      const bool in_place = direct && t.x.hi + 1 < input.size(3);
+      if (!in_place) s.span.assign(static_cast<std::size_t>(span + 1), 0.0f);
       for (auto& l : s.lerped) l.resize(static_cast<std::size_t>(n));
       s.cached[0] = s.cached[1] = -1;
       // The x-lerped source row y, computed at most once while it stays in one of the two slots; `keep` is the
@@ -298,50 +316,40 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
         const int k = s.cached[0] == keep ? 1 : 0;
         const std::int64_t offset = plane + y * input.stride(2) + t.x.lo * input.stride(3);
         const float* row = s.span.data();
-        if (direct) {
-          row = static_cast<const float*>(input.data()) + offset;  // float32 with unit stride: read in place
+        if (in_place) {
+          row = static_cast<const float*>(input.data()) + offset;  // float32 with unit stride
         } else {
           load_row(input.data(), type, offset, input.stride(3), span, s.span.data());
         }
+        float* out = s.lerped[k].data();
         if (fast) {
-          avx2::lerp_row_x(row, t.x, n, s.lerped[k].data());
+          avx2::lerp_row_x(row, t.x, lerp_pairs_avx2(row, t.x.t0.data(), t.x.w.data(), n, out), n, out);
         } else {
-          portable::lerp_row_x(row, t.x, n, s.lerped[k].data());
+          portable::lerp_row_x(row, t.x, 0, n, out);
         }
         s.cached[k] = y;
         return s.lerped[k].data();
       };
       const unsigned char* inside_x = t.x.all_inside ? nullptr : t.x.inside.data();
       for (std::int64_t oy = 0; oy < out_h; ++oy) {
+        const std::int64_t row = r * output.stride(0) + c * output.stride(1) + oy * output.stride(2);
         for (std::uint32_t iy = 0; iy < sy; ++iy) {
           const auto ey = static_cast<std::size_t>(oy) * sy + iy;
-          const bool first = iy == 0;
+          const PlaneFold fold{average, iy == 0, iy + 1 == sy, t.count, s.acc.data(), s.out.data()};
           if (!t.y.inside[ey]) {
-            if (fast) {
-              avx2::accumulate_outside(sx, out_w, average, first, oob, s.acc.data());
-            } else {
-              portable::accumulate_outside(sx, out_w, average, first, oob, s.acc.data());
-            }
+            (fast ? avx2::accumulate_outside : portable::accumulate_outside)(sx, out_w, oob, fold);
             continue;
           }
           const float wy = t.y.w[ey];
           const float* top = lerped_row(t.y.t0[ey], wy == 0.0f ? t.y.t0[ey] : t.y.t1[ey]);
           const float* bottom = wy == 0.0f ? top : lerped_row(t.y.t1[ey], t.y.t0[ey]);
-          if (fast) {
-            avx2::accumulate_y_sample(top, bottom, wy, inside_x, sx, out_w, average, first, oob, s.acc.data());
-          } else {
-            portable::accumulate_y_sample(top, bottom, wy, inside_x, sx, out_w, average, first, oob, s.acc.data());
-          }
+          (fast ? avx2::accumulate_y_sample : portable::accumulate_y_sample)(top, bottom, wy, inside_x, sx, out_w,
+                                                                             oob, fold);
         }
-        if (fast) {
-          avx2::finish_row(s.acc.data(), out_w, average, t.count, s.out.data());
-        } else {
-          portable::finish_row(s.acc.data(), out_w, average, t.count, s.out.data());
-        }
-        store_row(output.data(), type, r * output.stride(0) + c * output.stride(1) + oy * output.stride(2),
-                  output.stride(3), out_w, s.out.data());
+        store_row(output.data(), type, row, output.stride(3), out_w, s.out.data(), stream);
       }
     }
+    if (stream) stream_fence();
   });
 }
 

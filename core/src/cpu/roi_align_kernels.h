@@ -124,30 +124,54 @@ void pool_channels_last(const RoiAxisTable& tx, const RoiAxisTable& ty, const fl
   }
 }
 
-// The x-lerped values of one source row at every x sample: out[j] = lerp(row[t0[j]], row[t1[j]], w[j]).
-inline void lerp_row_x(const float* row, const RoiAxisTable& tx, std::int64_t n, float* out) {
+// The x-lerped values of one source row at x samples [begin, n): out[j] = lerp(row[t0[j]], row[t1[j]], w[j]).
+inline void lerp_row_x(const float* row, const RoiAxisTable& tx, std::int64_t begin, std::int64_t n, float* out) {
   const std::int64_t* t0 = tx.t0.data();
   const std::int64_t* t1 = tx.t1.data();
   const float* w = tx.w.data();
-  for (std::int64_t j = 0; j < n; ++j) {
+  for (std::int64_t j = begin; j < n; ++j) {
     const float a = row[t0[j]];
     out[j] = w[j] == 0.0f ? a : a + w[j] * (row[t1[j]] - a);
   }
 }
 
-// Plane path, one y sample: folds the samples (iy, ix) for ix = 0..sx-1 of every output column into acc[out_w].
+inline PlaneFold pass_of(const PlaneFold& f, std::uint32_t ix, std::uint32_t sx) {
+  PlaneFold pass = f;
+  pass.first = f.first && ix == 0;
+  pass.last = f.last && ix + 1 == sx;
+  return pass;
+}
+
+// Folds column values v (kLanes of them at ox, or one) into the row, as PlaneFold says.
+inline void fold_vec(const PlaneFold& f, std::int64_t ox, Vec v) {
+  const Vec r = reduce(f.first ? v : load_vec(f.acc + ox), v, f.average, f.first);
+  if (!f.last) {
+    store_vec(f.acc + ox, r);
+  } else {
+    store_vec(f.out + ox, f.average ? r / splat(f.count) : r);
+  }
+}
+
+inline void fold_scalar(const PlaneFold& f, std::int64_t ox, float v) {
+  const float r = reduce_scalar(f.acc[ox], v, f.average, f.first);
+  if (!f.last) {
+    f.acc[ox] = r;
+  } else {
+    f.out[ox] = f.average ? r / f.count : r;
+  }
+}
+
+// Plane path, one y sample: folds the samples (iy, ix) for ix = 0..sx-1 of every output column.
 // `top` and `bottom` are the x-lerped source rows, laid out ix-major (entry ix * out_w + ox); `inside_x` is null
 // when every x sample is in bounds. wy == 0 reads the top row only.
 inline void accumulate_y_sample(const float* top, const float* bottom, float wy, const unsigned char* inside_x,
-                                std::uint32_t sx, std::int64_t out_w, bool average, bool first, float oob,
-                                float* acc) {
+                                std::uint32_t sx, std::int64_t out_w, float oob, const PlaneFold& fold) {
   const Vec wy_v = splat(wy);
-  const Vec oob_v = splat(oob);
   for (std::uint32_t ix = 0; ix < sx; ++ix) {
     const float* t = top + static_cast<std::int64_t>(ix) * out_w;
     const float* b = bottom + static_cast<std::int64_t>(ix) * out_w;
     const unsigned char* in = inside_x ? inside_x + static_cast<std::int64_t>(ix) * out_w : nullptr;
-    const bool first_here = first && ix == 0;
+    const PlaneFold pass = pass_of(fold, ix, sx);
     std::int64_t ox = 0;
     for (; ox + kLanes <= out_w; ox += kLanes) {
       Vec v = load_vec(t + ox);
@@ -157,36 +181,23 @@ inline void accumulate_y_sample(const float* top, const float* bottom, float wy,
           if (!in[ox + l]) v[l] = oob;
         }
       }
-      store_vec(acc + ox, reduce(first_here ? oob_v : load_vec(acc + ox), v, average, first_here));
+      fold_vec(pass, ox, v);
     }
     for (; ox < out_w; ++ox) {
       float v = t[ox];
       if (wy != 0.0f) v = v + wy * (b[ox] - v);
       if (in && !in[ox]) v = oob;
-      acc[ox] = reduce_scalar(acc[ox], v, average, first_here);
+      fold_scalar(pass, ox, v);
     }
   }
 }
 
 // Plane path, a y sample that is out of bounds: every one of its sx samples per column reads `oob`.
-inline void accumulate_outside(std::uint32_t sx, std::int64_t out_w, bool average, bool first, float oob,
-                               float* acc) {
+inline void accumulate_outside(std::uint32_t sx, std::int64_t out_w, float oob, const PlaneFold& fold) {
   for (std::uint32_t ix = 0; ix < sx; ++ix) {
-    const bool first_here = first && ix == 0;
-    for (std::int64_t ox = 0; ox < out_w; ++ox) acc[ox] = reduce_scalar(acc[ox], oob, average, first_here);
+    const PlaneFold pass = pass_of(fold, ix, sx);
+    for (std::int64_t ox = 0; ox < out_w; ++ox) fold_scalar(pass, ox, oob);
   }
-}
-
-// acc[i] / count for an average, acc as is for a max.
-inline void finish_row(const float* acc, std::int64_t n, bool average, float count, float* out) {
-  if (!average) {
-    for (std::int64_t i = 0; i < n; ++i) out[i] = acc[i];
-    return;
-  }
-  const Vec count_v = splat(count);
-  std::int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store_vec(out + i, load_vec(acc + i) / count_v);
-  for (; i < n; ++i) out[i] = acc[i] / count;
 }
 
 // dst[j * dst_stride + i] = src[i * src_stride + j] for i, j < 8 (an 8 x 8 block transposed; moves only).
