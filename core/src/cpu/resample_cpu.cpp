@@ -136,10 +136,14 @@ __attribute__((target("avx2"))) std::int64_t filter_row_halving_avx2(const float
 // W-lerps of rows r0 and r1 (computed exactly as filter_row_halving_avx2 does). Returns how far it got.
 __attribute__((target("avx2"))) std::int64_t halve_and_blend_avx2(const float* r0, const float* r1,
                                                                    std::int64_t first_tap, const float* w, float wy,
-                                                                   std::int64_t end, float* dst) {
+                                                                   std::int64_t end, std::int64_t ahead, float* dst) {
   const __m256 wyv = _mm256_set1_ps(wy);
   std::int64_t x = 0;
   for (; x + 8 <= end; x += 8) {
+    if (ahead != 0) {
+      _mm_prefetch(reinterpret_cast<const char*>(r0 + ahead + first_tap + 2 * x), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(r1 + ahead + first_tap + 2 * x), _MM_HINT_T0);
+    }
     const __m256 wx = _mm256_loadu_ps(w + x);
     const __m256 t = halving_lerp(r0 + first_tap + 2 * x, wx);
     const __m256 u = halving_lerp(r1 + first_tap + 2 * x, wx);
@@ -201,14 +205,14 @@ class LinearRowKernel {
   // dst = the W-filtered rows at offsets off0 and off1 blended along H with weight wy (not 0), in one pass where
   // W halves packed float32 rows (each input row is then used by one output row: nothing to cache). Returns false,
   // having done nothing, where that does not apply.
-  bool halve_and_blend(std::int64_t off0, std::int64_t off1, float wy, float* dst) {
+  bool halve_and_blend(std::int64_t off0, std::int64_t off1, float wy, std::int64_t ahead, float* dst) {
     if (!cpu_has_avx2_f16c() || !halving_ || input_.dtype() != DataType::Float32 || input_.stride(3) != 1) {
       return false;
     }
     const float* in = static_cast<const float*>(input_.data());
     const float* r0 = in + off0;
     const float* r1 = in + off1;
-    const std::int64_t done = halve_and_blend_avx2(r0, r1, wt_.i0[0], wt_.w.data(), wy, adjacent_, dst);
+    const std::int64_t done = halve_and_blend_avx2(r0, r1, wt_.i0[0], wt_.w.data(), wy, adjacent_, ahead, dst);
     for (std::int64_t x = done; x < out_width_; ++x) {
       const auto i = static_cast<std::size_t>(x);
       const float top = detail::lerp(r0[wt_.i0[i]], r0[wt_.i1[i]], wt_.w[i]);
@@ -294,7 +298,7 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
         const bool direct = output.dtype() == DataType::Float32 && output.stride(3) == 1 && !stream;
         float* blended = direct ? static_cast<float*>(output.data()) + out_offset : terms[0].data();
         const float* values = nullptr;
-        if (wy != 0.0f && rows_used_once && kernel.halve_and_blend(off0, off1, wy, blended)) {
+        if (wy != 0.0f && rows_used_once && kernel.halve_and_blend(off0, off1, wy, 2 * input.stride(2), blended)) {
           values = blended;
         } else {
           values = kernel.filtered(0, off0, off1);
