@@ -168,13 +168,76 @@ bool halving_taps(const LinearTable& t, std::int64_t adjacent) {
   return adjacent > 0;
 }
 
-void filter_row(const float* src, const LinearTable& t, std::int64_t adjacent, bool halving, float* dst) {
-  std::int64_t done = 0;
-  if (cpu_has_avx2_f16c()) {
-    done = halving ? filter_row_halving_avx2(src, t.i0.data(), t.w.data(), adjacent, dst)
-                   : lerp_pairs_avx2(src, t.i0.data(), t.w.data(), adjacent, dst);
+// Outputs [begin, end) of a W table that doubles: output 2m + j (j = 0, 1) reads taps m + d[j] and m + d[j] + 1
+// with weight w[j], the same for every m in the run. begin is even and the run is a whole number of 16 outputs.
+struct DoublingRun {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t d[2] = {0, 0};
+  float w[2] = {0.0f, 0.0f};
+};
+
+// The longest such run around the middle of the table's first `adjacent` outputs (an empty one where the table
+// does not double there). Found by checking the table itself, so the weights are the table's bit for bit.
+DoublingRun doubling_run(const LinearTable& t, std::int64_t adjacent) {
+  DoublingRun run;
+  if (adjacent < 32) return run;
+  const std::int64_t mid = adjacent / 4;  // output 2 * mid is mid-table
+  for (int j = 0; j < 2; ++j) {
+    const auto o = static_cast<std::size_t>(2 * mid + j);
+    run.d[j] = t.i0[o] - mid;
+    run.w[j] = t.w[o];
   }
-  filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), done, static_cast<std::int64_t>(t.w.size()), dst);
+  const auto pair_matches = [&](std::int64_t m) {
+    if (m < 0 || 2 * m + 1 >= adjacent) return false;
+    for (int j = 0; j < 2; ++j) {
+      const auto o = static_cast<std::size_t>(2 * m + j);
+      if (t.i0[o] != m + run.d[j] || t.w[o] != run.w[j]) return false;
+    }
+    return true;
+  };
+  std::int64_t first = mid;
+  while (pair_matches(first - 1)) --first;
+  std::int64_t last = mid;  // exclusive after the loop
+  while (pair_matches(last)) ++last;
+  run.begin = 2 * first;
+  run.end = run.begin + (2 * (last - first)) / 16 * 16;
+  return run;
+}
+
+// The doubling run, 16 outputs at a time: the even and the odd outputs are each one lerp of two 8-value loads, then
+// interleaved.
+__attribute__((target("avx2"))) void filter_row_doubling_avx2(const float* src, const DoublingRun& run, float* dst) {
+  const __m256 w0 = _mm256_set1_ps(run.w[0]);
+  const __m256 w1 = _mm256_set1_ps(run.w[1]);
+  for (std::int64_t o = run.begin; o < run.end; o += 16) {
+    const float* p0 = src + o / 2 + run.d[0];
+    const float* p1 = src + o / 2 + run.d[1];
+    const __m256 even = lerp8(_mm256_loadu_ps(p0), _mm256_loadu_ps(p0 + 1), w0);  // outputs o, o + 2, ...
+    const __m256 odd = lerp8(_mm256_loadu_ps(p1), _mm256_loadu_ps(p1 + 1), w1);   // outputs o + 1, o + 3, ...
+    const __m256 lo = _mm256_unpacklo_ps(even, odd);                               // o .. o+3 | o+8 .. o+11
+    const __m256 hi = _mm256_unpackhi_ps(even, odd);                               // o+4 .. o+7 | o+12 .. o+15
+    _mm256_storeu_ps(dst + o, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(dst + o + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+  }
+}
+
+void filter_row(const float* src, const LinearTable& t, std::int64_t adjacent, bool halving,
+                const DoublingRun& doubling, float* dst) {
+  const auto n = static_cast<std::int64_t>(t.w.size());
+  if (!cpu_has_avx2_f16c()) {
+    filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), 0, n, dst);
+    return;
+  }
+  if (doubling.end > doubling.begin) {
+    filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), 0, doubling.begin, dst);
+    filter_row_doubling_avx2(src, doubling, dst);
+    filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), doubling.end, n, dst);
+    return;
+  }
+  const std::int64_t done = halving ? filter_row_halving_avx2(src, t.i0.data(), t.w.data(), adjacent, dst)
+                                    : lerp_pairs_avx2(src, t.i0.data(), t.w.data(), adjacent, dst);
+  filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), done, n, dst);
 }
 
 // dst[x] = a[x] + w * (b[x] - a[x]); dst may be a.
@@ -197,7 +260,8 @@ class LinearRowKernel {
         width_(input.size(3)),
         out_width_(static_cast<std::int64_t>(wt.w.size())),
         adjacent_(adjacent_taps(wt)),
-        halving_(halving_taps(wt, adjacent_)) {
+        halving_(halving_taps(wt, adjacent_)),
+        doubling_(doubling_run(wt, adjacent_)) {
     scratch_.resize(static_cast<std::size_t>(width_));
     for (auto& slot : cache_) slot.values.resize(static_cast<std::size_t>(out_width_));
   }
@@ -243,7 +307,7 @@ class LinearRowKernel {
       load_row(input_.data(), input_.dtype(), offset, input_.stride(3), width_, scratch_.data());
       src = scratch_.data();
     }
-    filter_row(src, wt_, adjacent_, halving_, dst);
+    filter_row(src, wt_, adjacent_, halving_, doubling_, dst);
   }
 
   const ConstTensorView& input_;
@@ -252,6 +316,7 @@ class LinearRowKernel {
   std::int64_t out_width_;
   std::int64_t adjacent_;
   bool halving_;
+  DoublingRun doubling_;
   std::vector<float> scratch_;
   std::array<CachedRow, 8> cache_;
 };
