@@ -232,7 +232,9 @@ void filter_row(const float* src, const LinearTable& t, std::int64_t adjacent, b
   if (doubling.end > doubling.begin) {
     filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), 0, doubling.begin, dst);
     filter_row_doubling_avx2(src, doubling, dst);
-    filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), doubling.end, n, dst);
+    const std::int64_t e = doubling.end;
+    const std::int64_t done = e + lerp_pairs_avx2(src, t.i0.data() + e, t.w.data() + e, adjacent - e, dst + e);
+    filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), done, n, dst);
     return;
   }
   const std::int64_t done = halving ? filter_row_halving_avx2(src, t.i0.data(), t.w.data(), adjacent, dst)
