@@ -36,23 +36,38 @@ std::string g_only;  // run only the workloads whose name contains this
 
 bool selected(const json& w) { return w["name"].get<std::string>().find(g_only) != std::string::npos; }
 
-// Median seconds of `fn` over repetitions (at least 5 and about 0.4 s; 3 and 0.1 s with --quick).
-double median_seconds(const std::function<void(int)>& fn) {
-  fn(0);  // warm-up
-  std::vector<double> times;
-  const double budget = g_quick ? 0.1 : 0.4;
-  const std::size_t min_reps = g_quick ? 3 : 5;
-  double total = 0;
-  for (int rep = 1; times.size() < min_reps || (total < budget && times.size() < 60); ++rep) {
-    const auto t0 = Clock::now();
-    fn(rep);
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    times.push_back(s);
-    total += s;
+// Median seconds of each of `fns`, timed in turn within each repetition (so that a slow spell of a shared machine
+// hits every implementation alike), over at least 7 repetitions and about 0.6 s each (3 and 0.1 s with --quick).
+std::vector<double> median_seconds(const std::vector<std::function<void(int)>>& fns) {
+  for (const auto& fn : fns) fn(0);  // warm-up
+  std::vector<std::vector<double>> times(fns.size());
+  const double budget = g_quick ? 0.1 : 0.6;
+  const std::size_t min_reps = g_quick ? 3 : 7;
+  std::vector<double> total(fns.size(), 0.0);
+  const auto done = [&] {
+    for (std::size_t i = 0; i < fns.size(); ++i) {
+      if (times[i].size() < min_reps || (total[i] < budget && times[i].size() < 100)) return false;
+    }
+    return true;
+  };
+  for (int rep = 1; !done(); ++rep) {
+    for (std::size_t i = 0; i < fns.size(); ++i) {
+      const auto t0 = Clock::now();
+      fns[i](rep);
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      times[i].push_back(s);
+      total[i] += s;
+    }
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  std::vector<double> medians;
+  for (auto& t : times) {
+    std::sort(t.begin(), t.end());
+    medians.push_back(t[t.size() / 2]);
+  }
+  return medians;
 }
+
+double median_seconds(const std::function<void(int)>& fn) { return median_seconds(std::vector{fn})[0]; }
 
 // Several input/output buffer sets, used in turn, so large workloads are not served from cache.
 struct Buffers {
@@ -101,14 +116,14 @@ double copy_bandwidth() {
 }
 
 #ifdef RSZ_BENCH_OPENCV
-// OpenCV on the same NCHW planes: cv::resize per H x W plane.
-double opencv_resize(Buffers& buf, const rsz::Dims& in, const rsz::Dims& out, int interpolation) {
+// OpenCV on the same NCHW planes: cv::resize per H x W plane, as a repetition for median_seconds.
+std::function<void(int)> opencv_resize(Buffers& buf, const rsz::Dims& in, const rsz::Dims& out, int interpolation) {
   const std::int64_t planes = in[0] * in[1] * (in.size() == 5 ? in[2] : 1);
   const int h = static_cast<int>(in[in.size() - 2]);
   const int w = static_cast<int>(in[in.size() - 1]);
   const int oh = static_cast<int>(out[out.size() - 2]);
   const int ow = static_cast<int>(out[out.size() - 1]);
-  return median_seconds([&](int rep) {
+  return [&buf, planes, h, w, oh, ow, interpolation](int rep) {
     const std::size_t k = static_cast<std::size_t>(rep) % buf.count();
     auto* src = reinterpret_cast<float*>(buf.inputs[k].data());
     auto* dst = reinterpret_cast<float*>(buf.outputs[k].data());
@@ -117,7 +132,28 @@ double opencv_resize(Buffers& buf, const rsz::Dims& in, const rsz::Dims& out, in
       cv::Mat d(oh, ow, CV_32F, dst + p * oh * ow);
       cv::resize(s, d, cv::Size(ow, oh), 0, 0, interpolation);
     }
-  });
+  };
+}
+
+// rsz's repetition and, for float32, OpenCV's, timed interleaved; emits both.
+void emit_with_opencv(const json& w, const std::string& variant, rsz::DataType type, int threads, double bytes,
+                      const std::function<void(int)>& rsz_fn, Buffers& buf, const rsz::Dims& in,
+                      const rsz::Dims& out, rsz::InterpolationMode mode) {
+  if (type != rsz::DataType::Float32) {
+    emit(w["name"], variant, type, threads, "rsz", median_seconds(rsz_fn), bytes);
+    return;
+  }
+  cv::setNumThreads(threads);
+  const int cv_mode = mode == rsz::InterpolationMode::Linear ? cv::INTER_LINEAR : cv::INTER_NEAREST;
+  const std::vector<double> s = median_seconds({rsz_fn, opencv_resize(buf, in, out, cv_mode)});
+  emit(w["name"], variant, type, threads, "rsz", s[0], bytes);
+  emit(w["name"], variant, type, threads, "opencv", s[1], bytes);
+}
+#else
+void emit_with_opencv(const json& w, const std::string& variant, rsz::DataType type, int threads, double bytes,
+                      const std::function<void(int)>& rsz_fn, Buffers&, const rsz::Dims&, const rsz::Dims&,
+                      rsz::InterpolationMode) {
+  emit(w["name"], variant, type, threads, "rsz", median_seconds(rsz_fn), bytes);
 }
 #endif
 
@@ -133,20 +169,12 @@ void bench_resample(const json& w, rsz::DataType type, int threads) {
     rsz::ResampleParams p;
     p.interpolation = mode;
     for (std::size_t a = 0; a < 4; ++a) p.scales[a] = static_cast<float>(out[a]) / static_cast<float>(in[a]);
-    const double s = median_seconds([&](int rep) {
+    const auto rsz_fn = [&](int rep) {
       const std::size_t k = static_cast<std::size_t>(rep) % buf.count();
       rsz::resample(rsz::ConstTensorView(buf.inputs[k].data(), type, in),
                     rsz::TensorView(buf.outputs[k].data(), type, out), p, {rsz::Backend::Cpu, threads});
-    });
-    const std::string variant = rsz::to_string(mode);
-    emit(w["name"], variant, type, threads, "rsz", s, bytes);
-#ifdef RSZ_BENCH_OPENCV
-    if (type == rsz::DataType::Float32) {
-      cv::setNumThreads(threads);
-      const int cv_mode = mode == rsz::InterpolationMode::Linear ? cv::INTER_LINEAR : cv::INTER_NEAREST;
-      emit(w["name"], variant, type, threads, "opencv", opencv_resize(buf, in, out, cv_mode), bytes);
-    }
-#endif
+    };
+    emit_with_opencv(w, rsz::to_string(mode), type, threads, bytes, rsz_fn, buf, in, out, mode);
   }
 }
 
@@ -161,19 +189,12 @@ void bench_upsample(const json& w, rsz::DataType type, int threads) {
   const double bytes = static_cast<double>(buf.inputs[0].size() + buf.outputs[0].size());
   for (const auto mode : {rsz::InterpolationMode::Nearest, rsz::InterpolationMode::Linear}) {
     const rsz::Upsample2dParams p{mode, {factor, factor}};
-    const double s = median_seconds([&](int rep) {
+    const auto rsz_fn = [&](int rep) {
       const std::size_t k = static_cast<std::size_t>(rep) % buf.count();
       rsz::upsample2d(rsz::ConstTensorView(buf.inputs[k].data(), type, in),
                       rsz::TensorView(buf.outputs[k].data(), type, out), p, {rsz::Backend::Cpu, threads});
-    });
-    emit(w["name"], rsz::to_string(mode), type, threads, "rsz", s, bytes);
-#ifdef RSZ_BENCH_OPENCV
-    if (type == rsz::DataType::Float32) {
-      cv::setNumThreads(threads);
-      const int cv_mode = mode == rsz::InterpolationMode::Linear ? cv::INTER_LINEAR : cv::INTER_NEAREST;
-      emit(w["name"], rsz::to_string(mode), type, threads, "opencv", opencv_resize(buf, in, out, cv_mode), bytes);
-    }
-#endif
+    };
+    emit_with_opencv(w, rsz::to_string(mode), type, threads, bytes, rsz_fn, buf, in, out, mode);
   }
 }
 
