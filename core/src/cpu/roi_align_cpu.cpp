@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <immintrin.h>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/cpu.h"
@@ -22,6 +23,7 @@
 #include "cpu/rows.h"
 #include "detail/access.h"
 #include "detail/coords.h"
+#include "rsz/float16.h"
 
 namespace rsz::cpu {
 namespace {
@@ -133,63 +135,75 @@ constexpr std::int64_t kChannelBlock = 32;
 // Channels-last pays when many channels share each sample's taps and weights.
 constexpr std::int64_t kChannelsLastMinChannels = 8;
 
-// Channels [c0, c0 + count) of one batch's map as H x W x pixel float32 in `map` (pixel >= count, a multiple of 8;
-// the extra channels are zero). Each row is widened channel by channel into a small buffer, then transposed.
+// Channels [c0, c0 + count) of one batch's map as H x W x pixel elements in `map` (pixel >= count, a multiple of 8;
+// the extra channels are zero): float32, or float16 bits for a float16 input with unit W stride. Rows of that
+// element type with unit stride are transposed straight from the input; others are widened channel by channel into
+// a small float32 buffer, then transposed.
+template <typename T>
 void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::int64_t c0, std::int64_t count,
-                        std::int64_t pixel, int threads, float* map) {
+                        std::int64_t pixel, int threads, T* map) {
   const std::int64_t height = input.size(2);
   const std::int64_t width = input.size(3);
   const bool fast = cpu_has_avx2_f16c();
-  const bool direct = input.dtype() == DataType::Float32 && input.stride(3) == 1;
+  constexpr DataType kType = std::is_same_v<T, float> ? DataType::Float32 : DataType::Float16;
+  const bool direct = input.dtype() == kType && input.stride(3) == 1;
   // Rows are copied in bands, 8 channels at a time, so that each source channel is read as one run of kBand rows
   // while the band's part of the map stays in cache.
   constexpr std::int64_t kBand = 8;
-  const auto transpose = fast ? avx2::transpose : portable::transpose;
   parallel_for(height, 4, threads, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<float> rows(direct ? 0 : static_cast<std::size_t>(pixel * width), 0.0f);
     const auto source_row = [&](std::int64_t y) {
       return batch * input.stride(0) + c0 * input.stride(1) + y * input.stride(2);
     };
     if (direct) {
-      // float32 rows with unit stride: transposed straight from the input, one channel per source row.
-      const float* src = static_cast<const float*>(input.data());
+      const T* src = static_cast<const T*>(input.data());
       for (std::int64_t y0 = begin; y0 < end; y0 += kBand) {
         const std::int64_t y1 = std::min(end, y0 + kBand);
         for (std::int64_t c = 0; c < count; c += 8) {
           for (std::int64_t y = y0; y < y1; ++y) {
-            transpose(src + source_row(y) + c * input.stride(1), input.stride(1), std::min<std::int64_t>(8, count - c),
-                      width, map + y * width * pixel + c, pixel);
+            const T* from = src + source_row(y) + c * input.stride(1);
+            const std::int64_t n = std::min<std::int64_t>(8, count - c);
+            T* to = map + y * width * pixel + c;
+            if (fast) {
+              avx2::transpose(from, input.stride(1), n, width, to, pixel);
+            } else {
+              portable::transpose(from, input.stride(1), n, width, to, pixel);
+            }
           }
         }
         if (count == pixel) continue;
         for (std::int64_t i = y0 * width; i < y1 * width; ++i) {
-          for (std::int64_t c = count; c < pixel; ++c) map[i * pixel + c] = 0.0f;
+          for (std::int64_t c = count; c < pixel; ++c) map[i * pixel + c] = T{0};
         }
       }
       return;
     }
-    for (std::int64_t y = begin; y < end; ++y) {
-      for (std::int64_t c = 0; c < count; ++c) {
-        load_row(input.data(), input.dtype(), source_row(y) + c * input.stride(1), input.stride(3), width,
-                 rows.data() + c * width);
+    if constexpr (std::is_same_v<T, float>) {
+      std::vector<float> rows(static_cast<std::size_t>(pixel * width), 0.0f);
+      for (std::int64_t y = begin; y < end; ++y) {
+        for (std::int64_t c = 0; c < count; ++c) {
+          load_row(input.data(), input.dtype(), source_row(y) + c * input.stride(1), input.stride(3), width,
+                   rows.data() + c * width);
+        }
+        // rows is pixel x width; the map row is width x pixel.
+        (fast ? avx2::transpose<float> : portable::transpose<float>)(rows.data(), width, pixel, width,
+                                                                      map + y * width * pixel, pixel);
       }
-      // rows is pixel x width; the map row is width x pixel.
-      transpose(rows.data(), width, pixel, width, map + y * width * pixel, pixel);
     }
   });
 }
 
-void pool_channels_last(const RoiTables& t, const float* map, std::int64_t pixel, std::int64_t out_h,
+template <typename T>
+void pool_channels_last(const RoiTables& t, const T* map, std::int64_t pixel, std::int64_t out_h,
                         std::int64_t out_w, bool average, float oob, float* res) {
   const bool fast = cpu_has_avx2_f16c();
   switch (pixel) {
 #define RSZ_ROI_CASE(P)                                                                                    \
   case P:                                                                                                  \
     if (fast) {                                                                                            \
-      (average ? avx2::pool_channels_last<P, true> : avx2::pool_channels_last<P, false>)(                  \
+      (average ? avx2::pool_channels_last<P, true, T> : avx2::pool_channels_last<P, false, T>)(            \
           t.x, t.y, map, out_h, out_w, oob, t.count, res);                                                 \
     } else {                                                                                               \
-      (average ? portable::pool_channels_last<P, true> : portable::pool_channels_last<P, false>)(          \
+      (average ? portable::pool_channels_last<P, true, T> : portable::pool_channels_last<P, false, T>)(    \
           t.x, t.y, map, out_h, out_w, oob, t.count, res);                                                 \
     }                                                                                                      \
     break;
@@ -203,6 +217,7 @@ void pool_channels_last(const RoiTables& t, const float* map, std::int64_t pixel
   }
 }
 
+template <typename T>
 void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables>& tables, const TensorView& output,
                        const RoiAlignParams& p, std::int64_t block_channels, std::int64_t pixel, int threads) {
   const DataType type = output.dtype();
@@ -216,8 +231,8 @@ void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables
   const bool packed_planes = output.stride(3) == 1 && output.stride(2) == out_w;
   // A large output is written with streaming stores, from a block of planes transposed in cache.
   const bool stream = packed_planes && stream_output(output);
-  const auto transpose = fast ? avx2::transpose : portable::transpose;
-  std::vector<float> map(static_cast<std::size_t>(input.size(2) * input.size(3) * pixel));
+  const auto transpose = fast ? avx2::transpose<float> : portable::transpose<float>;
+  std::vector<T> map(static_cast<std::size_t>(input.size(2) * input.size(3) * pixel));
   // ROIs grouped by batch and, within a batch, ordered by their top row, so that consecutive ROIs (on a thread)
   // overlap and find their taps in cache. The order does not change any result.
   std::vector<std::int64_t> order(tables.size());
@@ -393,7 +408,12 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
   });
 
   if (channels_last) {
-    run_channels_last(input, tables, output, p, block_channels, pixel, threads);
+    // A float16 map stays float16 in the channels-last copy (half the bytes to gather; widened exactly per tap).
+    if (type == DataType::Float16 && input.stride(3) == 1 && cpu_has_avx2_f16c()) {
+      run_channels_last<std::uint16_t>(input, tables, output, p, block_channels, pixel, threads);
+    } else {
+      run_channels_last<float>(input, tables, output, p, block_channels, pixel, threads);
+    }
   } else {
     run_planes(input, tables, output, p, threads);
   }

@@ -16,6 +16,17 @@ inline Vec load_vec(const float* p) {
   return v;
 }
 
+// kLanes float16 values (bits), widened exactly.
+inline Vec load_vec(const std::uint16_t* p) {
+#if RSZ_ROI_LANES == 8
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+#else
+  Vec v;
+  for (int i = 0; i < kLanes; ++i) v[i] = float16_bits_to_float(p[i]);
+  return v;
+#endif
+}
+
 inline void store_vec(float* p, Vec v) { __builtin_memcpy(p, &v, sizeof v); }
 
 // One broadcast (an element-by-element fill compiles to a chain of inserts).
@@ -44,8 +55,8 @@ inline float reduce_scalar(float acc, float v, bool average, bool first) {
 // The value of one sample at kVecs vectors of channels, each passed to fold(k, value): `a`/`b` are the x taps on
 // the top row, `c`/`d` on the bottom row; a zero weight reads the first tap only, as the reference does. The four
 // weight cases are separate loops so that no test is left inside them.
-template <int kVecs, typename Fold>
-inline void sample_taps(const float* a, const float* b, const float* c, const float* d, float wx, float wy,
+template <int kVecs, typename T, typename Fold>
+inline void sample_taps(const T* a, const T* b, const T* c, const T* d, float wx, float wy,
                         Fold fold) {
   const Vec wx_v = splat(wx);
   const Vec wy_v = splat(wy);
@@ -78,8 +89,8 @@ inline void sample_taps(const float* a, const float* b, const float* c, const fl
 // Channels-last pooling of one ROI: `map` holds pixels of kPixel float32 channels (row stride in the tables), the
 // result `res` holds out_h * out_w pixels of kPixel channels. The running reduction of a pixel stays in registers;
 // an average starts from zero (the reference's 0.0f + first sample), a max from its first sample.
-template <int kPixel, bool kAverage>
-void pool_channels_last(const RoiAxisTable& tx, const RoiAxisTable& ty, const float* map, std::int64_t out_h,
+template <int kPixel, bool kAverage, typename T>
+void pool_channels_last(const RoiAxisTable& tx, const RoiAxisTable& ty, const T* map, std::int64_t out_h,
                         std::int64_t out_w, float oob, float count, float* res) {
   constexpr int kVecs = kPixel / kLanes;
   const std::uint32_t sx = tx.samples;
@@ -99,8 +110,8 @@ void pool_channels_last(const RoiAxisTable& tx, const RoiAxisTable& ty, const fl
         const auto ey = static_cast<std::size_t>(oy) * sy + iy;
         const bool y_inside = ty.inside[ey];
         const float wy = ty.w[ey];
-        const float* row0 = map + ty.t0[ey];
-        const float* row1 = map + ty.t1[ey];
+        const T* row0 = map + ty.t0[ey];
+        const T* row1 = map + ty.t1[ey];
         for (std::uint32_t ix = 0; ix < sx; ++ix) {
           const auto ex = static_cast<std::size_t>(ox) * sx + ix;
           const auto fold = [&](int k, Vec v) {
@@ -228,9 +239,34 @@ inline void transpose8x8(const float* src, std::int64_t src_stride, float* dst, 
 #endif
 }
 
+// The same for 16-bit elements (float16 bits), with SSE2 (every x86-64 CPU): pairs, then quads, then halves of
+// the rows interleaved.
+inline void transpose8x8(const std::uint16_t* src, std::int64_t src_stride, std::uint16_t* dst,
+                         std::int64_t dst_stride) {
+  __m128i r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_stride));
+  __m128i a[8];
+  for (int i = 0; i < 8; i += 2) {
+    a[i] = _mm_unpacklo_epi16(r[i], r[i + 1]);      // columns 0-3 of rows i, i + 1
+    a[i + 1] = _mm_unpackhi_epi16(r[i], r[i + 1]);  // columns 4-7
+  }
+  __m128i b[8];
+  for (int i = 0; i < 8; i += 4) {
+    b[i] = _mm_unpacklo_epi32(a[i], a[i + 2]);          // columns 0-1 of rows i .. i + 3
+    b[i + 1] = _mm_unpackhi_epi32(a[i], a[i + 2]);      // columns 2-3
+    b[i + 2] = _mm_unpacklo_epi32(a[i + 1], a[i + 3]);  // columns 4-5
+    b[i + 3] = _mm_unpackhi_epi32(a[i + 1], a[i + 3]);  // columns 6-7
+  }
+  for (int j = 0; j < 4; ++j) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * j) * dst_stride), _mm_unpacklo_epi64(b[j], b[j + 4]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * j + 1) * dst_stride), _mm_unpackhi_epi64(b[j], b[j + 4]));
+  }
+}
+
 // dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols: 8 x 8 blocks, then the edges.
-inline void transpose(const float* src, std::int64_t src_stride, std::int64_t rows, std::int64_t cols, float* dst,
-                      std::int64_t dst_stride) {
+template <typename T>
+void transpose(const T* src, std::int64_t src_stride, std::int64_t rows, std::int64_t cols, T* dst,
+               std::int64_t dst_stride) {
   const std::int64_t rows8 = rows / 8 * 8;
   const std::int64_t cols8 = cols / 8 * 8;
   for (std::int64_t i = 0; i < rows8; i += 8) {
