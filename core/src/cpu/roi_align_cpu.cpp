@@ -3,14 +3,16 @@
 // accumulated exactly as in the reference, so results are bit-identical to it for any thread count.
 //
 // Two paths:
-// * many channels: per batch and block of up to 32 channels, the map is copied once to H x W x block float32
-//   (channels-last, float16 widened once), then every ROI is pooled over the block with the four taps of a sample
-//   being contiguous runs of channels (one vector op serves 8 channels);
+// * many channels: per batch and block of up to 32 channels, the map is copied once to H x W x block (channels-last:
+//   float32, or float16 bits for float16 input, widened per tap), then every ROI is pooled over the block with the
+//   four taps of a sample being contiguous runs of channels (one vector op serves 8 channels), and its result
+//   transposed back to planes in cache;
 // * few channels: per (ROI, channel), separably: each source row a y sample needs is widened once to float32 and
 //   lerped along x at every x sample (kept in a two-row cache, since y samples visit rows in order), then every y
 //   sample is a vector lerp of two such rows over the output columns. x samples are stored ix-major so the samples
 //   ix of consecutive output columns are contiguous.
 #include <algorithm>
+#include <cstring>
 #include <immintrin.h>
 #include <numeric>
 #include <type_traits>
@@ -136,9 +138,10 @@ constexpr std::int64_t kChannelBlock = 32;
 constexpr std::int64_t kChannelsLastMinChannels = 8;
 
 // Channels [c0, c0 + count) of one batch's map as H x W x pixel elements in `map` (pixel >= count, a multiple of 8;
-// the extra channels are zero): float32, or float16 bits for a float16 input with unit W stride. Rows of that
-// element type with unit stride are transposed straight from the input; others are widened channel by channel into
-// a small float32 buffer, then transposed.
+// the extra channels are zero): float32, or float16 bits for a float16 input with unit W or C stride. Input of that
+// element type is copied one channel run per pixel where channels are contiguous, else its rows with unit stride are
+// transposed straight from the input; others are widened channel by channel into a small float32 buffer, then
+// transposed.
 template <typename T>
 void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::int64_t c0, std::int64_t count,
                         std::int64_t pixel, int threads, T* map) {
@@ -147,6 +150,8 @@ void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::i
   const bool fast = cpu_has_avx2_f16c();
   constexpr DataType kType = std::is_same_v<T, float> ? DataType::Float32 : DataType::Float16;
   const bool direct = input.dtype() == kType && input.stride(3) == 1;
+  // Channels-last input: each pixel's channels are one run to copy.
+  const bool runs = input.dtype() == kType && input.stride(1) == 1;
   // Rows are copied in bands, 8 channels at a time, so that each source channel is read as one run of kBand rows
   // while the band's part of the map stays in cache.
   constexpr std::int64_t kBand = 8;
@@ -154,6 +159,17 @@ void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::i
     const auto source_row = [&](std::int64_t y) {
       return batch * input.stride(0) + c0 * input.stride(1) + y * input.stride(2);
     };
+    if (runs) {
+      const T* src = static_cast<const T*>(input.data());
+      for (std::int64_t y = begin; y < end; ++y) {
+        for (std::int64_t x = 0; x < width; ++x) {
+          T* to = map + (y * width + x) * pixel;
+          std::memcpy(to, src + source_row(y) + x * input.stride(3), static_cast<std::size_t>(count) * sizeof(T));
+          for (std::int64_t c = count; c < pixel; ++c) to[c] = T{0};
+        }
+      }
+      return;
+    }
     if (direct) {
       const T* src = static_cast<const T*>(input.data());
       for (std::int64_t y0 = begin; y0 < end; y0 += kBand) {
@@ -219,7 +235,8 @@ void pool_channels_last(const RoiTables& t, const T* map, std::int64_t pixel, st
 
 template <typename T>
 void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables>& tables, const TensorView& output,
-                       const RoiAlignParams& p, std::int64_t block_channels, std::int64_t pixel, int threads) {
+                       const RoiAlignParams& p, std::int64_t block_channels, std::int64_t pixel, bool in_place,
+                       int threads) {
   const DataType type = output.dtype();
   const std::int64_t channels = output.size(1);
   const std::int64_t out_h = output.size(2);
@@ -232,7 +249,8 @@ void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables
   // A large output is written with streaming stores, from a block of planes transposed in cache.
   const bool stream = packed_planes && stream_output(output);
   const auto transpose = fast ? avx2::transpose<float> : portable::transpose<float>;
-  std::vector<T> map(static_cast<std::size_t>(input.size(2) * input.size(3) * pixel));
+  // The channels-last copy of one block, unless the input is read in place.
+  std::vector<T> map(in_place ? 0 : static_cast<std::size_t>(input.size(2) * input.size(3) * pixel));
   // ROIs grouped by batch and, within a batch, ordered by their top row, so that consecutive ROIs (on a thread)
   // overlap and find their taps in cache. The order does not change any result.
   std::vector<std::int64_t> order(tables.size());
@@ -246,16 +264,18 @@ void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables
     const std::int64_t batch = tables[static_cast<std::size_t>(order[first])].batch;
     std::size_t last = first;
     while (last < order.size() && tables[static_cast<std::size_t>(order[last])].batch == batch) ++last;
-    for (std::int64_t c0 = 0; c0 < channels; c0 += block_channels) {
-      const std::int64_t count = std::min(block_channels, channels - c0);
-      channels_last_copy(input, batch, c0, count, pixel, threads, map.data());
-      parallel_for(static_cast<std::int64_t>(last - first), 1, threads, [&](std::int64_t begin, std::int64_t end) {
-        std::vector<float> res(static_cast<std::size_t>(pixels * pixel));
-        std::vector<float> planes(static_cast<std::size_t>(pixels * pixel));
-        for (std::int64_t i = begin; i < end; ++i) {
-          const std::int64_t r = order[first + static_cast<std::size_t>(i)];
-          pool_channels_last(tables[static_cast<std::size_t>(r)], map.data(), pixel, out_h, out_w, average,
-                             p.out_of_bounds_input_value, res.data());
+    // Pools ROIs [begin, end) of this batch over the channel blocks [c_begin, c_end) of `base` (channel c0's taps at
+    // base + c0 - c_begin) and writes their planes.
+    const auto pool_rois = [&](const T* base, std::int64_t c_begin, std::int64_t c_end, std::int64_t begin,
+                               std::int64_t end) {
+      std::vector<float> res(static_cast<std::size_t>(pixels * pixel));
+      std::vector<float> planes(static_cast<std::size_t>(pixels * pixel));
+      for (std::int64_t i = begin; i < end; ++i) {
+        const std::int64_t r = order[first + static_cast<std::size_t>(i)];
+        for (std::int64_t c0 = c_begin; c0 < c_end; c0 += block_channels) {
+          const std::int64_t count = std::min(block_channels, channels - c0);
+          pool_channels_last(tables[static_cast<std::size_t>(r)], base + (c0 - c_begin), pixel, out_h, out_w,
+                             average, p.out_of_bounds_input_value, res.data());
           // res is pixels x pixel (channels innermost); the output wants one plane per channel.
           transpose(res.data(), pixel, pixels, pixel, planes.data(), pixels);
           const std::int64_t plane = r * output.stride(0) + c0 * output.stride(1);
@@ -275,8 +295,23 @@ void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables
             }
           }
         }
-        if (stream) stream_fence();
+      }
+      if (stream) stream_fence();
+    };
+    const auto rois = static_cast<std::int64_t>(last - first);
+    if (in_place) {
+      // Each ROI over every block in turn: the blocks of one tap are neighbouring runs of the same pixel.
+      const T* base = static_cast<const T*>(input.data()) + batch * input.stride(0);
+      parallel_for(rois, 1, threads, [&](std::int64_t begin, std::int64_t end) {
+        pool_rois(base, 0, channels, begin, end);
       });
+    } else {
+      for (std::int64_t c0 = 0; c0 < channels; c0 += block_channels) {
+        channels_last_copy(input, batch, c0, std::min(block_channels, channels - c0), pixel, threads, map.data());
+        parallel_for(rois, 1, threads, [&](std::int64_t begin, std::int64_t end) {
+          pool_rois(map.data(), c0, c0 + block_channels, begin, end);
+        });
+      }
     }
     first = last;
   }
@@ -388,6 +423,15 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
   const std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
   const std::int64_t block_channels = channels_last ? (channels + blocks - 1) / blocks : 1;
   const std::int64_t pixel = (block_channels + 7) / 8 * 8;
+  // The map is gathered as float16 bits where the input is float16 and the CPU converts them (half the bytes;
+  // widened exactly per tap), else as float32.
+  const bool f16_map = type == DataType::Float16 && cpu_has_avx2_f16c();
+  // Channels-last input (unit channel stride) cut into equal blocks of whole vectors is pooled in place, without a
+  // copy.
+  const bool in_place = channels_last && input.stride(1) == 1 && block_channels == pixel &&
+                        channels % block_channels == 0 && (type == DataType::Float32 || f16_map);
+  const std::int64_t x_stride = in_place ? input.stride(3) : pixel;
+  const std::int64_t y_stride = in_place ? input.stride(2) : pixel * input.size(3);
   std::vector<RoiTables> tables(static_cast<std::size_t>(roi_count));
   parallel_for(roi_count, 16, threads, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
@@ -400,19 +444,18 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
       const float y1 = coord(1) * p.spatial_scale_y;
       const float x2 = coord(2) * p.spatial_scale_x;
       const float y2 = coord(3) * p.spatial_scale_y;
-      t.x = make_axis(x1, x2 - x1, out_w, input.size(3), channels_last ? pixel : 1, !channels_last, !channels_last,
-                      p);
-      t.y = make_axis(y1, y2 - y1, out_h, input.size(2), channels_last ? pixel * input.size(3) : 1, false, false, p);
+      t.x = make_axis(x1, x2 - x1, out_w, input.size(3), channels_last ? x_stride : 1, !channels_last,
+                      !channels_last, p);
+      t.y = make_axis(y1, y2 - y1, out_h, input.size(2), channels_last ? y_stride : 1, false, false, p);
       t.count = static_cast<float>(static_cast<std::uint64_t>(t.x.samples) * t.y.samples);
     }
   });
 
   if (channels_last) {
-    // A float16 map stays float16 in the channels-last copy (half the bytes to gather; widened exactly per tap).
-    if (type == DataType::Float16 && input.stride(3) == 1 && cpu_has_avx2_f16c()) {
-      run_channels_last<std::uint16_t>(input, tables, output, p, block_channels, pixel, threads);
+    if (f16_map && (input.stride(1) == 1 || input.stride(3) == 1)) {
+      run_channels_last<std::uint16_t>(input, tables, output, p, block_channels, pixel, in_place, threads);
     } else {
-      run_channels_last<float>(input, tables, output, p, block_channels, pixel, threads);
+      run_channels_last<float>(input, tables, output, p, block_channels, pixel, in_place, threads);
     }
   } else {
     run_planes(input, tables, output, p, threads);
