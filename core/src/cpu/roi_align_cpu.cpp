@@ -338,6 +338,8 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
   const bool direct = type == DataType::Float32 && input.stride(3) == 1;
   const bool stream = stream_output(output);
   const auto units = static_cast<std::int64_t>(tables.size()) * channels;
+  const bool unit_stride = input.stride(3) == 1;
+  const auto elem = static_cast<std::int64_t>(element_size(type));
   parallel_for(units, 1, threads, [&](std::int64_t begin, std::int64_t end) {
     PlaneScratch s;
     s.acc.resize(static_cast<std::size_t>(out_w));
@@ -365,6 +367,11 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
         }
         const int k = s.cached[0] == keep ? 1 : 0;
         const std::int64_t offset = plane + y * input.stride(2) + t.x.lo * input.stride(3);
+        if (unit_stride && y + 1 < input.size(2)) {
+          // The next row down is usually the next one needed (y samples are at most a row apart): fetched ahead.
+          const char* next = static_cast<const char*>(input.data()) + (offset + input.stride(2)) * elem;
+          for (std::int64_t b = 0; b < span * elem; b += 64) __builtin_prefetch(next + b);
+        }
         const float* row = s.span.data();
         if (in_place) {
           row = static_cast<const float*>(input.data()) + offset;  // float32 with unit stride

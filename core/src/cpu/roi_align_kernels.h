@@ -153,16 +153,7 @@ inline PlaneFold pass_of(const PlaneFold& f, std::uint32_t ix, std::uint32_t sx)
   return pass;
 }
 
-// Folds column values v (kLanes of them at ox, or one) into the row, as PlaneFold says.
-inline void fold_vec(const PlaneFold& f, std::int64_t ox, Vec v) {
-  const Vec r = reduce(f.first ? v : load_vec(f.acc + ox), v, f.average, f.first);
-  if (!f.last) {
-    store_vec(f.acc + ox, r);
-  } else {
-    store_vec(f.out + ox, f.average ? r / splat(f.count) : r);
-  }
-}
-
+// Folds one column value into the row, as PlaneFold says.
 inline void fold_scalar(const PlaneFold& f, std::int64_t ox, float v) {
   const float r = reduce_scalar(f.acc[ox], v, f.average, f.first);
   if (!f.last) {
@@ -172,33 +163,80 @@ inline void fold_scalar(const PlaneFold& f, std::int64_t ox, float v) {
   }
 }
 
+// One pass (one ix) of a y sample over the output columns, with the fold's flags as template parameters so that
+// the loop holds no tests: v = lerp of the x-lerped rows t and b (t alone where wy is 0; `oob` where `in` says the
+// x sample is outside), folded into acc, or finished into out on the last pass.
+template <bool kFirst, bool kLast, bool kAverage>
+void y_pass(const float* t, const float* b, float wy, const unsigned char* in, std::int64_t out_w, float oob,
+            float count, float* acc, float* out) {
+  const Vec wy_v = splat(wy);
+  const Vec count_v = splat(count);
+  const bool blend = wy != 0.0f;
+  const auto fold = [&](std::int64_t ox, Vec v) {
+    Vec r = v;
+    if (kAverage) {
+      r = (kFirst ? splat(0.0f) : load_vec(acc + ox)) + v;
+    } else if (!kFirst) {
+      const Vec a = load_vec(acc + ox);
+      r = v > a ? v : a;
+    }
+    if (kLast) {
+      store_vec(out + ox, kAverage ? r / count_v : r);
+    } else {
+      store_vec(acc + ox, r);
+    }
+  };
+  std::int64_t ox = 0;
+  for (; ox + kLanes <= out_w; ox += kLanes) {
+    Vec v = load_vec(t + ox);
+    if (blend) v = v + wy_v * (load_vec(b + ox) - v);
+    if (in) {
+      for (int l = 0; l < kLanes; ++l) {
+        if (!in[ox + l]) v[l] = oob;
+      }
+    }
+    fold(ox, v);
+  }
+  for (; ox < out_w; ++ox) {
+    float v = t[ox];
+    if (blend) v = v + wy * (b[ox] - v);
+    if (in && !in[ox]) v = oob;
+    const float r = reduce_scalar(acc[ox], v, kAverage, kFirst);
+    if (kLast) {
+      out[ox] = kAverage ? r / count : r;
+    } else {
+      acc[ox] = r;
+    }
+  }
+}
+
 // Plane path, one y sample: folds the samples (iy, ix) for ix = 0..sx-1 of every output column.
 // `top` and `bottom` are the x-lerped source rows, laid out ix-major (entry ix * out_w + ox); `inside_x` is null
 // when every x sample is in bounds. wy == 0 reads the top row only.
 inline void accumulate_y_sample(const float* top, const float* bottom, float wy, const unsigned char* inside_x,
                                 std::uint32_t sx, std::int64_t out_w, float oob, const PlaneFold& fold) {
-  const Vec wy_v = splat(wy);
   for (std::uint32_t ix = 0; ix < sx; ++ix) {
     const float* t = top + static_cast<std::int64_t>(ix) * out_w;
     const float* b = bottom + static_cast<std::int64_t>(ix) * out_w;
     const unsigned char* in = inside_x ? inside_x + static_cast<std::int64_t>(ix) * out_w : nullptr;
-    const PlaneFold pass = pass_of(fold, ix, sx);
-    std::int64_t ox = 0;
-    for (; ox + kLanes <= out_w; ox += kLanes) {
-      Vec v = load_vec(t + ox);
-      if (wy != 0.0f) v = v + wy_v * (load_vec(b + ox) - v);
-      if (in) {
-        for (int l = 0; l < kLanes; ++l) {
-          if (!in[ox + l]) v[l] = oob;
-        }
-      }
-      fold_vec(pass, ox, v);
-    }
-    for (; ox < out_w; ++ox) {
-      float v = t[ox];
-      if (wy != 0.0f) v = v + wy * (b[ox] - v);
-      if (in && !in[ox]) v = oob;
-      fold_scalar(pass, ox, v);
+    const PlaneFold f = pass_of(fold, ix, sx);
+    const int mode = (f.first ? 1 : 0) | (f.last ? 2 : 0) | (f.average ? 4 : 0);
+    switch (mode) {
+#define RSZ_Y_PASS(M)                                                                                         \
+  case M:                                                                                                     \
+    y_pass<((M)&1) != 0, ((M)&2) != 0, ((M)&4) != 0>(t, b, wy, in, out_w, oob, f.count, f.acc, f.out);      \
+    break;
+      RSZ_Y_PASS(0)
+      RSZ_Y_PASS(1)
+      RSZ_Y_PASS(2)
+      RSZ_Y_PASS(3)
+      RSZ_Y_PASS(4)
+      RSZ_Y_PASS(5)
+      RSZ_Y_PASS(6)
+      RSZ_Y_PASS(7)
+#undef RSZ_Y_PASS
+      default:
+        break;
     }
   }
 }
