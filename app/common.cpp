@@ -28,9 +28,6 @@ namespace fs = std::filesystem;
 namespace rsz::app {
 namespace {
 
-const std::set<std::string> kInputExtensions{".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff",
-                                             ".webp", ".ppm", ".pgm", ".pbm", ".pnm", ".npy"};
-
 std::string lowercase(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
@@ -42,8 +39,9 @@ std::vector<std::string> list_folder(const std::string& folder, bool recursive) 
   std::vector<std::string> files;
   const auto consider = [&](const fs::directory_entry& entry) {
     std::error_code ec;
-    if (entry.is_regular_file(ec) && kInputExtensions.count(lowercase(entry.path().extension().string()))) {
-      files.push_back(entry.path().string());
+    const std::string path = entry.path().string();
+    if (entry.is_regular_file(ec) && (io::is_readable_image_path(path) || is_npy_path(path))) {
+      files.push_back(path);
     }
   };
   std::error_code ec;

@@ -206,6 +206,11 @@ ImageFormat identify(const std::string& path, FileReader& reader) {
 
 bool is_image_path(const std::string& path) { return format_of_extension(path) != ImageFormat::Unknown; }
 
+bool is_readable_image_path(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  return is_image_path(path) || ext == ".pbm" || ext == ".pnm";  // PBM and PNM are read (as gray or RGB) only
+}
+
 Image read_image(const std::string& path, const ImageReadOptions& options) {
   check_read_options(path, options);
   FileReader reader(path);

@@ -118,6 +118,17 @@ TEST(ImagePathTest, KnowsTheWritableExtensionsCaseInsensitively) {
   }
 }
 
+TEST(ImagePathTest, ReadsPbmAndPnmTooButWritesNeither) {
+  for (const char* name : {"a.png", "c.JPEG", "h.ppm", "i.pgm", "j.pbm", "k.PNM"}) {
+    EXPECT_TRUE(is_readable_image_path(name)) << name;
+  }
+  for (const char* name : {"a", "a.npy", "a.gif", "a.pbm.txt", "pnm"}) {
+    EXPECT_FALSE(is_readable_image_path(name)) << name;
+  }
+  EXPECT_FALSE(is_image_path("j.pbm"));
+  EXPECT_FALSE(is_image_path("k.pnm"));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // PNG
 

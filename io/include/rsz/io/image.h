@@ -46,6 +46,8 @@ struct ImageInfo {
 
 // True when the extension names an image format rsz can write.
 bool is_image_path(const std::string& path);
+// True when the extension names an image format rsz can read: the writable ones, plus .pbm and .pnm.
+bool is_readable_image_path(const std::string& path);
 Image read_image(const std::string& path, const ImageReadOptions& options = {});
 // Header-level facts (for `rsz info`): reads no more of the file than needed.
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options = {});
