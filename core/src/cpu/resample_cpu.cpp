@@ -152,6 +152,26 @@ __attribute__((target("avx2"))) std::int64_t halve_and_blend_avx2(const float* r
   return x;
 }
 
+// The same for any table whose first `end` outputs have adjacent taps: both rows' taps loaded in pairs in one pass,
+// so that the two rows are read side by side.
+__attribute__((target("avx2"))) std::int64_t pairs_and_blend_avx2(const float* r0, const float* r1,
+                                                                   const std::int64_t* i0, const float* w, float wy,
+                                                                   std::int64_t end, float* dst) {
+  const __m256 wyv = _mm256_set1_ps(wy);
+  std::int64_t x = 0;
+  for (; x + 8 <= end; x += 8) {
+    const __m256 wx = _mm256_loadu_ps(w + x);
+    __m256 a;
+    __m256 b;
+    load_pairs8(r0, i0 + x, a, b);
+    const __m256 t = lerp8(a, b, wx);
+    load_pairs8(r1, i0 + x, a, b);
+    const __m256 u = lerp8(a, b, wx);
+    _mm256_storeu_ps(dst + x, _mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t))));
+  }
+  return x;
+}
+
 // The leading outputs whose taps are adjacent (i1 = i0 + 1): all but those clamped at the right edge.
 std::int64_t adjacent_taps(const LinearTable& t) {
   std::int64_t x = 0;
@@ -306,17 +326,17 @@ class LinearRowKernel {
     for (auto& slot : cache_) slot.values.resize(static_cast<std::size_t>(out_width_));
   }
 
-  // dst = the W-filtered rows at offsets off0 and off1 blended along H with weight wy (not 0), in one pass where
-  // W halves packed float32 rows (each input row is then used by one output row: nothing to cache). Returns false,
-  // having done nothing, where that does not apply.
-  bool halve_and_blend(std::int64_t off0, std::int64_t off1, float wy, std::int64_t ahead, float* dst) {
-    if (!cpu_has_avx2_f16c() || !halving_ || input_.dtype() != DataType::Float32 || input_.stride(3) != 1) {
-      return false;
-    }
+  // dst = the W-filtered rows at offsets off0 and off1 blended along H with weight wy (not 0), in one pass over
+  // packed float32 rows, for input rows that are each used by one output row (nothing to cache): halving along W,
+  // or taps loaded in pairs. Returns false, having done nothing, where that does not apply.
+  bool filter_and_blend(std::int64_t off0, std::int64_t off1, float wy, std::int64_t ahead, float* dst) {
+    if (!cpu_has_avx2_f16c() || input_.dtype() != DataType::Float32 || input_.stride(3) != 1) return false;
     const float* in = static_cast<const float*>(input_.data());
     const float* r0 = in + off0;
     const float* r1 = in + off1;
-    const std::int64_t done = halve_and_blend_avx2(r0, r1, wt_.i0[0], wt_.w.data(), wy, adjacent_, ahead, dst);
+    const std::int64_t done =
+        halving_ ? halve_and_blend_avx2(r0, r1, wt_.i0[0], wt_.w.data(), wy, adjacent_, ahead, dst)
+                 : pairs_and_blend_avx2(r0, r1, wt_.i0.data(), wt_.w.data(), wy, adjacent_, dst);
     for (std::int64_t x = done; x < out_width_; ++x) {
       const auto i = static_cast<std::size_t>(x);
       const float top = detail::lerp(r0[wt_.i0[i]], r0[wt_.i1[i]], wt_.w[i]);
@@ -407,7 +427,7 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
         const bool stream_blend = output.dtype() == DataType::Float32 && stream && cpu_has_avx2_f16c();
         float* blended = direct ? static_cast<float*>(output.data()) + out_offset : terms[0].data();
         const float* values = nullptr;
-        if (wy != 0.0f && rows_used_once && kernel.halve_and_blend(off0, off1, wy, 2 * input.stride(2), blended)) {
+        if (wy != 0.0f && rows_used_once && kernel.filter_and_blend(off0, off1, wy, 2 * input.stride(2), blended)) {
           values = blended;
         } else {
           values = kernel.filtered(0, off0, off1);

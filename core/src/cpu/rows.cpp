@@ -36,20 +36,11 @@ __attribute__((target("avx,f16c"))) std::int64_t narrow_f16c(const float* src, s
 
 __attribute__((target("avx2"))) std::int64_t lerp_pairs_avx2(const float* src, const std::int64_t* i0,
                                                               const float* w, std::int64_t end, float* dst) {
-  const auto pair = [src](std::int64_t low, std::int64_t high) {
-    const __m128 lo = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(src + low));
-    return _mm_loadh_pi(lo, reinterpret_cast<const __m64*>(src + high));
-  };
   std::int64_t x = 0;
   for (; x + 8 <= end; x += 8) {
-    const __m128 p0 = pair(i0[x], i0[x + 1]);  // a0 b0 a1 b1
-    const __m128 p1 = pair(i0[x + 2], i0[x + 3]);  // a2 b2 a3 b3
-    const __m128 p2 = pair(i0[x + 4], i0[x + 5]);
-    const __m128 p3 = pair(i0[x + 6], i0[x + 7]);
-    const __m256 first = _mm256_set_m128(p2, p0);
-    const __m256 second = _mm256_set_m128(p3, p1);
-    const __m256 a = _mm256_shuffle_ps(first, second, _MM_SHUFFLE(2, 0, 2, 0));
-    const __m256 b = _mm256_shuffle_ps(first, second, _MM_SHUFFLE(3, 1, 3, 1));
+    __m256 a;
+    __m256 b;
+    load_pairs8(src, i0 + x, a, b);
     _mm256_storeu_ps(dst + x, lerp8(a, b, _mm256_loadu_ps(w + x)));
   }
   return x;
