@@ -102,13 +102,6 @@ void nearest_rows(const ConstTensorView& input, const TensorView& output, const 
   });
 }
 
-// dst[x] = lerp of src at taps i0[x], i1[x] with weight w[x] (the first tap alone where w[x] is 0), for x in
-// [begin, end).
-void filter_row_scalar(const float* src, const std::int64_t* i0, const std::int64_t* i1, const float* w,
-                       std::int64_t begin, std::int64_t end, float* dst) {
-  for (std::int64_t x = begin; x < end; ++x) dst[x] = detail::lerp(src[i0[x]], src[i1[x]], w[x]);
-}
-
 // Eight outputs of a halving W filter from the sixteen values at p (a0 b0 a1 b1 ... a7 b7): lerp8(a, b, wx).
 __attribute__((target("avx2"))) inline __m256 halving_lerp(const float* p, __m256 wx) {
   const __m256 v0 = _mm256_loadu_ps(p);      // a0 b0 a1 b1 | a2 b2 a3 b3
@@ -246,20 +239,20 @@ void filter_row(const float* src, const LinearTable& t, std::int64_t adjacent, b
                 const DoublingRun& doubling, float* dst) {
   const auto n = static_cast<std::int64_t>(t.w.size());
   if (!cpu_has_avx2_f16c()) {
-    filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), 0, n, dst);
+    lerp_taps(src, t.i0.data(), t.i1.data(), t.w.data(), 0, n, dst);
     return;
   }
   if (doubling.end > doubling.begin) {
-    filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), 0, doubling.begin, dst);
+    lerp_taps(src, t.i0.data(), t.i1.data(), t.w.data(), 0, doubling.begin, dst);
     filter_row_doubling_avx2(src, doubling, dst);
     const std::int64_t e = doubling.end;
     const std::int64_t done = e + lerp_pairs_avx2(src, t.i0.data() + e, t.w.data() + e, adjacent - e, dst + e);
-    filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), done, n, dst);
+    lerp_taps(src, t.i0.data(), t.i1.data(), t.w.data(), done, n, dst);
     return;
   }
   const std::int64_t done = halving ? filter_row_halving_avx2(src, t.i0.data(), t.w.data(), adjacent, dst)
                                     : lerp_pairs_avx2(src, t.i0.data(), t.w.data(), adjacent, dst);
-  filter_row_scalar(src, t.i0.data(), t.i1.data(), t.w.data(), done, n, dst);
+  lerp_taps(src, t.i0.data(), t.i1.data(), t.w.data(), done, n, dst);
 }
 
 // dst[x] = a[x] + w * (b[x] - a[x]); dst may be a.
@@ -399,6 +392,12 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
   for (std::size_t h = 0; h + 1 < t[2].i0.size(); ++h) {
     rows_used_once = rows_used_once && t[2].i0[h + 1] > t[2].i1[h];
   }
+  // Packed float32 rows that stay in the caches are blended straight into the output.
+  const bool direct = output.dtype() == DataType::Float32 && output.stride(3) == 1 && !stream;
+  // Packed float16 rows: blended and narrowed in one pass.
+  const bool narrow_blend = output.dtype() == DataType::Float16 && output.stride(3) == 1 && cpu_has_avx2_f16c();
+  // Large packed float32 rows: blended straight into the output with streaming stores.
+  const bool stream_blend = output.dtype() == DataType::Float32 && stream && cpu_has_avx2_f16c();
   parallel_for(rows, row_grain(rows, threads), threads, [&](std::int64_t begin, std::int64_t end) {
     LinearRowKernel kernel(input, t[3]);
     std::array<std::vector<float>, 4> terms;
@@ -419,12 +418,6 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
         const std::int64_t off0 = plane + t[2].i0[h] * input.stride(2);
         const std::int64_t off1 = plane + t[2].i1[h] * input.stride(2);
         const float wy = t[2].w[h];
-        // Packed float32 rows that stay in the caches are blended straight into the output.
-        const bool direct = output.dtype() == DataType::Float32 && output.stride(3) == 1 && !stream;
-        // Packed float16 rows: blended and narrowed in one pass.
-        const bool narrow_blend = output.dtype() == DataType::Float16 && output.stride(3) == 1 && cpu_has_avx2_f16c();
-        // Large packed float32 rows: blended straight into the output with streaming stores.
-        const bool stream_blend = output.dtype() == DataType::Float32 && stream && cpu_has_avx2_f16c();
         float* blended = direct ? static_cast<float*>(output.data()) + out_offset : terms[0].data();
         const float* values = nullptr;
         if (wy != 0.0f && rows_used_once && kernel.filter_and_blend(off0, off1, wy, 2 * input.stride(2), blended)) {

@@ -137,6 +137,10 @@ constexpr std::int64_t kChannelBlock = 32;
 // Channels-last pays when many channels share each sample's taps and weights.
 constexpr std::int64_t kChannelsLastMinChannels = 8;
 
+// Whether channels_last_copy can move the input's own elements (channel runs, or rows of unit stride) instead of
+// widening them to float32: what a float16 map needs.
+bool copies_elements(const ConstTensorView& input) { return input.stride(1) == 1 || input.stride(3) == 1; }
+
 // Channels [c0, c0 + count) of one batch's map as H x W x pixel elements in `map` (pixel >= count, a multiple of 8;
 // the extra channels are zero): float32, or float16 bits for a float16 input with unit W or C stride. Input of that
 // element type is copied one channel run per pixel where channels are contiguous, else its rows with unit stride are
@@ -152,6 +156,7 @@ void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::i
   const bool direct = input.dtype() == kType && input.stride(3) == 1;
   // Channels-last input: each pixel's channels are one run to copy.
   const bool runs = input.dtype() == kType && input.stride(1) == 1;
+  const auto transpose = fast ? avx2::transpose<T> : portable::transpose<T>;
   // Rows are copied in bands, 8 channels at a time, so that each source channel is read as one run of kBand rows
   // while the band's part of the map stays in cache.
   constexpr std::int64_t kBand = 8;
@@ -178,12 +183,7 @@ void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::i
           for (std::int64_t y = y0; y < y1; ++y) {
             const T* from = src + source_row(y) + c * input.stride(1);
             const std::int64_t n = std::min<std::int64_t>(8, count - c);
-            T* to = map + y * width * pixel + c;
-            if (fast) {
-              avx2::transpose(from, input.stride(1), n, width, to, pixel);
-            } else {
-              portable::transpose(from, input.stride(1), n, width, to, pixel);
-            }
+            transpose(from, input.stride(1), n, width, map + y * width * pixel + c, pixel);
           }
         }
         if (count == pixel) continue;
@@ -201,8 +201,7 @@ void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::i
                    rows.data() + c * width);
         }
         // rows is pixel x width; the map row is width x pixel.
-        (fast ? avx2::transpose<float> : portable::transpose<float>)(rows.data(), width, pixel, width,
-                                                                      map + y * width * pixel, pixel);
+        transpose(rows.data(), width, pixel, width, map + y * width * pixel, pixel);
       }
     }
   });
@@ -379,11 +378,8 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
           load_row(input.data(), type, offset, input.stride(3), span, s.span.data());
         }
         float* out = s.lerped[k].data();
-        if (fast) {
-          avx2::lerp_row_x(row, t.x, lerp_pairs_avx2(row, t.x.t0.data(), t.x.w.data(), n, out), n, out);
-        } else {
-          portable::lerp_row_x(row, t.x, 0, n, out);
-        }
+        const std::int64_t done = fast ? lerp_pairs_avx2(row, t.x.t0.data(), t.x.w.data(), n, out) : 0;
+        lerp_taps(row, t.x.t0.data(), t.x.t1.data(), t.x.w.data(), done, n, out);
         s.cached[k] = y;
         return s.lerped[k].data();
       };
@@ -424,9 +420,10 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
   const std::int64_t index_stride = batch_indices.stride(batch_indices.rank() - 1);
 
   const bool channels_last = channels >= kChannelsLastMinChannels;
-  // Channels-last: equal blocks of at most kChannelBlock channels, each stored as `pixel` floats (rounded up to a
-  // whole vector, the extra lanes zero), so one set of tables (float offsets into the H x W x pixel copy) serves
-  // every block. Plane tables hold x offsets within the loaded row span and y row indices.
+  // Channels-last: equal blocks of at most kChannelBlock channels, each stored as `pixel` elements (rounded up to a
+  // whole vector, the extra lanes zero), so one set of tables (element offsets into the H x W x pixel copy, or into
+  // the input itself when it is pooled in place) serves every block. Plane tables hold x offsets within the loaded
+  // row span and y row indices.
   const std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
   const std::int64_t block_channels = channels_last ? (channels + blocks - 1) / blocks : 1;
   const std::int64_t pixel = (block_channels + 7) / 8 * 8;
@@ -459,7 +456,7 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
   });
 
   if (channels_last) {
-    if (f16_map && (input.stride(1) == 1 || input.stride(3) == 1)) {
+    if (f16_map && copies_elements(input)) {
       run_channels_last<std::uint16_t>(input, tables, output, p, block_channels, pixel, in_place, threads);
     } else {
       run_channels_last<float>(input, tables, output, p, block_channels, pixel, in_place, threads);

@@ -40,12 +40,6 @@ inline Vec splat(float x) {
 
 // Folds one sample into the running reduction (the first sample of an average starts from 0.0f + v, as in the
 // reference; the first of a max is taken as is).
-inline Vec reduce(Vec acc, Vec v, bool average, bool first) {
-  if (average) return (first ? splat(0.0f) : acc) + v;
-  if (first) return v;
-  return v > acc ? v : acc;
-}
-
 inline float reduce_scalar(float acc, float v, bool average, bool first) {
   if (average) return (first ? 0.0f : acc) + v;
   if (first) return v;
@@ -135,17 +129,6 @@ void pool_channels_last(const RoiAxisTable& tx, const RoiAxisTable& ty, const T*
   }
 }
 
-// The x-lerped values of one source row at x samples [begin, n): out[j] = lerp(row[t0[j]], row[t1[j]], w[j]).
-inline void lerp_row_x(const float* row, const RoiAxisTable& tx, std::int64_t begin, std::int64_t n, float* out) {
-  const std::int64_t* t0 = tx.t0.data();
-  const std::int64_t* t1 = tx.t1.data();
-  const float* w = tx.w.data();
-  for (std::int64_t j = begin; j < n; ++j) {
-    const float a = row[t0[j]];
-    out[j] = w[j] == 0.0f ? a : a + w[j] * (row[t1[j]] - a);
-  }
-}
-
 inline PlaneFold pass_of(const PlaneFold& f, std::uint32_t ix, std::uint32_t sx) {
   PlaneFold pass = f;
   pass.first = f.first && ix == 0;
@@ -168,9 +151,11 @@ inline void fold_scalar(const PlaneFold& f, std::int64_t ox, float v) {
 // x sample is outside), folded into acc, or finished into out on the last pass.
 template <bool kFirst, bool kLast, bool kAverage>
 void y_pass(const float* t, const float* b, float wy, const unsigned char* in, std::int64_t out_w, float oob,
-            float count, float* acc, float* out) {
+            const PlaneFold& f) {
+  float* acc = f.acc;
+  float* out = f.out;
   const Vec wy_v = splat(wy);
-  const Vec count_v = splat(count);
+  const Vec count_v = splat(f.count);
   const bool blend = wy != 0.0f;
   const auto fold = [&](std::int64_t ox, Vec v) {
     Vec r = v;
@@ -201,12 +186,7 @@ void y_pass(const float* t, const float* b, float wy, const unsigned char* in, s
     float v = t[ox];
     if (blend) v = v + wy * (b[ox] - v);
     if (in && !in[ox]) v = oob;
-    const float r = reduce_scalar(acc[ox], v, kAverage, kFirst);
-    if (kLast) {
-      out[ox] = kAverage ? r / count : r;
-    } else {
-      acc[ox] = r;
-    }
+    fold_scalar(f, ox, v);
   }
 }
 
@@ -224,7 +204,7 @@ inline void accumulate_y_sample(const float* top, const float* bottom, float wy,
     switch (mode) {
 #define RSZ_Y_PASS(M)                                                                                         \
   case M:                                                                                                     \
-    y_pass<((M)&1) != 0, ((M)&2) != 0, ((M)&4) != 0>(t, b, wy, in, out_w, oob, f.count, f.acc, f.out);      \
+    y_pass<((M)&1) != 0, ((M)&2) != 0, ((M)&4) != 0>(t, b, wy, in, out_w, oob, f);                           \
     break;
       RSZ_Y_PASS(0)
       RSZ_Y_PASS(1)

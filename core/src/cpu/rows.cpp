@@ -8,6 +8,7 @@
 
 #include "cpu/isa.h"
 #include "cpu/lerp_avx2.h"
+#include "detail/coords.h"
 #include "rsz/float16.h"
 
 namespace rsz::cpu {
@@ -44,6 +45,11 @@ __attribute__((target("avx2"))) std::int64_t lerp_pairs_avx2(const float* src, c
     _mm256_storeu_ps(dst + x, lerp8(a, b, _mm256_loadu_ps(w + x)));
   }
   return x;
+}
+
+void lerp_taps(const float* src, const std::int64_t* i0, const std::int64_t* i1, const float* w, std::int64_t begin,
+               std::int64_t end, float* dst) {
+  for (std::int64_t x = begin; x < end; ++x) dst[x] = detail::lerp(src[i0[x]], src[i1[x]], w[x]);
 }
 
 void copy_bytes(void* dst, const void* src, std::size_t bytes, bool stream) {

@@ -18,6 +18,11 @@ void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t
 void store_row(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
                const float* src, bool stream = false);
 
+// dst[x] = detail::lerp(src[i0[x]], src[i1[x]], w[x]) (the first tap alone where w[x] is 0) for x in [begin, end):
+// the scalar two-tap filter of the resample W axis and the ROI align x samples, and the edge of their vector forms.
+void lerp_taps(const float* src, const std::int64_t* i0, const std::int64_t* i1, const float* w, std::int64_t begin,
+               std::int64_t end, float* dst);
+
 // dst = every element of the row at src (elements `stride` apart) repeated k times: in_w * k elements, the
 // nearest-neighbour rule for integer upscaling. Raw copies, so any element type keeps its bits.
 template <typename T>
