@@ -1,11 +1,8 @@
 #include "common.h"
 
 #include <glob.h>
+#include <omp.h>
 #include <unistd.h>
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <atomic>
@@ -136,6 +133,13 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_option("--max-pixels", options.max_pixels,
                      "Refuse images with more pixels than this, before decoding (default 268435456)")
       ->check(CLI::PositiveNumber);
+  command.add_option("--quality", options.quality,
+                     "JPEG quality 1-100 (default 95); for .webp, a quality makes the file lossy (default lossless)")
+      ->check(CLI::Range(1, 100));
+  command.add_option("--png-compression", options.png_compression,
+                     "PNG zlib level 0-9 with adaptive filters (9: smallest, slowest); default: a fast setting "
+                     "(level 2, Sub filter)")
+      ->check(CLI::Range(0, 9));
 }
 
 std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns, bool recursive) {
@@ -212,7 +216,11 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
   if (is_npy_path(path)) {
     io::write_npy(path, tensor);
   } else {
-    io::write_image(path, io::tensor_to_image(tensor, source.from_image ? source.bit_depth : 8, alpha_mode(options)));
+    io::ImageWriteOptions write;
+    write.quality = options.quality;
+    write.png_compression = options.png_compression;
+    io::write_image(path, io::tensor_to_image(tensor, source.from_image ? source.bit_depth : 8, alpha_mode(options)),
+                    write);
   }
 }
 
@@ -325,6 +333,8 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options, const s
     } catch (const std::exception& e) {
       error = e.what();
       if (error.rfind(job.input, 0) != 0) error = job.input + ": " + error;
+    } catch (...) {
+      error = job.input + ": failed with an unknown error";
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::lock_guard<std::mutex> lock(mutex);
@@ -347,13 +357,12 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options, const s
     progress.step(done);
   };
 
-  tbb::task_arena arena(threads);
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, jobs.size(), 1),
-                      [&](const tbb::blocked_range<std::size_t>& range) {
-                        for (std::size_t i = range.begin(); i != range.end(); ++i) run_one(jobs[i]);
-                      });
-  });
+  // One threading runtime for the whole program: the inputs are spread over an OpenMP team and each input's kernels
+  // open a nested team of `kernel_threads`, so at most `threads` threads compute at once.
+  if (kernel_threads > 1 && parallel_inputs > 1) omp_set_max_active_levels(2);
+  const auto count = static_cast<std::int64_t>(jobs.size());
+#pragma omp parallel for num_threads(static_cast<int>(parallel_inputs)) schedule(dynamic, 1)
+  for (std::int64_t i = 0; i < count; ++i) run_one(jobs[static_cast<std::size_t>(i)]);
   progress.finish();
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (failed > 0) {

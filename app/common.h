@@ -35,6 +35,8 @@ struct CommonOptions {
   std::string alpha = "premultiplied";
   std::string backend = "auto";
   std::int64_t max_pixels = io::kDefaultMaxPixels;
+  int quality = 0;           // 0: the format's default
+  int png_compression = -1;  // -1: the fast default
 };
 
 // Adds -i/-o/--config/--dtype/--jobs/--json/--dry-run/--quiet/... to a subcommand.

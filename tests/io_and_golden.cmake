@@ -18,3 +18,11 @@ endforeach()
 find_package(nlohmann_json 3 REQUIRED)
 target_link_libraries(rsz_config_tests PRIVATE nlohmann_json::nlohmann_json)
 target_compile_definitions(rsz_config_tests PRIVATE RSZ_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+# libjpeg-turbo against OpenCV (through rsz's OpenCV module), and the module's loading.
+add_executable(rsz_jpeg_codec_tests ${CMAKE_CURRENT_LIST_DIR}/unit/jpeg_codec_test.cpp)
+target_include_directories(rsz_jpeg_codec_tests PRIVATE ${PROJECT_SOURCE_DIR}/io/src)
+target_link_libraries(rsz_jpeg_codec_tests PRIVATE rsz_test_support rsz::io GTest::gtest_main ${CMAKE_DL_LIBS}
+                                                   rsz_warnings)
+target_compile_definitions(rsz_jpeg_codec_tests PRIVATE RSZ_TEST_DATA_DIR="${RSZ_TEST_DATA_DIR}"
+                           RSZ_OPENCV_MODULE_PATH="$<TARGET_FILE:rsz_opencv_codecs>")
+gtest_discover_tests(rsz_jpeg_codec_tests DISCOVERY_TIMEOUT 60)

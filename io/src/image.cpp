@@ -202,6 +202,36 @@ ImageFormat identify(const std::string& path, FileReader& reader) {
   return format;
 }
 
+// What the header says, for every format but PNG.
+ImageInfo header_info(const std::string& path, const FileBytes& bytes, ImageFormat format,
+                      const ImageReadOptions& options) {
+  detail::HeaderFacts facts = detail::parse_header(path, bytes, format, /*whole=*/false, options);
+  if (facts.channels == 0) {
+    if (!bytes.complete) throw detail::NeedMoreBytes{};
+    detail::decoded_facts(path, bytes, format, facts);
+  }
+  ImageInfo info;
+  const bool transpose = format == ImageFormat::Jpeg && options.apply_exif_orientation && facts.orientation >= 5;
+  info.width = transpose ? facts.height : facts.width;
+  info.height = transpose ? facts.width : facts.height;
+  info.channels = facts.channels;
+  info.bit_depth = facts.bit_depth;
+  info.format = detail::format_name(format);
+  return info;
+}
+
+void check_write_options(const std::string& path, const ImageWriteOptions& options) {
+  if (options.quality < 0 || options.quality > 100) {
+    fail(ErrorCode::InvalidArgument, path,
+         "quality " + std::to_string(options.quality) + " is not allowed; 1 to 100 (or 0 for the default) is allowed");
+  }
+  if (options.png_compression < -1 || options.png_compression > 9) {
+    fail(ErrorCode::InvalidArgument, path,
+         "PNG compression " + std::to_string(options.png_compression) +
+             " is not allowed; 0 (none) to 9 (smallest), or -1 for the fast default, is allowed");
+  }
+}
+
 }  // namespace
 
 bool is_image_path(const std::string& path) { return format_of_extension(path) != ImageFormat::Unknown; }
@@ -217,6 +247,7 @@ Image read_image(const std::string& path, const ImageReadOptions& options) {
   const ImageFormat format = identify(path, reader);
   const FileBytes bytes = reader.read_all();
   if (format == ImageFormat::Png) return detail::read_png(path, bytes, options);
+  if (format == ImageFormat::Jpeg) return detail::read_jpeg(path, bytes, options);
   return detail::read_opencv(path, bytes, format, options);
 }
 
@@ -228,7 +259,7 @@ ImageInfo read_image_info(const std::string& path, const ImageReadOptions& optio
   for (;;) {
     try {
       if (format == ImageFormat::Png) return detail::read_png_info(path, bytes, options);
-      return detail::read_opencv_info(path, bytes, format, options);
+      return header_info(path, bytes, format, options);
     } catch (const detail::NeedMoreBytes&) {
       if (bytes.complete) throw InternalError("rsz::io::read_image_info: NeedMoreBytes from a complete file");
       bytes = reader.read_all();
@@ -236,7 +267,7 @@ ImageInfo read_image_info(const std::string& path, const ImageReadOptions& optio
   }
 }
 
-void write_image(const std::string& path, const Image& image, int jpeg_quality) {
+void write_image(const std::string& path, const Image& image, const ImageWriteOptions& options) {
   const ImageFormat format = format_of_extension(path);
   if (format == ImageFormat::Unknown) {
     const std::string ext = std::filesystem::path(path).extension().string();
@@ -246,14 +277,22 @@ void write_image(const std::string& path, const Image& image, int jpeg_quality) 
              " rsz can write; " + detail::kWritableExtensions);
   }
   detail::check_image(path, image);
-  if (format == ImageFormat::Jpeg && (jpeg_quality < 0 || jpeg_quality > 100)) {
-    fail(ErrorCode::InvalidArgument, path,
-         "JPEG quality " + std::to_string(jpeg_quality) + " is not allowed; 0 to 100 is allowed");
+  check_write_options(path, options);
+  std::vector<std::uint8_t> encoded;
+  switch (format) {
+    case ImageFormat::Png: encoded = detail::encode_png(path, image, options.png_compression); break;
+    case ImageFormat::Jpeg:
+      encoded = detail::encode_jpeg(path, image, options.quality > 0 ? options.quality : kDefaultJpegQuality);
+      break;
+    default: encoded = detail::encode_opencv(path, image, format, options); break;
   }
-  const std::vector<std::uint8_t> encoded = format == ImageFormat::Png
-                                                ? detail::encode_png(path, image)
-                                                : detail::encode_opencv(path, image, format, jpeg_quality);
   detail::write_file_atomic(path, encoded.data(), encoded.size());
+}
+
+void write_image(const std::string& path, const Image& image, int quality) {
+  ImageWriteOptions options;
+  options.quality = quality;
+  write_image(path, image, options);
 }
 
 }  // namespace rsz::io

@@ -50,18 +50,58 @@ void check_image(const std::string& path, const Image& image);
 // `path`. On any failure the temporary file is removed and `path` is left as it was. Does not create folders.
 void write_file_atomic(const std::string& path, const std::uint8_t* data, std::size_t size);
 
+// ----- Header facts and orientation (image_headers.cpp): bounds-checked parsers, no codec library
+
+// What the header of a file says.
+struct HeaderFacts {
+  std::int64_t width = 0;  // as stored (before any orientation)
+  std::int64_t height = 0;
+  int channels = 0;  // 0: known only after decoding (TIFF)
+  int bit_depth = 0;
+  int orientation = 1;  // EXIF orientation, 1..8 (JPEG only)
+};
+
+// The size and, for JPEG, the EXIF orientation of a JPEG, BMP, PPM/PGM, WebP or TIFF file; refuses images above
+// max_pixels. `whole`: also checks that the file holds all the data the header announces (refusing a truncated
+// file); otherwise reads only as far as the size (throwing NeedMoreBytes when a prefix ends too early).
+HeaderFacts parse_header(const std::string& path, const FileBytes& bytes, ImageFormat format, bool whole,
+                         const ImageReadOptions& options);
+
+// "JPEG", "BMP", ...
+const char* display_name(ImageFormat format);
+[[noreturn]] void fail_corrupt(const std::string& path, ImageFormat format, const std::string& what);
+// Empty when `image` can be written in `format`, else the complaint (16 bits into an 8-bit format, alpha where the
+// format has none, a size over the format's limit).
+std::string unfit_reason(const Image& image, ImageFormat format);
+
+// Where the stored pixel (x, y) of a w x h image lands in the upright image of EXIF orientation 1..8: at column
+// x0 + x * xx + y * xy and row y0 + x * yx + y * yy of an out_width x out_height image.
+struct Orientation {
+  Orientation(int orientation, std::int64_t w, std::int64_t h);
+  std::int64_t out_width = 0;
+  std::int64_t out_height = 0;
+  std::int64_t x0 = 0, xx = 1, xy = 0, y0 = 0, yx = 0, yy = 1;
+  // Offset in samples of stored pixel (0, y) in the upright buffer, and the step in samples per stored x.
+  std::int64_t row_start(std::int64_t y, int channels) const { return ((y0 + y * yy) * out_width + x0 + y * xy) * channels; }
+  std::int64_t x_step(int channels) const { return (yx * out_width + xx) * channels; }
+};
+
 // ----- PNG (image_png.cpp, libpng)
 Image read_png(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
 // Header-level facts; throws NeedMoreBytes when `bytes` is an incomplete prefix that ends too early.
 ImageInfo read_png_info(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
-std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image);
+// `compression`: zlib level 0..9, or kPngCompressionFast.
+std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image, int compression);
 
-// ----- JPEG, BMP, TIFF, WebP, PPM/PGM (image_opencv.cpp, OpenCV imgcodecs + header parsers)
+// ----- JPEG (image_jpeg.cpp, libjpeg-turbo)
+Image read_jpeg(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
+std::vector<std::uint8_t> encode_jpeg(const std::string& path, const Image& image, int quality);
+
+// ----- BMP, TIFF, WebP, PPM/PGM (image_opencv.cpp: OpenCV imgcodecs in a module loaded at first use)
 Image read_opencv(const std::string& path, const FileBytes& bytes, ImageFormat format, const ImageReadOptions& options);
-// Header-level facts; throws NeedMoreBytes when `bytes` is an incomplete prefix that ends too early.
-ImageInfo read_opencv_info(const std::string& path, const FileBytes& bytes, ImageFormat format,
-                           const ImageReadOptions& options);
+// Fills the channels and bit depth of `facts` (known for TIFF only after decoding) from the decoded file.
+void decoded_facts(const std::string& path, const FileBytes& bytes, ImageFormat format, HeaderFacts& facts);
 std::vector<std::uint8_t> encode_opencv(const std::string& path, const Image& image, ImageFormat format,
-                                        int jpeg_quality);
+                                        const ImageWriteOptions& options);
 
 }  // namespace rsz::io::detail

@@ -1,547 +1,152 @@
-// JPEG, BMP, TIFF, WebP and PPM/PGM through OpenCV imgcodecs (core + imgcodecs only; no imgproc).
+// BMP, TIFF, WebP and PPM/PGM through OpenCV imgcodecs, reached through librsz_opencv_codecs.so (opencv_module.h),
+// which is loaded with dlopen the first time a file of these formats is read or written. Start-up and PNG/JPEG
+// jobs therefore never load OpenCV (and the GDAL, GStreamer, OpenEXR... libraries Debian's build pulls in).
 //
-// Before OpenCV sees the bytes, a small bounds-checked header parser per format reads the image size, so that
-// images above max_pixels are refused before any pixel buffer exists (all five formats), and catches files cut
-// short that OpenCV would otherwise decode partially with only a warning:
-//  * JPEG: the marker segments are walked up to the end-of-image marker (FF D9), through the entropy-coded data of
-//    every scan; a file that ends before it is refused. The frame header (SOFn) gives the size, APP1 "Exif" gives
-//    the orientation (tag 0x0112).
-//  * BMP (uncompressed and bit-field), binary PPM/PGM: the file must hold the whole pixel array the header
-//    announces. WebP: the file must hold the whole RIFF container. TIFF: truncation is left to libtiff/OpenCV.
-// Pixels are decoded with IMREAD_UNCHANGED (stored depth, channels and orientation; OpenCV applies no EXIF
-// rotation then), BGR(A) is swapped to RGB(A) by hand and the JPEG EXIF orientation is applied here.
+// The module is looked for at $RSZ_OPENCV_MODULE when that is set (and only there), else where `cmake --install`
+// puts it, else in the build tree. Pixels are decoded with IMREAD_UNCHANGED (stored depth, channels and
+// orientation), and BGR(A) is swapped to RGB(A) here.
+#include <dlfcn.h>
+
 #include <climits>
-#include <cstring>
+#include <cstdlib>
 #include <mutex>
 #include <new>
-#include <opencv2/core.hpp>
-#include <opencv2/core/utils/logger.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 #include "image_internal.h"
+#include "opencv_module.h"
 
 namespace rsz::io::detail {
 namespace {
 
-// What the header of a file says.
-struct HeaderFacts {
-  std::int64_t width = 0;  // as stored (before any orientation)
-  std::int64_t height = 0;
-  int channels = 0;  // 0: known only after decoding (TIFF)
-  int bit_depth = 0;
-  int orientation = 1;  // EXIF orientation, 1..8 (JPEG only)
+struct Module {
+  decltype(&rsz_cv_decode) decode = nullptr;
+  decltype(&rsz_cv_release) release = nullptr;
+  decltype(&rsz_cv_encode) encode = nullptr;
+  decltype(&rsz_cv_free) free = nullptr;
+  std::string error;  // why it could not be loaded; empty when loaded
 };
 
-// Bounds-checked access to the file bytes. Asking for bytes past the end of an incomplete prefix throws
-// NeedMoreBytes; past the end of the whole file, has() answers false.
-class Bytes {
- public:
-  explicit Bytes(const FileBytes& bytes) : b_(bytes) {}
-  std::size_t size() const { return b_.size; }
-  bool has(std::size_t offset, std::size_t count) const {
-    if (offset <= b_.size && count <= b_.size - offset) return true;
-    if (!b_.complete) throw NeedMoreBytes{};
-    return false;
+std::string load_into(Module& module, const std::string& file) {
+  void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = ::dlerror();
+    return why != nullptr ? why : file + ": cannot be loaded";
   }
-  const std::uint8_t* at(std::size_t offset) const { return b_.data + offset; }
-  std::uint32_t u8(std::size_t offset) const { return b_.data[offset]; }
-  std::uint32_t be16(std::size_t offset) const { return (u8(offset) << 8) | u8(offset + 1); }
-  std::uint32_t le16(std::size_t offset) const { return u8(offset) | (u8(offset + 1) << 8); }
-  std::uint32_t le24(std::size_t offset) const { return le16(offset) | (u8(offset + 2) << 16); }
-  std::uint32_t le32(std::size_t offset) const { return le16(offset) | (le16(offset + 2) << 16); }
+  const auto symbol = [&](const char* name) { return ::dlsym(handle, name); };
+  const auto version = reinterpret_cast<decltype(&rsz_cv_abi_version)>(symbol("rsz_cv_abi_version"));
+  if (version == nullptr || version() != RSZ_OPENCV_MODULE_ABI) {
+    ::dlclose(handle);
+    return file + ": not an rsz OpenCV codec module of interface version " + std::to_string(RSZ_OPENCV_MODULE_ABI);
+  }
+  module.decode = reinterpret_cast<decltype(&rsz_cv_decode)>(symbol("rsz_cv_decode"));
+  module.release = reinterpret_cast<decltype(&rsz_cv_release)>(symbol("rsz_cv_release"));
+  module.encode = reinterpret_cast<decltype(&rsz_cv_encode)>(symbol("rsz_cv_encode"));
+  module.free = reinterpret_cast<decltype(&rsz_cv_free)>(symbol("rsz_cv_free"));
+  if (!module.decode || !module.release || !module.encode || !module.free) {
+    ::dlclose(handle);
+    return file + ": a symbol of the codec interface is missing";
+  }
+  return {};
+}
+
+const Module& opencv_module() {
+  static Module module;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("RSZ_OPENCV_MODULE"); env != nullptr && *env != '\0') {
+      candidates.emplace_back(env);
+    } else {
+      candidates = {RSZ_OPENCV_MODULE_INSTALLED, RSZ_OPENCV_MODULE_BUILT};
+    }
+    for (const std::string& file : candidates) {
+      module.error = load_into(module, file);
+      if (module.error.empty()) return;
+    }
+  });
+  return module;
+}
+
+// The module, or a failure naming the file, the format and the way out.
+const Module& need_module(const std::string& path, ImageFormat format, const char* doing) {
+  const Module& module = opencv_module();
+  if (!module.error.empty()) {
+    fail(ErrorCode::Io, path,
+         std::string(doing) + " " + display_name(format) +
+             " needs OpenCV imgcodecs through rsz's module librsz_opencv_codecs.so, which cannot be loaded (" +
+             module.error +
+             "); install libopencv-imgcodecs or point RSZ_OPENCV_MODULE at the module (PNG and JPEG need neither)");
+  }
+  return module;
+}
+
+// A decoded image owned by the module.
+class Decoded {
+ public:
+  Decoded(const Module& module, const RszCvPixels& pixels) : module_(module), pixels_(pixels) {}
+  Decoded(const Decoded&) = delete;
+  Decoded& operator=(const Decoded&) = delete;
+  ~Decoded() { module_.release(&pixels_); }
+  const RszCvPixels& pixels() const { return pixels_; }
 
  private:
-  FileBytes b_;
+  const Module& module_;
+  RszCvPixels pixels_;
 };
 
-// Reads 16/32/64-bit TIFF-style integers of either byte order from a buffer.
-struct EndianReader {
-  const std::uint8_t* data;
-  bool little;
-  std::uint64_t get(std::size_t offset, int count) const {
-    std::uint64_t value = 0;
-    for (int i = 0; i < count; ++i) {
-      const int index = little ? count - 1 - i : i;
-      value = (value << 8) | data[offset + static_cast<std::size_t>(index)];
-    }
-    return value;
-  }
-};
+constexpr int kDepth8 = 0;   // CV_8U
+constexpr int kDepth16 = 2;  // CV_16U
 
-std::string channels_text(int channels) {
-  switch (channels) {
-    case 1: return "1 channel (gray)";
-    case 2: return "2 channels (gray + alpha)";
-    case 3: return "3 channels (RGB)";
-    case 4: return "4 channels (RGBA)";
-    default: return std::to_string(channels) + " channels";
-  }
-}
-
-const char* display_name(ImageFormat format) {
-  switch (format) {
-    case ImageFormat::Jpeg: return "JPEG";
-    case ImageFormat::Bmp: return "BMP";
-    case ImageFormat::Tiff: return "TIFF";
-    case ImageFormat::Webp: return "WebP";
-    case ImageFormat::Ppm: return "PPM";
-    case ImageFormat::Pgm: return "PGM";
-    case ImageFormat::Png: return "PNG";
-    case ImageFormat::Unknown: break;
-  }
-  return "image";
-}
-
-[[noreturn]] void fail_truncated(const std::string& path, ImageFormat format, std::size_t size,
-                                 const std::string& before) {
-  fail(ErrorCode::Format, path,
-       std::string("the ") + display_name(format) + " file is truncated: it ends after " + std::to_string(size) +
-           " bytes, " + before + "; a complete " + display_name(format) + " file is required");
-}
-
-[[noreturn]] void fail_corrupt(const std::string& path, ImageFormat format, const std::string& what) {
-  fail(ErrorCode::Format, path,
-       std::string("not a valid ") + display_name(format) + " file: " + what + "; a valid " + display_name(format) +
-           " file is required");
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// JPEG
-
-// The orientation (1..8) in the TIFF structure of an APP1 Exif payload, 1 when absent or invalid.
-int exif_orientation(const std::uint8_t* tiff, std::size_t length) {
-  if (length < 8) return 1;
-  bool little = false;
-  if (tiff[0] == 'I' && tiff[1] == 'I') {
-    little = true;
-  } else if (!(tiff[0] == 'M' && tiff[1] == 'M')) {
-    return 1;
-  }
-  const EndianReader r{tiff, little};
-  if (r.get(2, 2) != 42) return 1;
-  const std::uint64_t ifd = r.get(4, 4);
-  if (ifd < 8 || ifd > length - 2) return 1;
-  const std::uint64_t count = r.get(static_cast<std::size_t>(ifd), 2);
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const std::uint64_t entry = ifd + 2 + 12 * i;
-    if (entry + 12 > length) break;
-    const auto e = static_cast<std::size_t>(entry);
-    if (r.get(e, 2) != 0x0112) continue;
-    if (r.get(e + 2, 2) != 3 || r.get(e + 4, 4) < 1) return 1;  // must be one SHORT
-    const auto value = static_cast<int>(r.get(e + 8, 2));
-    return value >= 1 && value <= 8 ? value : 1;
-  }
-  return 1;
-}
-
-bool is_sof(std::uint32_t marker) {
-  return marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc;
-}
-
-// Walks the marker segments. `whole`: up to the end-of-image marker, refusing a file that ends before it;
-// otherwise up to the frame header only.
-HeaderFacts parse_jpeg(const std::string& path, const Bytes& in, bool whole, const ImageReadOptions& options) {
-  constexpr ImageFormat kJpeg = ImageFormat::Jpeg;
-  const char* kBeforeEoi = "before the end-of-image marker (FF D9)";
-  HeaderFacts facts;
-  bool have_frame = false;
-  bool have_exif = false;
-  bool have_scan = false;
-  std::size_t pos = 2;  // after SOI (checked by the sniffer)
-  for (;;) {
-    if (!in.has(pos, 1)) fail_truncated(path, kJpeg, in.size(), kBeforeEoi);
-    if (in.u8(pos) != 0xff) fail_corrupt(path, kJpeg, "no marker at byte " + std::to_string(pos));
-    while (in.has(pos + 1, 1) && in.u8(pos + 1) == 0xff) ++pos;  // fill bytes
-    if (!in.has(pos + 1, 1)) fail_truncated(path, kJpeg, in.size(), kBeforeEoi);
-    const std::uint32_t marker = in.u8(pos + 1);
-    pos += 2;
-    if (marker == 0xd9) {
-      if (!have_frame || !have_scan) fail_corrupt(path, kJpeg, "the end-of-image marker comes before any image data");
-      return facts;
-    }
-    if (marker == 0x00 || marker == 0xd8) {
-      fail_corrupt(
-          path, kJpeg,
-          std::string("unexpected marker FF ") + (marker ? "D8" : "00") + " at byte " + std::to_string(pos - 2));
-    }
-    if ((marker >= 0xd0 && marker <= 0xd7) || marker == 0x01) continue;  // markers without a segment
-    if (!in.has(pos, 2)) fail_truncated(path, kJpeg, in.size(), kBeforeEoi);
-    const std::size_t length = in.be16(pos);
-    if (length < 2) fail_corrupt(path, kJpeg, "a marker segment of length " + std::to_string(length));
-    if (!in.has(pos, length)) fail_truncated(path, kJpeg, in.size(), kBeforeEoi);
-    const std::size_t body = pos + 2;
-    const std::size_t body_length = length - 2;
-    if (is_sof(marker) && !have_frame) {
-      if (body_length < 6) fail_corrupt(path, kJpeg, "a frame header shorter than 6 bytes");
-      have_frame = true;
-      const std::uint32_t precision = in.u8(body);
-      facts.height = in.be16(body + 1);
-      facts.width = in.be16(body + 3);
-      const std::uint32_t components = in.u8(body + 5);
-      if (facts.width == 0 || facts.height == 0) {
-        fail_corrupt(path, kJpeg,
-                     "the frame header gives size " + size_text(facts.width, facts.height) +
-                         " (a height set later by a DNL marker is not supported)");
-      }
-      if (precision != 8) {
-        fail(ErrorCode::Format, path, std::to_string(precision) + "-bit JPEG is not supported; 8-bit JPEG is allowed");
-      }
-      if (components != 1 && components != 3 && components != 4) {
-        fail(ErrorCode::Format, path,
-             "a JPEG with " + std::to_string(components) +
-                 " components is not supported; 1 (gray), 3 (colour) or 4 (CMYK) components are allowed");
-      }
-      check_pixel_limit(path, facts.width, facts.height, options);
-      facts.channels = components == 1 ? 1 : 3;  // OpenCV converts CMYK to colour
-      facts.bit_depth = 8;
-      if (!whole) return facts;
-    } else if (marker == 0xe1 && !have_exif && body_length >= 6 && std::memcmp(in.at(body), "Exif\0\0", 6) == 0) {
-      have_exif = true;
-      facts.orientation = exif_orientation(in.at(body + 6), body_length - 6);
-    }
-    pos += length;
-    if (marker == 0xda) {
-      if (!have_frame) fail_corrupt(path, kJpeg, "a scan comes before the frame header");
-      have_scan = true;
-      // Entropy-coded data: it ends at the first marker other than a stuffed zero (FF 00) or a restart (FF Dn).
-      for (;;) {
-        if (!in.has(pos, 2)) fail_truncated(path, kJpeg, in.size(), kBeforeEoi);
-        const void* ff = std::memchr(in.at(pos), 0xff, in.size() - pos);
-        if (ff == nullptr) {
-          pos = in.size();
-          continue;
-        }
-        pos = static_cast<std::size_t>(static_cast<const std::uint8_t*>(ff) - in.at(0));
-        if (!in.has(pos, 2)) fail_truncated(path, kJpeg, in.size(), kBeforeEoi);
-        const std::uint32_t next = in.u8(pos + 1);
-        if (next == 0x00 || (next >= 0xd0 && next <= 0xd7)) {
-          pos += 2;
-        } else if (next == 0xff) {
-          pos += 1;
-        } else {
-          break;
-        }
-      }
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// BMP
-
-HeaderFacts parse_bmp(const std::string& path, const Bytes& in, bool whole, const ImageReadOptions& options) {
-  constexpr ImageFormat kBmp = ImageFormat::Bmp;
-  HeaderFacts facts;
-  if (!in.has(0, 18)) fail_truncated(path, kBmp, in.size(), "inside the header");
-  const std::uint32_t offset = in.le32(10);
-  const std::uint32_t dib = in.le32(14);
-  std::uint32_t bpp = 0;
-  std::uint32_t compression = 0;
-  std::uint32_t colours_used = 0;
-  std::size_t palette_entry = 4;
-  if (dib == 12) {
-    if (!in.has(14, 12)) fail_truncated(path, kBmp, in.size(), "inside the header");
-    facts.width = in.le16(18);
-    facts.height = in.le16(20);
-    bpp = in.le16(24);
-    palette_entry = 3;
-  } else if (dib >= 40 && dib <= 1024) {
-    if (!in.has(14, 40)) fail_truncated(path, kBmp, in.size(), "inside the header");
-    facts.width = static_cast<std::int32_t>(in.le32(18));
-    facts.height = static_cast<std::int32_t>(in.le32(22));
-    if (facts.height < 0) facts.height = -facts.height;  // top-down rows
-    bpp = in.le16(28);
-    compression = in.le32(30);
-    colours_used = in.le32(46);
-  } else {
-    fail_corrupt(path, kBmp, "header size " + std::to_string(dib) + " is not supported (12 or 40 to 1024 is)");
-  }
-  if (facts.width <= 0 || facts.height <= 0) {
-    fail_corrupt(path, kBmp, "the header gives size " + size_text(facts.width, facts.height));
-  }
-  const bool supported = ((bpp == 1 || bpp == 4 || bpp == 8 || bpp == 24 || bpp == 32) && compression == 0) ||
-                         ((bpp == 16 || bpp == 32) && (compression == 0 || compression == 3)) ||
-                         (bpp == 8 && compression == 1) || (bpp == 4 && compression == 2);
-  if (!supported) {
-    fail(ErrorCode::Format, path,
-         std::to_string(bpp) + "-bit BMP with compression " + std::to_string(compression) +
-             " is not supported; uncompressed 1/4/8/16/24/32-bit, bit-field 16/32-bit and RLE4/RLE8 BMP are allowed");
-  }
-  check_pixel_limit(path, facts.width, facts.height, options);
-  facts.bit_depth = 8;
-  facts.channels = 3;
-  if (bpp <= 8 && bpp > 0) {
-    // OpenCV reads a palette of grays as one channel.
-    const std::size_t entries = colours_used > 0 && colours_used <= 256 ? colours_used : std::size_t{1} << bpp;
-    const std::size_t start = 14 + dib;
-    if (in.has(start, entries * palette_entry)) {
-      bool gray = true;
-      for (std::size_t i = 0; i < entries && gray; ++i) {
-        const std::size_t e = start + i * palette_entry;
-        gray = in.u8(e) == in.u8(e + 1) && in.u8(e + 1) == in.u8(e + 2);
-      }
-      if (gray) facts.channels = 1;
-    }
-  }
-  if (whole && (compression == 0 || compression == 3) && bpp > 0 && bpp <= 32) {
-    const std::uint64_t row_bytes = (static_cast<std::uint64_t>(facts.width) * bpp + 31) / 32 * 4;
-    std::uint64_t needed = 0;
-    if (__builtin_mul_overflow(row_bytes, static_cast<std::uint64_t>(facts.height), &needed) ||
-        __builtin_add_overflow(needed, std::uint64_t{offset}, &needed) || needed > in.size()) {
-      fail_truncated(path, kBmp, in.size(),
-                     "before the end of its " + size_text(facts.width, facts.height) + " pixel array");
-    }
-  }
-  return facts;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// PPM / PGM (PBM bitmaps are read as gray)
-
-HeaderFacts parse_pnm(const std::string& path, const Bytes& in, bool whole, ImageFormat format,
-                      const ImageReadOptions& options) {
-  HeaderFacts facts;
-  const std::uint32_t kind = in.u8(1) - '0';
-  const bool bitmap = kind == 1 || kind == 4;
-  std::size_t pos = 2;
-  auto next_number = [&](const char* what) -> std::int64_t {
-    for (;;) {
-      if (!in.has(pos, 1))
-        fail_truncated(path, format, in.size(), std::string("inside the header, before the ") + what);
-      const std::uint32_t c = in.u8(pos);
-      if (c == '#') {
-        while (in.has(pos, 1) && in.u8(pos) != '\n' && in.u8(pos) != '\r') ++pos;
-      } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
-        ++pos;
-      } else {
-        break;
-      }
-    }
-    std::int64_t value = 0;
-    std::size_t digits = 0;
-    while (in.has(pos, 1) && in.u8(pos) >= '0' && in.u8(pos) <= '9') {
-      value = value * 10 + (in.u8(pos) - '0');
-      if (value > INT_MAX) fail_corrupt(path, format, std::string("the ") + what + " is too large");
-      ++pos;
-      ++digits;
-    }
-    if (digits == 0) fail_corrupt(path, format, std::string("the header has no ") + what);
-    return value;
-  };
-  facts.width = next_number("width");
-  facts.height = next_number("height");
-  const std::int64_t maxval = bitmap ? 1 : next_number("maximum value");
-  if (facts.width <= 0 || facts.height <= 0) {
-    fail_corrupt(path, format, "the header gives size " + size_text(facts.width, facts.height));
-  }
-  if (maxval < 1 || maxval > 65535) {
-    fail_corrupt(path, format, "maximum value " + std::to_string(maxval) + " is outside 1..65535");
-  }
-  check_pixel_limit(path, facts.width, facts.height, options);
-  facts.channels = kind == 3 || kind == 6 ? 3 : 1;
-  facts.bit_depth = maxval > 255 ? 16 : 8;
-  if (whole && (kind == 4 || kind == 5 || kind == 6)) {
-    const std::size_t data_start = pos + 1;  // one whitespace byte after the last header number
-    std::uint64_t needed = 0;
-    if (kind == 4) {
-      needed = (static_cast<std::uint64_t>(facts.width) + 7) / 8 * static_cast<std::uint64_t>(facts.height);
-    } else {
-      needed = static_cast<std::uint64_t>(facts.width) * static_cast<std::uint64_t>(facts.height) *
-               static_cast<std::uint64_t>(facts.channels) * static_cast<std::uint64_t>(facts.bit_depth / 8);
-    }
-    if (data_start > in.size() || needed > in.size() - data_start) {
-      fail_truncated(path, format, in.size(),
-                     "before the end of its " + size_text(facts.width, facts.height) + " pixel array");
-    }
-  }
-  return facts;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// WebP
-
-HeaderFacts parse_webp(const std::string& path, const Bytes& in, bool whole, const ImageReadOptions& options) {
-  constexpr ImageFormat kWebp = ImageFormat::Webp;
-  HeaderFacts facts;
-  facts.bit_depth = 8;
-  if (!in.has(12, 8)) fail_truncated(path, kWebp, in.size(), "inside the header");
-  const std::size_t payload = 20;
-  if (std::memcmp(in.at(12), "VP8 ", 4) == 0) {
-    if (!in.has(payload, 10)) fail_truncated(path, kWebp, in.size(), "inside the header");
-    if (in.u8(payload + 3) != 0x9d || in.u8(payload + 4) != 0x01 || in.u8(payload + 5) != 0x2a) {
-      fail_corrupt(path, kWebp, "the VP8 frame has no start code");
-    }
-    facts.width = in.le16(payload + 6) & 0x3fff;
-    facts.height = in.le16(payload + 8) & 0x3fff;
-    facts.channels = 3;
-  } else if (std::memcmp(in.at(12), "VP8L", 4) == 0) {
-    if (!in.has(payload, 5)) fail_truncated(path, kWebp, in.size(), "inside the header");
-    if (in.u8(payload) != 0x2f) fail_corrupt(path, kWebp, "the VP8L data has no signature");
-    const std::uint32_t bits = in.le32(payload + 1);
-    facts.width = (bits & 0x3fff) + 1;
-    facts.height = ((bits >> 14) & 0x3fff) + 1;
-    facts.channels = (bits >> 28) & 1 ? 4 : 3;
-  } else if (std::memcmp(in.at(12), "VP8X", 4) == 0) {
-    if (!in.has(payload, 10)) fail_truncated(path, kWebp, in.size(), "inside the header");
-    const std::uint32_t flags = in.u8(payload);
-    if (flags & 0x02) fail(ErrorCode::Format, path, "animated WebP is not supported; a still WebP image is allowed");
-    facts.width = std::int64_t{in.le24(payload + 4)} + 1;
-    facts.height = std::int64_t{in.le24(payload + 7)} + 1;
-    facts.channels = flags & 0x10 ? 4 : 3;
-  } else {
-    fail_corrupt(path, kWebp, "the first chunk is not VP8, VP8L or VP8X");
-  }
-  if (facts.width <= 0 || facts.height <= 0) {
-    fail_corrupt(path, kWebp, "the header gives size " + size_text(facts.width, facts.height));
-  }
-  check_pixel_limit(path, facts.width, facts.height, options);
-  if (whole && std::uint64_t{in.le32(4)} + 8 > in.size()) {
-    fail_truncated(path, kWebp, in.size(),
-                   "before the end of its " + std::to_string(std::uint64_t{in.le32(4)} + 8) + "-byte RIFF container");
-  }
-  return facts;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// TIFF (size of the first image only; channels and depth come from decoding)
-
-HeaderFacts parse_tiff(const std::string& path, const Bytes& in, const ImageReadOptions& options) {
-  constexpr ImageFormat kTiff = ImageFormat::Tiff;
-  HeaderFacts facts;
-  if (!in.has(0, 16)) fail_truncated(path, kTiff, in.size(), "inside the header");
-  const EndianReader r{in.at(0), in.u8(0) == 'I'};
-  const bool big = r.get(2, 2) == 43;
-  const int offset_size = big ? 8 : 4;
-  const std::uint64_t ifd = big ? r.get(8, 8) : r.get(4, 4);
-  const std::size_t count_size = big ? 8 : 2;
-  const std::size_t entry_size = big ? 20 : 12;
-  if (ifd < 8 || ifd > (std::uint64_t{1} << 40)) {
-    fail_corrupt(path, kTiff, "the first image directory offset " + std::to_string(ifd) + " is invalid");
-  }
-  const auto dir = static_cast<std::size_t>(ifd);
-  if (!in.has(dir, count_size)) fail_corrupt(path, kTiff, "the first image directory lies outside the file");
-  const std::uint64_t count = r.get(dir, static_cast<int>(count_size));
-  std::int64_t width = -1;
-  std::int64_t height = -1;
-  for (std::uint64_t i = 0; i < count && (width < 0 || height < 0); ++i) {
-    const std::size_t e = dir + count_size + static_cast<std::size_t>(i) * entry_size;
-    if (!in.has(e, entry_size)) fail_corrupt(path, kTiff, "the first image directory is cut short");
-    const std::uint64_t tag = r.get(e, 2);
-    if (tag != 256 && tag != 257) continue;
-    const std::uint64_t type = r.get(e + 2, 2);
-    const std::size_t value = e + 4 + static_cast<std::size_t>(offset_size);
-    std::int64_t v = -1;
-    if (type == 3) v = static_cast<std::int64_t>(r.get(value, 2));               // SHORT
-    if (type == 4) v = static_cast<std::int64_t>(r.get(value, 4));               // LONG
-    if (type == 16 && big) v = static_cast<std::int64_t>(r.get(value, 8) >> 1);  // LONG8 (halved: keeps it >= 0)
-    (tag == 256 ? width : height) = v;
-  }
-  if (width <= 0 || height <= 0) {
-    fail_corrupt(path, kTiff, "the first image directory has no valid ImageWidth and ImageLength");
-  }
-  facts.width = width;
-  facts.height = height;
-  check_pixel_limit(path, facts.width, facts.height, options);
-  return facts;
-}
-
-HeaderFacts parse_header(const std::string& path, const FileBytes& bytes, ImageFormat format, bool whole,
-                         const ImageReadOptions& options) {
-  const Bytes in(bytes);
-  switch (format) {
-    case ImageFormat::Jpeg: return parse_jpeg(path, in, whole, options);
-    case ImageFormat::Bmp: return parse_bmp(path, in, whole, options);
-    case ImageFormat::Ppm:
-    case ImageFormat::Pgm: return parse_pnm(path, in, whole, format, options);
-    case ImageFormat::Webp: return parse_webp(path, in, whole, options);
-    case ImageFormat::Tiff: return parse_tiff(path, in, options);
-    case ImageFormat::Png:
-    case ImageFormat::Unknown: break;
-  }
-  throw InternalError("rsz::io: parse_header called for a format OpenCV does not handle here");
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Decoding
-
-void silence_opencv() {
-  static std::once_flag once;
-  std::call_once(once, [] { cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT); });
-}
-
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  while (!text.empty() && text.back() == ' ') text.pop_back();
-  return text;
-}
-
-cv::Mat decode(const std::string& path, const FileBytes& bytes, ImageFormat format, const HeaderFacts& facts) {
-  silence_opencv();
+RszCvPixels decode(const Module& module, const std::string& path, const FileBytes& bytes, ImageFormat format,
+                   const HeaderFacts& facts) {
   if (bytes.size > static_cast<std::size_t>(INT_MAX)) {
     fail(ErrorCode::Format, path,
          "the file is " + std::to_string(bytes.size) + " bytes long; files of at most 2 GiB are allowed");
   }
-  const cv::Mat buffer(1, static_cast<int>(bytes.size), CV_8UC1, const_cast<std::uint8_t*>(bytes.data));
-  cv::Mat mat;
-  try {
-    mat = cv::imdecode(buffer, cv::IMREAD_UNCHANGED);
-  } catch (const cv::Exception& e) {
-    fail_corrupt(path, format, "OpenCV cannot decode it (" + one_line(e.err) + ")");
-  } catch (const std::bad_alloc&) {
+  RszCvPixels pixels{};
+  char message[256];
+  const int status = module.decode(bytes.data, bytes.size, &pixels, message, sizeof message);
+  if (status == RSZ_CV_OUT_OF_MEMORY) {
     fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");
   }
-  if (mat.empty()) fail_corrupt(path, format, "OpenCV cannot decode its pixel data");
-  if (mat.depth() != CV_8U && mat.depth() != CV_16U) {
+  if (status != RSZ_CV_OK) {
+    fail_corrupt(path, format,
+                 message[0] != '\0' ? "OpenCV cannot decode it (" + std::string(message) + ")"
+                                    : std::string("OpenCV cannot decode its pixel data"));
+  }
+  return pixels;
+}
+
+void check_decoded(const std::string& path, ImageFormat format, const HeaderFacts& facts, const RszCvPixels& p) {
+  if (p.depth != kDepth8 && p.depth != kDepth16) {
     static const char* const kDepths[] = {"8-bit unsigned", "8-bit signed", "16-bit unsigned", "16-bit signed",
                                           "32-bit signed",  "32-bit float", "64-bit float",    "16-bit float"};
     fail(ErrorCode::Format, path,
-         std::string(display_name(format)) + " samples of type " + kDepths[mat.depth() & 7] +
+         std::string(display_name(format)) + " samples of type " + kDepths[p.depth & 7] +
              " are not supported; 8- or 16-bit unsigned samples are allowed");
   }
-  if (mat.dims != 2 || mat.channels() < 1 || mat.channels() > 4) {
+  if (p.channels < 1 || p.channels > 4) {
     fail(ErrorCode::Format, path,
-         std::string(display_name(format)) + " image with " + std::to_string(mat.channels()) +
+         std::string(display_name(format)) + " image with " + std::to_string(p.channels) +
              " channels is not supported; 1 to 4 channels are allowed");
   }
-  if (mat.cols != facts.width || mat.rows != facts.height) {
+  if (p.width != facts.width || p.height != facts.height) {
     fail_corrupt(path, format,
                  "the header gives size " + size_text(facts.width, facts.height) + " but the pixels decode as " +
-                     size_text(mat.cols, mat.rows));
+                     size_text(p.width, p.height));
   }
-  return mat;
 }
 
-// Copies `mat` (BGR(A) order) into `out` in RGB(A) order, turned upright by `orientation` (EXIF 1..8).
+// Copies BGR(A) `pixels` into `out` in RGB(A) order. (EXIF orientation is JPEG's, and JPEG is read elsewhere.)
 template <typename T>
-void copy_pixels(const cv::Mat& mat, int orientation, std::vector<T>& out, std::int64_t& out_width,
-                 std::int64_t& out_height) {
-  const std::int64_t w = mat.cols;
-  const std::int64_t h = mat.rows;
-  const int c = mat.channels();
-  const bool transpose = orientation >= 5;
-  out_width = transpose ? h : w;
-  out_height = transpose ? w : h;
-  // The stored pixel (x, y) goes to (x0 + x * xx + y * xy, y0 + x * yx + y * yy).
-  std::int64_t x0 = 0, xx = 1, xy = 0, y0 = 0, yx = 0, yy = 1;
-  switch (orientation) {
-    case 2: x0 = w - 1, xx = -1; break;                                       // mirrored left-right
-    case 3: x0 = w - 1, xx = -1, y0 = h - 1, yy = -1; break;                  // turned 180 degrees
-    case 4: y0 = h - 1, yy = -1; break;                                       // mirrored top-bottom
-    case 5: xx = 0, xy = 1, yx = 1, yy = 0; break;                            // transposed
-    case 6: x0 = h - 1, xx = 0, xy = -1, yx = 1, yy = 0; break;               // turn 90 degrees clockwise
-    case 7: x0 = h - 1, xx = 0, xy = -1, y0 = w - 1, yx = -1, yy = 0; break;  // transverse
-    case 8: xx = 0, xy = 1, y0 = w - 1, yx = -1, yy = 0; break;               // turn 90 degrees anticlockwise
-    default: break;
-  }
-  out.assign(static_cast<std::size_t>(w * h * c), T{0});
-  // Step in `out` (in samples) for one step of x, and the start of each stored row.
-  const std::int64_t step_x = (yx * out_width + xx) * c;
-  for (std::int64_t y = 0; y < h; ++y) {
-    const T* src = mat.ptr<T>(static_cast<int>(y));
-    T* dst = out.data() + ((y0 + y * yy) * out_width + (x0 + y * xy)) * c;
-    for (std::int64_t x = 0; x < w; ++x, src += c, dst += step_x) {
+void copy_pixels(const RszCvPixels& pixels, std::vector<T>& out) {
+  const int c = pixels.channels;
+  out.resize(static_cast<std::size_t>(pixels.width) * static_cast<std::size_t>(pixels.height) *
+             static_cast<std::size_t>(c));
+  T* dst = out.data();
+  for (int y = 0; y < pixels.height; ++y) {
+    const T* src = reinterpret_cast<const T*>(pixels.data + pixels.step * static_cast<std::size_t>(y));
+    for (int x = 0; x < pixels.width; ++x, src += c, dst += c) {
       if (c >= 3) {
         dst[0] = src[2];
         dst[1] = src[1];
@@ -555,81 +160,24 @@ void copy_pixels(const cv::Mat& mat, int orientation, std::vector<T>& out, std::
   }
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Encoding
-
-// What each format can hold; empty when `image` fits, else the complaint.
-std::string unfit_reason(const Image& image, ImageFormat format) {
-  const std::string name = display_name(format);
-  const std::string has = "the image has " + channels_text(image.channels);
-  const char* keep16 = "PNG (.png), TIFF (.tif/.tiff) and PPM/PGM (.ppm/.pgm) keep 16 bits";
-  const bool eight_bit_only = format == ImageFormat::Jpeg || format == ImageFormat::Bmp || format == ImageFormat::Webp;
-  if (eight_bit_only && image.bit_depth == 16) {
-    return name + " cannot hold 16-bit samples (the image is 16-bit); " + keep16 + ", or convert the image to 8 bits";
-  }
-  if (image.channels == 2) {
-    return name + " cannot hold gray + alpha (2 channels); only PNG (.png) can";
-  }
-  switch (format) {
-    case ImageFormat::Jpeg:
-      if (image.channels == 4) {
-        return "JPEG cannot hold an alpha channel (" + has +
-               "); 1 (gray) or 3 (RGB) channels are allowed: write .png, .tif/.tiff or .webp to keep alpha";
-      }
-      if (image.width > 65500 || image.height > 65500) {
-        return "JPEG cannot hold " + size_text(image.width, image.height) + " pixels; at most 65500 a side is allowed";
-      }
-      break;
-    case ImageFormat::Bmp:
-      if (image.channels == 4) {
-        return "BMP cannot hold an alpha channel here (" + has +
-               "); 1 (gray) or 3 (RGB) channels are allowed: write .png, .tif/.tiff or .webp to keep alpha";
-      }
-      break;
-    case ImageFormat::Webp:
-      if (image.width > 16383 || image.height > 16383) {
-        return "WebP cannot hold " + size_text(image.width, image.height) + " pixels; at most 16383 a side is allowed";
-      }
-      break;
-    case ImageFormat::Ppm:
-      if (image.channels != 3) {
-        return "PPM holds RGB (3 channels) only (" + has + "); write gray as .pgm and alpha as .png or .tif/.tiff";
-      }
-      break;
-    case ImageFormat::Pgm:
-      if (image.channels != 1) {
-        return "PGM holds gray (1 channel) only (" + has + "); write RGB as .ppm and alpha as .png or .tif/.tiff";
-      }
-      break;
-    default: break;
-  }
-  if (image.width > INT_MAX || image.height > INT_MAX) {
-    return name + " through OpenCV cannot hold " + size_text(image.width, image.height) +
-           " pixels; at most 2147483647 a side is allowed";
-  }
-  return {};
-}
-
+// `image` in BGR(A) order with `out_channels` channels (gray replicated when the format needs colour).
 template <typename T>
-cv::Mat to_mat(const Image& image, const std::vector<T>& data, int out_channels) {
-  const int depth = sizeof(T) == 1 ? CV_8U : CV_16U;
-  cv::Mat mat(static_cast<int>(image.height), static_cast<int>(image.width), CV_MAKETYPE(depth, out_channels));
+std::vector<T> to_bgr(const Image& image, const std::vector<T>& data, int out_channels) {
+  std::vector<T> out(static_cast<std::size_t>(image.width * image.height * out_channels));
   const int c = image.channels;
   const T* src = data.data();
-  for (int y = 0; y < mat.rows; ++y) {
-    T* dst = mat.ptr<T>(y);
-    for (int x = 0; x < mat.cols; ++x, src += c, dst += out_channels) {
-      if (c == 1) {
-        for (int k = 0; k < out_channels; ++k) dst[k] = src[0];  // gray, replicated when the format needs colour
-      } else {
-        dst[0] = src[2];
-        dst[1] = src[1];
-        dst[2] = src[0];
-        if (c == 4) dst[3] = src[3];
-      }
+  T* dst = out.data();
+  for (std::int64_t i = 0; i < image.width * image.height; ++i, src += c, dst += out_channels) {
+    if (c == 1) {
+      for (int k = 0; k < out_channels; ++k) dst[k] = src[0];
+    } else {
+      dst[0] = src[2];
+      dst[1] = src[1];
+      dst[2] = src[0];
+      if (c == 4) dst[3] = src[3];
     }
   }
-  return mat;
+  return out;
 }
 
 }  // namespace
@@ -637,17 +185,21 @@ cv::Mat to_mat(const Image& image, const std::vector<T>& data, int out_channels)
 Image read_opencv(const std::string& path, const FileBytes& bytes, ImageFormat format,
                   const ImageReadOptions& options) {
   const HeaderFacts facts = parse_header(path, bytes, format, /*whole=*/true, options);
-  const cv::Mat mat = decode(path, bytes, format, facts);
-  const int orientation = format == ImageFormat::Jpeg && options.apply_exif_orientation ? facts.orientation : 1;
+  const Module& module = need_module(path, format, "reading");
+  const Decoded decoded(module, decode(module, path, bytes, format, facts));
+  const RszCvPixels& pixels = decoded.pixels();
+  check_decoded(path, format, facts, pixels);
   Image image;
-  image.channels = mat.channels();
+  image.width = pixels.width;
+  image.height = pixels.height;
+  image.channels = pixels.channels;
   try {
-    if (mat.depth() == CV_16U) {
+    if (pixels.depth == kDepth16) {
       image.bit_depth = 16;
-      copy_pixels(mat, orientation, image.data16, image.width, image.height);
+      copy_pixels(pixels, image.data16);
     } else {
       image.bit_depth = 8;
-      copy_pixels(mat, orientation, image.data8, image.width, image.height);
+      copy_pixels(pixels, image.data8);
     }
   } catch (const std::bad_alloc&) {
     fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");
@@ -655,71 +207,78 @@ Image read_opencv(const std::string& path, const FileBytes& bytes, ImageFormat f
   return image;
 }
 
-ImageInfo read_opencv_info(const std::string& path, const FileBytes& bytes, ImageFormat format,
-                           const ImageReadOptions& options) {
-  HeaderFacts facts = parse_header(path, bytes, format, /*whole=*/false, options);
-  if (facts.channels == 0) {
-    // TIFF: what OpenCV makes of the samples depends on many tags; decode to know for sure.
-    if (!bytes.complete) throw NeedMoreBytes{};
-    const cv::Mat mat = decode(path, bytes, format, facts);
-    facts.channels = mat.channels();
-    facts.bit_depth = mat.depth() == CV_16U ? 16 : 8;
-  }
-  ImageInfo info;
-  const bool transpose = format == ImageFormat::Jpeg && options.apply_exif_orientation && facts.orientation >= 5;
-  info.width = transpose ? facts.height : facts.width;
-  info.height = transpose ? facts.width : facts.height;
-  info.channels = facts.channels;
-  info.bit_depth = facts.bit_depth;
-  info.format = format_name(format);
-  return info;
+void decoded_facts(const std::string& path, const FileBytes& bytes, ImageFormat format, HeaderFacts& facts) {
+  const Module& module = need_module(path, format, "reading");
+  const Decoded decoded(module, decode(module, path, bytes, format, facts));
+  check_decoded(path, format, facts, decoded.pixels());
+  facts.channels = decoded.pixels().channels;
+  facts.bit_depth = decoded.pixels().depth == kDepth16 ? 16 : 8;
 }
 
 std::vector<std::uint8_t> encode_opencv(const std::string& path, const Image& image, ImageFormat format,
-                                        int jpeg_quality) {
+                                        const ImageWriteOptions& options) {
   if (const std::string reason = unfit_reason(image, format); !reason.empty()) fail(ErrorCode::Format, path, reason);
-  silence_opencv();
   // WebP has no gray: gray is written as RGB with three equal channels (and reads back as 3 channels).
   const int out_channels = format == ImageFormat::Webp && image.channels == 1 ? 3 : image.channels;
+  constexpr int kWebpQuality = 64;  // cv::IMWRITE_WEBP_QUALITY
+  constexpr int kPxmBinary = 32;    // cv::IMWRITE_PXM_BINARY
   std::vector<int> params;
-  const char* ext = ".png";
+  const char* ext = nullptr;
   switch (format) {
-    case ImageFormat::Jpeg:
-      ext = ".jpg";
-      params = {cv::IMWRITE_JPEG_QUALITY, jpeg_quality};
-      break;
     case ImageFormat::Bmp: ext = ".bmp"; break;
     case ImageFormat::Tiff: ext = ".tiff"; break;
     case ImageFormat::Webp:
       ext = ".webp";
-      params = {cv::IMWRITE_WEBP_QUALITY, 101};  // above 100: lossless
+      params = {kWebpQuality, options.quality > 0 ? options.quality : 101};  // above 100: lossless
       break;
     case ImageFormat::Ppm:
       ext = ".ppm";
-      params = {cv::IMWRITE_PXM_BINARY, 1};
+      params = {kPxmBinary, 1};
       break;
     case ImageFormat::Pgm:
       ext = ".pgm";
-      params = {cv::IMWRITE_PXM_BINARY, 1};
+      params = {kPxmBinary, 1};
       break;
-    case ImageFormat::Png:
-    case ImageFormat::Unknown: throw InternalError("rsz::io::encode_opencv: unexpected format");
+    default: throw InternalError("rsz::io::encode_opencv: unexpected format");
   }
-  std::vector<std::uint8_t> out;
+  const Module& module = need_module(path, format, "writing");
+  unsigned char* encoded = nullptr;
+  std::size_t encoded_size = 0;
+  char message[256];
+  int status = RSZ_CV_OUT_OF_MEMORY;
   try {
-    const cv::Mat mat =
-        image.bit_depth == 16 ? to_mat(image, image.data16, out_channels) : to_mat(image, image.data8, out_channels);
-    if (!cv::imencode(ext, mat, out, params) || out.empty()) {
-      fail(ErrorCode::Io, path, std::string("cannot encode the ") + display_name(format) + " image: OpenCV refused it");
+    const bool deep = image.bit_depth == 16;
+    std::vector<std::uint8_t> bgr8;
+    std::vector<std::uint16_t> bgr16;
+    if (deep) {
+      bgr16 = to_bgr(image, image.data16, out_channels);
+    } else {
+      bgr8 = to_bgr(image, image.data8, out_channels);
     }
-  } catch (const cv::Exception& e) {
-    fail(ErrorCode::Io, path,
-         std::string("cannot encode the ") + display_name(format) + " image: OpenCV failed (" + one_line(e.err) + ")");
+    const std::size_t bytes_per_sample = deep ? 2 : 1;
+    RszCvPixels pixels{};
+    pixels.width = static_cast<int>(image.width);
+    pixels.height = static_cast<int>(image.height);
+    pixels.channels = out_channels;
+    pixels.depth = deep ? kDepth16 : kDepth8;
+    pixels.data = deep ? reinterpret_cast<unsigned char*>(bgr16.data()) : bgr8.data();
+    pixels.step = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(out_channels) * bytes_per_sample;
+    status = module.encode(ext, &pixels, params.data(), static_cast<int>(params.size()), &encoded, &encoded_size,
+                           message, sizeof message);
+    if (status == RSZ_CV_OK) {
+      std::vector<std::uint8_t> out(encoded, encoded + encoded_size);
+      module.free(encoded);
+      return out;
+    }
   } catch (const std::bad_alloc&) {
+    status = RSZ_CV_OUT_OF_MEMORY;
+  }
+  module.free(encoded);
+  if (status == RSZ_CV_OUT_OF_MEMORY) {
     fail(ErrorCode::Io, path,
          std::string("cannot write: out of memory while encoding the ") + display_name(format) + " image");
   }
-  return out;
+  fail(ErrorCode::Io, path, std::string("cannot encode the ") + display_name(format) + " image: " + message);
 }
 
 }  // namespace rsz::io::detail

@@ -20,6 +20,8 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "rsz::io swaps PNG's big-endian 16-bit samples to host order assuming a little-endian host");
 
 constexpr std::size_t kMessageSize = 200;
+constexpr int kFastZlibLevel = 2;
+constexpr int kFastFilter = PNG_FILTER_SUB;
 
 void copy_message(char* out, const char* message) {
   std::strncpy(out, message != nullptr ? message : "unknown libpng error", kMessageSize - 1);
@@ -180,6 +182,8 @@ void run_read_job(const std::string& path, PngReadJob& job) {
 
 struct PngWriteJob {
   const Image* image = nullptr;
+  int zlib_level = 6;
+  int filters = PNG_ALL_FILTERS;
   std::vector<std::uint8_t>* out = nullptr;
   png_bytep* rows = nullptr;  // owned by the caller
   bool out_of_memory = false;
@@ -234,6 +238,8 @@ bool run_png_write(PngWriteJob* job) {
   png_set_IHDR(png, info, static_cast<png_uint_32>(image.width), static_cast<png_uint_32>(image.height),
                image.bit_depth, kColorTypes[image.channels - 1], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                PNG_FILTER_TYPE_DEFAULT);
+  png_set_compression_level(png, job->zlib_level);
+  png_set_filter(png, PNG_FILTER_TYPE_BASE, job->filters);
   png_write_info(png, info);
   if (image.bit_depth == 16) png_set_swap(png);
   png_write_image(png, job->rows);
@@ -273,7 +279,7 @@ ImageInfo read_png_info(const std::string& path, const FileBytes& bytes, const I
   return info;
 }
 
-std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image) {
+std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image, int compression) {
   constexpr std::int64_t kMaxSide = 0x7fffffff;  // PNG's limit on width and height
   if (image.width > kMaxSide || image.height > kMaxSide) {
     fail(ErrorCode::Format, path,
@@ -292,6 +298,10 @@ std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image
   out.reserve(row_bytes * height / 2 + 1024);
   PngWriteJob job;
   job.image = &image;
+  // The default: a low zlib level over rows filtered with Sub, whose deltas suit photographs; a level chosen with
+  // --png-compression gets libpng's adaptive choice among all filters per row.
+  job.zlib_level = compression < 0 ? kFastZlibLevel : compression;
+  job.filters = compression < 0 ? kFastFilter : PNG_ALL_FILTERS;
   job.out = &out;
   job.rows = rows.data();
   if (!run_png_write(&job)) {

@@ -593,7 +593,7 @@ TEST_F(ImageTest, FormatsThatCannotHoldTheImageAreRefused) {
   expect_error([&] { write_image(path("a.ppm"), make_image(4, 4, 1, 8)); }, ErrorCode::Format, {".pgm"});
   expect_error([&] { write_image(path("a.pgm"), make_image(4, 4, 3, 8)); }, ErrorCode::Format, {".ppm"});
   expect_error([&] { write_image(path("a.jpg"), make_image(4, 4, 3, 8), 101); }, ErrorCode::InvalidArgument,
-               {"quality", "0 to 100"});
+               {"quality", "1 to 100"});
   Image broken = make_image(4, 4, 3, 8);
   broken.data8.pop_back();
   expect_error([&] { write_image(path("a.png"), broken); }, ErrorCode::InvalidArgument, {"48 samples", "47"});

@@ -1,7 +1,8 @@
 // Images in and out, and their conversion to and from tensors.
 //
 // Reading: PNG through libpng (gray, gray+alpha, RGB, RGBA, palette; 1/2/4/8/16 bits; palette and low bit depths
-// expand to 8 bits, tRNS to an alpha channel); JPEG, BMP, TIFF, WebP, PPM/PGM through OpenCV imgcodecs. JPEG EXIF
+// expand to 8 bits, tRNS to an alpha channel); JPEG through libjpeg-turbo; BMP, TIFF, WebP, PPM/PGM through OpenCV
+// imgcodecs, loaded only when a file of those formats is first read or written. JPEG EXIF
 // orientation is applied by default, so pixel coordinates refer to the upright image. Images larger than
 // `max_pixels` are refused from their header, before the pixel buffer is allocated.
 // Writing: the format follows the extension (.png, .jpg/.jpeg, .bmp, .tif/.tiff, .webp, .ppm/.pgm); 16-bit pixels
@@ -51,7 +52,19 @@ bool is_readable_image_path(const std::string& path);
 Image read_image(const std::string& path, const ImageReadOptions& options = {});
 // Header-level facts (for `rsz info`): reads no more of the file than needed.
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options = {});
-void write_image(const std::string& path, const Image& image, int jpeg_quality = 95);
+constexpr int kDefaultJpegQuality = 95;
+
+struct ImageWriteOptions {
+  // JPEG quality 1..100 (0: the default, 95). For WebP a quality 1..100 writes a lossy file; 0 keeps WebP lossless.
+  int quality = 0;
+  // PNG zlib level: 0 (stored) to 9 (smallest, slowest); -1 (default): level 2 with the Sub filter, which writes as
+  // fast as other tools' defaults at a size close to theirs.
+  int png_compression = -1;
+};
+
+void write_image(const std::string& path, const Image& image, const ImageWriteOptions& options = {});
+// The same with only a quality (JPEG 1..100, or lossy WebP).
+void write_image(const std::string& path, const Image& image, int quality);
 
 // Value mapping: a sample p of an image with bit depth b becomes p / (2^b - 1) in [0, 1]; on the way back a value v
 // becomes round(v * (2^b - 1)) saturated to [0, 2^b - 1] (NaN becomes 0). An identity round trip is exact at 8 and

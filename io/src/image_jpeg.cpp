@@ -1,0 +1,233 @@
+// JPEG through libjpeg-turbo, from and to memory.
+//
+// Decoding: the header parser (image_headers.cpp) first walks the whole file, so a truncated file or an image above
+// max_pixels is refused before libjpeg allocates anything. libjpeg then decodes with its defaults (accurate integer
+// IDCT, fancy upsampling) to RGB or gray; CMYK (Adobe, inverted) becomes RGB as c = k - ((255 - c) * k >> 8) per
+// channel. Rows land straight in the image buffer; with an EXIF orientation other than 1 each decoded row is
+// placed where it belongs in the upright image, so no second full-size buffer exists either way. Any libjpeg
+// warning (corrupt data, a premature end of a segment) makes the file a failed input, with libjpeg's text in rsz's
+// one-line message; libjpeg never prints.
+// Encoding: jpeg_set_defaults + jpeg_set_quality(quality, baseline) for RGB or gray input, 4:2:0 chroma
+// subsampling, baseline Huffman tables.
+//
+// libjpeg reports errors by longjmp. As for libpng, every libjpeg call happens inside C-style functions whose frames
+// hold no C++ object with a destructor; allocation happens in a noexcept callback.
+#include <csetjmp>
+#include <cstddef>
+#include <cstdio>  // jpeglib.h needs size_t and FILE declared first
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include <jpeglib.h>
+
+#include "image_internal.h"
+
+namespace rsz::io::detail {
+namespace {
+
+struct JpegErrors {
+  jpeg_error_mgr mgr;  // first member: libjpeg's err pointer is cast back to JpegErrors
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] void on_jpeg_error(j_common_ptr cinfo) {
+  auto* errors = reinterpret_cast<JpegErrors*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, errors->message);
+  std::longjmp(errors->jump, 1);
+}
+
+// Warnings (level -1) are counted and the first one kept; trace messages are dropped. Nothing is printed.
+void on_jpeg_message(j_common_ptr cinfo, int level) {
+  if (level >= 0) return;
+  auto* errors = reinterpret_cast<JpegErrors*>(cinfo->err);
+  if (cinfo->err->num_warnings++ == 0) (*cinfo->err->format_message)(cinfo, errors->message);
+}
+
+void init_errors(JpegErrors* errors) {
+  jpeg_std_error(&errors->mgr);
+  errors->mgr.error_exit = on_jpeg_error;
+  errors->mgr.emit_message = on_jpeg_message;
+  errors->message[0] = '\0';
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reading
+
+enum class ReadStatus { Ok, LibjpegError, Warning, SizeMismatch, OutOfMemory };
+
+struct JpegReadJob {
+  // In.
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  int orientation = 1;
+  std::int64_t expected_width = 0;
+  std::int64_t expected_height = 0;
+  Image* image = nullptr;
+  // State.
+  std::uint8_t* row = nullptr;  // a decoded row (CMYK or oriented output), owned by the caller (delete[])
+  int channels = 0;
+  // Out.
+  JpegErrors errors{};
+};
+
+// Sizes the image for the job (upright) and allocates the scratch row when needed; false when out of memory.
+bool allocate_pixels(JpegReadJob* job, int components, bool need_row) noexcept {
+  try {
+    const Orientation orient(job->orientation, job->expected_width, job->expected_height);
+    Image& image = *job->image;
+    image.width = orient.out_width;
+    image.height = orient.out_height;
+    image.channels = job->channels;
+    image.bit_depth = 8;
+    image.data8.resize(static_cast<std::size_t>(image.width * image.height * job->channels));
+    if (need_row) job->row = new std::uint8_t[static_cast<std::size_t>(job->expected_width * components)];
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// Places stored row `y` (in `row`, `components` samples a pixel) into the upright image.
+void place_row(const JpegReadJob& job, const Orientation& orient, std::int64_t y, int components) {
+  const int c = job.channels;
+  std::uint8_t* dst = job.image->data8.data() + orient.row_start(y, c);
+  const std::int64_t step = orient.x_step(c);
+  const std::uint8_t* src = job.row;
+  for (std::int64_t x = 0; x < job.expected_width; ++x, src += components, dst += step) {
+    if (components == 4) {
+      const int k = src[3];
+      for (int i = 0; i < 3; ++i) dst[i] = static_cast<std::uint8_t>(k - ((255 - src[i]) * k >> 8));
+    } else {
+      for (int i = 0; i < c; ++i) dst[i] = src[i];
+    }
+  }
+}
+
+// The only frame with setjmp: plain data only.
+ReadStatus run_jpeg_read(JpegReadJob* job) {
+  jpeg_decompress_struct cinfo{};
+  init_errors(&job->errors);
+  cinfo.err = &job->errors.mgr;
+  if (setjmp(job->errors.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    return ReadStatus::LibjpegError;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, job->data, static_cast<unsigned long>(job->size));
+  jpeg_read_header(&cinfo, TRUE);
+  if (cinfo.image_width != job->expected_width || cinfo.image_height != job->expected_height) {
+    jpeg_destroy_decompress(&cinfo);
+    return ReadStatus::SizeMismatch;
+  }
+  const int components = cinfo.num_components == 4 ? 4 : cinfo.num_components == 1 ? 1 : 3;
+  cinfo.out_color_space = components == 4 ? JCS_CMYK : components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  job->channels = components == 1 ? 1 : 3;
+  const bool direct = components != 4 && job->orientation == 1;
+  if (!allocate_pixels(job, components, !direct)) {
+    jpeg_destroy_decompress(&cinfo);
+    return ReadStatus::OutOfMemory;
+  }
+  jpeg_start_decompress(&cinfo);
+  const Orientation orient(job->orientation, job->expected_width, job->expected_height);
+  const std::size_t row_bytes = static_cast<std::size_t>(job->expected_width) * static_cast<std::size_t>(job->channels);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    const std::int64_t y = cinfo.output_scanline;
+    JSAMPROW row = direct ? job->image->data8.data() + row_bytes * static_cast<std::size_t>(y) : job->row;
+    if (jpeg_read_scanlines(&cinfo, &row, 1) != 1) break;  // cannot happen with a memory source
+    if (!direct) place_row(*job, orient, y, components);
+  }
+  jpeg_finish_decompress(&cinfo);
+  const bool warned = cinfo.err->num_warnings > 0;
+  jpeg_destroy_decompress(&cinfo);
+  return warned ? ReadStatus::Warning : ReadStatus::Ok;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writing
+
+struct JpegWriteJob {
+  const Image* image = nullptr;
+  int quality = 95;
+  unsigned char* out = nullptr;  // malloc'ed by libjpeg; freed by the caller
+  unsigned long out_size = 0;
+  JpegErrors errors{};
+};
+
+bool run_jpeg_write(JpegWriteJob* job) {
+  jpeg_compress_struct cinfo{};
+  init_errors(&job->errors);
+  cinfo.err = &job->errors.mgr;
+  if (setjmp(job->errors.jump)) {
+    jpeg_destroy_compress(&cinfo);
+    return false;
+  }
+  jpeg_create_compress(&cinfo);
+  jpeg_mem_dest(&cinfo, &job->out, &job->out_size);
+  const Image& image = *job->image;
+  cinfo.image_width = static_cast<JDIMENSION>(image.width);
+  cinfo.image_height = static_cast<JDIMENSION>(image.height);
+  cinfo.input_components = image.channels;
+  cinfo.in_color_space = image.channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, job->quality, TRUE);
+  jpeg_start_compress(&cinfo, TRUE);
+  const std::size_t row_bytes = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.channels);
+  while (cinfo.next_scanline < cinfo.image_height) {
+    // libjpeg reads the rows only; the const_cast never leads to a write.
+    JSAMPROW row = const_cast<std::uint8_t*>(image.data8.data()) + row_bytes * cinfo.next_scanline;
+    jpeg_write_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  jpeg_destroy_compress(&cinfo);
+  return true;
+}
+
+}  // namespace
+
+Image read_jpeg(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
+  const HeaderFacts facts = parse_header(path, bytes, ImageFormat::Jpeg, /*whole=*/true, options);
+  Image image;
+  JpegReadJob job;
+  job.data = bytes.data;
+  job.size = bytes.size;
+  job.orientation = options.apply_exif_orientation ? facts.orientation : 1;
+  job.expected_width = facts.width;
+  job.expected_height = facts.height;
+  job.image = &image;
+  const ReadStatus status = run_jpeg_read(&job);
+  delete[] job.row;
+  switch (status) {
+    case ReadStatus::Ok: return image;
+    case ReadStatus::OutOfMemory:
+      fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");
+    case ReadStatus::SizeMismatch:
+      fail_corrupt(path, ImageFormat::Jpeg, "libjpeg reads a size other than the frame header's");
+    case ReadStatus::Warning:
+    case ReadStatus::LibjpegError: break;
+  }
+  fail_corrupt(path, ImageFormat::Jpeg, std::string("libjpeg: ") + job.errors.message);
+}
+
+std::vector<std::uint8_t> encode_jpeg(const std::string& path, const Image& image, int quality) {
+  if (const std::string reason = unfit_reason(image, ImageFormat::Jpeg); !reason.empty()) {
+    fail(ErrorCode::Format, path, reason);
+  }
+  JpegWriteJob job;
+  job.image = &image;
+  job.quality = quality;
+  const bool ok = run_jpeg_write(&job);
+  std::vector<std::uint8_t> out;
+  try {
+    if (ok) out.assign(job.out, job.out + job.out_size);
+  } catch (const std::bad_alloc&) {
+    std::free(job.out);
+    fail(ErrorCode::Io, path, "cannot write: out of memory while encoding the JPEG image");
+  }
+  std::free(job.out);
+  if (!ok) fail(ErrorCode::Io, path, std::string("cannot encode the JPEG image: libjpeg: ") + job.errors.message);
+  return out;
+}
+
+}  // namespace rsz::io::detail

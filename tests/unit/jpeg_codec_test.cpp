@@ -1,0 +1,264 @@
+// JPEG through libjpeg-turbo against OpenCV imgcodecs, which rsz used for JPEG before: every JPEG variant of
+// tests/data/images (made by tests/data/make_jpeg_fixtures.py) and rsz's own files must decode to the same pixels,
+// and rsz's encoder must write the same bytes OpenCV writes for the same pixels and quality. OpenCV is reached
+// through rsz's own module (librsz_opencv_codecs.so). Also: the module is loaded only for the formats that need it,
+// and a missing module is a one-line error that names it, for those formats only.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "opencv_module.h"
+#include "rsz/error.h"
+#include "rsz/io/image.h"
+#include "support/scratch_test.h"
+
+namespace rsz::io {
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(RSZ_TEST_DATA_DIR) + "/images/" + name; }
+
+std::vector<unsigned char> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// OpenCV's functions, from the module the build made.
+struct OpenCv {
+  OpenCv() {
+    handle = ::dlopen(RSZ_OPENCV_MODULE_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return;
+    decode = reinterpret_cast<decltype(decode)>(::dlsym(handle, "rsz_cv_decode"));
+    release = reinterpret_cast<decltype(release)>(::dlsym(handle, "rsz_cv_release"));
+    encode = reinterpret_cast<decltype(encode)>(::dlsym(handle, "rsz_cv_encode"));
+    free = reinterpret_cast<decltype(free)>(::dlsym(handle, "rsz_cv_free"));
+  }
+  void* handle = nullptr;
+  decltype(&rsz_cv_decode) decode = nullptr;
+  decltype(&rsz_cv_release) release = nullptr;
+  decltype(&rsz_cv_encode) encode = nullptr;
+  decltype(&rsz_cv_free) free = nullptr;
+};
+
+const OpenCv& opencv() {
+  static const OpenCv instance;
+  return instance;
+}
+
+// OpenCV's decoding of a file, as RGB(A) samples.
+Image opencv_decode(const std::string& path) {
+  const std::vector<unsigned char> bytes = file_bytes(path);
+  RszCvPixels p{};
+  char message[256];
+  EXPECT_EQ(opencv().decode(bytes.data(), bytes.size(), &p, message, sizeof message), RSZ_CV_OK) << message;
+  Image image;
+  image.width = p.width;
+  image.height = p.height;
+  image.channels = p.channels;
+  for (int y = 0; y < p.height; ++y) {
+    const unsigned char* row = p.data + p.step * static_cast<std::size_t>(y);
+    for (int x = 0; x < p.width; ++x) {
+      const unsigned char* px = row + x * p.channels;
+      if (p.channels == 3) {
+        image.data8.insert(image.data8.end(), {px[2], px[1], px[0]});
+      } else {
+        image.data8.insert(image.data8.end(), px, px + p.channels);
+      }
+    }
+  }
+  opencv().release(&p);
+  return image;
+}
+
+void expect_same_pixels(const Image& a, const Image& b, const std::string& what) {
+  ASSERT_EQ(a.width, b.width) << what;
+  ASSERT_EQ(a.height, b.height) << what;
+  ASSERT_EQ(a.channels, b.channels) << what;
+  ASSERT_EQ(a.data8.size(), b.data8.size()) << what;
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < a.data8.size(); ++i) differing += a.data8[i] != b.data8[i];
+  EXPECT_EQ(differing, 0u) << what << ": samples that differ";
+}
+
+Image pattern(std::int64_t width, std::int64_t height, int channels) {
+  Image image;
+  image.width = width;
+  image.height = height;
+  image.channels = channels;
+  std::uint32_t state = 12345;
+  for (std::int64_t i = 0; i < width * height * channels; ++i) {
+    state = state * 1664525u + 1013904223u;
+    const auto smooth = static_cast<std::uint32_t>((i / channels % width) * 3 + (i / channels / width) * 2);
+    image.data8.push_back(static_cast<std::uint8_t>((smooth + (state >> 28)) & 0xff));
+  }
+  return image;
+}
+
+class JpegCodecTest : public test::ScratchTest {
+ protected:
+  void SetUp() override {
+    ScratchTest::SetUp();
+    if (opencv().decode == nullptr) GTEST_SKIP() << "OpenCV module not built: " << RSZ_OPENCV_MODULE_PATH;
+  }
+};
+
+TEST_F(JpegCodecTest, EveryFixtureDecodesToOpenCvsPixels) {
+  for (const char* name : {"jpeg_420.jpg", "jpeg_422.jpg", "jpeg_444.jpg", "jpeg_progressive.jpg", "jpeg_gray.jpg",
+                           "jpeg_cmyk.jpg"}) {
+    const Image ours = read_image(fixture(name));
+    expect_same_pixels(ours, opencv_decode(fixture(name)), name);
+    EXPECT_EQ(ours.channels, std::string(name) == "jpeg_gray.jpg" ? 1 : 3) << name;
+  }
+}
+
+TEST_F(JpegCodecTest, EncodesOpenCvsBytesAndDecodesThemAlike) {
+  for (const int channels : {3, 1}) {
+    for (const int quality : {95, 75, 30, 100}) {
+      const Image image = pattern(83, 61, channels);
+      const std::string file = path("q" + std::to_string(quality) + "_" + std::to_string(channels) + ".jpg");
+      write_image(file, image, quality);
+      const std::vector<unsigned char> ours = file_bytes(file);
+      // OpenCV's encoding of the same pixels (BGR order).
+      std::vector<unsigned char> bgr = image.data8;
+      if (channels == 3) {
+        for (std::size_t i = 0; i < bgr.size(); i += 3) std::swap(bgr[i], bgr[i + 2]);
+      }
+      RszCvPixels p{83, 61, channels, 0, bgr.data(), static_cast<std::size_t>(83 * channels), nullptr};
+      const int params[] = {1 /* cv::IMWRITE_JPEG_QUALITY */, quality};
+      unsigned char* encoded = nullptr;
+      std::size_t size = 0;
+      char message[256];
+      ASSERT_EQ(opencv().encode(".jpg", &p, params, 2, &encoded, &size, message, sizeof message), RSZ_CV_OK);
+      const std::vector<unsigned char> theirs(encoded, encoded + size);
+      opencv().free(encoded);
+      EXPECT_EQ(ours, theirs) << "quality " << quality << ", " << channels << " channels";
+      expect_same_pixels(read_image(file), opencv_decode(file), file);
+    }
+  }
+}
+
+TEST_F(JpegCodecTest, ExifOrientationIsAppliedRowByRow) {
+  // Each orientation's upright image equals OpenCV's stored pixels turned by hand.
+  const Image stored = read_image(fixture("jpeg_444.jpg"));
+  const std::vector<unsigned char> bytes = file_bytes(fixture("jpeg_444.jpg"));
+  for (int orientation = 1; orientation <= 8; ++orientation) {
+    // An APP1 Exif segment (big-endian TIFF, one IFD entry: Orientation SHORT) right after SOI.
+    const unsigned char o = static_cast<unsigned char>(orientation);
+    const std::vector<unsigned char> app1 = {0xff, 0xe1, 0x00, 0x22, 'E', 'x', 'i', 'f', 0, 0, 'M', 'M', 0, 42,
+                                             0,    0,    0,    8,    0,   1,   0x01, 0x12, 0, 3, 0, 0, 0, 1,
+                                             0,    o,    0,    0,    0,   0,   0,   0};
+    std::vector<unsigned char> file(bytes.begin(), bytes.begin() + 2);
+    file.insert(file.end(), app1.begin(), app1.end());
+    file.insert(file.end(), bytes.begin() + 2, bytes.end());
+    const std::string name = path("o" + std::to_string(orientation) + ".jpg");
+    std::ofstream(name, std::ios::binary).write(reinterpret_cast<const char*>(file.data()),
+                                                static_cast<std::streamsize>(file.size()));
+    const Image upright = read_image(name);
+    const bool transpose = orientation >= 5;
+    const std::int64_t w = stored.width, h = stored.height;
+    ASSERT_EQ(upright.width, transpose ? h : w);
+    ASSERT_EQ(upright.height, transpose ? w : h);
+    std::size_t differing = 0;
+    for (std::int64_t y = 0; y < h; ++y) {
+      for (std::int64_t x = 0; x < w; ++x) {
+        std::int64_t ux = x, uy = y;
+        switch (orientation) {
+          case 2: ux = w - 1 - x; break;
+          case 3: ux = w - 1 - x, uy = h - 1 - y; break;
+          case 4: uy = h - 1 - y; break;
+          case 5: ux = y, uy = x; break;
+          case 6: ux = h - 1 - y, uy = x; break;
+          case 7: ux = h - 1 - y, uy = w - 1 - x; break;
+          case 8: ux = y, uy = w - 1 - x; break;
+          default: break;
+        }
+        for (int c = 0; c < 3; ++c) {
+          differing += stored.data8[static_cast<std::size_t>((y * w + x) * 3 + c)] !=
+                       upright.data8[static_cast<std::size_t>((uy * upright.width + ux) * 3 + c)];
+        }
+      }
+    }
+    EXPECT_EQ(differing, 0u) << "orientation " << orientation;
+  }
+}
+
+// The module is loaded at first use only, and without it BMP/TIFF/WebP/PPM fail cleanly while PNG and JPEG work.
+// Each case runs in a child process so that this process's module state stays untouched.
+int in_child(const std::function<int()>& body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(body());
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+bool module_loaded() {
+  return ::dlopen(RSZ_OPENCV_MODULE_PATH, RTLD_NOW | RTLD_NOLOAD) != nullptr;
+}
+
+// These checks need a process that has not loaded the module yet (ctest runs each test in a process of its own).
+class OpenCvModuleTest : public test::ScratchTest {
+ protected:
+  void SetUp() override {
+    ScratchTest::SetUp();
+    if (module_loaded()) GTEST_SKIP() << "the module is already loaded in this process; run this test alone";
+  }
+};
+
+TEST_F(OpenCvModuleTest, LoadedOnlyForTheFormatsThatNeedIt) {
+  const std::string png = path("a.png");
+  const std::string bmp = path("a.bmp");
+  EXPECT_EQ(in_child([&] {
+              if (module_loaded()) return 1;
+              write_image(png, pattern(8, 8, 3));
+              write_image(path("a.jpg"), pattern(8, 8, 3));
+              (void)read_image(png);
+              (void)read_image(path("a.jpg"));
+              (void)read_image_info(path("a.jpg"));
+              if (module_loaded()) return 2;
+              write_image(bmp, pattern(8, 8, 3));
+              return module_loaded() ? 0 : 3;
+            }),
+            0);
+}
+
+TEST_F(OpenCvModuleTest, MissingModuleIsAOneLineErrorForItsFormatsOnly) {
+  const Image image = pattern(8, 8, 3);
+  {
+    std::ofstream ppm(path("b.ppm"), std::ios::binary);
+    ppm << "P6\n8 8\n255\n";
+    ppm.write(reinterpret_cast<const char*>(image.data8.data()), static_cast<std::streamsize>(image.data8.size()));
+  }
+  EXPECT_EQ(in_child([&] {
+              ::setenv("RSZ_OPENCV_MODULE", "/nonexistent/librsz_opencv_codecs.so", 1);
+              write_image(path("ok.png"), image);
+              write_image(path("ok.jpg"), image);
+              for (const auto& f : {std::function<void()>([&] { (void)read_image(path("b.ppm")); }),
+                                    std::function<void()>([&] { write_image(path("c.webp"), image); })}) {
+                try {
+                  f();
+                  return 1;
+                } catch (const Error& e) {
+                  const std::string m = e.what();
+                  if (e.code() != ErrorCode::Io || m.find('\n') != std::string::npos ||
+                      m.find("librsz_opencv_codecs.so") == std::string::npos ||
+                      m.find("/nonexistent/") == std::string::npos || m.find("PNG and JPEG") == std::string::npos) {
+                    return 2;
+                  }
+                }
+              }
+              return 0;
+            }),
+            0);
+  EXPECT_FALSE(std::filesystem::exists(path("c.webp")));
+}
+
+}  // namespace
+}  // namespace rsz::io
