@@ -66,17 +66,18 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     const std::string out =
         plan_output(output, inputs.size(), {input, "resample", default_extension(input), "", "", ""}, "{stem}{ext}");
     jobs.push_back({input, {out}, [input, out, config, common, tweak](int threads) {
-                      LoadedInput loaded = load_input(input, common);
-                      if (loaded.tensor.rank() != 4) {
+                      const LoadedInput loaded = load_input(input, common, /*in_place_ok=*/true);
+                      const Dims sizes = loaded.sizes();
+                      if (sizes.size() != 4) {
                         throw Error(ErrorCode::InvalidShape, input + ": resample needs a rank-4 tensor; this one has "
-                                                                     "sizes " + dims_to_string(loaded.tensor.sizes()));
+                                                                     "sizes " + dims_to_string(sizes));
                       }
                       io::ResampleConfig merged = config;
-                      if (tweak.before_resolve) tweak.before_resolve(loaded.tensor.sizes(), merged);
-                      io::ResolvedResample resolved = io::resolve(merged, loaded.tensor.sizes());
-                      if (tweak.after_resolve) tweak.after_resolve(loaded.tensor.sizes(), resolved);
-                      Tensor result(loaded.tensor.dtype(), resolved.output_sizes);
-                      resample(loaded.tensor.view(), result.view(), resolved.params, exec_options(common, threads));
+                      if (tweak.before_resolve) tweak.before_resolve(sizes, merged);
+                      io::ResolvedResample resolved = io::resolve(merged, sizes);
+                      if (tweak.after_resolve) tweak.after_resolve(sizes, resolved);
+                      Tensor result(loaded.result_type, resolved.output_sizes, TensorInit::Uninitialized);
+                      resample(loaded.view(), result.view(), resolved.params, exec_options(common, threads));
                       save_output(out, result.view(), loaded, common);
                       return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};
                     }});

@@ -18,7 +18,8 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
     jobs.push_back({input, {out}, [input, out, params, common](int threads) {
                       LoadedInput loaded = load_input(input, common);
                       Tensor result(loaded.tensor.dtype(), upsample2d_output_sizes(loaded.tensor.sizes(),
-                                                                                   params.scale_size));
+                                                                                   params.scale_size),
+                                    TensorInit::Uninitialized);
                       upsample2d(loaded.tensor.view(), result.view(), params, exec_options(common, threads));
                       save_output(out, result.view(), loaded, common);
                       return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};

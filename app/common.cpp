@@ -191,20 +191,43 @@ ExecOptions exec_options(const CommonOptions& options, int threads) {
   return exec;
 }
 
-LoadedInput load_input(const std::string& path, const CommonOptions& options) {
+ConstTensorView LoadedInput::view() const {
+  if (!in_place) return tensor.view();
+  const std::int64_t c = image.channels;
+  const bool deep = image.bit_depth == 16;
+  return ConstTensorView(deep ? static_cast<const void*>(image.data16.data()) : image.data8.data(),
+                         deep ? DataType::UNorm16 : DataType::UNorm8, {1, c, image.height, image.width},
+                         {image.height * image.width * c, 1, image.width * c, c});
+}
+
+LoadedInput load_input(const std::string& path, const CommonOptions& options, bool in_place_ok) {
+  LoadedInput loaded;
   if (is_npy_path(path)) {
-    Tensor tensor = io::read_npy(path);
-    if (tensor.dtype() != DataType::Float32 && tensor.dtype() != DataType::Float16) {
-      throw Error(ErrorCode::InvalidDataType, path + ": a " + to_string(tensor.dtype()) +
+    loaded.tensor = io::read_npy(path);
+    if (loaded.tensor.dtype() != DataType::Float32 && loaded.tensor.dtype() != DataType::Float16) {
+      throw Error(ErrorCode::InvalidDataType, path + ": a " + to_string(loaded.tensor.dtype()) +
                                                   " tensor cannot be an operator input; float32 or float16 is needed");
     }
-    return {std::move(tensor), false, 8};
+    loaded.result_type = loaded.tensor.dtype();
+    return loaded;
   }
   io::ImageReadOptions read_options;
   read_options.apply_exif_orientation = !options.no_exif;
   read_options.max_pixels = options.max_pixels;
-  const io::Image image = io::read_image(path, read_options);
-  return {io::image_to_tensor(image, compute_type(options), alpha_mode(options)), true, image.bit_depth};
+  loaded.image = io::read_image(path, read_options);
+  loaded.from_image = true;
+  loaded.bit_depth = loaded.image.bit_depth;
+  loaded.result_type = compute_type(options);
+  const bool has_alpha = loaded.image.channels == 2 || loaded.image.channels == 4;
+  // The unorm view holds p / M exactly as image_to_tensor's float32 tensor would (same double quotient, rounded
+  // once), so results are the same bits; float16 tensors and premultiplied alpha need the conversion.
+  loaded.in_place = in_place_ok && loaded.result_type == DataType::Float32 &&
+                    (!has_alpha || alpha_mode(options) == io::AlphaMode::Straight);
+  if (!loaded.in_place) {
+    loaded.tensor = io::image_to_tensor(loaded.image, loaded.result_type, alpha_mode(options));
+    loaded.image = io::Image{};  // the pixels are not needed any more
+  }
+  return loaded;
 }
 
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,

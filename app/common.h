@@ -54,9 +54,16 @@ bool is_npy_path(const std::string& path);
 
 // A tensor read from an image or .npy file, with what is needed to write results back in kind.
 struct LoadedInput {
-  Tensor tensor;
+  Tensor tensor{DataType::Float32, {0}};  // the input as a float tensor; unused when `in_place`
+  io::Image image;                        // the decoded pixels, the operator's input themselves when `in_place`
+  bool in_place = false;
   bool from_image = false;
   int bit_depth = 8;
+  DataType result_type = DataType::Float32;  // the data type of the operator's output
+
+  // The operator input: `tensor`, or when `in_place` a unorm8/unorm16 1 x C x H x W view of the interleaved pixels.
+  ConstTensorView view() const;
+  Dims sizes() const { return view().sizes(); }
 };
 
 DataType compute_type(const CommonOptions& options);
@@ -64,7 +71,9 @@ io::AlphaMode alpha_mode(const CommonOptions& options);
 // `threads`: kernel threads for this call (run_jobs hands out the cores left over when there are fewer inputs than
 // --jobs); results do not depend on it.
 ExecOptions exec_options(const CommonOptions& options, int threads);
-LoadedInput load_input(const std::string& path, const CommonOptions& options);
+// `in_place_ok`: the operator reads unorm inputs (resample), so an image whose values need no conversion other than
+// p / (2^b - 1) (float32 compute type; no premultiplied alpha) is kept as decoded, with no float copy.
+LoadedInput load_input(const std::string& path, const CommonOptions& options, bool in_place_ok = false);
 // Writes a tensor as .npy or as an image (the format follows the extension), creating parent folders.
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
                  const CommonOptions& options);

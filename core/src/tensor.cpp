@@ -1,6 +1,7 @@
 #include "rsz/tensor.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <sstream>
@@ -25,6 +26,8 @@ const char* to_string(DataType type) {
     case DataType::Float32: return "float32";
     case DataType::Float16: return "float16";
     case DataType::UInt32: return "uint32";
+    case DataType::UNorm8: return "unorm8";
+    case DataType::UNorm16: return "unorm16";
   }
   return "unknown";
 }
@@ -34,6 +37,8 @@ std::size_t element_size(DataType type) {
     case DataType::Float32: return 4;
     case DataType::Float16: return 2;
     case DataType::UInt32: return 4;
+    case DataType::UNorm8: return 1;
+    case DataType::UNorm16: return 2;
   }
   return 0;
 }
@@ -117,13 +122,25 @@ bool TensorLayout::has_overlapping_elements() const {
   return false;
 }
 
-Tensor::Tensor(DataType type, Dims sizes) : layout_(type, std::move(sizes)) {
+Tensor::Tensor(DataType type, Dims sizes, TensorInit init) : layout_(type, std::move(sizes)) {
   std::int64_t bytes = 0;
   if (multiply_overflows(layout_.element_count(), static_cast<std::int64_t>(element_size(type)), &bytes)) {
     throw Error(ErrorCode::InvalidShape,
                 "tensor with sizes " + dims_to_string(layout_.sizes()) + " is too large to allocate");
   }
-  storage_.resize(static_cast<std::size_t>(bytes));
+  bytes_ = static_cast<std::size_t>(bytes);
+  // new std::byte[n] leaves the bytes uninitialised; new std::byte[n]() zeroes them.
+  storage_.reset(init == TensorInit::Zero ? new std::byte[bytes_]() : new std::byte[bytes_]);
+}
+
+Tensor::Tensor(const Tensor& other)
+    : layout_(other.layout_), storage_(new std::byte[other.bytes_]), bytes_(other.bytes_) {
+  if (bytes_ > 0) std::memcpy(storage_.get(), other.storage_.get(), bytes_);
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) *this = Tensor(other);
+  return *this;
 }
 
 void Tensor::check_type(DataType requested) const {

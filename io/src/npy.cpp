@@ -323,6 +323,8 @@ const char* descr_of(DataType type) {
     case DataType::Float32: return "<f4";
     case DataType::Float16: return "<f2";
     case DataType::UInt32: return "<u4";
+    case DataType::UNorm8:
+    case DataType::UNorm16: break;  // not stored as .npy (write_npy refuses them)
   }
   return "";
 }
@@ -464,6 +466,11 @@ Tensor read_npy(const std::string& path) {
 }
 
 void write_npy(const std::string& path, const ConstTensorView& tensor) {
+  if (tensor.dtype() == DataType::UNorm8 || tensor.dtype() == DataType::UNorm16) {
+    detail::fail(ErrorCode::InvalidDataType, path,
+                 std::string("a ") + to_string(tensor.dtype()) +
+                     " tensor cannot be written as .npy; float32, float16 or uint32 is allowed");
+  }
   const std::string preamble = make_preamble(tensor);
   detail::AtomicFile file(path);
   file.write(preamble.data(), preamble.size());

@@ -72,12 +72,13 @@ TEST(ResampleValidation, DataTypesMustMatch) {
       ErrorCode::InvalidDataType, {"resample: ", "output has data type float16", "float32"}, &c.out);
 }
 
-TEST(ResampleValidation, DataTypeMustBeFloat) {
+TEST(ResampleValidation, DataTypeMustBeFloatOrUnorm) {
   ResampleCase c;
   Tensor in = test::make_u32({1, 1, 2, 2}, {1, 2, 3, 4});
   expect_rejected(
       [&] { resample(in.const_view(), TensorView(c.out.data(), DataType::UInt32, c.out_sizes), {}); },
-      ErrorCode::InvalidDataType, {"resample: ", "input has data type uint32", "float32 or float16"}, &c.out);
+      ErrorCode::InvalidDataType,
+      {"resample: ", "input has data type uint32", "float32, float16, unorm8 or unorm16"}, &c.out);
 }
 
 TEST(ResampleValidation, SizesMustBePositive) {

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,15 @@
 
 namespace rsz {
 
-enum class DataType { Float32, Float16, UInt32 };
+// UNorm8 / UNorm16: unsigned normalized samples (DXGI's UNORM), as decoded images hold them: a sample p stands for
+// the value p / (2^b - 1), widened to float32 as that quotient computed in double and rounded once. They are input
+// types only, accepted by rsz::resample (whose output is then float32 or float16), so that an interleaved 8- or
+// 16-bit image is resampled in place, with no float copy of it.
+enum class DataType { Float32, Float16, UInt32, UNorm8, UNorm16 };
 
 constexpr int kMaxRank = 5;
 
-// "float32", "float16", "uint32".
+// "float32", "float16", "uint32", "unorm8", "unorm16".
 const char* to_string(DataType type);
 std::size_t element_size(DataType type);
 
@@ -117,10 +122,20 @@ class TensorView {
   TensorLayout layout_;
 };
 
-// An owning, packed, zero-initialised tensor.
+// Whether a new Tensor's elements start at zero or are left as the allocator gives them (for a tensor that is about
+// to be overwritten completely, such as an operator's output: no pass over the memory before the real one).
+enum class TensorInit { Zero, Uninitialized };
+
+// An owning, packed tensor, zero-initialised unless asked otherwise.
 class Tensor {
  public:
-  Tensor(DataType type, Dims sizes);
+  Tensor(DataType type, Dims sizes, TensorInit init = TensorInit::Zero);
+  // Copies are deep; moves take the buffer.
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+  ~Tensor() = default;
 
   DataType dtype() const noexcept { return layout_.dtype(); }
   int rank() const noexcept { return layout_.rank(); }
@@ -128,10 +143,10 @@ class Tensor {
   std::int64_t size(int axis) const { return layout_.size(axis); }
   const TensorLayout& layout() const noexcept { return layout_; }
   std::int64_t element_count() const noexcept { return layout_.element_count(); }
-  std::size_t byte_size() const noexcept { return storage_.size(); }
+  std::size_t byte_size() const noexcept { return bytes_; }
 
-  void* data() noexcept { return storage_.data(); }
-  const void* data() const noexcept { return storage_.data(); }
+  void* data() noexcept { return storage_.get(); }
+  const void* data() const noexcept { return storage_.get(); }
   // Typed access; T must match the data type (float, Float16, std::uint32_t).
   template <typename T>
   T* data_as();
@@ -146,7 +161,8 @@ class Tensor {
   void check_type(DataType requested) const;
 
   TensorLayout layout_;
-  std::vector<std::byte> storage_;
+  std::unique_ptr<std::byte[]> storage_;
+  std::size_t bytes_ = 0;
 };
 
 template <typename T>
@@ -161,13 +177,13 @@ constexpr DataType data_type_of<std::uint32_t>() { return DataType::UInt32; }
 template <typename T>
 T* Tensor::data_as() {
   check_type(data_type_of<T>());
-  return reinterpret_cast<T*>(storage_.data());
+  return reinterpret_cast<T*>(storage_.get());
 }
 
 template <typename T>
 const T* Tensor::data_as() const {
   check_type(data_type_of<T>());
-  return reinterpret_cast<const T*>(storage_.data());
+  return reinterpret_cast<const T*>(storage_.get());
 }
 
 }  // namespace rsz

@@ -467,11 +467,49 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
   });
 }
 
+
+// Nearest from unorm samples: each output row is its gathered samples widened (load_row with the W table's
+// offsets as one gather per element), then stored.
+void nearest_unorm(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
+  std::array<std::vector<std::int64_t>, 4> tables;
+  for (int a = 0; a < 4; ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    tables[i] = make_nearest_table(output.size(a), input.size(a), p.scales[i], p.input_pixel_offsets[i],
+                                   p.output_pixel_offsets[i]);
+    for (auto& index : tables[i]) index *= input.stride(a);
+  }
+  const std::int64_t oc = output.size(1);
+  const std::int64_t oh = output.size(2);
+  const std::int64_t ow = output.size(3);
+  const std::int64_t rows = output.size(0) * oc * oh;
+  const bool stream = stream_output(output);
+  parallel_for(rows, row_grain(rows, threads), threads, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<float> values(static_cast<std::size_t>(ow));
+    for (std::int64_t row = begin; row < end; ++row) {
+      const auto h = static_cast<std::size_t>(row % oh);
+      const auto c = static_cast<std::size_t>((row / oh) % oc);
+      const auto n = static_cast<std::size_t>(row / (oh * oc));
+      const std::int64_t src = tables[0][n] + tables[1][c] + tables[2][h];
+      for (std::int64_t x = 0; x < ow; ++x) {
+        load_row(input.data(), input.dtype(), src + tables[3][static_cast<std::size_t>(x)], 1, 1,
+                 values.data() + x);
+      }
+      store_row(output.data(), output.dtype(),
+                static_cast<std::int64_t>(n) * output.stride(0) + static_cast<std::int64_t>(c) * output.stride(1) +
+                    static_cast<std::int64_t>(h) * output.stride(2),
+                output.stride(3), ow, values.data(), stream);
+    }
+    if (stream) stream_fence();
+  });
+}
+
 }  // namespace
 
 void resample_cpu(const ConstTensorView& input, const TensorView& output, const ResampleParams& params, int threads) {
   if (params.interpolation == InterpolationMode::Nearest) {
-    if (input.dtype() == DataType::Float32) {
+    if (input.dtype() == DataType::UNorm8 || input.dtype() == DataType::UNorm16) {
+      nearest_unorm(input, output, params, threads);
+    } else if (input.dtype() == DataType::Float32) {
       nearest_rows<float>(input, output, params, threads);
     } else {
       nearest_rows<std::uint16_t>(input, output, params, threads);

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "cpu/isa.h"
 #include "cpu/lerp_avx2.h"
+#include "detail/access.h"
 #include "detail/coords.h"
 #include "rsz/float16.h"
 
@@ -79,8 +81,35 @@ bool stream_output(const TensorView& output) {
          output.element_count() * static_cast<std::int64_t>(element_size(output.dtype())) >= kStreamOutputBytes;
 }
 
+const float* unorm_table(DataType type) {
+  // Every sample's value (detail::unorm_to_float), computed once: 256 floats for unorm8, 65536 for unorm16.
+  static const std::vector<float> table8 = [] {
+    std::vector<float> t(256);
+    for (std::uint32_t p = 0; p < 256; ++p) t[p] = detail::unorm_to_float(p, 8);
+    return t;
+  }();
+  if (type == DataType::UNorm8) return table8.data();
+  static const std::vector<float> table16 = [] {
+    std::vector<float> t(65536);
+    for (std::uint32_t p = 0; p < 65536; ++p) t[p] = detail::unorm_to_float(p, 16);
+    return t;
+  }();
+  return table16.data();
+}
+
 void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
               float* dst) {
+  if (type == DataType::UNorm8 || type == DataType::UNorm16) {
+    const float* table = unorm_table(type);
+    if (type == DataType::UNorm8) {
+      const std::uint8_t* src = static_cast<const std::uint8_t*>(base) + offset;
+      for (std::int64_t i = 0; i < count; ++i) dst[i] = table[src[i * stride]];
+    } else {
+      const std::uint16_t* src = static_cast<const std::uint16_t*>(base) + offset;
+      for (std::int64_t i = 0; i < count; ++i) dst[i] = table[src[i * stride]];
+    }
+    return;
+  }
   if (type == DataType::Float32) {
     const float* src = static_cast<const float*>(base) + offset;
     if (stride == 1) {

@@ -10,7 +10,7 @@
 
 namespace rsz::cpu {
 
-// dst[i] = element (offset + i * stride) of a float32 or float16 buffer, widened, for i < count.
+// dst[i] = element (offset + i * stride) of a float32, float16, unorm8 or unorm16 buffer, widened, for i < count.
 void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
               float* dst);
 // Element (offset + i * stride) = src[i], rounded once to the buffer's type, for i < count. `stream`: see

@@ -51,7 +51,7 @@ void resample_reference(const ConstTensorView& input, const TensorView& output, 
           const float value = params.interpolation == InterpolationMode::Nearest
                                   ? detail::load_element(input.data(), type, in_offset)
                                   : combine_linear(input.data(), type, axes, 0, 0);
-          detail::store_element(output.data(), type, out_offset, value);
+          detail::store_element(output.data(), output.dtype(), out_offset, value);
         }
       }
     }
