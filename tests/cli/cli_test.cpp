@@ -111,6 +111,66 @@ TEST(Cli, ResampleImageByScaleMatchesTheLibrary) {
   expect_same_pixels(io::tensor_to_image(out.view(), 8), io::read_image(dir / "half.png"), "half.png");
 }
 
+// Every in-place case (8/16-bit, gray/RGB, JPEG, nearest and linear) gives the library's float-tensor results.
+TEST(Cli, ResampleInPlaceMatchesTheFloatTensorPath) {
+  ScratchDir dir("resample_in_place");
+  io::write_image(dir / "rgb16.png", make_image(45, 31, 3, 16));
+  io::write_image(dir / "gray8.png", make_image(45, 31, 1, 8));
+  for (const std::string& name : {std::string("rgb16.png"), std::string("gray8.png"), sample("rocket.jpg")}) {
+    for (const std::string mode : {"linear", "nearest"}) {
+      const std::string in = name.find('/') == std::string::npos ? dir / name : name;
+      const auto r = run_rsz(dir, "resample -i " + in + " -o out.png --scale 0.61,1.7 --mode " + mode + " -q");
+      ASSERT_EQ(r.status, 0) << r.err;
+      const io::Image image = io::read_image(in);
+      const Tensor t = io::image_to_tensor(image, DataType::Float32);
+      ResampleParams p;
+      p.interpolation = mode == "linear" ? InterpolationMode::Linear : InterpolationMode::Nearest;
+      p.scales = {1, 1, 1.7f, 0.61f};
+      Tensor out(DataType::Float32, resample_output_sizes(t.sizes(), p.scales));
+      resample(t.view(), out.view(), p);
+      expect_same_pixels(io::tensor_to_image(out.view(), image.bit_depth), io::read_image(dir / "out.png"),
+                         name + " " + mode);
+    }
+  }
+}
+
+TEST(Cli, QualityAndPngCompressionFlags) {
+  ScratchDir dir("write_flags");
+  const std::string in = sample("rocket.jpg");
+  ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o q95.jpg --scale 0.5 -q").status, 0);
+  ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o q30.jpg --scale 0.5 --quality 30 -q").status, 0);
+  EXPECT_LT(fs::file_size(dir / "q30.jpg") * 2, fs::file_size(dir / "q95.jpg"));
+  ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o fast.png --scale 0.5 -q").status, 0);
+  ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o small.png --scale 0.5 --png-compression 9 -q").status, 0);
+  EXPECT_LT(fs::file_size(dir / "small.png"), fs::file_size(dir / "fast.png"));
+  expect_same_pixels(io::read_image(dir / "fast.png"), io::read_image(dir / "small.png"), "PNG levels");
+  // Lossless WebP by default; a quality makes it lossy (and different).
+  ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o a.webp --scale 0.5 -q").status, 0);
+  ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o b.webp --scale 0.5 --quality 50 -q").status, 0);
+  expect_same_pixels(io::read_image(dir / "a.webp"), io::read_image(dir / "fast.png"), "lossless WebP");
+  EXPECT_LT(fs::file_size(dir / "b.webp"), fs::file_size(dir / "a.webp"));
+  for (const std::string bad : {"--quality 0", "--quality 101", "--png-compression 10", "--png-compression -2"}) {
+    const auto r = run_rsz(dir, "resample -i " + in + " -o bad.jpg --scale 0.5 " + bad);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_FALSE(fs::exists(dir / "bad.jpg")) << bad;
+  }
+}
+
+// PNG and JPEG need neither OpenCV nor rsz's OpenCV module; the other formats report the missing module.
+TEST(Cli, PngAndJpegWorkWithoutTheOpenCvModule) {
+  ScratchDir dir("no_module");
+  const std::string env = "RSZ_OPENCV_MODULE=/nonexistent/librsz_opencv_codecs.so ";
+  const std::string rsz = std::string("'") + RSZ_BINARY + "' ";
+  auto r = run_shell(dir, env + rsz + "resample -i " + sample("rocket.jpg") + " -o a.png --scale 0.5 -q");
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = run_shell(dir, env + rsz + "resample -i a.png -o b.jpg --scale 0.5 -q");
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = run_shell(dir, env + rsz + "resample -i a.png -o c.bmp --scale 0.5 -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("librsz_opencv_codecs.so"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "c.bmp"));
+}
+
 TEST(Cli, ResampleSizeWidthAndAspect) {
   ScratchDir dir("resample_size");
   ASSERT_EQ(run_rsz(dir, "resample -i " + sample("coffee.png") + " -o a.png --size 64x48").status, 0);
