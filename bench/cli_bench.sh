@@ -9,18 +9,7 @@ cd "$(dirname "$0")/.."
 quick="${1:-}"
 root=$PWD
 
-bash scripts/install-deps.sh
-missing=()
-for p in hyperfine libvips-tools imagemagick python3-pil time; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 -q update
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 -q install -y \
-    --no-install-recommends "${missing[@]}"
-fi
+bash scripts/install-deps.sh hyperfine libvips-tools imagemagick python3-pil time
 
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DRSZ_BUILD_TESTS=OFF > /dev/null
 cmake --build build-bench -j"$(nproc)" --target rsz rsz_opencv_codecs

@@ -7,21 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 quick="${1:-}"
 
-bash scripts/install-deps.sh
-missing=()
-for p in python3-torch python3-torchvision python3-onnx python3-numpy libopencv-imgproc-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+peers=(python3-torch python3-torchvision python3-onnx python3-numpy libopencv-imgproc-dev)
 # Any node and npm will do (a machine may have them from elsewhere than Debian).
-command -v node > /dev/null || missing+=(nodejs)
-command -v npm > /dev/null || missing+=(npm)
-if ((${#missing[@]})); then
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 -q update
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 -q install -y \
-    --no-install-recommends "${missing[@]}"
-fi
+command -v node > /dev/null || peers+=(nodejs)
+command -v npm > /dev/null || peers+=(npm)
+bash scripts/install-deps.sh "${peers[@]}"
 if [ ! -d bench/node_modules/onnxruntime-node ]; then
   (cd bench && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-save --no-audit --no-fund onnxruntime-node@1 >/dev/null)
 fi

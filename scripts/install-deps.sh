@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages rsz needs to build and test, if any are missing (idempotent; root or sudo).
+# Further package names given as arguments (the benchmarks' peers) are installed the same way.
+# usage: bash scripts/install-deps.sh [PACKAGE...]
 set -euo pipefail
 
-packages=(g++ make cmake libgtest-dev libcli11-dev nlohmann-json3-dev libpng-dev libjpeg-dev libopencv-imgcodecs-dev)
+packages=(g++ make cmake libgtest-dev libcli11-dev nlohmann-json3-dev libpng-dev libjpeg-dev libopencv-imgcodecs-dev
+          "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

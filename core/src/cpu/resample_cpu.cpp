@@ -43,15 +43,22 @@ std::int64_t repeat_factor(const std::vector<std::int64_t>& offsets, std::int64_
   return k;
 }
 
-template <typename T>
-void nearest_rows(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
+// Per axis, the input element offset (index times stride) each output index reads in nearest mode.
+std::array<std::vector<std::int64_t>, 4> nearest_offsets(const ConstTensorView& input, const TensorView& output,
+                                                         const ResampleParams& p) {
   std::array<std::vector<std::int64_t>, 4> tables;
   for (int a = 0; a < 4; ++a) {
     const auto i = static_cast<std::size_t>(a);
     tables[i] = make_nearest_table(output.size(a), input.size(a), p.scales[i], p.input_pixel_offsets[i],
                                    p.output_pixel_offsets[i]);
-    for (auto& index : tables[i]) index *= input.stride(a);  // offsets, not indices
+    for (auto& index : tables[i]) index *= input.stride(a);
   }
+  return tables;
+}
+
+template <typename T>
+void nearest_rows(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
+  const std::array<std::vector<std::int64_t>, 4> tables = nearest_offsets(input, output, p);
   const std::int64_t oc = output.size(1);
   const std::int64_t oh = output.size(2);
   const std::int64_t ow = output.size(3);
@@ -471,13 +478,7 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
 // Nearest from unorm samples: each output row is its gathered samples widened (load_row with the W table's
 // offsets as one gather per element), then stored.
 void nearest_unorm(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
-  std::array<std::vector<std::int64_t>, 4> tables;
-  for (int a = 0; a < 4; ++a) {
-    const auto i = static_cast<std::size_t>(a);
-    tables[i] = make_nearest_table(output.size(a), input.size(a), p.scales[i], p.input_pixel_offsets[i],
-                                   p.output_pixel_offsets[i]);
-    for (auto& index : tables[i]) index *= input.stride(a);
-  }
+  const std::array<std::vector<std::int64_t>, 4> tables = nearest_offsets(input, output, p);
   const std::int64_t oc = output.size(1);
   const std::int64_t oh = output.size(2);
   const std::int64_t ow = output.size(3);
