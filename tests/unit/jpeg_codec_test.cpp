@@ -189,6 +189,28 @@ TEST_F(JpegCodecTest, ExifOrientationIsAppliedRowByRow) {
   }
 }
 
+TEST_F(JpegCodecTest, CorruptScanDataIsAFailedReadNotAWarning) {
+  // A JPEG cut in the middle of its scan data, with the end-of-image marker put back: the header walk accepts it,
+  // libjpeg warns ("premature end of data segment"); rsz turns that into one error line and prints nothing.
+  std::vector<unsigned char> bytes = file_bytes(fixture("jpeg_444.jpg"));
+  bytes.resize(bytes.size() * 2 / 3);
+  bytes.push_back(0xff);
+  bytes.push_back(0xd9);
+  const std::string file = path("cut.jpg");
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  try {
+    (void)read_image(file);
+    ADD_FAILURE() << "a corrupt JPEG was decoded";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::Format) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    EXPECT_NE(m.find("libjpeg: Corrupt JPEG data"), std::string::npos) << m;
+    EXPECT_EQ(m.rfind(file, 0), 0u) << m;
+  }
+}
+
 // The module is loaded at first use only, and without it BMP/TIFF/WebP/PPM fail cleanly while PNG and JPEG work.
 // Each case runs in a child process so that this process's module state stays untouched.
 int in_child(const std::function<int()>& body) {
