@@ -82,7 +82,9 @@ struct Orientation {
   std::int64_t out_height = 0;
   std::int64_t x0 = 0, xx = 1, xy = 0, y0 = 0, yx = 0, yy = 1;
   // Offset in samples of stored pixel (0, y) in the upright buffer, and the step in samples per stored x.
-  std::int64_t row_start(std::int64_t y, int channels) const { return ((y0 + y * yy) * out_width + x0 + y * xy) * channels; }
+  std::int64_t row_start(std::int64_t y, int channels) const {
+    return ((y0 + y * yy) * out_width + x0 + y * xy) * channels;
+  }
   std::int64_t x_step(int channels) const { return (yx * out_width + xx) * channels; }
 };
 
@@ -90,7 +92,7 @@ struct Orientation {
 Image read_png(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
 // Header-level facts; throws NeedMoreBytes when `bytes` is an incomplete prefix that ends too early.
 ImageInfo read_png_info(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
-// `compression`: zlib level 0..9, or kPngCompressionFast.
+// `compression`: zlib level 0..9 with adaptive filters, or -1 for the fast default (ImageWriteOptions).
 std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image, int compression);
 
 // ----- JPEG (image_jpeg.cpp, libjpeg-turbo)
