@@ -36,11 +36,11 @@ int run_info(const InfoOptions& o) {
       nlohmann::json record{{"path", path}};
       std::string text;
       if (is_npy_path(path)) {
-        const Tensor t = io::read_npy(path);
+        const io::NpyInfo t = io::read_npy_info(path);  // the header alone: the data is checked, not read
         record["kind"] = "tensor";
-        record["dtype"] = to_string(t.dtype());
-        record["shape"] = t.sizes();
-        text = std::string("tensor ") + to_string(t.dtype()) + " " + dims_to_string(t.sizes());
+        record["dtype"] = to_string(t.dtype);
+        record["shape"] = t.sizes;
+        text = std::string("tensor ") + to_string(t.dtype) + " " + dims_to_string(t.sizes);
       } else {
         io::ImageReadOptions options;
         options.apply_exif_orientation = !o.no_exif;
@@ -55,10 +55,12 @@ int run_info(const InfoOptions& o) {
                std::to_string(info.channels) + " channel" + (info.channels == 1 ? "" : "s") + " (" +
                channel_names(info.channels) + "), " + std::to_string(info.bit_depth) + "-bit";
       }
-      std::cout << (o.json ? record.dump() : path + ": " + text) << "\n";
+      std::cout << (o.json ? record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                           : printable(path) + ": " + text)
+                << "\n";
     } catch (const std::exception& e) {
       const std::string message = e.what();
-      std::cerr << "rsz: " << (message.rfind(path, 0) == 0 ? message : path + ": " + message) << "\n";
+      to_stderr("rsz: " + printable(message.rfind(path, 0) == 0 ? message : path + ": " + message) + "\n");
       status = kExitFailed;
     }
   }

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <limits>
 
 #include "commands.h"
 #include "rsz/error.h"
@@ -61,26 +62,44 @@ io::ResampleConfig fixed_flags(const ResampleOptions& o) {
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResampleConfig& config,
                                     const std::string& output, const CommonOptions& common,
                                     const ResampleTweak& tweak) {
+  // The parameters for an input of these sizes: flags and config, the friendly size flags and presets applied.
+  const auto resolve_for = [config, tweak](const std::string& input, const Dims& sizes) {
+    if (sizes.size() != 4) {
+      throw Error(ErrorCode::InvalidShape,
+                  input + ": resample needs a rank-4 tensor; this one has sizes " + dims_to_string(sizes));
+    }
+    io::ResampleConfig merged = config;
+    if (tweak.before_resolve) tweak.before_resolve(sizes, merged);
+    io::ResolvedResample resolved = io::resolve(merged, sizes);
+    if (tweak.after_resolve) tweak.after_resolve(sizes, resolved);
+    return resolved;
+  };
   std::vector<Job> jobs;
   for (const std::string& input : inputs) {
     const std::string out =
         plan_output(output, inputs.size(), {input, "resample", default_extension(input), "", "", ""}, "{stem}{ext}");
-    jobs.push_back({input, {out}, [input, out, config, common, tweak](int threads) {
-                      const LoadedInput loaded = load_input(input, common, /*in_place_ok=*/true);
-                      const Dims sizes = loaded.sizes();
-                      if (sizes.size() != 4) {
-                        throw Error(ErrorCode::InvalidShape, input + ": resample needs a rank-4 tensor; this one has "
-                                                                     "sizes " + dims_to_string(sizes));
-                      }
-                      io::ResampleConfig merged = config;
-                      if (tweak.before_resolve) tweak.before_resolve(sizes, merged);
-                      io::ResolvedResample resolved = io::resolve(merged, sizes);
-                      if (tweak.after_resolve) tweak.after_resolve(sizes, resolved);
-                      Tensor result(loaded.result_type, resolved.output_sizes, TensorInit::Uninitialized);
-                      resample(loaded.view(), result.view(), resolved.params, exec_options(common, threads));
-                      save_output(out, result.view(), loaded, common);
-                      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};
-                    }});
+    Job job;
+    job.input = input;
+    job.op = "resample";
+    job.size_flags = "--scale, --size, --width/--height or the config's scales/output_sizes";
+    job.planned_outputs = {out};
+    job.plan = [input, resolve_for, common](const InputProbe& probe) {
+      JobPlan plan;
+      plan.result = resolve_for(input, probe.sizes).output_sizes;
+      plan.type = probe.type;
+      plan.output = plan.result;
+      plan.in_place = probe.from_image && image_runs_in_place(static_cast<int>(probe.sizes[1]), common);
+      return plan;
+    };
+    job.run = [input, out, resolve_for, common](int threads) {
+      const LoadedInput loaded = load_input(input, common, /*in_place_ok=*/true);
+      const io::ResolvedResample resolved = resolve_for(input, loaded.sizes());
+      Tensor result(loaded.result_type, resolved.output_sizes, TensorInit::Uninitialized);
+      resample(loaded.view(), result.view(), resolved.params, exec_options(common, threads));
+      save_output(out, result.view(), loaded, common);
+      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};
+    };
+    jobs.push_back(std::move(job));
   }
   return jobs;
 }
@@ -92,9 +111,9 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
   auto* scale = cmd->add_option("--scale", o.scale, "Scale factor S, or SX,SY (x first)");
   auto* size = cmd->add_option("--size", o.size, "Output size WxH, e.g. 640x480");
   auto* width = cmd->add_option("--width", o.width, "Output width; the height keeps the aspect ratio")
-                    ->check(CLI::PositiveNumber);
+                    ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
   auto* height = cmd->add_option("--height", o.height, "Output height; the width keeps the aspect ratio")
-                     ->check(CLI::PositiveNumber);
+                     ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
   auto* scales = cmd->add_option("--scales", o.scales, "All four scales N,C,H,W");
   cmd->add_option("--input-offsets", o.input_offsets, "input_pixel_offsets: one value or N,C,H,W (default 0.5)");
   cmd->add_option("--output-offsets", o.output_offsets, "output_pixel_offsets: one value or N,C,H,W (default -0.5)");
@@ -118,6 +137,8 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
 int run_resample(const ResampleOptions& o) {
   const CommonOptions& common = o.common;
   if (common.output.empty()) usage_error("resample: -o/--output is required");
+  const std::uint64_t budget = memory_budget(common.max_memory);
+  if (!common.config.empty()) check_json_budget(common.config, "--config", budget);
   const io::ResampleConfig file_config =
       common.config.empty() ? io::ResampleConfig{} : io::read_resample_config(common.config);
   const io::ResampleConfig merged = io::overlay(file_config, fixed_flags(o));
@@ -162,8 +183,8 @@ int run_resample(const ResampleOptions& o) {
   }
   const std::vector<std::string> inputs = expand_inputs(common.inputs, common.recursive);
   const std::vector<Job> jobs = make_resample_jobs(inputs, merged, common.output, common, tweak);
-  check_jobs(inputs, jobs);
-  return run_jobs(jobs, common, "resample");
+  check_jobs(inputs, jobs, {common.config});
+  return run_jobs(jobs, common);
 }
 
 }  // namespace rsz::app

@@ -1,3 +1,4 @@
+#include <limits>
 #include <memory>
 
 #include "commands.h"
@@ -15,23 +16,34 @@ struct RoiList {
   std::shared_ptr<const Tensor> batch_indices;
 };
 
+std::int64_t roi_count(const RoiList& list) {
+  return list.tensor ? list.tensor->size(list.tensor->rank() - 2) : static_cast<std::int64_t>(list.entries.size());
+}
+
+// The ROIs as a tensor of `type`: .npy ROIs keep their shape and are converted when their data type differs (an
+// image's compute type is chosen by --dtype, whatever the .npy holds); JSON boxes become an [R, 4] tensor.
 Tensor rois_as(const RoiList& list, DataType type) {
-  if (list.tensor && (list.tensor->dtype() == type)) {
-    Tensor copy(type, list.tensor->sizes());
-    std::copy_n(static_cast<const std::byte*>(list.tensor->data()), copy.byte_size(),
-                static_cast<std::byte*>(copy.data()));
-    return copy;
+  const auto store = [type](Tensor& rois, std::size_t i, float v) {
+    if (type == DataType::Float32) {
+      rois.data_as<float>()[i] = v;
+    } else {
+      rois.data_as<Float16>()[i] = Float16(v);
+    }
+  };
+  if (list.tensor) {
+    const Tensor& source = *list.tensor;
+    Tensor rois(type, source.sizes());
+    const auto count = static_cast<std::size_t>(source.element_count());
+    for (std::size_t i = 0; i < count; ++i) {
+      store(rois, i,
+            source.dtype() == DataType::Float32 ? source.data_as<float>()[i]
+                                                : static_cast<float>(source.data_as<Float16>()[i]));
+    }
+    return rois;
   }
   Tensor rois(type, {static_cast<std::int64_t>(list.entries.size()), 4});
   for (std::size_t r = 0; r < list.entries.size(); ++r) {
-    for (std::size_t j = 0; j < 4; ++j) {
-      const float v = list.entries[r].box[j];
-      if (type == DataType::Float32) {
-        rois.data_as<float>()[r * 4 + j] = v;
-      } else {
-        rois.data_as<Float16>()[r * 4 + j] = Float16(v);
-      }
-    }
+    for (std::size_t j = 0; j < 4; ++j) store(rois, r * 4 + j, list.entries[r].box[j]);
   }
   return rois;
 }
@@ -112,33 +124,50 @@ PlannedCrops plan_crops(const std::string& input, std::size_t input_count, const
 Job make_job(const std::string& input, std::size_t input_count, const RoiList& list,
              const io::ResolvedRoiAlign& resolved, const std::string& output, const CommonOptions& common) {
   const PlannedCrops planned = plan_crops(input, input_count, list, output);
-  return {input, planned.paths, [input, list, resolved, planned, common](int threads) {
-            LoadedInput loaded = load_input(input, common);
-            const DataType type = loaded.tensor.dtype();
-            const Tensor rois = list.tensor && !loaded.from_image ? rois_as(list, list.tensor->dtype())
-                                                                  : rois_as(list, type);
-            const Tensor indices = batch_indices_of(list);
-            Tensor result(type, roi_align_output_sizes(loaded.tensor.sizes(), rois.sizes(), resolved.output_height,
-                                                       resolved.output_width));
-            roi_align(loaded.tensor.view(), rois.view(), indices.view(), result.view(), resolved.params,
-                      exec_options(common, threads));
-            std::vector<OutputRecord> records;
-            if (planned.whole_tensor) {
-              save_output(planned.paths[0], result.view(), loaded, common);
-              records.push_back({planned.paths[0], result.sizes(), to_string(type)});
-              return records;
-            }
-            const Dims crop_sizes{1, result.size(1), result.size(2), result.size(3)};
-            const std::int64_t crop_elements = element_count(crop_sizes);
-            for (std::size_t r = 0; r < planned.paths.size(); ++r) {
-              const auto* base = static_cast<const std::byte*>(result.data()) +
-                                 static_cast<std::int64_t>(r) * crop_elements *
-                                     static_cast<std::int64_t>(element_size(type));
-              save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
-              records.push_back({planned.paths[r], crop_sizes, to_string(type)});
-            }
-            return records;
-          }};
+  Job job;
+  job.input = input;
+  job.op = "roi_align";
+  job.size_flags = "--output-size or the number of ROIs";
+  job.planned_outputs = planned.paths;
+  job.plan = [list, resolved, planned](const InputProbe& probe) {
+    JobPlan plan;
+    const std::int64_t count = roi_count(list);
+    const std::int64_t channels = probe.sizes.size() == 4 ? probe.sizes[1] : 0;
+    plan.result = {count, channels, resolved.output_height, resolved.output_width};
+    plan.type = probe.type;
+    plan.output = planned.whole_tensor ? plan.result : Dims{1, channels, resolved.output_height, resolved.output_width};
+    plan.extra_bytes = static_cast<std::uint64_t>(count) * (4 * sizeof(float) + sizeof(std::uint32_t));
+    return plan;
+  };
+  job.run = [input, list, resolved, planned, common](int threads) {
+    LoadedInput loaded = load_input(input, common);
+    const DataType type = loaded.tensor.dtype();
+    // Tensor inputs take .npy ROIs as given (the operator requires the input's type); images convert them.
+    const Tensor rois = list.tensor && !loaded.from_image ? rois_as(list, list.tensor->dtype()) : rois_as(list, type);
+    const Tensor indices = batch_indices_of(list);
+    Tensor result(type,
+                  roi_align_output_sizes(loaded.tensor.sizes(), rois.sizes(), resolved.output_height,
+                                         resolved.output_width),
+                  TensorInit::Uninitialized);  // roi_align writes every element
+    roi_align(loaded.tensor.view(), rois.view(), indices.view(), result.view(), resolved.params,
+              exec_options(common, threads));
+    std::vector<OutputRecord> records;
+    if (planned.whole_tensor) {
+      save_output(planned.paths[0], result.view(), loaded, common);
+      records.push_back({planned.paths[0], result.sizes(), to_string(type)});
+      return records;
+    }
+    const Dims crop_sizes{1, result.size(1), result.size(2), result.size(3)};
+    const std::int64_t crop_elements = element_count(crop_sizes);
+    for (std::size_t r = 0; r < planned.paths.size(); ++r) {
+      const auto* base = static_cast<const std::byte*>(result.data()) +
+                         static_cast<std::int64_t>(r) * crop_elements * static_cast<std::int64_t>(element_size(type));
+      save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
+      records.push_back({planned.paths[r], crop_sizes, to_string(type)});
+    }
+    return records;
+  };
+  return job;
 }
 
 }  // namespace
@@ -195,6 +224,10 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
   cmd->add_option("--input-offset", o.input_offset, "input_pixel_offset (default 0.5)");
   cmd->add_option("--output-offset", o.output_offset, "output_pixel_offset (default -0.5)");
   cmd->add_flag("--align-corners", o.align_corners, "align_regions_to_corners");
+  cmd->add_option("--max-samples", o.common.max_samples,
+                  "Refuse ROIs that need more interpolated samples than this in total (R x C x outputs x samples; "
+                  "default 68719476736, 0: no limit)")
+      ->check(whole_number(0, std::numeric_limits<std::int64_t>::max()));
   cmd->footer(
       "Examples:\n"
       "  rsz roi-align -i photo.jpg --rois boxes.json --output-size 128x128 -o crops/\n"
@@ -206,6 +239,9 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
 int run_roi_align(const RoiAlignOptions& o) {
   const CommonOptions& common = o.common;
   if (common.output.empty()) usage_error("roi-align: -o/--output is required");
+  const std::uint64_t budget = memory_budget(common.max_memory);
+  if (!common.config.empty()) check_json_budget(common.config, "--config", budget);
+  if (!is_npy_path(o.rois)) check_json_budget(o.rois, "--rois", budget);
   const io::RoiAlignConfig file_config =
       common.config.empty() ? io::RoiAlignConfig{} : io::read_roi_align_config(common.config);
   io::RoiAlignConfig flags;
@@ -240,8 +276,8 @@ int run_roi_align(const RoiAlignOptions& o) {
   const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, {o.rois, o.batch_indices}, common.output, common);
   std::vector<std::string> all_inputs;
   for (const Job& job : jobs) all_inputs.push_back(job.input);
-  check_jobs(all_inputs, jobs);
-  return run_jobs(jobs, common, "roi_align");
+  check_jobs(all_inputs, jobs, {common.config, o.rois, o.batch_indices});
+  return run_jobs(jobs, common);
 }
 
 }  // namespace rsz::app

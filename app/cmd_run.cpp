@@ -1,4 +1,5 @@
 #include <filesystem>
+#include <limits>
 #include <iostream>
 #include <variant>
 
@@ -11,17 +12,26 @@ void setup_run(CLI::App& app, RunOptions& o) {
   cmd->add_option("batch", o.batch_file, "Batch JSON file")->required();
   cmd->add_option("-o,--output", o.common.output, "Output folder (overrides the file's \"output_dir\")");
   cmd->add_option("-j,--jobs", o.common.jobs, "Inputs processed in parallel (default 0: all cores)")
-      ->check(CLI::Range(0, 4096));
+      ->check(whole_number(0, 4096));
   cmd->add_flag("--json", o.common.json, "Print one JSON line per output on stdout");
   cmd->add_flag("-n,--dry-run", o.common.dry_run, "List what would be written and write nothing");
   cmd->add_flag("-q,--quiet", o.common.quiet, "No progress bar and no summary");
   cmd->add_option("--backend", o.common.backend, "Kernel backend: auto (default) or reference")
       ->check(CLI::IsMember({"auto", "reference"}));
+  cmd->add_option("--max-memory", o.common.max_memory,
+                  "Memory budget, e.g. 2G or 512M (default: min(4G, half the RAM))");
+  cmd->add_option("--max-pixels", o.common.max_pixels,
+                  "Refuse input and output images with more pixels than this (default 268435456)")
+      ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
+  cmd->add_option("--max-samples", o.common.max_samples,
+                  "roi_align steps: refuse ROIs that need more samples than this in total (0: no limit)")
+      ->check(whole_number(0, std::numeric_limits<std::int64_t>::max()));
   cmd->footer("Examples:\n  rsz run configs/batch.json\n  rsz run configs/batch.json --dry-run\n"
               "  rsz run configs/batch.json -o /tmp/build --jobs 2 --json");
 }
 
 int run_run(const RunOptions& o) {
+  check_json_budget(o.batch_file, "batch file", memory_budget(o.common.max_memory));
   const io::BatchFile batch = io::read_batch_file(o.batch_file);
   CommonOptions common = o.common;
   if (batch.dtype) common.dtype = to_string(*batch.dtype);
@@ -30,7 +40,9 @@ int run_run(const RunOptions& o) {
   const std::vector<std::string> inputs = batch.inputs.empty() ? std::vector<std::string>{}
                                                                : expand_inputs(batch.inputs, false);
   std::vector<Job> jobs;
-  for (const io::BatchStep& step : batch.steps) {
+  std::vector<std::string> other_inputs{o.batch_file};
+  for (std::size_t index = 0; index < batch.steps.size(); ++index) {
+    const io::BatchStep& step = batch.steps[index];
     const std::string output = (std::filesystem::path(folder) / step.output_template).string();
     std::vector<Job> step_jobs;
     if (const auto* resample = std::get_if<io::ResampleConfig>(&step.config)) {
@@ -38,16 +50,20 @@ int run_run(const RunOptions& o) {
     } else if (const auto* upsample = std::get_if<io::Upsample2dConfig>(&step.config)) {
       step_jobs = make_upsample_jobs(inputs, *upsample, output, common);
     } else {
+      check_json_budget(step.rois_path, "\"rois\" of step " + std::to_string(index), memory_budget(common.max_memory));
       step_jobs = make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), {step.rois_path, ""}, output,
                                       common, false);
+      other_inputs.push_back(step.rois_path);
     }
+    for (Job& job : step_jobs) job.size_flags = "the config of step " + std::to_string(index) + " (/steps/" +
+                                                std::to_string(index) + "/config)";
     jobs.insert(jobs.end(), step_jobs.begin(), step_jobs.end());
   }
   std::vector<std::string> all_inputs;
   for (const Job& job : jobs) all_inputs.push_back(job.input);
-  check_jobs(all_inputs, jobs);
-  const int status = run_jobs(jobs, common, "run");
-  if (!common.quiet && !common.dry_run) std::cerr << "rsz: outputs are under " << folder << "\n";
+  check_jobs(all_inputs, jobs, other_inputs);
+  const int status = run_jobs(jobs, common);
+  if (!common.quiet && !common.dry_run) to_stderr("rsz: outputs are under " + printable(folder) + "\n");
   return status;
 }
 

@@ -15,15 +15,27 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
   for (const std::string& input : inputs) {
     const std::string out = plan_output(output, inputs.size(),
                                         {input, "upsample2d", default_extension(input), "", "", ""}, "{stem}{ext}");
-    jobs.push_back({input, {out}, [input, out, params, common](int threads) {
-                      LoadedInput loaded = load_input(input, common);
-                      Tensor result(loaded.tensor.dtype(), upsample2d_output_sizes(loaded.tensor.sizes(),
-                                                                                   params.scale_size),
-                                    TensorInit::Uninitialized);
-                      upsample2d(loaded.tensor.view(), result.view(), params, exec_options(common, threads));
-                      save_output(out, result.view(), loaded, common);
-                      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};
-                    }});
+    Job job;
+    job.input = input;
+    job.op = "upsample2d";
+    job.size_flags = "--factor or the config's scale_size";
+    job.planned_outputs = {out};
+    job.plan = [params](const InputProbe& probe) {
+      JobPlan plan;
+      plan.result = upsample2d_output_sizes(probe.sizes, params.scale_size);
+      plan.type = probe.type;
+      plan.output = plan.result;
+      return plan;
+    };
+    job.run = [input, out, params, common](int threads) {
+      LoadedInput loaded = load_input(input, common);
+      Tensor result(loaded.tensor.dtype(), upsample2d_output_sizes(loaded.tensor.sizes(), params.scale_size),
+                    TensorInit::Uninitialized);
+      upsample2d(loaded.tensor.view(), result.view(), params, exec_options(common, threads));
+      save_output(out, result.view(), loaded, common);
+      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};
+    };
+    jobs.push_back(std::move(job));
   }
   return jobs;
 }
@@ -44,6 +56,7 @@ void setup_upsample(CLI::App& app, UpsampleOptions& o) {
 int run_upsample(const UpsampleOptions& o) {
   const CommonOptions& common = o.common;
   if (common.output.empty()) usage_error("upsample: -o/--output is required");
+  if (!common.config.empty()) check_json_budget(common.config, "--config", memory_budget(common.max_memory));
   const io::Upsample2dConfig file_config =
       common.config.empty() ? io::Upsample2dConfig{} : io::read_upsample2d_config(common.config);
   io::Upsample2dConfig flags;
@@ -60,8 +73,8 @@ int run_upsample(const UpsampleOptions& o) {
   if (!merged.scale_size) usage_error("upsample: no factor given; use --factor or a config with \"scale_size\"");
   const std::vector<std::string> inputs = expand_inputs(common.inputs, common.recursive);
   const std::vector<Job> jobs = make_upsample_jobs(inputs, merged, common.output, common);
-  check_jobs(inputs, jobs);
-  return run_jobs(jobs, common, "upsample2d");
+  check_jobs(inputs, jobs, {common.config});
+  return run_jobs(jobs, common);
 }
 
 }  // namespace rsz::app

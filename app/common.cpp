@@ -2,15 +2,21 @@
 
 #include <glob.h>
 #include <omp.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -91,7 +97,7 @@ class Progress {
   Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled && total > 0) { draw(0); }
   void step(std::size_t done) { draw(done); }
   void finish() {
-    if (enabled_) std::cerr << "\r\033[K" << std::flush;
+    if (enabled_) to_stderr("\r\033[K");
   }
 
  private:
@@ -99,8 +105,8 @@ class Progress {
     if (!enabled_) return;
     constexpr std::size_t kWidth = 30;
     const std::size_t filled = total_ ? done * kWidth / total_ : kWidth;
-    std::cerr << "\r[" << std::string(filled, '=') << std::string(kWidth - filled, ' ') << "] " << done << "/"
-              << total_ << std::flush;
+    to_stderr("\r[" + std::string(filled, '=') + std::string(kWidth - filled, ' ') + "] " + std::to_string(done) +
+              "/" + std::to_string(total_));
   }
   std::size_t total_;
   bool enabled_;
@@ -109,6 +115,135 @@ class Progress {
 }  // namespace
 
 void usage_error(const std::string& message) { throw Error(ErrorCode::Usage, message); }
+
+void to_stderr(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+CLI::Validator whole_number(std::int64_t min, std::int64_t max) {
+  const std::string allowed = max == std::numeric_limits<std::int64_t>::max()
+                                  ? "a whole number >= " + std::to_string(min)
+                                  : "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, allowed](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || end == text.c_str() || *end != '\0' || errno == ERANGE || v < min || v > max) {
+          return "'" + printable(text) + "' is not allowed; " + allowed + " is";
+        }
+        return std::string();
+      },
+      allowed);
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+  static const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(units)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  std::ostringstream s;
+  if (unit == 0) {
+    s << bytes << " bytes";
+  } else {
+    s.setf(std::ios::fixed);
+    s.precision(value < 10 ? 2 : 1);
+    s << value << " " << units[unit];
+  }
+  return s.str();
+}
+
+namespace {
+
+// The memory this process may use by default: min(4 GiB, half the RAM, half of RLIMIT_AS, half the cgroup limit).
+std::uint64_t default_memory_budget() {
+  std::uint64_t budget = std::uint64_t{4} << 30;
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0) {
+    budget = std::min(budget, static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 2);
+  }
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    budget = std::min(budget, static_cast<std::uint64_t>(limit.rlim_cur) / 2);
+  }
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+  std::uint64_t cgroup_limit = 0;
+  if (cgroup >> cgroup_limit && cgroup_limit > 0) budget = std::min(budget, cgroup_limit / 2);
+  return std::max<std::uint64_t>(budget, std::uint64_t{64} << 20);
+}
+
+}  // namespace
+
+std::uint64_t memory_budget(const std::string& text) {
+  if (text.empty()) return default_memory_budget();
+  const auto refuse = [&]() -> std::uint64_t {
+    usage_error("--max-memory " + printable(text) +
+                ": not a memory size; a number with an optional unit K, M, G or T (powers of 1024, e.g. 512M or "
+                "1.5G) of at least 1M is allowed");
+  };
+  char* end = nullptr;
+  const double number = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !std::isfinite(number) || number <= 0) return refuse();
+  std::string unit(end);
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::toupper(c); });
+  if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
+  if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
+  double scale = 1;
+  if (unit == "K") {
+    scale = 1024.0;
+  } else if (unit == "M") {
+    scale = 1024.0 * 1024;
+  } else if (unit == "G") {
+    scale = 1024.0 * 1024 * 1024;
+  } else if (unit == "T") {
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  } else if (!unit.empty() && unit != "B") {
+    return refuse();
+  }
+  const double bytes = number * scale;
+  if (bytes < 1024.0 * 1024 || bytes > 1e19) return refuse();
+  return static_cast<std::uint64_t>(bytes);
+}
+
+void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget) {
+  // A parsed JSON document takes up to about 40 times its text (a number becomes a 16-byte value in a vector).
+  constexpr std::uint64_t kParsedPerByte = 40;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return;  // the reader reports missing and unreadable files
+  if (static_cast<std::uint64_t>(size) > budget / kParsedPerByte) {
+    usage_error(flag + " " + path + ": a " + bytes_text(size) + " JSON file needs about " +
+                bytes_text(static_cast<std::uint64_t>(size) * kParsedPerByte) + " to read, over the memory budget of " +
+                bytes_text(budget) + " (--max-memory)");
+  }
+}
 
 void add_common_options(CLI::App& command, CommonOptions& options, bool with_config) {
   command.add_option("-i,--input", options.inputs,
@@ -119,7 +254,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_option("--dtype", options.dtype, "Compute type for images: float32 or float16 (default float32)")
       ->check(CLI::IsMember({"float32", "float16"}));
   command.add_option("-j,--jobs", options.jobs, "Inputs processed in parallel (default 0: all cores)")
-      ->check(CLI::Range(0, 4096));
+      ->check(whole_number(0, 4096));
   command.add_flag("--json", options.json, "Print one JSON line per output (path, shape, dtype, seconds) on stdout");
   command.add_flag("-n,--dry-run", options.dry_run, "List what would be written and write nothing");
   command.add_flag("-q,--quiet", options.quiet, "No progress bar and no summary (errors are still reported)");
@@ -131,15 +266,18 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_option("--backend", options.backend, "Kernel backend: auto (default) or reference (the naive oracle)")
       ->check(CLI::IsMember({"auto", "reference"}));
   command.add_option("--max-pixels", options.max_pixels,
-                     "Refuse images with more pixels than this, before decoding (default 268435456)")
-      ->check(CLI::PositiveNumber);
+                     "Refuse input and output images with more pixels than this, before decoding (default 268435456)")
+      ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
+  command.add_option("--max-memory", options.max_memory,
+                     "Memory budget, e.g. 2G or 512M: inputs and outputs that would need more are refused before "
+                     "anything is allocated (default: min(4G, half the RAM))");
   command.add_option("--quality", options.quality,
                      "JPEG quality 1-100 (default 95); for .webp, a quality makes the file lossy (default lossless)")
-      ->check(CLI::Range(1, 100));
+      ->check(whole_number(1, 100));
   command.add_option("--png-compression", options.png_compression,
                      "PNG zlib level 0-9 with adaptive filters (9: smallest, slowest); default: a fast setting "
                      "(level 2, Sub filter)")
-      ->check(CLI::Range(0, 9));
+      ->check(whole_number(0, 9));
 }
 
 std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns, bool recursive) {
@@ -153,22 +291,19 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
     std::error_code ec;
     if (fs::is_directory(pattern, ec)) {
       const auto files = list_folder(pattern, recursive);
-      if (files.empty()) usage_error(pattern + ": the folder holds no images or .npy files");
       for (const auto& f : files) add(f);
-    } else if (fs::exists(pattern, ec)) {
-      add(pattern);
-    } else if (has_glob_characters(pattern)) {
-      const auto files = glob_paths(pattern);
+      if (files.empty()) add(pattern);  // probe_input reports the empty folder as a failed input
+    } else if (!fs::exists(pattern, ec) && has_glob_characters(pattern)) {
       std::size_t matched = 0;
-      for (const auto& f : files) {
+      for (const auto& f : glob_paths(pattern)) {
         if (fs::is_regular_file(f, ec)) {
           add(f);
           ++matched;
         }
       }
-      if (matched == 0) usage_error(pattern + ": the pattern matches no file");
+      if (matched == 0) add(pattern);  // reported as a failed input: the others still run
     } else {
-      usage_error(pattern + ": no such file or folder");
+      add(pattern);  // a missing file is a failed input too (probe_input names it)
     }
   }
   return result;
@@ -180,6 +315,46 @@ DataType compute_type(const CommonOptions& options) {
   return options.dtype == "float16" ? DataType::Float16 : DataType::Float32;
 }
 
+bool image_runs_in_place(int channels, const CommonOptions& options) {
+  // The unorm view holds p / M exactly as image_to_tensor's float32 tensor would (same double quotient, rounded
+  // once), so results are the same bits; float16 tensors and premultiplied alpha need the conversion.
+  const bool has_alpha = channels == 2 || channels == 4;
+  return compute_type(options) == DataType::Float32 && (!has_alpha || alpha_mode(options) == io::AlphaMode::Straight);
+}
+
+InputProbe probe_input(const std::string& path, const CommonOptions& options) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) {
+    throw Error(ErrorCode::Io, path + (has_glob_characters(path) ? ": the pattern matches no file"
+                                                                 : ": no such file or folder"));
+  }
+  if (fs::is_directory(status)) {
+    throw Error(ErrorCode::Io, path + ": the folder holds no images or .npy files" +
+                                   (options.recursive ? "" : " (-r descends into sub-folders)"));
+  }
+  InputProbe probe;
+  if (is_npy_path(path)) {
+    const io::NpyInfo info = io::read_npy_info(path);
+    if (info.dtype != DataType::Float32 && info.dtype != DataType::Float16) {
+      throw Error(ErrorCode::InvalidDataType, path + ": a " + to_string(info.dtype) +
+                                                  " tensor cannot be an operator input; float32 or float16 is needed");
+    }
+    probe.sizes = info.sizes;
+    probe.type = info.dtype;
+    return probe;
+  }
+  io::ImageReadOptions read_options;
+  read_options.apply_exif_orientation = !options.no_exif;
+  read_options.max_pixels = options.max_pixels;
+  const io::ImageInfo info = io::read_image_info(path, read_options);
+  probe.sizes = {1, info.channels, info.height, info.width};
+  probe.type = compute_type(options);
+  probe.from_image = true;
+  probe.bit_depth = info.bit_depth;
+  return probe;
+}
+
 io::AlphaMode alpha_mode(const CommonOptions& options) {
   return options.alpha == "straight" ? io::AlphaMode::Straight : io::AlphaMode::Premultiplied;
 }
@@ -188,6 +363,7 @@ ExecOptions exec_options(const CommonOptions& options, int threads) {
   ExecOptions exec;
   exec.backend = options.backend == "reference" ? Backend::Reference : Backend::Auto;
   exec.num_threads = std::max(1, threads);
+  exec.max_samples = options.max_samples;
   return exec;
 }
 
@@ -218,11 +394,7 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options, bo
   loaded.from_image = true;
   loaded.bit_depth = loaded.image.bit_depth;
   loaded.result_type = compute_type(options);
-  const bool has_alpha = loaded.image.channels == 2 || loaded.image.channels == 4;
-  // The unorm view holds p / M exactly as image_to_tensor's float32 tensor would (same double quotient, rounded
-  // once), so results are the same bits; float16 tensors and premultiplied alpha need the conversion.
-  loaded.in_place = in_place_ok && loaded.result_type == DataType::Float32 &&
-                    (!has_alpha || alpha_mode(options) == io::AlphaMode::Straight);
+  loaded.in_place = in_place_ok && image_runs_in_place(loaded.image.channels, options);
   if (!loaded.in_place) {
     loaded.tensor = io::image_to_tensor(loaded.image, loaded.result_type, alpha_mode(options));
     loaded.image = io::Image{};  // the pixels are not needed any more
@@ -249,9 +421,33 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
 
 bool output_is_template(const std::string& output) { return output.find('{') != std::string::npos; }
 
+namespace {
+
+bool names_output_file(const std::string& output) {
+  return is_npy_path(output) || io::is_readable_image_path(output);
+}
+
+}  // namespace
+
 bool output_is_folder(const std::string& output, std::size_t input_count) {
+  if (!output.empty() && output.back() == '/') return true;
   std::error_code ec;
-  return fs::is_directory(output, ec) || (!output.empty() && output.back() == '/') || input_count > 1;
+  if (fs::is_directory(output, ec)) {
+    if (names_output_file(output)) {
+      usage_error("-o " + output + ": this is an existing folder with a file name; end it with '/' to write into it, "
+                  "or choose another file name");
+    }
+    return true;
+  }
+  if (input_count > 1) {
+    if (names_output_file(output)) {
+      usage_error("-o " + output + ": one file name for " + std::to_string(input_count) +
+                  " inputs; give a folder (ending in '/') or a name template such as 'out/{stem}" +
+                  fs::path(output).extension().string() + "'");
+    }
+    return true;
+  }
+  return false;
 }
 
 std::string expand_template(const std::string& pattern, const NameFields& f) {
@@ -265,7 +461,9 @@ std::string expand_template(const std::string& pattern, const NameFields& f) {
     if (close == std::string::npos) usage_error("output template '" + pattern + "': '{' without a closing '}'");
     const std::string key = pattern.substr(i + 1, close - i - 1);
     if (key == "stem") {
-      out += fs::path(f.input).stem().string();
+      // A stem of "." or ".." (a file named "..." has one) would climb folders once placed in a path.
+      const std::string stem = fs::path(f.input).stem().string();
+      out += stem == "." || stem == ".." ? std::string("_") : stem;
     } else if (key == "ext") {
       out += f.ext;
     } else if (key == "op") {
@@ -296,11 +494,19 @@ std::string plan_output(const std::string& output, std::size_t input_count, cons
   return output;
 }
 
-std::string default_extension(const std::string& input) { return fs::path(input).extension().string(); }
+std::string default_extension(const std::string& input) {
+  // Formats rsz reads but cannot write (PBM, PNM) give PNG results.
+  if (!is_npy_path(input) && !io::is_image_path(input)) return ".png";
+  return fs::path(input).extension().string();
+}
 
-void check_outputs(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
+void check_outputs(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+                   const std::vector<std::string>& other_inputs) {
   std::set<std::string> input_set;
   for (const auto& in : inputs) input_set.insert(canonical_or_absolute(in));
+  for (const auto& in : other_inputs) {
+    if (!in.empty()) input_set.insert(canonical_or_absolute(in));
+  }
   std::set<std::string> planned;
   for (const auto& out : outputs) {
     const std::string key = canonical_or_absolute(out);
@@ -315,64 +521,245 @@ void check_outputs(const std::vector<std::string>& inputs, const std::vector<std
   }
 }
 
-void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& jobs) {
+void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& jobs,
+                const std::vector<std::string>& other_inputs) {
   std::vector<std::string> outputs;
   for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
-  check_outputs(inputs, outputs);
+  check_outputs(inputs, outputs, other_inputs);
 }
 
-int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options, const std::string& op) {
+namespace {
+
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+
+std::uint64_t tensor_bytes(const Dims& sizes, std::uint64_t element_bytes) {
+  std::uint64_t bytes = element_bytes;
+  for (const std::int64_t s : sizes) bytes = saturating_mul(bytes, static_cast<std::uint64_t>(std::max<std::int64_t>(s, 0)));
+  return bytes;
+}
+
+// The library names its own knobs (ExecOptions::max_samples); a CLI user is told the flag that sets it.
+std::string for_cli(std::string message) {
+  const std::string knob = "(ExecOptions::max_samples)";
+  const std::size_t at = message.find(knob);
+  if (at != std::string::npos) message.replace(at, knob.size(), "(--max-samples; 0 lifts it)");
+  return message;
+}
+
+std::string with_input(const std::string& input, const std::string& message) {
+  return message.rfind(input, 0) == 0 ? for_cli(message) : input + ": " + for_cli(message);
+}
+
+// JSON text for stdout: invalid UTF-8 in a file name is replaced (U+FFFD) rather than failing the dump.
+std::string json_line(const nlohmann::json& record) {
+  return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// What planning found for one job: a failure (the input cannot be used: exit 1, the others run), a usage error (the
+// request cannot be met: exit 2, nothing runs), or the memory the job holds while it runs.
+struct Prepared {
+  std::string failure;
+  std::string usage;
+  std::uint64_t bytes = 0;
+};
+
+Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t budget) {
+  Prepared prepared;
+  for (const std::string& out : job.planned_outputs) {
+    if (!is_npy_path(out) && !io::is_image_path(out)) {  // whatever the input: a usage error
+      prepared.usage = out + ": " + io::image_output_problem(out, 1, 1, 3, 8) + ", or .npy for tensors";
+      return prepared;
+    }
+  }
+  InputProbe probe;
+  JobPlan plan;
+  try {
+    probe = probe_input(job.input, options);
+    plan = job.plan(probe);
+  } catch (const Error& e) {
+    // Parameters that cannot be met for this input's size (a scale whose output overflows...) are the request's
+    // fault; shapes, types, unreadable or corrupt files are the input's.
+    const bool request = e.code() == ErrorCode::Usage || e.code() == ErrorCode::InvalidArgument;
+    (request ? prepared.usage : prepared.failure) = with_input(job.input, e.what());
+    return prepared;
+  } catch (const std::exception& e) {
+    prepared.failure = with_input(job.input, e.what());
+    return prepared;
+  }
+  const int depth = probe.from_image ? probe.bit_depth : 8;
+  bool image_outputs = false;
+  for (const std::string& out : job.planned_outputs) {
+    if (is_npy_path(out)) continue;
+    image_outputs = true;
+    const Dims& o = plan.output;
+    if (o.size() != 4 || o[0] != 1 || o[1] < 1 || o[1] > 4) {
+      prepared.usage = out + ": a " + dims_to_string(o) +
+                       " tensor cannot be written as an image (1 x C x H x W with C from 1 to 4 is needed); write "
+                       ".npy instead";
+      return prepared;
+    }
+    if (const std::string problem = io::image_output_problem(out, o[3], o[2], static_cast<int>(o[1]), depth);
+        !problem.empty()) {
+      prepared.usage = out + ": " + problem;
+      return prepared;
+    }
+    std::int64_t pixels = 0;
+    if (__builtin_mul_overflow(o[2], o[3], &pixels) || pixels > options.max_pixels) {
+      prepared.usage = job.input + ": the output would be " + std::to_string(o[3]) + " x " + std::to_string(o[2]) +
+                       " pixels, more than --max-pixels " + std::to_string(options.max_pixels) + "; lower " +
+                       job.size_flags + " (or raise --max-pixels)";
+      return prepared;
+    }
+  }
+  // Peak memory: the decoded input, the float copy of an image (when it is not used in place), the result, and the
+  // encoded form of one output image (pixels + file bytes).
+  const std::uint64_t decoded =
+      tensor_bytes(probe.sizes, probe.from_image ? static_cast<std::uint64_t>(depth / 8) : element_size(probe.type));
+  const std::uint64_t float_copy =
+      probe.from_image && !plan.in_place ? tensor_bytes(probe.sizes, element_size(probe.type)) : 0;
+  const std::uint64_t result = tensor_bytes(plan.result, element_size(plan.type));
+  const std::uint64_t encode = image_outputs ? 2 * tensor_bytes(plan.output, static_cast<std::uint64_t>(depth / 8)) : 0;
+  const std::uint64_t after = saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes);
+  prepared.bytes = float_copy > 0 ? std::max(saturating_add(decoded, float_copy), after) : saturating_add(decoded, after);
+  if (prepared.bytes > budget) {
+    const std::uint64_t input_alone = saturating_add(decoded, float_copy);
+    if (input_alone > budget) {
+      prepared.failure = job.input + ": reading this " + dims_to_string(probe.sizes) + " input needs about " +
+                         bytes_text(input_alone) + ", over the memory budget of " + bytes_text(budget) +
+                         " (--max-memory)";
+    } else {
+      prepared.usage = job.input + ": this " + job.op + " needs about " + bytes_text(prepared.bytes) +
+                       " of memory (its result is " + dims_to_string(plan.result) + " " + to_string(plan.type) +
+                       "), over the memory budget of " + bytes_text(budget) + " (--max-memory); lower " +
+                       job.size_flags + " or raise --max-memory";
+    }
+  }
+  return prepared;
+}
+
+// Shares the memory budget between the jobs that run at once: a job waits until its share is free. Every job fits
+// the whole budget (planning refused the others), so a waiting job only waits for running ones.
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(std::uint64_t total) : free_(total) {}
+  void acquire(std::uint64_t bytes) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    freed_.wait(lock, [&] { return bytes <= free_; });
+    free_ -= bytes;
+  }
+  void release(std::uint64_t bytes) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      free_ += bytes;
+    }
+    freed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::uint64_t free_;
+};
+
+}  // namespace
+
+int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
+  const std::uint64_t budget = memory_budget(options.max_memory);
+  const int threads =
+      options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto count = static_cast<std::int64_t>(jobs.size());
+
+  // Planning: every input's header, before anything is written.
+  std::vector<Prepared> prepared(jobs.size());
+#pragma omp parallel for num_threads(std::max(1, std::min(threads, static_cast<int>(jobs.size())))) schedule(dynamic, 1)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    try {  // nothing may leave an OpenMP region by exception
+      prepared[k] = prepare(jobs[k], options, budget);
+    } catch (const std::exception& e) {
+      prepared[k].failure = with_input(jobs[k].input, e.what());
+    }
+  }
+  for (const Prepared& p : prepared) {
+    if (!p.usage.empty()) throw Error(ErrorCode::Usage, p.usage);
+  }
+
+  std::mutex mutex;
+  std::size_t failed = 0;
+  const auto report_failure = [&](const Job& job, const std::string& error) {
+    ++failed;
+    to_stderr("rsz: " + printable(error) + "\n");
+    if (options.json) {
+      std::cout << json_line({{"input", job.input}, {"op", job.op}, {"error", error}}) << "\n" << std::flush;
+    }
+  };
+
   if (options.dry_run) {
-    for (const Job& job : jobs) {
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const Job& job = jobs[k];
+      if (!prepared[k].failure.empty()) {
+        report_failure(job, prepared[k].failure);
+        continue;
+      }
       for (const auto& out : job.planned_outputs) {
         if (options.json) {
-          std::cout << nlohmann::json{{"input", job.input}, {"output", out}, {"op", op}, {"dry_run", true}}.dump()
-                    << "\n";
+          std::cout << json_line({{"input", job.input}, {"output", out}, {"op", job.op}, {"dry_run", true}}) << "\n";
         } else {
-          std::cout << job.input << " -> " << out << "\n";
+          std::cout << printable(job.input) << " -> " << printable(out) << "\n";
         }
       }
     }
-    return kExitOk;
+    return failed > 0 ? kExitFailed : kExitOk;
   }
-  const int threads =
-      options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
   // Inputs run in parallel first; cores left over when there are fewer inputs than threads go to the kernels.
   const std::size_t parallel_inputs = std::clamp<std::size_t>(jobs.size(), 1, static_cast<std::size_t>(threads));
   const int kernel_threads = std::max(1, threads / static_cast<int>(parallel_inputs));
-  std::mutex mutex;
+  MemoryBudget shared_budget(budget);
   std::size_t done = 0;
-  std::size_t failed = 0;
   std::size_t written = 0;
   Progress progress(jobs.size(), !options.quiet && ::isatty(STDERR_FILENO) != 0);
   const auto start = std::chrono::steady_clock::now();
 
-  const auto run_one = [&](const Job& job) {
+  const auto run_one = [&](const Job& job, const Prepared& plan) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<OutputRecord> records;
-    std::string error;
-    try {
-      records = job.run(kernel_threads);
-    } catch (const std::exception& e) {
-      error = e.what();
-      if (error.rfind(job.input, 0) != 0) error = job.input + ": " + error;
-    } catch (...) {
-      error = job.input + ": failed with an unknown error";
+    std::string error = plan.failure;
+    if (error.empty()) {
+      shared_budget.acquire(plan.bytes);
+      try {
+        records = job.run(kernel_threads);
+      } catch (const std::exception& e) {
+        error = with_input(job.input, e.what());
+      } catch (...) {
+        error = job.input + ": failed with an unknown error";
+      }
+      shared_budget.release(plan.bytes);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::lock_guard<std::mutex> lock(mutex);
     ++done;
     if (!error.empty()) {
-      ++failed;
       progress.finish();
-      std::cerr << "rsz: " << error << "\n";
+      report_failure(job, error);
     }
     written += records.size();
     if (options.json) {
       for (const auto& r : records) {
-        std::cout << nlohmann::json{{"input", job.input}, {"output", r.path},  {"op", op},
-                                    {"shape", r.shape},   {"dtype", r.dtype}, {"seconds", seconds}}
-                         .dump()
+        std::cout << json_line({{"input", job.input},
+                                {"output", r.path},
+                                {"op", job.op},
+                                {"shape", r.shape},
+                                {"dtype", r.dtype},
+                                {"seconds", seconds}})
                   << "\n"
                   << std::flush;
       }
@@ -383,21 +770,24 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options, const s
   // One threading runtime for the whole program: the inputs are spread over an OpenMP team and each input's kernels
   // open a nested team of `kernel_threads`, so at most `threads` threads compute at once.
   if (kernel_threads > 1 && parallel_inputs > 1) omp_set_max_active_levels(2);
-  const auto count = static_cast<std::int64_t>(jobs.size());
 #pragma omp parallel for num_threads(static_cast<int>(parallel_inputs)) schedule(dynamic, 1)
-  for (std::int64_t i = 0; i < count; ++i) run_one(jobs[static_cast<std::size_t>(i)]);
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    run_one(jobs[k], prepared[k]);
+  }
   progress.finish();
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (failed > 0) {
-    std::cerr << "rsz: " << failed << " of " << jobs.size() << " input" << (jobs.size() == 1 ? "" : "s")
-              << " failed; " << written << " file" << (written == 1 ? "" : "s") << " written\n";
+    to_stderr("rsz: " + std::to_string(failed) + " of " + std::to_string(jobs.size()) + " input" +
+              (jobs.size() == 1 ? "" : "s") + " failed; " + std::to_string(written) + " file" +
+              (written == 1 ? "" : "s") + " written\n");
     return kExitFailed;
   }
   if (!options.quiet) {
     std::ostringstream s;
     s.precision(3);
     s << "rsz: wrote " << written << " file" << (written == 1 ? "" : "s") << " in " << total << " s";
-    std::cerr << s.str() << "\n";
+    to_stderr(s.str() + "\n");
   }
   return kExitOk;
 }

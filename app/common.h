@@ -35,9 +35,28 @@ struct CommonOptions {
   std::string alpha = "premultiplied";
   std::string backend = "auto";
   std::int64_t max_pixels = io::kDefaultMaxPixels;
+  std::string max_memory;        // --max-memory as given ("" = the default budget)
+  std::uint64_t max_samples = ExecOptions{}.max_samples;  // roi-align's sample budget (0: none)
   int quality = 0;           // 0: the format's default
   int png_compression = -1;  // -1: the fast default
 };
+
+// The memory budget of a run in bytes: --max-memory ("4G", "512M", "1.5GiB", "100000000"), or by default
+// min(4 GiB, half of the physical memory, half of RLIMIT_AS, the cgroup's memory.max). Throws a usage error naming the
+// flag for text that is not a size.
+std::uint64_t memory_budget(const std::string& flag_text);
+// "1.5 GiB"-style text for a byte count.
+std::string bytes_text(std::uint64_t bytes);
+// Writes `text` to stderr through C stdio. rsz never prints through std::cerr: the OpenCV codec module mutes
+// std::cerr while OpenCV runs (OpenCV writes decoder failures there directly).
+void to_stderr(const std::string& text);
+// A one-line, control-character-free form of a message or file name: newlines, tabs and other control bytes are
+// shown as \n, \t, \xHH, so a hostile file name cannot forge or split message lines.
+std::string printable(const std::string& text);
+// A whole-number flag check with a short message ("--jobs: 'abc' is not a whole number; 0 to 4096 is allowed").
+CLI::Validator whole_number(std::int64_t min, std::int64_t max);
+// Refuses a JSON file (config, ROI or batch file) whose parsed form would not fit the memory budget, before reading.
+void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget);
 
 // Adds -i/-o/--config/--dtype/--jobs/--json/--dry-run/--quiet/... to a subcommand.
 void add_common_options(CLI::App& command, CommonOptions& options, bool with_config = true);
@@ -66,7 +85,20 @@ struct LoadedInput {
   Dims sizes() const { return view().sizes(); }
 };
 
+// What an input is, from its header alone (nothing decoded): the planning phase checks outputs and memory with it.
+struct InputProbe {
+  Dims sizes;                          // the operator input: 1 x C x H x W for images (upright), the .npy shape
+  DataType type = DataType::Float32;   // the compute type of images, the .npy tensor's type
+  bool from_image = false;
+  int bit_depth = 8;                   // images
+};
+// Throws rsz::Error naming the path: a missing file ("no such file or folder"), a pattern that matched nothing, a
+// folder with no inputs, an unreadable or corrupt header, an image over --max-pixels, a non-float .npy.
+InputProbe probe_input(const std::string& path, const CommonOptions& options);
+
 DataType compute_type(const CommonOptions& options);
+// True when load_input(..., in_place_ok = true) keeps an image of `channels` as decoded (no float copy).
+bool image_runs_in_place(int channels, const CommonOptions& options);
 io::AlphaMode alpha_mode(const CommonOptions& options);
 // `threads`: kernel threads for this call (run_jobs hands out the cores left over when there are fewer inputs than
 // --jobs); results do not depend on it.
@@ -98,8 +130,10 @@ std::string plan_output(const std::string& output, std::size_t input_count, cons
                         const std::string& folder_template);
 // The extension results of `input` get by default: its own for images, .npy for tensors.
 std::string default_extension(const std::string& input);
-// Refuses an output that is one of the inputs, or the same output planned twice.
-void check_outputs(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs);
+// Refuses an output that is one of the inputs (images, tensors, and `other_inputs`: config, ROI, batch-index and
+// batch files), or the same output planned twice.
+void check_outputs(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+                   const std::vector<std::string>& other_inputs = {});
 
 // What one processed input produced, for --json and --dry-run.
 struct OutputRecord {
@@ -108,21 +142,38 @@ struct OutputRecord {
   std::string dtype;
 };
 
-// One unit of work: an input and the function that processes it with the given kernel thread count (returns what
-// it wrote).
+// What a job will produce, computed from its input's probe before anything runs.
+struct JobPlan {
+  Dims result;                        // the operator's output tensor
+  DataType type = DataType::Float32;  // its data type
+  Dims output;                        // the tensor of one output file (the result, or one ROI's crop)
+  bool in_place = false;              // the input image is the operator input as decoded (no float copy)
+  std::uint64_t extra_bytes = 0;      // other working memory (ROI tensors)
+};
+
+// One unit of work: an input, its planned outputs, the plan from its probe, and the function that processes it with
+// the given kernel thread count (returns what it wrote).
 struct Job {
   std::string input;
+  std::string op;          // "resample", "upsample2d" or "roi_align": the operator in --json records
+  std::string size_flags;  // what sets the output size, named when an output would be too large
   std::vector<std::string> planned_outputs;
+  std::function<JobPlan(const InputProbe&)> plan;
   std::function<std::vector<OutputRecord>(int threads)> run;
 };
 
 // check_outputs over every planned output of the jobs.
-void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& jobs);
+void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& jobs,
+                const std::vector<std::string>& other_inputs = {});
 
-// Runs the jobs on --jobs threads (at most that many inputs in memory at once), shows a progress bar on a terminal,
-// prints a JSON line per output with --json, reports each failure on one line, and returns the exit status.
-// With --dry-run it lists the planned outputs and runs nothing.
-int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options, const std::string& op);
+// Plans, then runs the jobs. Planning probes every input's header (in parallel) before anything is written: an
+// input that cannot be used is a failed input (reported, the others still run; exit 1), while an output that cannot
+// be written as asked (unknown extension, 16 bits into JPEG, over --max-pixels or the memory budget because of the
+// requested size) is a usage error: exit 2, nothing created. Then the jobs run on --jobs threads, each holding its
+// share of the memory budget while it runs; a progress bar shows on a terminal, --json prints a line per output and
+// per failure, each failure is reported on one line, and the exit status is returned. With --dry-run it lists the
+// planned outputs (and failures) and writes nothing.
+int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
 
 // Parsing helpers for flag values; each throws a usage error naming the flag.
 std::vector<float> parse_float_list(const std::string& flag, const std::string& text, std::size_t min_count,

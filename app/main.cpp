@@ -1,14 +1,54 @@
 // rsz command-line entry point: registers the subcommands (one file each), parses, dispatches, and maps errors to
 // the exit statuses of the CLI contract (0 done, 1 some input failed, 2 usage or config error).
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
+#include <csignal>
 #include <iostream>
 
 #include "commands.h"
 #include "rsz/error.h"
+#include "rsz/io/temporary_files.h"
+
+namespace {
+
+volatile sig_atomic_t stderr_is_terminal = 0;  // set once at start: the handler then clears a progress bar
+
+// SIGINT, SIGTERM, SIGPIPE (stdout closed under --json | head): remove the temporary files of the outputs being
+// written, say so on a terminal, and exit 128 + the signal number. Only async-signal-safe calls.
+extern "C" void on_fatal_signal(int signal_number) {
+  rsz::io::remove_temporary_files();
+  if (signal_number != SIGPIPE) {
+    static const char kClearLine[] = "\r\033[K";
+    static const char kInterrupted[] = "rsz: interrupted; outputs being written were removed\n";
+    static const char kTerminated[] = "rsz: terminated; outputs being written were removed\n";
+    const bool interrupted = signal_number == SIGINT;
+    ssize_t ignored = stderr_is_terminal ? ::write(STDERR_FILENO, kClearLine, sizeof kClearLine - 1) : 0;
+    ignored = ::write(STDERR_FILENO, interrupted ? kInterrupted : kTerminated,
+                      (interrupted ? sizeof kInterrupted : sizeof kTerminated) - 1);
+    (void)ignored;
+  }
+  ::_exit(128 + signal_number);
+}
+
+void install_signal_handlers() {
+  stderr_is_terminal = ::isatty(STDERR_FILENO) ? 1 : 0;
+  struct sigaction action {};
+  action.sa_handler = on_fatal_signal;
+  sigemptyset(&action.sa_mask);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGPIPE}) {
+    struct sigaction old {};
+    // A signal the caller chose to ignore (nohup, a shell's background job) stays ignored.
+    if (::sigaction(signal_number, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(signal_number, &action, nullptr);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace rsz::app;
+  install_signal_handlers();
   CLI::App app{"rsz: resize images and tensors and cut ROI crops with the exact semantics of DirectML's "
                "RESAMPLE1, UPSAMPLE_2D and ROI_ALIGN"};
   app.set_version_flag("-V,--version", std::string("rsz ") + RSZ_VERSION);
@@ -35,7 +75,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitUsage;  // --help, --version
+    // One line: what was wrong and where to look.
+    to_stderr("rsz: " + printable(e.what()) + " (see rsz --help)\n");
+    return kExitUsage;
   }
   try {
     if (app.got_subcommand("resample")) return run_resample(resample);
@@ -46,10 +89,10 @@ int main(int argc, char** argv) {
   } catch (const rsz::Error& e) {
     // Errors raised while inputs are processed are caught and counted by the job runner; one that reaches here was
     // found before anything ran (a flag, a config or ROI file that cannot be read or used): a usage error.
-    std::cerr << "rsz: " << e.what() << "\n";
+    to_stderr("rsz: " + printable(e.what()) + "\n");
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << "rsz: " << e.what() << "\n";
+    to_stderr("rsz: " + printable(e.what()) + "\n");
     return kExitFailed;
   }
   return kExitUsage;

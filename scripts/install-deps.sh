@@ -4,7 +4,7 @@
 # usage: bash scripts/install-deps.sh [PACKAGE...]
 set -euo pipefail
 
-packages=(g++ make cmake libgtest-dev libcli11-dev nlohmann-json3-dev libpng-dev libjpeg-dev libopencv-imgcodecs-dev
+packages=(g++ make cmake pkgconf libgtest-dev libcli11-dev nlohmann-json3-dev libpng-dev libjpeg-dev libopencv-imgcodecs-dev
           "$@")
 missing=()
 for p in "${packages[@]}"; do

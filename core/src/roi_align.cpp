@@ -1,9 +1,11 @@
 #include "rsz/roi_align.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "detail/access.h"
+#include "detail/coords.h"
 #include "detail/validate.h"
 #include "cpu/cpu.h"
 #include "cpu/parallel.h"
@@ -69,6 +71,13 @@ void check_batch_indices_shape(const ConstTensorView& batch_indices, std::int64_
   }
 }
 
+// ROI r's coordinate j (x1, y1, x2, y2) times its spatial scale (§3.1).
+float scaled_coord(const ConstTensorView& rois, std::int64_t r, int j, float scale) {
+  return detail::load_element(rois.data(), rois.dtype(),
+                              r * rois.stride(rois.rank() - 2) + j * rois.stride(rois.rank() - 1)) *
+         scale;
+}
+
 void check_roi_values(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
                       const RoiAlignParams& params) {
   const std::int64_t roi_count = rois.size(rois.rank() - 2);
@@ -94,6 +103,75 @@ void check_roi_values(const ConstTensorView& input, const ConstTensorView& rois,
                          " overflows float32; scaled coordinates must be finite");
       }
     }
+    // The extents RW = X2 - X1 and RH = Y2 - Y1 (§3.1) must be finite too: an infinite extent makes every sample
+    // position infinite or NaN.
+    for (int axis = 0; axis < 2; ++axis) {
+      const float scale = axis == 0 ? params.spatial_scale_x : params.spatial_scale_y;
+      const float start = scaled_coord(rois, r, axis, scale);
+      const float end = scaled_coord(rois, r, axis + 2, scale);
+      if (!std::isfinite(end - start)) {
+        detail::fail(ErrorCode::InvalidArgument, kOp,
+                     "rois[" + std::to_string(r) + "]: the scaled " + (axis == 0 ? "width X2 - X1 = " : "height Y2 - Y1 = ") +
+                         detail::format_float(end) + " - " + detail::format_float(start) +
+                         " overflows float32; box extents must be finite");
+      }
+    }
+  }
+}
+
+// A sample total for a message: exact below ten million, else two significant digits ("6.3e+13").
+std::string format_count(std::uint64_t n) {
+  if (n == UINT64_MAX) return "more than 1.8e+19";
+  if (n < 10000000u) return std::to_string(n);
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2g", static_cast<double>(n));
+  return buffer;
+}
+
+// roi_align's sample budget (ExecOptions::max_samples): R x C x OH x OW x sy x sx interpolated samples in total,
+// with the backends' own per-ROI sample counts (§3.2, detail::roi_sample_count on the same X2 - X1 and Y2 - Y1),
+// in saturating uint64 arithmetic, checked after the ROI values are validated and before any work.
+void check_sample_budget(const ConstTensorView& input, const ConstTensorView& rois, const TensorView& output,
+                         const RoiAlignParams& params, std::uint64_t max_samples) {
+  if (max_samples == 0) return;  // no limit
+  const auto channels = static_cast<std::uint64_t>(input.size(1));
+  const std::int64_t out_h = output.size(2);
+  const std::int64_t out_w = output.size(3);
+  const std::uint64_t per_sample =
+      detail::saturating_mul(channels, detail::saturating_mul(static_cast<std::uint64_t>(out_h),
+                                                               static_cast<std::uint64_t>(out_w)));
+  const std::int64_t roi_count = rois.size(rois.rank() - 2);
+  std::uint64_t total = 0;
+  std::int64_t worst = 0;
+  std::uint32_t worst_sx = 0;
+  std::uint32_t worst_sy = 0;
+  std::uint64_t worst_samples = 0;
+  for (std::int64_t r = 0; r < roi_count; ++r) {
+    const float x1 = scaled_coord(rois, r, 0, params.spatial_scale_x);
+    const float y1 = scaled_coord(rois, r, 1, params.spatial_scale_y);
+    const float x2 = scaled_coord(rois, r, 2, params.spatial_scale_x);
+    const float y2 = scaled_coord(rois, r, 3, params.spatial_scale_y);
+    const std::uint32_t sx = detail::roi_sample_count(x2 - x1, out_w, params.minimum_samples_per_output,
+                                                      params.maximum_samples_per_output);
+    const std::uint32_t sy = detail::roi_sample_count(y2 - y1, out_h, params.minimum_samples_per_output,
+                                                      params.maximum_samples_per_output);
+    const std::uint64_t samples = detail::saturating_mul(detail::saturating_mul(per_sample, sx), sy);
+    if (r == 0 || samples > worst_samples) {
+      worst = r;
+      worst_sx = sx;
+      worst_sy = sy;
+      worst_samples = samples;
+    }
+    total = total > UINT64_MAX - samples ? UINT64_MAX : total + samples;
+  }
+  if (total > max_samples) {
+    detail::fail(ErrorCode::InvalidArgument, kOp,
+                 "the ROIs need " + format_count(total) + " samples (ROI " + std::to_string(worst) + " alone: " +
+                     std::to_string(out_h) + " x " + std::to_string(out_w) + " outputs x " +
+                     std::to_string(worst_sy) + " x " + std::to_string(worst_sx) + " samples each per channel, " +
+                     std::to_string(channels) + (channels == 1 ? " channel" : " channels") +
+                     "), over the limit of " + std::to_string(max_samples) +
+                     " (ExecOptions::max_samples); lower maximum_samples_per_output or the ROI sizes");
   }
 }
 
@@ -160,6 +238,7 @@ void roi_align(const ConstTensorView& input, const ConstTensorView& rois, const 
                const TensorView& output, const RoiAlignParams& params, const ExecOptions& options) {
   validate(input, rois, batch_indices, output, params);
   if (output.element_count() == 0) return;  // R = 0: nothing to compute
+  check_sample_budget(input, rois, output, params, options.max_samples);
   switch (options.backend) {
     case Backend::Reference: reference::roi_align_reference(input, rois, batch_indices, output, params); return;
     case Backend::Auto:

@@ -1,8 +1,14 @@
 #include "rsz/tensor.h"
 
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <numeric>
 #include <sstream>
 
@@ -122,6 +128,21 @@ bool TensorLayout::has_overlapping_elements() const {
   return false;
 }
 
+void* allocate_buffer(std::size_t bytes) {
+  constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  const std::size_t alignment = bytes >= 2 * kHugePage ? kHugePage : 64;
+  if (bytes > std::numeric_limits<std::size_t>::max() - alignment) throw std::bad_alloc();
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+  void* p = std::aligned_alloc(alignment, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+#ifdef __linux__
+  if (alignment == kHugePage) ::madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure changes nothing
+#endif
+  return p;
+}
+
+void free_buffer(void* p) noexcept { std::free(p); }
+
 Tensor::Tensor(DataType type, Dims sizes, TensorInit init) : layout_(type, std::move(sizes)) {
   std::int64_t bytes = 0;
   if (multiply_overflows(layout_.element_count(), static_cast<std::int64_t>(element_size(type)), &bytes)) {
@@ -129,14 +150,16 @@ Tensor::Tensor(DataType type, Dims sizes, TensorInit init) : layout_(type, std::
                 "tensor with sizes " + dims_to_string(layout_.sizes()) + " is too large to allocate");
   }
   bytes_ = static_cast<std::size_t>(bytes);
-  // new std::byte[n] leaves the bytes uninitialised; new std::byte[n]() zeroes them.
-  storage_.reset(init == TensorInit::Zero ? new std::byte[bytes_]() : new std::byte[bytes_]);
+  storage_.reset(static_cast<std::byte*>(allocate_buffer(bytes_)));
+  if (init == TensorInit::Zero && bytes_ > 0) std::memset(storage_.get(), 0, bytes_);
 }
 
 Tensor::Tensor(const Tensor& other)
-    : layout_(other.layout_), storage_(new std::byte[other.bytes_]), bytes_(other.bytes_) {
+    : layout_(other.layout_), storage_(static_cast<std::byte*>(allocate_buffer(other.bytes_))), bytes_(other.bytes_) {
   if (bytes_ > 0) std::memcpy(storage_.get(), other.storage_.get(), bytes_);
 }
+
+void Tensor::FreeStorage::operator()(std::byte* p) const noexcept { free_buffer(p); }
 
 Tensor& Tensor::operator=(const Tensor& other) {
   if (this != &other) *this = Tensor(other);

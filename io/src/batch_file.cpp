@@ -31,6 +31,10 @@ std::string get_output_template(const Ref& ref, bool roi_align) {
   if (std::filesystem::path(text).is_absolute()) {
     ref.fail_expected("a relative name template (it is placed under the output folder)");
   }
+  // Placeholders never add a '/', so a template without ".." components cannot leave the output folder.
+  for (const auto& part : std::filesystem::path(text)) {
+    if (part == "..") ref.fail_expected("a template that stays inside the output folder (no \"..\" components)");
+  }
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '{') continue;
     const std::size_t close = text.find('}', i);

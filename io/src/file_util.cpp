@@ -1,8 +1,10 @@
 #include "file_util.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -12,12 +14,37 @@
 #include <system_error>
 #include <utility>
 
+#include "rsz/io/temporary_files.h"
+
 namespace rsz::io::detail {
 namespace {
 
+// The live temporary files, for remove_temporary_files() in a signal handler: a fixed table of atomic pointers to
+// the names (owned by their AtomicFile), so the handler needs no lock and no allocation. More outputs than slots
+// being written at once is far beyond --jobs' limit; such a file is simply not registered.
+constexpr std::size_t kLiveSlots = 8192;
+std::atomic<const char*> live_temporaries[kLiveSlots];
+
+int register_temporary(const char* name) noexcept {
+  for (std::size_t i = 0; i < kLiveSlots; ++i) {
+    const char* expected = nullptr;
+    if (live_temporaries[i].compare_exchange_strong(expected, name)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void unregister_temporary(int slot) noexcept {
+  if (slot >= 0) live_temporaries[static_cast<std::size_t>(slot)].store(nullptr);
+}
+
+// The file name limit of common file systems (NAME_MAX): a temporary name must fit too.
+constexpr std::size_t kMaxNameBytes = 255;
+
 // Creates a new file next to `path` with the permissions a plain create would give; returns its descriptor and
 // fills `temp_path`.
-int create_temp_file(const std::string& path, std::string& temp_path) {
+// The name is registered (`slot`) before the file is created, so a signal arriving at any point after creation
+// finds it; unlinking a name whose file does not exist yet is harmless.
+int create_temp_file(const std::string& path, std::string& temp_path, int& slot) {
   static std::atomic<std::uint64_t> counter{0};
   const std::filesystem::path target(path);
   const std::string name = target.filename().string();
@@ -28,9 +55,17 @@ int create_temp_file(const std::string& path, std::string& temp_path) {
   const auto ticks = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::uint64_t unique = ticks ^ (counter.fetch_add(1) * 0x9e3779b97f4a7c15ull);
-    temp_path = (folder / ("." + name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(unique))).string();
+    const std::string suffix = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(unique);
+    // A target name near the limit gets a shortened temporary name (the prefix only makes it recognizable).
+    const std::string shown = name.substr(0, std::min(name.size(), kMaxNameBytes - 1 - suffix.size()));
+    temp_path = (folder / ("." + shown + suffix)).string();
+    slot = register_temporary(temp_path.c_str());
     const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) return fd;
+    const int err = errno;
+    unregister_temporary(slot);  // before temp_path changes or the error is thrown
+    slot = -1;
+    errno = err;
     if (errno != EEXIST) {
       fail(ErrorCode::Io, path,
            "cannot create a temporary file in folder '" + folder.string() + "': " + system_message(errno) +
@@ -56,9 +91,34 @@ int FileDescriptor::close() noexcept {
   return result == 0 ? 0 : errno;
 }
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), fd_(create_temp_file(path_, temp_)) {}
+FileDescriptor open_input_file(const std::string& path, const char* what, std::size_t& size) {
+  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever; it is cleared again below.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (fd.get() < 0) fail(ErrorCode::Io, path, "cannot open for reading: " + system_message(errno));
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) fail(ErrorCode::Io, path, "cannot read: " + system_message(errno));
+  if (!S_ISREG(info.st_mode)) {
+    const char* kind = S_ISDIR(info.st_mode)    ? "a folder"
+                       : S_ISFIFO(info.st_mode) ? "a pipe (FIFO)"
+                       : S_ISCHR(info.st_mode)  ? "a character device"
+                       : S_ISBLK(info.st_mode)  ? "a block device"
+                       : S_ISSOCK(info.st_mode) ? "a socket"
+                                                : "not a regular file";
+    fail(ErrorCode::Io, path, std::string("cannot read: it is ") + kind + "; " + what + " (a regular file) is required");
+  }
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    fail(ErrorCode::Io, path, "cannot read: " + system_message(errno));
+  }
+  size = static_cast<std::size_t>(info.st_size);
+  return fd;
+}
+
+AtomicFile::AtomicFile(std::string path)
+    : path_(std::move(path)), fd_(create_temp_file(path_, temp_, slot_)) {}
 
 AtomicFile::~AtomicFile() {
+  unregister_temporary(slot_);
   if (!committed_) ::unlink(temp_.c_str());
 }
 
@@ -86,7 +146,19 @@ void AtomicFile::commit() {
   if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
     fail(ErrorCode::Io, path_, "cannot replace the file with the finished temporary file: " + system_message(errno));
   }
+  unregister_temporary(slot_);
+  slot_ = -1;
   committed_ = true;
 }
 
 }  // namespace rsz::io::detail
+
+namespace rsz::io {
+
+void remove_temporary_files() noexcept {
+  for (auto& slot : detail::live_temporaries) {
+    if (const char* name = slot.load()) ::unlink(name);
+  }
+}
+
+}  // namespace rsz::io

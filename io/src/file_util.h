@@ -18,6 +18,7 @@ std::string system_message(int err);
 class FileDescriptor {
  public:
   explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  FileDescriptor(FileDescriptor&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   FileDescriptor(const FileDescriptor&) = delete;
   FileDescriptor& operator=(const FileDescriptor&) = delete;
   ~FileDescriptor();
@@ -28,6 +29,11 @@ class FileDescriptor {
  private:
   int fd_;
 };
+
+// Opens an existing file for reading. Only a regular file is accepted: a folder, FIFO, socket or device is refused
+// with a message naming what it is (the open itself cannot block, even on a FIFO without a writer). `what` names
+// the expected content in messages ("an image file", "a JSON file"...). Fills `size` with the file's length.
+FileDescriptor open_input_file(const std::string& path, const char* what, std::size_t& size);
 
 // A file written completely or not at all: the bytes go to a new temporary file in the target's folder
 // (".<name>.tmp-<pid>-<n>", so the final rename cannot cross file systems), which commit() flushes and renames over
@@ -46,6 +52,7 @@ class AtomicFile {
   [[noreturn]] void fail_write(int err) const;
   std::string path_;
   std::string temp_;
+  int slot_ = -1;  // in the table of live temporary files (remove_temporary_files), or -1; set before fd_
   FileDescriptor fd_;
   bool committed_ = false;
 };

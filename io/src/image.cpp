@@ -113,15 +113,8 @@ using detail::ImageFormat;
 // Reads a file on demand: a prefix first, all of it when asked.
 class FileReader {
  public:
-  explicit FileReader(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_.get() < 0) fail(ErrorCode::Io, path, "cannot open for reading: " + detail::system_message(errno));
-    struct stat info {};
-    if (::fstat(fd_.get(), &info) != 0) {
-      fail(ErrorCode::Io, path, "cannot read: " + detail::system_message(errno));
-    }
-    if (S_ISDIR(info.st_mode)) fail(ErrorCode::Io, path, "cannot read: it is a folder, not a file");
-    if (S_ISREG(info.st_mode)) expected_size_ = static_cast<std::size_t>(info.st_size);
-  }
+  explicit FileReader(const std::string& path)
+      : path_(path), fd_(detail::open_input_file(path, "an image file", expected_size_)) {}
 
   // Reads until at least `limit` bytes are held or the file ends.
   FileBytes read_up_to(std::size_t limit) {
@@ -148,8 +141,8 @@ class FileReader {
 
  private:
   std::string path_;
+  std::size_t expected_size_ = 0;  // declared before fd_: open_input_file fills it
   detail::FileDescriptor fd_;
-  std::size_t expected_size_ = 0;
   std::vector<std::uint8_t> bytes_;
   bool eof_ = false;
 };
@@ -267,14 +260,28 @@ ImageInfo read_image_info(const std::string& path, const ImageReadOptions& optio
   }
 }
 
-void write_image(const std::string& path, const Image& image, const ImageWriteOptions& options) {
+std::string image_output_problem(const std::string& path, std::int64_t width, std::int64_t height, int channels,
+                                 int bit_depth) {
   const ImageFormat format = format_of_extension(path);
   if (format == ImageFormat::Unknown) {
     const std::string ext = std::filesystem::path(path).extension().string();
-    fail(ErrorCode::Format, path,
-         (ext.empty() ? std::string("the file name has no extension")
-                      : "extension '" + ext + "' is not an image format") +
-             " rsz can write; " + detail::kWritableExtensions);
+    return (ext.empty() ? std::string("the file name has no extension")
+                        : "extension '" + ext + "' is not an image format") +
+           " rsz can write; " + detail::kWritableExtensions;
+  }
+  if (format == ImageFormat::Png) return "";  // PNG holds 1 to 4 channels of 8 or 16 bits at any size rsz makes
+  Image facts;  // header facts only: unfit_reason reads no pixels
+  facts.width = width;
+  facts.height = height;
+  facts.channels = channels;
+  facts.bit_depth = bit_depth;
+  return detail::unfit_reason(facts, format);
+}
+
+void write_image(const std::string& path, const Image& image, const ImageWriteOptions& options) {
+  const ImageFormat format = format_of_extension(path);
+  if (format == ImageFormat::Unknown) {
+    fail(ErrorCode::Format, path, image_output_problem(path, image.width, image.height, image.channels, 8));
   }
   detail::check_image(path, image);
   check_write_options(path, options);

@@ -412,22 +412,40 @@ HeaderFacts parse_tiff(const std::string& path, const Bytes& in, const ImageRead
   const std::uint64_t count = r.get(dir, static_cast<int>(count_size));
   std::int64_t width = -1;
   std::int64_t height = -1;
-  for (std::uint64_t i = 0; i < count && (width < 0 || height < 0); ++i) {
+  std::int64_t rows_per_strip = -1;
+  std::int64_t tile_width = -1;
+  std::int64_t tile_length = -1;
+  constexpr std::uint64_t kMaxEntries = 4096;  // a real directory has a few dozen
+  for (std::uint64_t i = 0; i < count && i < kMaxEntries; ++i) {
     const std::size_t e = dir + count_size + static_cast<std::size_t>(i) * entry_size;
     if (!in.has(e, entry_size)) fail_corrupt(path, kTiff, "the first image directory is cut short");
     const std::uint64_t tag = r.get(e, 2);
-    if (tag != 256 && tag != 257) continue;
+    std::int64_t* field = tag == 256 ? &width
+                          : tag == 257 ? &height
+                          : tag == 278 ? &rows_per_strip
+                          : tag == 322 ? &tile_width
+                          : tag == 323 ? &tile_length
+                                       : nullptr;
+    if (field == nullptr) continue;
     const std::uint64_t type = r.get(e + 2, 2);
     const std::size_t value = e + 4 + static_cast<std::size_t>(offset_size);
     std::int64_t v = -1;
     if (type == 3) v = static_cast<std::int64_t>(r.get(value, 2));               // SHORT
     if (type == 4) v = static_cast<std::int64_t>(r.get(value, 4));               // LONG
     if (type == 16 && big) v = static_cast<std::int64_t>(r.get(value, 8) >> 1);  // LONG8 (halved: keeps it >= 0)
-    (tag == 256 ? width : height) = v;
+    *field = v;
   }
   if (width <= 0 || height <= 0) {
     fail_corrupt(path, kTiff, "the first image directory has no valid ImageWidth and ImageLength");
   }
+  // The decoder allocates a whole strip (RowsPerStrip rows, taken as written) or a whole tile: a strip taller than
+  // the image (other than the 2^32 - 1 "one strip" value) or a huge tile would make a small file allocate gigabytes.
+  if (rows_per_strip > height && rows_per_strip != 0xffffffffLL) {
+    fail_corrupt(path, kTiff,
+                 "RowsPerStrip " + std::to_string(rows_per_strip) + " is larger than the image height " +
+                     std::to_string(height) + "; at most the height (or 4294967295 for one strip) is allowed");
+  }
+  if (tile_width > 0 || tile_length > 0) check_pixel_limit(path, tile_width, tile_length, options);
   facts.width = width;
   facts.height = height;
   check_pixel_limit(path, facts.width, facts.height, options);

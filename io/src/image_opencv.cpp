@@ -9,6 +9,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <new>
 
@@ -57,12 +58,28 @@ const Module& opencv_module() {
     if (const char* env = std::getenv("RSZ_OPENCV_MODULE"); env != nullptr && *env != '\0') {
       candidates.emplace_back(env);
     } else {
-      candidates = {RSZ_OPENCV_MODULE_INSTALLED, RSZ_OPENCV_MODULE_BUILT};
+      // Relocatable installs first: next to the object holding this code (P/lib/librsz_io.so -> P/lib/rsz/...;
+      // a program in P/bin -> P/lib/rsz/...), then the configured install path, then the build tree.
+      Dl_info self{};
+      if (::dladdr(reinterpret_cast<void*>(&load_into), &self) != 0 && self.dli_fname != nullptr) {
+        const std::filesystem::path dir = std::filesystem::path(self.dli_fname).parent_path();
+        candidates.push_back((dir / "rsz" / RSZ_OPENCV_MODULE_NAME).string());
+        candidates.push_back((dir.parent_path() / RSZ_INSTALL_LIBDIR / "rsz" / RSZ_OPENCV_MODULE_NAME).string());
+      }
+      candidates.emplace_back(RSZ_OPENCV_MODULE_INSTALLED);
+      candidates.emplace_back(RSZ_OPENCV_MODULE_BUILT);
     }
+    std::string first_error;
     for (const std::string& file : candidates) {
+      std::error_code ec;
+      if (candidates.size() > 1 && !std::filesystem::exists(file, ec)) continue;  // not there: try the next
       module.error = load_into(module, file);
       if (module.error.empty()) return;
+      if (first_error.empty()) first_error = module.error;
     }
+    module.error = !first_error.empty() ? first_error
+                                        : "no module found (looked next to the program and library, and in " +
+                                              std::string(RSZ_OPENCV_MODULE_INSTALLED) + ")";
   });
   return module;
 }
@@ -139,7 +156,7 @@ void check_decoded(const std::string& path, ImageFormat format, const HeaderFact
 
 // Copies BGR(A) `pixels` into `out` in RGB(A) order. (EXIF orientation is JPEG's, and JPEG is read elsewhere.)
 template <typename T>
-void copy_pixels(const RszCvPixels& pixels, std::vector<T>& out) {
+void copy_pixels(const RszCvPixels& pixels, std::vector<T, SampleAllocator<T>>& out) {
   const int c = pixels.channels;
   out.resize(static_cast<std::size_t>(pixels.width) * static_cast<std::size_t>(pixels.height) *
              static_cast<std::size_t>(c));
@@ -162,7 +179,7 @@ void copy_pixels(const RszCvPixels& pixels, std::vector<T>& out) {
 
 // `image` in BGR(A) order with `out_channels` channels (gray replicated when the format needs colour).
 template <typename T>
-std::vector<T> to_bgr(const Image& image, const std::vector<T>& data, int out_channels) {
+std::vector<T> to_bgr(const Image& image, const std::vector<T, SampleAllocator<T>>& data, int out_channels) {
   std::vector<T> out(static_cast<std::size_t>(image.width * image.height * out_channels));
   const int c = image.channels;
   const T* src = data.data();

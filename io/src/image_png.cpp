@@ -48,6 +48,8 @@ struct PngReadJob {
   std::uint32_t height = 0;
   int channels = 0;
   int bit_depth = 0;
+  bool interlaced = false;
+  std::size_t read_after_rows = 0;  // bytes libpng asked for once every row was decoded
   png_bytep* rows = nullptr;  // owned by the caller (freed with delete[])
   char message[kMessageSize] = {};
 };
@@ -60,8 +62,21 @@ void on_png_error(png_structp png, png_const_charp message) {
 
 void on_png_warning(png_structp, png_const_charp) {}
 
+// After the last row libpng inflates whatever compressed data is left in the IDAT stream, only to discard it: a
+// small file can hold gigabytes of such data (a decompression bomb that takes minutes). Legitimate files end their
+// stream within a few bytes of the last row, so reading more than this once the rows are done is refused.
+constexpr std::size_t kMaxReadAfterRows = std::size_t{128} << 10;
+
 void read_from_memory(png_structp png, png_bytep out, png_size_t length) {
   auto* job = static_cast<PngReadJob*>(png_get_io_ptr(png));
+  const bool rows_done = job->height > 0 && (job->interlaced ? png_get_current_pass_number(png) >= 7
+                                                             : png_get_current_row_number(png) >= job->height);
+  if (rows_done && !job->header_only) {
+    job->read_after_rows += length;
+    if (job->read_after_rows > kMaxReadAfterRows) {
+      png_error(png, "more than 128 KiB of extra compressed data follow the last row (a decompression bomb?)");
+    }
+  }
   if (length > job->size - job->position) {
     job->ran_out = true;
     png_error(png, "the file ends early");
@@ -82,12 +97,12 @@ bool allocate_pixels(PngReadJob* job) noexcept {
     const std::size_t samples = row_samples * job->height;
     job->rows = new png_bytep[job->height];
     if (job->bit_depth == 16) {
-      image.data16.assign(samples, 0);
+      image.data16.resize(samples);  // every row is decoded into it
       for (std::uint32_t y = 0; y < job->height; ++y) {
         job->rows[y] = reinterpret_cast<png_bytep>(image.data16.data() + row_samples * y);
       }
     } else {
-      image.data8.assign(samples, 0);
+      image.data8.resize(samples);
       for (std::uint32_t y = 0; y < job->height; ++y) job->rows[y] = image.data8.data() + row_samples * y;
     }
     return true;
@@ -144,8 +159,10 @@ ReadStatus run_png_read(PngReadJob* job) {
     png_destroy_read_struct(&png, &info, nullptr);
     return ReadStatus::OutOfMemory;
   }
+  job->interlaced = png_get_interlace_type(png, info) != PNG_INTERLACE_NONE;
   png_read_image(png, job->rows);
-  png_read_end(png, nullptr);
+  // No png_read_end: the chunks after the image data (text, time) are not used, and skipping them spares reading an
+  // unbounded tail.
   png_destroy_read_struct(&png, &info, nullptr);
   return ReadStatus::Ok;
 }

@@ -35,13 +35,16 @@ inline float load(const float* in) { return *in; }
 inline float load(const Float16* in) { return in->to_float(); }
 
 template <typename Sample, typename Out>
-void fill_tensor(const Image& image, const std::vector<Sample>& data, AlphaMode alpha, Out* out) {
+void fill_tensor(const Image& image, const std::vector<Sample, SampleAllocator<Sample>>& data, AlphaMode alpha, Out* out) {
   const double max_value = image.bit_depth == 16 ? 65535.0 : 255.0;
   const int c_count = image.channels;
   const bool premultiply = alpha == AlphaMode::Premultiplied && (c_count == 2 || c_count == 4);
   const int colour_channels = premultiply ? c_count - 1 : c_count;
   const auto plane = static_cast<std::size_t>(image.width * image.height);
   const auto channels = static_cast<std::size_t>(c_count);
+  // Straight values through a table made by the same store(), so each sample costs a lookup, not a division.
+  std::vector<Out> lut(premultiply ? 0 : static_cast<std::size_t>(max_value) + 1);
+  for (std::size_t p = 0; p < lut.size(); ++p) store(&lut[p], static_cast<double>(p) / max_value);
   for (std::size_t i = 0; i < plane; ++i) {
     const Sample* pixel = data.data() + i * channels;
     if (premultiply) {
@@ -52,7 +55,7 @@ void fill_tensor(const Image& image, const std::vector<Sample>& data, AlphaMode 
               static_cast<double>(pixel[k]) * a / (max_value * max_value));
       }
     } else {
-      for (int k = 0; k < c_count; ++k) store(out + static_cast<std::size_t>(k) * plane + i, pixel[k] / max_value);
+      for (int k = 0; k < c_count; ++k) out[static_cast<std::size_t>(k) * plane + i] = lut[pixel[k]];
     }
   }
 }
@@ -66,7 +69,8 @@ inline std::uint32_t quantize(double v, double max_value) {
 }
 
 template <typename In, typename Sample>
-void fill_image(const ConstTensorView& tensor, AlphaMode alpha, double max_value, std::vector<Sample>& out) {
+void fill_image(const ConstTensorView& tensor, AlphaMode alpha, double max_value,
+                std::vector<Sample, SampleAllocator<Sample>>& out) {
   const auto* base = static_cast<const In*>(tensor.data());
   const int c_count = static_cast<int>(tensor.size(1));
   const std::int64_t height = tensor.size(2);
@@ -126,7 +130,7 @@ Tensor image_to_tensor(const Image& image, DataType type, AlphaMode alpha) {
     fail(ErrorCode::InvalidDataType, kName,
          std::string("data type ") + to_string(type) + " is not supported; float32 or float16 is allowed");
   }
-  Tensor tensor(type, {1, image.channels, image.height, image.width});
+  Tensor tensor(type, {1, image.channels, image.height, image.width}, TensorInit::Uninitialized);  // every element is written below
   if (type == DataType::Float32) {
     auto* out = tensor.data_as<float>();
     if (image.bit_depth == 8)

@@ -58,11 +58,13 @@ std::string format_int_range(std::int64_t min, std::int64_t max) {
 }  // namespace
 
 std::string read_text_file(const std::string& path) {
-  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) fail(ErrorCode::Io, path, "cannot open: " + system_message(errno));
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) fail(ErrorCode::Io, path, "cannot read: " + system_message(errno));
-  if (S_ISDIR(info.st_mode)) fail(ErrorCode::Io, path, "cannot read: it is a folder, not a JSON file");
+  std::size_t size = 0;
+  const FileDescriptor fd = open_input_file(path, "a JSON file", size);
+  if (size > kMaxJsonFileBytes) {
+    fail(ErrorCode::Usage, path,
+         "the file is " + std::to_string(size >> 20) + " MiB, larger than " + std::to_string(kMaxJsonFileBytes >> 20) +
+             " MiB; JSON files of at most " + std::to_string(kMaxJsonFileBytes >> 20) + " MiB are read");
+  }
   std::string text;
   char buffer[65536];
   for (;;) {

@@ -180,6 +180,8 @@ class HeaderParser {
   }
 
   std::vector<Value> parse_sequence(char close) {
+    // Nested sequences recurse; a header of thousands of '(' must end in an error, not a stack overflow.
+    if (++depth_ > kMaxNesting) error("tuples and lists are nested more than " + std::to_string(kMaxNesting) + " deep");
     ++pos_;
     std::vector<Value> items;
     skip_space();
@@ -194,6 +196,7 @@ class HeaderParser {
       }
     }
     ++pos_;
+    --depth_;
     return items;
   }
 
@@ -213,8 +216,10 @@ class HeaderParser {
   }
 
   const std::string& path_;
+  static constexpr int kMaxNesting = 16;
   const std::string& text_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 struct Header {
@@ -384,17 +389,14 @@ void write_elements(detail::AtomicFile& file, const ConstTensorView& tensor) {
   file.write(buffer.data(), buffer.size());
 }
 
-}  // namespace
+// Reads and checks the preamble and header of an open .npy file, and checks the data size against the file.
+struct CheckedHeader {
+  Header header;
+  std::uint64_t data_start = 0;
+};
 
-Tensor read_npy(const std::string& path) {
-  const int raw_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (raw_fd < 0) fail(ErrorCode::Io, path, "cannot open for reading: " + system_message(errno));
-  FileDescriptor fd(raw_fd);
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) fail(ErrorCode::Io, path, "cannot read: " + system_message(errno));
-  if (S_ISDIR(info.st_mode)) fail(ErrorCode::Io, path, "cannot read: it is a folder, not a file");
-  if (!S_ISREG(info.st_mode)) fail(ErrorCode::Io, path, "cannot read: it is not a regular file");
-  const auto file_size = static_cast<std::uint64_t>(info.st_size);
+CheckedHeader read_checked_header(const std::string& path, const FileDescriptor& fd, std::size_t file_bytes) {
+  const auto file_size = static_cast<std::uint64_t>(file_bytes);
 
   constexpr std::size_t kVersionEnd = kMagicSize + 2;
   if (file_size < kVersionEnd + 2) {
@@ -460,9 +462,25 @@ Tensor read_npy(const std::string& path) {
              "; the file must end with the data");
   }
 
-  Tensor tensor(header.dtype, header.shape);
-  read_exact(fd.get(), path, tensor.data(), tensor.byte_size(), data_start);
+  return {header, data_start};
+}
+
+}  // namespace
+
+Tensor read_npy(const std::string& path) {
+  std::size_t size = 0;
+  const FileDescriptor fd = detail::open_input_file(path, "a .npy file", size);
+  const CheckedHeader checked = read_checked_header(path, fd, size);
+  Tensor tensor(checked.header.dtype, checked.header.shape);
+  read_exact(fd.get(), path, tensor.data(), tensor.byte_size(), checked.data_start);
   return tensor;
+}
+
+NpyInfo read_npy_info(const std::string& path) {
+  std::size_t size = 0;
+  const FileDescriptor fd = detail::open_input_file(path, "a .npy file", size);
+  const CheckedHeader checked = read_checked_header(path, fd, size);
+  return {checked.header.dtype, checked.header.shape};
 }
 
 void write_npy(const std::string& path, const ConstTensorView& tensor) {

@@ -2,13 +2,16 @@
 // everything; OpenCV's own logging is silenced so that nothing it says reaches stderr.
 #include "opencv_module.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <mutex>
-#include <new>
 #include <opencv2/core.hpp>
 #include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <new>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,45 @@ void put_message(char* message, std::size_t size, const std::string& text) {
   message[n] = '\0';
 }
 
+// OpenCV's imdecode/imencode report a decoder's exception by writing to std::cerr directly, past its logger. While
+// any thread is inside OpenCV, std::cerr writes into a buffer that drops everything (rsz itself prints through C
+// stdio, never std::cerr). The first thread in installs it and the last one out restores the old buffer, so the swap
+// never happens while OpenCV is writing.
+class DiscardBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c == traits_type::eof() ? 0 : c; }
+  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
+};
+
+class QuietCerr {
+ public:
+  QuietCerr() {
+    const std::lock_guard<std::mutex> lock(mutex());
+    if (state().users++ == 0) state().saved = std::cerr.rdbuf(&state().discard);
+  }
+  ~QuietCerr() {
+    const std::lock_guard<std::mutex> lock(mutex());
+    if (--state().users == 0) std::cerr.rdbuf(state().saved);
+  }
+  QuietCerr(const QuietCerr&) = delete;
+  QuietCerr& operator=(const QuietCerr&) = delete;
+
+ private:
+  struct State {
+    int users = 0;
+    std::streambuf* saved = nullptr;
+    DiscardBuffer discard;
+  };
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static State& state() {
+    static State s;
+    return s;
+  }
+};
+
 }  // namespace
 
 extern "C" {
@@ -38,6 +80,7 @@ __attribute__((visibility("default"))) int rsz_cv_decode(const unsigned char* by
   put_message(message, message_size, "");
   try {
     silence_opencv();
+    const QuietCerr quiet;
     const cv::Mat buffer(1, static_cast<int>(size), CV_8UC1, const_cast<unsigned char*>(bytes));
     auto* mat = new cv::Mat(cv::imdecode(buffer, cv::IMREAD_UNCHANGED));
     if (mat->empty()) {
@@ -76,6 +119,7 @@ __attribute__((visibility("default"))) int rsz_cv_encode(const char* ext, const 
   *out_size = 0;
   try {
     silence_opencv();
+    const QuietCerr quiet;
     const cv::Mat mat(pixels->height, pixels->width, CV_MAKETYPE(pixels->depth, pixels->channels), pixels->data,
                       pixels->step);
     std::vector<uchar> encoded;

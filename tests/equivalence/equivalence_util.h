@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "rsz/float16.h"
@@ -41,6 +44,67 @@ inline Input make_input(const Dims& sizes, DataType type, bool channels_last, st
     for (std::size_t i = 0; i < in.f16.size(); ++i) in.f16[i] = float_to_float16_bits(in.f32.storage[i]);
   }
   return in;
+}
+
+// Special values, as raw bits of `type`: quiet and signalling NaN (both signs, with payloads), +-Inf, +-0, the
+// smallest and largest denormals, the largest finite values. Written over every `every`-th stored element of `in`.
+inline void sprinkle_special_values(Input& in, std::size_t every) {
+  static const std::uint32_t f32[] = {0x7fc00000u, 0xffc00001u, 0x7f800001u, 0xff812345u, 0x7f800000u, 0xff800000u,
+                                      0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x7f7fffffu, 0xff7fffffu};
+  static const std::uint16_t f16[] = {0x7e00u, 0xfe01u, 0x7c01u, 0xfd23u, 0x7c00u, 0xfc00u,
+                                      0x0000u, 0x8000u, 0x0001u, 0x83ffu, 0x7bffu, 0xfbffu};
+  const std::size_t n = in.type == DataType::Float32 ? in.f32.storage.size() : in.f16.size();
+  for (std::size_t i = 0, k = 0; i < n; i += every, ++k) {
+    if (in.type == DataType::Float32) {
+      std::memcpy(&in.f32.storage[i], &f32[k % std::size(f32)], sizeof(float));
+    } else {
+      in.f16[i] = f16[k % std::size(f16)];
+    }
+  }
+}
+
+// Runs `op` into a fresh output of `sizes` (packed) and returns the raw bytes of the output, so NaN payloads and
+// signalling bits are compared exactly.
+template <typename Op>
+std::vector<unsigned char> run_into_bytes(const Dims& sizes, DataType type, const Op& op) {
+  const TensorLayout layout(type, sizes, packed_strides(sizes));
+  std::vector<unsigned char> storage(static_cast<std::size_t>(layout.extent()) * element_size(type), 0xa5);
+  op(TensorView(storage.data(), layout));
+  return storage;
+}
+
+// The element at byte `at` of `size` bytes, as hex (little-endian value), for failure messages.
+inline std::string hex_bytes(const std::vector<unsigned char>& bytes, std::size_t at, std::size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out = "0x";
+  for (std::size_t i = size; i-- > 0;) {
+    const unsigned char b = at + i < bytes.size() ? bytes[at + i] : 0;
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+// Equal raw outputs of `type`, compared bit for bit, NaNs included: selections copy the input's bits (a signalling
+// NaN stays signalling) and computed results store every NaN as the canonical one (SEMANTICS.md §0), so every
+// backend gives the same bits. Returns the byte offset of the first difference, or bytes.size() when equal.
+inline std::size_t first_difference(const std::vector<unsigned char>& expected, const std::vector<unsigned char>& got,
+                                    DataType type) {
+  const std::size_t size = element_size(type);
+  if (expected.size() != got.size()) return 0;
+  for (std::size_t at = 0; at < expected.size(); at += size) {
+    if (std::memcmp(&expected[at], &got[at], size) != 0) return at;
+  }
+  return expected.size();
+}
+
+// Whether the element at byte `at` of `size` (4 or 2) bytes is a NaN other than the canonical computed NaN
+// (float32 0x7fc00000, float16 0x7e00): what no computed result may hold.
+inline bool is_non_canonical_nan(const std::vector<unsigned char>& bytes, std::size_t at, std::size_t size) {
+  std::uint32_t v = 0;
+  std::memcpy(&v, &bytes[at], size);
+  if (size == 4) return (v & 0x7fffffffu) > 0x7f800000u && v != 0x7fc00000u;
+  return (v & 0x7fffu) > 0x7c00u && v != 0x7e00u;
 }
 
 // Runs `op` into a fresh output of `sizes` (packed, or strided with padding between rows) and returns its values.

@@ -7,6 +7,7 @@
 // indices > 0, packed and strided outputs, 1, 2 and 7 threads.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <sstream>
 
 #include "rsz/float16.h"
@@ -118,6 +119,125 @@ TEST(RoiAlignEquivalence, SpecialValues) {
                                          std::string(to_string(type)) + " " + to_string(mode) + " " +
                                              to_string(reduction) + " C " + std::to_string(channels)));
           }
+        }
+      }
+    }
+  }
+}
+
+// Special values in the map (quiet and signalling NaN with payloads, +-Inf, +-0, denormals, the largest finite
+// values) and in out_of_bounds_input_value, and unusual boxes (huge: up to the type's largest finite value with finite
+// extents, inverted, zero-area, fully outside, straddling the edge, denormal and -0 corners), on the plane path
+// (5 channels) and the channels-last path (16): the reference's exact bits, NaNs compared bit for bit (every
+// computed NaN is the canonical one, SEMANTICS.md §0).
+TEST(RoiAlignEquivalence, SpecialValuesAndUnusualBoxes) {
+  int cases = 0;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    // The largest finite value of the type, and half of it (so that -half .. half has a finite float32 extent).
+    const float max = type == DataType::Float32 ? 3.4028234663852886e38f : 65504.0f;
+    const float half = type == DataType::Float32 ? 1.7e38f : 65504.0f;
+    const Tensor boxes = test::convert(test::make_f32({10, 4}, {-half, -half, half, half,  // huge, symmetric
+                                                                0, 0, max, max,            // huge, one-sided
+                                                                half, 2, -half, 3,         // huge and inverted on x
+                                                                7, 5, 1, 1,                // inverted
+                                                                3, 2, 3, 2,                // zero area
+                                                                40, 40, 60, 50,            // outside
+                                                                -4, -3, 2, 2,              // straddling
+                                                                0.5f, 0.25f, 8.5f, 5.75f,  // inside
+                                                                -0.0f, 1e-45f, 4, -0.0f,   // -0 and denormal corners
+                                                                -max, -max, -max, -max})   // a point far outside
+                                                   .view(),
+                                       type);
+    const Tensor batch = test::make_u32({10}, {0, 1, 0, 1, 0, 1, 1, 0, 1, 0});
+    for (const std::int64_t channels : {5, 16}) {
+      for (const bool channels_last : {false, true}) {
+        test::Input in = test::make_input({2, channels, 6, 9}, type, channels_last, 91);
+        test::sprinkle_special_values(in, 3);
+        for (const std::uint32_t oob_bits : {0x3e800000u, 0x7f800001u, 0xff800000u}) {  // 0.25, sNaN, -Inf
+          float oob = 0.0f;
+          std::memcpy(&oob, &oob_bits, sizeof oob);
+          for (const auto mode : {InterpolationMode::Linear, InterpolationMode::Nearest}) {
+            for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
+              for (const bool corners : {false, true}) {
+                RoiAlignParams p;
+                p.interpolation = mode;
+                p.reduction = reduction;
+                p.align_regions_to_corners = corners;
+                p.minimum_samples_per_output = 1;
+                p.maximum_samples_per_output = 3;  // the huge boxes would need ~1e38 samples otherwise
+                p.out_of_bounds_input_value = oob;
+                const Dims out_sizes{10, channels, 3, 4};
+                const auto expected = test::run_into_bytes(out_sizes, type, [&](const TensorView& out) {
+                  roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
+                });
+                for (const int threads : {1, 2}) {
+                  const auto got = test::run_into_bytes(out_sizes, type, [&](const TensorView& out) {
+                    roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+                  });
+                  const std::size_t size = element_size(type);
+                  const std::size_t first = test::first_difference(expected, got, type);
+                  const std::size_t element = first / size;
+                  const std::int64_t per_roi = channels * 12;
+                  ASSERT_EQ(first, expected.size())
+                      << to_string(type) << " " << to_string(mode) << " " << to_string(reduction)
+                      << (corners ? " corners" : "") << (channels_last ? " nhwc" : " nchw") << " C " << channels
+                      << " oob " << test::hex_bytes(std::vector<unsigned char>(
+                                                        reinterpret_cast<const unsigned char*>(&oob_bits),
+                                                        reinterpret_cast<const unsigned char*>(&oob_bits) + 4),
+                                                    0, 4)
+                      << " threads " << threads << ": first difference at element " << element << " (ROI "
+                      << static_cast<std::int64_t>(element) / per_roi << ", channel "
+                      << static_cast<std::int64_t>(element) / 12 % channels << "): "
+                      << test::hex_bytes(expected, first, size) << " vs " << test::hex_bytes(got, first, size);
+                  for (std::size_t at = 0; at < got.size(); at += size) {
+                    ASSERT_FALSE(test::is_non_canonical_nan(got, at, size)) << "element " << at / size;
+                  }
+                  ++cases;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 2 * 2 * 3 * 2 * 2 * 2 * 2);
+}
+
+// ROIs whose sample tables are huge (adaptive sampling over boxes millions of pixels wide, within the sample budget):
+// the CPU backend tables them in groups that fit its cap (cpu/roi_align_cpu.cpp kMaxTableEntries, 2^22 entries) and
+// computes a ROI too large for it alone through the reference's sample-by-sample loop. The reference's bits, for
+// both paths (3 and 8 channels), packed and strided outputs.
+TEST(RoiAlignEquivalence, RoisWithHugeSampleTables) {
+  // With spatial_scale_x = 100 (x coordinates stay within float16's range): x extents 1.5e6 (tables of 1.5e6 + 1
+  // entries: two per group) and about 4.5e6 (over the cap alone); y extent 1.
+  const std::vector<float> corners = {0.01f, 1, 0.07f, 2,      // small
+                                      -7500, 2, 7500, 3,       // grouped
+                                      -7500, 3, 7500, 4,       // grouped
+                                      -22500, 1, 22500, 2,     // alone: the reference loop
+                                      7500, 2, -7500, 3,       // grouped, inverted
+                                      0, 0, 0.09f, 6};         // small
+  const Tensor batch = test::make_u32({6}, {0, 1, 0, 1, 1, 0});
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    const Tensor boxes = test::convert(test::make_f32({6, 4}, corners).view(), type);
+    for (const std::int64_t channels : {3, 8}) {
+      test::Input in = make_input({2, channels, 6, 9}, type, false, 4200);
+      test::sprinkle_special_values(in, 11);
+      RoiAlignParams p;
+      p.out_of_bounds_input_value = 0.5f;
+      p.spatial_scale_x = 100.0f;
+      const Dims out_sizes{6, channels, 1, 1};
+      const auto expected = run_into(out_sizes, type, false, [&](const TensorView& out) {
+        roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
+      });
+      for (const int threads : {1, 2}) {
+        for (const bool strided : {false, true}) {
+          const auto got = run_into(out_sizes, type, strided, [&](const TensorView& out) {
+            roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+          });
+          ASSERT_TRUE(test::bits_equal(expected, got,
+                                       std::string(to_string(type)) + " C " + std::to_string(channels) + " threads " +
+                                           std::to_string(threads) + (strided ? " strided-out" : "")));
         }
       }
     }

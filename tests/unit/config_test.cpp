@@ -509,7 +509,7 @@ TEST(ConfigErrors, DuplicateKeysAndDeepNesting) {
 TEST_F(ConfigFileTest, UnreadableAndRefusedFiles) {
   const std::string missing = (dir_ / "no_such.json").string();
   EXPECT_EQ(error_of([&] { read_resample_config(missing); }, ErrorCode::Io),
-            missing + ": cannot open: No such file or directory");
+            missing + ": cannot open for reading: No such file or directory");
   EXPECT_CONTAINS(error_of([&] { read_roi_align_config(dir_.string()); }, ErrorCode::Io), "folder");
   EXPECT_CONTAINS(error_of([&] { read_roi_file(missing); }, ErrorCode::Io), missing);
   EXPECT_CONTAINS(error_of([&] { read_batch_file(missing); }, ErrorCode::Io), missing);

@@ -81,7 +81,7 @@ Image make_image8(std::int64_t width, std::int64_t height, int channels, std::ve
   image.height = height;
   image.channels = channels;
   image.bit_depth = 8;
-  image.data8 = std::move(data);
+  image.data8.assign(data.begin(), data.end());
   return image;
 }
 
@@ -188,7 +188,7 @@ TEST(ImagePngFixtureTest, TransparencyChunkBecomesAnAlphaChannel) {
   const Image gray16 = read_image(fixture("gray16_trns.png"));
   ASSERT_EQ(gray16.bit_depth, 16);
   ASSERT_EQ(gray16.channels, 2);
-  EXPECT_EQ(gray16.data16, (std::vector<std::uint16_t>{0, 65535, 1000, 0, 65535, 65535}));
+  EXPECT_EQ(gray16.data16, (Samples16{0, 65535, 1000, 0, 65535, 65535}));
   expect_info(read_image_info(fixture("gray16_trns.png")), 3, 1, 2, 16, "png");
 }
 
@@ -205,7 +205,7 @@ TEST(ImagePngFixtureTest, InterlacedAnd16BitFiles) {
   const Image rgb16 = read_image(fixture("rgb16.png"));
   ASSERT_EQ(rgb16.bit_depth, 16);
   EXPECT_TRUE(rgb16.data8.empty());
-  EXPECT_EQ(rgb16.data16, (std::vector<std::uint16_t>{0, 1, 2, 256, 4660, 65535, 65534, 32768, 7}));
+  EXPECT_EQ(rgb16.data16, (Samples16{0, 1, 2, 256, 4660, 65535, 65534, 32768, 7}));
 }
 
 TEST(ImagePngFixtureTest, DamagedPngIsRefused) {
@@ -693,7 +693,7 @@ TEST(ImageTensorTest, PremultipliedAlphaScalesColour) {
   EXPECT_FLOAT_EQ(at(1, 2), 0.04f);
   EXPECT_EQ(at(3, 2), 0.2f);
   const Image back = tensor_to_image(tensor.view(), 8);
-  EXPECT_EQ(back.data8, (std::vector<std::uint8_t>{0, 0, 0, 0, 200, 100, 50, 255, 255, 51, 0, 51}));
+  EXPECT_EQ(back.data8, (Samples8{0, 0, 0, 0, 200, 100, 50, 255, 255, 51, 0, 51}));
 
   const Tensor straight = image_to_tensor(image, DataType::Float32, AlphaMode::Straight);
   EXPECT_EQ(straight.data_as<float>()[0], 1.0f);
@@ -751,15 +751,15 @@ TEST(ImageTensorTest, ValuesAreRoundedAndSaturated) {
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> values = {nan, -0.5f, 0.0f, 0.5f, 0.004f, 0.999f, 1.0f, 7.0f, inf, -inf};
   const Image image = tensor_to_image(ConstTensorView(values.data(), DataType::Float32, {1, 1, 1, 10}), 8);
-  EXPECT_EQ(image.data8, (std::vector<std::uint8_t>{0, 0, 0, 128, 1, 255, 255, 255, 255, 0}));
+  EXPECT_EQ(image.data8, (Samples8{0, 0, 0, 128, 1, 255, 255, 255, 255, 0}));
   const Image image16 = tensor_to_image(ConstTensorView(values.data(), DataType::Float32, {1, 1, 1, 10}), 16);
-  EXPECT_EQ(image16.data16, (std::vector<std::uint16_t>{0, 0, 0, 32768, 262, 65469, 65535, 65535, 65535, 0}));
+  EXPECT_EQ(image16.data16, (Samples16{0, 0, 0, 32768, 262, 65469, 65535, 65535, 65535, 0}));
 
   // Premultiplied colour brighter than its alpha (ringing) saturates; NaN alpha makes the pixel 0.
   // Gray plane then alpha plane, 5 pixels: (0.9, 0.5), (0.2, 0), (0.1, 0.4), (0, 0.5), (NaN, NaN).
   const std::vector<float> planar = {0.9f, 0.2f, 0.1f, 0.0f, nan, 0.5f, 0.0f, 0.4f, 0.5f, nan};
   const Image premul = tensor_to_image(ConstTensorView(planar.data(), DataType::Float32, {1, 2, 1, 5}), 8);
-  EXPECT_EQ(premul.data8, (std::vector<std::uint8_t>{255, 128, 0, 0, 64, 102, 0, 128, 0, 0}));
+  EXPECT_EQ(premul.data8, (Samples8{255, 128, 0, 0, 64, 102, 0, 128, 0, 0}));
 }
 
 TEST(ImageTensorTest, StridedViewsAreRead) {
@@ -790,7 +790,7 @@ TEST(ImageTensorTest, StridedViewsAreRead) {
   // A broadcast (zero-stride) view is a legal input too.
   const float half = 0.5f;
   const Image flat = tensor_to_image(ConstTensorView(&half, DataType::Float32, {1, 3, 2, 2}, {0, 0, 0, 0}), 16);
-  EXPECT_EQ(flat.data16, std::vector<std::uint16_t>(12, 32768));
+  EXPECT_EQ(flat.data16, Samples16(12, 32768));
 }
 
 TEST(ImageTensorTest, BadArgumentsAreRefused) {

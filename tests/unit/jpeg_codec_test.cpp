@@ -126,7 +126,7 @@ TEST_F(JpegCodecTest, EncodesOpenCvsBytesAndDecodesThemAlike) {
       write_image(file, image, quality);
       const std::vector<unsigned char> ours = file_bytes(file);
       // OpenCV's encoding of the same pixels (BGR order).
-      std::vector<unsigned char> bgr = image.data8;
+      std::vector<unsigned char> bgr(image.data8.begin(), image.data8.end());
       if (channels == 3) {
         for (std::size_t i = 0; i < bgr.size(); i += 3) std::swap(bgr[i], bgr[i + 2]);
       }

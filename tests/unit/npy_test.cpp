@@ -424,7 +424,7 @@ TEST_F(NpyTest, RefusesMissingUnknownAndDuplicateKeys) {
 
 TEST_F(NpyTest, ReadReportsIoErrors) {
   expect_read_error(path("missing.npy"), ErrorCode::Io, {"cannot open for reading", "No such file or directory"});
-  expect_read_error(dir_.string(), ErrorCode::Io, {"folder, not a file"});
+  expect_read_error(dir_.string(), ErrorCode::Io, {"it is a folder"});
 }
 
 // ---------------------------------------------------------------------------------------------------------------

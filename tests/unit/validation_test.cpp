@@ -209,9 +209,10 @@ struct RoiCase {
   Dims out_sizes{2, 3, 2, 2};
   DataType out_type = DataType::Float32;
   RoiAlignParams params;
-  void run() {
+  void run() { run_with({}); }
+  void run_with(const ExecOptions& options) {
     roi_align(input.const_view(), rois.const_view(), batch_indices.const_view(),
-              TensorView(out.data(), out_type, out_sizes), params);
+              TensorView(out.data(), out_type, out_sizes), params, options);
   }
 };
 
@@ -335,6 +336,134 @@ TEST(RoiAlignValidation, ScaledRoiCoordinatesMustBeFinite) {
   c.params.spatial_scale_y = 10.0f;
   expect_rejected([&] { c.run(); }, ErrorCode::InvalidArgument,
                   {"roi_align: ", "rois[0][1] (y1) = 3e+38", "spatial_scale_y = 10", "overflows"}, &c.out);
+}
+
+TEST(RoiAlignValidation, RoiExtentsMustBeFinite) {
+  RoiCase c;
+  c.rois.data_as<float>()[4] = -3e38f;  // ROI 1: x1 = -3e38, x2 = 3e38, each finite; x2 - x1 overflows
+  c.rois.data_as<float>()[6] = 3e38f;
+  expect_rejected([&] { c.run(); }, ErrorCode::InvalidArgument,
+                  {"roi_align: ", "rois[1]", "width X2 - X1", "overflows float32"}, &c.out);
+  RoiCase h;
+  h.rois.data_as<float>()[1] = -3e38f;  // ROI 0: the height
+  h.rois.data_as<float>()[3] = 3e38f;
+  expect_rejected([&] { h.run(); }, ErrorCode::InvalidArgument, {"rois[0]", "height Y2 - Y1"}, &h.out);
+}
+
+// An extent overflows where each scaled coordinate is finite but their difference is not, here through the
+// spatial scale (and from float16 ROI coordinates, whose float32 extents only overflow scaled).
+TEST(RoiAlignValidation, ScaledRoiExtentsMustBeFinite) {
+  RoiCase c;
+  c.rois = test::make_f32({2, 4}, {0, 0, 2, 2, -2e30f, 1, 2e30f, 3});
+  c.params.spatial_scale_x = 1e8f;  // -2e38 and 2e38: finite; the width 4e38 is not
+  expect_rejected([&] { c.run(); }, ErrorCode::InvalidArgument,
+                  {"roi_align: rois[1]: the scaled width X2 - X1 = 2e+38 - -2e+38 overflows float32",
+                   "box extents must be finite"},
+                  &c.out);
+  std::vector<std::uint16_t> out16(2 * 3 * 2 * 2, 0x1234u);
+  const Tensor in16 = test::convert(c.input.const_view(), DataType::Float16);
+  const Tensor rois16 = test::convert(test::make_f32({2, 4}, {0, -65504, 2, 65504, 0, 0, 1, 1}).const_view(),
+                                      DataType::Float16);
+  RoiAlignParams p;
+  p.spatial_scale_y = 3e33f;  // +-1.97e38: finite; the height is not
+  expect_rejected(
+      [&] {
+        roi_align(in16.const_view(), rois16.const_view(), c.batch_indices.const_view(),
+                  TensorView(out16.data(), DataType::Float16, c.out_sizes), p);
+      },
+      ErrorCode::InvalidArgument, {"roi_align: rois[0]: the scaled height Y2 - Y1", "overflows float32"});
+  for (const std::uint16_t v : out16) ASSERT_EQ(v, 0x1234u) << "output written after a validation error";
+}
+
+// The sample budget counts R x C x OH x OW x sy x sx with the per-ROI sample counts of §3.2, in both backends:
+// refused above the limit, run at exactly the limit, no limit with 0.
+TEST(RoiAlignValidation, SampleBudget) {
+  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    RoiCase c;  // ROIs 2 x 2 wide, output 2 x 2: one sample per axis each: 2 ROIs x 3 channels x 4 outputs = 24
+    ExecOptions options;
+    options.backend = backend;
+    const auto run = [&](std::uint64_t limit) {
+      options.max_samples = limit;
+      roi_align(c.input.const_view(), c.rois.const_view(), c.batch_indices.const_view(),
+                TensorView(c.out.data(), c.out_type, c.out_sizes), c.params, options);
+    };
+    expect_rejected([&] { run(23); }, ErrorCode::InvalidArgument,
+                    {"roi_align: the ROIs need 24 samples (ROI 0 alone: 2 x 2 outputs x 1 x 1 samples each per "
+                     "channel, 3 channels), over the limit of 23 (ExecOptions::max_samples); lower "
+                     "maximum_samples_per_output or the ROI sizes"},
+                    &c.out);
+    run(24);  // exactly at the limit: runs
+    for (const float v : c.out) EXPECT_NE(v, kSentinel);
+    const std::vector<float> at_limit = c.out;
+    std::fill(c.out.begin(), c.out.end(), kSentinel);
+    run(0);  // no limit: the same results
+    EXPECT_EQ(c.out, at_limit);
+    std::fill(c.out.begin(), c.out.end(), kSentinel);
+    run(ExecOptions{}.max_samples);  // the default
+    EXPECT_EQ(c.out, at_limit);
+  }
+}
+
+// The default budget (2^36) refuses a [0, 0, 1e7, 1e7] box with adaptive sampling (the default
+// maximum_samples_per_output) before any work, naming the largest ROI's counts.
+TEST(RoiAlignValidation, SampleBudgetRefusesHugeBoxes) {
+  EXPECT_EQ(ExecOptions{}.max_samples, std::uint64_t{1} << 36);
+  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    RoiCase huge;
+    huge.rois = test::make_f32({2, 4}, {0, 0, 1, 1, 0, 0, 1e7f, 1e7f});
+    expect_rejected(
+        [&] {
+          roi_align(huge.input.const_view(), huge.rois.const_view(), huge.batch_indices.const_view(),
+                    TensorView(huge.out.data(), huge.out_type, huge.out_sizes), huge.params, {backend, 1});
+        },
+        ErrorCode::InvalidArgument,
+        {"roi_align: the ROIs need 3e+14 samples (ROI 1 alone: 2 x 2 outputs x 5000000 x 5000000 samples each per "
+         "channel, 3 channels), over the limit of 68719476736 (ExecOptions::max_samples)"},
+        &huge.out);
+  }
+}
+
+// Counts that overflow uint64 saturate instead of wrapping below the limit: ~3.4e38-wide boxes with
+// maximum_samples_per_output = UINT32_MAX need (2^32 - 1)^2 samples per output element.
+TEST(RoiAlignValidation, SampleBudgetSaturates) {
+  RoiCase c;
+  c.rois = test::make_f32({2, 4}, {-1.5e38f, -1.5e38f, 1.5e38f, 1.5e38f, -1.5e38f, -1.5e38f, 1.5e38f, 1.5e38f});
+  ExecOptions options;
+  options.max_samples = UINT64_MAX - 1;
+  expect_rejected([&] { c.run_with(options); }, ErrorCode::InvalidArgument,
+                  {"the ROIs need more than 1.8e+19 samples",
+                   "2 x 2 outputs x 4294967295 x 4294967295 samples each per channel",
+                   "over the limit of 18446744073709551614"},
+                  &c.out);
+  // The sum over ROIs saturates too: each ROI alone fits in uint64, the two together do not.
+  RoiCase one;
+  one.input = test::iota_f32({2, 1, 4, 4});
+  one.rois = c.rois;
+  one.out.assign(2 * 1 * 1 * 1, kSentinel);
+  one.out_sizes = {2, 1, 1, 1};
+  one.params.maximum_samples_per_output = 3500000000u;  // 3.5e9^2 = 1.2e19 per ROI, 2.4e19 > UINT64_MAX together
+  expect_rejected([&] { one.run_with(options); }, ErrorCode::InvalidArgument,
+                  {"the ROIs need more than 1.8e+19 samples", "1 x 1 outputs x 3500000000 x 3500000000"}, &one.out);
+}
+
+// Many small ROIs add up: the limit is on the sum over all ROIs, and the message names the largest one.
+TEST(RoiAlignValidation, SampleBudgetSumsOverRois) {
+  RoiCase c;
+  std::vector<float> boxes;
+  for (int r = 0; r < 100; ++r) boxes.insert(boxes.end(), {0, 0, r == 37 ? 8.0f : 2.0f, 2});
+  c.rois = test::make_f32({100, 4}, boxes);
+  c.batch_indices = test::make_u32({100}, std::vector<std::uint32_t>(100, 1));
+  c.out.assign(100 * 3 * 2 * 2, kSentinel);
+  c.out_sizes = {100, 3, 2, 2};
+  // 99 ROIs x 12 samples + ROI 37 (4 samples per output along x) x 48 = 1236.
+  ExecOptions options;
+  options.max_samples = 1235;
+  expect_rejected([&] { c.run_with(options); }, ErrorCode::InvalidArgument,
+                  {"the ROIs need 1236 samples (ROI 37 alone: 2 x 2 outputs x 1 x 4 samples each per channel"},
+                  &c.out);
+  options.max_samples = 1236;
+  c.run_with(options);
+  for (const float v : c.out) EXPECT_NE(v, kSentinel);
 }
 
 TEST(RoiAlignValidation, OutputMustNotOverlapInputs) {

@@ -10,6 +10,9 @@
 #include <stdexcept>
 #include <string>
 
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
+
 namespace rsz {
 
 enum class ErrorCode {
@@ -45,3 +48,5 @@ namespace detail {
 
 #define RSZ_ASSERT(condition) \
   ((condition) ? static_cast<void>(0) : ::rsz::detail::internal_assert_failed(#condition, __FILE__, __LINE__))
+
+#pragma GCC visibility pop

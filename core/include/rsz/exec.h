@@ -5,6 +5,11 @@
 // thread count. All operators are thread-safe: concurrent calls are fine as long as their outputs do not overlap.
 #pragma once
 
+#include <cstdint>
+
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
+
 namespace rsz {
 
 enum class Backend {
@@ -19,6 +24,16 @@ struct ExecOptions {
   Backend backend = Backend::Auto;
   // Worker threads for backends that use them (Cpu); 0 means all hardware threads. Ignored by Reference.
   int num_threads = 0;
+  // roi_align's sample budget: the most bilinear/nearest sample evaluations one roi_align call may make, summed over
+  // all ROIs, channels and output elements: sum over ROIs of C x OH x OW x sy x sx (sy, sx: the ROI's samples per
+  // output element, SEMANTICS.md §3.2), computed per ROI in saturating 64-bit arithmetic. 0 means no limit. Checked
+  // after the ROI values are validated and before any work, by every backend; a call over the limit throws
+  // rsz::Error (InvalidArgument) naming the total and the largest ROI's counts; a total equal to it runs. The default
+  // 2^36 (68719476736) is about a minute of work on one core and far above ordinary use (1000 ROIs x 256 channels x
+  // 7 x 7 outputs x 2 x 2 samples = 5e7), yet refuses adaptive sampling over absurd boxes ([0, 0, 1e7, 1e7]).
+  std::uint64_t max_samples = std::uint64_t{1} << 36;
 };
 
 }  // namespace rsz
+
+#pragma GCC visibility pop

@@ -8,6 +8,9 @@
 
 #include <cstdint>
 
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
+
 namespace rsz {
 
 // Exact widening of float16 bits to float32.
@@ -36,3 +39,5 @@ class Float16 {
 static_assert(sizeof(Float16) == 2, "Float16 must be exactly two bytes");
 
 }  // namespace rsz
+
+#pragma GCC visibility pop

@@ -22,6 +22,9 @@
 #include "rsz/exec.h"
 #include "rsz/tensor.h"
 
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
+
 namespace rsz {
 
 enum class InterpolationMode { Nearest, Linear };
@@ -44,3 +47,5 @@ void resample(const ConstTensorView& input, const TensorView& output, const Resa
               const ExecOptions& options = {});
 
 }  // namespace rsz
+
+#pragma GCC visibility pop

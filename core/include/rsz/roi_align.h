@@ -33,6 +33,9 @@
 #include "rsz/resample.h"
 #include "rsz/tensor.h"
 
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
+
 namespace rsz {
 
 enum class RoiReduction { Average, Max };
@@ -61,3 +64,5 @@ void roi_align(const ConstTensorView& input, const ConstTensorView& rois, const 
                const TensorView& output, const RoiAlignParams& params, const ExecOptions& options = {});
 
 }  // namespace rsz
+
+#pragma GCC visibility pop

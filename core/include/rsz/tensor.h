@@ -22,6 +22,9 @@
 
 #include "rsz/float16.h"
 
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
+
 namespace rsz {
 
 // UNorm8 / UNorm16: unsigned normalized samples (DXGI's UNORM), as decoded images hold them: a sample p stands for
@@ -122,6 +125,13 @@ class TensorView {
   TensorLayout layout_;
 };
 
+// Memory for large tensor and pixel buffers (Tensor's storage, io::Image's samples): 64-byte aligned; buffers of
+// 4 MiB and more are 2 MiB aligned and, on Linux, offered to transparent huge pages, so that touching a fresh
+// 100 MB buffer takes a few hundred page faults instead of tens of thousands. Release with free_buffer. Throws
+// std::bad_alloc.
+void* allocate_buffer(std::size_t bytes);
+void free_buffer(void* p) noexcept;
+
 // Whether a new Tensor's elements start at zero or are left as the allocator gives them (for a tensor that is about
 // to be overwritten completely, such as an operator's output: no pass over the memory before the real one).
 enum class TensorInit { Zero, Uninitialized };
@@ -161,7 +171,10 @@ class Tensor {
   void check_type(DataType requested) const;
 
   TensorLayout layout_;
-  std::unique_ptr<std::byte[]> storage_;
+  struct FreeStorage {
+    void operator()(std::byte* p) const noexcept;
+  };
+  std::unique_ptr<std::byte, FreeStorage> storage_;
   std::size_t bytes_ = 0;
 };
 
@@ -187,3 +200,5 @@ const T* Tensor::data_as() const {
 }
 
 }  // namespace rsz
+
+#pragma GCC visibility pop

@@ -16,6 +16,9 @@
 #include "rsz/resample.h"
 #include "rsz/tensor.h"
 
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
+
 namespace rsz {
 
 struct ScaleSize {
@@ -35,3 +38,5 @@ void upsample2d(const ConstTensorView& input, const TensorView& output, const Up
                 const ExecOptions& options = {});
 
 }  // namespace rsz
+
+#pragma GCC visibility pop

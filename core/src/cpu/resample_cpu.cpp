@@ -1,7 +1,8 @@
 // RESAMPLE1 on the CPU. Nearest: per-axis index tables, rows copied as raw bits (no conversion, so float16 stays
 // bit-exact). Linear: separable passes: each needed input row is filtered along W once into a float32 row (cached
 // while consecutive output rows reuse it), rows are blended along H, then the planes along C and N: the same
-// lerps, in the same order, as the reference (W, H, C, N), hence the same bits.
+// lerps, in the same order, as the reference (W, H, C, N), hence the same bits; a NaN result is stored as the
+// canonical NaN (SEMANTICS.md §0), as the reference stores it.
 #include <immintrin.h>
 
 #include <array>
@@ -14,6 +15,7 @@
 #include "cpu/parallel.h"
 #include "cpu/rows.h"
 #include "cpu/tables.h"
+#include "detail/access.h"
 #include "detail/coords.h"
 #include "rsz/float16.h"
 
@@ -109,6 +111,11 @@ void nearest_rows(const ConstTensorView& input, const TensorView& output, const 
   });
 }
 
+// detail::canonical_nan on eight lanes: a NaN lane becomes float32 0x7fc00000 (SEMANTICS.md §0, computed results).
+__attribute__((target("avx2"))) inline __m256 canonical_nan8(__m256 v) {
+  return _mm256_blendv_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
 // Eight outputs of a halving W filter from the sixteen values at p (a0 b0 a1 b1 ... a7 b7): lerp8(a, b, wx).
 __attribute__((target("avx2"))) inline __m256 halving_lerp(const float* p, __m256 wx) {
   const __m256 v0 = _mm256_loadu_ps(p);      // a0 b0 a1 b1 | a2 b2 a3 b3
@@ -133,7 +140,8 @@ __attribute__((target("avx2"))) std::int64_t filter_row_halving_avx2(const float
 }
 
 // Halving along W and blending two such rows along H in one pass: dst[x] = t + wy * (u - t) with t and u the
-// W-lerps of rows r0 and r1 (computed exactly as filter_row_halving_avx2 does). Returns how far it got.
+// W-lerps of rows r0 and r1 (computed exactly as filter_row_halving_avx2 does), a NaN stored as the canonical NaN
+// (these are final results). Returns how far it got.
 __attribute__((target("avx2"))) std::int64_t halve_and_blend_avx2(const float* r0, const float* r1,
                                                                    std::int64_t first_tap, const float* w, float wy,
                                                                    std::int64_t end, std::int64_t ahead, float* dst) {
@@ -147,7 +155,7 @@ __attribute__((target("avx2"))) std::int64_t halve_and_blend_avx2(const float* r
     const __m256 wx = _mm256_loadu_ps(w + x);
     const __m256 t = halving_lerp(r0 + first_tap + 2 * x, wx);
     const __m256 u = halving_lerp(r1 + first_tap + 2 * x, wx);
-    _mm256_storeu_ps(dst + x, _mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t))));
+    _mm256_storeu_ps(dst + x, canonical_nan8(_mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t)))));
   }
   return x;
 }
@@ -167,7 +175,7 @@ __attribute__((target("avx2"))) std::int64_t pairs_and_blend_avx2(const float* r
     const __m256 t = lerp8(a, b, wx);
     load_pairs8(r1, i0 + x, a, b);
     const __m256 u = lerp8(a, b, wx);
-    _mm256_storeu_ps(dst + x, _mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t))));
+    _mm256_storeu_ps(dst + x, canonical_nan8(_mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t)))));
   }
   return x;
 }
@@ -262,10 +270,15 @@ void filter_row(const float* src, const LinearTable& t, std::int64_t adjacent, b
   lerp_taps(src, t.i0.data(), t.i1.data(), t.w.data(), done, n, dst);
 }
 
-// dst[x] = a[x] + w * (b[x] - a[x]); dst may be a.
+// dst[x] = a[x] + w * (b[x] - a[x]), a NaN stored as detail::canonical_nan (harmless where the row is blended
+// again: it stays a NaN, and every final NaN is canonical anyway); dst may be a.
 __attribute__((target_clones("avx2", "default"))) void blend_rows(float* dst, const float* a, const float* b, float w,
                                                                    std::int64_t count) {
-  for (std::int64_t x = 0; x < count; ++x) dst[x] = a[x] + w * (b[x] - a[x]);
+  const float nan = detail::the_canonical_nan();
+  for (std::int64_t x = 0; x < count; ++x) {
+    const float v = a[x] + w * (b[x] - a[x]);
+    dst[x] = v == v ? v : nan;
+  }
 }
 
 // dst[x] = float16 of (a[x] + w * (b[x] - a[x])): blend_rows and the narrowing of store_row in one pass, eight
@@ -273,7 +286,9 @@ __attribute__((target_clones("avx2", "default"))) void blend_rows(float* dst, co
 // F16C + AVX2.
 __attribute__((target("avx2,f16c"))) void blend_rows_f16(std::uint16_t* dst, const float* a, const float* b, float w,
                                                           std::int64_t count, bool stream) {
-  const auto one = [&](std::int64_t x) { dst[x] = float_to_float16_bits(a[x] + w * (b[x] - a[x])); };
+  const auto one = [&](std::int64_t i) {
+    dst[i] = float_to_float16_bits(detail::canonical_nan(a[i] + w * (b[i] - a[i])));
+  };
   std::int64_t x = 0;
   if (stream) {
     for (; x < count && reinterpret_cast<std::uintptr_t>(dst + x) % 16 != 0; ++x) one(x);
@@ -281,7 +296,8 @@ __attribute__((target("avx2,f16c"))) void blend_rows_f16(std::uint16_t* dst, con
   const __m256 wv = _mm256_set1_ps(w);
   for (; x + 8 <= count; x += 8) {
     const __m256 av = _mm256_loadu_ps(a + x);
-    const __m256 v = _mm256_add_ps(av, _mm256_mul_ps(wv, _mm256_sub_ps(_mm256_loadu_ps(b + x), av)));
+    const __m256 v =
+        canonical_nan8(_mm256_add_ps(av, _mm256_mul_ps(wv, _mm256_sub_ps(_mm256_loadu_ps(b + x), av))));
     const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     if (stream) {
       _mm_stream_si128(reinterpret_cast<__m128i*>(dst + x), h);
@@ -297,13 +313,15 @@ __attribute__((target("avx2,f16c"))) void blend_rows_f16(std::uint16_t* dst, con
 __attribute__((target("avx2"))) void blend_rows_stream(float* dst, const float* a, const float* b, float w,
                                                        std::int64_t count) {
   std::int64_t x = 0;
-  for (; x < count && reinterpret_cast<std::uintptr_t>(dst + x) % 32 != 0; ++x) dst[x] = a[x] + w * (b[x] - a[x]);
+  const auto one = [&](std::int64_t i) { dst[i] = detail::canonical_nan(a[i] + w * (b[i] - a[i])); };
+  for (; x < count && reinterpret_cast<std::uintptr_t>(dst + x) % 32 != 0; ++x) one(x);
   const __m256 wv = _mm256_set1_ps(w);
   for (; x + 8 <= count; x += 8) {
     const __m256 av = _mm256_loadu_ps(a + x);
-    _mm256_stream_ps(dst + x, _mm256_add_ps(av, _mm256_mul_ps(wv, _mm256_sub_ps(_mm256_loadu_ps(b + x), av))));
+    _mm256_stream_ps(dst + x,
+                     canonical_nan8(_mm256_add_ps(av, _mm256_mul_ps(wv, _mm256_sub_ps(_mm256_loadu_ps(b + x), av)))));
   }
-  for (; x < count; ++x) dst[x] = a[x] + w * (b[x] - a[x]);
+  for (; x < count; ++x) one(x);
 }
 
 // A W-filtered input row, remembered by its input offset.
@@ -341,7 +359,7 @@ class LinearRowKernel {
       const auto i = static_cast<std::size_t>(x);
       const float top = detail::lerp(r0[wt_.i0[i]], r0[wt_.i1[i]], wt_.w[i]);
       const float bottom = detail::lerp(r1[wt_.i0[i]], r1[wt_.i1[i]], wt_.w[i]);
-      dst[x] = top + wy * (bottom - top);
+      dst[x] = detail::canonical_nan(top + wy * (bottom - top));
     }
     return true;
   }
@@ -447,7 +465,8 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
           }
         }
         if (direct && values == blended) continue;
-        store_row(output.data(), output.dtype(), out_offset, output.stride(3), ow, values, stream);
+        // A W-filtered row stored as it is (wy == 0) may hold any NaN: canonicalized on the way out.
+        store_row_computed(output.data(), output.dtype(), out_offset, output.stride(3), ow, values, stream);
         continue;
       }
       for (int k = 0; k < 4; ++k) {
@@ -468,7 +487,7 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
         if (two_n) blend_rows(terms[2].data(), terms[2].data(), terms[3].data(), t[1].w[c], ow);
       }
       if (two_n) blend_rows(terms[0].data(), terms[0].data(), terms[2].data(), t[0].w[n], ow);
-      store_row(output.data(), output.dtype(), out_offset, output.stride(3), ow, terms[0].data(), stream);
+      store_row(output.data(), output.dtype(), out_offset, output.stride(3), ow, terms[0].data(), stream);  // blended
     }
     if (stream) stream_fence();
   });

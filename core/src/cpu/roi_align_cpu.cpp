@@ -1,6 +1,7 @@
 // ROI_ALIGN on the CPU. Per ROI, the sample positions of every output column and row are computed once (the
 // out-of-bounds test, the clamped taps and weights) and shared by all channels. Samples are read, combined and
-// accumulated exactly as in the reference, so results are bit-identical to it for any thread count.
+// accumulated exactly as in the reference, so results are bit-identical to it for any thread count (a NaN result is
+// stored as the canonical NaN, SEMANTICS.md §0, as the reference stores it).
 //
 // Two paths:
 // * many channels: per batch and block of up to 32 channels, the map is copied once to H x W x block (channels-last:
@@ -12,6 +13,7 @@
 //   sample is a vector lerp of two such rows over the output columns. x samples are stored ix-major so the samples
 //   ix of consecutive output columns are contiguous.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <immintrin.h>
 #include <numeric>
@@ -25,6 +27,7 @@
 #include "cpu/rows.h"
 #include "detail/access.h"
 #include "detail/coords.h"
+#include "reference/reference.h"
 #include "rsz/float16.h"
 
 namespace rsz::cpu {
@@ -275,6 +278,7 @@ void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables
           const std::int64_t count = std::min(block_channels, channels - c0);
           pool_channels_last(tables[static_cast<std::size_t>(r)], base + (c0 - c_begin), pixel, out_h, out_w,
                              average, p.out_of_bounds_input_value, res.data());
+          canonicalize_nans(res.data(), pixels * pixel);  // results are computed: a NaN is the canonical one
           // res is pixels x pixel (channels innermost); the output wants one plane per channel.
           transpose(res.data(), pixel, pixels, pixel, planes.data(), pixels);
           const std::int64_t plane = r * output.stride(0) + c0 * output.stride(1);
@@ -399,6 +403,7 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
           (fast ? avx2::accumulate_y_sample : portable::accumulate_y_sample)(top, bottom, wy, inside_x, sx, out_w,
                                                                              oob, fold);
         }
+        canonicalize_nans(s.out.data(), out_w);  // results are computed: a NaN is the canonical one
         store_row(output.data(), type, row, output.stride(3), out_w, s.out.data(), stream);
       }
     }
@@ -406,10 +411,9 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
   });
 }
 
-}  // namespace
-
-void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
-                   const TensorView& output, const RoiAlignParams& p, int threads) {
+// The tabled ROI_ALIGN of ROIs whose tables fit kMaxTableEntries together (see roi_align_cpu).
+void roi_align_tabled(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+                      const TensorView& output, const RoiAlignParams& p, int threads) {
   const DataType type = input.dtype();
   const std::int64_t roi_count = output.size(0);
   const std::int64_t channels = output.size(1);
@@ -464,6 +468,107 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
   } else {
     run_planes(input, tables, output, p, threads);
   }
+}
+
+// Sample tables are built for all ROIs of a call before any pooling, (OW * sx + OH * sy) entries of 21 bytes per ROI
+// (and the plane path keeps two x-lerped rows of OW * sx floats per thread). Within the sample budget one ROI can ask
+// for billions of entries (a 4e9-wide box over 16 output columns: sx = 2.5e8), so the tables of one pass are capped:
+// about 88 MB.
+constexpr std::uint64_t kMaxTableEntries = std::uint64_t{1} << 22;
+
+// ROIs [first, first + count) of the call, as views of their own: the rows of rois and batch_indices, the output
+// planes.
+struct RoiRange {
+  ConstTensorView rois;
+  ConstTensorView batch_indices;
+  TensorView output;
+};
+
+RoiRange roi_range(const ConstTensorView& rois, const ConstTensorView& batch_indices, const TensorView& output,
+                   std::int64_t first, std::int64_t count) {
+  const std::int64_t roi_stride = rois.stride(rois.rank() - 2);
+  const std::int64_t coord_stride = rois.stride(rois.rank() - 1);
+  const std::int64_t index_stride = batch_indices.stride(batch_indices.rank() - 1);
+  const auto roi_elem = static_cast<std::int64_t>(element_size(rois.dtype()));
+  const auto out_elem = static_cast<std::int64_t>(element_size(output.dtype()));
+  return {ConstTensorView(static_cast<const std::byte*>(rois.data()) + first * roi_stride * roi_elem, rois.dtype(),
+                          {count, 4}, {roi_stride, coord_stride}),
+          ConstTensorView(static_cast<const std::uint32_t*>(batch_indices.data()) + first * index_stride,
+                          DataType::UInt32, {count}, {index_stride}),
+          TensorView(static_cast<std::byte*>(output.data()) + first * output.stride(0) * out_elem, output.dtype(),
+                     {count, output.size(1), output.size(2), output.size(3)},
+                     {output.stride(0), output.stride(1), output.stride(2), output.stride(3)})};
+}
+
+}  // namespace
+
+// ROIs go through the tables in consecutive groups whose tables fit kMaxTableEntries together (all of them at once
+// in any ordinary call). A single ROI whose tables alone would not fit is computed by the reference twin, which
+// evaluates each sample position as it goes: the same expressions, hence the same bits, in constant memory, with
+// the channels spread over the threads.
+void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+                   const TensorView& output, const RoiAlignParams& p, int threads) {
+  const std::int64_t roi_count = output.size(0);
+  const std::int64_t out_h = output.size(2);
+  const std::int64_t out_w = output.size(3);
+  const std::int64_t roi_stride = rois.stride(rois.rank() - 2);
+  const std::int64_t coord_stride = rois.stride(rois.rank() - 1);
+  std::vector<std::uint64_t> entries(static_cast<std::size_t>(roi_count));
+  std::uint64_t total = 0;
+  for (std::int64_t r = 0; r < roi_count; ++r) {
+    const auto coord = [&](int j) {
+      return detail::load_element(rois.data(), rois.dtype(), r * roi_stride + j * coord_stride);
+    };
+    const float x1 = coord(0) * p.spatial_scale_x;
+    const float y1 = coord(1) * p.spatial_scale_y;
+    const float x2 = coord(2) * p.spatial_scale_x;
+    const float y2 = coord(3) * p.spatial_scale_y;
+    const std::uint32_t sx =
+        detail::roi_sample_count(x2 - x1, out_w, p.minimum_samples_per_output, p.maximum_samples_per_output);
+    const std::uint32_t sy =
+        detail::roi_sample_count(y2 - y1, out_h, p.minimum_samples_per_output, p.maximum_samples_per_output);
+    const std::uint64_t x_entries = detail::saturating_mul(static_cast<std::uint64_t>(out_w), sx);
+    const std::uint64_t y_entries = detail::saturating_mul(static_cast<std::uint64_t>(out_h), sy);
+    const std::uint64_t e = x_entries > UINT64_MAX - y_entries ? UINT64_MAX : x_entries + y_entries;
+    entries[static_cast<std::size_t>(r)] = e;
+    total = total > UINT64_MAX - e ? UINT64_MAX : total + e;
+  }
+  if (total <= kMaxTableEntries) {
+    roi_align_tabled(input, rois, batch_indices, output, p, threads);
+    return;
+  }
+  std::int64_t first = 0;
+  std::uint64_t group = 0;
+  const auto flush = [&](std::int64_t end) {
+    if (end > first) {
+      const RoiRange range = roi_range(rois, batch_indices, output, first, end - first);
+      roi_align_tabled(input, range.rois, range.batch_indices, range.output, p, threads);
+    }
+    first = end;
+    group = 0;
+  };
+  for (std::int64_t r = 0; r < roi_count; ++r) {
+    const std::uint64_t e = entries[static_cast<std::size_t>(r)];
+    if (e > kMaxTableEntries) {
+      flush(r);
+      const RoiRange range = roi_range(rois, batch_indices, output, r, 1);
+      const auto elem = static_cast<std::int64_t>(element_size(input.dtype()));
+      parallel_for(input.size(1), 1, threads, [&](std::int64_t begin, std::int64_t end) {
+        const ConstTensorView in(static_cast<const std::byte*>(input.data()) + begin * input.stride(1) * elem,
+                                 input.dtype(), {input.size(0), end - begin, input.size(2), input.size(3)},
+                                 {input.stride(0), input.stride(1), input.stride(2), input.stride(3)});
+        const TensorView& o = range.output;
+        const TensorView out(static_cast<std::byte*>(o.data()) + begin * o.stride(1) * elem, o.dtype(),
+                             {1, end - begin, o.size(2), o.size(3)}, {o.stride(0), o.stride(1), o.stride(2), o.stride(3)});
+        reference::roi_align_reference(in, range.rois, range.batch_indices, out, p);
+      });
+      first = r + 1;
+      continue;
+    }
+    if (group + e > kMaxTableEntries) flush(r);
+    group += e;
+  }
+  flush(roi_count);
 }
 
 }  // namespace rsz::cpu

@@ -54,6 +54,27 @@ void lerp_taps(const float* src, const std::int64_t* i0, const std::int64_t* i1,
   for (std::int64_t x = begin; x < end; ++x) dst[x] = detail::lerp(src[i0[x]], src[i1[x]], w[x]);
 }
 
+__attribute__((target_clones("avx2", "default"))) void canonicalize_nans(float* row, std::int64_t count) {
+  const float nan = detail::the_canonical_nan();
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float v = row[i];
+    row[i] = v == v ? v : nan;
+  }
+}
+
+void store_row_computed(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
+                        const float* src, bool stream) {
+  // In cache-sized pieces: canonicalized into a local buffer, then stored as store_row does.
+  constexpr std::int64_t kPiece = 1024;
+  float piece[kPiece];
+  for (std::int64_t begin = 0; begin < count; begin += kPiece) {
+    const std::int64_t n = std::min(kPiece, count - begin);
+    std::memcpy(piece, src + begin, static_cast<std::size_t>(n) * sizeof(float));
+    canonicalize_nans(piece, n);
+    store_row(base, type, offset + begin * stride, stride, n, piece, stream);
+  }
+}
+
 void copy_bytes(void* dst, const void* src, std::size_t bytes, bool stream) {
   if (!stream) {
     std::memcpy(dst, src, bytes);

@@ -18,6 +18,12 @@ void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t
 void store_row(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
                const float* src, bool stream = false);
 
+// Computed results (SEMANTICS.md §0): every NaN in row[0, count) becomes detail::canonical_nan (float32 0x7fc00000).
+void canonicalize_nans(float* row, std::int64_t count);
+// store_row for computed results: the values stored are canonicalize_nans of src (src itself is left as it is).
+void store_row_computed(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
+                        const float* src, bool stream = false);
+
 // dst[x] = detail::lerp(src[i0[x]], src[i1[x]], w[x]) (the first tap alone where w[x] is 0) for x in [begin, end):
 // the scalar two-tap filter of the resample W axis and the ROI align x samples, and the edge of their vector forms.
 void lerp_taps(const float* src, const std::int64_t* i0, const std::int64_t* i1, const float* w, std::int64_t begin,

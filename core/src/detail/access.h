@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "rsz/float16.h"
 #include "rsz/tensor.h"
@@ -27,6 +28,37 @@ inline void store_element(void* base, DataType type, std::int64_t offset, float 
     static_cast<float*>(base)[offset] = value;
   } else {
     static_cast<std::uint16_t*>(base)[offset] = float_to_float16_bits(value);
+  }
+}
+
+// The one NaN a computed result may be (SEMANTICS.md §0): every NaN that linear interpolation or ROI_ALIGN produces
+// is stored as the positive quiet NaN with a zero payload, float32 0x7fc00000 (float16 0x7e00 after narrowing), in
+// every backend, so the bits never depend on which NaN operand the hardware or the compiler's operand order kept.
+inline float the_canonical_nan() {
+  const std::uint32_t bits = 0x7fc00000u;
+  float nan;
+  std::memcpy(&nan, &bits, sizeof nan);
+  return nan;
+}
+
+inline float canonical_nan(float value) { return value == value ? value : the_canonical_nan(); }
+
+// store_element for a computed result: a NaN is stored as canonical_nan.
+inline void store_computed(void* base, DataType type, std::int64_t offset, float value) {
+  store_element(base, type, offset, canonical_nan(value));
+}
+
+// A nearest-neighbour selection (SEMANTICS.md §0): the element is copied with every bit (a signalling NaN stays
+// signalling) when input and output have the same type; a unorm input is converted as load_element does.
+inline void copy_element(const void* in, DataType in_type, std::int64_t in_offset, void* out, DataType out_type,
+                         std::int64_t out_offset) {
+  if (in_type == DataType::Float32 && out_type == DataType::Float32) {
+    std::memcpy(static_cast<float*>(out) + out_offset, static_cast<const float*>(in) + in_offset, sizeof(float));
+  } else if (in_type == DataType::Float16 && out_type == DataType::Float16) {
+    std::memcpy(static_cast<std::uint16_t*>(out) + out_offset, static_cast<const std::uint16_t*>(in) + in_offset,
+                sizeof(std::uint16_t));
+  } else {
+    store_element(out, out_type, out_offset, load_element(in, in_type, in_offset));
   }
 }
 

@@ -12,7 +12,8 @@ inline float resample_source_coord(std::int64_t o, float scale, float input_offs
   return (static_cast<float>(o) - output_offset) / scale - input_offset;
 }
 
-// §1.2 (and ROI nearest): floor(x + 0.5) clamped to [0, n - 1]; exact halves go up.
+// §1.2 (and ROI nearest): floor(x + 0.5) clamped to [0, n - 1]; exact halves go up. Clamped in float before the
+// conversion: NaN and -Inf give 0, +Inf gives n - 1.
 inline std::int64_t nearest_index(float x, std::int64_t n) {
   const float rounded = std::floor(x + 0.5f);
   if (!(rounded > 0.0f)) return 0;
@@ -27,13 +28,15 @@ struct LinearTaps {
   float w;
 };
 
+// Clamps to [0, n - 1]; NaN becomes 0 (no NaN or infinity survives, so the result converts safely to an index).
+// -0 stays -0 (it reads index 0 like +0).
 inline float clamp_coord(float x, std::int64_t n) {
   const float hi = static_cast<float>(n - 1);
-  return x < 0.0f ? 0.0f : (x > hi ? hi : x);
+  return x > hi ? hi : (x >= 0.0f ? x : 0.0f);
 }
 
 inline LinearTaps linear_taps(float x, std::int64_t n) {
-  const float clamped = clamp_coord(x, n);
+  const float clamped = clamp_coord(x, n);  // finite and in [0, n - 1]: the conversion below is defined
   std::int64_t i0 = static_cast<std::int64_t>(std::floor(clamped));
   if (i0 > n - 1) i0 = n - 1;
   const std::int64_t i1 = i0 + 1 < n ? i0 + 1 : n - 1;
@@ -43,10 +46,17 @@ inline LinearTaps linear_taps(float x, std::int64_t n) {
 // §1.3: one 2-tap step. A zero weight takes only the first tap (so an infinite or huge second tap cannot leak in).
 inline float lerp(float a, float b, float w) { return w == 0.0f ? a : a + w * (b - a); }
 
+// a x b, or UINT64_MAX where the product overflows: sample and table counts that must not wrap.
+inline std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 // §3.2: samples per output element on one axis: clamp(ceil(|extent| / out_size), lo, hi).
 inline std::uint32_t roi_sample_count(float extent, std::int64_t out_size, std::uint32_t lo, std::uint32_t hi) {
   const float wanted = std::ceil(std::fabs(extent) / static_cast<float>(out_size));
-  const std::uint32_t count = wanted >= static_cast<float>(hi) ? hi : static_cast<std::uint32_t>(wanted);
+  // `!(wanted < hi)` also maps NaN to hi, so no NaN reaches the integer conversion.
+  const std::uint32_t count = !(wanted < static_cast<float>(hi)) ? hi : static_cast<std::uint32_t>(wanted);
   return count < lo ? lo : count;
 }
 

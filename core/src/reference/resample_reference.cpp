@@ -48,10 +48,12 @@ void resample_reference(const ConstTensorView& input, const TensorView& output, 
               axes[i] = {detail::linear_taps(x, input.size(a)), input.stride(a)};
             }
           }
-          const float value = params.interpolation == InterpolationMode::Nearest
-                                  ? detail::load_element(input.data(), type, in_offset)
-                                  : combine_linear(input.data(), type, axes, 0, 0);
-          detail::store_element(output.data(), output.dtype(), out_offset, value);
+          if (params.interpolation == InterpolationMode::Nearest) {
+            detail::copy_element(input.data(), type, in_offset, output.data(), output.dtype(), out_offset);
+          } else {
+            detail::store_computed(output.data(), output.dtype(), out_offset,
+                                  combine_linear(input.data(), type, axes, 0, 0));
+          }
         }
       }
     }

@@ -71,7 +71,7 @@ void roi_align_reference(const ConstTensorView& input, const ConstTensorView& ro
             }
           }
           const float value = params.reduction == RoiReduction::Average ? acc / count : acc;
-          detail::store_element(output.data(), type,
+          detail::store_computed(output.data(), type,
                                 r * output.stride(0) + c * output.stride(1) + oy * output.stride(2) +
                                     ox * output.stride(3),
                                 value);

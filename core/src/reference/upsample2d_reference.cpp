@@ -36,17 +36,17 @@ void upsample2d_reference(const ConstTensorView& input, const TensorView& output
     }
     const std::int64_t oh = index[static_cast<std::size_t>(h_axis)];
     const std::int64_t ow = index[static_cast<std::size_t>(w_axis)];
-    float value;
     if (params.interpolation == InterpolationMode::Nearest) {
-      value = detail::load_element(input.data(), type,
-                                   plane_in + (oh / sh) * input.stride(h_axis) + (ow / sw) * input.stride(w_axis));
+      detail::copy_element(input.data(), type,
+                           plane_in + (oh / sh) * input.stride(h_axis) + (ow / sw) * input.stride(w_axis),
+                           output.data(), type, out_offset);
     } else {
       // RESAMPLE1 linear with scales {1, 1, sh, sw} and offsets 0.5 / -0.5 (the N/C axes land on whole indices).
       const auto ty = detail::linear_taps(detail::resample_source_coord(oh, static_cast<float>(sh), 0.5f, -0.5f), in_h);
       const auto tx = detail::linear_taps(detail::resample_source_coord(ow, static_cast<float>(sw), 0.5f, -0.5f), in_w);
-      value = read_bilinear(input.data(), type, plane_in, input.stride(h_axis), input.stride(w_axis), ty, tx);
+      detail::store_computed(output.data(), type, out_offset,
+                            read_bilinear(input.data(), type, plane_in, input.stride(h_axis), input.stride(w_axis), ty, tx));
     }
-    detail::store_element(output.data(), type, out_offset, value);
   }
 }
 

@@ -25,6 +25,9 @@
 #include "rsz/roi_align.h"
 #include "rsz/upsample2d.h"
 
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
+
 namespace rsz::io {
 
 // ---- operator configs: what a config file (or the flags) sets; unset fields take the defaults ----
@@ -147,3 +150,5 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
 BatchFile read_batch_file(const std::string& path);
 
 }  // namespace rsz::io
+
+#pragma GCC visibility pop

@@ -12,10 +12,15 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rsz/tensor.h"
+
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
 
 namespace rsz::io {
 
@@ -26,6 +31,35 @@ struct ImageReadOptions {
   std::int64_t max_pixels = kDefaultMaxPixels;
 };
 
+// The allocator of Image's sample buffers: rsz::allocate_buffer (huge pages for large images), and elements that
+// resize() adds are left uninitialized rather than zeroed, because a decoder overwrites every one of them.
+template <typename T>
+struct SampleAllocator {
+  using value_type = T;
+  SampleAllocator() = default;
+  template <typename U>
+  SampleAllocator(const SampleAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();
+    return static_cast<T*>(allocate_buffer(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t) noexcept { free_buffer(p); }
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;  // default-initialization: no zero fill
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <typename U>
+  bool operator==(const SampleAllocator<U>&) const noexcept { return true; }
+  template <typename U>
+  bool operator!=(const SampleAllocator<U>&) const noexcept { return false; }
+};
+using Samples8 = std::vector<std::uint8_t, SampleAllocator<std::uint8_t>>;
+using Samples16 = std::vector<std::uint16_t, SampleAllocator<std::uint16_t>>;
+
 // Interleaved (HWC) pixels, channels in R, G, B(, A) order (gray = 1 channel, gray + alpha = 2).
 struct Image {
   std::int64_t width = 0;
@@ -33,8 +67,8 @@ struct Image {
   int channels = 0;   // 1, 2, 3 or 4
   int bit_depth = 8;  // 8 or 16
   // width * height * channels samples; 8-bit images use one byte per sample, 16-bit images two (host order).
-  std::vector<std::uint8_t> data8;
-  std::vector<std::uint16_t> data16;
+  Samples8 data8;    // resize() leaves new samples uninitialized (see SampleAllocator)
+  Samples16 data16;
 };
 
 struct ImageInfo {
@@ -63,6 +97,11 @@ struct ImageWriteOptions {
 };
 
 void write_image(const std::string& path, const Image& image, const ImageWriteOptions& options = {});
+// Why write_image would refuse an image of this size, channel count and bit depth at `path` ("" when it would not):
+// an extension that names no writable format, or pixels the format cannot hold (16 bits in JPEG, alpha in JPEG or
+// BMP, sides over the format's limit). Lets a caller refuse before doing any work.
+std::string image_output_problem(const std::string& path, std::int64_t width, std::int64_t height, int channels,
+                                 int bit_depth);
 // The same with only a quality (JPEG 1..100, or lossy WebP).
 void write_image(const std::string& path, const Image& image, int quality);
 
@@ -81,3 +120,5 @@ Tensor image_to_tensor(const Image& image, DataType type, AlphaMode alpha = Alph
 Image tensor_to_image(const ConstTensorView& tensor, int bit_depth, AlphaMode alpha = AlphaMode::Premultiplied);
 
 }  // namespace rsz::io
+
+#pragma GCC visibility pop

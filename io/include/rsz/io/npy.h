@@ -23,10 +23,22 @@
 
 #include "rsz/tensor.h"
 
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
+
 namespace rsz::io {
 
 Tensor read_npy(const std::string& path);
 
+// What read_npy would return, from the header alone (every check of read_npy but the data read): dtype and shape.
+struct NpyInfo {
+  DataType dtype = DataType::Float32;
+  Dims sizes;
+};
+NpyInfo read_npy_info(const std::string& path);
+
 void write_npy(const std::string& path, const ConstTensorView& tensor);
 
 }  // namespace rsz::io
+
+#pragma GCC visibility pop

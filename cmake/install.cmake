@@ -1,0 +1,38 @@
+# Install rules and the package files consumers use: `cmake --install build --prefix P` puts the public headers,
+# librsz_core / librsz_io, the OpenCV codec module, the rsz binary, rszConfig.cmake (+ version file, exported targets
+# rsz::core and rsz::io) and rsz.pc under P. Consumers get the libraries' usage requirements only: no warning flags,
+# no tests.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY core/include/rsz io/include/rsz DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(TARGETS rsz_core rsz_io EXPORT rszTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The installed binary finds shared rsz libraries relative to itself (a relocatable prefix).
+set_target_properties(rsz PROPERTIES INSTALL_RPATH "\$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+install(TARGETS rsz RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+set(RSZ_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rsz)
+install(EXPORT rszTargets NAMESPACE rsz:: DESTINATION ${RSZ_CMAKE_DIR} FILE rszTargets.cmake)
+if(BUILD_SHARED_LIBS)
+  set(RSZ_SHARED ON)
+else()
+  set(RSZ_SHARED OFF)
+endif()
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/rszConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/rszConfig.cmake
+                              INSTALL_DESTINATION ${RSZ_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/rszConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rszConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/rszConfigVersion.cmake
+        DESTINATION ${RSZ_CMAKE_DIR})
+
+# pkg-config: static builds need the private dependencies (pkg-config --static). The prefix is found relative to the
+# .pc file, so `cmake --install --prefix P` gives a correct file for any P.
+set(RSZ_PC_LIBS_PRIVATE "${OpenMP_CXX_FLAGS} -lpthread -l${CMAKE_DL_LIBS}")
+file(RELATIVE_PATH RSZ_PC_UP "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+string(REGEX REPLACE "/$" "" RSZ_PC_UP "${RSZ_PC_UP}")
+configure_file(${CMAKE_CURRENT_LIST_DIR}/rsz.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rsz.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rsz.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

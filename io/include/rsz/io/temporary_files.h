@@ -1,0 +1,18 @@
+// The temporary files rsz::io writes outputs through (a file is written under a temporary name in its folder and
+// renamed over the target when complete). A program that ends on a signal calls remove_temporary_files() from its
+// handler, so that an interrupted run leaves no partial file behind.
+#pragma once
+
+// The public API: exported from a shared build, whose other symbols are hidden.
+#pragma GCC visibility push(default)
+
+namespace rsz::io {
+
+// Unlinks every temporary file being written at this moment. Async-signal-safe (it only reads a fixed table and
+// calls unlink), so a SIGINT / SIGTERM / SIGPIPE handler may call it before it ends the process; the writes in
+// progress are then abandoned, and their targets are left as they were.
+void remove_temporary_files() noexcept;
+
+}  // namespace rsz::io
+
+#pragma GCC visibility pop

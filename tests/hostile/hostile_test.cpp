@@ -1,0 +1,540 @@
+// End-to-end tests of rsz against hostile and careless input: one test per class of failure the CLI must survive
+// (silent wrong results, crashes, hangs, memory exhaustion, signals, path escapes, late usage errors, library
+// chatter). Every case checks the exit status, that stderr holds only rsz's own one-line messages, and that nothing
+// half-written is left behind. Cases that could hang run under `timeout` (a safety net, not a timed assertion);
+// memory cases run under an address-space limit (ulimit -v) so that a failure is a refusal, not an OOM kill.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli_support.h"
+#include "rsz/io/image.h"
+#include "rsz/io/npy.h"
+#include "support/test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz {
+namespace {
+
+using test::CommandResult;
+using test::list_files;
+using test::run_rsz;
+using test::run_shell;
+using test::ScratchDir;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;  // ASan reserves terabytes of address space: no ulimit -v there
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+std::string photo(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name; }
+
+// Every line on stderr comes from rsz ("rsz: ..."), and there is at least one.
+void expect_rsz_lines(const CommandResult& r, const std::string& context) {
+  EXPECT_FALSE(r.err.empty()) << context;
+  std::istringstream lines(r.err);
+  std::string line;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(line.rfind("rsz: ", 0), 0u) << context << ": a stderr line not from rsz: " << line;
+  }
+}
+
+void expect_refused(const CommandResult& r, int status, const std::string& needle, const std::string& context) {
+  EXPECT_EQ(r.status, status) << context << "\n" << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << context << ": '" << needle << "' not in: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << context << " printed to stdout: " << r.out;
+  expect_rsz_lines(r, context);
+}
+
+// No temporary output file (".name.tmp-...") anywhere under `root`.
+void expect_no_temporaries(const fs::path& root, const std::string& context) {
+  for (const std::string& f : list_files(root)) {
+    EXPECT_EQ(f.find(".tmp-"), std::string::npos) << context << ": temporary file left behind: " << f;
+  }
+}
+
+std::string png_chunk(const std::string& type, const std::string& data) {
+  auto be32 = [](std::uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+  };
+  const std::string body = type + data;
+  const auto crc = static_cast<std::uint32_t>(
+      ::crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
+  return be32(static_cast<std::uint32_t>(data.size())) + body + be32(crc);
+}
+
+// A PNG with the given header size (8-bit RGB) whose zlib stream holds `rows_bytes` of filtered rows followed by
+// `extra_bytes` more inflated bytes (zeros), compressed at level 9.
+std::string make_png(std::uint32_t width, std::uint32_t height, std::size_t rows_bytes, std::size_t extra_bytes) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit(&z, 9), Z_OK);
+  std::string compressed;
+  std::vector<unsigned char> zeros(1 << 20, 0);
+  std::vector<unsigned char> out(1 << 20);
+  std::size_t left = rows_bytes + extra_bytes;
+  for (;;) {
+    const std::size_t take = std::min(left, zeros.size());
+    z.next_in = zeros.data();
+    z.avail_in = static_cast<uInt>(take);
+    left -= take;
+    const int flush = left == 0 ? Z_FINISH : Z_NO_FLUSH;
+    int rc = Z_OK;
+    do {
+      z.next_out = out.data();
+      z.avail_out = static_cast<uInt>(out.size());
+      rc = deflate(&z, flush);
+      compressed.append(reinterpret_cast<char*>(out.data()), out.size() - z.avail_out);
+    } while (z.avail_out == 0);
+    if (flush == Z_FINISH && rc == Z_STREAM_END) break;
+  }
+  deflateEnd(&z);
+  auto be32 = [](std::uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+  };
+  std::string png = "\x89PNG\r\n\x1a\n";
+  png += png_chunk("IHDR", be32(width) + be32(height) + std::string("\x08\x02\x00\x00\x00", 5));
+  for (std::size_t i = 0; i < compressed.size(); i += 1 << 16) png += png_chunk("IDAT", compressed.substr(i, 1 << 16));
+  png += png_chunk("IEND", "");
+  return png;
+}
+
+// The sample JPEG with its frame header patched to claim width x height (the data is far too short for it).
+std::string jpeg_claiming(std::uint16_t width, std::uint16_t height) {
+  std::string jpeg = test::read_file(photo("rocket.jpg")).substr(0, 1024);
+  for (std::size_t i = 2; i + 9 < jpeg.size(); ++i) {
+    const auto marker = static_cast<unsigned char>(jpeg[i + 1]);
+    if (static_cast<unsigned char>(jpeg[i]) == 0xff && (marker == 0xc0 || marker == 0xc2)) {
+      jpeg[i + 5] = static_cast<char>(height >> 8);
+      jpeg[i + 6] = static_cast<char>(height & 0xff);
+      jpeg[i + 7] = static_cast<char>(width >> 8);
+      jpeg[i + 8] = static_cast<char>(width & 0xff);
+      return jpeg;
+    }
+  }
+  ADD_FAILURE() << "no SOF marker in the first KiB of rocket.jpg";
+  return jpeg;
+}
+
+// ---- silent wrong results ----
+
+TEST(Hostile, Float16NpyRoisOnImagesCropTheSameBoxesAsJson) {
+  ScratchDir dir("f16rois");
+  const std::vector<float> boxes{10, 20, 90, 140, 200, 50, 400, 250};  // integers: exact in float16
+  io::write_npy(dir / "r32.npy", test::make_f32({2, 4}, boxes).view());
+  io::write_npy(dir / "r16.npy", test::convert(test::make_f32({2, 4}, boxes).view(), DataType::Float16).view());
+  test::write_file(dir / "r.json", "{\"rois\": [[10, 20, 90, 140], [200, 50, 400, 250]]}");
+  const std::string base = "roi-align -q -i " + photo("chelsea.png") + " --output-size 4x4 ";
+  for (const char* dtype : {"float32", "float16"}) {
+    const std::string json_out = std::string("json_") + dtype + ".npy";
+    ASSERT_EQ(run_rsz(dir, base + "--rois r.json --dtype " + dtype + " -o " + json_out).status, 0);
+    const Tensor expected = io::read_npy(dir / json_out);
+    for (const char* rois : {"r32.npy", "r16.npy"}) {
+      const std::string out = std::string(rois) + "_" + dtype + ".npy";
+      const auto r = run_rsz(dir, base + "--rois " + rois + " --dtype " + dtype + " -o " + out);
+      ASSERT_EQ(r.status, 0) << rois << " " << dtype << ": " << r.err;
+      const Tensor got = io::read_npy(dir / out);
+      ASSERT_EQ(got.sizes(), expected.sizes());
+      ASSERT_EQ(got.byte_size(), expected.byte_size());
+      EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.byte_size()), 0) << rois << " with --dtype " << dtype;
+      // Not the degenerate [0, 0, 0, 0] box: the crop is not flat.
+      const std::vector<float> values = test::to_vector(test::convert(got.view(), DataType::Float32).view());
+      EXPECT_NE(*std::min_element(values.begin(), values.end()), *std::max_element(values.begin(), values.end()));
+    }
+  }
+}
+
+// ---- crashes ----
+
+TEST(Hostile, DeeplyNestedNpyHeaderIsAnError) {
+  ScratchDir dir("npynest");
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + std::string(20000, '(') + "}";
+  std::string header = dict + std::string(64 - (10 + dict.size() + 1) % 64, ' ') + "\n";
+  std::string npy = std::string("\x93NUMPY\x02\x00", 8);
+  const auto length = static_cast<std::uint32_t>(header.size());
+  npy += std::string{static_cast<char>(length & 0xff), static_cast<char>((length >> 8) & 0xff),
+                     static_cast<char>((length >> 16) & 0xff), static_cast<char>(length >> 24)};
+  test::write_file(dir / "deep.npy", npy + header);
+  expect_refused(run_rsz(dir, "resample -i deep.npy -o out.npy --scale 2"), 1, "nested more than 16 deep", "npy");
+  expect_refused(run_rsz(dir, "info deep.npy"), 1, "nested", "info");
+}
+
+// ---- hangs: non-regular files, huge ROIs, decompression bombs ----
+
+TEST(Hostile, NonRegularFilesAreRefusedWithoutBlocking) {
+  ScratchDir dir("fifo");
+  ASSERT_EQ(::mkfifo((dir / "pipe.png").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((dir / "pipe.npy").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((dir / "pipe.json").c_str(), 0600), 0);
+  fs::create_directories(dir / "folder.json");
+  const std::string img = photo("chelsea.png");
+  const struct {
+    const char* args;
+    int status;
+    const char* needle;
+  } cases[] = {
+      {"resample -i pipe.png -o out.png --scale 0.5", 1, "pipe (FIFO)"},
+      {"resample -i pipe.npy -o out.npy --scale 0.5", 1, "pipe (FIFO)"},
+      {"resample -i /dev/zero -o out.png --scale 0.5", 1, "character device"},
+      {"info /dev/zero", 1, "character device"},
+      {"resample -i IMG -o out.png --config pipe.json", 2, "pipe (FIFO)"},
+      {"resample -i IMG -o out.png --config folder.json", 2, "folder"},
+      {"roi-align -i IMG --rois pipe.json --output-size 4x4 -o out/", 2, "pipe (FIFO)"},
+      {"roi-align -i IMG --rois pipe.npy --output-size 4x4 -o out/", 2, "pipe (FIFO)"},
+      {"run pipe.json", 2, "pipe (FIFO)"},
+  };
+  for (const auto& c : cases) {
+    std::string args = c.args;
+    if (const auto at = args.find("IMG"); at != std::string::npos) args.replace(at, 3, img);
+    const auto r = run_shell(dir, "timeout 60 '" + std::string(RSZ_BINARY) + "' " + args);
+    expect_refused(r, c.status, c.needle, args);
+  }
+  EXPECT_FALSE(fs::exists(dir / "out.png"));
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(Hostile, HugeAndOverflowingRoisAreRefusedNotRun) {
+  ScratchDir dir("hugeroi");
+  test::write_file(dir / "big.json", "{\"rois\": [[0, 0, 1e7, 1e7]]}");
+  test::write_file(dir / "far.json", "{\"rois\": [[0, 0, 3e38, 10]]}");
+  test::write_file(dir / "inf.json", "{\"rois\": [[-3e38, 0, 3e38, 10]]}");
+  const std::string base = "timeout 60 '" + std::string(RSZ_BINARY) + "' roi-align -i " + photo("chelsea.png") +
+                           " --output-size 4x4 -o out.npy --rois ";
+  expect_refused(run_shell(dir, base + "big.json"), 1, "--max-samples", "1e7 box, adaptive sampling");
+  expect_refused(run_shell(dir, base + "far.json"), 1, "--max-samples", "3e38 box");
+  expect_refused(run_shell(dir, base + "inf.json"), 1, "roi", "extent overflowing to infinity");
+  // A fixed sample count keeps the same huge box cheap: it runs.
+  const auto fixed = run_shell(dir, base + "big.json --samples 2");
+  EXPECT_EQ(fixed.status, 0) << fixed.err;
+  // The budget is a flag: 0 lifts it, a small one refuses a modest request.
+  expect_refused(run_shell(dir, base + "big.json --samples 2 --max-samples 10"), 1, "--max-samples", "small budget");
+  EXPECT_FALSE(fs::exists(dir / "out.npy.tmp"));
+  expect_no_temporaries(dir.path(), "rois");
+}
+
+TEST(Hostile, PngDecompressionBombIsRefused) {
+  ScratchDir dir("bomb");
+  const std::size_t rows = 100 * (1 + 100 * 3);
+  test::write_file(dir / "ok.png", make_png(100, 100, rows, 0));
+  test::write_file(dir / "bomb.png", make_png(100, 100, rows, std::size_t{1} << 30));  // 1 GiB of hidden zeros
+  const auto ok = run_rsz(dir, "resample -q -i ok.png -o ok_out.png --scale 0.5");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  const auto r = run_shell(dir, "timeout 60 '" + std::string(RSZ_BINARY) + "' resample -i bomb.png -o b.png --scale 2");
+  expect_refused(r, 1, "decompression bomb", "bomb");
+  EXPECT_FALSE(fs::exists(dir / "b.png"));
+}
+
+// ---- memory ----
+
+// Runs rsz under an address-space limit (KiB) where that is meaningful.
+CommandResult run_limited(const ScratchDir& dir, const std::string& args, long limit_kib = 3L << 20) {
+  const std::string limit = kAddressSanitizer ? "" : "ulimit -v " + std::to_string(limit_kib) + "; ";
+  return run_shell(dir, limit + "timeout 300 '" + std::string(RSZ_BINARY) + "' " + args);
+}
+
+TEST(Hostile, ImagesDeclaringHugeSizesAreRefusedBeforeDecoding) {
+  ScratchDir dir("hugeimg");
+  test::write_file(dir / "huge.jpg", jpeg_claiming(16384, 16384));
+  test::write_file(dir / "huge.png", make_png(16384, 16384, 1000, 0));
+  for (const char* name : {"huge.jpg", "huge.png"}) {
+    const auto r = run_limited(dir, std::string("resample -i ") + name + " -o out.png --scale 0.1 --max-memory 256M");
+    expect_refused(r, 1, "memory budget", name);
+    // Within the default budget the decoder may try, but the short data is a failed input, never an OOM kill.
+    const auto d = run_limited(dir, std::string("resample -i ") + name + " -o out.png --scale 0.1");
+    EXPECT_EQ(d.status, 1) << name << ": " << d.err;
+    expect_rsz_lines(d, name);
+  }
+  EXPECT_FALSE(fs::exists(dir / "out.png"));
+}
+
+TEST(Hostile, HugeRequestedOutputsAreUsageErrorsBeforeAllocating) {
+  ScratchDir dir("hugeout");
+  test::write_file(dir / "sizes.json", "{\"output_sizes\": [1, 3, 100000, 100000]}");
+  io::write_npy(dir / "x.npy", Tensor(DataType::Float32, {1, 2, 8, 8}).view());
+  test::write_file(dir / "r.json", "{\"rois\": [[0, 0, 10, 10]]}");
+  const std::string img = photo("chelsea.png");
+  const struct {
+    std::string args;
+    const char* needle;
+  } cases[] = {
+      {"resample -i " + img + " -o big.png --scale 100", "--max-pixels"},  // "100%" meant as 100x
+      {"resample -i " + img + " -o big.png --size 1000000x1000000", "--max-pixels"},
+      {"resample -i " + img + " -o big.png --scale 100000", "--max-pixels"},
+      {"resample -i " + img + " -o big.png --scale 1e30", "scales"},
+      {"resample -i " + img + " -o big.png --config sizes.json", "output"},
+      {"resample -i x.npy -o big.npy --scales 1,1,20000,20000", "memory budget"},
+      {"upsample -i " + img + " -o big.png --factor 40000", "--max-pixels"},
+      {"upsample -i x.npy -o big.npy --factor 40000", "memory budget"},
+      {"roi-align -i " + img + " --rois r.json --output-size 100000x100000 -o big.npy", "memory budget"},
+      {"roi-align -i " + img + " --rois r.json --output-size 100000x100000 -o big/", "--max-pixels"},
+  };
+  for (const auto& c : cases) expect_refused(run_limited(dir, c.args), 2, c.needle, c.args);
+  EXPECT_FALSE(fs::exists(dir / "big.png"));
+  EXPECT_FALSE(fs::exists(dir / "big.npy"));
+  EXPECT_FALSE(fs::exists(dir / "big"));
+}
+
+TEST(Hostile, ManyRoisAreBoundedByTheMemoryBudget) {
+  ScratchDir dir("manyrois");
+  {
+    std::ofstream f(dir / "many.json");
+    f << "{\"rois\": [";
+    for (int i = 0; i < 300000; ++i) f << (i ? "," : "") << "[0,0,8,8]";
+    f << "]}";
+  }
+  expect_refused(run_limited(dir, "roi-align -i " + photo("chelsea.png") +
+                                      " --rois many.json --output-size 2x2 -o out.npy --max-memory 64M"),
+                 2, "memory budget", "300000 ROIs in 64 MiB");
+  const auto r = run_limited(dir, "roi-align -q -i " + photo("chelsea.png") +
+                                      " --rois many.json --output-size 2x2 -o out.npy --samples 1");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_npy(dir / "out.npy").size(0), 300000);
+}
+
+// ---- signals ----
+
+// Starts rsz with `args` in `dir` (stdout and stderr to files), returning its pid.
+pid_t spawn_rsz(const ScratchDir& dir, const std::vector<std::string>& args) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // A test runner started in the background may ignore SIGINT; rsz keeps ignored signals ignored, so reset them.
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    if (::chdir(dir.path().c_str()) != 0) ::_exit(127);
+    std::FILE* out = std::freopen(".stdout", "w", stdout);
+    std::FILE* err = std::freopen(".stderr", "w", stderr);
+    if (out == nullptr || err == nullptr) ::_exit(127);
+    std::vector<char*> argv{const_cast<char*>(RSZ_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(RSZ_BINARY, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+bool has_temporary(const fs::path& root) {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->path().filename().string().find(".tmp-") != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Hostile, SignalsRemoveTemporariesAndExit128PlusSignal) {
+  // Large .npy outputs (up to 184 MB each) keep a temporary file open for a while when the signal comes.
+  for (const int sig : {SIGINT, SIGTERM}) {
+    // The signal must arrive while rsz runs: an attempt in which rsz had already finished (a loaded machine can
+    // delay the poll past the last output) is repeated, up to 5 times.
+    bool delivered = false;
+    for (int attempt = 0; attempt < 5 && !delivered; ++attempt) {
+      ScratchDir dir("signal");
+      const pid_t pid = spawn_rsz(dir, {"upsample", "-i", photo("coffee.png"), "-i", photo("chelsea.png"), "-i",
+                                        photo("camera.png"), "-i", photo("rocket.jpg"), "-o", "out/{stem}.npy",
+                                        "--factor", "8", "-j", "1"});
+      ASSERT_GT(pid, 0);
+      bool seen = false;
+      for (int i = 0; i < 600000 && !seen; ++i) {  // waits for the first temporary file; no time is asserted
+        seen = has_temporary(dir.path() / "out");
+        if (!seen) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+      ::kill(pid, sig);
+      int raw = 0;
+      ASSERT_EQ(::waitpid(pid, &raw, 0), pid);
+      ASSERT_TRUE(WIFEXITED(raw)) << "killed by signal " << WTERMSIG(raw);
+      if (!seen || WEXITSTATUS(raw) == 0) continue;  // finished before the signal came
+      delivered = true;
+      EXPECT_EQ(WEXITSTATUS(raw), 128 + sig);
+      EXPECT_FALSE(has_temporary(dir.path() / "out")) << "signal " << sig;
+      const std::string err = test::read_text(dir.path() / ".stderr");
+      EXPECT_NE(err.find(sig == SIGINT ? "rsz: interrupted" : "rsz: terminated"), std::string::npos) << err;
+    }
+    EXPECT_TRUE(delivered) << "rsz finished before signal " << sig << " in every attempt";
+  }
+  // SIGPIPE: the reader of --json goes away after the first output; rsz stops there, exit 141.
+  ScratchDir dir("sigpipe");
+  const auto r = run_shell(dir, "{ '" + std::string(RSZ_BINARY) + "' upsample -i " + photo("coffee.png") + " -i " +
+                                    photo("chelsea.png") + " -o 'out/{stem}.npy' --factor 8 -j 1 --json; "
+                                    "echo $? > status; } | head -c 0");
+  EXPECT_EQ(test::read_text(dir.path() / "status"), "141\n") << r.err;
+  EXPECT_FALSE(has_temporary(dir.path() / "out"));
+}
+
+// ---- paths ----
+
+TEST(Hostile, OutputsStayInsideTheirFolderAndNeverReplaceAnInput) {
+  ScratchDir dir("paths");
+  fs::create_directories(dir.path() / "work");
+  test::write_file(dir / "work/escape.json",
+                   "{\"inputs\": [\"" + photo("chelsea.png") +
+                       "\"], \"output_dir\": \"out\", \"steps\": [{\"op\": \"resample\", \"config\": "
+                       "{\"scales\": [1, 1, 0.5, 0.5]}, \"output\": \"../../x_{stem}.png\"}]}");
+  expect_refused(run_rsz(dir, "run work/escape.json"), 2, "..", "template climbing out of output_dir");
+  EXPECT_FALSE(fs::exists(dir / "x_chelsea.png"));
+
+  test::write_file(dir / "r.json", "{\"rois\": [[0, 0, 10, 10]]}");
+  test::write_file(dir / "c.json", "{\"scales\": [1, 1, 0.5, 0.5]}");
+  io::write_npy(dir / "x.npy", Tensor(DataType::Float32, {1, 1, 8, 8}).view());
+  io::write_npy(dir / "r.npy", test::make_f32({1, 4}, {0, 0, 4, 4}).view());
+  io::write_npy(dir / "b.npy", test::make_u32({1}, {0}).view());
+  const std::string rois_before = test::read_file(dir / "r.json");
+  const std::string config_before = test::read_file(dir / "c.json");
+  const std::string bi_before = test::read_file(dir / "b.npy");
+  expect_refused(run_rsz(dir, "roi-align -i " + photo("chelsea.png") + " --rois r.json --output-size 2x2 -o r.json"),
+                 2, "overwrite an input", "-o = --rois");
+  expect_refused(run_rsz(dir, "resample -i " + photo("chelsea.png") + " --config c.json -o c.json"), 2,
+                 "overwrite an input", "-o = --config");
+  expect_refused(
+      run_rsz(dir, "roi-align -i x.npy --rois r.npy --batch-indices b.npy --output-size 2x2 -o b.npy"), 2,
+      "overwrite an input", "-o = --batch-indices");
+  EXPECT_EQ(test::read_file(dir / "r.json"), rois_before);
+  EXPECT_EQ(test::read_file(dir / "c.json"), config_before);
+  EXPECT_EQ(test::read_file(dir / "b.npy"), bi_before);
+
+  // A 244-byte file name is legal on common file systems; the temporary name must fit too.
+  const std::string long_name = std::string(240, 'n') + ".png";
+  const auto r = run_rsz(dir, "resample -q -i " + photo("chelsea.png") + " -o " + long_name + " --scale 0.5");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() / long_name));
+  expect_no_temporaries(dir.path(), "long name");
+}
+
+TEST(Hostile, HostileFileNamesCannotForgeMessagesOrBreakJson) {
+  ScratchDir dir("names");
+  const std::string newline_name = "evil\nrsz: wrote 1 file.png";
+  test::write_file(dir / newline_name, "not an image");
+  const auto r = run_rsz(dir, "resample -i \"$(printf 'evil\\nrsz: wrote 1 file.png')\" -o out.png --scale 0.5");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("evil\\nrsz: wrote 1 file.png"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;  // the failure and the summary
+
+  const std::string latin1 = std::string("caf\xe9") + ".png";
+  fs::copy_file(photo("chelsea.png"), dir.path() / latin1);
+  const auto j = run_rsz(dir, "resample -q -i \"$(printf 'caf\\351.png')\" -o out/ --scale 0.5 --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const auto record = nlohmann::json::parse(j.out);  // valid JSON (the name's byte is replaced)
+  EXPECT_EQ(record["op"], "resample");
+  EXPECT_TRUE(fs::exists(dir.path() / "out" / latin1));
+}
+
+TEST(Hostile, ReadOnlyFormatsGetPngOutputs) {
+  ScratchDir dir("pbm");
+  test::write_file(dir / "bits.pbm", "P1\n4 2\n1 0 1 0\n0 1 0 1\n");
+  const auto r = run_rsz(dir, "resample -q -i bits.pbm -o out/ --scale 2");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"), std::vector<std::string>{"bits.png"});
+}
+
+// ---- exit status and usage errors found before any work ----
+
+TEST(Hostile, OneMissingInputFailsAloneInEveryPath) {
+  ScratchDir dir("missing");
+  const std::string a = photo("chelsea.png");
+  const std::string b = photo("camera.png");
+  const auto r = run_rsz(dir, "resample -i " + a + " -i missing.png -i 'nothing*.png' -i " + b +
+                                  " -o out/ --scale 0.5");
+  expect_refused(r, 1, "missing.png: no such file", "-i list");
+  EXPECT_NE(r.err.find("nothing*.png: the pattern matches no file"), std::string::npos) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"), (std::vector<std::string>{"camera.png", "chelsea.png"}));
+
+  test::write_file(dir / "batch.json", "{\"inputs\": [\"" + a + "\", \"missing.png\", \"" + b +
+                                           "\"], \"output_dir\": \"bout\", \"steps\": [{\"op\": \"resample\", "
+                                           "\"config\": {\"scales\": [1, 1, 0.5, 0.5]}, \"output\": \"{stem}.png\"}]}");
+  const auto batch = run_rsz(dir, "run batch.json --json");
+  EXPECT_EQ(batch.status, 1) << batch.err;
+  EXPECT_EQ(list_files(dir.path() / "bout"), (std::vector<std::string>{"camera.png", "chelsea.png"}));
+  // One JSON record per output and per failure, with the real operator.
+  std::istringstream lines(batch.out);
+  std::string line;
+  int outputs = 0;
+  int failures = 0;
+  while (std::getline(lines, line)) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["op"], "resample") << line;
+    if (j.contains("error")) {
+      ++failures;
+      EXPECT_NE(j["error"].get<std::string>().find("no such file"), std::string::npos) << line;
+    } else {
+      ++outputs;
+    }
+  }
+  EXPECT_EQ(outputs, 2);
+  EXPECT_EQ(failures, 1);
+}
+
+TEST(Hostile, OutputProblemsAreUsageErrorsWithNothingCreated) {
+  ScratchDir dir("usage");
+  io::Image deep;
+  deep.width = deep.height = 4;
+  deep.channels = 3;
+  deep.bit_depth = 16;
+  deep.data16.assign(48, 1000);
+  io::write_image(dir / "deep.png", deep);
+  fs::create_directories(dir.path() / "taken.png");
+  const std::string a = photo("chelsea.png");
+  const std::string b = photo("camera.png");
+  const struct {
+    std::string args;
+    const char* needle;
+  } cases[] = {
+      {"resample -i " + a + " -i " + b + " -o single.png --scale 0.5", "one file name for 2 inputs"},
+      {"resample -i " + a + " -o taken.png --scale 0.5", "existing folder"},
+      {"resample -i " + a + " -i " + b + " -o 'out/{stem}.gif' --scale 0.5", "'.gif'"},
+      {"resample -i " + a + " -o out/x.xyz --scale 0.5", "'.xyz'"},
+      {"resample -i deep.png -o out/x.jpg --scale 0.5", "16-bit"},
+      {"resample -i deep.png -o out/x.jpg --scale 0.5 --dry-run", "16-bit"},
+      {"resample -i " + a + " -o out/x.png --width 0", "whole number >= 1"},
+      {"resample -i " + a + " -o out/x.png --scale 0.5 --jobs abc", "whole number from 0 to 4096"},
+      {"resample -i " + a + " -o out/x.png --scale 0.5 --max-pixels 0", "whole number >= 1"},
+      {"resample -i " + a + " -o out/x.png --scale 0.5 --max-memory lots", "--max-memory"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_rsz(dir, c.args);
+    expect_refused(r, 2, c.needle, c.args);
+    EXPECT_LT(r.err.size(), 400u) << c.args << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "single.png"));
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+// ---- library chatter ----
+
+TEST(Hostile, CorruptFilesAreOneLineFailuresFromRsz) {
+  ScratchDir dir("chatter");
+  const std::string jpeg = test::read_file(photo("rocket.jpg"));
+  test::write_file(dir / "truncated.jpg", jpeg.substr(0, jpeg.size() / 2));
+  test::write_file(dir / "broken.bmp", std::string("BM") + std::string(60, '\x7f'));
+  test::write_file(dir / "broken.tif", std::string("II\x2a\x00", 4) + std::string(60, '\x01'));
+  // A TIFF whose RowsPerStrip (19789) exceeds its height (2): the decoder would allocate 19789 rows (3.2 GB).
+  std::string tiff("II\x2a\x00\x08\x00\x00\x00", 8);
+  const auto le16 = [](unsigned v) { return std::string{static_cast<char>(v & 0xff), static_cast<char>(v >> 8)}; };
+  const auto le32 = [&](unsigned v) { return le16(v & 0xffff) + le16(v >> 16); };
+  tiff += le16(3) + le16(256) + le16(4) + le32(1) + le32(40960) + le16(257) + le16(4) + le32(1) + le32(2) + le16(278) +
+          le16(4) + le32(1) + le32(19789) + le32(0);
+  test::write_file(dir / "strip.tif", tiff);
+  for (const char* name : {"truncated.jpg", "broken.bmp", "broken.tif", "strip.tif"}) {
+    const auto r = run_rsz(dir, std::string("resample -i ") + name + " -o out/ --scale 0.5 -j 64");
+    expect_refused(r, 1, name, name);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;  // the failure and the summary
+  }
+  EXPECT_TRUE(list_files(dir.path() / "out").empty());
+}
+
+}  // namespace
+}  // namespace rsz
