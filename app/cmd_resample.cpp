@@ -83,16 +83,15 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     job.op = "resample";
     job.size_flags = "--scale, --size, --width/--height or the config's scales/output_sizes";
     job.planned_outputs = {out};
-    job.plan = [input, resolve_for, common](const InputProbe& probe) {
+    job.plan = [input, resolve_for](const InputProbe& probe) {
       JobPlan plan;
       plan.result = resolve_for(input, probe.sizes).output_sizes;
       plan.type = probe.type;
       plan.output = plan.result;
-      plan.in_place = probe.from_image && image_runs_in_place(static_cast<int>(probe.sizes[1]), common);
       return plan;
     };
     job.run = [input, out, resolve_for, common](int threads) {
-      const LoadedInput loaded = load_input(input, common, /*in_place_ok=*/true);
+      const LoadedInput loaded = load_input(input, common);
       const io::ResolvedResample resolved = resolve_for(input, loaded.sizes());
       Tensor result(loaded.result_type, resolved.output_sizes, TensorInit::Uninitialized);
       resample(loaded.view(), result.view(), resolved.params, exec_options(common, threads));

@@ -140,16 +140,16 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
     return plan;
   };
   job.run = [input, list, resolved, planned, common](int threads) {
-    LoadedInput loaded = load_input(input, common);
-    const DataType type = loaded.tensor.dtype();
+    const LoadedInput loaded = load_input(input, common);
+    const DataType type = loaded.result_type;
     // Tensor inputs take .npy ROIs as given (the operator requires the input's type); images convert them.
     const Tensor rois = list.tensor && !loaded.from_image ? rois_as(list, list.tensor->dtype()) : rois_as(list, type);
     const Tensor indices = batch_indices_of(list);
     Tensor result(type,
-                  roi_align_output_sizes(loaded.tensor.sizes(), rois.sizes(), resolved.output_height,
+                  roi_align_output_sizes(loaded.sizes(), rois.sizes(), resolved.output_height,
                                          resolved.output_width),
                   TensorInit::Uninitialized);  // roi_align writes every element
-    roi_align(loaded.tensor.view(), rois.view(), indices.view(), result.view(), resolved.params,
+    roi_align(loaded.view(), rois.view(), indices.view(), result.view(), resolved.params,
               exec_options(common, threads));
     std::vector<OutputRecord> records;
     if (planned.whole_tensor) {

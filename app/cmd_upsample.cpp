@@ -28,10 +28,10 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
       return plan;
     };
     job.run = [input, out, params, common](int threads) {
-      LoadedInput loaded = load_input(input, common);
-      Tensor result(loaded.tensor.dtype(), upsample2d_output_sizes(loaded.tensor.sizes(), params.scale_size),
+      const LoadedInput loaded = load_input(input, common);
+      Tensor result(loaded.result_type, upsample2d_output_sizes(loaded.sizes(), params.scale_size),
                     TensorInit::Uninitialized);
-      upsample2d(loaded.tensor.view(), result.view(), params, exec_options(common, threads));
+      upsample2d(loaded.view(), result.view(), params, exec_options(common, threads));
       save_output(out, result.view(), loaded, common);
       return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};
     };

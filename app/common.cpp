@@ -376,7 +376,7 @@ ConstTensorView LoadedInput::view() const {
                          {image.height * image.width * c, 1, image.width * c, c});
 }
 
-LoadedInput load_input(const std::string& path, const CommonOptions& options, bool in_place_ok) {
+LoadedInput load_input(const std::string& path, const CommonOptions& options) {
   LoadedInput loaded;
   if (is_npy_path(path)) {
     loaded.tensor = io::read_npy(path);
@@ -394,7 +394,7 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options, bo
   loaded.from_image = true;
   loaded.bit_depth = loaded.image.bit_depth;
   loaded.result_type = compute_type(options);
-  loaded.in_place = in_place_ok && image_runs_in_place(loaded.image.channels, options);
+  loaded.in_place = image_runs_in_place(loaded.image.channels, options);
   if (!loaded.in_place) {
     loaded.tensor = io::image_to_tensor(loaded.image, loaded.result_type, alpha_mode(options));
     loaded.image = io::Image{};  // the pixels are not needed any more
@@ -623,8 +623,9 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
   // encoded form of one output image (pixels + file bytes).
   const std::uint64_t decoded =
       tensor_bytes(probe.sizes, probe.from_image ? static_cast<std::uint64_t>(depth / 8) : element_size(probe.type));
+  const bool in_place = probe.from_image && image_runs_in_place(static_cast<int>(probe.sizes[1]), options);
   const std::uint64_t float_copy =
-      probe.from_image && !plan.in_place ? tensor_bytes(probe.sizes, element_size(probe.type)) : 0;
+      probe.from_image && !in_place ? tensor_bytes(probe.sizes, element_size(probe.type)) : 0;
   const std::uint64_t result = tensor_bytes(plan.result, element_size(plan.type));
   const std::uint64_t encode = image_outputs ? 2 * tensor_bytes(plan.output, static_cast<std::uint64_t>(depth / 8)) : 0;
   const std::uint64_t after = saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes);

@@ -97,15 +97,15 @@ struct InputProbe {
 InputProbe probe_input(const std::string& path, const CommonOptions& options);
 
 DataType compute_type(const CommonOptions& options);
-// True when load_input(..., in_place_ok = true) keeps an image of `channels` as decoded (no float copy).
+// True when load_input keeps an image of `channels` as decoded (no float copy).
 bool image_runs_in_place(int channels, const CommonOptions& options);
 io::AlphaMode alpha_mode(const CommonOptions& options);
 // `threads`: kernel threads for this call (run_jobs hands out the cores left over when there are fewer inputs than
 // --jobs); results do not depend on it.
 ExecOptions exec_options(const CommonOptions& options, int threads);
-// `in_place_ok`: the operator reads unorm inputs (resample), so an image whose values need no conversion other than
-// p / (2^b - 1) (float32 compute type; no premultiplied alpha) is kept as decoded, with no float copy.
-LoadedInput load_input(const std::string& path, const CommonOptions& options, bool in_place_ok = false);
+// Every operator reads unorm inputs, so an image whose values need no conversion other than p / (2^b - 1) (float32
+// compute type; no premultiplied alpha) is kept as decoded, with no float copy (image_runs_in_place).
+LoadedInput load_input(const std::string& path, const CommonOptions& options);
 // Writes a tensor as .npy or as an image (the format follows the extension), creating parent folders.
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
                  const CommonOptions& options);
@@ -147,7 +147,6 @@ struct JobPlan {
   Dims result;                        // the operator's output tensor
   DataType type = DataType::Float32;  // its data type
   Dims output;                        // the tensor of one output file (the result, or one ROI's crop)
-  bool in_place = false;              // the input image is the operator input as decoded (no float copy)
   std::uint64_t extra_bytes = 0;      // other working memory (ROI tensors)
 };
 

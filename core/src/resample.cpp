@@ -26,15 +26,7 @@ void check_scales(const std::array<float, 4>& scales) {
 void validate(const ConstTensorView& input, const TensorView& output, const ResampleParams& params) {
   detail::check_rank(kOp, "input", input.layout(), 4);
   detail::check_rank(kOp, "output", output.layout(), 4);
-  if (input.dtype() == DataType::UNorm8 || input.dtype() == DataType::UNorm16) {
-    detail::check_float_type(kOp, "output", output.dtype());  // a unorm input gives float32 or float16
-  } else {
-    if (input.dtype() == DataType::UInt32) {
-      detail::fail(ErrorCode::InvalidDataType, kOp,
-                   "input has data type uint32; float32, float16, unorm8 or unorm16 is required");
-    }
-    detail::check_same_type(kOp, "output", output.dtype(), "the input", input.dtype());
-  }
+  detail::check_data_types(kOp, input.dtype(), output.dtype());
   detail::check_sizes_positive(kOp, "input", input.layout());
   detail::check_sizes_positive(kOp, "output", output.layout());
   check_scales(params.scales);

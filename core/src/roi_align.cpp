@@ -178,12 +178,13 @@ void check_sample_budget(const ConstTensorView& input, const ConstTensorView& ro
 void validate(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
               const TensorView& output, const RoiAlignParams& params) {
   check_input_shape(input.sizes());
-  detail::check_float_type(kOp, "input", input.dtype());
+  detail::check_data_types(kOp, input.dtype(), output.dtype());
   const std::int64_t roi_count = checked_roi_count(rois.sizes());
-  detail::check_same_type(kOp, "rois", rois.dtype(), "the input", input.dtype());
+  // The ROI coordinates have the data type of the computation: the output's (the input's, for float inputs).
+  const bool unorm = input.dtype() == DataType::UNorm8 || input.dtype() == DataType::UNorm16;
+  detail::check_same_type(kOp, "rois", rois.dtype(), unorm ? "the output" : "the input", output.dtype());
   check_batch_indices_shape(batch_indices, roi_count);
   detail::check_rank(kOp, "output", output.layout(), 4);
-  detail::check_same_type(kOp, "output", output.dtype(), "the input", input.dtype());
   check_output_extent("output height (output sizes[2])", output.size(2));
   check_output_extent("output width (output sizes[3])", output.size(3));
   const Dims expected{roi_count, input.size(1), output.size(2), output.size(3)};

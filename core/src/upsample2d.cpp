@@ -46,8 +46,7 @@ Dims checked_output_sizes(const Dims& input_sizes, const ScaleSize& scale_size) 
 void validate(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& params) {
   check_input_rank(input.sizes());
   detail::check_rank(kOp, "output", output.layout(), input.rank());
-  detail::check_float_type(kOp, "input", input.dtype());
-  detail::check_same_type(kOp, "output", output.dtype(), "the input", input.dtype());
+  detail::check_data_types(kOp, input.dtype(), output.dtype());
   detail::check_sizes_positive(kOp, "input", input.layout());
   if (params.interpolation != InterpolationMode::Nearest && params.interpolation != InterpolationMode::Linear) {
     detail::fail(ErrorCode::InvalidArgument, kOp, "interpolation has an unknown value; nearest or linear is allowed");

@@ -29,8 +29,8 @@ namespace rsz {
 
 // UNorm8 / UNorm16: unsigned normalized samples (DXGI's UNORM), as decoded images hold them: a sample p stands for
 // the value p / (2^b - 1), widened to float32 as that quotient computed in double and rounded once. They are input
-// types only, accepted by rsz::resample (whose output is then float32 or float16), so that an interleaved 8- or
-// 16-bit image is resampled in place, with no float copy of it.
+// types only, accepted by rsz::resample, rsz::upsample2d and rsz::roi_align (whose output is then float32 or
+// float16), so that an interleaved 8- or 16-bit image is the operator's input in place, with no float copy of it.
 enum class DataType { Float32, Float16, UInt32, UNorm8, UNorm16 };
 
 constexpr int kMaxRank = 5;

@@ -1,4 +1,5 @@
-// rsz::upsample2d: DirectML DML_UPSAMPLE_2D on rank-4 (NCHW) or rank-5 (NCDHW) float32/float16 tensors.
+// rsz::upsample2d: DirectML DML_UPSAMPLE_2D on rank-4 (NCHW) or rank-5 (NCDHW) float32/float16 tensors (and
+// unorm8/unorm16 inputs, tensor.h, with a float32 or float16 output).
 //
 // The output keeps N, C (and D) and has H * scale_size.height rows and W * scale_size.width columns.
 //   nearest: out[..., h, w] = in[..., h / sh, w / sw]  (integer division: pure replication)

@@ -331,6 +331,7 @@ struct PlaneScratch {
 
 void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tables, const TensorView& output,
                 const RoiAlignParams& p, int threads) {
+  const DataType in_type = input.dtype();  // float32, float16, or unorm (widened as rows are loaded)
   const DataType type = output.dtype();
   const std::int64_t channels = output.size(1);
   const std::int64_t out_h = output.size(2);
@@ -338,11 +339,11 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
   const bool average = p.reduction == RoiReduction::Average;
   const float oob = p.out_of_bounds_input_value;
   const bool fast = cpu_has_avx2_f16c();
-  const bool direct = type == DataType::Float32 && input.stride(3) == 1;
+  const bool direct = in_type == DataType::Float32 && input.stride(3) == 1;
   const bool stream = stream_output(output);
   const auto units = static_cast<std::int64_t>(tables.size()) * channels;
   const bool unit_stride = input.stride(3) == 1;
-  const auto elem = static_cast<std::int64_t>(element_size(type));
+  const auto elem = static_cast<std::int64_t>(element_size(in_type));
   parallel_for(units, 1, threads, [&](std::int64_t begin, std::int64_t end) {
     PlaneScratch s;
     s.acc.resize(static_cast<std::size_t>(out_w));
@@ -379,7 +380,7 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
         if (in_place) {
           row = static_cast<const float*>(input.data()) + offset;  // float32 with unit stride
         } else {
-          load_row(input.data(), type, offset, input.stride(3), span, s.span.data());
+          load_row(input.data(), in_type, offset, input.stride(3), span, s.span.data());
         }
         float* out = s.lerped[k].data();
         const std::int64_t done = fast ? lerp_pairs_avx2(row, t.x.t0.data(), t.x.w.data(), n, out) : 0;
@@ -444,7 +445,7 @@ void roi_align_tabled(const ConstTensorView& input, const ConstTensorView& rois,
   parallel_for(roi_count, 16, threads, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       const auto coord = [&](int j) {
-        return detail::load_element(rois.data(), type, r * roi_stride + j * coord_stride);
+        return detail::load_element(rois.data(), rois.dtype(), r * roi_stride + j * coord_stride);
       };
       RoiTables& t = tables[static_cast<std::size_t>(r)];
       t.batch = static_cast<const std::uint32_t*>(batch_indices.data())[r * index_stride];
@@ -553,12 +554,13 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
       flush(r);
       const RoiRange range = roi_range(rois, batch_indices, output, r, 1);
       const auto elem = static_cast<std::int64_t>(element_size(input.dtype()));
+      const auto out_elem = static_cast<std::int64_t>(element_size(output.dtype()));
       parallel_for(input.size(1), 1, threads, [&](std::int64_t begin, std::int64_t end) {
         const ConstTensorView in(static_cast<const std::byte*>(input.data()) + begin * input.stride(1) * elem,
                                  input.dtype(), {input.size(0), end - begin, input.size(2), input.size(3)},
                                  {input.stride(0), input.stride(1), input.stride(2), input.stride(3)});
         const TensorView& o = range.output;
-        const TensorView out(static_cast<std::byte*>(o.data()) + begin * o.stride(1) * elem, o.dtype(),
+        const TensorView out(static_cast<std::byte*>(o.data()) + begin * o.stride(1) * out_elem, o.dtype(),
                              {1, end - begin, o.size(2), o.size(3)}, {o.stride(0), o.stride(1), o.stride(2), o.stride(3)});
         reference::roi_align_reference(in, range.rois, range.batch_indices, out, p);
       });

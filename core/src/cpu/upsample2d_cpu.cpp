@@ -1,7 +1,9 @@
 // UPSAMPLE_2D on the CPU. Nearest: each input row is expanded once (every value repeated `width` times, as raw
-// bits) and written to its `height` output rows. Linear: RESAMPLE1 linear with scales {1, 1, sh, sw} on each
+// bits; a unorm row is widened first, and the float16 output narrowed on the store) and written to its `height`
+// output rows. Linear: RESAMPLE1 linear with scales {1, 1, sh, sw} on each
 // batch of the (N, C, D) planes, which is its definition.
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/cpu.h"
@@ -11,6 +13,8 @@
 namespace rsz::cpu {
 namespace {
 
+// T: the element copied as raw bits (float or float16 bits) where input and output types agree; for a unorm input,
+// float: each row is loaded (widened exactly, as load_element does) before it is expanded, and stored by store_row.
 template <typename T>
 void nearest(const ConstTensorView& input, const TensorView& output, const ScaleSize& scale, int threads) {
   const int rank = input.rank();
@@ -29,8 +33,10 @@ void nearest(const ConstTensorView& input, const TensorView& output, const Scale
   const std::int64_t units = planes * in_h;
   const std::int64_t grain = std::max<std::int64_t>(1, std::min<std::int64_t>(units / (threads * 8LL), 64));
   const bool stream = stream_output(output);
+  const bool widen = input.dtype() != output.dtype();  // a unorm input
   parallel_for(units, grain, threads, [&](std::int64_t begin, std::int64_t end) {
     std::vector<T> row(static_cast<std::size_t>(out_w));
+    std::vector<float> loaded(widen ? static_cast<std::size_t>(in_w) : 0);
     for (std::int64_t unit = begin; unit < end; ++unit) {
       const std::int64_t h = unit % in_h;
       std::int64_t plane = unit / in_h;
@@ -41,6 +47,17 @@ void nearest(const ConstTensorView& input, const TensorView& output, const Scale
         plane /= input.size(a);
         in_off += i * input.stride(a);
         out_off += i * output.stride(a);
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        if (widen) {
+          load_row(input.data(), input.dtype(), in_off, in_sw, in_w, loaded.data());
+          repeat_row(loaded.data(), in_w, 1, sw, row.data());
+          for (std::int64_t r = 0; r < sh; ++r) {
+            store_row(output.data(), output.dtype(), out_off + (h * sh + r) * output.stride(h_axis), out_sw, out_w,
+                      row.data(), stream);
+          }
+          continue;
+        }
       }
       repeat_row(in + in_off, in_w, in_sw, sw, row.data());
       for (std::int64_t r = 0; r < sh; ++r) {
@@ -61,7 +78,7 @@ void nearest(const ConstTensorView& input, const TensorView& output, const Scale
 void upsample2d_cpu(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& params,
                     int threads) {
   if (params.interpolation == InterpolationMode::Nearest) {
-    if (input.dtype() == DataType::Float32) {
+    if (input.dtype() != DataType::Float16) {  // float32, or unorm widened to float
       nearest<float>(input, output, params.scale_size, threads);
     } else {
       nearest<std::uint16_t>(input, output, params.scale_size, threads);
@@ -77,11 +94,12 @@ void upsample2d_cpu(const ConstTensorView& input, const TensorView& output, cons
   }
   // Rank 5: each batch n is a rank-4 {C, D, H, W} resample with unit scales on C and D (whole indices, no blend).
   const auto elem = static_cast<std::int64_t>(element_size(input.dtype()));
+  const auto out_elem = static_cast<std::int64_t>(element_size(output.dtype()));
   for (std::int64_t n = 0; n < input.size(0); ++n) {
     const ConstTensorView in(static_cast<const std::byte*>(input.data()) + n * input.stride(0) * elem, input.dtype(),
                              {input.size(1), input.size(2), input.size(3), input.size(4)},
                              {input.stride(1), input.stride(2), input.stride(3), input.stride(4)});
-    const TensorView out(static_cast<std::byte*>(output.data()) + n * output.stride(0) * elem, output.dtype(),
+    const TensorView out(static_cast<std::byte*>(output.data()) + n * output.stride(0) * out_elem, output.dtype(),
                          {output.size(1), output.size(2), output.size(3), output.size(4)},
                          {output.stride(1), output.stride(2), output.stride(3), output.stride(4)});
     resample_cpu(in, out, p, threads);

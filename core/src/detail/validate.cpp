@@ -41,6 +41,18 @@ void check_same_type(const char* op, const char* name, DataType type, const char
   }
 }
 
+void check_data_types(const char* op, DataType input, DataType output) {
+  if (input == DataType::UNorm8 || input == DataType::UNorm16) {
+    check_float_type(op, "output", output);  // a unorm input gives float32 or float16
+    return;
+  }
+  if (input != DataType::Float32 && input != DataType::Float16) {
+    fail(ErrorCode::InvalidDataType, op,
+         std::string("input has data type ") + to_string(input) + "; float32, float16, unorm8 or unorm16 is required");
+  }
+  check_same_type(op, "output", output, "the input", input);
+}
+
 void check_sizes_positive(const char* op, const char* name, const TensorLayout& layout) {
   for (int axis = 0; axis < layout.rank(); ++axis) {
     if (layout.size(axis) < 1) {

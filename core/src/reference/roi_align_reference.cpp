@@ -27,7 +27,7 @@ float read_sample(const ConstTensorView& input, std::int64_t plane, float x, flo
 
 void roi_align_reference(const ConstTensorView& input, const ConstTensorView& rois,
                          const ConstTensorView& batch_indices, const TensorView& output, const RoiAlignParams& params) {
-  const DataType type = input.dtype();
+  const DataType type = output.dtype();  // the input may be unorm; rois have the output's type
   const std::int64_t roi_stride = rois.stride(rois.rank() - 2);
   const std::int64_t coord_stride = rois.stride(rois.rank() - 1);
   const std::int64_t index_stride = batch_indices.stride(batch_indices.rank() - 1);
@@ -35,7 +35,9 @@ void roi_align_reference(const ConstTensorView& input, const ConstTensorView& ro
   const std::int64_t out_w = output.size(3);
 
   for (std::int64_t r = 0; r < output.size(0); ++r) {
-    const auto coord = [&](int j) { return detail::load_element(rois.data(), type, r * roi_stride + j * coord_stride); };
+    const auto coord = [&](int j) {
+      return detail::load_element(rois.data(), rois.dtype(), r * roi_stride + j * coord_stride);
+    };
     const std::int64_t batch = static_cast<const std::uint32_t*>(batch_indices.data())[r * index_stride];
     const float x1 = coord(0) * params.spatial_scale_x;
     const float y1 = coord(1) * params.spatial_scale_y;

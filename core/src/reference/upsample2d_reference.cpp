@@ -10,6 +10,7 @@ namespace rsz::reference {
 
 void upsample2d_reference(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& params) {
   const DataType type = input.dtype();
+  const DataType out_type = output.dtype();  // a unorm input gives a float output
   const int rank = input.rank();
   const int h_axis = rank - 2;
   const int w_axis = rank - 1;
@@ -39,12 +40,12 @@ void upsample2d_reference(const ConstTensorView& input, const TensorView& output
     if (params.interpolation == InterpolationMode::Nearest) {
       detail::copy_element(input.data(), type,
                            plane_in + (oh / sh) * input.stride(h_axis) + (ow / sw) * input.stride(w_axis),
-                           output.data(), type, out_offset);
+                           output.data(), out_type, out_offset);
     } else {
       // RESAMPLE1 linear with scales {1, 1, sh, sw} and offsets 0.5 / -0.5 (the N/C axes land on whole indices).
       const auto ty = detail::linear_taps(detail::resample_source_coord(oh, static_cast<float>(sh), 0.5f, -0.5f), in_h);
       const auto tx = detail::linear_taps(detail::resample_source_coord(ow, static_cast<float>(sw), 0.5f, -0.5f), in_w);
-      detail::store_computed(output.data(), type, out_offset,
+      detail::store_computed(output.data(), out_type, out_offset,
                             read_bilinear(input.data(), type, plane_in, input.stride(h_axis), input.stride(w_axis), ty, tx));
     }
   }
