@@ -19,17 +19,7 @@ std::array<float, 4> four(const std::string& flag, const std::string& text) {
 // Flag values that do not depend on the input; --size/--width/--height are applied per input.
 io::ResampleConfig fixed_flags(const ResampleOptions& o) {
   io::ResampleConfig flags;
-  if (o.preset == "half_pixel") {
-    flags.input_pixel_offsets = std::array<float, 4>{0.5f, 0.5f, 0.5f, 0.5f};
-    flags.output_pixel_offsets = std::array<float, 4>{-0.5f, -0.5f, -0.5f, -0.5f};
-  } else if (o.preset == "align_corners" || o.preset == "asymmetric") {
-    flags.input_pixel_offsets = std::array<float, 4>{0, 0, 0, 0};
-    flags.output_pixel_offsets = std::array<float, 4>{0, 0, 0, 0};
-  } else if (o.preset == "nearest_floor") {
-    flags.interpolation = InterpolationMode::Nearest;
-    flags.input_pixel_offsets = std::array<float, 4>{0.5f, 0.5f, 0.5f, 0.5f};
-    flags.output_pixel_offsets = std::array<float, 4>{0, 0, 0, 0};
-  }
+  if (!o.preset.empty()) flags = io::preset_config(io::parse_resample_preset(o.preset, "--preset"));
   if (!o.mode.empty()) flags.interpolation = parse_interpolation(o.mode);
   const auto positive = [](const std::string& flag, const std::string& text, const std::vector<float>& v) {
     for (const float x : v) {
@@ -157,28 +147,11 @@ int run_resample(const ResampleOptions& o) {
   if (target_size) {
     // --size/--width/--height: output sizes (a missing side keeps the aspect ratio) and the matching scales.
     tweak.before_resolve = [width, height](const Dims& in, io::ResampleConfig& config) {
-      std::int64_t w = width;
-      std::int64_t h = height;
-      const auto keep_aspect = [](std::int64_t side, std::int64_t num, std::int64_t den) {
-        return std::max<std::int64_t>(
-            1, std::llround(static_cast<double>(side) * static_cast<double>(num) / static_cast<double>(den)));
-      };
-      if (h == 0) h = keep_aspect(w, in[2], in[3]);
-      if (w == 0) w = keep_aspect(h, in[3], in[2]);
-      config.output_sizes = std::array<std::int64_t, 4>{in[0], in[1], h, w};
-      config.scales = std::array<float, 4>{1.0f, 1.0f, static_cast<float>(h) / static_cast<float>(in[2]),
-                                           static_cast<float>(w) / static_cast<float>(in[3])};
+      io::set_target_size(config, in, width, height);
     };
   }
   if (o.preset == "align_corners") {
-    // SEMANTICS.md §1: align_corners is scale (out - 1) / (in - 1) with offsets 0 / 0 (1 where an axis has one pixel).
-    tweak.after_resolve = [](const Dims& in, io::ResolvedResample& resolved) {
-      for (std::size_t a = 0; a < 4; ++a) {
-        const std::int64_t n = in[a];
-        const std::int64_t m = resolved.output_sizes[a];
-        resolved.params.scales[a] = n > 1 && m > 1 ? static_cast<float>(m - 1) / static_cast<float>(n - 1) : 1.0f;
-      }
-    };
+    tweak.after_resolve = [](const Dims& in, io::ResolvedResample& resolved) { io::apply_align_corners(resolved, in); };
   }
   const std::vector<std::string> inputs = expand_inputs(common.inputs, common.recursive);
   const std::vector<Job> jobs = make_resample_jobs(inputs, merged, common.output, common, tweak);

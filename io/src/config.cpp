@@ -1,6 +1,7 @@
 // Operator config files (CLI_CONTRACT.md): parsing, overlay and resolution to the core parameter structs.
 #include "rsz/io/config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -301,6 +302,74 @@ ResolvedRoiAlign resolve(const RoiAlignConfig& config) {
           "; the minimum must be <= the maximum");
   }
   return out;
+}
+
+const char* to_string(ResamplePreset preset) {
+  switch (preset) {
+    case ResamplePreset::HalfPixel: return "half_pixel";
+    case ResamplePreset::AlignCorners: return "align_corners";
+    case ResamplePreset::Asymmetric: return "asymmetric";
+    case ResamplePreset::NearestFloor: return "nearest_floor";
+  }
+  return "unknown";
+}
+
+ResamplePreset parse_resample_preset(const std::string& text, const std::string& what) {
+  for (const ResamplePreset p : {ResamplePreset::HalfPixel, ResamplePreset::AlignCorners, ResamplePreset::Asymmetric,
+                                 ResamplePreset::NearestFloor}) {
+    if (text == to_string(p)) return p;
+  }
+  usage(what + " = \"" + text + "\" is not a preset; half_pixel, align_corners, asymmetric or nearest_floor is allowed");
+}
+
+ResampleConfig preset_config(ResamplePreset preset) {
+  ResampleConfig config;
+  const auto all = [](float v) { return std::array<float, 4>{v, v, v, v}; };
+  switch (preset) {
+    case ResamplePreset::HalfPixel:
+      config.input_pixel_offsets = all(0.5f);
+      config.output_pixel_offsets = all(-0.5f);
+      break;
+    case ResamplePreset::AlignCorners:
+    case ResamplePreset::Asymmetric:
+      config.input_pixel_offsets = all(0.0f);
+      config.output_pixel_offsets = all(0.0f);
+      break;
+    case ResamplePreset::NearestFloor:
+      config.interpolation = InterpolationMode::Nearest;
+      config.input_pixel_offsets = all(0.5f);
+      config.output_pixel_offsets = all(0.0f);
+      break;
+  }
+  return config;
+}
+
+void set_target_size(ResampleConfig& config, const Dims& in, std::int64_t width, std::int64_t height) {
+  if (in.size() != 4) {
+    throw Error(ErrorCode::InvalidShape, "resample: a target size needs a rank-4 input; this one has sizes " +
+                                             dims_to_string(in));
+  }
+  if (width < 0 || height < 0 || (width == 0 && height == 0)) {
+    usage("resample: a target size of " + std::to_string(width) + " x " + std::to_string(height) +
+          "; give a width or a height >= 1 (0 keeps the aspect ratio)");
+  }
+  const auto keep_aspect = [](std::int64_t side, std::int64_t num, std::int64_t den) {
+    return std::max<std::int64_t>(
+        1, std::llround(static_cast<double>(side) * static_cast<double>(num) / static_cast<double>(den)));
+  };
+  const std::int64_t h = height > 0 ? height : keep_aspect(width, in[2], in[3]);
+  const std::int64_t w = width > 0 ? width : keep_aspect(height, in[3], in[2]);
+  config.output_sizes = std::array<std::int64_t, 4>{in[0], in[1], h, w};
+  config.scales = std::array<float, 4>{1.0f, 1.0f, static_cast<float>(h) / static_cast<float>(in[2]),
+                                       static_cast<float>(w) / static_cast<float>(in[3])};
+}
+
+void apply_align_corners(ResolvedResample& resolved, const Dims& in) {
+  for (std::size_t a = 0; a < 4 && a < in.size(); ++a) {
+    const std::int64_t n = in[a];
+    const std::int64_t m = resolved.output_sizes[a];
+    resolved.params.scales[a] = n > 1 && m > 1 ? static_cast<float>(m - 1) / static_cast<float>(n - 1) : 1.0f;
+  }
 }
 
 }  // namespace rsz::io

@@ -46,4 +46,18 @@ if ! grep -q "file=$work/prefix/.*librsz_opencv_codecs" "$work/ld_debug.log"; th
   exit 1
 fi
 test -s "$work/chelsea.bmp"
+
+# The Python package, where the build has it: imported from the prefix, not from the build tree.
+python_dir=$(find "$work/prefix" -path '*-packages/rsz' -type d | head -1)
+if [ -n "$python_dir" ]; then
+  PYTHONPATH=$(dirname "$python_dir") /usr/bin/python3 - "$work/prefix" <<'PY'
+import sys
+import numpy as np
+import rsz
+assert rsz.__file__.startswith(sys.argv[1]), rsz.__file__
+up = rsz.upsample2d(np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2), 2)
+assert up.shape == (1, 1, 4, 4) and up[0, 0, 3, 3] == 3.0, up
+PY
+  echo "package test: Python package at $python_dir ok"
+fi
 echo "package test: ok"

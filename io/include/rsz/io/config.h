@@ -94,6 +94,23 @@ struct ResolvedRoiAlign {
 };
 ResolvedRoiAlign resolve(const RoiAlignConfig& config);
 
+// ---- resample conventions: shared by the CLI and the Python module ----
+// Coordinate conventions of other tools (SEMANTICS.md §1 mappings): half_pixel (the default: DirectML RESAMPLE,
+// ONNX half_pixel, PyTorch align_corners=False, OpenCV INTER_LINEAR), align_corners (scales (out - 1) / (in - 1),
+// offsets 0 / 0), asymmetric (offsets 0 / 0), nearest_floor (PyTorch / OpenCV nearest: nearest, offsets 0.5 / 0).
+enum class ResamplePreset { HalfPixel, AlignCorners, Asymmetric, NearestFloor };
+const char* to_string(ResamplePreset preset);  // "half_pixel", "align_corners", "asymmetric", "nearest_floor"
+// Throws ErrorCode::Usage naming `what` (a flag or parameter name), the text and the allowed names.
+ResamplePreset parse_resample_preset(const std::string& text, const std::string& what);
+// The config fields a preset sets: both offsets, and for nearest_floor the interpolation.
+ResampleConfig preset_config(ResamplePreset preset);
+// A target output width and/or height for a rank-4 input: sets output_sizes (N and C kept) and the matching scales
+// out / in (float32). A side given as 0 keeps the aspect ratio: round(other * in_this / in_other), at least 1.
+// Throws ErrorCode::Usage when both are 0 or one is negative.
+void set_target_size(ResampleConfig& config, const Dims& input_sizes, std::int64_t width, std::int64_t height);
+// The align_corners preset's scales, applied after resolve: (out - 1) / (in - 1) per axis, 1 where either is 1.
+void apply_align_corners(ResolvedResample& resolved, const Dims& input_sizes);
+
 // ---- ROI files ----
 // Plain tensor form: {"rois": [[x1, y1, x2, y2], ...], "batch_indices": [b, ...]} (batch_indices optional, default 0)
 //   -> one RoiImage with an empty path.

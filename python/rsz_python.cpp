@@ -1,0 +1,314 @@
+// _rsz: the C++ half of the Python module (python/rsz/__init__.py is the other half: argument conveniences and
+// DLPack). Arrays become tensor views of their own memory: any strides, no conversion, no contiguous copy. The GIL is
+// released while a kernel or codec runs; rsz::Error becomes ValueError with rsz's message.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rsz/error.h"
+#include "rsz/io/config.h"
+#include "rsz/io/image.h"
+#include "rsz/resample.h"
+#include "rsz/roi_align.h"
+#include "rsz/upsample2d.h"
+
+namespace py = pybind11;
+
+namespace rsz::python {
+namespace {
+
+[[noreturn]] void value_error(const std::string& message) { throw py::value_error(message); }
+
+// The rsz data type of an array: float32, float16, uint8 / uint16 (unorm8 / unorm16: image samples p standing for
+// p / (2^b - 1)), uint32 (batch indices).
+DataType data_type(const py::array& a, const std::string& name) {
+  const py::dtype dt = a.dtype();
+  const char kind = dt.kind();
+  const auto size = dt.itemsize();
+  if (kind == 'f' && size == 4) return DataType::Float32;
+  if (kind == 'f' && size == 2) return DataType::Float16;
+  if (kind == 'u' && size == 1) return DataType::UNorm8;
+  if (kind == 'u' && size == 2) return DataType::UNorm16;
+  if (kind == 'u' && size == 4) return DataType::UInt32;
+  value_error(name + " has dtype " + dt.attr("name").cast<std::string>() +
+              "; float32 or float16 is needed (uint8 / uint16 image samples as inputs)");
+}
+
+struct Layout {
+  DataType type;
+  Dims sizes;
+  Dims strides;  // in elements
+};
+
+Layout layout_of(const py::array& a, const std::string& name) {
+  Layout l{data_type(a, name), {}, {}};
+  const auto item = static_cast<py::ssize_t>(a.itemsize());
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) {
+    const py::ssize_t stride = a.strides(i);
+    if (stride < 0 || stride % item != 0) {
+      value_error(name + " has a byte stride of " + std::to_string(stride) + " on axis " + std::to_string(i) +
+                  "; strides must be non-negative multiples of the element size (pass a copy, e.g. "
+                  "numpy.ascontiguousarray)");
+    }
+    l.sizes.push_back(a.shape(i));
+    l.strides.push_back(stride / item);
+  }
+  return l;
+}
+
+ConstTensorView const_view(const py::array& a, const std::string& name) {
+  const Layout l = layout_of(a, name);
+  return ConstTensorView(a.data(), l.type, l.sizes, l.strides);
+}
+
+TensorView mutable_view(py::array& a, const std::string& name) {
+  if (!a.writeable()) value_error(name + " is read-only; an output array must be writeable");
+  const Layout l = layout_of(a, name);
+  return TensorView(a.mutable_data(), l.type, l.sizes, l.strides);
+}
+
+// The float type of an operator's output for an input of `type`: the input's, float32 for image samples.
+DataType result_type(DataType type) {
+  return type == DataType::UNorm8 || type == DataType::UNorm16 ? DataType::Float32 : type;
+}
+
+py::dtype numpy_dtype(DataType type) {
+  switch (type) {
+    case DataType::Float32: return py::dtype("float32");
+    case DataType::Float16: return py::dtype("float16");
+    case DataType::UNorm8: return py::dtype("uint8");
+    case DataType::UNorm16: return py::dtype("uint16");
+    case DataType::UInt32: return py::dtype("uint32");
+  }
+  return py::dtype("float32");
+}
+
+// The output: `out` as given (checked), or a new packed array of `sizes` and `type`. The operator checks the rest.
+py::array output_array(const std::optional<py::array>& out, const Dims& sizes, DataType type, const char* op) {
+  if (!out) return py::array(numpy_dtype(type), std::vector<py::ssize_t>(sizes.begin(), sizes.end()));
+  const Layout l = layout_of(*out, "out");
+  if (l.sizes != sizes) {
+    value_error(std::string(op) + ": out has shape " + dims_to_string(l.sizes) + "; " + dims_to_string(sizes) +
+                " is needed");
+  }
+  return *out;
+}
+
+std::optional<InterpolationMode> interpolation(const std::optional<std::string>& mode, const char* op) {
+  if (!mode) return std::nullopt;
+  if (*mode == "nearest") return InterpolationMode::Nearest;
+  if (*mode == "linear") return InterpolationMode::Linear;
+  value_error(std::string(op) + ": mode = \"" + *mode + "\"; nearest or linear is allowed");
+}
+
+ExecOptions exec(int threads) {
+  if (threads < 0) value_error("threads = " + std::to_string(threads) + "; 0 (all cores) or more is allowed");
+  ExecOptions e;
+  e.num_threads = threads;
+  return e;
+}
+
+py::array resample_py(const py::array& x, std::optional<py::array> out, std::optional<std::array<float, 4>> scales,
+                      std::optional<std::array<std::int64_t, 4>> sizes, std::optional<std::string> mode,
+                      std::optional<std::array<float, 4>> input_offsets,
+                      std::optional<std::array<float, 4>> output_offsets, std::optional<std::string> preset,
+                      int threads) {
+  const ConstTensorView in = const_view(x, "x");
+  io::ResampleConfig config;
+  std::optional<io::ResamplePreset> convention;
+  if (preset) {
+    convention = io::parse_resample_preset(*preset, "preset");
+    config = io::preset_config(*convention);
+  }
+  if (const auto m = interpolation(mode, "resample")) config.interpolation = m;
+  if (input_offsets) config.input_pixel_offsets = input_offsets;
+  if (output_offsets) config.output_pixel_offsets = output_offsets;
+  config.scales = scales;
+  config.output_sizes = sizes;
+  if (!sizes && out) {
+    const Layout l = layout_of(*out, "out");
+    if (l.sizes.size() == 4) config.output_sizes = std::array<std::int64_t, 4>{l.sizes[0], l.sizes[1], l.sizes[2], l.sizes[3]};
+  }
+  if (!config.scales && !config.output_sizes) value_error("resample: give scales, sizes or out");
+  io::ResolvedResample resolved = io::resolve(config, in.sizes());
+  if (convention == io::ResamplePreset::AlignCorners) io::apply_align_corners(resolved, in.sizes());
+  py::array result = output_array(out, resolved.output_sizes, result_type(in.dtype()), "resample");
+  const TensorView o = mutable_view(result, "out");
+  const ExecOptions e = exec(threads);
+  {
+    const py::gil_scoped_release release;
+    resample(in, o, resolved.params, e);
+  }
+  return result;
+}
+
+py::array upsample2d_py(const py::array& x, std::optional<py::array> out, std::uint32_t factor_h,
+                        std::uint32_t factor_w, std::optional<std::string> mode, int threads) {
+  const ConstTensorView in = const_view(x, "x");
+  io::Upsample2dConfig config;
+  config.interpolation = interpolation(mode, "upsample2d");
+  config.scale_size = ScaleSize{factor_h, factor_w};
+  const Upsample2dParams params = io::resolve(config);
+  py::array result =
+      output_array(out, upsample2d_output_sizes(in.sizes(), params.scale_size), result_type(in.dtype()), "upsample2d");
+  const TensorView o = mutable_view(result, "out");
+  const ExecOptions e = exec(threads);
+  {
+    const py::gil_scoped_release release;
+    upsample2d(in, o, params, e);
+  }
+  return result;
+}
+
+py::array roi_align_py(const py::array& x, const py::array& rois, const py::array& batch_indices,
+                       std::optional<py::array> out, std::int64_t output_height, std::int64_t output_width,
+                       const io::RoiAlignConfig& fields, int threads) {
+  const ConstTensorView in = const_view(x, "x");
+  const ConstTensorView boxes = const_view(rois, "rois");
+  const ConstTensorView indices = const_view(batch_indices, "batch_indices");
+  io::RoiAlignConfig config = fields;
+  config.output_height = output_height;
+  config.output_width = output_width;
+  const io::ResolvedRoiAlign resolved = io::resolve(config);
+  py::array result =
+      output_array(out, roi_align_output_sizes(in.sizes(), boxes.sizes(), output_height, output_width),
+                   result_type(in.dtype()), "roi_align");
+  const TensorView o = mutable_view(result, "out");
+  const ExecOptions e = exec(threads);
+  {
+    const py::gil_scoped_release release;
+    roi_align(in, boxes, indices, o, resolved.params, e);
+  }
+  return result;
+}
+
+io::AlphaMode alpha_mode(const std::string& alpha) {
+  if (alpha == "premultiplied") return io::AlphaMode::Premultiplied;
+  if (alpha == "straight") return io::AlphaMode::Straight;
+  value_error("alpha = \"" + alpha + "\"; premultiplied or straight is allowed");
+}
+
+// An array owning a heap object (a Tensor or an Image) through a capsule: no copy of the pixels.
+template <typename T>
+py::array owning_array(T* owner, const void* data, DataType type, const Dims& sizes, const Dims& strides) {
+  const py::capsule keep(owner, [](void* p) { delete static_cast<T*>(p); });
+  std::vector<py::ssize_t> shape(sizes.begin(), sizes.end());
+  std::vector<py::ssize_t> bytes;
+  for (const std::int64_t s : strides) bytes.push_back(static_cast<py::ssize_t>(s * element_size(type)));
+  return py::array(numpy_dtype(type), shape, bytes, data, keep);
+}
+
+py::array read_image_py(const std::string& path, const std::string& dtype, const std::string& alpha, bool exif,
+                        std::int64_t max_pixels) {
+  if (dtype != "float32" && dtype != "float16" && dtype != "uint") {
+    value_error("read_image: dtype = \"" + dtype + "\"; float32, float16 or uint (the decoded samples) is allowed");
+  }
+  const io::AlphaMode mode = alpha_mode(alpha);
+  io::ImageReadOptions options;
+  options.apply_exif_orientation = exif;
+  options.max_pixels = max_pixels;
+  auto* image = new io::Image;
+  try {
+    {
+      const py::gil_scoped_release release;
+      *image = io::read_image(path, options);
+    }
+    const std::int64_t c = image->channels;
+    if (dtype == "uint") {  // 1 x C x H x W over the interleaved samples, as every operator reads them
+      const bool deep = image->bit_depth == 16;
+      const void* data = deep ? static_cast<const void*>(image->data16.data()) : image->data8.data();
+      return owning_array(image, data, deep ? DataType::UNorm16 : DataType::UNorm8, {1, c, image->height, image->width},
+                          {image->height * image->width * c, 1, image->width * c, c});
+    }
+    auto* tensor = new Tensor(image_to_tensor(*image, dtype == "float16" ? DataType::Float16 : DataType::Float32, mode));
+    delete image;
+    image = nullptr;
+    return owning_array(tensor, tensor->data(), tensor->dtype(), tensor->sizes(), tensor->layout().strides());
+  } catch (...) {
+    delete image;
+    throw;
+  }
+}
+
+void write_image_py(const std::string& path, const py::array& array, int bit_depth, const std::string& alpha,
+                    int quality, int png_compression) {
+  const ConstTensorView tensor = const_view(array, "image");
+  if (tensor.dtype() != DataType::Float32 && tensor.dtype() != DataType::Float16) {
+    value_error("write_image: image has dtype " + std::string(to_string(tensor.dtype())) +
+                "; a float32 or float16 1 x C x H x W tensor of values in [0, 1] is needed");
+  }
+  if (bit_depth != 8 && bit_depth != 16) {
+    value_error("write_image: bit_depth = " + std::to_string(bit_depth) + "; 8 or 16 is allowed");
+  }
+  const io::AlphaMode mode = alpha_mode(alpha);
+  io::ImageWriteOptions options;
+  options.quality = quality;
+  options.png_compression = png_compression;
+  const py::gil_scoped_release release;
+  io::write_image(path, io::tensor_to_image(tensor, bit_depth, mode), options);
+}
+
+}  // namespace
+}  // namespace rsz::python
+
+PYBIND11_MODULE(_rsz, m) {
+  using namespace rsz::python;
+  namespace io = rsz::io;
+  m.doc() = "rsz's kernels and codecs; use the rsz package, which wraps these.";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const rsz::Error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  m.attr("__version__") = RSZ_VERSION;
+  m.def("resample", &resample_py, py::arg("x"), py::arg("out"), py::arg("scales"), py::arg("sizes"), py::arg("mode"),
+        py::arg("input_pixel_offsets"), py::arg("output_pixel_offsets"), py::arg("preset"), py::arg("threads"));
+  m.def("upsample2d", &upsample2d_py, py::arg("x"), py::arg("out"), py::arg("factor_h"), py::arg("factor_w"),
+        py::arg("mode"), py::arg("threads"));
+  m.def(
+      "roi_align",
+      [](const py::array& x, const py::array& rois, const py::array& batch_indices, std::optional<py::array> out,
+         std::int64_t output_height, std::int64_t output_width, std::optional<std::string> mode,
+         std::optional<std::string> reduction, float spatial_scale_x, float spatial_scale_y,
+         float out_of_bounds_input_value, std::uint32_t minimum_samples_per_output,
+         std::uint32_t maximum_samples_per_output, float input_pixel_offset, float output_pixel_offset,
+         bool align_regions_to_corners, int threads) {
+        io::RoiAlignConfig c;
+        c.interpolation = interpolation(mode, "roi_align");
+        if (reduction) {
+          if (*reduction == "average") {
+            c.reduction = rsz::RoiReduction::Average;
+          } else if (*reduction == "max") {
+            c.reduction = rsz::RoiReduction::Max;
+          } else {
+            throw py::value_error("roi_align: reduction = \"" + *reduction + "\"; average or max is allowed");
+          }
+        }
+        c.spatial_scale_x = spatial_scale_x;
+        c.spatial_scale_y = spatial_scale_y;
+        c.out_of_bounds_input_value = out_of_bounds_input_value;
+        c.minimum_samples_per_output = minimum_samples_per_output;
+        c.maximum_samples_per_output = maximum_samples_per_output;
+        c.input_pixel_offset = input_pixel_offset;
+        c.output_pixel_offset = output_pixel_offset;
+        c.align_regions_to_corners = align_regions_to_corners;
+        return roi_align_py(x, rois, batch_indices, std::move(out), output_height, output_width, c, threads);
+      },
+      py::arg("x"), py::arg("rois"), py::arg("batch_indices"), py::arg("out"), py::arg("output_height"),
+      py::arg("output_width"), py::arg("mode"), py::arg("reduction"), py::arg("spatial_scale_x"),
+      py::arg("spatial_scale_y"), py::arg("out_of_bounds_input_value"), py::arg("minimum_samples_per_output"),
+      py::arg("maximum_samples_per_output"), py::arg("input_pixel_offset"), py::arg("output_pixel_offset"),
+      py::arg("align_regions_to_corners"), py::arg("threads"));
+  m.def("read_image", &read_image_py, py::arg("path"), py::arg("dtype"), py::arg("alpha"), py::arg("exif"),
+        py::arg("max_pixels"));
+  m.def("write_image", &write_image_py, py::arg("path"), py::arg("image"), py::arg("bit_depth"), py::arg("alpha"),
+        py::arg("quality"), py::arg("png_compression"));
+}

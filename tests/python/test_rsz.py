@@ -1,0 +1,245 @@
+"""The Python module: values against the rsz CLI on the same files, against PyTorch and torchvision under the mappings
+of docs/SEMANTICS.md §5 (their tolerances), zero-copy inputs and outputs, DLPack, errors.
+
+Run by ctest (python.pytest) with PYTHONPATH=build/python, RSZ_BINARY (the CLI) and RSZ_SOURCE_DIR set.
+"""
+
+import json
+import os
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import rsz
+
+SOURCE = os.path.abspath(os.environ.get("RSZ_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
+BINARY = os.environ.get("RSZ_BINARY", "rsz")
+PHOTO = os.path.join(SOURCE, "samples", "photos", "chelsea.png")
+CAMERA = os.path.join(SOURCE, "samples", "photos", "camera.png")
+
+
+def cli(*args):
+    done = subprocess.run([BINARY, *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+def random_tensor(shape, seed, dtype=np.float32, low=-2.0, high=3.0):
+    return np.random.default_rng(seed).uniform(low, high, size=shape).astype(dtype)
+
+
+def close(got, want, what):
+    """SEMANTICS.md §5: |diff| <= 1e-5 * max(1, |value|) against a faithful float32 implementation, on data of
+    magnitude ~1 (the coordinates' rounding differs between implementations, so the bound scales with the data's
+    slope)."""
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape, what
+    bound = 1e-5 * np.maximum(1.0, np.abs(want))
+    worst = np.max(np.abs(got - want) - bound)
+    assert worst <= 0, "%s: off by %g beyond the tolerance" % (what, worst)
+
+
+# ---- the same values as the CLI on the same files ----
+
+def test_resample_matches_the_cli(tmp_path):
+    out = tmp_path / "half.npy"
+    cli("resample", "-i", PHOTO, "-o", str(out), "--scale", "0.5", "-q")
+    image = rsz.read_image(PHOTO)
+    got = rsz.resample(image, scales=0.5)
+    assert got.dtype == np.float32 and got.shape == (1, 3, 150, 225)
+    assert np.array_equal(got, np.load(out))
+    # The decoded samples read in place give the same bits.
+    assert np.array_equal(rsz.resample(rsz.read_image(PHOTO, dtype="uint"), scales=0.5), got)
+
+
+@pytest.mark.parametrize("flags,kwargs", [
+    (["--size", "100x70", "--mode", "nearest"], dict(sizes=(70, 100), mode="nearest")),
+    (["--width", "64", "--preset", "align_corners"], dict(sizes=(43, 64), preset="align_corners")),
+    (["--scale", "1.7", "--preset", "nearest_floor"], dict(scales=1.7, preset="nearest_floor")),
+])
+def test_resample_flags_match_the_keywords(tmp_path, flags, kwargs):
+    out = tmp_path / "out.npy"
+    cli("resample", "-i", PHOTO, "-o", str(out), "-q", *flags)
+    assert np.array_equal(rsz.resample(rsz.read_image(PHOTO), **kwargs), np.load(out))
+
+
+def test_upsample_and_roi_align_match_the_cli(tmp_path):
+    up = tmp_path / "up.npy"
+    cli("upsample", "-i", CAMERA, "-o", str(up), "--factor", "2,3", "--mode", "linear", "-q")
+    assert np.array_equal(rsz.upsample2d(rsz.read_image(CAMERA), (2, 3), mode="linear"), np.load(up))
+
+    boxes = [[10.5, 20.0, 200.25, 180.0], [300.0, 40.0, 120.0, 90.0], [-30.0, -10.0, 40.0, 50.0]]
+    (tmp_path / "boxes.json").write_text(json.dumps({"rois": boxes}))
+    crops = tmp_path / "crops.npy"
+    cli("roi-align", "-i", PHOTO, "--rois", str(tmp_path / "boxes.json"), "--output-size", "7x5", "--reduction",
+        "max", "-o", str(crops), "-q")
+    # --output-size is W x H; output_size is (height, width), as in torchvision.
+    got = rsz.roi_align(rsz.read_image(PHOTO), np.array(boxes, np.float32), output_size=(5, 7), reduction="max")
+    assert got.shape == (3, 3, 5, 7)
+    assert np.array_equal(got, np.load(crops))
+
+
+def test_images_round_trip(tmp_path):
+    image = rsz.read_image(PHOTO)
+    rsz.write_image(tmp_path / "copy.png", image)
+    assert np.array_equal(rsz.read_image(tmp_path / "copy.png"), image)
+    rsz.write_image(tmp_path / "copy16.png", image[0], bit_depth=16)  # (C, H, W) is accepted too
+    assert np.array_equal(rsz.read_image(tmp_path / "copy16.png", dtype="uint").dtype, np.uint16)
+    samples = rsz.read_image(PHOTO, dtype="uint")
+    assert samples.dtype == np.uint8 and samples.shape == (1, 3, 300, 451)
+    assert np.array_equal(samples.astype(np.float32) / 255, image)
+
+
+# ---- PyTorch and torchvision, under the documented mappings ----
+
+def test_resample_against_torch_interpolate():
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    x = random_tensor((2, 3, 37, 53), 1, low=0.0, high=1.0)
+    t = torch.from_numpy(x)
+    for size in [(74, 106), (18, 26), (41, 29), (111, 17)]:
+        close(rsz.resample(x, sizes=size), F.interpolate(t, size=size, mode="bilinear", align_corners=False).numpy(),
+              "bilinear %s" % (size,))
+        close(rsz.resample(x, sizes=size, preset="align_corners"),
+              F.interpolate(t, size=size, mode="bilinear", align_corners=True).numpy(), "align_corners %s" % (size,))
+    # Nearest: integer factors have no ties, so the results are the same bits.
+    for factor in [2, 3]:
+        want = F.interpolate(t, scale_factor=factor, mode="nearest").numpy()
+        assert np.array_equal(rsz.resample(x, scales=factor, preset="nearest_floor"), want)
+        assert np.array_equal(rsz.upsample2d(x, factor), want)
+
+
+def test_roi_align_against_torchvision():
+    torch = pytest.importorskip("torch")
+    ops = pytest.importorskip("torchvision.ops")
+    x = random_tensor((2, 8, 40, 50), 2, low=0.0, high=1.0)
+    rng = np.random.default_rng(3)
+    corners = rng.uniform(-5, 55, size=(20, 2, 2))
+    # At least 1 pixel wide after spatial_scale 0.5 (torchvision widens smaller boxes when aligned=False).
+    boxes = np.concatenate([corners.min(axis=1), corners.max(axis=1) + 2.0], axis=1)
+    batch = rng.integers(0, 2, size=(20, 1)).astype(np.float64)
+    table = torch.from_numpy(np.concatenate([batch, boxes], axis=1).astype(np.float32))
+    t = torch.from_numpy(x)
+    for aligned in [True, False]:
+        for ratio in [1, 2, 3]:
+            want = ops.roi_align(t, table, output_size=(7, 6), spatial_scale=0.5, sampling_ratio=ratio,
+                                 aligned=aligned)
+            got = rsz.roi_align(t, table, output_size=(7, 6), spatial_scale=0.5, sampling_ratio=ratio,
+                                aligned=aligned)
+            assert isinstance(got, torch.Tensor)  # a torch input gives a torch output
+            close(got.numpy(), want.numpy(), "aligned=%s, sampling_ratio=%d" % (aligned, ratio))
+
+
+# ---- zero-copy, DLPack, float16 ----
+
+def test_out_is_written_in_place():
+    x = random_tensor((1, 2, 9, 7), 4)
+    out = np.full((1, 2, 18, 14), np.nan, np.float32)
+    got = rsz.resample(x, out=out)  # the output shape gives the sizes
+    assert got is out
+    assert np.array_equal(out, rsz.resample(x, scales=2))
+    # A strided output view is written where it points, and nothing else is touched.
+    big = np.zeros((1, 2, 18, 28), np.float32)
+    rsz.upsample2d(x, 2, out=big[:, :, :, ::2])
+    assert np.array_equal(big[:, :, :, ::2], rsz.upsample2d(x, 2))
+    assert not big[:, :, :, 1::2].any()
+
+
+def test_strided_inputs_are_read_in_place():
+    x = random_tensor((1, 24, 31, 3), 5)  # N H W C
+    nchw = x.transpose(0, 3, 1, 2)  # a strided view, not contiguous
+    assert not nchw.flags.c_contiguous
+    assert np.array_equal(rsz.resample(nchw, scales=0.6), rsz.resample(np.ascontiguousarray(nchw), scales=0.6))
+    # A view of 1 x 3 x 100000 x 100000 floats (120 GB if it were copied) over 12 bytes: only the taps are read.
+    huge = np.lib.stride_tricks.as_strided(np.array([0.25, 0.5, 0.75], np.float32), shape=(1, 3, 100000, 100000),
+                                           strides=(0, 4, 0, 0))
+    small = rsz.resample(huge, sizes=(4, 5))
+    assert np.array_equal(small, np.broadcast_to(np.array([0.25, 0.5, 0.75], np.float32)[None, :, None, None],
+                                                 (1, 3, 4, 5)))
+    crops = rsz.roi_align(huge, [[0, 0, 90000.0, 90000.0]], output_size=2, sampling_ratio=2)
+    assert np.array_equal(crops[0, :, 0, 0], [0.25, 0.5, 0.75])
+
+
+def test_torch_tensors_in_and_out():
+    torch = pytest.importorskip("torch")
+    t = torch.from_numpy(random_tensor((1, 3, 10, 12), 6))
+    out = torch.empty((1, 3, 20, 24))
+    got = rsz.resample(t, out=out)
+    assert got is out
+    assert np.array_equal(out.numpy(), rsz.resample(t.numpy(), scales=2))
+    half = rsz.upsample2d(t.half(), 2)
+    assert isinstance(half, torch.Tensor) and half.dtype == torch.float16
+
+
+def test_float16_is_widened_computed_in_float32_and_rounded_once():
+    x16 = random_tensor((1, 2, 13, 17), 7, np.float16)
+    got = rsz.resample(x16, scales=(0.7, 1.9))
+    assert got.dtype == np.float16
+    want = rsz.resample(x16.astype(np.float32), scales=(0.7, 1.9)).astype(np.float16)
+    assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+def test_threads_do_not_change_results_and_calls_run_concurrently():
+    x = random_tensor((1, 3, 300, 400), 8)
+    want = rsz.resample(x, scales=0.37, threads=1)
+    results = [None] * 4
+
+    def work(i):
+        results[i] = rsz.resample(x, scales=0.37, threads=2)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in results:
+        assert np.array_equal(r, want)
+
+
+# ---- errors: ValueError with rsz's message ----
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda x: rsz.resample(x, scales=-1), "each scale must be finite and > 0"),
+    (lambda x: rsz.resample(x), "give scales, sizes or out"),
+    (lambda x: rsz.resample(x, scales=2, mode="cubic"), "nearest or linear is allowed"),
+    (lambda x: rsz.resample(x, scales=2, preset="bicubic"), "is not a preset"),
+    (lambda x: rsz.resample(x[:, :, ::-1], scales=2), "strides must be non-negative"),
+    (lambda x: rsz.resample(x.astype(np.float64), scales=2), "has dtype float64"),
+    (lambda x: rsz.upsample2d(x, 2, out=np.zeros((1, 2, 12, 11), np.float32)), "out has shape"),
+    (lambda x: rsz.resample(x[0], scales=2), "rank"),
+    (lambda x: rsz.upsample2d(x, 0), "both must be >= 1"),
+    (lambda x: rsz.roi_align(x, [[0, 0, 1, 1]], [5], output_size=2), "batch_indices[0] = 5"),
+    (lambda x: rsz.roi_align(x, [[0, 0, 1, 1]]), "output_size is required"),
+    (lambda x: rsz.read_image("/no/such/image.png"), "/no/such/image.png"),
+])
+def test_errors_are_value_errors_with_rsz_messages(call, needle):
+    x = random_tensor((1, 2, 6, 5), 9)
+    with pytest.raises(ValueError) as caught:
+        call(x)
+    assert needle in str(caught.value)
+
+
+def test_read_only_output_is_refused():
+    x = random_tensor((1, 1, 4, 4), 10)
+    out = np.zeros((1, 1, 8, 8), np.float32)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        rsz.resample(x, out=out)
+
+
+def test_readme_example_runs(tmp_path, monkeypatch):
+    """The README's Python example, as written (run in a scratch folder that sees the samples)."""
+    pytest.importorskip("torch")
+    text = open(os.path.join(SOURCE, "README.md"), encoding="utf-8").read()
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "samples").symlink_to(os.path.join(SOURCE, "samples"))
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(compile(block, "README.md", "exec"), scope)
+    assert scope["half"].shape == (1, 3, 240, 320)
+    assert scope["up"].shape == (1, 3, 960, 1280)
+    assert tuple(scope["crops"].shape) == (1, 3, 7, 7)
+    assert rsz.read_image(tmp_path / "small.png").shape == (1, 3, 150, 225)
