@@ -271,6 +271,10 @@ int run_roi_align(const RoiAlignOptions& o) {
   }
   if (o.align_corners) flags.align_regions_to_corners = true;
   const io::RoiAlignConfig merged = io::overlay(file_config, flags);
+  if (!merged.output_height || !merged.output_width) {
+    usage_error("roi-align: no crop size given; use --output-size WxH or a config with \"output_height\" and "
+                "\"output_width\"");
+  }
   const std::vector<std::string> inputs =
       common.inputs.empty() ? std::vector<std::string>{} : expand_inputs(common.inputs, common.recursive);
   const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, {o.rois, o.batch_indices}, common.output, common);

@@ -239,8 +239,7 @@ ResolvedResample resolve(const ResampleConfig& config, const Dims& input_sizes) 
     }
   } else {
     usage(
-        "resample: \"scales\" is required unless \"output_sizes\" is given (config keys \"scales\" or "
-        "\"output_sizes\"; flags --scale, --scales, --size or --output-sizes)");
+        "resample: \"scales\" is required unless \"output_sizes\" is given");
   }
   if (config.output_sizes) {
     out.output_sizes.assign(config.output_sizes->begin(), config.output_sizes->end());
@@ -255,8 +254,7 @@ Upsample2dParams resolve(const Upsample2dConfig& config) {
   if (config.interpolation) params.interpolation = *config.interpolation;
   if (!config.scale_size) {
     usage(
-        "upsample2d: \"scale_size\" is required (config key \"scale_size\": {\"height\": H, \"width\": W}; "
-        "flag --factor)");
+        "upsample2d: \"scale_size\" is required ({\"height\": H, \"width\": W})");
   }
   if (config.scale_size->height < 1 || config.scale_size->width < 1) {
     usage("upsample2d: \"scale_size\" = {\"height\": " + std::to_string(config.scale_size->height) +
@@ -271,7 +269,7 @@ ResolvedRoiAlign resolve(const RoiAlignConfig& config) {
   RoiAlignParams& p = out.params;
   if (!config.output_height || !config.output_width) {
     usage(std::string("roi_align: \"") + (config.output_height ? "output_width" : "output_height") +
-          "\" is required (config keys \"output_height\" and \"output_width\"; flag --output-size WxH)");
+          "\" is required (\"output_height\" and \"output_width\" set the crop size)");
   }
   if (*config.output_height < 1 || *config.output_width < 1) {
     usage("roi_align: \"output_height\" = " + std::to_string(*config.output_height) +
