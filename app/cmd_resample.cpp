@@ -86,7 +86,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       Tensor result(loaded.result_type, resolved.output_sizes, TensorInit::Uninitialized);
       resample(loaded.view(), result.view(), resolved.params, exec_options(common, threads));
       save_output(out, result.view(), loaded, common);
-      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};
+      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype()), std::nullopt}};
     };
     jobs.push_back(std::move(job));
   }

@@ -1,3 +1,4 @@
+#include <array>
 #include <limits>
 #include <memory>
 
@@ -46,6 +47,17 @@ Tensor rois_as(const RoiList& list, DataType type) {
     for (std::size_t j = 0; j < 4; ++j) store(rois, r * 4 + j, list.entries[r].box[j]);
   }
   return rois;
+}
+
+// Box r of .npy ROIs, as float32.
+std::array<float, 4> tensor_box(const Tensor& rois, std::int64_t r) {
+  std::array<float, 4> box{};
+  for (std::size_t j = 0; j < 4; ++j) {
+    const auto i = static_cast<std::size_t>(r) * 4 + j;
+    box[j] = rois.dtype() == DataType::Float32 ? rois.data_as<float>()[i]
+                                               : static_cast<float>(rois.data_as<Float16>()[i]);
+  }
+  return box;
 }
 
 Tensor batch_indices_of(const RoiList& list) {
@@ -154,7 +166,7 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
     std::vector<OutputRecord> records;
     if (planned.whole_tensor) {
       save_output(planned.paths[0], result.view(), loaded, common);
-      records.push_back({planned.paths[0], result.sizes(), to_string(type)});
+      records.push_back({planned.paths[0], result.sizes(), to_string(type), std::nullopt});
       return records;
     }
     const Dims crop_sizes{1, result.size(1), result.size(2), result.size(3)};
@@ -163,7 +175,10 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
       const auto* base = static_cast<const std::byte*>(result.data()) +
                          static_cast<std::int64_t>(r) * crop_elements * static_cast<std::int64_t>(element_size(type));
       save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
-      records.push_back({planned.paths[r], crop_sizes, to_string(type)});
+      const io::RoiEntry& e = list.entries[r];
+      const std::array<float, 4> box = list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : e.box;
+      records.push_back({planned.paths[r], crop_sizes, to_string(type),
+                         io::CropRecord{planned.paths[r], input, box, e.label, e.id}});
     }
     return records;
   };
@@ -187,7 +202,36 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
     usage_error("--batch-indices " + source.batch_indices_path +
                 ": only for .npy ROIs; a JSON ROI file carries its own \"batch_indices\"");
   }
-  const io::RoiFile file = io::read_roi_file(source.rois_path);
+  const io::AnnotationFormat format = io::detect_annotation_format(source.rois_path);
+  if (format == io::AnnotationFormat::Yolo) {
+    if (inputs.empty()) usage_error(source.rois_path + ": YOLO labels name no images; give the images with -i");
+  } else if (!source.image_root.empty() && format == io::AnnotationFormat::Rsz) {
+    usage_error("--image-root " + source.image_root + ": only for COCO and Pascal VOC annotations (rsz's dataset "
+                "files resolve image paths against their own folder)");
+  }
+  if (!source.names_path.empty() && format != io::AnnotationFormat::Yolo) {
+    usage_error("--names " + source.names_path + ": only for YOLO labels; " + source.rois_path + " is " +
+                to_string(format));
+  }
+  io::AnnotationOptions annotation_options;
+  annotation_options.image_root = source.image_root;
+  annotation_options.yolo_names = source.names_path;
+  if (format == io::AnnotationFormat::Yolo) annotation_options.yolo_images = inputs;
+  const io::RoiFile file = io::read_annotations(source.rois_path, format, annotation_options);
+  if (format != io::AnnotationFormat::Rsz) {  // images without boxes give no crops: not even decoded
+    std::size_t with_boxes = 0;
+    for (const io::RoiImage& image : file.images) with_boxes += image.rois.empty() ? 0 : 1;
+    for (const io::RoiImage& image : file.images) {
+      if (image.rois.empty()) continue;
+      if (format != io::AnnotationFormat::Yolo && inputs_given_by_user && !inputs.empty()) {
+        usage_error(source.rois_path + ": these " + to_string(format) + " annotations name their own images; drop -i");
+      }
+      RoiList list;
+      list.entries = image.rois;
+      jobs.push_back(make_job(image.path, with_boxes, list, resolved, output, common));
+    }
+    return jobs;
+  }
   if (file.dataset) {
     if (inputs_given_by_user && !inputs.empty()) {
       usage_error(source.rois_path + ": this dataset ROI file names its own images; drop -i");
@@ -211,8 +255,17 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
       "roi-align", "Cut ROI crops out of images or pool ROIs of tensors (DirectML ROI_ALIGN / ROI_ALIGN1)");
   add_common_options(*cmd, o.common);
   cmd->add_option("--rois", o.rois,
-                  "ROIs: JSON ({\"rois\": [[x1,y1,x2,y2],...]} or a dataset {\"images\": [...]}) or .npy [R,4]")
+                  "ROIs: JSON ({\"rois\": [[x1,y1,x2,y2],...]} or a dataset {\"images\": [...]}), .npy [R,4], or "
+                  "dataset annotations: COCO instances JSON, Pascal VOC .xml (file or folder), YOLO .txt (file or "
+                  "folder, with -i)")
       ->required();
+  cmd->add_option("--image-root", o.image_root,
+                  "COCO / VOC: folder the annotations' image file names are relative to (default: the annotation "
+                  "file's folder)");
+  cmd->add_option("--names", o.names, "YOLO: class names file, one per line (default: class numbers as labels)");
+  cmd->add_option("--manifest", o.common.manifest,
+                  "Also write a crop manifest: one line per crop with its path, source image, box, label and id "
+                  "(.jsonl or .csv)");
   cmd->add_option("--batch-indices", o.batch_indices, "uint32 .npy [R] batch index per ROI (default: all 0)");
   cmd->add_option("--output-size", o.output_size, "Crop size WxH (output_width x output_height)");
   cmd->add_option("--reduction", o.reduction, "average (default) or max")->check(CLI::IsMember({"average", "max"}));
@@ -232,6 +285,9 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
       "Examples:\n"
       "  rsz roi-align -i photo.jpg --rois boxes.json --output-size 128x128 -o crops/\n"
       "  rsz roi-align --rois dataset.json --output-size 64x64 -o 'crops/{label}/{stem}_{id}.png'\n"
+      "  rsz roi-align --rois instances_val2017.json --image-root val2017 --output-size 224x224 \\\n"
+      "      -o 'crops/{label}/{id}.jpg' --manifest crops.jsonl\n"
+      "  rsz roi-align -i 'images/*.jpg' --rois labels/ --names classes.txt --output-size 96x96 -o 'crops/{label}/{id}.png'\n"
       "  rsz roi-align -i features.npy --rois rois.npy --batch-indices bi.npy -o pooled.npy "
       "--output-size 7x7 --spatial-scale 0.25 --samples 2");
 }
@@ -277,10 +333,20 @@ int run_roi_align(const RoiAlignOptions& o) {
   }
   const std::vector<std::string> inputs =
       common.inputs.empty() ? std::vector<std::string>{} : expand_inputs(common.inputs, common.recursive);
-  const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, {o.rois, o.batch_indices}, common.output, common);
+  if (!common.manifest.empty() && !io::is_manifest_path(common.manifest)) {
+    usage_error("--manifest " + common.manifest + ": a manifest is .jsonl (JSON Lines) or .csv");
+  }
+  const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, {o.rois, o.batch_indices, o.image_root, o.names},
+                                                    common.output, common);
   std::vector<std::string> all_inputs;
   for (const Job& job : jobs) all_inputs.push_back(job.input);
-  check_jobs(all_inputs, jobs, {common.config, o.rois, o.batch_indices});
+  const std::vector<std::string> others{common.config, o.rois, o.batch_indices, o.names};
+  check_jobs(all_inputs, jobs, others);
+  if (!common.manifest.empty()) {
+    std::vector<std::string> outputs{common.manifest};
+    for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
+    check_outputs(all_inputs, outputs, others);  // the manifest is an output like the crops
+  }
   return run_jobs(jobs, common);
 }
 

@@ -51,8 +51,9 @@ int run_run(const RunOptions& o) {
       step_jobs = make_upsample_jobs(inputs, *upsample, output, common);
     } else {
       check_json_budget(step.rois_path, "\"rois\" of step " + std::to_string(index), memory_budget(common.max_memory));
-      step_jobs = make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), {step.rois_path, ""}, output,
-                                      common, false);
+      RoiSource source;
+      source.rois_path = step.rois_path;
+      step_jobs = make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, common, false);
       other_inputs.push_back(step.rois_path);
     }
     for (Job& job : step_jobs) job.size_flags = "the config of step " + std::to_string(index) + " (/steps/" +

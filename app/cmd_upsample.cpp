@@ -33,7 +33,7 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
                     TensorInit::Uninitialized);
       upsample2d(loaded.view(), result.view(), params, exec_options(common, threads));
       save_output(out, result.view(), loaded, common);
-      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype())}};
+      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype()), std::nullopt}};
     };
     jobs.push_back(std::move(job));
   }

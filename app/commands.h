@@ -30,9 +30,12 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
 // roi_align: with a dataset-form ROI file the images come from the file (and `inputs` must be empty when
 // `inputs_given_by_user`, otherwise they are ignored); with the plain form (or .npy rois) every input gets the same
 // ROIs.
+// The ROI source may also be COCO, Pascal VOC or YOLO annotations (io/annotations.h, detected by content).
 struct RoiSource {
   std::string rois_path;
   std::string batch_indices_path;  // .npy only; empty: from the JSON, or all 0
+  std::string image_root;          // COCO / VOC: where image paths resolve ("": the annotation file's folder)
+  std::string names_path;          // YOLO: class names, one per line ("": class numbers as labels)
 };
 std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
                                      const RoiSource& source, const std::string& output, const CommonOptions& common,
@@ -75,6 +78,8 @@ struct RoiAlignOptions {
   std::string input_offset;
   std::string output_offset;
   bool align_corners = false;
+  std::string image_root;
+  std::string names;
 };
 void setup_roi_align(CLI::App& app, RoiAlignOptions& options);
 int run_roi_align(const RoiAlignOptions& options);

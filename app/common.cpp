@@ -725,12 +725,13 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   const std::size_t parallel_inputs = std::clamp<std::size_t>(jobs.size(), 1, static_cast<std::size_t>(threads));
   const int kernel_threads = std::max(1, threads / static_cast<int>(parallel_inputs));
   MemoryBudget shared_budget(budget);
+  std::vector<std::vector<io::CropRecord>> crops(jobs.size());  // the manifest's lines, in job order
   std::size_t done = 0;
   std::size_t written = 0;
   Progress progress(jobs.size(), !options.quiet && ::isatty(STDERR_FILENO) != 0);
   const auto start = std::chrono::steady_clock::now();
 
-  const auto run_one = [&](const Job& job, const Prepared& plan) {
+  const auto run_one = [&](const Job& job, const Prepared& plan, std::vector<io::CropRecord>& job_crops) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<OutputRecord> records;
     std::string error = plan.failure;
@@ -753,6 +754,9 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
       report_failure(job, error);
     }
     written += records.size();
+    for (const auto& r : records) {
+      if (r.crop) job_crops.push_back(*r.crop);
+    }
     if (options.json) {
       for (const auto& r : records) {
         std::cout << json_line({{"input", job.input},
@@ -774,9 +778,19 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
 #pragma omp parallel for num_threads(static_cast<int>(parallel_inputs)) schedule(dynamic, 1)
   for (std::int64_t i = 0; i < count; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    run_one(jobs[k], prepared[k]);
+    run_one(jobs[k], prepared[k], crops[k]);
   }
   progress.finish();
+  if (!options.manifest.empty()) {
+    std::vector<io::CropRecord> lines;
+    for (auto& c : crops) lines.insert(lines.end(), c.begin(), c.end());
+    try {
+      io::write_manifest(options.manifest, lines);
+    } catch (const std::exception& e) {
+      to_stderr("rsz: " + printable(e.what()) + "\n");
+      return kExitFailed;
+    }
+  }
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (failed > 0) {
     to_stderr("rsz: " + std::to_string(failed) + " of " + std::to_string(jobs.size()) + " input" +

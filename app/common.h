@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rsz/exec.h"
+#include "rsz/io/annotations.h"
 #include "rsz/io/image.h"
 #include "rsz/tensor.h"
 
@@ -39,6 +41,7 @@ struct CommonOptions {
   std::uint64_t max_samples = ExecOptions{}.max_samples;  // roi-align's sample budget (0: none)
   int quality = 0;           // 0: the format's default
   int png_compression = -1;  // -1: the fast default
+  std::string manifest;      // roi-align: the crop manifest (.jsonl or .csv) written after the run; "" for none
 };
 
 // The memory budget of a run in bytes: --max-memory ("4G", "512M", "1.5GiB", "100000000"), or by default
@@ -140,6 +143,7 @@ struct OutputRecord {
   std::string path;
   Dims shape;
   std::string dtype;
+  std::optional<io::CropRecord> crop;  // roi-align crops: a line of the manifest
 };
 
 // What a job will produce, computed from its input's probe before anything runs.

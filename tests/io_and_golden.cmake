@@ -6,7 +6,8 @@ foreach(rsz_io_test IN ITEMS rsz_npy_tests:unit/npy_test.cpp
                              rsz_onnx_golden_tests:golden/onnx_golden_test.cpp
                              rsz_config_tests:unit/config_test.cpp
                              rsz_image_tests:unit/image_test.cpp
-                             rsz_unorm_input_tests:unit/unorm_input_test.cpp)
+                             rsz_unorm_input_tests:unit/unorm_input_test.cpp
+                             rsz_annotations_tests:unit/annotations_test.cpp)
   string(REPLACE ":" ";" rsz_io_test "${rsz_io_test}")
   list(GET rsz_io_test 0 rsz_io_test_name)
   list(GET rsz_io_test 1 rsz_io_test_source)

@@ -57,13 +57,13 @@ std::string format_int_range(std::int64_t min, std::int64_t max) {
 
 }  // namespace
 
-std::string read_text_file(const std::string& path) {
+std::string read_text_file(const std::string& path, std::size_t max_bytes, const char* what) {
   std::size_t size = 0;
-  const FileDescriptor fd = open_input_file(path, "a JSON file", size);
-  if (size > kMaxJsonFileBytes) {
+  const FileDescriptor fd = open_input_file(path, what, size);
+  if (size > max_bytes) {
     fail(ErrorCode::Usage, path,
-         "the file is " + std::to_string(size >> 20) + " MiB, larger than " + std::to_string(kMaxJsonFileBytes >> 20) +
-             " MiB; JSON files of at most " + std::to_string(kMaxJsonFileBytes >> 20) + " MiB are read");
+         "the file is " + std::to_string(size >> 20) + " MiB, larger than " + std::to_string(max_bytes >> 20) +
+             " MiB; files of this kind are read up to " + std::to_string(max_bytes >> 20) + " MiB");
   }
   std::string text;
   char buffer[65536];
@@ -75,9 +75,8 @@ std::string read_text_file(const std::string& path) {
     }
     if (got == 0) break;
     text.append(buffer, static_cast<std::size_t>(got));
-    if (text.size() > kMaxJsonFileBytes) {
-      fail(ErrorCode::Usage, path,
-           "larger than " + std::to_string(kMaxJsonFileBytes >> 20) + " MiB; not a JSON file rsz reads");
+    if (text.size() > max_bytes) {
+      fail(ErrorCode::Usage, path, "larger than " + std::to_string(max_bytes >> 20) + " MiB; not a file rsz reads");
     }
   }
   return text;

@@ -25,7 +25,11 @@ using Json = nlohmann::ordered_json;
 // The whole file as bytes; ErrorCode::Io naming the path when it cannot be opened or read (or is a folder).
 // Files over kMaxJsonFileBytes are refused with ErrorCode::Usage (they are not configs).
 constexpr std::size_t kMaxJsonFileBytes = std::size_t{64} << 20;
-std::string read_text_file(const std::string& path);
+// Dataset annotations (COCO's train set is about 450 MB); the caller's memory budget applies as well.
+constexpr std::size_t kMaxAnnotationFileBytes = std::size_t{1} << 30;
+// `what` names the expected content in messages ("a JSON file").
+std::string read_text_file(const std::string& path, std::size_t max_bytes = kMaxJsonFileBytes,
+                           const char* what = "a JSON file");
 
 // Parses JSON text. Syntax errors name the source, line, column and byte; duplicate keys in one object and nesting
 // deeper than kMaxJsonDepth are refused too.

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "rsz/error.h"
+#include "rsz/io/annotations.h"
 #include "rsz/io/config.h"
 #include "rsz/io/image.h"
 #include "rsz/io/npy.h"
@@ -32,6 +33,16 @@ void upsample2d_config(const std::string& path) { (void)rsz::io::read_upsample2d
 void roi_align_config(const std::string& path) { (void)rsz::io::read_roi_align_config(path); }
 void roi_file(const std::string& path) { (void)rsz::io::read_roi_file(path); }
 void batch_file(const std::string& path) { (void)rsz::io::read_batch_file(path); }
+// Dataset annotations: the format detection, then the reader (COCO JSON, Pascal VOC XML).
+void annotations(const std::string& path, rsz::io::AnnotationFormat format) {
+  try {
+    (void)rsz::io::detect_annotation_format(path);
+  } catch (const rsz::Error&) {
+  }
+  (void)rsz::io::read_annotations(path, format, {});
+}
+void coco(const std::string& path) { annotations(path, rsz::io::AnnotationFormat::Coco); }
+void voc(const std::string& path) { annotations(path, rsz::io::AnnotationFormat::Voc); }
 // Every image target: the header path (rsz info) and the full decode. The format follows the content; the extension
 // only matches what the seeds hold.
 void image(const std::string& path) {

@@ -1,0 +1,403 @@
+// Dataset annotations (COCO, Pascal VOC, YOLO) as ROI lists, and the crop manifest (annotations.h).
+#include "rsz/io/annotations.h"
+
+#include <pugixml.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <system_error>
+
+#include "file_util.h"
+#include "json_util.h"
+#include "rsz/error.h"
+#include "rsz/io/image.h"
+
+namespace rsz::io {
+namespace {
+
+namespace fs = std::filesystem;
+using detail::Json;
+using detail::Ref;
+
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::Usage, message); }
+
+// Labels and ids become parts of file names: separators and control characters become '_', and so does the second
+// dot of "..".
+std::string name_part(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    out += c == '/' || c == '\\' || u < 0x20 || u == 0x7f || (c == '.' && !out.empty() && out.back() == '.') ? '_' : c;
+  }
+  return out;
+}
+
+float to_float32(double v, const std::string& where) {
+  if (!std::isfinite(v) || std::fabs(v) > 3.4028234663852886e38) usage(where + ": the box coordinate overflows float32");
+  return static_cast<float>(v);
+}
+
+std::string root_for(const std::string& annotation_path, const AnnotationOptions& options) {
+  if (!options.image_root.empty()) return options.image_root;
+  std::error_code ec;
+  if (fs::is_directory(annotation_path, ec)) return annotation_path;
+  return fs::path(annotation_path).parent_path().string();
+}
+
+// The files of a folder with this extension (lowercase compared), sorted by name.
+std::vector<std::string> files_with_extension(const std::string& folder, const std::string& ext) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string e = it->path().extension().string();
+    std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (e == ext && it->is_regular_file(ec)) files.push_back(it->path().string());
+  }
+  if (ec) throw Error(ErrorCode::Io, folder + ": cannot list the folder: " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// ---- COCO ----
+
+// COCO ids are integers (some tools write strings): the text form names the entry.
+std::string coco_id(const Ref& ref) {
+  if (ref.json().is_string()) return detail::get_nonempty_string(ref);
+  return std::to_string(detail::get_int(ref, std::numeric_limits<std::int64_t>::min(),
+                                        std::numeric_limits<std::int64_t>::max()));
+}
+
+RoiFile read_coco(const std::string& path, const AnnotationOptions& options) {
+  const std::string text = detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file");
+  const Json json = detail::parse_json(text, path);
+  const Ref root(json, path);
+  if (!json.is_object()) root.fail_expected("a COCO object {\"images\", \"annotations\", \"categories\"}");
+  const std::string base = root_for(path, options);
+
+  std::map<std::string, std::string> names;  // category id -> name
+  if (const auto categories = root.find("categories")) {
+    detail::expect_array(*categories, "category objects");
+    for (std::size_t i = 0; i < categories->json().size(); ++i) {
+      const Ref c = categories->element(i);
+      if (!c.json().is_object()) c.fail_expected("a category object {\"id\", \"name\"}");
+      names[coco_id(c.required("id"))] = name_part(detail::get_nonempty_string(c.required("name")));
+    }
+  }
+  RoiFile file;
+  file.dataset = true;
+  std::map<std::string, std::size_t> image_of;  // image id -> index in file.images
+  const Ref images = root.required("images");
+  detail::expect_array(images, "image objects");
+  for (std::size_t i = 0; i < images.json().size(); ++i) {
+    const Ref im = images.element(i);
+    if (!im.json().is_object()) im.fail_expected("an image object {\"id\", \"file_name\"}");
+    const Ref id = im.required("id");
+    const auto [at, fresh] = image_of.emplace(coco_id(id), file.images.size());
+    if (!fresh) id.fail("image id " + at->first + " is listed twice; image ids must be unique");
+    file.images.push_back({detail::resolve_path(base, detail::get_nonempty_string(im.required("file_name"))), {}});
+  }
+  std::map<std::string, std::string> ids_seen;
+  const Ref annotations = root.required("annotations");
+  detail::expect_array(annotations, "annotation objects");
+  for (std::size_t i = 0; i < annotations.json().size(); ++i) {
+    const Ref a = annotations.element(i);
+    if (!a.json().is_object()) a.fail_expected("an annotation object {\"id\", \"image_id\", \"bbox\", ...}");
+    const Ref image_id = a.required("image_id");
+    const auto image = image_of.find(coco_id(image_id));
+    if (image == image_of.end()) image_id.fail("no image has id " + coco_id(image_id));
+    const Ref bbox = a.required("bbox");
+    detail::expect_array(bbox, "numbers [x, y, width, height]", 4);
+    std::array<double, 4> v{};
+    for (std::size_t k = 0; k < 4; ++k) {
+      const Ref n = bbox.element(k);
+      if (!n.json().is_number()) n.fail_expected("a number");
+      v[k] = n.json().get<double>();
+    }
+    if (v[2] < 0 || v[3] < 0) bbox.fail("a box of negative width or height; COCO boxes are [x, y, width, height]");
+    RoiEntry roi;
+    const std::string where = path + ": " + bbox.pointer();
+    roi.box = {to_float32(v[0], where), to_float32(v[1], where), to_float32(v[0] + v[2], where),
+               to_float32(v[1] + v[3], where)};
+    if (const auto category = a.find("category_id")) {
+      const auto name = names.find(coco_id(*category));
+      if (name == names.end()) category->fail("no category has id " + coco_id(*category));
+      roi.label = name->second;
+    }
+    if (const auto id = a.find("id")) {
+      roi.id = name_part(coco_id(*id));
+      const auto [first, unique] = ids_seen.emplace(roi.id, id->pointer());
+      if (!unique) id->fail("duplicate annotation id " + roi.id + " (first at " + first->second + ")");
+    }
+    file.images[image->second].rois.push_back(std::move(roi));
+  }
+  return file;
+}
+
+// ---- Pascal VOC ----
+
+std::string voc_where(const std::string& path, const pugi::xml_node& node) {
+  std::string where;
+  for (pugi::xml_node n = node; n && n.type() == pugi::node_element; n = n.parent()) {
+    where = "/" + std::string(n.name()) + where;
+  }
+  return path + ": <" + where.substr(1) + ">";
+}
+
+double voc_number(const std::string& path, const pugi::xml_node& box, const char* name) {
+  const pugi::xml_node node = box.child(name);
+  if (!node) usage(voc_where(path, box) + ": <" + name + "> is missing");
+  std::string text = node.child_value();
+  text.erase(0, text.find_first_not_of(" \t\r\n"));
+  text.erase(text.find_last_not_of(" \t\r\n") + 1);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || !std::isfinite(v)) {
+    usage(voc_where(path, node) + ": expected a number, got \"" + text + "\"");
+  }
+  return v;
+}
+
+RoiImage read_voc_file(const std::string& path, const std::string& base) {
+  const std::string text = detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file");
+  pugi::xml_document doc;
+  const pugi::xml_parse_result parsed = doc.load_buffer(text.data(), text.size());
+  if (!parsed) {
+    usage(path + ": not well-formed XML at byte " + std::to_string(parsed.offset) + ": " + parsed.description());
+  }
+  const pugi::xml_node annotation = doc.child("annotation");
+  if (!annotation) usage(path + ": no <annotation> element; a Pascal VOC file is <annotation>...</annotation>");
+  const pugi::xml_node filename = annotation.child("filename");
+  std::string name = filename.child_value();
+  if (!filename || name.empty()) usage(voc_where(path, annotation) + ": <filename> is missing or empty");
+  RoiImage image;
+  image.path = detail::resolve_path(base, name);
+  const std::string stem = name_part(fs::path(path).stem().string());
+  std::size_t k = 0;
+  for (const pugi::xml_node object : annotation.children("object")) {
+    const pugi::xml_node box = object.child("bndbox");
+    if (!box) usage(voc_where(path, object) + " #" + std::to_string(k) + ": <bndbox> is missing");
+    const double xmin = voc_number(path, box, "xmin");
+    const double ymin = voc_number(path, box, "ymin");
+    const double xmax = voc_number(path, box, "xmax");
+    const double ymax = voc_number(path, box, "ymax");
+    const std::string where = voc_where(path, box) + " #" + std::to_string(k);
+    if (xmax < xmin || ymax < ymin) usage(where + ": xmax < xmin or ymax < ymin");
+    RoiEntry roi;
+    roi.box = {to_float32(xmin - 1, where), to_float32(ymin - 1, where), to_float32(xmax, where),
+               to_float32(ymax, where)};
+    const std::string label = object.child_value("name");
+    roi.label = name_part(label);
+    roi.id = stem + "-" + std::to_string(k);
+    image.rois.push_back(std::move(roi));
+    ++k;
+  }
+  return image;
+}
+
+RoiFile read_voc(const std::string& path, const AnnotationOptions& options) {
+  RoiFile file;
+  file.dataset = true;
+  const std::string base = root_for(path, options);
+  std::error_code ec;
+  const std::vector<std::string> files =
+      fs::is_directory(path, ec) ? files_with_extension(path, ".xml") : std::vector<std::string>{path};
+  if (files.empty()) usage(path + ": the folder holds no .xml files");
+  std::map<std::string, std::string> seen;  // image path -> the file naming it
+  for (const std::string& f : files) {
+    RoiImage image = read_voc_file(f, base);
+    const auto [first, fresh] = seen.emplace(image.path, f);
+    if (!fresh) usage(f + ": image \"" + image.path + "\" is also annotated by " + first->second);
+    file.images.push_back(std::move(image));
+  }
+  return file;
+}
+
+// ---- YOLO ----
+
+std::vector<std::string> read_names(const std::string& path) {
+  std::vector<std::string> names;
+  if (path.empty()) return names;
+  std::istringstream lines(detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file"));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    names.push_back(name_part(line));
+  }
+  while (!names.empty() && names.back().empty()) names.pop_back();
+  return names;
+}
+
+RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, const std::vector<std::string>& names,
+                        const std::string& names_path) {
+  RoiImage image;
+  image.path = image_path;
+  std::error_code ec;
+  if (!fs::exists(txt, ec)) return image;  // no label file: no boxes
+  const ImageInfo info = read_image_info(image_path);
+  std::istringstream lines(detail::read_text_file(txt, detail::kMaxAnnotationFileBytes, "a YOLO label file"));
+  const std::string stem = name_part(fs::path(image_path).stem().string());
+  std::string line;
+  std::size_t number = 0;
+  std::size_t k = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    const std::string where = txt + ": line " + std::to_string(number);
+    std::istringstream fields(line);
+    std::vector<std::string> words;
+    for (std::string w; fields >> w;) words.push_back(w);
+    if (words.empty()) continue;
+    if (words.size() != 5) {
+      usage(where + ": expected 5 fields \"class cx cy w h\", got " + std::to_string(words.size()) +
+            " (segmentation polygons are not boxes)");
+    }
+    std::array<double, 5> v{};
+    for (std::size_t i = 0; i < 5; ++i) {
+      const std::string& w = words[i];
+      const auto [end, err] = std::from_chars(w.data(), w.data() + w.size(), v[i]);
+      if (err != std::errc() || end != w.data() + w.size() || !std::isfinite(v[i])) {
+        usage(where + ": field " + std::to_string(i + 1) + " \"" + w + "\" is not a number");
+      }
+    }
+    if (v[0] < 0 || v[0] != std::floor(v[0]) || v[0] > 1e9) {
+      usage(where + ": the class \"" + words[0] + "\" is not a class number (0, 1, ...)");
+    }
+    const auto cls = static_cast<std::size_t>(v[0]);
+    if (!names.empty() && cls >= names.size()) {
+      usage(where + ": class " + words[0] + " has no name in " + names_path + " (" + std::to_string(names.size()) +
+            " names)");
+    }
+    if (v[3] < 0 || v[4] < 0) usage(where + ": a box of negative width or height");
+    const auto w = static_cast<double>(info.width);
+    const auto h = static_cast<double>(info.height);
+    RoiEntry roi;
+    roi.box = {to_float32((v[1] - v[3] / 2) * w, where), to_float32((v[2] - v[4] / 2) * h, where),
+               to_float32((v[1] + v[3] / 2) * w, where), to_float32((v[2] + v[4] / 2) * h, where)};
+    roi.label = names.empty() ? words[0] : names[cls];
+    roi.id = stem + "-" + std::to_string(k++);
+    image.rois.push_back(std::move(roi));
+  }
+  return image;
+}
+
+RoiFile read_yolo(const std::string& path, const AnnotationOptions& options) {
+  if (options.yolo_images.empty()) usage(path + ": YOLO labels need their images (give them with -i)");
+  const std::vector<std::string> names = read_names(options.yolo_names);
+  std::error_code ec;
+  const bool folder = fs::is_directory(path, ec);
+  if (!folder && options.yolo_images.size() != 1) {
+    usage(path + ": one YOLO .txt file labels one image; give a folder of .txt files for " +
+          std::to_string(options.yolo_images.size()) + " images");
+  }
+  RoiFile file;
+  file.dataset = true;
+  for (const std::string& image : options.yolo_images) {
+    const std::string txt = folder ? (fs::path(path) / (fs::path(image).stem().string() + ".txt")).string() : path;
+    file.images.push_back(read_yolo_file(txt, image, names, options.yolo_names));
+  }
+  return file;
+}
+
+// ---- the manifest ----
+
+std::string float_text(float v) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, result.ptr);
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string lowercase_extension(const std::string& path) {
+  std::string e = fs::path(path).extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return e;
+}
+
+}  // namespace
+
+const char* to_string(AnnotationFormat format) {
+  switch (format) {
+    case AnnotationFormat::Rsz: return "rsz";
+    case AnnotationFormat::Coco: return "coco";
+    case AnnotationFormat::Voc: return "voc";
+    case AnnotationFormat::Yolo: return "yolo";
+  }
+  return "unknown";
+}
+
+AnnotationFormat detect_annotation_format(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    if (!files_with_extension(path, ".xml").empty()) return AnnotationFormat::Voc;
+    if (!files_with_extension(path, ".txt").empty()) return AnnotationFormat::Yolo;
+    usage(path + ": the folder holds neither Pascal VOC .xml nor YOLO .txt files");
+  }
+  const std::string ext = lowercase_extension(path);
+  if (ext == ".txt") return AnnotationFormat::Yolo;
+  if (ext == ".xml") return AnnotationFormat::Voc;
+  if (ext != ".json") return AnnotationFormat::Rsz;  // .npy and others: the caller's business
+  // A JSON file: COCO has "annotations" at the top level (a cheap look at the text is enough to decide which
+  // parser reports the problems of a broken file).
+  const std::string text = detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file");
+  const std::size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+  if (first != std::string::npos && text[first] == '<') return AnnotationFormat::Voc;
+  return text.find("\"annotations\"") != std::string::npos && text.find("\"categories\"") != std::string::npos
+             ? AnnotationFormat::Coco
+             : AnnotationFormat::Rsz;
+}
+
+RoiFile read_annotations(const std::string& path, AnnotationFormat format, const AnnotationOptions& options) {
+  switch (format) {
+    case AnnotationFormat::Coco: return read_coco(path, options);
+    case AnnotationFormat::Voc: return read_voc(path, options);
+    case AnnotationFormat::Yolo: return read_yolo(path, options);
+    case AnnotationFormat::Rsz: break;
+  }
+  return read_roi_file(path);
+}
+
+bool is_manifest_path(const std::string& path) {
+  const std::string e = lowercase_extension(path);
+  return e == ".jsonl" || e == ".csv";
+}
+
+void write_manifest(const std::string& path, const std::vector<CropRecord>& records) {
+  if (!is_manifest_path(path)) {
+    usage(path + ": a manifest is .jsonl (JSON Lines) or .csv; the extension says which");
+  }
+  const bool csv = lowercase_extension(path) == ".csv";
+  std::string text = csv ? "crop,source,x1,y1,x2,y2,label,id\n" : "";
+  for (const CropRecord& r : records) {
+    if (csv) {
+      text += csv_field(r.crop) + "," + csv_field(r.source);
+      for (const float v : r.box) text += "," + float_text(v);
+      text += "," + csv_field(r.label) + "," + csv_field(r.id) + "\n";
+    } else {
+      Json line = Json::object();
+      line["crop"] = r.crop;
+      line["source"] = r.source;
+      line["box"] = Json::array();
+      for (const float v : r.box) line["box"].push_back(Json::parse(float_text(v)));
+      line["label"] = r.label;
+      line["id"] = r.id;
+      text += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    }
+  }
+  detail::AtomicFile file(path);
+  file.write(text.data(), text.size());
+  file.commit();
+}
+
+}  // namespace rsz::io

@@ -1,0 +1,175 @@
+// roi-align on dataset annotations (COCO, Pascal VOC, YOLO) and the crop manifest, end to end: the sample
+// annotations (samples/annotations, the boxes of samples/rois/dataset.json in each format) give the very crops of
+// rsz's own ROI file; malformed files are one-line usage errors naming the file and the entry, with nothing written.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_support.h"
+#include "support/test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz {
+namespace {
+
+using test::list_files;
+using test::run_rsz;
+using test::ScratchDir;
+
+std::string source(const std::string& relative) { return std::string(RSZ_SOURCE_DIR) + "/" + relative; }
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+void expect_same_tree(const fs::path& a, const fs::path& b, const std::string& context) {
+  const auto files = list_files(a);
+  ASSERT_EQ(files, list_files(b)) << context;
+  ASSERT_EQ(files.size(), 5u) << context;
+  for (const auto& f : files) {
+    EXPECT_EQ(test::read_text(a / f), test::read_text(b / f)) << context << ": " << f;
+  }
+}
+
+TEST(Annotations, CocoVocAndYoloGiveTheCropsOfTheSameBoxes) {
+  ScratchDir dir("annotations");
+  const std::string common = " --output-size 24x20 -q";
+  const std::string photos = source("samples/photos");
+  auto r = run_rsz(dir, "roi-align --rois " + source("samples/rois/dataset.json") + common +
+                            " -o 'rsz/{stem}_{index}.png' --manifest rsz.csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_rsz(dir, "roi-align --rois " + source("samples/annotations/coco.json") + " --image-root " + photos +
+                       common + " -o 'coco/{stem}_{index}.png' --manifest coco.jsonl");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_rsz(dir, "roi-align --rois " + source("samples/annotations/voc") + " --image-root " + photos + common +
+                       " -o 'voc/{stem}_{index}.png' --manifest voc.csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_rsz(dir, "roi-align -i " + photos + "/chelsea.png -i " + photos + "/coffee.png --rois " +
+                       source("samples/annotations/yolo") + " --names " + source("samples/annotations/classes.txt") +
+                       common + " -o 'yolo/{stem}_{index}.png' --manifest yolo.jsonl");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  for (const char* format : {"coco", "voc", "yolo"}) expect_same_tree(dir.path() / "rsz", dir.path() / format, format);
+
+  // The manifests: one line per crop, the box in source pixels after conversion, labels and ids of each format.
+  const auto rsz_csv = lines_of(test::read_text(dir.path() / "rsz.csv"));
+  ASSERT_EQ(rsz_csv.size(), 6u);
+  EXPECT_EQ(rsz_csv[0], "crop,source,x1,y1,x2,y2,label,id");
+  EXPECT_EQ(rsz_csv[1], "rsz/chelsea_0.png," + photos + "/chelsea.png,130,80,215,150,eye,chelsea-left-eye");
+  const auto voc_csv = lines_of(test::read_text(dir.path() / "voc.csv"));
+  ASSERT_EQ(voc_csv.size(), 6u);
+  EXPECT_EQ(voc_csv[5], "voc/coffee_1.png," + photos + "/coffee.png,320,60,425,330,spoon,coffee-1");
+  const auto coco = lines_of(test::read_text(dir.path() / "coco.jsonl"));
+  ASSERT_EQ(coco.size(), 5u);
+  const auto first = nlohmann::json::parse(coco[0]);
+  EXPECT_EQ(first["crop"], "coco/chelsea_0.png");
+  EXPECT_EQ(first["source"], photos + "/chelsea.png");
+  EXPECT_EQ(first["box"], nlohmann::json({130, 80, 215, 150}));
+  EXPECT_EQ(first["label"], "eye");
+  EXPECT_EQ(first["id"], "101");
+  const auto yolo = lines_of(test::read_text(dir.path() / "yolo.jsonl"));
+  ASSERT_EQ(yolo.size(), 5u);
+  const auto nose = nlohmann::json::parse(yolo[2]);
+  EXPECT_EQ(nose["box"], nlohmann::json({228, 212, 296, 272}));
+  EXPECT_EQ(nose["label"], "nose");
+  EXPECT_EQ(nose["id"], "chelsea-2");
+}
+
+TEST(Annotations, LabelsBecomeSafeFolderNamesAndImagesWithoutBoxesAreSkipped) {
+  ScratchDir dir("annotation-names");
+  test::write_file(dir / "coco.json", R"({"images": [{"id": 1, "file_name": "chelsea.png"},
+    {"id": 2, "file_name": "missing-but-unannotated.png"}],
+    "annotations": [{"id": 7, "image_id": 1, "bbox": [10, 20, 30, 40], "category_id": 3}],
+    "categories": [{"id": 3, "name": "cat/dog"}]})");
+  const auto r = run_rsz(dir, "roi-align --rois coco.json --image-root " + source("samples/photos") +
+                                  " --output-size 8x8 -o 'crops/{label}/{id}.png' -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "crops"), std::vector<std::string>{"cat_dog/7.png"});
+}
+
+TEST(Annotations, AMissingImageFailsAloneAndTheManifestListsWhatWasWritten) {
+  ScratchDir dir("annotation-missing");
+  test::write_file(dir / "coco.json", R"({"images": [{"id": 1, "file_name": "chelsea.png"},
+    {"id": 2, "file_name": "nowhere.png"}],
+    "annotations": [{"id": 1, "image_id": 1, "bbox": [10, 20, 30, 40], "category_id": 1},
+                    {"id": 2, "image_id": 2, "bbox": [10, 20, 30, 40], "category_id": 1}],
+    "categories": [{"id": 1, "name": "thing"}]})");
+  const auto r = run_rsz(dir, "roi-align --rois coco.json --image-root " + source("samples/photos") +
+                                  " --output-size 8x8 -o 'crops/{id}.png' -q --manifest crops.csv");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("nowhere.png"), std::string::npos) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "crops"), std::vector<std::string>{"1.png"});
+  const auto lines = lines_of(test::read_text(dir.path() / "crops.csv"));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1].substr(0, 12), "crops/1.png,");
+}
+
+TEST(Annotations, MalformedFilesAndMisusedFlagsAreOneLineUsageErrors) {
+  ScratchDir dir("annotation-errors");
+  test::write_file(dir / "coco.json", R"({"images": [{"id": 1, "file_name": "a.png"}],
+    "annotations": [{"id": 1, "image_id": 1, "bbox": [1, 2, 3], "category_id": 1}],
+    "categories": [{"id": 1, "name": "x"}]})");
+  test::write_file(dir / "orphan.json", R"({"images": [{"id": 1, "file_name": "a.png"}],
+    "annotations": [{"id": 1, "image_id": 9, "bbox": [1, 2, 3, 4], "category_id": 1}],
+    "categories": [{"id": 1, "name": "x"}]})");
+  fs::create_directories(dir.path() / "voc");
+  test::write_file(dir / "voc/bad.xml",
+                   "<annotation><filename>a.png</filename><object><name>x</name><bndbox><xmin>1</xmin>"
+                   "<ymin>1</ymin><ymax>5</ymax></bndbox></object></annotation>");
+  test::write_file(dir / "broken.xml", "<annotation><filename>a.png</filename><object>");
+  fs::create_directories(dir.path() / "yolo");
+  test::write_file(dir / "yolo/chelsea.txt", "0 0.5 0.5 0.1 0.1\n0 0.5 0.5 0.1\n");
+  fs::create_directories(dir.path() / "yolo2");
+  test::write_file(dir / "yolo2/chelsea.txt", "7 0.5 0.5 0.1 0.1\n");
+  test::write_file(dir / "names.txt", "a\nb\n");
+  const std::string chelsea = " -i " + source("samples/photos/chelsea.png");
+  const struct {
+    std::string args;
+    std::vector<std::string> needles;
+  } cases[] = {
+      {"--rois coco.json", {"coco.json", "/annotations/0/bbox", "4"}},
+      {"--rois orphan.json", {"orphan.json", "/annotations/0/image_id", "no image has id 9"}},
+      {"--rois voc", {"bad.xml", "<annotation/object/bndbox>", "<xmax> is missing"}},
+      {"--rois broken.xml", {"broken.xml", "not well-formed XML"}},
+      {"--rois yolo" + chelsea, {"chelsea.txt: line 2", "expected 5 fields"}},
+      {"--rois yolo2 --names names.txt" + chelsea, {"line 1", "class 7 has no name in names.txt"}},
+      {"--rois yolo", {"YOLO labels name no images", "-i"}},
+      {"--rois " + source("samples/annotations/coco.json") + chelsea, {"name their own images; drop -i"}},
+      {"--rois " + source("samples/annotations/coco.json") + " --names names.txt", {"--names", "only for YOLO"}},
+      {"--rois " + source("samples/rois/dataset.json") + " --image-root x", {"--image-root", "only for COCO"}},
+      {"--rois " + source("samples/rois/dataset.json") + " --manifest m.txt", {"--manifest m.txt", ".jsonl"}},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_rsz(dir, "roi-align " + c.args + " --output-size 8x8 -o crops/ -q");
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("rsz: ", 0), 0u) << c.args << "\n" << r.err;
+    for (const auto& needle : c.needles) EXPECT_NE(r.err.find(needle), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "crops")) << c.args;
+  }
+}
+
+TEST(Annotations, TheManifestCannotReplaceAnInput) {
+  ScratchDir dir("annotation-manifest");
+  fs::create_directories(dir.path() / "yolo");
+  test::write_file(dir / "yolo/chelsea.txt", "0 0.5 0.5 0.1 0.1\n");
+  test::write_file(dir / "names.csv", "keep me\n");
+  const auto r = run_rsz(dir, "roi-align -i " + source("samples/photos/chelsea.png") +
+                                  " --rois yolo --names names.csv --output-size 8x8 -o crops/ -q --manifest names.csv");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("would overwrite an input"), std::string::npos) << r.err;
+  EXPECT_EQ(test::read_text(dir.path() / "names.csv"), "keep me\n");
+  EXPECT_FALSE(fs::exists(dir.path() / "crops"));
+}
+
+}  // namespace
+}  // namespace rsz

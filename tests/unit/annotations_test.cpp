@@ -1,0 +1,130 @@
+// io::read_annotations and io::write_manifest on small files: each format's conversion to [x1, y1, x2, y2], format
+// detection, names made safe for file names, and the manifest's quoting and number formatting.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "rsz/error.h"
+#include "rsz/io/annotations.h"
+#include "rsz/io/image.h"
+#include "support/test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz {
+namespace {
+
+class AnnotationsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("rsz-annotations-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(AnnotationsTest, CocoBoxesAreXYWidthHeight) {
+  test::write_file(path("c.json"), R"({"images": [{"id": "img-1", "file_name": "sub/a.png"}],
+    "annotations": [{"id": 5, "image_id": "img-1", "bbox": [0.5, 1.25, 10, 20.5], "category_id": 2},
+                    {"id": 6, "image_id": "img-1", "bbox": [3, 4, 0, 0]}],
+    "categories": [{"id": 2, "name": "a/b..c"}]})");
+  EXPECT_EQ(io::detect_annotation_format(path("c.json")), io::AnnotationFormat::Coco);
+  const io::RoiFile f = io::read_annotations(path("c.json"), io::AnnotationFormat::Coco, {});
+  ASSERT_EQ(f.images.size(), 1u);
+  EXPECT_EQ(f.images[0].path, path("sub/a.png"));
+  ASSERT_EQ(f.images[0].rois.size(), 2u);
+  EXPECT_EQ(f.images[0].rois[0].box, (std::array<float, 4>{0.5f, 1.25f, 10.5f, 21.75f}));
+  EXPECT_EQ(f.images[0].rois[0].label, "a_b._c");
+  EXPECT_EQ(f.images[0].rois[0].id, "5");
+  EXPECT_EQ(f.images[0].rois[1].box, (std::array<float, 4>{3, 4, 3, 4}));
+  EXPECT_EQ(f.images[0].rois[1].label, "");  // no category
+  // An image root replaces the file's folder.
+  io::AnnotationOptions options;
+  options.image_root = "/data/images";
+  EXPECT_EQ(io::read_annotations(path("c.json"), io::AnnotationFormat::Coco, options).images[0].path,
+            "/data/images/sub/a.png");
+}
+
+TEST_F(AnnotationsTest, VocBoxesAreOneBasedInclusive) {
+  test::write_file(path("v.xml"), "<?xml version=\"1.0\"?>\n<annotation><filename>b.jpg</filename>"
+                                  "<object><name>dog</name><bndbox><xmin> 1 </xmin><ymin>2</ymin>"
+                                  "<xmax>10</xmax><ymax>20.5</ymax></bndbox></object>"
+                                  "<object><name>cat</name><bndbox><xmin>5</xmin><ymin>5</ymin>"
+                                  "<xmax>5</xmax><ymax>5</ymax></bndbox></object></annotation>");
+  EXPECT_EQ(io::detect_annotation_format(path("v.xml")), io::AnnotationFormat::Voc);
+  EXPECT_EQ(io::detect_annotation_format(dir_.string()), io::AnnotationFormat::Voc);
+  const io::RoiFile f = io::read_annotations(path("v.xml"), io::AnnotationFormat::Voc, {});
+  ASSERT_EQ(f.images.size(), 1u);
+  EXPECT_EQ(f.images[0].path, path("b.jpg"));
+  ASSERT_EQ(f.images[0].rois.size(), 2u);
+  EXPECT_EQ(f.images[0].rois[0].box, (std::array<float, 4>{0, 1, 10, 20.5f}));
+  EXPECT_EQ(f.images[0].rois[0].id, "v-0");
+  EXPECT_EQ(f.images[0].rois[1].box, (std::array<float, 4>{4, 4, 5, 5}));  // a one-pixel box
+  EXPECT_EQ(f.images[0].rois[1].label, "cat");
+}
+
+TEST_F(AnnotationsTest, YoloBoxesAreScaledByTheImageSize) {
+  // A 40 x 20 PNG (its header gives the size).
+  fs::create_directories(path("labels"));
+  test::write_file(path("labels/pic.txt"), "\n1 0.5 0.25 0.5 0.5\r\n\n0 0 0 0.25 1\n");
+  io::Image image;
+  image.width = 40;
+  image.height = 20;
+  image.channels = 1;
+  image.data8.assign(800, 0);
+  io::write_image(path("pic.png"), image);
+  test::write_file(path("names.txt"), "zero\none\n\n");
+  io::AnnotationOptions options;
+  options.yolo_images = {path("pic.png"), path("other.png")};
+  options.yolo_names = path("names.txt");
+  EXPECT_EQ(io::detect_annotation_format(path("labels")), io::AnnotationFormat::Yolo);
+  const io::RoiFile f = io::read_annotations(path("labels"), io::AnnotationFormat::Yolo, options);
+  ASSERT_EQ(f.images.size(), 2u);
+  ASSERT_EQ(f.images[0].rois.size(), 2u);  // empty lines skipped, CRLF accepted
+  EXPECT_EQ(f.images[0].rois[0].box, (std::array<float, 4>{10, 0, 30, 10}));
+  EXPECT_EQ(f.images[0].rois[0].label, "one");
+  EXPECT_EQ(f.images[0].rois[0].id, "pic-0");
+  EXPECT_EQ(f.images[0].rois[1].box, (std::array<float, 4>{-5, -10, 5, 10}));
+  EXPECT_EQ(f.images[0].rois[1].label, "zero");
+  EXPECT_TRUE(f.images[1].rois.empty());  // other.png has no label file (and is never opened)
+}
+
+TEST_F(AnnotationsTest, ManifestQuotesCsvAndEscapesJson) {
+  const std::vector<io::CropRecord> records = {
+      {"out/a,1.png", "in/\"x\".png", {0.1f, 2, 3.5f, -4}, "cat, big", "id\n2"},
+      {"out/b.png", "in/y.png", {1e-8f, 1e20f, 0, 0}, "", ""}};
+  io::write_manifest(path("m.csv"), records);
+  EXPECT_EQ(test::read_file(path("m.csv")),
+            "crop,source,x1,y1,x2,y2,label,id\n"
+            "\"out/a,1.png\",\"in/\"\"x\"\".png\",0.1,2,3.5,-4,\"cat, big\",\"id\n2\"\n"
+            "out/b.png,in/y.png,1e-08,1e+20,0,0,,\n");
+  io::write_manifest(path("m.jsonl"), records);
+  EXPECT_EQ(test::read_file(path("m.jsonl")),
+            "{\"crop\":\"out/a,1.png\",\"source\":\"in/\\\"x\\\".png\",\"box\":[0.1,2,3.5,-4],\"label\":\"cat, big\","
+            "\"id\":\"id\\n2\"}\n"
+            "{\"crop\":\"out/b.png\",\"source\":\"in/y.png\",\"box\":[1e-08,1e+20,0,0],\"label\":\"\",\"id\":\"\"}\n");
+  try {
+    io::write_manifest(path("m.txt"), records);
+    ADD_FAILURE() << "a .txt manifest was written";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Usage);
+  }
+  EXPECT_FALSE(fs::exists(path("m.txt")));
+}
+
+TEST_F(AnnotationsTest, DetectionFallsBackToRszFiles) {
+  test::write_file(path("r.json"), R"({"rois": [[0, 0, 1, 1]]})");
+  EXPECT_EQ(io::detect_annotation_format(path("r.json")), io::AnnotationFormat::Rsz);
+  EXPECT_EQ(io::detect_annotation_format(path("r.npy")), io::AnnotationFormat::Rsz);
+  EXPECT_STREQ(io::to_string(io::AnnotationFormat::Voc), "voc");
+  fs::create_directories(path("empty"));
+  EXPECT_THROW(io::detect_annotation_format(path("empty")), Error);
+}
+
+}  // namespace
+}  // namespace rsz
