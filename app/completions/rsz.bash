@@ -1,0 +1,61 @@
+# bash completion for rsz: subcommands, each subcommand's flags, the values of choice flags, and file or folder
+# names where a flag takes a path. Installed to share/bash-completion/completions/rsz (loaded on demand by the
+# bash-completion package); or source it from ~/.bashrc. tests/cli checks it against `rsz <command> --help`.
+
+_rsz_flags() {
+  local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive
+            --no-exif --alpha --backend --max-pixels --max-memory --quality --png-compression"
+  case $1 in
+    resample) echo "$io --mode --scale --size --width --height --scales --input-offsets --output-offsets --output-sizes
+                    --preset" ;;
+    upsample) echo "$io --factor --mode" ;;
+    roi-align) echo "$io --rois --image-root --names --manifest --batch-indices --output-size --reduction --mode --samples
+                     --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
+    run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --max-memory --max-pixels
+               --max-samples" ;;
+    info) echo "-h --help -r --recursive --json --no-exif" ;;
+  esac
+}
+
+_rsz() {
+  local cur=${COMP_WORDS[COMP_CWORD]}
+  local prev=${COMP_WORDS[COMP_CWORD - 1]}
+  local command="" i
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case ${COMP_WORDS[i]} in
+      resample | upsample | roi-align | run | info) command=${COMP_WORDS[i]}; break ;;
+    esac
+  done
+  if [[ -z $command ]]; then
+    COMPREPLY=($(compgen -W "resample upsample roi-align run info -h --help -V --version" -- "$cur"))
+    return
+  fi
+  case $prev in
+    --dtype) COMPREPLY=($(compgen -W "float32 float16" -- "$cur")); return ;;
+    --alpha) COMPREPLY=($(compgen -W "premultiplied straight" -- "$cur")); return ;;
+    --backend) COMPREPLY=($(compgen -W "auto reference" -- "$cur")); return ;;
+    --mode) COMPREPLY=($(compgen -W "nearest linear" -- "$cur")); return ;;
+    --reduction) COMPREPLY=($(compgen -W "average max" -- "$cur")); return ;;
+    --preset) COMPREPLY=($(compgen -W "half_pixel align_corners asymmetric nearest_floor" -- "$cur")); return ;;
+    -i | --input | -o | --output | --config | --rois | --names | --manifest | --batch-indices)
+      compopt -o filenames 2> /dev/null
+      COMPREPLY=($(compgen -f -- "$cur"))
+      return ;;
+    --image-root)
+      compopt -o filenames 2> /dev/null
+      COMPREPLY=($(compgen -d -- "$cur"))
+      return ;;
+    -j | --jobs | --width | --height | --quality | --png-compression | --max-pixels | --max-memory | --max-samples | \
+      --scale | --size | --scales | --input-offsets | --output-offsets | --output-sizes | --factor | --output-size | \
+      --samples | --spatial-scale | --oob-value | --input-offset | --output-offset)
+      return ;;  # a value: nothing to offer
+  esac
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$(_rsz_flags "$command")" -- "$cur"))
+  elif [[ $command == run || $command == info ]]; then
+    compopt -o filenames 2> /dev/null
+    COMPREPLY=($(compgen -f -- "$cur"))  # the batch file; info's inputs
+  fi
+}
+
+complete -F _rsz rsz
