@@ -1,5 +1,8 @@
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <memory>
+#include <variant>
 
 #include "commands.h"
 #include "rsz/error.h"
@@ -121,6 +124,22 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
       "  rsz resample -i 'photos/*.jpg' -o out/ --size 224x224\n"
       "  rsz resample -i photo.png -o thumb.png --width 160 --mode nearest\n"
       "  rsz resample -i x.npy -o y.npy --config configs/resample_scale.json");
+}
+
+OperatorCommand resample_command() {
+  OperatorCommand c;
+  c.command = "resample";
+  c.op = "resample";
+  c.setup = [](CLI::App& app) {
+    auto options = std::make_shared<ResampleOptions>();
+    setup_resample(app, *options);
+    return std::function<int()>([options] { return run_resample(*options); });
+  };
+  c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
+                    const CommonOptions& common, std::vector<std::string>&) {
+    return make_resample_jobs(inputs, std::get<io::ResampleConfig>(step.config), output, common);
+  };
+  return c;
 }
 
 int run_resample(const ResampleOptions& o) {

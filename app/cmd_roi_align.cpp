@@ -1,6 +1,8 @@
 #include <array>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <variant>
 
 #include "commands.h"
 #include "rsz/error.h"
@@ -290,6 +292,26 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
       "  rsz roi-align -i 'images/*.jpg' --rois labels/ --names classes.txt --output-size 96x96 -o 'crops/{label}/{id}.png'\n"
       "  rsz roi-align -i features.npy --rois rois.npy --batch-indices bi.npy -o pooled.npy "
       "--output-size 7x7 --spatial-scale 0.25 --samples 2");
+}
+
+OperatorCommand roi_align_command() {
+  OperatorCommand c;
+  c.command = "roi-align";
+  c.op = "roi_align";
+  c.setup = [](CLI::App& app) {
+    auto options = std::make_shared<RoiAlignOptions>();
+    setup_roi_align(app, *options);
+    return std::function<int()>([options] { return run_roi_align(*options); });
+  };
+  c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
+                    const CommonOptions& common, std::vector<std::string>& other_inputs) {
+    check_json_budget(step.rois_path, "\"rois\" of a roi_align step", memory_budget(common.max_memory));
+    other_inputs.push_back(step.rois_path);
+    RoiSource source;
+    source.rois_path = step.rois_path;
+    return make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, common, false);
+  };
+  return c;
 }
 
 int run_roi_align(const RoiAlignOptions& o) {

@@ -44,18 +44,9 @@ int run_run(const RunOptions& o) {
   for (std::size_t index = 0; index < batch.steps.size(); ++index) {
     const io::BatchStep& step = batch.steps[index];
     const std::string output = (std::filesystem::path(folder) / step.output_template).string();
-    std::vector<Job> step_jobs;
-    if (const auto* resample = std::get_if<io::ResampleConfig>(&step.config)) {
-      step_jobs = make_resample_jobs(inputs, *resample, output, common);
-    } else if (const auto* upsample = std::get_if<io::Upsample2dConfig>(&step.config)) {
-      step_jobs = make_upsample_jobs(inputs, *upsample, output, common);
-    } else {
-      check_json_budget(step.rois_path, "\"rois\" of step " + std::to_string(index), memory_budget(common.max_memory));
-      RoiSource source;
-      source.rois_path = step.rois_path;
-      step_jobs = make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, common, false);
-      other_inputs.push_back(step.rois_path);
-    }
+    const OperatorCommand* entry = find_operator(step.op);
+    if (entry == nullptr) usage_error(o.batch_file + ": step " + std::to_string(index) + ": no operator " + step.op);
+    std::vector<Job> step_jobs = entry->batch_jobs(inputs, step, output, common, other_inputs);
     for (Job& job : step_jobs) job.size_flags = "the config of step " + std::to_string(index) + " (/steps/" +
                                                 std::to_string(index) + "/config)";
     jobs.insert(jobs.end(), step_jobs.begin(), step_jobs.end());

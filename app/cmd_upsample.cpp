@@ -1,3 +1,7 @@
+#include <functional>
+#include <memory>
+#include <variant>
+
 #include "commands.h"
 #include "rsz/error.h"
 #include "rsz/upsample2d.h"
@@ -51,6 +55,22 @@ void setup_upsample(CLI::App& app, UpsampleOptions& o) {
       "  rsz upsample -i icon.png -o icon@2x.png --factor 2\n"
       "  rsz upsample -i features.npy -o up.npy --factor 2,3 --mode linear\n"
       "  rsz upsample -i 'tiles/*.png' -o out/ --config configs/upsample_2x_nearest.json");
+}
+
+OperatorCommand upsample_command() {
+  OperatorCommand c;
+  c.command = "upsample";
+  c.op = "upsample2d";
+  c.setup = [](CLI::App& app) {
+    auto options = std::make_shared<UpsampleOptions>();
+    setup_upsample(app, *options);
+    return std::function<int()>([options] { return run_upsample(*options); });
+  };
+  c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
+                    const CommonOptions& common, std::vector<std::string>&) {
+    return make_upsample_jobs(inputs, std::get<io::Upsample2dConfig>(step.config), output, common);
+  };
+  return c;
 }
 
 int run_upsample(const UpsampleOptions& o) {

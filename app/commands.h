@@ -6,7 +6,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "common.h"
 #include "rsz/io/config.h"
@@ -14,6 +16,28 @@
 namespace rsz::app {
 
 InterpolationMode parse_interpolation(const std::string& mode);
+
+// The operator table: one row per operator subcommand, all the rest of the program knows about it (main.cpp
+// registers and dispatches the subcommands from it, `rsz run` finds a batch step's operator in it). A new operator
+// is its cmd_<name>.cpp (flags, config overlay, jobs), one row here, and one in io's batch-step table.
+struct OperatorCommand {
+  const char* command;  // the subcommand: "roi-align"
+  const char* op;       // the operator in configs, batch steps and --json records: "roi_align"
+  // Registers the subcommand and its flags on `app`; returns what runs it once the command line is parsed.
+  std::function<std::function<int()>(CLI::App& app)> setup;
+  // The jobs of one batch-file step of this operator; files the step reads besides the inputs (ROI files) are added
+  // to `other_inputs`, which no output may replace.
+  std::function<std::vector<Job>(const std::vector<std::string>& inputs, const io::BatchStep& step,
+                                 const std::string& output, const CommonOptions& common,
+                                 std::vector<std::string>& other_inputs)>
+      batch_jobs;
+};
+const std::vector<OperatorCommand>& operator_commands();
+// The row whose op is `op` (a batch step's), or nullptr.
+const OperatorCommand* find_operator(const std::string& op);
+OperatorCommand resample_command();
+OperatorCommand upsample_command();
+OperatorCommand roi_align_command();
 
 // Per-input adjustments of a resample config around io::resolve (friendly size flags, presets).
 struct ResampleTweak {

@@ -4,7 +4,11 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <functional>
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "commands.h"
 #include "rsz/error.h"
@@ -53,14 +57,11 @@ int main(int argc, char** argv) {
                "RESAMPLE1, UPSAMPLE_2D and ROI_ALIGN"};
   app.set_version_flag("-V,--version", std::string("rsz ") + RSZ_VERSION);
   app.require_subcommand(1);
-  ResampleOptions resample;
-  UpsampleOptions upsample;
-  RoiAlignOptions roi_align;
+  // The operator subcommands come from the operator table; run and info are the other two.
+  std::vector<std::pair<std::string, std::function<int()>>> operators;
+  for (const OperatorCommand& entry : operator_commands()) operators.emplace_back(entry.command, entry.setup(app));
   RunOptions run;
   InfoOptions info;
-  setup_resample(app, resample);
-  setup_upsample(app, upsample);
-  setup_roi_align(app, roi_align);
   setup_run(app, run);
   setup_info(app, info);
   app.footer(
@@ -81,9 +82,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   try {
-    if (app.got_subcommand("resample")) return run_resample(resample);
-    if (app.got_subcommand("upsample")) return run_upsample(upsample);
-    if (app.got_subcommand("roi-align")) return run_roi_align(roi_align);
+    for (const auto& [command, run_operator] : operators) {
+      if (app.got_subcommand(command)) return run_operator();
+    }
     if (app.got_subcommand("run")) return run_run(run);
     if (app.got_subcommand("info")) return run_info(info);
   } catch (const rsz::Error& e) {

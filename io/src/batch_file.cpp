@@ -52,30 +52,46 @@ std::string get_output_template(const Ref& ref, bool roi_align) {
   return text;
 }
 
+// The operators a step may name: the op, its config object's parser, and whether it cuts crops from "rois". A new
+// operator is one row here (and one in the CLI's operator table, app/commands.h).
+struct StepOperator {
+  const char* op;
+  BatchStep::Config (*parse)(const Ref& config, const char* op_context);
+  bool crops;
+};
+const StepOperator kStepOperators[] = {
+    {"resample", [](const Ref& c, const char* context) -> BatchStep::Config {
+       return detail::parse_resample_object(c, context);
+     }, false},
+    {"upsample2d", [](const Ref& c, const char* context) -> BatchStep::Config {
+       return detail::parse_upsample2d_object(c, context);
+     }, false},
+    {"roi_align", [](const Ref& c, const char* context) -> BatchStep::Config {
+       return detail::parse_roi_align_object(c, context);
+     }, true},
+};
+
+const StepOperator& step_operator(const Ref& op) {
+  std::string allowed;
+  for (const StepOperator& entry : kStepOperators) {
+    if (op.json().is_string() && op.json().get_ref<const std::string&>() == entry.op) return entry;
+    allowed += std::string(allowed.empty() ? "" : ", ") + "\"" + entry.op + "\"";
+  }
+  op.fail_expected("one of " + allowed);
+}
+
 BatchStep parse_step(const Ref& step, const std::string& base_dir) {
   detail::expect_object(step, {"op", "config", "output", "rois"});
   const Ref op = step.required("op");
-  enum class Op { Resample, Upsample2d, RoiAlign };
-  const Op kind = detail::get_enum<Op>(
-      op, {{"resample", Op::Resample}, {"upsample2d", Op::Upsample2d}, {"roi_align", Op::RoiAlign}});
-  const Ref config = step.required("config");
+  const StepOperator& entry = step_operator(op);
   BatchStep out;
-  switch (kind) {
-    case Op::Resample:
-      out.config = detail::parse_resample_object(config, kStepContext);
-      break;
-    case Op::Upsample2d:
-      out.config = detail::parse_upsample2d_object(config, kStepContext);
-      break;
-    case Op::RoiAlign:
-      out.config = detail::parse_roi_align_object(config, kStepContext);
-      break;
-  }
-  const bool roi_align = kind == Op::RoiAlign;
+  out.op = entry.op;
+  out.config = entry.parse(step.required("config"), kStepContext);
+  const bool roi_align = entry.crops;
   if (roi_align) {
     out.rois_path = detail::resolve_path(base_dir, detail::get_nonempty_string(step.required("rois")));
   } else if (const auto rois = step.find("rois")) {
-    rois->fail("\"rois\" is only for roi_align steps; this step's op is \"" + op.json().get<std::string>() + "\"");
+    rois->fail("\"rois\" is only for roi_align steps; this step's op is \"" + out.op + "\"");
   }
   if (const auto output = step.find("output")) {
     out.output_template = get_output_template(*output, roi_align);

@@ -153,7 +153,9 @@ RoiFile read_roi_file(const std::string& path);
 // "output_dir" is resolved against base_dir; when absent it is "out" in base_dir. Messages name JSON paths such as
 // /steps/1/config/scales/2.
 struct BatchStep {
-  std::variant<ResampleConfig, Upsample2dConfig, RoiAlignConfig> config;
+  using Config = std::variant<ResampleConfig, Upsample2dConfig, RoiAlignConfig>;
+  std::string op;  // "resample", "upsample2d" or "roi_align": the step's operator, matching `config`
+  Config config;
   std::string output_template;
   std::string rois_path;  // roi_align only: resolved against the batch file's folder
 };

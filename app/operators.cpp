@@ -1,0 +1,18 @@
+// The operator table (commands.h): the rows, in the order `rsz --help` lists the subcommands.
+#include "commands.h"
+
+namespace rsz::app {
+
+const std::vector<OperatorCommand>& operator_commands() {
+  static const std::vector<OperatorCommand> table = {resample_command(), upsample_command(), roi_align_command()};
+  return table;
+}
+
+const OperatorCommand* find_operator(const std::string& op) {
+  for (const OperatorCommand& entry : operator_commands()) {
+    if (op == entry.op) return &entry;
+  }
+  return nullptr;
+}
+
+}  // namespace rsz::app
