@@ -62,6 +62,56 @@ std::array<float, 4> tensor_box(const Tensor& rois, std::int64_t r) {
   return box;
 }
 
+// Boxes that are legal ROI_ALIGN but crop nothing useful from an image of width x height (after the spatial
+// scales): inverted (x2 < x1 or y2 < y1: a mirrored crop, the typical xywh / xyxy mix-up), empty (zero width or
+// height: a flat crop) or fully outside the image (a crop of the out-of-bounds value). "" when every box is fine,
+// else one line counting each kind with the first few ids (or #index where a box has none).
+std::string suspicious_boxes(const RoiList& list, const RoiAlignParams& p, std::int64_t width, std::int64_t height) {
+  const std::int64_t count = roi_count(list);
+  struct Kind {
+    const char* what;
+    std::int64_t count = 0;
+    std::string names;
+  };
+  Kind kinds[] = {{"inverted (x2 < x1 or y2 < y1)", 0, ""}, {"empty (zero width or height)", 0, ""},
+                  {"outside the image", 0, ""}};
+  for (std::int64_t r = 0; r < count; ++r) {
+    const std::array<float, 4> b =
+        list.tensor ? tensor_box(*list.tensor, r) : list.entries[static_cast<std::size_t>(r)].box;
+    const float x1 = b[0] * p.spatial_scale_x;
+    const float y1 = b[1] * p.spatial_scale_y;
+    const float x2 = b[2] * p.spatial_scale_x;
+    const float y2 = b[3] * p.spatial_scale_y;
+    int kind = -1;
+    if (x2 < x1 || y2 < y1) {
+      kind = 0;
+    } else if (x2 == x1 || y2 == y1) {
+      kind = 1;
+    } else if (x2 <= 0.0f || y2 <= 0.0f || x1 >= static_cast<float>(width) || y1 >= static_cast<float>(height)) {
+      kind = 2;
+    }
+    if (kind < 0) continue;
+    Kind& k = kinds[kind];
+    if (++k.count <= 5) {
+      const std::string& id = list.tensor ? std::string() : list.entries[static_cast<std::size_t>(r)].id;
+      k.names += std::string(k.count > 1 ? ", " : "") + (id.empty() ? "#" + std::to_string(r) : id);
+    } else if (k.count == 6) {
+      k.names += ", ...";
+    }
+  }
+  std::string text;
+  std::int64_t total = 0;
+  for (const Kind& k : kinds) {
+    if (k.count == 0) continue;
+    total += k.count;
+    text += std::string(text.empty() ? "" : "; ") + std::to_string(k.count) + " " + k.what + ": " + k.names;
+  }
+  if (total == 0) return "";
+  return std::to_string(total) + " of " + std::to_string(count) + " boxes crop nothing of this " +
+         std::to_string(width) + "x" + std::to_string(height) + " image: " + text +
+         " (legal ROI_ALIGN; --rois-check off allows them silently, error refuses them)";
+}
+
 Tensor batch_indices_of(const RoiList& list) {
   if (list.batch_indices) {
     Tensor copy(DataType::UInt32, list.batch_indices->sizes());
@@ -143,8 +193,13 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
   job.op = "roi_align";
   job.size_flags = "--output-size or the number of ROIs";
   job.planned_outputs = planned.paths;
-  job.plan = [list, resolved, planned](const InputProbe& probe) {
+  job.plan = [input, list, resolved, planned, check = common.rois_check](const InputProbe& probe) {
     JobPlan plan;
+    if (probe.from_image && check != "off") {
+      const std::string boxes = suspicious_boxes(list, resolved.params, probe.sizes[3], probe.sizes[2]);
+      if (!boxes.empty() && check == "error") throw Error(ErrorCode::Usage, input + ": " + boxes);
+      if (!boxes.empty()) plan.warning = input + ": " + boxes;
+    }
     const std::int64_t count = roi_count(list);
     const std::int64_t channels = probe.sizes.size() == 4 ? probe.sizes[1] : 0;
     plan.result = {count, channels, resolved.output_height, resolved.output_width};
@@ -265,6 +320,10 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
                   "COCO / VOC: folder the annotations' image file names are relative to (default: the annotation "
                   "file's folder)");
   cmd->add_option("--names", o.names, "YOLO: class names file, one per line (default: class numbers as labels)");
+  cmd->add_option("--rois-check", o.common.rois_check,
+                  "Boxes outside the image, empty or inverted (legal ROI_ALIGN, likely dataset mistakes): warn "
+                  "(default: one line per image, crops still written), error (refuse the run) or off; images only")
+      ->check(CLI::IsMember({"warn", "error", "off"}));
   cmd->add_option("--manifest", o.common.manifest,
                   "Also write a crop manifest: one line per crop with its path, source image, box, label and id "
                   "(.jsonl or .csv)");

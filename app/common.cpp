@@ -568,6 +568,7 @@ std::string json_line(const nlohmann::json& record) {
 struct Prepared {
   std::string failure;
   std::string usage;
+  std::string warning;
   std::uint64_t bytes = 0;
 };
 
@@ -584,6 +585,7 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
   try {
     probe = probe_input(job.input, options);
     plan = job.plan(probe);
+    prepared.warning = plan.warning;
   } catch (const Error& e) {
     // Parameters that cannot be met for this input's size (a scale whose output overflows...) are the request's
     // fault; shapes, types, unreadable or corrupt files are the input's.
@@ -691,6 +693,14 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   }
   for (const Prepared& p : prepared) {
     if (!p.usage.empty()) throw Error(ErrorCode::Usage, p.usage);
+  }
+  for (std::size_t k = 0; k < prepared.size(); ++k) {
+    if (prepared[k].warning.empty()) continue;
+    to_stderr("rsz: " + printable(prepared[k].warning) + "\n");
+    if (options.json) {
+      std::cout << json_line({{"input", jobs[k].input}, {"op", jobs[k].op}, {"warning", prepared[k].warning}}) << "\n"
+                << std::flush;
+    }
   }
 
   std::mutex mutex;

@@ -42,6 +42,7 @@ struct CommonOptions {
   int quality = 0;           // 0: the format's default
   int png_compression = -1;  // -1: the fast default
   std::string manifest;      // roi-align: the crop manifest (.jsonl or .csv) written after the run; "" for none
+  std::string rois_check = "warn";  // roi-align on images: boxes outside, empty or inverted: warn, error or off
 };
 
 // The memory budget of a run in bytes: --max-memory ("4G", "512M", "1.5GiB", "100000000"), or by default
@@ -152,6 +153,7 @@ struct JobPlan {
   DataType type = DataType::Float32;  // its data type
   Dims output;                        // the tensor of one output file (the result, or one ROI's crop)
   std::uint64_t extra_bytes = 0;      // other working memory (ROI tensors)
+  std::string warning;                // one line for stderr (and a --json record) before anything runs; "" for none
 };
 
 // One unit of work: an input, its planned outputs, the plan from its probe, and the function that processes it with

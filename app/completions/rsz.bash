@@ -9,7 +9,7 @@ _rsz_flags() {
     resample) echo "$io --mode --scale --size --width --height --scales --input-offsets --output-offsets --output-sizes
                     --preset" ;;
     upsample) echo "$io --factor --mode" ;;
-    roi-align) echo "$io --rois --image-root --names --manifest --batch-indices --output-size --reduction --mode --samples
+    roi-align) echo "$io --rois --image-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
                      --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
     run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --max-memory --max-pixels
                --max-samples" ;;
@@ -36,6 +36,7 @@ _rsz() {
     --backend) COMPREPLY=($(compgen -W "auto reference" -- "$cur")); return ;;
     --mode) COMPREPLY=($(compgen -W "nearest linear" -- "$cur")); return ;;
     --reduction) COMPREPLY=($(compgen -W "average max" -- "$cur")); return ;;
+    --rois-check) COMPREPLY=($(compgen -W "warn error off" -- "$cur")); return ;;
     --preset) COMPREPLY=($(compgen -W "half_pixel align_corners asymmetric nearest_floor" -- "$cur")); return ;;
     -i | --input | -o | --output | --config | --rois | --names | --manifest | --batch-indices)
       compopt -o filenames 2> /dev/null

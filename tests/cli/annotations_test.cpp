@@ -171,5 +171,45 @@ TEST(Annotations, TheManifestCannotReplaceAnInput) {
   EXPECT_FALSE(fs::exists(dir.path() / "crops"));
 }
 
+TEST(RoisCheck, BoxesThatCropNothingAreReportedOncePerImage) {
+  ScratchDir dir("rois-check");
+  // chelsea.png is 451 x 300: one good box, one inverted (x2 < x1), one empty, two outside.
+  test::write_file(dir / "boxes.json", R"({"images": [{"path": ")" + source("samples/photos/chelsea.png") +
+                                           R"(", "rois": [
+    {"box": [10, 10, 50, 50], "id": "good"}, {"box": [50, 10, 10, 50], "id": "flipped"},
+    {"box": [20, 20, 20, 40], "id": "flat"}, {"box": [460, 10, 500, 50], "id": "right"},
+    {"box": [-40, -40, -1, -1], "id": "above"}]}]})");
+  const std::string base = "roi-align --rois boxes.json --output-size 8x8 -o 'crops/{id}.png' -q";
+  auto r = run_rsz(dir, base);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const char* needle : {"chelsea.png: 4 of 5 boxes crop nothing of this 451x300 image",
+                             "1 inverted (x2 < x1 or y2 < y1): flipped", "1 empty (zero width or height): flat",
+                             "2 outside the image: right, above", "--rois-check off"}) {
+    EXPECT_NE(r.err.find(needle), std::string::npos) << needle << "\n" << r.err;
+  }
+  EXPECT_EQ(list_files(dir.path() / "crops").size(), 5u);  // legal ROI_ALIGN: still written
+  // --json carries the warning as a record; off is silent; error refuses the run before anything is written.
+  fs::remove_all(dir.path() / "crops");
+  r = run_rsz(dir, base + " --json");
+  EXPECT_NE(r.out.find("\"warning\":\""), std::string::npos) << r.out;
+  fs::remove_all(dir.path() / "crops");
+  r = run_rsz(dir, base + " --rois-check off");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");
+  fs::remove_all(dir.path() / "crops");
+  r = run_rsz(dir, base + " --rois-check error");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("4 of 5 boxes"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "crops"));
+  // Tensor inputs keep DirectML's semantics without a word.
+  r = run_rsz(dir, "resample -i " + source("samples/photos/chelsea.png") + " -o map.npy --scale 0.5 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  test::write_file(dir / "plain.json", R"({"rois": [[50, 10, 10, 50], [-40, -40, -1, -1]]})");
+  r = run_rsz(dir, "roi-align -i map.npy --rois plain.json --output-size 4x4 -o pooled.npy -q --rois-check error");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
 }  // namespace
 }  // namespace rsz

@@ -75,7 +75,7 @@ def test_upsample_and_roi_align_match_the_cli(tmp_path):
     (tmp_path / "boxes.json").write_text(json.dumps({"rois": boxes}))
     crops = tmp_path / "crops.npy"
     cli("roi-align", "-i", PHOTO, "--rois", str(tmp_path / "boxes.json"), "--output-size", "7x5", "--reduction",
-        "max", "-o", str(crops), "-q")
+        "max", "-o", str(crops), "-q", "--rois-check", "off")  # the inverted box is on purpose
     # --output-size is W x H; output_size is (height, width), as in torchvision.
     got = rsz.roi_align(rsz.read_image(PHOTO), np.array(boxes, np.float32), output_size=(5, 7), reduction="max")
     assert got.shape == (3, 3, 5, 7)
