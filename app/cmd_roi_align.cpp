@@ -208,7 +208,17 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
     plan.extra_bytes = static_cast<std::uint64_t>(count) * (4 * sizeof(float) + sizeof(std::uint32_t));
     return plan;
   };
-  job.run = [input, list, resolved, planned, common](int threads) {
+  // One manifest line per crop file (none for a whole-tensor .npy).
+  std::vector<io::CropRecord> crops;
+  if (!planned.whole_tensor) {
+    for (std::size_t r = 0; r < planned.paths.size(); ++r) {
+      const io::RoiEntry& e = list.entries[r];
+      const std::array<float, 4> box = list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : e.box;
+      crops.push_back({planned.paths[r], input, box, e.label, e.id});
+    }
+  }
+  job.planned_crops = crops;
+  job.run = [input, list, resolved, planned, crops, common](int threads) {
     const LoadedInput loaded = load_input(input, common);
     const DataType type = loaded.result_type;
     // Tensor inputs take .npy ROIs as given (the operator requires the input's type); images convert them.
@@ -232,10 +242,7 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
       const auto* base = static_cast<const std::byte*>(result.data()) +
                          static_cast<std::int64_t>(r) * crop_elements * static_cast<std::int64_t>(element_size(type));
       save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
-      const io::RoiEntry& e = list.entries[r];
-      const std::array<float, 4> box = list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : e.box;
-      records.push_back({planned.paths[r], crop_sizes, to_string(type),
-                         io::CropRecord{planned.paths[r], input, box, e.label, e.id}});
+      records.push_back({planned.paths[r], crop_sizes, to_string(type), crops[r]});
     }
     return records;
   };

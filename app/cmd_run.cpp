@@ -23,6 +23,8 @@ void setup_run(CLI::App& app, RunOptions& o) {
   cmd->add_option("--max-pixels", o.common.max_pixels,
                   "Refuse input and output images with more pixels than this (default 268435456)")
       ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
+  cmd->add_flag("--skip-existing", o.common.skip_existing,
+                "Resume an interrupted run: inputs whose outputs all exist are skipped without being read");
   cmd->add_option("--max-samples", o.common.max_samples,
                   "roi_align steps: refuse ROIs that need more samples than this in total (0: no limit)")
       ->check(whole_number(0, std::numeric_limits<std::int64_t>::max()));

@@ -92,9 +92,13 @@ std::string canonical_or_absolute(const std::string& path) {
   return ec ? fs::absolute(path).lexically_normal().string() : p.string();
 }
 
+// The progress line on a terminal: a bar, done/total, the rate and the time left (from the rate so far).
 class Progress {
  public:
-  Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled && total > 0) { draw(0); }
+  Progress(std::size_t total, bool enabled)
+      : total_(total), enabled_(enabled && total > 0), start_(std::chrono::steady_clock::now()) {
+    draw(0);
+  }
   void step(std::size_t done) { draw(done); }
   void finish() {
     if (enabled_) to_stderr("\r\033[K");
@@ -105,11 +109,21 @@ class Progress {
     if (!enabled_) return;
     constexpr std::size_t kWidth = 30;
     const std::size_t filled = total_ ? done * kWidth / total_ : kWidth;
-    to_stderr("\r[" + std::string(filled, '=') + std::string(kWidth - filled, ' ') + "] " + std::to_string(done) +
-              "/" + std::to_string(total_));
+    std::string line = "\r[" + std::string(filled, '=') + std::string(kWidth - filled, ' ') + "] " +
+                       std::to_string(done) + "/" + std::to_string(total_);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (done > 0 && seconds > 0.0) {
+      const double rate = static_cast<double>(done) / seconds;
+      const auto left = static_cast<long long>(static_cast<double>(total_ - done) / rate + 0.5);
+      char text[64];
+      std::snprintf(text, sizeof text, "  %.1f/s  ETA %lld:%02lld", rate, left / 60, left % 60);
+      line += text;
+    }
+    to_stderr(line + "\033[K");
   }
   std::size_t total_;
   bool enabled_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 }  // namespace
@@ -274,6 +288,9 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_option("--quality", options.quality,
                      "JPEG quality 1-100 (default 95); for .webp, a quality makes the file lossy (default lossless)")
       ->check(whole_number(1, 100));
+  command.add_flag("--skip-existing", options.skip_existing,
+                   "Resume an interrupted run: an input whose outputs all exist is skipped without being read "
+                   "(outputs are written complete or not at all, so an existing one is whole)");
   command.add_option("--png-compression", options.png_compression,
                      "PNG zlib level 0-9 with adaptive filters (9: smallest, slowest); default: a fast setting "
                      "(level 2, Sub filter)")
@@ -570,7 +587,17 @@ struct Prepared {
   std::string usage;
   std::string warning;
   std::uint64_t bytes = 0;
+  bool skipped = false;  // --skip-existing: every output is there already
 };
+
+// Whether every path names an existing regular file (and there is at least one).
+bool all_exist(const std::vector<std::string>& paths) {
+  std::error_code ec;
+  for (const std::string& p : paths) {
+    if (!fs::is_regular_file(p, ec)) return false;
+  }
+  return !paths.empty();
+}
 
 Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t budget) {
   Prepared prepared;
@@ -685,6 +712,10 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
 #pragma omp parallel for num_threads(std::max(1, std::min(threads, static_cast<int>(jobs.size())))) schedule(dynamic, 1)
   for (std::int64_t i = 0; i < count; ++i) {
     const auto k = static_cast<std::size_t>(i);
+    if (options.skip_existing && all_exist(jobs[k].planned_outputs)) {
+      prepared[k].skipped = true;  // a resumed run: not even probed
+      continue;
+    }
     try {  // nothing may leave an OpenMP region by exception
       prepared[k] = prepare(jobs[k], options, budget);
     } catch (const std::exception& e) {
@@ -720,6 +751,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
         report_failure(job, prepared[k].failure);
         continue;
       }
+      if (prepared[k].skipped) continue;  // nothing would be written
       for (const auto& out : job.planned_outputs) {
         if (options.json) {
           std::cout << json_line({{"input", job.input}, {"output", out}, {"op", job.op}, {"dry_run", true}}) << "\n";
@@ -738,6 +770,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   std::vector<std::vector<io::CropRecord>> crops(jobs.size());  // the manifest's lines, in job order
   std::size_t done = 0;
   std::size_t written = 0;
+  std::size_t skipped = 0;
   Progress progress(jobs.size(), !options.quiet && ::isatty(STDERR_FILENO) != 0);
   const auto start = std::chrono::steady_clock::now();
 
@@ -745,6 +778,20 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<OutputRecord> records;
     std::string error = plan.failure;
+    if (plan.skipped) {
+      const std::lock_guard<std::mutex> lock(mutex);
+      ++done;
+      ++skipped;
+      job_crops = job.planned_crops;
+      if (options.json) {
+        for (const auto& out : job.planned_outputs) {
+          std::cout << json_line({{"input", job.input}, {"output", out}, {"op", job.op}, {"skipped", true}}) << "\n"
+                    << std::flush;
+        }
+      }
+      progress.step(done);
+      return;
+    }
     if (error.empty()) {
       shared_budget.acquire(plan.bytes);
       try {
@@ -805,13 +852,15 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   if (failed > 0) {
     to_stderr("rsz: " + std::to_string(failed) + " of " + std::to_string(jobs.size()) + " input" +
               (jobs.size() == 1 ? "" : "s") + " failed; " + std::to_string(written) + " file" +
-              (written == 1 ? "" : "s") + " written\n");
+              (written == 1 ? "" : "s") + " written" +
+              (skipped > 0 ? "; " + std::to_string(skipped) + " skipped (outputs exist)" : "") + "\n");
     return kExitFailed;
   }
   if (!options.quiet) {
     std::ostringstream s;
     s.precision(3);
     s << "rsz: wrote " << written << " file" << (written == 1 ? "" : "s") << " in " << total << " s";
+    if (skipped > 0) s << "; skipped " << skipped << " input" << (skipped == 1 ? "" : "s") << " whose outputs exist";
     to_stderr(s.str() + "\n");
   }
   return kExitOk;

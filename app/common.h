@@ -42,7 +42,8 @@ struct CommonOptions {
   int quality = 0;           // 0: the format's default
   int png_compression = -1;  // -1: the fast default
   std::string manifest;      // roi-align: the crop manifest (.jsonl or .csv) written after the run; "" for none
-  std::string rois_check = "warn";  // roi-align on images: boxes outside, empty or inverted: warn, error or off
+  std::string rois_check = "warn";
+  bool skip_existing = false;  // keep inputs whose outputs all exist (a resumed run), without reading them  // roi-align on images: boxes outside, empty or inverted: warn, error or off
 };
 
 // The memory budget of a run in bytes: --max-memory ("4G", "512M", "1.5GiB", "100000000"), or by default
@@ -163,6 +164,8 @@ struct Job {
   std::string op;          // "resample", "upsample2d" or "roi_align": the operator in --json records
   std::string size_flags;  // what sets the output size, named when an output would be too large
   std::vector<std::string> planned_outputs;
+  // roi-align's crops as manifest lines, known before the run: a job skipped by --skip-existing still lists them.
+  std::vector<io::CropRecord> planned_crops;
   std::function<JobPlan(const InputProbe&)> plan;
   std::function<std::vector<OutputRecord>(int threads)> run;
 };

@@ -4,7 +4,7 @@
 
 _rsz_flags() {
   local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive
-            --no-exif --alpha --backend --max-pixels --max-memory --quality --png-compression"
+            --no-exif --alpha --backend --max-pixels --max-memory --quality --png-compression --skip-existing"
   case $1 in
     resample) echo "$io --mode --scale --size --width --height --scales --input-offsets --output-offsets --output-sizes
                     --preset" ;;
@@ -12,7 +12,7 @@ _rsz_flags() {
     roi-align) echo "$io --rois --image-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
                      --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
     run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --max-memory --max-pixels
-               --max-samples" ;;
+               --skip-existing --max-samples" ;;
     info) echo "-h --help -r --recursive --json --no-exif" ;;
   esac
 }

@@ -1,0 +1,78 @@
+// --skip-existing (resuming an interrupted run) and the progress line, end to end.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli/cli_support.h"
+#include "support/test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz {
+namespace {
+
+using test::list_files;
+using test::run_rsz;
+using test::ScratchDir;
+
+std::string photo(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name; }
+
+TEST(SkipExisting, KeepsOutputsThatExistAndDoesNotReadTheirInputs) {
+  ScratchDir dir("skip-existing");
+  fs::create_directories(dir.path() / "in");
+  for (const char* name : {"camera.png", "chelsea.png", "coffee.png"}) {
+    fs::copy_file(photo(name), dir / ("in/" + std::string(name)));
+  }
+  auto r = run_rsz(dir, "resample -i in -o out/ --scale 0.25 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string chelsea = test::read_file(dir / "out/chelsea.png");
+  // An interrupted run: one output missing, one replaced by something else; an input now unreadable.
+  fs::remove(dir.path() / "out/camera.png");
+  test::write_file(dir / "out/coffee.png", "kept as it is");
+  test::write_file(dir / "in/coffee.png", "no longer a PNG");
+  r = run_rsz(dir, "resample -i in -o out/ --scale 0.25 --skip-existing");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("wrote 1 file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("skipped 2 inputs whose outputs exist"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "out/camera.png"));
+  EXPECT_EQ(test::read_file(dir / "out/coffee.png"), "kept as it is");  // not read, not rewritten
+  EXPECT_EQ(test::read_file(dir / "out/chelsea.png"), chelsea);
+  // --json says what was skipped; without the flag every input runs (and the corrupt one fails).
+  r = run_rsz(dir, "resample -i in -o out/ --scale 0.25 --skip-existing --json -q");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"skipped\":true"), std::string::npos) << r.out;
+  r = run_rsz(dir, "resample -i in -o out/ --scale 0.25 -q");
+  EXPECT_EQ(r.status, 1) << r.err;
+}
+
+TEST(SkipExisting, AResumedCropRunStillListsEveryCropInTheManifest) {
+  ScratchDir dir("skip-crops");
+  const std::string dataset = std::string(RSZ_SOURCE_DIR) + "/samples/rois/dataset.json";
+  const std::string base = "roi-align --rois " + dataset + " --output-size 16x16 -o 'crops/{id}.png' -q ";
+  auto r = run_rsz(dir, base + "--manifest first.csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  fs::remove(dir.path() / "crops/coffee-cup.png");  // coffee.png's job must run again, chelsea.png's is skipped
+  r = run_rsz(dir, base + "--manifest second.csv --skip-existing");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "crops").size(), 5u);
+  EXPECT_EQ(test::read_file(dir / "first.csv"), test::read_file(dir / "second.csv"));
+}
+
+TEST(SkipExisting, BatchRunsResumeToo) {
+  ScratchDir dir("skip-batch");
+  test::write_file(dir / "batch.json", "{\"inputs\": [\"" + photo("chelsea.png") + "\", \"" + photo("camera.png") +
+                                           "\"], \"output_dir\": \"out\", \"steps\": [{\"op\": \"resample\", "
+                                           "\"config\": {\"scales\": [1, 1, 0.5, 0.5]}}]}");
+  auto r = run_rsz(dir, "run batch.json -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  test::write_file(dir / "out/camera_resample.png", "kept");
+  r = run_rsz(dir, "run batch.json --skip-existing");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("skipped 2 inputs"), std::string::npos) << r.err;
+  EXPECT_EQ(test::read_file(dir / "out/camera_resample.png"), "kept");
+}
+
+}  // namespace
+}  // namespace rsz
