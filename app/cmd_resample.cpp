@@ -2,9 +2,11 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <variant>
 
 #include "commands.h"
+#include "geometry.h"
 #include "rsz/error.h"
 #include "rsz/io/config.h"
 #include "rsz/resample.h"
@@ -76,18 +78,34 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     job.op = "resample";
     job.size_flags = "--scale, --size, --width/--height or the config's scales/output_sizes";
     job.planned_outputs = {out};
-    job.plan = [input, resolve_for](const InputProbe& probe) {
+    job.plan = [input, resolve_for, tweak](const InputProbe& probe) {
       JobPlan plan;
       plan.result = resolve_for(input, probe.sizes).output_sizes;
+      if (tweak.canvas) {
+        if (const auto canvas = tweak.canvas(probe.sizes)) plan.result = canvas->sizes;
+      }
       plan.type = probe.type;
       plan.output = plan.result;
       return plan;
     };
-    job.run = [input, out, resolve_for, common](int threads) {
+    job.run = [input, out, resolve_for, tweak, common](int threads) {
       const LoadedInput loaded = load_input(input, common);
       const io::ResolvedResample resolved = resolve_for(input, loaded.sizes());
-      Tensor result(loaded.result_type, resolved.output_sizes, TensorInit::Uninitialized);
-      resample(loaded.view(), result.view(), resolved.params, exec_options(common, threads));
+      const auto canvas = tweak.canvas ? tweak.canvas(loaded.sizes()) : std::nullopt;
+      if (!canvas) {
+        Tensor result(loaded.result_type, resolved.output_sizes, TensorInit::Uninitialized);
+        resample(loaded.view(), result.view(), resolved.params, exec_options(common, threads));
+        save_output(out, result.view(), loaded, common);
+        return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype()), std::nullopt}};
+      }
+      // --fit contain: the image is resampled straight into its place on a zero-filled canvas (a strided view).
+      Tensor result(loaded.result_type, canvas->sizes, TensorInit::Zero);
+      const Dims& strides = result.layout().strides();
+      auto* origin = static_cast<std::byte*>(result.data()) +
+                     (canvas->top * strides[2] + canvas->left * strides[3]) *
+                         static_cast<std::int64_t>(element_size(result.dtype()));
+      resample(loaded.view(), TensorView(origin, result.dtype(), resolved.output_sizes, strides), resolved.params,
+               exec_options(common, threads));
       save_output(out, result.view(), loaded, common);
       return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype()), std::nullopt}};
     };
@@ -101,7 +119,20 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
   add_common_options(*cmd, o.common);
   cmd->add_option("--mode", o.mode, "nearest or linear (default linear)")->check(CLI::IsMember({"nearest", "linear"}));
   auto* scale = cmd->add_option("--scale", o.scale, "Scale factor S, or SX,SY (x first)");
-  auto* size = cmd->add_option("--size", o.size, "Output size WxH, e.g. 640x480");
+  auto* size = cmd->add_option("--size", o.size,
+                               "Output size: WxH (exactly, unless --fit says otherwise), Wx or xH (aspect kept), N%, "
+                               "or WxH with a suffix as in ImageMagick: > shrink only, < enlarge only (both fit "
+                               "inside, aspect kept), ^ cover the box, ! exactly");
+  cmd->add_option("--fit", o.fit,
+                  "How WxH is met, as in sharp: fill (default: exactly), inside (within, aspect kept; ImageMagick's "
+                  "plain WxH), outside (covering, aspect kept), cover (outside, then cropped to WxH), contain "
+                  "(inside, then padded to WxH with black / transparent)")
+      ->check(CLI::IsMember({"fill", "inside", "outside", "cover", "contain"}));
+  cmd->add_option("--gravity", o.gravity,
+                  "Where cover crops and contain pads: center (default), north, south, east, west, northeast, "
+                  "northwest, southeast, southwest")
+      ->check(CLI::IsMember({"center", "north", "south", "east", "west", "northeast", "northwest", "southeast",
+                             "southwest"}));
   auto* width = cmd->add_option("--width", o.width, "Output width; the height keeps the aspect ratio")
                     ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
   auto* height = cmd->add_option("--height", o.height, "Output height; the width keeps the aspect ratio")
@@ -123,6 +154,9 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
       "  rsz resample -i photo.jpg -o small.jpg --scale 0.5\n"
       "  rsz resample -i 'photos/*.jpg' -o out/ --size 224x224\n"
       "  rsz resample -i photo.png -o thumb.png --width 160 --mode nearest\n"
+      "  rsz resample -i 'photos/*.jpg' -o thumbs/ --size '256x256>'      (fit within 256x256, only shrink)\n"
+      "  rsz resample -i photo.jpg -o square.jpg --size 224x224 --fit cover --gravity north\n"
+      "  rsz resample -i photo.jpg -o half.jpg --size 50%\n"
       "  rsz resample -i x.npy -o y.npy --config configs/resample_scale.json");
 }
 
@@ -151,26 +185,65 @@ int run_resample(const ResampleOptions& o) {
       common.config.empty() ? io::ResampleConfig{} : io::read_resample_config(common.config);
   const io::ResampleConfig merged = io::overlay(file_config, fixed_flags(o));
   const bool target_size = !o.size.empty() || o.width > 0 || o.height > 0;
+  if (!target_size && (!o.fit.empty() || !o.gravity.empty())) {
+    usage_error("resample: --fit and --gravity place an image in a box; give the box with --size WxH");
+  }
   if (!merged.scales && !merged.output_sizes && !target_size) {
     usage_error("resample: no scale given; use --scale, --size, --width, --height, --scales, --output-sizes or a "
                 "config with \"scales\" or \"output_sizes\"");
   }
-  std::int64_t width = o.width;
-  std::int64_t height = o.height;
+  Geometry geometry;
   if (!o.size.empty()) {
-    const auto v = parse_int_list("--size", o.size, 'x', 2);
-    width = v[0];
-    height = v[1];
+    geometry = parse_geometry(o.size, "--size");
+  } else {
+    geometry.width = o.width;
+    geometry.height = o.height;
+  }
+  if (geometry.fit && !o.fit.empty()) {
+    usage_error("--size " + o.size + " --fit " + o.fit + ": the size's suffix already says how it fits; drop one");
+  }
+  const Fit fit = geometry.fit ? *geometry.fit : o.fit.empty() ? Fit::Fill : parse_fit(o.fit);
+  const Gravity gravity = o.gravity.empty() ? Gravity::Center : parse_gravity(o.gravity);
+  if (!o.gravity.empty() && fit != Fit::Cover && fit != Fit::Contain) {
+    usage_error("--gravity " + o.gravity + ": only with --fit cover or contain (it places the crop or the padding)");
+  }
+  if ((fit == Fit::Cover || fit == Fit::Contain) && (geometry.width == 0 || geometry.height == 0)) {
+    usage_error("--fit " + o.fit + ": needs both sides of the box (--size WxH)");
   }
   ResampleTweak tweak;
+  std::vector<std::function<void(const Dims&, io::ResolvedResample&)>> after;
   if (target_size) {
-    // --size/--width/--height: output sizes (a missing side keeps the aspect ratio) and the matching scales.
-    tweak.before_resolve = [width, height](const Dims& in, io::ResampleConfig& config) {
-      io::set_target_size(config, in, width, height);
+    // --size/--width/--height: the size each image is resized to (fit and suffixes applied), its scales out / in,
+    // and for cover the output window over the resized image (shifted output offsets: a crop without a copy).
+    tweak.before_resolve = [geometry, fit, gravity](const Dims& in, io::ResampleConfig& config) {
+      if (in.size() != 4) return;  // resolve reports the rank
+      const FitPlan p = plan_fit(in[3], in[2], geometry, fit, gravity);
+      io::set_target_size(config, in, p.resized_w, p.resized_h);
+      if (fit == Fit::Cover) config.output_sizes = std::array<std::int64_t, 4>{in[0], in[1], p.canvas_h, p.canvas_w};
     };
+    if (fit == Fit::Cover) {
+      after.push_back([geometry, fit, gravity](const Dims& in, io::ResolvedResample& resolved) {
+        const FitPlan p = plan_fit(in[3], in[2], geometry, fit, gravity);
+        resolved.params.output_pixel_offsets[2] -= static_cast<float>(p.offset_y);
+        resolved.params.output_pixel_offsets[3] -= static_cast<float>(p.offset_x);
+      });
+    }
+    if (fit == Fit::Contain) {
+      tweak.canvas = [geometry, fit, gravity](const Dims& in) -> std::optional<ResampleTweak::Canvas> {
+        if (in.size() != 4) return std::nullopt;
+        const FitPlan p = plan_fit(in[3], in[2], geometry, fit, gravity);
+        return ResampleTweak::Canvas{{in[0], in[1], p.canvas_h, p.canvas_w}, p.offset_y, p.offset_x};
+      };
+    }
   }
   if (o.preset == "align_corners") {
-    tweak.after_resolve = [](const Dims& in, io::ResolvedResample& resolved) { io::apply_align_corners(resolved, in); };
+    after.insert(after.begin(),
+                 [](const Dims& in, io::ResolvedResample& resolved) { io::apply_align_corners(resolved, in); });
+  }
+  if (!after.empty()) {
+    tweak.after_resolve = [after](const Dims& in, io::ResolvedResample& resolved) {
+      for (const auto& step : after) step(in, resolved);
+    };
   }
   const std::vector<std::string> inputs = expand_inputs(common.inputs, common.recursive);
   const std::vector<Job> jobs = make_resample_jobs(inputs, merged, common.output, common, tweak);

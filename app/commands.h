@@ -43,6 +43,13 @@ OperatorCommand roi_align_command();
 struct ResampleTweak {
   std::function<void(const Dims& input_sizes, io::ResampleConfig& config)> before_resolve;
   std::function<void(const Dims& input_sizes, io::ResolvedResample& resolved)> after_resolve;
+  // --fit contain: the output is a zero-filled canvas of `sizes` and the resampled image lands at (top, left).
+  struct Canvas {
+    Dims sizes;
+    std::int64_t top = 0;
+    std::int64_t left = 0;
+  };
+  std::function<std::optional<Canvas>(const Dims& input_sizes)> canvas;
 };
 
 // Jobs applying one operator config to every input; `output` is a file, folder or template (see plan_output).
@@ -77,6 +84,8 @@ struct ResampleOptions {
   std::string output_offsets;
   std::string output_sizes;
   std::string preset;
+  std::string fit;
+  std::string gravity;
 };
 void setup_resample(CLI::App& app, ResampleOptions& options);
 int run_resample(const ResampleOptions& options);

@@ -6,8 +6,8 @@ _rsz_flags() {
   local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive
             --no-exif --alpha --backend --max-pixels --max-memory --quality --png-compression --skip-existing"
   case $1 in
-    resample) echo "$io --mode --scale --size --width --height --scales --input-offsets --output-offsets --output-sizes
-                    --preset" ;;
+    resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
+                    --output-sizes --preset" ;;
     upsample) echo "$io --factor --mode" ;;
     roi-align) echo "$io --rois --image-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
                      --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
@@ -37,6 +37,10 @@ _rsz() {
     --mode) COMPREPLY=($(compgen -W "nearest linear" -- "$cur")); return ;;
     --reduction) COMPREPLY=($(compgen -W "average max" -- "$cur")); return ;;
     --rois-check) COMPREPLY=($(compgen -W "warn error off" -- "$cur")); return ;;
+    --fit) COMPREPLY=($(compgen -W "fill inside outside cover contain" -- "$cur")); return ;;
+    --gravity)
+      COMPREPLY=($(compgen -W "center north south east west northeast northwest southeast southwest" -- "$cur"))
+      return ;;
     --preset) COMPREPLY=($(compgen -W "half_pixel align_corners asymmetric nearest_floor" -- "$cur")); return ;;
     -i | --input | -o | --output | --config | --rois | --names | --manifest | --batch-indices)
       compopt -o filenames 2> /dev/null

@@ -1,0 +1,99 @@
+// --size geometry (WxH, Wx, xH, N%, and the suffixes > < ^ !), --fit and --gravity, end to end: the sizes each form
+// gives, and that cover and contain are exact crops / placements of the same resample (no second filter).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "cli/cli_support.h"
+#include "rsz/io/npy.h"
+
+namespace rsz {
+namespace {
+
+using test::run_rsz;
+using test::ScratchDir;
+
+const std::string kPhoto = std::string(RSZ_SOURCE_DIR) + "/samples/photos/chelsea.png";  // 451 x 300
+
+Tensor resample_to_npy(const ScratchDir& dir, const std::string& flags) {
+  const auto r = run_rsz(dir, "resample -i " + kPhoto + " -o out.npy -q " + flags);
+  EXPECT_EQ(r.status, 0) << flags << "\n" << r.err;
+  return io::read_npy(dir / "out.npy");
+}
+
+std::string hw(const Tensor& t) { return std::to_string(t.size(3)) + "x" + std::to_string(t.size(2)); }
+
+TEST(Geometry, EachFormGivesTheSizeImageMagickAndSharpUsersExpect) {
+  ScratchDir dir("geometry");
+  const std::pair<const char*, const char*> cases[] = {
+      {"--size 200x200", "200x200"},               {"--size 200x200!", "200x200"},
+      {"--size '200x200>'", "200x133"},            {"--size '1000x1000>'", "451x300"},
+      {"--size '1000x1000<'", "1000x665"},         {"--size '200x200<'", "451x300"},
+      {"--size '200x200^'", "301x200"},            {"--size 50%", "226x150"},
+      {"--size 100x", "100x67"},                   {"--size x100", "150x100"},
+      {"--size 120", "120x80"},                    {"--size 200x200 --fit inside", "200x133"},
+      {"--size 200x200 --fit outside", "301x200"}, {"--size 200x200 --fit cover", "200x200"},
+      {"--size 200x200 --fit contain", "200x200"}, {"--size 200x200 --fit fill", "200x200"},
+  };
+  for (const auto& [flags, size] : cases) EXPECT_EQ(hw(resample_to_npy(dir, flags)), size) << flags;
+}
+
+TEST(Geometry, CoverIsAnExactCropOfTheCoveringResize) {
+  ScratchDir dir("cover");
+  const Tensor full = resample_to_npy(dir, "--size '200x200^'");  // 301 x 200
+  ASSERT_EQ(hw(full), "301x200");
+  const std::pair<const char*, std::int64_t> gravities[] = {{"west", 0}, {"center", 50}, {"east", 101}};
+  for (const auto& [gravity, left] : gravities) {
+    const Tensor crop = resample_to_npy(dir, std::string("--size 200x200 --fit cover --gravity ") + gravity);
+    ASSERT_EQ(hw(crop), "200x200");
+    for (std::int64_t c = 0; c < 3; ++c) {
+      for (std::int64_t y = 0; y < 200; ++y) {
+        const float* want = full.data_as<float>() + (c * 200 + y) * 301 + left;
+        const float* got = crop.data_as<float>() + (c * 200 + y) * 200;
+        ASSERT_EQ(std::memcmp(want, got, 200 * sizeof(float)), 0) << gravity << " row " << y;
+      }
+    }
+  }
+}
+
+TEST(Geometry, ContainPlacesTheInsideResizeOnAZeroCanvas) {
+  ScratchDir dir("contain");
+  const Tensor inside = resample_to_npy(dir, "--size 200x200 --fit inside");  // 200 x 133
+  const Tensor south = resample_to_npy(dir, "--size 200x200 --fit contain --gravity south");
+  const Tensor center = resample_to_npy(dir, "--size 200x200 --fit contain");
+  for (const auto& [canvas, top] : {std::pair{&south, std::int64_t{67}}, std::pair{&center, std::int64_t{33}}}) {
+    for (std::int64_t c = 0; c < 3; ++c) {
+      for (std::int64_t y = 0; y < 200; ++y) {
+        const float* row = canvas->data_as<float>() + (c * 200 + y) * 200;
+        if (y < top || y >= top + 133) {
+          for (std::int64_t x = 0; x < 200; ++x) ASSERT_EQ(row[x], 0.0f) << "padding at " << y;
+        } else {
+          const float* want = inside.data_as<float>() + (c * 133 + (y - top)) * 200;
+          ASSERT_EQ(std::memcmp(want, row, 200 * sizeof(float)), 0) << "image row " << y;
+        }
+      }
+    }
+  }
+}
+
+TEST(Geometry, ConflictingOrIncompleteRequestsAreUsageErrors) {
+  ScratchDir dir("geometry-errors");
+  const std::pair<const char*, const char*> cases[] = {
+      {"--size 'abc>'", "not a size"},
+      {"--size 0x10", "not a size"},
+      {"--size '200x200>' --fit cover", "drop one"},
+      {"--size 200x200 --gravity north", "only with --fit cover or contain"},
+      {"--size 200x --fit cover", "needs both sides"},
+      {"--scale 2 --fit inside", "give the box with --size"},
+      {"--size '200^'", "need both sides"},
+  };
+  for (const auto& [flags, needle] : cases) {
+    const auto r = run_rsz(dir, "resample -i " + kPhoto + " -o out.png -q " + flags);
+    EXPECT_EQ(r.status, 2) << flags;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << flags << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace rsz
