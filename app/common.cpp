@@ -260,10 +260,13 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
 }
 
 void add_common_options(CLI::App& command, CommonOptions& options, bool with_config) {
-  command.add_option("-i,--input", options.inputs,
-                     "Input images or .npy tensors: files, folders or quoted globs ('photos/*.jpg'); repeatable");
+  command.add_option("-i,--input,inputs", options.inputs,
+                     "Input images or .npy tensors: files, folders or quoted globs ('photos/*.jpg'); repeatable, "
+                     "or given as arguments: rsz resample a.jpg b.jpg -o out/ --scale 0.5");
   command.add_option("-o,--output", options.output,
-                     "Output file, folder, or name template using {stem} {ext} {op} {index} {label} {id}");
+                     "Output file, folder, or name template using {stem} {ext} {op} {index} {label} {id}, and "
+                     "{dir} {relpath} {parent} (the input's folder below -i's, with its stem, its folder's name: "
+                     "-r -o 'out/{relpath}.png' mirrors a tree)");
   if (with_config) command.add_option("--config", options.config, "Operator config JSON; flags override its keys");
   command.add_option("--dtype", options.dtype, "Compute type for images: float32 or float16 (default float32)")
       ->check(CLI::IsMember({"float32", "float16"}));
@@ -297,6 +300,16 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
       ->check(whole_number(0, 9));
 }
 
+namespace {
+
+// Each expanded input's folder relative to the folder it was found in ({dir}; "" for files given by name or glob).
+std::map<std::string, std::string>& input_dirs() {
+  static std::map<std::string, std::string> dirs;
+  return dirs;
+}
+
+}  // namespace
+
 std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns, bool recursive) {
   if (patterns.empty()) usage_error("no input given; use -i FILE, -i FOLDER or -i 'PATTERN'");
   std::vector<std::string> result;
@@ -308,7 +321,11 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
     std::error_code ec;
     if (fs::is_directory(pattern, ec)) {
       const auto files = list_folder(pattern, recursive);
-      for (const auto& f : files) add(f);
+      for (const auto& f : files) {
+        add(f);
+        const std::string dir = fs::path(f).parent_path().lexically_relative(pattern).string();
+        input_dirs()[f] = dir == "." ? "" : dir;
+      }
       if (files.empty()) add(pattern);  // probe_input reports the empty folder as a failed input
     } else if (!fs::exists(pattern, ec) && has_glob_characters(pattern)) {
       std::size_t matched = 0;
@@ -477,7 +494,17 @@ std::string expand_template(const std::string& pattern, const NameFields& f) {
     const std::size_t close = pattern.find('}', i);
     if (close == std::string::npos) usage_error("output template '" + pattern + "': '{' without a closing '}'");
     const std::string key = pattern.substr(i + 1, close - i - 1);
-    if (key == "stem") {
+    if (key == "dir" || key == "relpath") {
+      // The input's folder below the -i folder it came from (-r mirrors a tree); relpath adds the stem.
+      const auto found = input_dirs().find(f.input);
+      const std::string dir = found == input_dirs().end() ? "" : found->second;
+      std::string stem = fs::path(f.input).stem().string();
+      if (stem == "." || stem == "..") stem = "_";
+      out += key == "dir" ? (dir.empty() ? "." : dir) : (dir.empty() ? stem : dir + "/" + stem);
+    } else if (key == "parent") {
+      const std::string parent = fs::absolute(f.input).parent_path().filename().string();
+      out += parent.empty() || parent == "." || parent == ".." ? std::string("_") : parent;
+    } else if (key == "stem") {
       // A stem of "." or ".." (a file named "..." has one) would climb folders once placed in a path.
       const std::string stem = fs::path(f.input).stem().string();
       out += stem == "." || stem == ".." ? std::string("_") : stem;
@@ -494,7 +521,7 @@ std::string expand_template(const std::string& pattern, const NameFields& f) {
       out += f.id.empty() ? (f.index.empty() ? std::string("0") : f.index) : sanitize_name_part(f.id);
     } else {
       usage_error("output template '" + pattern + "': unknown placeholder {" + key +
-                  "}; allowed: {stem} {ext} {op} {index} {label} {id}");
+                  "}; allowed: {stem} {ext} {op} {dir} {relpath} {parent} {index} {label} {id}");
     }
     i = close;
   }

@@ -31,7 +31,8 @@ std::string get_output_template(const Ref& ref, bool roi_align) {
   if (std::filesystem::path(text).is_absolute()) {
     ref.fail_expected("a relative name template (it is placed under the output folder)");
   }
-  // Placeholders never add a '/', so a template without ".." components cannot leave the output folder.
+  // Placeholders add no ".." ({dir} and {relpath} add only the folders found below an input folder), so a template
+  // without ".." components cannot leave the output folder.
   for (const auto& part : std::filesystem::path(text)) {
     if (part == "..") ref.fail_expected("a template that stays inside the output folder (no \"..\" components)");
   }
@@ -40,12 +41,14 @@ std::string get_output_template(const Ref& ref, bool roi_align) {
     const std::size_t close = text.find('}', i);
     if (close == std::string::npos) ref.fail_expected("a template whose '{' placeholders are closed by '}'");
     const std::string name = text.substr(i + 1, close - i - 1);
-    const bool common = name == "stem" || name == "ext" || name == "op";
+    const bool common = name == "stem" || name == "ext" || name == "op" || name == "dir" || name == "relpath" ||
+                        name == "parent";
     const bool crop = name == "index" || name == "label" || name == "id";
     if (!common && !(crop && roi_align)) {
-      ref.fail_expected(roi_align ? "a template with placeholders {stem} {ext} {op} {index} {label} {id}"
-                                  : "a template with placeholders {stem} {ext} {op} ({index} {label} {id} are only "
-                                    "for roi_align steps)");
+      ref.fail_expected(roi_align ? "a template with placeholders {stem} {ext} {op} {dir} {relpath} {parent} {index} "
+                                    "{label} {id}"
+                                  : "a template with placeholders {stem} {ext} {op} {dir} {relpath} {parent} ({index} "
+                                    "{label} {id} are only for roi_align steps)");
     }
     i = close;
   }

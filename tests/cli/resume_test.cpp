@@ -1,4 +1,5 @@
-// --skip-existing (resuming an interrupted run) and the progress line, end to end.
+// Dataset-building conveniences end to end: --skip-existing (resuming an interrupted run), tree placeholders
+// ({dir}, {relpath}, {parent}) with -r, and positional inputs.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -72,6 +73,37 @@ TEST(SkipExisting, BatchRunsResumeToo) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("skipped 2 inputs"), std::string::npos) << r.err;
   EXPECT_EQ(test::read_file(dir / "out/camera_resample.png"), "kept");
+}
+
+TEST(Trees, RelpathDirAndParentMirrorAFolderTree) {
+  ScratchDir dir("trees");
+  fs::create_directories(dir.path() / "in/cats");
+  fs::create_directories(dir.path() / "in/dogs");
+  fs::copy_file(photo("chelsea.png"), dir / "in/cats/a.png");  // the same name in two class folders
+  fs::copy_file(photo("coffee.png"), dir / "in/dogs/a.png");
+  fs::copy_file(photo("camera.png"), dir / "in/top.png");
+  auto r = run_rsz(dir, "resample -i in -r -o 'out/{relpath}{ext}' --scale 0.25 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"), (std::vector<std::string>{"cats/a.png", "dogs/a.png", "top.png"}));
+  r = run_rsz(dir, "resample -i in -r -o 'flat/{parent}_{stem}.jpg' --scale 0.25 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "flat"), (std::vector<std::string>{"cats_a.jpg", "dogs_a.jpg", "in_top.jpg"}));
+  r = run_rsz(dir, "resample -i in -r -o 'dirs/{dir}/{stem}_small.png' --scale 0.25 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "dirs"),
+            (std::vector<std::string>{"cats/a_small.png", "dogs/a_small.png", "top_small.png"}));
+  // Without a tree placeholder the two a.png collide: refused before anything is written.
+  r = run_rsz(dir, "resample -i in -r -o 'clash/{stem}.png' --scale 0.25 -q");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "clash"));
+}
+
+TEST(Trees, InputsCanBeGivenAsArguments) {
+  ScratchDir dir("positional");
+  const auto r =
+      run_rsz(dir, "resample " + photo("chelsea.png") + " " + photo("camera.png") + " -o out/ --scale 0.5 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"), (std::vector<std::string>{"camera.png", "chelsea.png"}));
 }
 
 }  // namespace

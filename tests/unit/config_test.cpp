@@ -770,7 +770,7 @@ TEST(ConfigBatchFiles, Refusals) {
   EXPECT_EQ(with_steps(R"({"op": "resample", "config": {"scale": 2}})"),
             "b.json: unknown key \"scale\" at /steps/0/config/scale; allowed keys: " + join(kResampleKeys));
   EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {}, "output": "{stem}_{index}{ext}"})"),
-                  "key \"output\" at /steps/0/output: expected a template with placeholders {stem} {ext} {op} "
+                  "key \"output\" at /steps/0/output: expected a template with placeholders {stem} {ext} {op} {dir} {relpath} {parent} "
                   "({index} {label} {id} are only for roi_align steps), got \"{stem}_{index}{ext}\"");
   EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {}, "output": "{name}.png"})"), "at /steps/0/output");
   EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {}, "output": "{stem.png"})"), "closed by '}'");
