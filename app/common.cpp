@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "rsz/error.h"
+#include "rsz/float16.h"
 #include "rsz/io/npy.h"
 
 namespace fs = std::filesystem;
@@ -291,6 +292,11 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_option("--quality", options.quality,
                      "JPEG quality 1-100 (default 95); for .webp, a quality makes the file lossy (default lossless)")
       ->check(whole_number(1, 100));
+  command.add_flag("--grayscale", options.grayscale,
+                   "Write image outputs in gray (alpha kept): ITU-R BT.601 luma 0.299 R + 0.587 G + 0.114 B, as "
+                   "libjpeg and Pillow convert; .npy outputs are left as computed");
+  command.add_option("--depth", options.depth, "Bits per sample of image outputs: 8 or 16 (default: the input's)")
+      ->check(CLI::IsMember({8, 16}));
   command.add_flag("--skip-existing", options.skip_existing,
                    "Resume an interrupted run: an input whose outputs all exist is skipped without being read "
                    "(outputs are written complete or not at all, so an existing one is whole)");
@@ -436,6 +442,38 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options) {
   return loaded;
 }
 
+namespace {
+
+int output_depth(const CommonOptions& options, bool from_image, int input_depth) {
+  if (options.depth != 0) return options.depth;
+  return from_image ? input_depth : 8;
+}
+
+Tensor to_grayscale(const ConstTensorView& tensor) {
+  const std::int64_t c = tensor.size(1);
+  const std::int64_t h = tensor.size(2);
+  const std::int64_t w = tensor.size(3);
+  const bool alpha = c == 2 || c == 4;
+  Tensor gray(DataType::Float32, {1, alpha ? 2 : 1, h, w}, TensorInit::Uninitialized);
+  float* out = gray.data_as<float>();
+  const auto at = [&](std::int64_t ch, std::int64_t y, std::int64_t x) {
+    const std::int64_t offset = ch * tensor.stride(1) + y * tensor.stride(2) + x * tensor.stride(3);
+    return tensor.dtype() == DataType::Float32 ? static_cast<const float*>(tensor.data())[offset]
+                                               : static_cast<const Float16*>(tensor.data())[offset].to_float();
+  };
+  for (std::int64_t y = 0; y < h; ++y) {
+    for (std::int64_t x = 0; x < w; ++x) {
+      // ITU-R BT.601 luma, as libjpeg's and Pillow's RGB -> L: 0.299 R + 0.587 G + 0.114 B (in double, rounded once).
+      const double luma = c >= 3 ? 0.299 * at(0, y, x) + 0.587 * at(1, y, x) + 0.114 * at(2, y, x) : at(0, y, x);
+      out[y * w + x] = static_cast<float>(luma);
+      if (alpha) out[h * w + y * w + x] = at(c - 1, y, x);
+    }
+  }
+  return gray;
+}
+
+}  // namespace
+
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
                  const CommonOptions& options) {
   const fs::path parent = fs::path(path).parent_path();
@@ -448,8 +486,13 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
     io::ImageWriteOptions write;
     write.quality = options.quality;
     write.png_compression = options.png_compression;
-    io::write_image(path, io::tensor_to_image(tensor, source.from_image ? source.bit_depth : 8, alpha_mode(options)),
-                    write);
+    const int depth = output_depth(options, source.from_image, source.bit_depth);
+    if (options.grayscale) {
+      const Tensor gray = to_grayscale(tensor);
+      io::write_image(path, io::tensor_to_image(gray.view(), depth, alpha_mode(options)), write);
+    } else {
+      io::write_image(path, io::tensor_to_image(tensor, depth, alpha_mode(options)), write);
+    }
   }
 }
 
@@ -650,7 +693,7 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
     prepared.failure = with_input(job.input, e.what());
     return prepared;
   }
-  const int depth = probe.from_image ? probe.bit_depth : 8;
+  const int depth = output_depth(options, probe.from_image, probe.bit_depth);
   bool image_outputs = false;
   for (const std::string& out : job.planned_outputs) {
     if (is_npy_path(out)) continue;
@@ -662,7 +705,8 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
                        ".npy instead";
       return prepared;
     }
-    if (const std::string problem = io::image_output_problem(out, o[3], o[2], static_cast<int>(o[1]), depth);
+    const int channels = options.grayscale ? (o[1] == 2 || o[1] == 4 ? 2 : 1) : static_cast<int>(o[1]);
+    if (const std::string problem = io::image_output_problem(out, o[3], o[2], channels, depth);
         !problem.empty()) {
       prepared.usage = out + ": " + problem;
       return prepared;

@@ -1,11 +1,15 @@
 // --size geometry (WxH, Wx, xH, N%, and the suffixes > < ^ !), --fit and --gravity, end to end: the sizes each form
-// gives, and that cover and contain are exact crops / placements of the same resample (no second filter).
+// gives, and that cover and contain are exact crops / placements of the same resample (no second filter). Also the
+// output controls --grayscale and --depth.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "cli/cli_support.h"
+#include "rsz/io/image.h"
 #include "rsz/io/npy.h"
 
 namespace rsz {
@@ -93,6 +97,38 @@ TEST(Geometry, ConflictingOrIncompleteRequestsAreUsageErrors) {
     EXPECT_EQ(r.status, 2) << flags;
     EXPECT_NE(r.err.find(needle), std::string::npos) << flags << "\n" << r.err;
   }
+}
+
+TEST(OutputControl, GrayscaleIsBt601LumaAndDepthSetsTheBits) {
+  ScratchDir dir("output-control");
+  // An identity resample, so the output pixels are the input's, converted.
+  auto r = run_rsz(dir, "resample -i " + kPhoto + " -o gray.png --scale 1 --grayscale -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image rgb = io::read_image(kPhoto);
+  const io::Image gray = io::read_image(dir / "gray.png");
+  ASSERT_EQ(gray.channels, 1);
+  ASSERT_EQ(gray.width, rgb.width);
+  for (std::size_t i = 0; i < gray.data8.size(); ++i) {
+    const double luma = 0.299 * rgb.data8[3 * i] + 0.587 * rgb.data8[3 * i + 1] + 0.114 * rgb.data8[3 * i + 2];
+    ASSERT_LE(std::abs(gray.data8[i] - luma), 0.5 + 1e-3) << "pixel " << i;  // rounded to the nearest level
+  }
+  // --depth 16 widens exactly (p -> 257 p); --depth 8 narrows a 16-bit result; 16 bits into JPEG is refused.
+  r = run_rsz(dir, "resample -i " + kPhoto + " -o deep.png --scale 1 --depth 16 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image deep = io::read_image(dir / "deep.png");
+  ASSERT_EQ(deep.bit_depth, 16);
+  for (std::size_t i = 0; i < deep.data16.size(); ++i) ASSERT_EQ(deep.data16[i], 257 * rgb.data8[i]) << i;
+  r = run_rsz(dir, "resample -i deep.png -o back.png --scale 1 --depth 8 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_image(dir / "back.png").data8, rgb.data8);
+  r = run_rsz(dir, "resample -i " + kPhoto + " -o deep.jpg --scale 1 --depth 16 -q");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("JPEG cannot hold 16-bit samples"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "deep.jpg"));
+  // .npy outputs are left as computed.
+  r = run_rsz(dir, "resample -i " + kPhoto + " -o t.npy --scale 1 --grayscale -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_npy(dir / "t.npy").size(1), 3);
 }
 
 }  // namespace
