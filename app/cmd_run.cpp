@@ -1,6 +1,7 @@
+#include <algorithm>
 #include <filesystem>
-#include <limits>
 #include <iostream>
+#include <limits>
 #include <variant>
 
 #include "commands.h"
@@ -41,22 +42,56 @@ int run_run(const RunOptions& o) {
   if (folder.empty()) usage_error(o.batch_file + ": no output folder; set \"output_dir\" or pass -o");
   const std::vector<std::string> inputs = batch.inputs.empty() ? std::vector<std::string>{}
                                                                : expand_inputs(batch.inputs, false);
-  std::vector<Job> jobs;
+  // Steps run in phases: a step with "input": "previous" starts a new phase, whose inputs are the outputs the
+  // previous step wrote. Each phase is planned (every header probed) before it writes anything.
   std::vector<std::string> other_inputs{o.batch_file};
-  for (std::size_t index = 0; index < batch.steps.size(); ++index) {
-    const io::BatchStep& step = batch.steps[index];
-    const std::string output = (std::filesystem::path(folder) / step.output_template).string();
-    const OperatorCommand* entry = find_operator(step.op);
-    if (entry == nullptr) usage_error(o.batch_file + ": step " + std::to_string(index) + ": no operator " + step.op);
-    std::vector<Job> step_jobs = entry->batch_jobs(inputs, step, output, common, other_inputs);
-    for (Job& job : step_jobs) job.size_flags = "the config of step " + std::to_string(index) + " (/steps/" +
-                                                std::to_string(index) + "/config)";
-    jobs.insert(jobs.end(), step_jobs.begin(), step_jobs.end());
+  std::vector<std::string> phase_inputs = inputs;
+  std::vector<std::string> previous_outputs;
+  int status = kExitOk;
+  std::size_t index = 0;
+  while (index < batch.steps.size()) {
+    std::vector<Job> jobs;
+    std::vector<std::string> step_outputs;
+    if (batch.steps[index].chained) phase_inputs = previous_outputs;
+    do {
+      const io::BatchStep& step = batch.steps[index];
+      const std::string output = (std::filesystem::path(folder) / step.output_template).string();
+      const OperatorCommand* entry = find_operator(step.op);
+      if (entry == nullptr) usage_error(o.batch_file + ": step " + std::to_string(index) + ": no operator " + step.op);
+      std::vector<Job> step_jobs = entry->batch_jobs(phase_inputs, step, output, common, other_inputs);
+      step_outputs.clear();
+      for (Job& job : step_jobs) {
+        job.size_flags = "the config of step " + std::to_string(index) + " (/steps/" + std::to_string(index) +
+                         "/config)";
+        step_outputs.insert(step_outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
+      }
+      jobs.insert(jobs.end(), step_jobs.begin(), step_jobs.end());
+      ++index;
+    } while (index < batch.steps.size() && !batch.steps[index].chained);
+    std::vector<std::string> all_inputs;
+    for (const Job& job : jobs) all_inputs.push_back(job.input);
+    check_jobs(all_inputs, jobs, other_inputs);
+    if (common.dry_run && phase_inputs != inputs) {
+      // A chained phase's inputs do not exist yet: list what it would write without probing them.
+      for (const Job& job : jobs) {
+        for (const auto& out : job.planned_outputs) std::cout << printable(job.input) << " -> " << printable(out) << "\n";
+      }
+    } else {
+      status = std::max(status, run_jobs(jobs, common));
+    }
+    // The next chained step runs on what the last step of this phase wrote (outputs of failed inputs are absent).
+    previous_outputs.clear();
+    for (const std::string& out : step_outputs) {
+      std::error_code ec;
+      if (common.dry_run || std::filesystem::is_regular_file(out, ec)) previous_outputs.push_back(out);
+    }
+    if (index < batch.steps.size() && previous_outputs.empty()) {
+      to_stderr("rsz: " + printable(o.batch_file) + ": step " + std::to_string(index) +
+                " takes the previous step's outputs, and that step wrote none; stopped\n");
+      return kExitFailed;
+    }
+    other_inputs.insert(other_inputs.end(), all_inputs.begin(), all_inputs.end());  // never overwritten later
   }
-  std::vector<std::string> all_inputs;
-  for (const Job& job : jobs) all_inputs.push_back(job.input);
-  check_jobs(all_inputs, jobs, other_inputs);
-  const int status = run_jobs(jobs, common);
   if (!common.quiet && !common.dry_run) to_stderr("rsz: outputs are under " + printable(folder) + "\n");
   return status;
 }

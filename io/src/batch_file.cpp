@@ -83,8 +83,8 @@ const StepOperator& step_operator(const Ref& op) {
   op.fail_expected("one of " + allowed);
 }
 
-BatchStep parse_step(const Ref& step, const std::string& base_dir) {
-  detail::expect_object(step, {"op", "config", "output", "rois"});
+BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
+  detail::expect_object(step, {"op", "config", "output", "rois", "input"});
   const Ref op = step.required("op");
   const StepOperator& entry = step_operator(op);
   BatchStep out;
@@ -95,6 +95,13 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir) {
     out.rois_path = detail::resolve_path(base_dir, detail::get_nonempty_string(step.required("rois")));
   } else if (const auto rois = step.find("rois")) {
     rois->fail("\"rois\" is only for roi_align steps; this step's op is \"" + out.op + "\"");
+  }
+  if (const auto input = step.find("input")) {
+    if (!input->json().is_string() || input->json().get_ref<const std::string&>() != "previous") {
+      input->fail_expected("\"previous\" (the step takes the previous step's outputs as its inputs)");
+    }
+    if (first) input->fail("the first step has no previous step; it takes the batch's \"inputs\"");
+    out.chained = true;
   }
   if (const auto output = step.find("output")) {
     out.output_template = get_output_template(*output, roi_align);
@@ -117,7 +124,7 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
   if (!steps.json().is_array() || steps.json().empty()) steps.fail_expected("a non-empty array of step objects");
   bool only_roi_align = true;
   for (std::size_t i = 0; i < steps.json().size(); ++i) {
-    batch.steps.push_back(parse_step(steps.element(i), base_dir));
+    batch.steps.push_back(parse_step(steps.element(i), base_dir, i == 0));
     only_roi_align = only_roi_align && std::holds_alternative<RoiAlignConfig>(batch.steps.back().config);
   }
 

@@ -106,5 +106,33 @@ TEST(Trees, InputsCanBeGivenAsArguments) {
   EXPECT_EQ(list_files(dir.path() / "out"), (std::vector<std::string>{"camera.png", "chelsea.png"}));
 }
 
+TEST(ChainedSteps, AStepCanRunOnThePreviousStepsOutputs) {
+  ScratchDir dir("chain");
+  const std::string inputs = "\"inputs\": [\"" + photo("chelsea.png") + "\", \"" + photo("camera.png") + "\"]";
+  const std::string steps =
+      "\"steps\": [{\"op\": \"resample\", \"config\": {\"scales\": [1, 1, 0.5, 0.5]}, \"output\": \"half/{stem}.png\"}, "
+      "{\"op\": \"resample\", \"config\": {\"scales\": [1, 1, 2, 2]}, \"output\": \"double/{stem}.png\", "
+      "\"input\": \"previous\"}]";
+  test::write_file(dir / "chain.json", "{" + inputs + ", \"output_dir\": \"out\", " + steps + "}");
+  auto r = run_rsz(dir, "run chain.json --dry-run");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("out/half/chelsea.png -> out/double/chelsea.png"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+  r = run_rsz(dir, "run chain.json -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"),
+            (std::vector<std::string>{"double/camera.png", "double/chelsea.png", "half/camera.png",
+                                      "half/chelsea.png"}));
+  // 451 x 300 -> 225 x 150 -> 450 x 300: the second step resized the first one's output.
+  r = run_rsz(dir, "info out/double/chelsea.png");
+  EXPECT_NE(r.out.find("450x300"), std::string::npos) << r.out;
+  // Refusals: an unknown value, a chained first step.
+  test::write_file(dir / "bad.json", "{" + inputs + ", \"steps\": [{\"op\": \"resample\", \"config\": "
+                                     "{\"scales\": [1, 1, 2, 2]}, \"input\": \"previous\"}]}");
+  r = run_rsz(dir, "run bad.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("the first step has no previous step"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace rsz

@@ -53,7 +53,7 @@ const Keys kDatasetKeys = {"images", "$schema"};
 const Keys kImageKeys = {"path", "rois"};
 const Keys kRoiKeys = {"box", "label", "id"};
 const Keys kBatchKeys = {"inputs", "output_dir", "dtype", "steps", "$schema"};
-const Keys kStepKeys = {"op", "config", "output", "rois"};
+const Keys kStepKeys = {"op", "config", "output", "rois", "input"};
 
 std::string repo(const std::string& relative) { return std::string(RSZ_SOURCE_DIR) + "/" + relative; }
 
@@ -809,6 +809,7 @@ TEST(ConfigErrors, DamagedFilesNeverEscapeAsOtherExceptions) {
       {"samples/rois/chelsea_eyes.json", [](const std::string& t) { parse_roi_file(t, "x", "d"); }},
       {"samples/rois/dataset.json", [](const std::string& t) { parse_roi_file(t, "x", "d"); }},
       {"configs/batch.json", [](const std::string& t) { parse_batch_file(t, "x", "d"); }},
+      {"configs/batch_chain.json", [](const std::string& t) { parse_batch_file(t, "x", "d"); }},
   };
   int refused = 0;
   for (const auto& [name, parse] : files) {

@@ -150,6 +150,8 @@ RoiFile read_roi_file(const std::string& path);
 // {label} and {id} only in roi_align steps). "inputs" (a non-empty array of files, folders or glob patterns) is
 // required unless every step is roi_align (dataset ROI files name their own images). Relative inputs are prefixed
 // with base_dir; plain paths are also lexically normalized, glob patterns (containing * ? [) are left as written.
+// A step with "input": "previous" runs on the outputs the previous step wrote (not the batch's inputs), once that
+// step is done: "half then double" chains (not allowed on the first step).
 // "output_dir" is resolved against base_dir; when absent it is "out" in base_dir. Messages name JSON paths such as
 // /steps/1/config/scales/2.
 struct BatchStep {
@@ -158,6 +160,7 @@ struct BatchStep {
   Config config;
   std::string output_template;
   std::string rois_path;  // roi_align only: resolved against the batch file's folder
+  bool chained = false;   // "input": "previous": the step runs on the previous step's outputs, after it
 };
 struct BatchFile {
   std::vector<std::string> inputs;
