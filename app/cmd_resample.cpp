@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "geometry.h"
+#include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/config.h"
 #include "rsz/resample.h"
@@ -245,10 +246,13 @@ int run_resample(const ResampleOptions& o) {
       for (const auto& step : after) step(in, resolved);
     };
   }
-  const std::vector<std::string> inputs = expand_inputs(common.inputs, common.recursive);
-  const std::vector<Job> jobs = make_resample_jobs(inputs, merged, common.output, common, tweak);
+  const std::vector<std::string> inputs = input_list(common, budget);
+  const std::string output = output_target(common, inputs);
+  const std::vector<Job> jobs = make_resample_jobs(inputs, merged, output, common, tweak);
   check_jobs(inputs, jobs, {common.config});
-  return run_jobs(jobs, common);
+  const int status = run_jobs(jobs, common);
+  finish_stdout(common, output);
+  return status;
 }
 
 }  // namespace rsz::app

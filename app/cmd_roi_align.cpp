@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "commands.h"
+#include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/npy.h"
 #include "rsz/roi_align.h"
@@ -420,12 +421,13 @@ int run_roi_align(const RoiAlignOptions& o) {
                 "\"output_width\"");
   }
   const std::vector<std::string> inputs =
-      common.inputs.empty() ? std::vector<std::string>{} : expand_inputs(common.inputs, common.recursive);
+      common.inputs.empty() ? std::vector<std::string>{} : input_list(common, budget);
+  const std::string output = common.output == "-" ? output_target(common, inputs) : common.output;
   if (!common.manifest.empty() && !io::is_manifest_path(common.manifest)) {
     usage_error("--manifest " + common.manifest + ": a manifest is .jsonl (JSON Lines) or .csv");
   }
   const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, {o.rois, o.batch_indices, o.image_root, o.names},
-                                                    common.output, common);
+                                                    output, common);
   std::vector<std::string> all_inputs;
   for (const Job& job : jobs) all_inputs.push_back(job.input);
   const std::vector<std::string> others{common.config, o.rois, o.batch_indices, o.names};
@@ -435,7 +437,9 @@ int run_roi_align(const RoiAlignOptions& o) {
     for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
     check_outputs(all_inputs, outputs, others);  // the manifest is an output like the crops
   }
-  return run_jobs(jobs, common);
+  const int status = run_jobs(jobs, common);
+  finish_stdout(common, output);
+  return status;
 }
 
 }  // namespace rsz::app

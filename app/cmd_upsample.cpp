@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "commands.h"
+#include "streams.h"
 #include "rsz/error.h"
 #include "rsz/upsample2d.h"
 
@@ -91,10 +92,13 @@ int run_upsample(const UpsampleOptions& o) {
   }
   const io::Upsample2dConfig merged = io::overlay(file_config, flags);
   if (!merged.scale_size) usage_error("upsample: no factor given; use --factor or a config with \"scale_size\"");
-  const std::vector<std::string> inputs = expand_inputs(common.inputs, common.recursive);
-  const std::vector<Job> jobs = make_upsample_jobs(inputs, merged, common.output, common);
+  const std::vector<std::string> inputs = input_list(common, memory_budget(common.max_memory));
+  const std::string output = output_target(common, inputs);
+  const std::vector<Job> jobs = make_upsample_jobs(inputs, merged, output, common);
   check_jobs(inputs, jobs, {common.config});
-  return run_jobs(jobs, common);
+  const int status = run_jobs(jobs, common);
+  finish_stdout(common, output);
+  return status;
 }
 
 }  // namespace rsz::app

@@ -263,9 +263,10 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
 void add_common_options(CLI::App& command, CommonOptions& options, bool with_config) {
   command.add_option("-i,--input,inputs", options.inputs,
                      "Input images or .npy tensors: files, folders or quoted globs ('photos/*.jpg'); repeatable, "
-                     "or given as arguments: rsz resample a.jpg b.jpg -o out/ --scale 0.5");
+                     "or given as arguments: rsz resample a.jpg b.jpg -o out/ --scale 0.5; - reads standard input");
   command.add_option("-o,--output", options.output,
-                     "Output file, folder, or name template using {stem} {ext} {op} {index} {label} {id}, and "
+                     "Output file, folder (- is standard output), or name template using {stem} {ext} {op} {index} "
+                     "{label} {id}, and "
                      "{dir} {relpath} {parent} (the input's folder below -i's, with its stem, its folder's name: "
                      "-r -o 'out/{relpath}.png' mirrors a tree)");
   if (with_config) command.add_option("--config", options.config, "Operator config JSON; flags override its keys");
@@ -292,6 +293,10 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_option("--quality", options.quality,
                      "JPEG quality 1-100 (default 95); for .webp, a quality makes the file lossy (default lossless)")
       ->check(whole_number(1, 100));
+  command.add_option("--format", options.format,
+                     "Format of -i - (else detected from its first bytes) and -o - (else the input's): png, jpg, "
+                     "bmp, tif, webp, ppm, pgm or npy")
+      ->check(CLI::IsMember({"png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "ppm", "pgm", "npy"}));
   command.add_flag("--grayscale", options.grayscale,
                    "Write image outputs in gray (alpha kept): ITU-R BT.601 luma 0.299 R + 0.587 G + 0.114 B, as "
                    "libjpeg and Pillow convert; .npy outputs are left as computed");

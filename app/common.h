@@ -44,6 +44,7 @@ struct CommonOptions {
   std::string manifest;      // roi-align: the crop manifest (.jsonl or .csv) written after the run; "" for none
   std::string rois_check = "warn";
   bool skip_existing = false;
+  std::string format;      // -i - / -o -: the stream's format (an extension without the dot); "" to detect
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
   int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input  // keep inputs whose outputs all exist (a resumed run), without reading them  // roi-align on images: boxes outside, empty or inverted: warn, error or off
 };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/temporary_files.h"
 
@@ -22,6 +23,7 @@ volatile sig_atomic_t stderr_is_terminal = 0;  // set once at start: the handler
 // written, say so on a terminal, and exit 128 + the signal number. Only async-signal-safe calls.
 extern "C" void on_fatal_signal(int signal_number) {
   rsz::io::remove_temporary_files();
+  rsz::app::remove_stream_files();
   if (signal_number != SIGPIPE) {
     static const char kClearLine[] = "\r\033[K";
     static const char kInterrupted[] = "rsz: interrupted; outputs being written were removed\n";

@@ -5,7 +5,7 @@
 _rsz_flags() {
   local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive
             --no-exif --alpha --backend --max-pixels --max-memory --quality --png-compression --skip-existing
-            --grayscale --depth"
+            --grayscale --depth --format"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
                     --output-sizes --preset" ;;
@@ -39,6 +39,7 @@ _rsz() {
     --reduction) COMPREPLY=($(compgen -W "average max" -- "$cur")); return ;;
     --rois-check) COMPREPLY=($(compgen -W "warn error off" -- "$cur")); return ;;
     --depth) COMPREPLY=($(compgen -W "8 16" -- "$cur")); return ;;
+    --format) COMPREPLY=($(compgen -W "png jpg bmp tif webp ppm pgm npy" -- "$cur")); return ;;
     --fit) COMPREPLY=($(compgen -W "fill inside outside cover contain" -- "$cur")); return ;;
     --gravity)
       COMPREPLY=($(compgen -W "center north south east west northeast northwest southeast southwest" -- "$cur"))

@@ -1,5 +1,5 @@
 // Dataset-building conveniences end to end: --skip-existing (resuming an interrupted run), tree placeholders
-// ({dir}, {relpath}, {parent}) with -r, and positional inputs.
+// ({dir}, {relpath}, {parent}) with -r, positional inputs, chained batch steps, and standard input and output.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -132,6 +132,35 @@ TEST(ChainedSteps, AStepCanRunOnThePreviousStepsOutputs) {
   r = run_rsz(dir, "run bad.json");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("the first step has no previous step"), std::string::npos) << r.err;
+}
+
+TEST(Streams, StandardInputAndOutputCarryImages) {
+  ScratchDir dir("streams");
+  fs::create_directories(dir.path() / "tmp");
+  const std::string rsz = "TMPDIR=tmp '" + std::string(RSZ_BINARY) + "'";
+  auto r = run_rsz(dir, "resample -i " + photo("chelsea.png") + " -o file.png --scale 0.5 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The same bytes through a pipe, the format detected from the first bytes and kept on the way out.
+  r = test::run_shell(dir,
+                      "cat " + photo("chelsea.png") + " | " + rsz + " resample -i - -o - --scale 0.5 -q > piped.png");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(test::read_file(dir / "piped.png"), test::read_file(dir / "file.png"));
+  // --format picks the output's format; a stream rsz cannot recognize needs --format.
+  r = test::run_shell(dir, "cat " + photo("rocket.jpg") + " | " + rsz +
+                               " resample - -o - --size 32x32 --format png -q | head -c 4 | od -An -c");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("P   N   G"), std::string::npos) << r.out;
+  r = test::run_shell(dir, "echo 'not an image' | " + rsz + " resample -i - -o x.png --scale 2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("give --format"), std::string::npos) << r.err;
+  r = run_rsz(dir, "resample -i " + photo("chelsea.png") + " -i " + photo("camera.png") + " -o - --scale 2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("standard output takes one output"), std::string::npos) << r.err;
+  r = run_rsz(dir, "resample -i " + photo("chelsea.png") + " -o - --scale 2 --json");
+  EXPECT_EQ(r.status, 2);
+  // Nothing is left in the scratch folder's parent.
+  EXPECT_TRUE(fs::is_empty(dir.path() / "tmp"));
 }
 
 }  // namespace

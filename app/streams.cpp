@@ -1,0 +1,137 @@
+#include "streams.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "common.h"
+#include "rsz/error.h"
+
+namespace rsz::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Fixed buffers, so that the signal handler can unlink them without allocating.
+char g_dir[4096];
+char g_files[2][4096];
+
+const char* scratch_dir() {
+  if (g_dir[0] == '\0') {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/rsz-stream-XXXXXX";
+    if (pattern.size() >= sizeof g_dir || ::mkdtemp(pattern.data()) == nullptr) {
+      throw Error(ErrorCode::Io, pattern + ": cannot make a scratch folder for standard input or output: " +
+                                     std::strerror(errno));
+    }
+    std::memcpy(g_dir, pattern.c_str(), pattern.size() + 1);
+    std::atexit(remove_stream_files);
+  }
+  return g_dir;
+}
+
+std::string scratch_file(int slot, const std::string& name) {
+  const std::string path = std::string(scratch_dir()) + "/" + name;
+  if (path.size() >= sizeof g_files[slot]) throw Error(ErrorCode::Io, path + ": path too long");
+  std::memcpy(g_files[slot], path.c_str(), path.size() + 1);
+  return path;
+}
+
+// The extension of a stream's format: --format's, else from the first bytes ("" when unknown).
+std::string sniff(const std::string& head) {
+  const auto starts = [&](const char* magic, std::size_t n) {
+    return head.size() >= n && head.compare(0, n, magic, n) == 0;
+  };
+  if (starts("\x89PNG", 4)) return ".png";
+  if (starts("\xFF\xD8\xFF", 3)) return ".jpg";
+  if (starts("\x93NUMPY", 6)) return ".npy";
+  if (starts("BM", 2)) return ".bmp";
+  if (starts("II*\0", 4) || starts("MM\0*", 4)) return ".tif";
+  if (head.size() >= 12 && head.compare(0, 4, "RIFF") == 0 && head.compare(8, 4, "WEBP") == 0) return ".webp";
+  if (head.size() >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '6') {
+    return head[1] == '5' || head[1] == '2' ? ".pgm" : head[1] == '6' || head[1] == '3' ? ".ppm" : ".pnm";
+  }
+  return "";
+}
+
+std::string format_extension(const std::string& format) { return format.empty() ? "" : "." + format; }
+
+}  // namespace
+
+void remove_stream_files() noexcept {
+  for (char* f : g_files) {
+    if (f[0] != '\0') ::unlink(f);
+  }
+  if (g_dir[0] != '\0') ::rmdir(g_dir);
+}
+
+std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t budget) {
+  std::vector<std::string> patterns;
+  std::string stdin_path;
+  for (const std::string& p : options.inputs) {
+    if (p != "-") {
+      patterns.push_back(p);
+      continue;
+    }
+    if (!stdin_path.empty()) usage_error("-i -: standard input can be given once");
+    std::string bytes;
+    char buffer[65536];
+    for (;;) {
+      const std::size_t got = std::fread(buffer, 1, sizeof buffer, stdin);
+      bytes.append(buffer, got);
+      if (bytes.size() > budget) {
+        usage_error("-i -: standard input is larger than the memory budget of " + std::to_string(budget >> 20) +
+                    " MiB (--max-memory)");
+      }
+      if (got < sizeof buffer) break;
+    }
+    if (std::ferror(stdin)) throw Error(ErrorCode::Io, "-i -: cannot read standard input");
+    const std::string ext = options.format.empty() ? sniff(bytes) : format_extension(options.format);
+    if (ext.empty()) {
+      usage_error("-i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP, PNM or .npy stream (or empty); give "
+                  "--format");
+    }
+    stdin_path = scratch_file(0, "stdin" + ext);
+    std::FILE* f = std::fopen(stdin_path.c_str(), "wb");
+    if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fclose(f) != 0) {
+      throw Error(ErrorCode::Io, stdin_path + ": cannot write the copy of standard input");
+    }
+    patterns.push_back(stdin_path);
+  }
+  return expand_inputs(patterns, options.recursive);
+}
+
+std::string output_target(const CommonOptions& options, const std::vector<std::string>& inputs) {
+  if (options.output != "-") return options.output;
+  if (inputs.size() != 1) {
+    usage_error("-o -: standard output takes one output; " + std::to_string(inputs.size()) + " inputs were given");
+  }
+  if (options.json) usage_error("-o -: standard output carries the image; --json cannot share it");
+  std::string ext = format_extension(options.format);
+  if (ext.empty()) ext = default_extension(inputs.front());
+  return scratch_file(1, "stdout" + ext);
+}
+
+void finish_stdout(const CommonOptions& options, const std::string& target) {
+  if (options.output != "-" || options.dry_run) return;
+  std::FILE* in = std::fopen(target.c_str(), "rb");
+  if (in == nullptr) return;  // not written: the failure was reported
+  char buffer[65536];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, in)) > 0) {
+    if (std::fwrite(buffer, 1, got, stdout) != got) {
+      std::fclose(in);
+      throw Error(ErrorCode::Io, "-o -: cannot write standard output");
+    }
+  }
+  std::fclose(in);
+  if (std::fflush(stdout) != 0) throw Error(ErrorCode::Io, "-o -: cannot write standard output");
+  ::unlink(target.c_str());
+}
+
+}  // namespace rsz::app

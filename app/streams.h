@@ -1,0 +1,24 @@
+// Standard input and output as an image or .npy stream: `-i -` reads standard input whole into a file of a private
+// scratch folder (its format from --format or its first bytes), and `-o -` writes the one output to a file there
+// that is copied to standard output when the run ends. The scratch folder is removed at exit and on a signal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rsz::app {
+
+struct CommonOptions;
+
+// expand_inputs, with "-" read from standard input (at most `budget` bytes).
+std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t budget);
+// The output path jobs write: `options.output`, or for "-" a scratch file named for the format (--format, else
+// the single input's extension). A usage error unless there is exactly one input, and with --json.
+std::string output_target(const CommonOptions& options, const std::vector<std::string>& inputs);
+// After a run with -o -: copies the scratch output to standard output (nothing when it was not written).
+void finish_stdout(const CommonOptions& options, const std::string& target);
+// Unlinks the scratch files and folder; async-signal-safe (the signal handler calls it).
+void remove_stream_files() noexcept;
+
+}  // namespace rsz::app
