@@ -297,6 +297,9 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                      "Format of -i - (else detected from its first bytes) and -o - (else the input's): png, jpg, "
                      "bmp, tif, webp, ppm, pgm or npy")
       ->check(CLI::IsMember({"png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "ppm", "pgm", "npy"}));
+  command.add_flag("--strip", options.strip,
+                   "Leave the input's ICC colour profile out of image outputs (by default PNG and JPEG outputs keep "
+                   "it, so colours look the same)");
   command.add_flag("--grayscale", options.grayscale,
                    "Write image outputs in gray (alpha kept): ITU-R BT.601 luma 0.299 R + 0.587 G + 0.114 B, as "
                    "libjpeg and Pillow convert; .npy outputs are left as computed");
@@ -439,6 +442,7 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options) {
   loaded.from_image = true;
   loaded.bit_depth = loaded.image.bit_depth;
   loaded.result_type = compute_type(options);
+  loaded.icc_profile = loaded.image.icc_profile;
   loaded.in_place = image_runs_in_place(loaded.image.channels, options);
   if (!loaded.in_place) {
     loaded.tensor = io::image_to_tensor(loaded.image, loaded.result_type, alpha_mode(options));
@@ -492,12 +496,11 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
     write.quality = options.quality;
     write.png_compression = options.png_compression;
     const int depth = output_depth(options, source.from_image, source.bit_depth);
-    if (options.grayscale) {
-      const Tensor gray = to_grayscale(tensor);
-      io::write_image(path, io::tensor_to_image(gray.view(), depth, alpha_mode(options)), write);
-    } else {
-      io::write_image(path, io::tensor_to_image(tensor, depth, alpha_mode(options)), write);
-    }
+    io::Image image = options.grayscale ? io::tensor_to_image(to_grayscale(tensor).view(), depth, alpha_mode(options))
+                                        : io::tensor_to_image(tensor, depth, alpha_mode(options));
+    // The colour profile travels with the pixels (io writes it where the format and channels allow).
+    if (!options.strip) image.icc_profile = source.icc_profile;
+    io::write_image(path, image, write);
   }
 }
 

@@ -5,7 +5,7 @@
 _rsz_flags() {
   local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive
             --no-exif --alpha --backend --max-pixels --max-memory --quality --png-compression --skip-existing
-            --grayscale --depth --format"
+            --grayscale --depth --format --strip"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
                     --output-sizes --preset" ;;

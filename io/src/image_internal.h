@@ -88,6 +88,14 @@ struct Orientation {
   std::int64_t x_step(int channels) const { return (yx * out_width + xx) * channels; }
 };
 
+// Whether an ICC profile describes pixels of `channels` (its header's colour space at bytes 16-19: "RGB " for 3 or
+// 4 channels, "GRAY" for 1 or 2), so that writing it with them is right; false for an empty or truncated profile.
+inline bool profile_fits(const std::string& profile, int channels) {
+  if (profile.size() < 128) return false;  // an ICC header is 128 bytes
+  const std::string space = profile.substr(16, 4);
+  return channels >= 3 ? space == "RGB " : space == "GRAY";
+}
+
 // ----- PNG (image_png.cpp, libpng)
 Image read_png(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
 // Header-level facts; throws NeedMoreBytes when `bytes` is an incomplete prefix that ends too early.

@@ -106,6 +106,15 @@ void place_row(const JpegReadJob& job, const Orientation& orient, std::int64_t y
 }
 
 // The only frame with setjmp: plain data only.
+bool copy_profile(Image* image, const JOCTET* profile, unsigned int length) noexcept {
+  try {
+    image->icc_profile.assign(reinterpret_cast<const char*>(profile), length);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 ReadStatus run_jpeg_read(JpegReadJob* job) {
   jpeg_decompress_struct cinfo{};
   init_errors(&job->errors);
@@ -116,7 +125,20 @@ ReadStatus run_jpeg_read(JpegReadJob* job) {
   }
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, job->data, static_cast<unsigned long>(job->size));
+  jpeg_save_markers(&cinfo, JPEG_APP0 + 2, 0xFFFF);  // ICC profile chunks
   jpeg_read_header(&cinfo, TRUE);
+  if (cinfo.num_components != 4) {  // a CMYK file's profile does not describe the RGB pixels rsz makes of it
+    JOCTET* profile = nullptr;
+    unsigned int length = 0;
+    if (jpeg_read_icc_profile(&cinfo, &profile, &length) && profile != nullptr) {
+      const bool copied = copy_profile(job->image, profile, length);
+      std::free(profile);
+      if (!copied) {
+        jpeg_destroy_decompress(&cinfo);
+        return ReadStatus::OutOfMemory;
+      }
+    }
+  }
   if (cinfo.image_width != job->expected_width || cinfo.image_height != job->expected_height) {
     jpeg_destroy_decompress(&cinfo);
     return ReadStatus::SizeMismatch;
@@ -173,6 +195,10 @@ bool run_jpeg_write(JpegWriteJob* job) {
   jpeg_set_defaults(&cinfo);
   jpeg_set_quality(&cinfo, job->quality, TRUE);
   jpeg_start_compress(&cinfo, TRUE);
+  if (profile_fits(image.icc_profile, image.channels)) {
+    jpeg_write_icc_profile(&cinfo, reinterpret_cast<const JOCTET*>(image.icc_profile.data()),
+                           static_cast<unsigned int>(image.icc_profile.size()));
+  }
   const std::size_t row_bytes = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.channels);
   while (cinfo.next_scanline < cinfo.image_height) {
     // libjpeg reads the rows only; the const_cast never leads to a write.

@@ -112,6 +112,15 @@ bool allocate_pixels(PngReadJob* job) noexcept {
 }
 
 // The only frame with setjmp: plain data only.
+bool copy_profile(Image* image, const png_bytep profile, png_uint_32 length) noexcept {
+  try {
+    image->icc_profile.assign(reinterpret_cast<const char*>(profile), length);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 ReadStatus run_png_read(PngReadJob* job) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, on_png_error, on_png_warning);
   if (png == nullptr) return ReadStatus::OutOfMemory;
@@ -144,6 +153,17 @@ ReadStatus run_png_read(PngReadJob* job) {
   png_read_update_info(png, info);
   job->channels = png_get_channels(png, info);
   job->bit_depth = png_get_bit_depth(png, info);
+  if (!job->header_only) {
+    png_charp name = nullptr;
+    int compression = 0;
+    png_bytep profile = nullptr;
+    png_uint_32 length = 0;
+    if (png_get_iCCP(png, info, &name, &compression, &profile, &length) != 0 && profile != nullptr && length > 0 &&
+        !copy_profile(job->image, profile, length)) {
+      png_destroy_read_struct(&png, &info, nullptr);
+      return ReadStatus::OutOfMemory;
+    }
+  }
   if (job->header_only) {
     png_destroy_read_struct(&png, &info, nullptr);
     return ReadStatus::Ok;
@@ -257,6 +277,12 @@ bool run_png_write(PngWriteJob* job) {
                PNG_FILTER_TYPE_DEFAULT);
   png_set_compression_level(png, job->zlib_level);
   png_set_filter(png, PNG_FILTER_TYPE_BASE, job->filters);
+  if (profile_fits(image.icc_profile, image.channels)) {
+    png_set_benign_errors(png, 1);  // a profile libpng finds fault with is left out, not a failed write
+    png_set_iCCP(png, info, "ICC Profile", PNG_COMPRESSION_TYPE_BASE,
+                 reinterpret_cast<png_const_bytep>(image.icc_profile.data()),
+                 static_cast<png_uint_32>(image.icc_profile.size()));
+  }
   png_write_info(png, info);
   if (image.bit_depth == 16) png_set_swap(png);
   png_write_image(png, job->rows);

@@ -69,6 +69,10 @@ struct Image {
   // width * height * channels samples; 8-bit images use one byte per sample, 16-bit images two (host order).
   Samples8 data8;    // resize() leaves new samples uninitialized (see SampleAllocator)
   Samples16 data16;
+  // The embedded ICC colour profile (the bytes of the profile, "" for none): read from PNG (iCCP) and JPEG (APP2)
+  // files, and written to PNG and JPEG outputs when its colour space fits the pixels (an RGB profile for 3 or 4
+  // channels, a gray one for 1 or 2); other formats, and a profile that does not fit, write none.
+  std::string icc_profile;
 };
 
 struct ImageInfo {

@@ -1,0 +1,102 @@
+// ICC colour profiles travel from input to output: PNG (iCCP) and JPEG (APP2) read and written by io, and carried
+// by the CLI unless --strip; a profile whose colour space does not fit the output's channels is left out.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "cli/cli_support.h"
+#include "rsz/io/image.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz {
+namespace {
+
+void put32(std::string& s, std::size_t at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) s[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (24 - 8 * i)) & 0xff);
+}
+
+// A small well-formed ICC v2 profile of `space` ("RGB " or "GRAY"): a header, a white point tag and a private tag
+// of 400 pseudo-random bytes (libpng reads an iCCP chunk only when its compressed profile is longer than 92 bytes,
+// as every real profile is).
+std::string test_profile(const std::string& space) {
+  constexpr std::uint32_t kSize = 128 + 4 + 2 * 12 + 20 + 400;
+  std::string p(kSize, '\0');
+  put32(p, 0, kSize);
+  put32(p, 8, 0x02100000);             // version 2.1
+  p.replace(12, 4, "mntr");            // display device
+  p.replace(16, 4, space);             // data colour space
+  p.replace(20, 4, "XYZ ");            // profile connection space
+  p.replace(36, 4, "acsp");            // signature
+  put32(p, 68, 0x0000F6D6);            // D50 illuminant X, Y, Z (s15Fixed16)
+  put32(p, 72, 0x00010000);
+  put32(p, 76, 0x0000D32D);
+  p.replace(80, 4, "rsz ");            // creator
+  put32(p, 128, 2);                    // tag count
+  p.replace(132, 4, "wtpt");
+  put32(p, 136, 156);
+  put32(p, 140, 20);
+  p.replace(144, 4, "rszX");
+  put32(p, 148, 176);
+  put32(p, 152, 400);
+  p.replace(156, 4, "XYZ ");
+  put32(p, 164, 0x0000F6D6);
+  put32(p, 168, 0x00010000);
+  put32(p, 172, 0x0000D32D);
+  std::uint32_t state = 12345;
+  for (std::size_t i = 176; i < kSize; ++i) {
+    state = state * 1103515245u + 12345u;
+    p[i] = static_cast<char>(state >> 24);
+  }
+  return p;
+}
+
+io::Image test_image(int channels) {
+  io::Image image;
+  image.width = 24;
+  image.height = 16;
+  image.channels = channels;
+  for (int i = 0; i < 24 * 16 * channels; ++i) image.data8.push_back(static_cast<std::uint8_t>(i * 7));
+  return image;
+}
+
+TEST(IccProfile, PngAndJpegKeepTheProfileThroughIo) {
+  test::ScratchDir dir("icc-io");
+  io::Image image = test_image(3);
+  image.icc_profile = test_profile("RGB ");
+  io::write_image(dir / "p.png", image);
+  io::write_image(dir / "p.jpg", image);
+  EXPECT_EQ(io::read_image(dir / "p.png").icc_profile, image.icc_profile);
+  EXPECT_EQ(io::read_image(dir / "p.jpg").icc_profile, image.icc_profile);
+  // An RGB profile does not describe gray pixels: left out.
+  io::Image gray = test_image(1);
+  gray.icc_profile = image.icc_profile;
+  io::write_image(dir / "g.png", gray);
+  EXPECT_EQ(io::read_image(dir / "g.png").icc_profile, "");
+  gray.icc_profile = test_profile("GRAY");
+  io::write_image(dir / "g.jpg", gray);
+  EXPECT_EQ(io::read_image(dir / "g.jpg").icc_profile, gray.icc_profile);
+}
+
+TEST(IccProfile, TheCliCarriesItUnlessStripped) {
+  test::ScratchDir dir("icc-cli");
+  io::Image image = test_image(3);
+  image.icc_profile = test_profile("RGB ");
+  io::write_image(dir / "in.png", image);
+  for (const char* out : {"out.png", "out.jpg"}) {
+    const auto r = test::run_rsz(dir, std::string("resample -i in.png -o ") + out + " --scale 0.5 -q");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(io::read_image(dir / out).icc_profile, image.icc_profile) << out;
+  }
+  auto r = test::run_rsz(dir, "resample -i in.png -o stripped.png --scale 0.5 -q --strip");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_image(dir / "stripped.png").icc_profile, "");
+  r = test::run_rsz(dir, "resample -i in.png -o gray.png --scale 0.5 -q --grayscale");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_image(dir / "gray.png").icc_profile, "");  // an RGB profile would be wrong on gray pixels
+}
+
+}  // namespace
+}  // namespace rsz
