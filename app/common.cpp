@@ -298,8 +298,8 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                      "bmp, tif, webp, ppm, pgm or npy")
       ->check(CLI::IsMember({"png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "ppm", "pgm", "npy"}));
   command.add_flag("--strip", options.strip,
-                   "Leave the input's ICC colour profile out of image outputs (by default PNG and JPEG outputs keep "
-                   "it, so colours look the same)");
+                   "Leave the input's metadata out of image outputs: the ICC colour profile, EXIF and XMP (by "
+                   "default PNG and JPEG outputs keep them; EXIF's orientation reads 1 once applied)");
   command.add_flag("--grayscale", options.grayscale,
                    "Write image outputs in gray (alpha kept): ITU-R BT.601 luma 0.299 R + 0.587 G + 0.114 B, as "
                    "libjpeg and Pillow convert; .npy outputs are left as computed");
@@ -443,6 +443,8 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options) {
   loaded.bit_depth = loaded.image.bit_depth;
   loaded.result_type = compute_type(options);
   loaded.icc_profile = loaded.image.icc_profile;
+  loaded.exif = loaded.image.exif;
+  loaded.xmp = loaded.image.xmp;
   loaded.in_place = image_runs_in_place(loaded.image.channels, options);
   if (!loaded.in_place) {
     loaded.tensor = io::image_to_tensor(loaded.image, loaded.result_type, alpha_mode(options));
@@ -499,7 +501,11 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
     io::Image image = options.grayscale ? io::tensor_to_image(to_grayscale(tensor).view(), depth, alpha_mode(options))
                                         : io::tensor_to_image(tensor, depth, alpha_mode(options));
     // The colour profile travels with the pixels (io writes it where the format and channels allow).
-    if (!options.strip) image.icc_profile = source.icc_profile;
+    if (!options.strip) {
+      image.icc_profile = source.icc_profile;
+      image.exif = source.exif;
+      image.xmp = source.xmp;
+    }
     io::write_image(path, image, write);
   }
 }

@@ -45,7 +45,7 @@ struct CommonOptions {
   std::string rois_check = "warn";
   bool skip_existing = false;
   std::string format;      // -i - / -o -: the stream's format (an extension without the dot); "" to detect
-  bool strip = false;      // image outputs without the input's ICC colour profile
+  bool strip = false;      // image outputs without the input's metadata (ICC profile, EXIF, XMP)
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
   int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input  // keep inputs whose outputs all exist (a resumed run), without reading them  // roi-align on images: boxes outside, empty or inverted: warn, error or off
 };
@@ -89,6 +89,8 @@ struct LoadedInput {
   int bit_depth = 8;
   DataType result_type = DataType::Float32;  // the data type of the operator's output
   std::string icc_profile;                   // the input image's colour profile, carried to image outputs
+  std::string exif;                          // and its EXIF (orientation 1 once applied) and XMP
+  std::string xmp;
 
   // The operator input: `tensor`, or when `in_place` a unorm8/unorm16 1 x C x H x W view of the interleaved pixels.
   ConstTensorView view() const;

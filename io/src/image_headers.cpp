@@ -92,6 +92,30 @@ void fail_corrupt(const std::string& path, ImageFormat format, const std::string
            " file is required");
 }
 
+std::size_t exif_orientation_offset(const std::uint8_t* tiff, std::size_t length) {
+  if (length < 8) return kNoOrientation;
+  bool little = false;
+  if (tiff[0] == 'I' && tiff[1] == 'I') {
+    little = true;
+  } else if (!(tiff[0] == 'M' && tiff[1] == 'M')) {
+    return kNoOrientation;
+  }
+  const EndianReader r{tiff, little};
+  if (r.get(2, 2) != 42) return kNoOrientation;
+  const std::uint64_t ifd = r.get(4, 4);
+  if (ifd < 8 || ifd > length - 2) return kNoOrientation;
+  const std::uint64_t count = r.get(static_cast<std::size_t>(ifd), 2);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t entry = ifd + 2 + 12 * i;
+    if (entry + 12 > length) break;
+    const auto e = static_cast<std::size_t>(entry);
+    if (r.get(e, 2) != 0x0112) continue;
+    if (r.get(e + 2, 2) != 3 || r.get(e + 4, 4) < 1) return kNoOrientation;  // must be one SHORT
+    return e + 8;
+  }
+  return kNoOrientation;
+}
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -99,28 +123,11 @@ namespace {
 
 // The orientation (1..8) in the TIFF structure of an APP1 Exif payload, 1 when absent or invalid.
 int exif_orientation(const std::uint8_t* tiff, std::size_t length) {
-  if (length < 8) return 1;
-  bool little = false;
-  if (tiff[0] == 'I' && tiff[1] == 'I') {
-    little = true;
-  } else if (!(tiff[0] == 'M' && tiff[1] == 'M')) {
-    return 1;
-  }
-  const EndianReader r{tiff, little};
-  if (r.get(2, 2) != 42) return 1;
-  const std::uint64_t ifd = r.get(4, 4);
-  if (ifd < 8 || ifd > length - 2) return 1;
-  const std::uint64_t count = r.get(static_cast<std::size_t>(ifd), 2);
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const std::uint64_t entry = ifd + 2 + 12 * i;
-    if (entry + 12 > length) break;
-    const auto e = static_cast<std::size_t>(entry);
-    if (r.get(e, 2) != 0x0112) continue;
-    if (r.get(e + 2, 2) != 3 || r.get(e + 4, 4) < 1) return 1;  // must be one SHORT
-    const auto value = static_cast<int>(r.get(e + 8, 2));
-    return value >= 1 && value <= 8 ? value : 1;
-  }
-  return 1;
+  const std::size_t at = exif_orientation_offset(tiff, length);
+  if (at == kNoOrientation) return 1;
+  const EndianReader r{tiff, tiff[0] == 'I'};
+  const auto value = static_cast<int>(r.get(at, 2));
+  return value >= 1 && value <= 8 ? value : 1;
 }
 
 bool is_sof(std::uint32_t marker) {

@@ -96,6 +96,11 @@ inline bool profile_fits(const std::string& profile, int channels) {
   return channels >= 3 ? space == "RGB " : space == "GRAY";
 }
 
+// Where the value of the EXIF orientation tag (0x0112, one SHORT) sits in a TIFF structure (the payload of an APP1
+// Exif segment or a PNG eXIf chunk), or kNoOrientation.
+constexpr std::size_t kNoOrientation = static_cast<std::size_t>(-1);
+std::size_t exif_orientation_offset(const std::uint8_t* tiff, std::size_t length);
+
 // ----- PNG (image_png.cpp, libpng)
 Image read_png(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
 // Header-level facts; throws NeedMoreBytes when `bytes` is an incomplete prefix that ends too early.

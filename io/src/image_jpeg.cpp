@@ -115,6 +115,39 @@ bool copy_profile(Image* image, const JOCTET* profile, unsigned int length) noex
   }
 }
 
+constexpr char kExifHeader[] = "Exif\0";  // with the terminating NUL: "Exif\0\0", 6 bytes
+constexpr std::size_t kExifHeaderSize = 6;
+constexpr char kXmpHeader[] = "http://ns.adobe.com/xap/1.0/";  // followed by a NUL
+constexpr std::size_t kXmpHeaderSize = sizeof kXmpHeader;      // 29, the NUL included
+
+// The EXIF and XMP of the APP1 segments; `reset_orientation`: the pixels were turned upright, so the EXIF
+// orientation becomes 1. False when out of memory.
+bool copy_app1(Image* image, jpeg_saved_marker_ptr marker, bool reset_orientation) noexcept {
+  try {
+    for (; marker != nullptr; marker = marker->next) {
+      if (marker->marker != JPEG_APP0 + 1) continue;
+      const char* data = reinterpret_cast<const char*>(marker->data);
+      const std::size_t size = marker->data_length;
+      if (image->exif.empty() && size > kExifHeaderSize && std::memcmp(data, kExifHeader, kExifHeaderSize) == 0) {
+        image->exif.assign(data + kExifHeaderSize, size - kExifHeaderSize);
+        const std::size_t at = exif_orientation_offset(reinterpret_cast<const std::uint8_t*>(image->exif.data()),
+                                                       image->exif.size());
+        if (reset_orientation && at != kNoOrientation) {
+          const bool little = image->exif[0] == 'I';
+          image->exif[at] = static_cast<char>(little ? 1 : 0);
+          image->exif[at + 1] = static_cast<char>(little ? 0 : 1);
+        }
+      } else if (image->xmp.empty() && size > kXmpHeaderSize &&
+                 std::memcmp(data, kXmpHeader, kXmpHeaderSize) == 0) {
+        image->xmp.assign(data + kXmpHeaderSize, size - kXmpHeaderSize);
+      }
+    }
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 ReadStatus run_jpeg_read(JpegReadJob* job) {
   jpeg_decompress_struct cinfo{};
   init_errors(&job->errors);
@@ -126,7 +159,12 @@ ReadStatus run_jpeg_read(JpegReadJob* job) {
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, job->data, static_cast<unsigned long>(job->size));
   jpeg_save_markers(&cinfo, JPEG_APP0 + 2, 0xFFFF);  // ICC profile chunks
+  jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);  // EXIF and XMP
   jpeg_read_header(&cinfo, TRUE);
+  if (!copy_app1(job->image, cinfo.marker_list, job->orientation != 1)) {
+    jpeg_destroy_decompress(&cinfo);
+    return ReadStatus::OutOfMemory;
+  }
   if (cinfo.num_components != 4) {  // a CMYK file's profile does not describe the RGB pixels rsz makes of it
     JOCTET* profile = nullptr;
     unsigned int length = 0;
@@ -195,6 +233,19 @@ bool run_jpeg_write(JpegWriteJob* job) {
   jpeg_set_defaults(&cinfo);
   jpeg_set_quality(&cinfo, job->quality, TRUE);
   jpeg_start_compress(&cinfo, TRUE);
+  // APP1 segments hold at most 65533 bytes; larger EXIF or XMP (rare: a huge thumbnail) is left out.
+  if (!image.exif.empty() && image.exif.size() + kExifHeaderSize <= 65533) {
+    std::string segment(kExifHeader, kExifHeaderSize);
+    segment += image.exif;
+    jpeg_write_marker(&cinfo, JPEG_APP0 + 1, reinterpret_cast<const JOCTET*>(segment.data()),
+                      static_cast<unsigned int>(segment.size()));
+  }
+  if (!image.xmp.empty() && image.xmp.size() + kXmpHeaderSize <= 65533) {
+    std::string segment(kXmpHeader, kXmpHeaderSize);
+    segment += image.xmp;
+    jpeg_write_marker(&cinfo, JPEG_APP0 + 1, reinterpret_cast<const JOCTET*>(segment.data()),
+                      static_cast<unsigned int>(segment.size()));
+  }
   if (profile_fits(image.icc_profile, image.channels)) {
     jpeg_write_icc_profile(&cinfo, reinterpret_cast<const JOCTET*>(image.icc_profile.data()),
                            static_cast<unsigned int>(image.icc_profile.size()));

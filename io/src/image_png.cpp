@@ -112,9 +112,10 @@ bool allocate_pixels(PngReadJob* job) noexcept {
 }
 
 // The only frame with setjmp: plain data only.
-bool copy_profile(Image* image, const png_bytep profile, png_uint_32 length) noexcept {
+// Copies metadata bytes (a profile, EXIF) out of libpng's buffers; false when out of memory.
+bool copy_profile(std::string& to, const png_bytep profile, png_uint_32 length) noexcept {
   try {
-    image->icc_profile.assign(reinterpret_cast<const char*>(profile), length);
+    to.assign(reinterpret_cast<const char*>(profile), length);
     return true;
   } catch (...) {
     return false;
@@ -159,7 +160,14 @@ ReadStatus run_png_read(PngReadJob* job) {
     png_bytep profile = nullptr;
     png_uint_32 length = 0;
     if (png_get_iCCP(png, info, &name, &compression, &profile, &length) != 0 && profile != nullptr && length > 0 &&
-        !copy_profile(job->image, profile, length)) {
+        !copy_profile(job->image->icc_profile, profile, length)) {
+      png_destroy_read_struct(&png, &info, nullptr);
+      return ReadStatus::OutOfMemory;
+    }
+    png_bytep exif = nullptr;
+    png_uint_32 exif_length = 0;
+    if (png_get_eXIf_1(png, info, &exif_length, &exif) != 0 && exif != nullptr && exif_length > 0 &&
+        !copy_profile(job->image->exif, exif, exif_length)) {
       png_destroy_read_struct(&png, &info, nullptr);
       return ReadStatus::OutOfMemory;
     }
@@ -282,6 +290,18 @@ bool run_png_write(PngWriteJob* job) {
     png_set_iCCP(png, info, "ICC Profile", PNG_COMPRESSION_TYPE_BASE,
                  reinterpret_cast<png_const_bytep>(image.icc_profile.data()),
                  static_cast<png_uint_32>(image.icc_profile.size()));
+  }
+  if (!image.exif.empty() && image.exif.size() < 0x7fffffffU) {
+    png_set_eXIf_1(png, info, static_cast<png_uint_32>(image.exif.size()),
+                   reinterpret_cast<png_bytep>(const_cast<char*>(image.exif.data())));  // libpng copies it
+  }
+  png_text xmp{};
+  if (!image.xmp.empty()) {
+    xmp.compression = PNG_ITXT_COMPRESSION_NONE;
+    xmp.key = const_cast<png_charp>("XML:com.adobe.xmp");
+    xmp.text = const_cast<png_charp>(image.xmp.c_str());
+    xmp.itxt_length = image.xmp.size();
+    png_set_text(png, info, &xmp, 1);
   }
   png_write_info(png, info);
   if (image.bit_depth == 16) png_set_swap(png);

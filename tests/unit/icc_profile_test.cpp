@@ -1,5 +1,6 @@
-// ICC colour profiles travel from input to output: PNG (iCCP) and JPEG (APP2) read and written by io, and carried
-// by the CLI unless --strip; a profile whose colour space does not fit the output's channels is left out.
+// Metadata travels from input to output: ICC colour profiles (PNG iCCP, JPEG APP2), EXIF (JPEG APP1, PNG eXIf;
+// orientation reset to 1 once applied) and XMP, read and written by io and carried by the CLI unless --strip; a
+// profile whose colour space does not fit the output's channels is left out.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "cli/cli_support.h"
 #include "rsz/io/image.h"
+#include "support/test_util.h"
 
 namespace fs = std::filesystem;
 
@@ -96,6 +98,58 @@ TEST(IccProfile, TheCliCarriesItUnlessStripped) {
   r = test::run_rsz(dir, "resample -i in.png -o gray.png --scale 0.5 -q --grayscale");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(io::read_image(dir / "gray.png").icc_profile, "");  // an RGB profile would be wrong on gray pixels
+}
+
+// The EXIF orientation of a TIFF structure (as io keeps it), 0 when there is none.
+int orientation_of(const std::string& tiff) {
+  const bool little = tiff.size() >= 2 && tiff[0] == 'I';
+  for (std::size_t i = 8; i + 10 <= tiff.size(); i += 2) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(tiff[k])); };
+    const unsigned tag = little ? b(i) | b(i + 1) << 8 : b(i) << 8 | b(i + 1);
+    if (tag == 0x0112) return static_cast<int>(little ? b(i + 8) | b(i + 9) << 8 : b(i + 8) << 8 | b(i + 9));
+  }
+  return 0;
+}
+
+TEST(ExifAndXmp, TravelToJpegAndPngOutputsWithTheOrientationReset) {
+  test::ScratchDir dir("exif-xmp");
+  io::write_image(dir / "plain.jpg", test_image(3));
+  // Orientation 6 (the pixels are turned on reading) and an XMP packet after it.
+  const std::string xmp = "<x:xmpmeta xmlns:x='adobe:ns:meta/'>rsz test</x:xmpmeta>";
+  const std::string xmp_segment = std::string("http://ns.adobe.com/xap/1.0/") + '\0' + xmp;
+  std::string app1 = "\xFF\xE1";
+  app1 += static_cast<char>((xmp_segment.size() + 2) >> 8);
+  app1 += static_cast<char>((xmp_segment.size() + 2) & 0xff);
+  app1 += xmp_segment;
+  std::string jpeg = test::with_exif_orientation(test::read_file(dir / "plain.jpg"), 6);
+  jpeg.insert(2, app1);
+  test::write_file(dir / "in.jpg", jpeg);
+  const io::Image in = io::read_image(dir / "in.jpg");
+  EXPECT_EQ(in.width, 16);  // turned upright
+  EXPECT_EQ(orientation_of(in.exif), 1);
+  EXPECT_EQ(in.xmp, xmp);
+  for (const char* out : {"out.jpg", "out.png"}) {
+    const auto r = test::run_rsz(dir, std::string("resample -i in.jpg -o ") + out + " --scale 2 -q");
+    ASSERT_EQ(r.status, 0) << r.err;
+    io::ImageReadOptions as_stored;
+    as_stored.apply_exif_orientation = false;
+    const io::Image written = io::read_image(dir / out, as_stored);
+    EXPECT_EQ(written.width, 32) << out;  // upright pixels, and a tag that says so
+    EXPECT_EQ(orientation_of(written.exif), 1) << out;
+    EXPECT_NE(written.exif.find("rsz"), std::string::npos) << out;  // the Make tag came along
+    EXPECT_NE(test::read_file(dir / out).find("rsz test</x:xmpmeta>"), std::string::npos) << out;
+  }
+  // --no-exif keeps the stored pixels, so the tag stays 6; --strip drops everything.
+  auto r = test::run_rsz(dir, "resample -i in.jpg -o stored.jpg --scale 1 -q --no-exif");
+  ASSERT_EQ(r.status, 0) << r.err;
+  io::ImageReadOptions as_stored;
+  as_stored.apply_exif_orientation = false;
+  EXPECT_EQ(orientation_of(io::read_image(dir / "stored.jpg", as_stored).exif), 6);
+  r = test::run_rsz(dir, "resample -i in.jpg -o bare.jpg --scale 1 -q --strip");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image bare = io::read_image(dir / "bare.jpg");
+  EXPECT_EQ(bare.exif, "");
+  EXPECT_EQ(bare.xmp, "");
 }
 
 }  // namespace
