@@ -165,11 +165,7 @@ OperatorCommand resample_command() {
   OperatorCommand c;
   c.command = "resample";
   c.op = "resample";
-  c.setup = [](CLI::App& app) {
-    auto options = std::make_shared<ResampleOptions>();
-    setup_resample(app, *options);
-    return std::function<int()>([options] { return run_resample(*options); });
-  };
+  c.setup = subcommand(setup_resample, run_resample);
   c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
                     const CommonOptions& common, std::vector<std::string>&) {
     return make_resample_jobs(inputs, std::get<io::ResampleConfig>(step.config), output, common);

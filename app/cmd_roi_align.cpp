@@ -365,11 +365,7 @@ OperatorCommand roi_align_command() {
   OperatorCommand c;
   c.command = "roi-align";
   c.op = "roi_align";
-  c.setup = [](CLI::App& app) {
-    auto options = std::make_shared<RoiAlignOptions>();
-    setup_roi_align(app, *options);
-    return std::function<int()>([options] { return run_roi_align(*options); });
-  };
+  c.setup = subcommand(setup_roi_align, run_roi_align);
   c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
                     const CommonOptions& common, std::vector<std::string>& other_inputs) {
     check_json_budget(step.rois_path, "\"rois\" of a roi_align step", memory_budget(common.max_memory));

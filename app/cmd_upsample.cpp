@@ -62,11 +62,7 @@ OperatorCommand upsample_command() {
   OperatorCommand c;
   c.command = "upsample";
   c.op = "upsample2d";
-  c.setup = [](CLI::App& app) {
-    auto options = std::make_shared<UpsampleOptions>();
-    setup_upsample(app, *options);
-    return std::function<int()>([options] { return run_upsample(*options); });
-  };
+  c.setup = subcommand(setup_upsample, run_upsample);
   c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
                     const CommonOptions& common, std::vector<std::string>&) {
     return make_upsample_jobs(inputs, std::get<io::Upsample2dConfig>(step.config), output, common);

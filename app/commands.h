@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,17 @@ struct OperatorCommand {
       batch_jobs;
 };
 const std::vector<OperatorCommand>& operator_commands();
+
+// OperatorCommand::setup for a subcommand with an options struct, its flag registration and its run function.
+template <typename Options>
+std::function<std::function<int()>(CLI::App&)> subcommand(void (*setup)(CLI::App&, Options&),
+                                                          int (*run)(const Options&)) {
+  return [setup, run](CLI::App& app) {
+    auto options = std::make_shared<Options>();
+    setup(app, *options);
+    return std::function<int()>([options, run] { return run(*options); });
+  };
+}
 // The row whose op is `op` (a batch step's), or nullptr.
 const OperatorCommand* find_operator(const std::string& op);
 OperatorCommand resample_command();
