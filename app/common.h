@@ -42,12 +42,12 @@ struct CommonOptions {
   int quality = 0;           // 0: the format's default
   int png_compression = -1;  // -1: the fast default
   std::string manifest;      // roi-align: the crop manifest (.jsonl or .csv) written after the run; "" for none
-  std::string rois_check = "warn";
-  bool skip_existing = false;
+  std::string rois_check = "warn";  // roi-align on images: boxes outside, empty or inverted: warn, error or off
+  bool skip_existing = false;       // keep inputs whose outputs all exist (a resumed run), without reading them
   std::string format;      // -i - / -o -: the stream's format (an extension without the dot); "" to detect
   bool strip = false;      // image outputs without the input's metadata (ICC profile, EXIF, XMP)
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
-  int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input  // keep inputs whose outputs all exist (a resumed run), without reading them  // roi-align on images: boxes outside, empty or inverted: warn, error or off
+  int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input
 };
 
 // The memory budget of a run in bytes: --max-memory ("4G", "512M", "1.5GiB", "100000000"), or by default

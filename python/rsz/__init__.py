@@ -94,8 +94,9 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     sizes: the output sizes instead, (H, W) or 4 values; the scales are then sizes / input sizes (float32).
     Give scales, sizes, or out (whose shape is the output's). With both, scales place the samples and sizes
     crop or pad the output (as the JSON config's "scales" and "output_sizes").
-    mode: "linear" (the default, unless the preset says nearest) or "nearest". input_pixel_offsets / output_pixel_offsets: one number or 4 (default 0.5
-    and -0.5: pixel centres, as PyTorch's bilinear with align_corners=False).
+    mode: "linear" (the default, unless the preset says nearest) or "nearest".
+    input_pixel_offsets / output_pixel_offsets: one number or 4 (default 0.5 and -0.5: pixel centres, as PyTorch's
+    bilinear with align_corners=False).
     preset: "half_pixel", "align_corners" (PyTorch align_corners=True), "asymmetric" or "nearest_floor" (PyTorch
     and OpenCV nearest); explicit mode or offsets override it.
     threads: worker threads, 0 for all cores; results never depend on it.

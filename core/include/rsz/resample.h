@@ -11,7 +11,8 @@
 // Default offsets 0.5 / -0.5 are pixel centres (DML_RESAMPLE, ONNX half_pixel, OpenCV INTER_LINEAR).
 //
 // Shapes and types: input and output rank 4, any sizes >= 1, same data type (float32 or float16; or a unorm8/unorm16
-// input, tensor.h, with a float32 or float16 output); the output sizes are the caller's (see resample_output_sizes). Strides per tensor.h; the output must not overlap the input.
+// input, tensor.h, with a float32 or float16 output); the output sizes are the caller's (see resample_output_sizes).
+// Strides per tensor.h; the output must not overlap the input.
 // Throws rsz::Error, before writing anything, naming "resample", the parameter, the value and what was allowed,
 // when: a rank is not 4; the data types differ or are not float; a size is 0; a scale is not finite and > 0;
 // an offset is not finite; the output overlaps itself or the input.

@@ -1,8 +1,9 @@
 // rsz::roi_align: DirectML DML_ROI_ALIGN, plus the DML_ROI_ALIGN1 extensions, on float32/float16 tensors (and
 // unorm8/unorm16 inputs, tensor.h, with a float32 or float16 output).
 //
-// Tensors: input {N, C, H, W}; rois {R, 4}, {1, R, 4} or {1, 1, R, 4}, rows [x1, y1, x2, y2] (x first), the
-// output's data type (the input's, for a float input); batch_indices uint32 {R}, {1, R}, {1, 1, R} or {1, 1, 1, R}; output {R, C, OH, OW}, OH, OW >= 1.
+// Tensors: input {N, C, H, W}; rois {R, 4}, {1, R, 4} or {1, 1, R, 4}, rows [x1, y1, x2, y2] (x first), the output's
+// data type (the input's, for a float input); batch_indices uint32 {R}, {1, R}, {1, 1, R} or {1, 1, 1, R};
+// output {R, C, OH, OW}, OH, OW >= 1.
 //
 // For ROI r, b = batch_indices[r], every channel (float32 throughout):
 //   1. X1 = x1 * spatial_scale_x, X2 = x2 * spatial_scale_x (Y likewise); RW = X2 - X1, RH = Y2 - Y1. No clamping:
@@ -22,9 +23,10 @@
 //
 // Throws rsz::Error, before writing anything, naming "roi_align", the parameter, the value and what was allowed,
 // when: the input is not rank 4 of a data type above; rois or batch_indices have another shape or data type, or
-// disagree on R; the output is not {R, C, OH, OW} of the input's data type (float32 or float16 for unorm); a size is 0 (R = 0 is allowed and writes nothing);
-// minimum_samples_per_output is 0 or above the maximum; a spatial scale or pixel offset is not finite; a ROI
-// coordinate, or a scaled one, is not finite; a batch index is not below N; the output overlaps itself or an input.
+// disagree on R; the output is not {R, C, OH, OW} of the input's data type (float32 or float16 for unorm); a size is 0
+// (R = 0 is allowed and writes nothing); minimum_samples_per_output is 0 or above the maximum; a spatial scale or pixel
+// offset is not finite; a ROI coordinate, or a scaled one, is not finite; a batch index is not below N; the output
+// overlaps itself or an input.
 #pragma once
 
 #include <cstdint>

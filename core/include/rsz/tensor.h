@@ -6,8 +6,9 @@
 //    row-major (the last axis is contiguous), i.e. NCHW / NCDHW.
 //  * Element (i0, ..., ik) lives at data + sum(i_j * stride_j) elements. Any non-negative strides are legal for
 //    inputs (an interleaved HWC image is the NCHW view with strides {H*W*C, 1, W*C, C}; a stride of 0 broadcasts).
-//  * Outputs may be strided too, but no two output elements may share an address (see has_overlapping_elements). An operator writes exactly the
-//    elements its output view addresses; everything else in the buffer is left untouched.
+//  * Outputs may be strided too, but no two output elements may share an address (see has_overlapping_elements).
+//    An operator writes exactly the elements its output view addresses; everything else in the buffer is left
+//    untouched.
 //  * A view does not own or bound-check its buffer: the caller guarantees that every addressed element lies inside
 //    it. Views are cheap to copy.
 //  * Constructing a view with a bad rank, a negative size or stride, or offsets that overflow int64 throws
