@@ -258,6 +258,9 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
   const io::ResolvedRoiAlign resolved = io::resolve(config);
   std::vector<Job> jobs;
   if (is_npy_path(source.rois_path)) {
+    if (!source.names_path.empty() || !source.image_root.empty()) {
+      usage_error(source.rois_path + ": --names and --image-root go with dataset annotations, not .npy ROIs");
+    }
     const RoiList list = read_npy_rois(source);
     if (inputs.empty()) usage_error("roi-align: no input given; use -i with .npy ROIs");
     for (const auto& input : inputs) jobs.push_back(make_job(input, inputs.size(), list, resolved, output, common));
@@ -270,9 +273,10 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
   const io::AnnotationFormat format = io::detect_annotation_format(source.rois_path);
   if (format == io::AnnotationFormat::Yolo) {
     if (inputs.empty()) usage_error(source.rois_path + ": YOLO labels name no images; give the images with -i");
-  } else if (!source.image_root.empty() && format == io::AnnotationFormat::Rsz) {
-    usage_error("--image-root " + source.image_root + ": only for COCO and Pascal VOC annotations (rsz's dataset "
-                "files resolve image paths against their own folder)");
+  }
+  if (!source.image_root.empty() && format != io::AnnotationFormat::Coco && format != io::AnnotationFormat::Voc) {
+    usage_error("--image-root " + source.image_root + ": only for COCO and Pascal VOC annotations (" +
+                to_string(format) + " sources name their images otherwise)");
   }
   if (!source.names_path.empty() && format != io::AnnotationFormat::Yolo) {
     usage_error("--names " + source.names_path + ": only for YOLO labels; " + source.rois_path + " is " +
@@ -281,6 +285,8 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
   io::AnnotationOptions annotation_options;
   annotation_options.image_root = source.image_root;
   annotation_options.yolo_names = source.names_path;
+  annotation_options.image_options.apply_exif_orientation = !common.no_exif;
+  annotation_options.image_options.max_pixels = common.max_pixels;
   if (format == io::AnnotationFormat::Yolo) annotation_options.yolo_images = inputs;
   const io::RoiFile file = io::read_annotations(source.rois_path, format, annotation_options);
   if (format != io::AnnotationFormat::Rsz) {  // images without boxes give no crops: not even decoded

@@ -80,7 +80,9 @@ std::vector<std::string> glob_paths(const std::string& pattern) {
 std::string sanitize_name_part(const std::string& text) {
   std::string out;
   for (char c : text) {
-    const bool safe = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ' ';
+    // Bytes of multi-byte UTF-8 characters (>= 0x80) are kept, so "猫" and "狗" stay two different folders.
+    const auto u = static_cast<unsigned char>(c);
+    const bool safe = std::isalnum(u) || u >= 0x80 || c == '-' || c == '_' || c == '.' || c == ' ';
     out += safe ? c : '_';
   }
   if (out.empty() || out == "." || out == "..") out = "_";

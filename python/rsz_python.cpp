@@ -29,6 +29,10 @@ namespace {
 // p / (2^b - 1)), uint32 (batch indices).
 DataType data_type(const py::array& a, const std::string& name) {
   const py::dtype dt = a.dtype();
+  if (!dt.attr("isnative").cast<bool>()) {
+    value_error(name + " has dtype " + py::str(dt.attr("str")).cast<std::string>() +
+                ", not in this machine's byte order; convert it first (x.astype(x.dtype.newbyteorder('=')))");
+  }
   const char kind = dt.kind();
   const auto size = dt.itemsize();
   if (kind == 'f' && size == 4) return DataType::Float32;
@@ -49,8 +53,12 @@ struct Layout {
 Layout layout_of(const py::array& a, const std::string& name) {
   Layout l{data_type(a, name), {}, {}};
   const auto item = static_cast<py::ssize_t>(a.itemsize());
+  if (reinterpret_cast<std::uintptr_t>(a.data()) % static_cast<std::uintptr_t>(item) != 0) {
+    value_error(name + " is not aligned to its element size; pass a copy (numpy.ascontiguousarray)");
+  }
   for (py::ssize_t i = 0; i < a.ndim(); ++i) {
-    const py::ssize_t stride = a.strides(i);
+    // An axis of one element (or none) is never stepped along: its stride does not matter.
+    const py::ssize_t stride = a.shape(i) <= 1 ? 0 : a.strides(i);
     if (stride < 0 || stride % item != 0) {
       value_error(name + " has a byte stride of " + std::to_string(stride) + " on axis " + std::to_string(i) +
                   "; strides must be non-negative multiples of the element size (pass a copy, e.g. "
@@ -133,7 +141,8 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
   config.output_sizes = sizes;
   if (!sizes && out) {
     const Layout l = layout_of(*out, "out");
-    if (l.sizes.size() == 4) config.output_sizes = std::array<std::int64_t, 4>{l.sizes[0], l.sizes[1], l.sizes[2], l.sizes[3]};
+    if (l.sizes.size() != 4) value_error("resample: out has rank " + std::to_string(l.sizes.size()) + "; rank 4 is needed");
+    config.output_sizes = std::array<std::int64_t, 4>{l.sizes[0], l.sizes[1], l.sizes[2], l.sizes[3]};
   }
   if (!config.scales && !config.output_sizes) value_error("resample: give scales, sizes or out");
   io::ResolvedResample resolved = io::resolve(config, in.sizes());
@@ -195,6 +204,7 @@ io::AlphaMode alpha_mode(const std::string& alpha) {
 }
 
 // An array owning a heap object (a Tensor or an Image) through a capsule: no copy of the pixels.
+// The capsule is made first: from then on it owns `owner` (a failure below deletes it once, through the capsule).
 template <typename T>
 py::array owning_array(T* owner, const void* data, DataType type, const Dims& sizes, const Dims& strides) {
   const py::capsule keep(owner, [](void* p) { delete static_cast<T*>(p); });
@@ -223,12 +233,14 @@ py::array read_image_py(const std::string& path, const std::string& dtype, const
     if (dtype == "uint") {  // 1 x C x H x W over the interleaved samples, as every operator reads them
       const bool deep = image->bit_depth == 16;
       const void* data = deep ? static_cast<const void*>(image->data16.data()) : image->data8.data();
-      return owning_array(image, data, deep ? DataType::UNorm16 : DataType::UNorm8, {1, c, image->height, image->width},
-                          {image->height * image->width * c, 1, image->width * c, c});
+      io::Image* owned = image;
+      image = nullptr;  // the array's capsule owns it from here, even when making the array fails
+      return owning_array(owned, data, deep ? DataType::UNorm16 : DataType::UNorm8, {1, c, owned->height, owned->width},
+                          {owned->height * owned->width * c, 1, owned->width * c, c});
     }
     auto* tensor = new Tensor(image_to_tensor(*image, dtype == "float16" ? DataType::Float16 : DataType::Float32, mode));
     delete image;
-    image = nullptr;
+    image = nullptr;  // the tensor is owned by the array's capsule below
     return owning_array(tensor, tensor->data(), tensor->dtype(), tensor->sizes(), tensor->layout().strides());
   } catch (...) {
     delete image;

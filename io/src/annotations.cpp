@@ -39,6 +39,14 @@ std::string name_part(const std::string& text) {
   return out;
 }
 
+// Text without leading and trailing white space (and a UTF-8 byte order mark).
+std::string trimmed(std::string text) {
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
 float to_float32(double v, const std::string& where) {
   if (!std::isfinite(v) || std::fabs(v) > 3.4028234663852886e38) usage(where + ": the box coordinate overflows float32");
   return static_cast<float>(v);
@@ -174,7 +182,7 @@ RoiImage read_voc_file(const std::string& path, const std::string& base) {
   const pugi::xml_node annotation = doc.child("annotation");
   if (!annotation) usage(path + ": no <annotation> element; a Pascal VOC file is <annotation>...</annotation>");
   const pugi::xml_node filename = annotation.child("filename");
-  std::string name = filename.child_value();
+  const std::string name = trimmed(filename.child_value());
   if (!filename || name.empty()) usage(voc_where(path, annotation) + ": <filename> is missing or empty");
   RoiImage image;
   image.path = detail::resolve_path(base, name);
@@ -192,8 +200,7 @@ RoiImage read_voc_file(const std::string& path, const std::string& base) {
     RoiEntry roi;
     roi.box = {to_float32(xmin - 1, where), to_float32(ymin - 1, where), to_float32(xmax, where),
                to_float32(ymax, where)};
-    const std::string label = object.child_value("name");
-    roi.label = name_part(label);
+    roi.label = name_part(trimmed(object.child_value("name")));
     roi.id = stem + "-" + std::to_string(k);
     image.rois.push_back(std::move(roi));
     ++k;
@@ -226,21 +233,20 @@ std::vector<std::string> read_names(const std::string& path) {
   if (path.empty()) return names;
   std::istringstream lines(detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file"));
   std::string line;
-  while (std::getline(lines, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    names.push_back(name_part(line));
-  }
+  while (std::getline(lines, line)) names.push_back(name_part(trimmed(line)));
   while (!names.empty() && names.back().empty()) names.pop_back();
   return names;
 }
 
 RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, const std::vector<std::string>& names,
-                        const std::string& names_path) {
+                        const AnnotationOptions& options) {
+  const std::string& names_path = options.yolo_names;
   RoiImage image;
   image.path = image_path;
   std::error_code ec;
   if (!fs::exists(txt, ec)) return image;  // no label file: no boxes
-  const ImageInfo info = read_image_info(image_path);
+  // The size the boxes are relative to: the image as the operator will see it (upright unless --no-exif).
+  const ImageInfo info = read_image_info(image_path, options.image_options);
   std::istringstream lines(detail::read_text_file(txt, detail::kMaxAnnotationFileBytes, "a YOLO label file"));
   const std::string stem = name_part(fs::path(image_path).stem().string());
   std::string line;
@@ -279,7 +285,7 @@ RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, c
     RoiEntry roi;
     roi.box = {to_float32((v[1] - v[3] / 2) * w, where), to_float32((v[2] - v[4] / 2) * h, where),
                to_float32((v[1] + v[3] / 2) * w, where), to_float32((v[2] + v[4] / 2) * h, where)};
-    roi.label = names.empty() ? words[0] : names[cls];
+    roi.label = names.empty() ? std::to_string(cls) : names[cls];
     roi.id = stem + "-" + std::to_string(k++);
     image.rois.push_back(std::move(roi));
   }
@@ -295,11 +301,18 @@ RoiFile read_yolo(const std::string& path, const AnnotationOptions& options) {
     usage(path + ": one YOLO .txt file labels one image; give a folder of .txt files for " +
           std::to_string(options.yolo_images.size()) + " images");
   }
+  if (!folder && !fs::is_regular_file(path, ec)) usage(path + ": no such YOLO label file");
   RoiFile file;
   file.dataset = true;
+  std::size_t labelled = 0;
   for (const std::string& image : options.yolo_images) {
     const std::string txt = folder ? (fs::path(path) / (fs::path(image).stem().string() + ".txt")).string() : path;
-    file.images.push_back(read_yolo_file(txt, image, names, options.yolo_names));
+    labelled += fs::is_regular_file(txt, ec) ? 1 : 0;
+    file.images.push_back(read_yolo_file(txt, image, names, options));
+  }
+  if (labelled == 0) {
+    usage(path + ": none of the " + std::to_string(options.yolo_images.size()) +
+          " images has a label file here (YOLO labels are <folder>/<image stem>.txt)");
   }
   return file;
 }
@@ -347,15 +360,19 @@ AnnotationFormat detect_annotation_format(const std::string& path) {
   const std::string ext = lowercase_extension(path);
   if (ext == ".txt") return AnnotationFormat::Yolo;
   if (ext == ".xml") return AnnotationFormat::Voc;
-  if (ext != ".json") return AnnotationFormat::Rsz;  // .npy and others: the caller's business
-  // A JSON file: COCO has "annotations" at the top level (a cheap look at the text is enough to decide which
-  // parser reports the problems of a broken file).
+  if (ext == ".npy") return AnnotationFormat::Rsz;  // tensors: the caller's business
+  // Any other file by content: XML is VOC; a JSON object with "annotations" at its top level is COCO; the rest is
+  // rsz's own ROI file (whose parser reports what is wrong with it).
   const std::string text = detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file");
   const std::size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
   if (first != std::string::npos && text[first] == '<') return AnnotationFormat::Voc;
-  return text.find("\"annotations\"") != std::string::npos && text.find("\"categories\"") != std::string::npos
-             ? AnnotationFormat::Coco
-             : AnnotationFormat::Rsz;
+  if (text.find("\"annotations\"") == std::string::npos) return AnnotationFormat::Rsz;
+  try {
+    const Json json = detail::parse_json(text, path);
+    return json.is_object() && json.contains("annotations") ? AnnotationFormat::Coco : AnnotationFormat::Rsz;
+  } catch (const Error&) {
+    return AnnotationFormat::Rsz;  // not JSON: the rsz parser says where
+  }
 }
 
 RoiFile read_annotations(const std::string& path, AnnotationFormat format, const AnnotationOptions& options) {

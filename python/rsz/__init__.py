@@ -78,7 +78,9 @@ def _offsets(value, name):
 
 
 def _pair(value, name):
-    if isinstance(value, numbers.Integral):
+    if isinstance(value, numbers.Number):
+        if value != int(value):
+            raise ValueError("%s = %r; whole numbers are needed" % (name, value))
         return int(value), int(value)
     values = list(value)
     if len(values) != 2:
@@ -106,8 +108,13 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     scales4 = _four(scales, "scales", 1.0)
     if sizes is not None:
         sizes_list = list(sizes) if not isinstance(sizes, numbers.Number) else [sizes, sizes]
+        if len(sizes_list) not in (2, 4):
+            raise ValueError("sizes has %d values; give 1 (H and W), 2 (H, W) or 4 (N, C, H, W)" % len(sizes_list))
+        if array.ndim != 4:
+            raise ValueError("resample: x has rank %d (shape %s); rank 4 (N, C, H, W) is needed"
+                             % (array.ndim, tuple(array.shape)))
         if len(sizes_list) == 2:
-            sizes_list = [array.shape[0], array.shape[1]] + sizes_list if array.ndim == 4 else sizes_list
+            sizes_list = [array.shape[0], array.shape[1]] + sizes_list
         sizes4 = [int(s) for s in sizes_list]
     else:
         sizes4 = None
@@ -145,14 +152,16 @@ def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average"
     reduction: "average" or "max"; mode: "linear" or "nearest"; spatial_scale: one number or (x, y).
     Conveniences that map exactly (docs/SEMANTICS.md §5): sampling_ratio=k > 0 sets minimum and maximum samples per
     output to k (torchvision's sampling_ratio; k <= 0 keeps the adaptive default); aligned=False sets
-    input_pixel_offset to 0 (torchvision's aligned=False; aligned=True is the default offsets).
+    input_pixel_offset to 0 (torchvision's aligned=False, exactly for boxes at least 1 pixel wide after
+    spatial_scale: torchvision widens smaller ones; aligned=True is the default offsets).
     """
     array, back = _as_array(x, "x")
     array_out = _as_out(out)
     if output_size is None:
         raise ValueError("roi_align: output_size is required (an integer or (height, width))")
     oh, ow = _pair(output_size, "output_size")
-    box_type = np.float32 if array.dtype.kind == "u" else array.dtype
+    # The boxes have the output's type: x's float type, float32 for image samples, or out's.
+    box_type = array_out.dtype if array_out is not None else (np.float32 if array.dtype.kind == "u" else array.dtype)
     boxes, _ = _as_array(rois, "rois") if not isinstance(rois, (list, tuple)) else (np.asarray(rois), None)
     boxes = np.asarray(boxes)
     if boxes.ndim == 2 and boxes.shape[1] == 5:

@@ -88,12 +88,15 @@ TEST(Annotations, LabelsBecomeSafeFolderNamesAndImagesWithoutBoxesAreSkipped) {
   ScratchDir dir("annotation-names");
   test::write_file(dir / "coco.json", R"({"images": [{"id": 1, "file_name": "chelsea.png"},
     {"id": 2, "file_name": "missing-but-unannotated.png"}],
-    "annotations": [{"id": 7, "image_id": 1, "bbox": [10, 20, 30, 40], "category_id": 3}],
-    "categories": [{"id": 3, "name": "cat/dog"}]})");
+    "annotations": [{"id": 7, "image_id": 1, "bbox": [10, 20, 30, 40], "category_id": 3},
+                    {"id": 8, "image_id": 1, "bbox": [10, 20, 30, 40], "category_id": 4},
+                    {"id": 9, "image_id": 1, "bbox": [10, 20, 30, 40], "category_id": 5}],
+    "categories": [{"id": 3, "name": "cat/dog"}, {"id": 4, "name": "猫"}, {"id": 5, "name": "狗"}]})");
   const auto r = run_rsz(dir, "roi-align --rois coco.json --image-root " + source("samples/photos") +
                                   " --output-size 8x8 -o 'crops/{label}/{id}.png' -q");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(list_files(dir.path() / "crops"), std::vector<std::string>{"cat_dog/7.png"});
+  // Separators become '_'; other characters, non-ASCII ones included, stay (two classes, two folders).
+  EXPECT_EQ(list_files(dir.path() / "crops"), (std::vector<std::string>{"cat_dog/7.png", "狗/9.png", "猫/8.png"}));
 }
 
 TEST(Annotations, AMissingImageFailsAloneAndTheManifestListsWhatWasWritten) {
@@ -131,6 +134,8 @@ TEST(Annotations, MalformedFilesAndMisusedFlagsAreOneLineUsageErrors) {
   fs::create_directories(dir.path() / "yolo2");
   test::write_file(dir / "yolo2/chelsea.txt", "7 0.5 0.5 0.1 0.1\n");
   test::write_file(dir / "names.txt", "a\nb\n");
+  fs::create_directories(dir.path() / "empty_labels");
+  test::write_file(dir / "empty_labels/other.txt", "0 0.5 0.5 0.1 0.1\n");
   const std::string chelsea = " -i " + source("samples/photos/chelsea.png");
   const struct {
     std::string args;
@@ -143,6 +148,9 @@ TEST(Annotations, MalformedFilesAndMisusedFlagsAreOneLineUsageErrors) {
       {"--rois yolo" + chelsea, {"chelsea.txt: line 2", "expected 5 fields"}},
       {"--rois yolo2 --names names.txt" + chelsea, {"line 1", "class 7 has no name in names.txt"}},
       {"--rois yolo", {"YOLO labels name no images", "-i"}},
+      {"--rois missing.txt" + chelsea, {"missing.txt: no such YOLO label file"}},
+      {"--rois empty_labels -i " + source("samples/photos/coffee.png"), {"none of the 1 images has a label file"}},
+      {"--rois " + source("samples/rois/chelsea_eyes.json") + " --names names.txt" + chelsea, {"only for YOLO"}},
       {"--rois " + source("samples/annotations/coco.json") + chelsea, {"name their own images; drop -i"}},
       {"--rois " + source("samples/annotations/coco.json") + " --names names.txt", {"--names", "only for YOLO"}},
       {"--rois " + source("samples/rois/dataset.json") + " --image-root x", {"--image-root", "only for COCO"}},

@@ -214,12 +214,33 @@ def test_threads_do_not_change_results_and_calls_run_concurrently():
     (lambda x: rsz.roi_align(x, [[0, 0, 1, 1]], [5], output_size=2), "batch_indices[0] = 5"),
     (lambda x: rsz.roi_align(x, [[0, 0, 1, 1]]), "output_size is required"),
     (lambda x: rsz.read_image("/no/such/image.png"), "/no/such/image.png"),
+    (lambda x: rsz.resample(x.astype(">f4"), scales=2), "byte order"),
+    (lambda x: rsz.resample(x, sizes=(1, 2, 3)), "sizes has 3 values"),
+    (lambda x: rsz.resample(x[0], sizes=(2, 2)), "rank 4"),
+    (lambda x: rsz.resample(np.frombuffer(bytes(4 * 31), np.float32, count=30, offset=2).reshape(1, 1, 5, 6),
+                            scales=2), "not aligned"),
+    (lambda x: rsz.upsample2d(x, 1.5), "whole numbers"),
 ])
 def test_errors_are_value_errors_with_rsz_messages(call, needle):
     x = random_tensor((1, 2, 6, 5), 9)
     with pytest.raises(ValueError) as caught:
         call(x)
     assert needle in str(caught.value)
+
+
+def test_image_samples_with_a_float16_output_take_float16_boxes():
+    samples = rsz.read_image(PHOTO, dtype="uint")
+    out = np.empty((1, 3, 4, 4), np.float16)
+    got = rsz.roi_align(samples, [[10, 20, 60, 80]], output_size=4, out=out)
+    assert got is out
+    want = rsz.roi_align(rsz.read_image(PHOTO), np.array([[10, 20, 60, 80]], np.float16).astype(np.float32),
+                         output_size=4)
+    assert np.array_equal(out.view(np.uint16), want.astype(np.float16).view(np.uint16))
+
+
+def test_negative_strides_on_single_element_axes_are_harmless():
+    x = random_tensor((1, 1, 6, 5), 11)
+    assert np.array_equal(rsz.resample(x[:, ::-1], scales=2), rsz.resample(x, scales=2))
 
 
 def test_read_only_output_is_refused():

@@ -14,7 +14,7 @@
 //   image, named like it (a folder of them, or one file for one image). The image's size comes from its header:
 //   the box is [(cx - w / 2) W, (cy - h / 2) H, (cx + w / 2) W, (cy + h / 2) H] in double, rounded once. Label: the
 //   class name from a names file (line k names class k), or the class number without one; id: "<stem>-<k>" (k: the
-//   line's box index). An image without a .txt has no boxes.
+//   line's box index). An image without a .txt has no boxes; a source where no image has one is refused.
 // Relative image paths resolve against `image_root` ("": the folder of the annotation file). Labels and ids become
 // parts of file names, so '/', '\' and control characters in them become '_'. Every malformed file or entry is an
 // rsz::Error (ErrorCode::Usage; Io for unreadable files) naming the file and the entry (a JSON pointer, an XML
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "rsz/io/config.h"
+#include "rsz/io/image.h"
 
 // The public API: exported from a shared build, whose other symbols are hidden.
 #pragma GCC visibility push(default)
@@ -35,21 +36,24 @@ namespace rsz::io {
 enum class AnnotationFormat { Rsz, Coco, Voc, Yolo };
 const char* to_string(AnnotationFormat format);  // "rsz", "coco", "voc", "yolo"
 
-// The format of a ROI source: a folder holding .xml files is VOC, one holding .txt files YOLO; a file starting with
-// '<' is VOC, a .txt file YOLO, a JSON object with "annotations" COCO, any other JSON rsz's own ROI file.
+// The format of a ROI source: a folder holding .xml files is VOC, one holding .txt files YOLO; a .txt file is YOLO,
+// a .xml file or any file starting with '<' VOC, a JSON object with "annotations" at its top level COCO, anything
+// else (and .npy) rsz's own ROI file.
 AnnotationFormat detect_annotation_format(const std::string& path);
 
 struct AnnotationOptions {
   std::string image_root;               // "": the annotation file's folder (a folder source: that folder)
   std::string yolo_names;               // YOLO class names, one per line; "": class numbers as labels
   std::vector<std::string> yolo_images; // YOLO: the images whose .txt files are looked up (required)
+  ImageReadOptions image_options;       // YOLO: how the images' sizes are read (EXIF orientation, pixel limit)
 };
 
 // The boxes of a COCO, VOC or YOLO source in rsz's dataset form (RoiFile::dataset = true, one RoiImage per image).
 RoiFile read_annotations(const std::string& path, AnnotationFormat format, const AnnotationOptions& options);
 
-// One crop written by roi-align: the file, the image it was cut from, its box in that image's pixels (as used, after
-// conversion from the annotation format), its label and id (empty when absent).
+// One crop written by roi-align: the file, the image it was cut from, its box as the ROI source gives it after the
+// conversion from the annotation format (ROI coordinates: the image's pixels unless a spatial scale applies), its
+// label and id (empty when absent).
 struct CropRecord {
   std::string crop;
   std::string source;
