@@ -50,6 +50,10 @@ io::ResampleConfig fixed_flags(const ResampleOptions& o) {
   }
   if (!o.input_offsets.empty()) flags.input_pixel_offsets = four("--input-offsets", o.input_offsets);
   if (!o.output_offsets.empty()) flags.output_pixel_offsets = four("--output-offsets", o.output_offsets);
+  if (o.antialias) flags.antialiased = true;
+  if (!o.rounding_direction.empty()) {
+    flags.rounding_direction = io::parse_nearest_rounding(o.rounding_direction, "--rounding-direction");
+  }
   return flags;
 }
 
@@ -146,6 +150,14 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
                   "Coordinate convention: half_pixel (default: DirectML RESAMPLE, PyTorch align_corners=False, "
                   "OpenCV INTER_LINEAR), align_corners, asymmetric, nearest_floor (PyTorch/OpenCV nearest)")
       ->check(CLI::IsMember({"half_pixel", "align_corners", "asymmetric", "nearest_floor"}));
+  cmd->add_flag("--antialias", o.antialias,
+                "Antialiased linear downscaling (DirectML RESAMPLE3, ONNX antialias=1, like PyTorch's "
+                "antialias=True): the triangle filter widened by 1/scale on each shrunk axis; off by default, so "
+                "resample stays exact RESAMPLE1 (rsz thumbnail turns it on)");
+  cmd->add_option("--rounding-direction", o.rounding_direction,
+                  "Nearest mode's rounding (DirectML RESAMPLE2, ONNX nearest_mode): round_prefer_ceil (default), "
+                  "round_prefer_floor, floor, ceil; DirectML's decreasing = floor, increasing = ceil")
+      ->check(CLI::IsMember({"round_prefer_ceil", "round_prefer_floor", "floor", "ceil", "decreasing", "increasing"}));
   scale->excludes(size)->excludes(width)->excludes(height)->excludes(scales);
   size->excludes(width)->excludes(height)->excludes(sizes);
   width->excludes(sizes);
@@ -158,6 +170,8 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
       "  rsz resample -i 'photos/*.jpg' -o thumbs/ --size '256x256>'      (fit within 256x256, only shrink)\n"
       "  rsz resample -i photo.jpg -o square.jpg --size 224x224 --fit cover --gravity north\n"
       "  rsz resample -i photo.jpg -o half.jpg --size 50%\n"
+      "  rsz resample -i photo.jpg -o small.jpg --scale 0.125 --antialias   (no aliasing when shrinking a lot)\n"
+      "  rsz resample -i x.npy -o y.npy --scale 0.5 --mode nearest --rounding-direction round_prefer_floor\n"
       "  rsz resample -i x.npy -o y.npy --config configs/resample_scale.json");
 }
 

@@ -98,9 +98,21 @@ struct ResampleOptions {
   std::string preset;
   std::string fit;
   std::string gravity;
+  bool antialias = false;
+  std::string rounding_direction;
 };
 void setup_resample(CLI::App& app, ResampleOptions& options);
 int run_resample(const ResampleOptions& options);
+
+// `rsz thumbnail`: resample preset for the everyday photo job: fit within a box, only shrinking unless --enlarge,
+// antialiased unless --no-antialias, EXIF orientation applied and metadata kept (the common flags' defaults).
+struct ThumbnailOptions {
+  ResampleOptions resample;
+  bool enlarge = false;
+  bool no_antialias = false;
+};
+void setup_thumbnail(CLI::App& app, ThumbnailOptions& options);
+int run_thumbnail(const ThumbnailOptions& options);
 
 struct UpsampleOptions {
   CommonOptions common;

@@ -59,17 +59,21 @@ int main(int argc, char** argv) {
                "RESAMPLE1, UPSAMPLE_2D and ROI_ALIGN"};
   app.set_version_flag("-V,--version", std::string("rsz ") + RSZ_VERSION);
   app.require_subcommand(1);
-  // The operator subcommands come from the operator table; run and info are the other two.
+  // The operator subcommands come from the operator table; thumbnail (a resample preset), run and info are the
+  // others.
   std::vector<std::pair<std::string, std::function<int()>>> operators;
   for (const OperatorCommand& entry : operator_commands()) operators.emplace_back(entry.command, entry.setup(app));
+  ThumbnailOptions thumbnail;
   RunOptions run;
   InfoOptions info;
+  setup_thumbnail(app, thumbnail);
   setup_run(app, run);
   setup_info(app, info);
   app.footer(
       "Examples:\n"
       "  rsz resample -i photo.jpg -o small.jpg --scale 0.5\n"
       "  rsz resample -i 'photos/*.jpg' -o out/ --size 224x224 --jobs 4\n"
+      "  rsz thumbnail -i 'photos/*.jpg' -o thumbs/ --size 256\n"
       "  rsz upsample -i icon.png -o icon@2x.png --factor 2\n"
       "  rsz roi-align -i photo.jpg --rois boxes.json --output-size 128x128 -o crops/\n"
       "  rsz run configs/batch.json\n"
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
     for (const auto& [command, run_operator] : operators) {
       if (app.got_subcommand(command)) return run_operator();
     }
+    if (app.got_subcommand("thumbnail")) return run_thumbnail(thumbnail);
     if (app.got_subcommand("run")) return run_run(run);
     if (app.got_subcommand("info")) return run_info(info);
   } catch (const rsz::Error& e) {

@@ -126,7 +126,7 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
                       std::optional<std::array<std::int64_t, 4>> sizes, std::optional<std::string> mode,
                       std::optional<std::array<float, 4>> input_offsets,
                       std::optional<std::array<float, 4>> output_offsets, std::optional<std::string> preset,
-                      int threads) {
+                      bool antialias, std::optional<std::string> rounding_direction, int threads) {
   const ConstTensorView in = const_view(x, "x");
   io::ResampleConfig config;
   std::optional<io::ResamplePreset> convention;
@@ -137,6 +137,10 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
   if (const auto m = interpolation(mode, "resample")) config.interpolation = m;
   if (input_offsets) config.input_pixel_offsets = input_offsets;
   if (output_offsets) config.output_pixel_offsets = output_offsets;
+  config.antialiased = antialias;
+  if (rounding_direction) {
+    config.rounding_direction = io::parse_nearest_rounding(*rounding_direction, "rounding_direction");
+  }
   config.scales = scales;
   config.output_sizes = sizes;
   if (!sizes && out) {
@@ -282,7 +286,8 @@ PYBIND11_MODULE(_rsz, m) {
   });
   m.attr("__version__") = RSZ_VERSION;
   m.def("resample", &resample_py, py::arg("x"), py::arg("out"), py::arg("scales"), py::arg("sizes"), py::arg("mode"),
-        py::arg("input_pixel_offsets"), py::arg("output_pixel_offsets"), py::arg("preset"), py::arg("threads"));
+        py::arg("input_pixel_offsets"), py::arg("output_pixel_offsets"), py::arg("preset"), py::arg("antialias"),
+        py::arg("rounding_direction"), py::arg("threads"));
   m.def("upsample2d", &upsample2d_py, py::arg("x"), py::arg("out"), py::arg("factor_h"), py::arg("factor_w"),
         py::arg("mode"), py::arg("threads"));
   m.def(

@@ -8,7 +8,8 @@ _rsz_flags() {
             --grayscale --depth --format --strip"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
-                    --output-sizes --preset" ;;
+                    --output-sizes --preset --antialias --rounding-direction" ;;
+    thumbnail) echo "$io --size --fit --gravity --mode --enlarge --no-antialias" ;;
     upsample) echo "$io --factor --mode" ;;
     roi-align) echo "$io --rois --image-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
                      --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
@@ -24,11 +25,11 @@ _rsz() {
   local command="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
     case ${COMP_WORDS[i]} in
-      resample | upsample | roi-align | run | info) command=${COMP_WORDS[i]}; break ;;
+      resample | thumbnail | upsample | roi-align | run | info) command=${COMP_WORDS[i]}; break ;;
     esac
   done
   if [[ -z $command ]]; then
-    COMPREPLY=($(compgen -W "resample upsample roi-align run info -h --help -V --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "resample thumbnail upsample roi-align run info -h --help -V --version" -- "$cur"))
     return
   fi
   case $prev in
@@ -43,6 +44,9 @@ _rsz() {
     --fit) COMPREPLY=($(compgen -W "fill inside outside cover contain" -- "$cur")); return ;;
     --gravity)
       COMPREPLY=($(compgen -W "center north south east west northeast northwest southeast southwest" -- "$cur"))
+      return ;;
+    --rounding-direction)
+      COMPREPLY=($(compgen -W "round_prefer_ceil round_prefer_floor floor ceil decreasing increasing" -- "$cur"))
       return ;;
     --preset) COMPREPLY=($(compgen -W "half_pixel align_corners asymmetric nearest_floor" -- "$cur")); return ;;
     -i | --input | -o | --output | --config | --rois | --names | --manifest | --batch-indices)

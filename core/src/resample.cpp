@@ -37,6 +37,16 @@ void validate(const ConstTensorView& input, const TensorView& output, const Resa
   if (params.interpolation != InterpolationMode::Nearest && params.interpolation != InterpolationMode::Linear) {
     detail::fail(ErrorCode::InvalidArgument, kOp, "interpolation has an unknown value; nearest or linear is allowed");
   }
+  switch (params.rounding_direction) {
+    case NearestRounding::RoundPreferCeil:
+    case NearestRounding::RoundPreferFloor:
+    case NearestRounding::Floor:
+    case NearestRounding::Ceil: break;
+    default:
+      detail::fail(ErrorCode::InvalidArgument, kOp,
+                   "rounding_direction has an unknown value; round_prefer_ceil, round_prefer_floor, floor or ceil "
+                   "is allowed");
+  }
   detail::check_output_writable(kOp, output, {&input});
 }
 
@@ -46,6 +56,16 @@ const char* to_string(InterpolationMode mode) {
   switch (mode) {
     case InterpolationMode::Nearest: return "nearest";
     case InterpolationMode::Linear: return "linear";
+  }
+  return "unknown";
+}
+
+const char* to_string(NearestRounding rounding) {
+  switch (rounding) {
+    case NearestRounding::RoundPreferCeil: return "round_prefer_ceil";
+    case NearestRounding::RoundPreferFloor: return "round_prefer_floor";
+    case NearestRounding::Floor: return "floor";
+    case NearestRounding::Ceil: return "ceil";
   }
   return "unknown";
 }

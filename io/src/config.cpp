@@ -39,7 +39,9 @@ void check_config_object(const Ref& ref, std::vector<std::string> keys, const ch
 }  // namespace
 
 ResampleConfig parse_resample_object(const Ref& ref, const char* op_context) {
-  check_config_object(ref, {"interpolation", "scales", "input_pixel_offsets", "output_pixel_offsets", "output_sizes"},
+  check_config_object(ref,
+                      {"interpolation", "scales", "input_pixel_offsets", "output_pixel_offsets", "output_sizes",
+                       "rounding_direction", "antialiased"},
                       "resample", op_context);
   ResampleConfig config;
   if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
@@ -58,6 +60,8 @@ ResampleConfig parse_resample_object(const Ref& ref, const char* op_context) {
     for (std::size_t i = 0; i < 4; ++i) sizes[i] = get_int(r->element(i), 1, kInt64Max);
     config.output_sizes = sizes;
   }
+  if (const auto r = ref.find("rounding_direction")) config.rounding_direction = get_nearest_rounding(*r);
+  if (const auto r = ref.find("antialiased")) config.antialiased = get_bool(*r);
   return config;
 }
 
@@ -168,6 +172,8 @@ ResampleConfig overlay(const ResampleConfig& base, const ResampleConfig& over) {
   take(out.input_pixel_offsets, over.input_pixel_offsets);
   take(out.output_pixel_offsets, over.output_pixel_offsets);
   take(out.output_sizes, over.output_sizes);
+  take(out.rounding_direction, over.rounding_direction);
+  take(out.antialiased, over.antialiased);
   return out;
 }
 
@@ -208,6 +214,8 @@ ResolvedResample resolve(const ResampleConfig& config, const Dims& input_sizes) 
   }
   ResolvedResample out;
   if (config.interpolation) out.params.interpolation = *config.interpolation;
+  if (config.rounding_direction) out.params.rounding_direction = *config.rounding_direction;
+  if (config.antialiased) out.params.antialiased = *config.antialiased;
   if (config.input_pixel_offsets) {
     check_finite4("resample", "input_pixel_offsets", *config.input_pixel_offsets);
     out.params.input_pixel_offsets = *config.input_pixel_offsets;
@@ -318,6 +326,18 @@ ResamplePreset parse_resample_preset(const std::string& text, const std::string&
     if (text == to_string(p)) return p;
   }
   usage(what + " = \"" + text + "\" is not a preset; half_pixel, align_corners, asymmetric or nearest_floor is allowed");
+}
+
+NearestRounding parse_nearest_rounding(const std::string& text, const std::string& what) {
+  for (const NearestRounding r : {NearestRounding::RoundPreferCeil, NearestRounding::RoundPreferFloor,
+                                  NearestRounding::Floor, NearestRounding::Ceil}) {
+    if (text == to_string(r)) return r;
+  }
+  if (text == "decreasing") return NearestRounding::Floor;
+  if (text == "increasing") return NearestRounding::Ceil;
+  usage(what + " = \"" + text +
+        "\" is not a rounding direction; round_prefer_ceil, round_prefer_floor, floor, ceil, decreasing (floor) or "
+        "increasing (ceil) is allowed");
 }
 
 ResampleConfig preset_config(ResamplePreset preset) {

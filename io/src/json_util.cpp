@@ -303,6 +303,16 @@ InterpolationMode get_interpolation(const Ref& ref) {
                                            {to_string(InterpolationMode::Linear), InterpolationMode::Linear}});
 }
 
+NearestRounding get_nearest_rounding(const Ref& ref) {
+  return get_enum<NearestRounding>(
+      ref, {{to_string(NearestRounding::RoundPreferCeil), NearestRounding::RoundPreferCeil},
+            {to_string(NearestRounding::RoundPreferFloor), NearestRounding::RoundPreferFloor},
+            {to_string(NearestRounding::Floor), NearestRounding::Floor},
+            {to_string(NearestRounding::Ceil), NearestRounding::Ceil},
+            {"decreasing", NearestRounding::Floor},
+            {"increasing", NearestRounding::Ceil}});
+}
+
 RoiReduction get_reduction(const Ref& ref) {
   return get_enum<RoiReduction>(ref, {{to_string(RoiReduction::Average), RoiReduction::Average},
                                       {to_string(RoiReduction::Max), RoiReduction::Max}});

@@ -115,6 +115,7 @@ std::string resolve_path(const std::string& base_dir, const std::string& path);
 
 // ---- the per-operator config objects (config.cpp), shared by the config files and the steps of batch files ----
 // `op_context` says where the expected op comes from in the message for a mismatching "op" key.
+NearestRounding get_nearest_rounding(const Ref& ref);
 ResampleConfig parse_resample_object(const Ref& ref, const char* op_context);
 Upsample2dConfig parse_upsample2d_object(const Ref& ref, const char* op_context);
 RoiAlignConfig parse_roi_align_object(const Ref& ref, const char* op_context);

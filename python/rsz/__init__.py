@@ -89,7 +89,7 @@ def _pair(value, name):
 
 
 def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, output_pixel_offsets=None,
-             preset=None, out=None, threads=0):
+             preset=None, antialias=False, rounding_direction=None, out=None, threads=0):
     """DirectML RESAMPLE1 on a rank-4 (N, C, H, W) tensor.
 
     scales: the output/input ratio: one number (H and W), (H, W), or 4 values (N, C, H, W; N and C default to 1).
@@ -101,6 +101,10 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     bilinear with align_corners=False).
     preset: "half_pixel", "align_corners" (PyTorch align_corners=True), "asymmetric" or "nearest_floor" (PyTorch
     and OpenCV nearest); explicit mode or offsets override it.
+    antialias: DirectML RESAMPLE3 / ONNX antialias=1: linear mode widens its triangle filter by 1 / scale on each
+    downscaled axis (close to torch's interpolate(..., antialias=True); docs/SEMANTICS.md section 1.7).
+    rounding_direction: nearest mode's rounding (DirectML RESAMPLE2, ONNX nearest_mode): "round_prefer_ceil" (the
+    default), "round_prefer_floor" (ONNX's default), "floor" or "ceil".
     threads: worker threads, 0 for all cores; results never depend on it.
     """
     array, back = _as_array(x, "x")
@@ -121,7 +125,8 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     result = _rsz.resample(array, array_out,
                            None if scales4 is None else [float(s) for s in scales4], sizes4, mode,
                            _offsets(input_pixel_offsets, "input_pixel_offsets"),
-                           _offsets(output_pixel_offsets, "output_pixel_offsets"), preset, int(threads))
+                           _offsets(output_pixel_offsets, "output_pixel_offsets"), preset, bool(antialias),
+                           rounding_direction, int(threads))
     return _give_back(result, out, back)
 
 

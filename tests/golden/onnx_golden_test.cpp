@@ -462,5 +462,49 @@ INSTANTIATE_TEST_SUITE_P(Cases, OnnxNearestTiesByDesign,
                            return test_name(std::get<0>(param_info.param), std::get<1>(param_info.param));
                          });
 
+// ---------------------------------------------------------------------------------------------------------------
+// RESAMPLE2's rounding directions (SEMANTICS.md §1.2) make ONNX's nearest modes exact with ONNX's own coordinates,
+// no offset emulation: nearest_mode round_prefer_floor (ONNX's default, the two cases above) is
+// NearestRounding::RoundPreferFloor with half_pixel offsets 0.5 / -0.5, and nearest_mode floor with align_corners
+// is NearestRounding::Floor with offsets 0 / 0. Both give ONNX's output bit for bit.
+
+struct RoundingCase {
+  const char* name;
+  NearestRounding rounding;
+  ScaleRule rule;
+  float input_offset;
+  float output_offset;
+};
+
+const RoundingCase kRoundingCases[] = {
+    {"test_resize_upsample_sizes_nearest", NearestRounding::RoundPreferFloor, ScaleRule::OutOverIn, 0.5f, -0.5f},
+    {"test_resize_downsample_sizes_nearest", NearestRounding::RoundPreferFloor, ScaleRule::OutOverIn, 0.5f, -0.5f},
+    {"test_resize_upsample_sizes_nearest_floor_align_corners", NearestRounding::Floor, ScaleRule::AlignCorners, 0.0f,
+     0.0f},
+};
+
+class OnnxNearestModes : public ::testing::TestWithParam<std::tuple<int, Backend>> {};
+
+TEST_P(OnnxNearestModes, RoundingDirectionMatchesOnnxBitForBit) {
+  const RoundingCase& rc = kRoundingCases[std::get<0>(GetParam())];
+  SCOPED_TRACE(rc.name);
+  const Tensor input = load(rc.name, "input.npy");
+  const Tensor expected = load(rc.name, "output.npy");
+  const ResizeCase c{rc.name, SizeInput::Sizes, InterpolationMode::Nearest, rc.rule, rc.input_offset,
+                     rc.output_offset};
+  ResampleParams params = resize_params(c, input.sizes(), expected.sizes());
+  params.rounding_direction = rc.rounding;
+  const Tensor got = run_resample(input, expected.sizes(), params, std::get<1>(GetParam()));
+  EXPECT_TRUE(compare(values_of(expected), values_of(got), got.sizes(), same_bits, "bit-exact equality"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, OnnxNearestModes,
+                         ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kRoundingCases))),
+                                            ::testing::ValuesIn(kBackends)),
+                         [](const ::testing::TestParamInfo<std::tuple<int, Backend>>& param_info) {
+                           return test_name(kRoundingCases[std::get<0>(param_info.param)].name,
+                                            std::get<1>(param_info.param));
+                         });
+
 }  // namespace
 }  // namespace rsz

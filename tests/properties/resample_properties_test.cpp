@@ -144,5 +144,93 @@ TEST(ResampleProperties, BackendsAgreeOverSweep) {
   }
 }
 
+
+// §1.7 worked by hand: a ramp 0..7 halved along W with pixel-centre offsets. x = 2 o + 0.5, the taps within 2 input
+// pixels weigh 1 - |i - x| / 2: interior outputs 1/8, 3/8, 3/8, 1/8 of four samples (an exact mean), the first one
+// only 0.75, 0.75, 0.25 of samples 0, 1, 2 (index -1 is outside), normalized by 1.75.
+TEST(ResampleProperties, AntialiasHalvingWeightsByHand) {
+  Tensor in(DataType::Float32, {1, 1, 1, 8});
+  for (int i = 0; i < 8; ++i) in.data_as<float>()[i] = static_cast<float>(i);
+  ResampleParams p = make_params(InterpolationMode::Linear, {1, 1, 1, 0.5f});
+  p.antialiased = true;
+  const float w = 0.75f / 1.75f;
+  const float edge = w * 0.0f + w * 1.0f + (0.25f / 1.75f) * 2.0f;
+  // The last output mirrors the first: samples 7, 6, 5 with the same weights, summed from index 5.
+  const float last = (0.25f / 1.75f) * 5.0f + w * 6.0f + w * 7.0f;
+  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    const std::vector<float> got = test::run_resample(in, {1, 1, 1, 4}, p, backend);
+    ASSERT_EQ(got.size(), 4u);
+    EXPECT_EQ(got[0], edge);
+    EXPECT_EQ(got[1], 2.5f);  // 0.125 + 0.75 + 1.125 + 0.5
+    EXPECT_EQ(got[2], 4.5f);
+    EXPECT_EQ(got[3], last);
+    // RESAMPLE1's 2-tap filter reads samples 0 and 1 only (0.5), 2 and 3 (2.5), ...
+    p.antialiased = false;
+    EXPECT_EQ(test::run_resample(in, {1, 1, 1, 4}, p, backend)[0], 0.5f);
+    p.antialiased = true;
+  }
+}
+
+// §1.7: a checkerboard downscaled by 4 with offsets 0 / 0 (x = 4 o, exactly on a black pixel): the 2-tap filter
+// keeps only black pixels (an all-black image, the aliasing), the antialiased filter averages 7 x 7 samples into
+// flat grey (black and white weigh 2 each on both axes) away from the first row and column; nearest ignores it.
+TEST(ResampleProperties, AntialiasRemovesCheckerboardAliasing) {
+  Tensor in(DataType::Float32, {1, 1, 32, 32});
+  for (int y = 0; y < 32; ++y) {
+    for (int x = 0; x < 32; ++x) in.data_as<float>()[y * 32 + x] = static_cast<float>((x + y) % 2);
+  }
+  ResampleParams p = make_params(InterpolationMode::Linear, {1, 1, 0.25f, 0.25f}, 0.0f, 0.0f);
+  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    p.interpolation = InterpolationMode::Linear;
+    p.antialiased = false;
+    for (const float v : test::run_resample(in, {1, 1, 8, 8}, p, backend)) {
+      ASSERT_EQ(v, 0.0f);
+    }
+    p.antialiased = true;
+    const std::vector<float> got = test::run_resample(in, {1, 1, 8, 8}, p, backend);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (i / 8 != 0 && i % 8 != 0) {
+        EXPECT_EQ(got[i], 0.5f) << "output " << i;
+      }
+    }
+    p.interpolation = InterpolationMode::Nearest;
+    const std::vector<float> nearest = test::run_resample(in, {1, 1, 8, 8}, p, backend);
+    p.antialiased = false;
+    EXPECT_TRUE(test::bits_equal(test::run_resample(in, {1, 1, 8, 8}, p, backend), nearest, "nearest ignores it"));
+  }
+}
+
+// §1.2: the four rounding directions on x = o - 0.5 (scale 1, offsets 0 / 0.5): every x is an exact half, where
+// round_prefer_ceil and ceil take index o, round_prefer_floor and floor index o - 1 (clamped to 0); and on
+// x = o + 0.25 (offsets -0.25 / 0): the two round modes give o, floor o, ceil o + 1 (clamped to 3).
+TEST(ResampleProperties, RoundingDirectionsByHand) {
+  Tensor in(DataType::Float32, {1, 1, 1, 4});
+  for (int i = 0; i < 4; ++i) in.data_as<float>()[i] = 10.0f + static_cast<float>(i);
+  struct Case {
+    NearestRounding rounding;
+    float ip;
+    float op;
+    std::vector<float> expected;
+  };
+  const Case cases[] = {
+      {NearestRounding::RoundPreferCeil, 0.0f, 0.5f, {10, 11, 12, 13}},
+      {NearestRounding::RoundPreferFloor, 0.0f, 0.5f, {10, 10, 11, 12}},
+      {NearestRounding::Floor, 0.0f, 0.5f, {10, 10, 11, 12}},
+      {NearestRounding::Ceil, 0.0f, 0.5f, {10, 11, 12, 13}},
+      {NearestRounding::RoundPreferCeil, -0.25f, 0.0f, {10, 11, 12, 13}},
+      {NearestRounding::RoundPreferFloor, -0.25f, 0.0f, {10, 11, 12, 13}},
+      {NearestRounding::Floor, -0.25f, 0.0f, {10, 11, 12, 13}},
+      {NearestRounding::Ceil, -0.25f, 0.0f, {11, 12, 13, 13}},
+  };
+  for (const Case& c : cases) {
+    ResampleParams p = make_params(InterpolationMode::Nearest, {1, 1, 1, 1}, c.ip, c.op);
+    p.rounding_direction = c.rounding;
+    for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+      EXPECT_EQ(test::run_resample(in, {1, 1, 1, 4}, p, backend), c.expected)
+          << to_string(c.rounding) << " offsets " << c.ip << " / " << c.op;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rsz

@@ -59,6 +59,9 @@ def test_resample_matches_the_cli(tmp_path):
     (["--size", "100x70", "--mode", "nearest"], dict(sizes=(70, 100), mode="nearest")),
     (["--width", "64", "--preset", "align_corners"], dict(sizes=(43, 64), preset="align_corners")),
     (["--scale", "1.7", "--preset", "nearest_floor"], dict(scales=1.7, preset="nearest_floor")),
+    (["--scale", "0.3", "--antialias"], dict(scales=0.3, antialias=True)),
+    (["--scale", "0.5", "--mode", "nearest", "--rounding-direction", "round_prefer_floor"],
+     dict(scales=0.5, mode="nearest", rounding_direction="round_prefer_floor")),
 ])
 def test_resample_flags_match_the_keywords(tmp_path, flags, kwargs):
     out = tmp_path / "out.npy"
@@ -110,6 +113,36 @@ def test_resample_against_torch_interpolate():
         want = F.interpolate(t, scale_factor=factor, mode="nearest").numpy()
         assert np.array_equal(rsz.resample(x, scales=factor, preset="nearest_floor"), want)
         assert np.array_equal(rsz.upsample2d(x, factor), want)
+
+
+def test_antialias_against_torch_and_pillow():
+    """SEMANTICS.md section 1.7: the same taps and weights as torch's antialias=True and Pillow's BILINEAR; torch
+    fuses each multiply-add (FMA) and Pillow computes in double, so the values agree to rounding only."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    x = random_tensor((1, 3, 97, 131), 2, low=0.0, high=1.0)
+    for size in [(48, 65), (24, 32), (60, 17), (9, 130)]:
+        ours = rsz.resample(x, sizes=size, antialias=True)
+        want = F.interpolate(torch.from_numpy(x), size=size, mode="bilinear", align_corners=False,
+                             antialias=True).numpy()
+        close(ours, want, "antialias %s" % (size,))
+        plain = rsz.resample(x, sizes=size)
+        assert not np.allclose(plain, want, atol=1e-3), "the 2-tap filter should differ"
+    Image = pytest.importorskip("PIL.Image")
+    pil = np.stack([np.asarray(Image.fromarray(x[0, c]).resize((65, 48), Image.BILINEAR)) for c in range(3)])
+    close(rsz.resample(x, sizes=(48, 65), antialias=True)[0], pil, "Pillow BILINEAR")
+
+
+def test_rounding_directions_on_exact_ties():
+    x = np.arange(8, dtype=np.float32).reshape(1, 1, 1, 8)
+    # scale 0.5, offsets 0.5 / -0.5: x = 2 o + 0.5, every coordinate an exact tie.
+    assert rsz.resample(x, scales=(1, 0.5), mode="nearest").ravel().tolist() == [1, 3, 5, 7]
+    assert rsz.resample(x, scales=(1, 0.5), mode="nearest",
+                        rounding_direction="round_prefer_floor").ravel().tolist() == [0, 2, 4, 6]
+    assert rsz.resample(x, scales=(1, 0.5), mode="nearest", rounding_direction="floor").ravel().tolist() == [0, 2, 4, 6]
+    assert rsz.resample(x, scales=(1, 0.5), mode="nearest", rounding_direction="ceil").ravel().tolist() == [1, 3, 5, 7]
+    with pytest.raises(ValueError, match="rounding_direction"):
+        rsz.resample(x, scales=0.5, mode="nearest", rounding_direction="up")
 
 
 def test_roi_align_against_torchvision():

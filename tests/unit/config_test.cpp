@@ -31,7 +31,7 @@ using Keys = std::vector<std::string>;
 
 // The keys each parser accepts, in the order its "unknown key" message lists them. The schemas must list the same.
 const Keys kResampleKeys = {"op",           "interpolation", "scales", "input_pixel_offsets", "output_pixel_offsets",
-                            "output_sizes", "$schema"};
+                            "output_sizes", "rounding_direction", "antialiased", "$schema"};
 const Keys kUpsample2dKeys = {"op", "interpolation", "scale_size", "$schema"};
 const Keys kScaleSizeKeys = {"height", "width"};
 const Keys kRoiAlignKeys = {"op",
@@ -959,6 +959,12 @@ TEST(ConfigSchemas, EnumsAndDefaultsAgreeWithTheCode) {
             std::vector<float>(rp.input_pixel_offsets.begin(), rp.input_pixel_offsets.end()));
   EXPECT_EQ(resample["output_pixel_offsets"]["default"].get<std::vector<float>>(),
             std::vector<float>(rp.output_pixel_offsets.begin(), rp.output_pixel_offsets.end()));
+  EXPECT_EQ(resample["rounding_direction"]["default"], to_string(rp.rounding_direction));
+  EXPECT_EQ(resample["rounding_direction"]["enum"],
+            Json::array({to_string(NearestRounding::RoundPreferCeil), to_string(NearestRounding::RoundPreferFloor),
+                         to_string(NearestRounding::Floor), to_string(NearestRounding::Ceil), "decreasing",
+                         "increasing"}));
+  EXPECT_EQ(resample["antialiased"]["default"], rp.antialiased);
   Upsample2dConfig uc;
   uc.scale_size = ScaleSize{};
   EXPECT_EQ(upsample["interpolation"]["default"], to_string(resolve(uc).interpolation));
@@ -977,6 +983,47 @@ TEST(ConfigSchemas, EnumsAndDefaultsAgreeWithTheCode) {
   EXPECT_EQ(roi["input_pixel_offset"]["default"].get<float>(), ap.input_pixel_offset);
   EXPECT_EQ(roi["output_pixel_offset"]["default"].get<float>(), ap.output_pixel_offset);
   EXPECT_EQ(roi["align_regions_to_corners"]["default"].get<bool>(), ap.align_regions_to_corners);
+}
+
+// RESAMPLE2/3 keys: every rounding direction by name (DirectML's increasing / decreasing are ceil / floor), the
+// antialiased flag, both carried into the resolved parameters; wrong values are refused with the allowed ones.
+TEST(ConfigResample3, RoundingDirectionAndAntialiased) {
+  const std::pair<const char*, NearestRounding> names[] = {
+      {"round_prefer_ceil", NearestRounding::RoundPreferCeil}, {"round_prefer_floor", NearestRounding::RoundPreferFloor},
+      {"floor", NearestRounding::Floor}, {"ceil", NearestRounding::Ceil}, {"decreasing", NearestRounding::Floor},
+      {"increasing", NearestRounding::Ceil}};
+  for (const auto& [name, rounding] : names) {
+    const ResampleConfig c = parse_resample_config(
+        std::string(R"({"scales": [1, 1, 2, 2], "rounding_direction": ")") + name + R"(", "antialiased": true})",
+        "x.json");
+    const ResampleParams p = resolve(c, {1, 1, 4, 4}).params;
+    EXPECT_EQ(p.rounding_direction, rounding) << name;
+    EXPECT_TRUE(p.antialiased);
+    EXPECT_EQ(parse_nearest_rounding(name, "--rounding-direction"), rounding);
+  }
+  const ResampleParams defaults = resolve(parse_resample_config(R"({"scales": [1, 1, 2, 2]})", "x.json"), {1, 1, 4, 4}).params;
+  EXPECT_EQ(defaults.rounding_direction, NearestRounding::RoundPreferCeil);
+  EXPECT_FALSE(defaults.antialiased);
+  const auto message = [](const std::string& json) {
+    try {
+      parse_resample_config(json, "x.json");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Usage);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(R"({"rounding_direction": "nearest"})").find("rounding_direction"), std::string::npos);
+  EXPECT_NE(message(R"({"rounding_direction": "nearest"})").find("round_prefer_floor"), std::string::npos);
+  EXPECT_NE(message(R"({"antialiased": 1})").find("true or false"), std::string::npos);
+  try {
+    parse_nearest_rounding("up", "--rounding-direction");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--rounding-direction = \"up\" is not a rounding direction; round_prefer_ceil, round_prefer_floor, "
+              "floor, ceil, decreasing (floor) or increasing (ceil) is allowed");
+  }
 }
 
 }  // namespace

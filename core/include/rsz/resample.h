@@ -2,10 +2,13 @@
 //
 // For every output element and each of the 4 axes (input length n, output index o, scale s, offsets ip, op):
 //   x = (o - op) / s - ip                             (float32, true division, no FMA)
-//   nearest: i = clamp(floor(x + 0.5), 0, n - 1)       exact halves go up
+//   nearest: i = clamp(floor(x + 0.5), 0, n - 1)       exact halves go up (rounding_direction: RESAMPLE2's other
+//                                                       rules floor(x), ceil(x), ceil(x - 0.5))
 //   linear:  x = clamp(x, 0, n - 1); i0 = floor(x); i1 = min(i0 + 1, n - 1); w = x - i0
 //            the output is the tensor product of the four 2-tap filters, combined innermost axis first
 //            (W, H, C, N), each step a + w * (b - a); an axis with w == 0 takes only its first tap.
+// antialiased (RESAMPLE3): on each axis with scale < 1 the 2-tap filter becomes the triangle filter widened by
+//            1 / scale, normalized over the taps inside the input (SEMANTICS.md §1.7).
 // Edges always repeat (no extrapolation value). The scales are used as given and never recomputed from the sizes:
 // where the scaled input is larger than the output the rest is not sampled, where smaller the edge repeats.
 // Default offsets 0.5 / -0.5 are pixel centres (DML_RESAMPLE, ONNX half_pixel, OpenCV INTER_LINEAR).
@@ -33,11 +36,28 @@ enum class InterpolationMode { Nearest, Linear };
 // "nearest", "linear".
 const char* to_string(InterpolationMode mode);
 
+// How nearest mode turns the source coordinate x into an index (SEMANTICS.md §1.2; DML_RESAMPLE2's
+// RoundingDirection, ONNX Resize's nearest_mode). Linear mode ignores it.
+enum class NearestRounding {
+  RoundPreferCeil,   // floor(x + 0.5): RESAMPLE1's rule, exact halves go up (the default)
+  RoundPreferFloor,  // ceil(x - 0.5): exact halves go down
+  Floor,             // floor(x): DML_AXIS_DIRECTION_DECREASING
+  Ceil,              // ceil(x): DML_AXIS_DIRECTION_INCREASING
+};
+
+// "round_prefer_ceil", "round_prefer_floor", "floor", "ceil".
+const char* to_string(NearestRounding rounding);
+
 struct ResampleParams {
   InterpolationMode interpolation = InterpolationMode::Linear;
   std::array<float, 4> scales{1.0f, 1.0f, 1.0f, 1.0f};
   std::array<float, 4> input_pixel_offsets{0.5f, 0.5f, 0.5f, 0.5f};
   std::array<float, 4> output_pixel_offsets{-0.5f, -0.5f, -0.5f, -0.5f};
+  // DML_RESAMPLE2: the nearest rounding rule (the default is RESAMPLE1's).
+  NearestRounding rounding_direction = NearestRounding::RoundPreferCeil;
+  // DML_RESAMPLE3 / ONNX Resize antialias=1: linear mode widens its triangle filter by 1 / scale on every axis with
+  // scale < 1 (SEMANTICS.md §1.7). Nearest mode and axes with scale >= 1 are unaffected.
+  bool antialiased = false;
 };
 
 // The default output sizes for `scales`: max(1, floor(n * s)) per axis, computed in float32.

@@ -52,7 +52,7 @@ std::array<std::vector<std::int64_t>, 4> nearest_offsets(const ConstTensorView& 
   for (int a = 0; a < 4; ++a) {
     const auto i = static_cast<std::size_t>(a);
     tables[i] = make_nearest_table(output.size(a), input.size(a), p.scales[i], p.input_pixel_offsets[i],
-                                   p.output_pixel_offsets[i]);
+                                   p.output_pixel_offsets[i], p.rounding_direction);
     for (auto& index : tables[i]) index *= input.stride(a);
   }
   return tables;
@@ -534,6 +534,9 @@ void resample_cpu(const ConstTensorView& input, const TensorView& output, const 
     } else {
       nearest_rows<std::uint16_t>(input, output, params, threads);
     }
+  } else if (params.antialiased && (params.scales[0] < 1.0f || params.scales[1] < 1.0f ||
+                                     params.scales[2] < 1.0f || params.scales[3] < 1.0f)) {
+    resample_antialiased_cpu(input, output, params, threads);
   } else {
     linear(input, output, params, threads);
   }

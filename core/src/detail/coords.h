@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
+
+#include "rsz/resample.h"
 
 namespace rsz::detail {
 
@@ -16,6 +19,22 @@ inline float resample_source_coord(std::int64_t o, float scale, float input_offs
 // conversion: NaN and -Inf give 0, +Inf gives n - 1.
 inline std::int64_t nearest_index(float x, std::int64_t n) {
   const float rounded = std::floor(x + 0.5f);
+  if (!(rounded > 0.0f)) return 0;
+  if (rounded >= static_cast<float>(n - 1)) return n - 1;
+  return static_cast<std::int64_t>(rounded);
+}
+
+// §1.2 with RESAMPLE2's rounding direction: RoundPreferCeil floor(x + 0.5), RoundPreferFloor ceil(x - 0.5),
+// Floor floor(x), Ceil ceil(x), each in float32, then clamped exactly as nearest_index.
+inline std::int64_t nearest_index(float x, std::int64_t n, NearestRounding rounding) {
+  float rounded;
+  switch (rounding) {
+    case NearestRounding::RoundPreferFloor: rounded = std::ceil(x - 0.5f); break;
+    case NearestRounding::Floor: rounded = std::floor(x); break;
+    case NearestRounding::Ceil: rounded = std::ceil(x); break;
+    case NearestRounding::RoundPreferCeil:
+    default: rounded = std::floor(x + 0.5f); break;
+  }
   if (!(rounded > 0.0f)) return 0;
   if (rounded >= static_cast<float>(n - 1)) return n - 1;
   return static_cast<std::int64_t>(rounded);
@@ -45,6 +64,44 @@ inline LinearTaps linear_taps(float x, std::int64_t n) {
 
 // §1.3: one 2-tap step. A zero weight takes only the first tap (so an infinite or huge second tap cannot leak in).
 inline float lerp(float a, float b, float w) { return w == 0.0f ? a : a + w * (b - a); }
+
+// §1.7: the taps of an antialiased axis (linear, scale < 1) for source coordinate x: `weights` receives the
+// normalized weights of input indices first, first + 1, ...; returns first. With xc = clamp_coord(x, n) and
+// s = scale, index i has weight w_i = 1 - |(i - xc) * s| (float32); the taps are the indices of [0, n - 1] with
+// w_i > 0 (at least the one nearest xc), each normalized as w_i / (w_first + w_first+1 + ...), summed in index order.
+inline std::int64_t antialias_taps(float x, std::int64_t n, float scale, std::vector<float>& weights) {
+  const float xc = clamp_coord(x, n);
+  const float support = 1.0f / scale;
+  // Candidate range, one index wider than the support on each side (float rounding), clamped in float before the
+  // conversion (the support may be huge or infinite).
+  const float hi_index = static_cast<float>(n - 1);
+  const float lo_f = std::floor(xc - support) - 1.0f;
+  const float hi_f = std::ceil(xc + support) + 1.0f;
+  const std::int64_t lo = lo_f > 0.0f ? static_cast<std::int64_t>(lo_f) : 0;
+  const std::int64_t hi = hi_f < hi_index ? static_cast<std::int64_t>(hi_f) : n - 1;
+  weights.clear();
+  std::int64_t first = -1;
+  float total = 0.0f;
+  for (std::int64_t i = lo; i <= hi; ++i) {
+    const float w = 1.0f - std::fabs((static_cast<float>(i) - xc) * scale);
+    if (!(w > 0.0f)) {
+      if (first >= 0) break;  // past the taps (they are contiguous: |i - xc| grows monotonically)
+      continue;
+    }
+    if (first < 0) first = i;
+    weights.push_back(w);
+    total = total + w;
+  }
+  if (first < 0) {  // not reachable (the index floor(xc) always has w > 0); kept as a guard
+    weights.assign(1, 1.0f);
+    return static_cast<std::int64_t>(std::floor(xc));
+  }
+  for (float& w : weights) w = w / total;
+  return first;
+}
+
+// One step of an antialiased axis' weighted sum: acc + w * v (the first tap is w * v alone).
+inline float weighted_tap(float acc, float w, float v) { return acc + w * v; }
 
 // a x b, or UINT64_MAX where the product overflows: sample and table counts that must not wrap.
 inline std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {

@@ -1,5 +1,6 @@
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "detail/access.h"
 #include "detail/coords.h"
@@ -11,14 +12,26 @@ namespace {
 struct AxisSample {
   detail::LinearTaps taps;
   std::int64_t stride;
+  bool antialiased = false;    // §1.7: a weighted sum over `weights` from index `first` instead of the 2-tap lerp
+  std::int64_t first = 0;
+  std::vector<float> weights;
 };
 
-// Tensor product of the per-axis 2-tap filters, combined innermost axis first: the recursion finishes the W
-// lerps before the H lerps, and so on outwards.
+// Tensor product of the per-axis filters, combined innermost axis first: the recursion finishes the W
+// lerps (or antialiased sums) before the H ones, and so on outwards.
 float combine_linear(const void* data, DataType type, const std::array<AxisSample, 4>& axes, int axis,
                      std::int64_t offset) {
   if (axis == 4) return detail::load_element(data, type, offset);
   const AxisSample& s = axes[static_cast<std::size_t>(axis)];
+  if (s.antialiased) {
+    float acc = 0.0f;
+    for (std::size_t k = 0; k < s.weights.size(); ++k) {
+      const float v = combine_linear(data, type, axes, axis + 1,
+                                     offset + (s.first + static_cast<std::int64_t>(k)) * s.stride);
+      acc = k == 0 ? s.weights[0] * v : detail::weighted_tap(acc, s.weights[k], v);
+    }
+    return acc;
+  }
   const float a = combine_linear(data, type, axes, axis + 1, offset + s.taps.i0 * s.stride);
   if (s.taps.w == 0.0f) return a;
   const float b = combine_linear(data, type, axes, axis + 1, offset + s.taps.i1 * s.stride);
@@ -30,12 +43,12 @@ float combine_linear(const void* data, DataType type, const std::array<AxisSampl
 void resample_reference(const ConstTensorView& input, const TensorView& output, const ResampleParams& params) {
   const DataType type = input.dtype();
   std::array<std::int64_t, 4> o{};
+  std::array<AxisSample, 4> axes{};  // every field used is set per element; kept to reuse the weight vectors
   for (o[0] = 0; o[0] < output.size(0); ++o[0]) {
     for (o[1] = 0; o[1] < output.size(1); ++o[1]) {
       for (o[2] = 0; o[2] < output.size(2); ++o[2]) {
         for (o[3] = 0; o[3] < output.size(3); ++o[3]) {
           std::int64_t out_offset = 0;
-          std::array<AxisSample, 4> axes{};
           std::int64_t in_offset = 0;
           for (int a = 0; a < 4; ++a) {
             const auto i = static_cast<std::size_t>(a);
@@ -43,9 +56,15 @@ void resample_reference(const ConstTensorView& input, const TensorView& output, 
             const float x = detail::resample_source_coord(o[i], params.scales[i], params.input_pixel_offsets[i],
                                                           params.output_pixel_offsets[i]);
             if (params.interpolation == InterpolationMode::Nearest) {
-              in_offset += detail::nearest_index(x, input.size(a)) * input.stride(a);
+              in_offset += detail::nearest_index(x, input.size(a), params.rounding_direction) * input.stride(a);
+            } else if (params.antialiased && params.scales[i] < 1.0f) {
+              axes[i].antialiased = true;
+              axes[i].stride = input.stride(a);
+              axes[i].first = detail::antialias_taps(x, input.size(a), params.scales[i], axes[i].weights);
             } else {
-              axes[i] = {detail::linear_taps(x, input.size(a)), input.stride(a)};
+              axes[i].antialiased = false;
+              axes[i].taps = detail::linear_taps(x, input.size(a));
+              axes[i].stride = input.stride(a);
             }
           }
           if (params.interpolation == InterpolationMode::Nearest) {

@@ -38,7 +38,13 @@ struct ResampleConfig {
   std::optional<std::array<float, 4>> input_pixel_offsets;
   std::optional<std::array<float, 4>> output_pixel_offsets;
   std::optional<std::array<std::int64_t, 4>> output_sizes;
+  std::optional<NearestRounding> rounding_direction;  // "rounding_direction" (DML_RESAMPLE2)
+  std::optional<bool> antialiased;                    // "antialiased" (DML_RESAMPLE3)
 };
+
+// "round_prefer_ceil", "round_prefer_floor", "floor", "ceil", or DirectML's names "decreasing" (floor) and
+// "increasing" (ceil). Throws ErrorCode::Usage naming `what`, the text and the allowed names.
+NearestRounding parse_nearest_rounding(const std::string& text, const std::string& what);
 
 struct Upsample2dConfig {
   std::optional<InterpolationMode> interpolation;

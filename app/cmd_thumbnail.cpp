@@ -1,0 +1,65 @@
+// `rsz thumbnail`: the everyday photo job in one line. A preset of `rsz resample`: the image is fitted within the
+// --size box keeping its aspect ratio, only shrunk unless --enlarge, with antialiased linear filtering (DirectML
+// RESAMPLE3's Antialiased, SEMANTICS.md §1.7) unless --no-antialias; EXIF orientation is applied and ICC, EXIF and
+// XMP are kept, as in every command (--no-exif, --strip).
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "commands.h"
+
+namespace rsz::app {
+
+void setup_thumbnail(CLI::App& app, ThumbnailOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "thumbnail", "Fit photos within a box, antialiased, auto-oriented, metadata kept (resample preset)");
+  ResampleOptions& r = o.resample;
+  add_common_options(*cmd, r.common);
+  cmd->add_option("--size", r.size,
+                  "The box: N (NxN), WxH, Wx or xH, or N%; a suffix as in --help of resample (! ^ > <) replaces "
+                  "the default (fit inside, only shrink)")
+      ->required();
+  cmd->add_option("--fit", r.fit,
+                  "inside (default), cover (fill the box, then crop it at --gravity: square thumbnails), contain "
+                  "(pad to the box), outside, fill")
+      ->check(CLI::IsMember({"fill", "inside", "outside", "cover", "contain"}));
+  cmd->add_option("--gravity", r.gravity, "Where cover crops and contain pads (default center)")
+      ->check(CLI::IsMember({"center", "north", "south", "east", "west", "northeast", "northwest", "southeast",
+                             "southwest"}));
+  cmd->add_option("--mode", r.mode, "linear (default) or nearest (not antialiased)")
+      ->check(CLI::IsMember({"nearest", "linear"}));
+  cmd->add_flag("--enlarge", o.enlarge, "Also enlarge images smaller than the box (default: they keep their size)");
+  cmd->add_flag("--no-antialias", o.no_antialias,
+                "Exact RESAMPLE1 2-tap filtering (aliases when shrinking by more than 2x)");
+  cmd->footer(
+      "Examples:\n"
+      "  rsz thumbnail -i 'photos/*.jpg' -o thumbs/ --size 256\n"
+      "  rsz thumbnail -r -i photos/ -o 'thumbs/{relpath}/{stem}.jpg' --size 320x240 --quality 85\n"
+      "  rsz thumbnail -i 'photos/*.jpg' -o squares/ --size 128 --fit cover --jobs 2\n"
+      "Differences from vipsthumbnail: no shrink-on-load (every pixel is read, results are exact and the same on "
+      "every machine), and images smaller than the box are kept as they are unless --enlarge.");
+}
+
+int run_thumbnail(const ThumbnailOptions& t) {
+  ResampleOptions o = t.resample;
+  std::string size = o.size;
+  if (!size.empty() && std::all_of(size.begin(), size.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
+    size += "x" + size;  // N: an N x N box
+  }
+  const bool suffix = !size.empty() && std::strchr("!^<>", size.back()) != nullptr;
+  if (t.enlarge && suffix && size.back() == '>') {
+    usage_error("thumbnail: --size " + o.size + " --enlarge: the '>' suffix only shrinks; drop one");
+  }
+  if (!suffix && o.fit.empty()) {
+    if (t.enlarge) {
+      o.fit = "inside";
+    } else {
+      size += ">";
+    }
+  }
+  o.size = size;
+  o.antialias = !t.no_antialias && o.mode != "nearest";
+  return run_resample(o);
+}
+
+}  // namespace rsz::app
