@@ -1,5 +1,6 @@
 // BMP, TIFF, WebP and PPM/PGM through OpenCV imgcodecs, reached through librsz_opencv_codecs.so (opencv_module.h),
-// which is loaded with dlopen the first time a file of these formats is read or written. Start-up and PNG/JPEG
+// which is loaded with dlopen the first time a file of these formats is read or written. The module also reads and
+// writes the metadata OpenCV leaves out: WebP's ICCP, EXIF and XMP chunks, TIFF's ICC profile and XMP tags. Start-up and PNG/JPEG
 // jobs therefore never load OpenCV (and the GDAL, GStreamer, OpenEXR... libraries Debian's build pulls in).
 //
 // The module is looked for at $RSZ_OPENCV_MODULE when that is set (and only there), else where `cmake --install`
@@ -24,6 +25,8 @@ struct Module {
   decltype(&rsz_cv_release) release = nullptr;
   decltype(&rsz_cv_encode) encode = nullptr;
   decltype(&rsz_cv_free) free = nullptr;
+  decltype(&rsz_cv_read_metadata) read_metadata = nullptr;
+  decltype(&rsz_cv_add_metadata) add_metadata = nullptr;
   std::string error;  // why it could not be loaded; empty when loaded
 };
 
@@ -43,7 +46,10 @@ std::string load_into(Module& module, const std::string& file) {
   module.release = reinterpret_cast<decltype(&rsz_cv_release)>(symbol("rsz_cv_release"));
   module.encode = reinterpret_cast<decltype(&rsz_cv_encode)>(symbol("rsz_cv_encode"));
   module.free = reinterpret_cast<decltype(&rsz_cv_free)>(symbol("rsz_cv_free"));
-  if (!module.decode || !module.release || !module.encode || !module.free) {
+  module.read_metadata = reinterpret_cast<decltype(&rsz_cv_read_metadata)>(symbol("rsz_cv_read_metadata"));
+  module.add_metadata = reinterpret_cast<decltype(&rsz_cv_add_metadata)>(symbol("rsz_cv_add_metadata"));
+  if (!module.decode || !module.release || !module.encode || !module.free || !module.read_metadata ||
+      !module.add_metadata) {
     ::dlclose(handle);
     return file + ": a symbol of the codec interface is missing";
   }
@@ -197,6 +203,75 @@ std::vector<T> to_bgr(const Image& image, const std::vector<T, SampleAllocator<T
   return out;
 }
 
+// The container extension the module's metadata functions take, or null for formats without metadata.
+const char* metadata_ext(ImageFormat format) {
+  return format == ImageFormat::Webp ? ".webp" : format == ImageFormat::Tiff ? ".tiff" : nullptr;
+}
+
+// The ICC profile, EXIF and XMP of a WebP or TIFF file into `image` (formats without metadata: nothing).
+void read_metadata(const Module& module, const std::string& path, const FileBytes& bytes, ImageFormat format,
+                   Image& image) {
+  const char* ext = metadata_ext(format);
+  if (ext == nullptr) return;
+  RszCvMetadata m{};
+  char message[256];
+  const int status = module.read_metadata(ext, bytes.data, bytes.size, &m, message, sizeof message);
+  if (status == RSZ_CV_OUT_OF_MEMORY) fail(ErrorCode::Io, path, "cannot read its metadata: out of memory");
+  if (status != RSZ_CV_OK) fail_corrupt(path, format, std::string("its metadata cannot be read: ") + message);
+  const auto take = [&](unsigned char* blob, std::size_t size, std::string& into) {
+    if (blob != nullptr) into.assign(reinterpret_cast<const char*>(blob), size);
+    module.free(blob);
+  };
+  take(m.icc, m.icc_size, image.icc_profile);
+  take(m.exif, m.exif_size, image.exif);
+  take(m.xmp, m.xmp_size, image.xmp);
+}
+
+// `encoded` with the image's metadata added where the format holds it: WebP the ICC profile (when it fits the
+// written channels), EXIF and XMP; TIFF the ICC profile and XMP.
+void add_metadata(const Module& module, const std::string& path, const Image& image, ImageFormat format,
+                  int out_channels, std::vector<std::uint8_t>& encoded) {
+  const char* ext = metadata_ext(format);
+  if (ext == nullptr) return;
+  const bool icc = profile_fits(image.icc_profile, out_channels);
+  const bool exif = format == ImageFormat::Webp && !image.exif.empty();
+  if (!icc && !exif && image.xmp.empty()) return;
+  const auto blob = [](const std::string& s) {
+    return reinterpret_cast<unsigned char*>(const_cast<char*>(s.data()));
+  };
+  RszCvMetadata m{};
+  if (icc) {
+    m.icc = blob(image.icc_profile);
+    m.icc_size = image.icc_profile.size();
+  }
+  if (exif) {
+    m.exif = blob(image.exif);
+    m.exif_size = image.exif.size();
+  }
+  m.xmp = blob(image.xmp);
+  m.xmp_size = image.xmp.size();
+  unsigned char* out = nullptr;
+  std::size_t out_size = 0;
+  char message[256];
+  const int status =
+      module.add_metadata(ext, encoded.data(), encoded.size(), &m, &out, &out_size, message, sizeof message);
+  if (status == RSZ_CV_OK) {
+    try {
+      encoded.assign(out, out + out_size);
+    } catch (...) {
+      module.free(out);
+      throw;
+    }
+    module.free(out);
+    return;
+  }
+  module.free(out);
+  if (status == RSZ_CV_OUT_OF_MEMORY) fail(ErrorCode::Io, path, "cannot write: out of memory while adding metadata");
+  fail(ErrorCode::Io, path,
+       std::string("cannot write the ") + display_name(format) + " image's metadata: " + message +
+           " (--strip writes the image without it)");
+}
+
 }  // namespace
 
 Image read_opencv(const std::string& path, const FileBytes& bytes, ImageFormat format,
@@ -221,6 +296,7 @@ Image read_opencv(const std::string& path, const FileBytes& bytes, ImageFormat f
   } catch (const std::bad_alloc&) {
     fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");
   }
+  read_metadata(module, path, bytes, format, image);
   return image;
 }
 
@@ -285,6 +361,8 @@ std::vector<std::uint8_t> encode_opencv(const std::string& path, const Image& im
     if (status == RSZ_CV_OK) {
       std::vector<std::uint8_t> out(encoded, encoded + encoded_size);
       module.free(encoded);
+      encoded = nullptr;
+      add_metadata(module, path, image, format, out_channels, out);
       return out;
     }
   } catch (const std::bad_alloc&) {

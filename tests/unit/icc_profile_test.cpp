@@ -152,5 +152,54 @@ TEST(ExifAndXmp, TravelToJpegAndPngOutputsWithTheOrientationReset) {
   EXPECT_EQ(bare.xmp, "");
 }
 
+// WebP (ICCP, EXIF and XMP chunks) and TIFF (ICC profile and XMP tags) keep their metadata through io, written and
+// read back through the codec module; the CLI carries it from PNG to WebP and TIFF and back, unless --strip.
+TEST(WebpAndTiffMetadata, IccExifAndXmpRoundTrip) {
+  test::ScratchDir dir("webp-tiff-metadata");
+  io::Image image = test_image(3);
+  image.icc_profile = test_profile("RGB ");
+  image.xmp = "<x:xmpmeta xmlns:x='adobe:ns:meta/'>rsz webp</x:xmpmeta>";
+  io::write_image(dir / "rgb.jpg", test_image(3));
+  const std::string exif = test::with_exif_orientation(test::read_file(dir / "rgb.jpg"), 3);
+  test::write_file(dir / "o3.jpg", exif);
+  io::ImageReadOptions as_stored;
+  as_stored.apply_exif_orientation = false;
+  image.exif = io::read_image(dir / "o3.jpg", as_stored).exif;  // a real EXIF block, orientation 3
+  ASSERT_EQ(orientation_of(image.exif), 3);
+  for (const char* name : {"m.webp", "m.tiff"}) {
+    io::write_image(dir / name, image);
+    const io::Image back = io::read_image(dir / name);
+    EXPECT_EQ(back.icc_profile, image.icc_profile) << name;
+    EXPECT_EQ(back.xmp, image.xmp) << name;
+    EXPECT_EQ(back.data8, image.data8) << name;  // lossless WebP, plain TIFF
+    // WebP holds EXIF as a blob, kept as it is (its orientation is not applied: WebP pixels are read as stored);
+    // TIFF's EXIF is a directory of its own, which rsz does not write.
+    EXPECT_EQ(back.exif, std::string(name) == "m.webp" ? image.exif : "") << name;
+  }
+  // A gray profile does not fit a WebP (written as RGB): left out.
+  io::Image gray = test_image(1);
+  gray.icc_profile = test_profile("GRAY");
+  io::write_image(dir / "g.webp", gray);
+  EXPECT_EQ(io::read_image(dir / "g.webp").icc_profile, "");
+  io::write_image(dir / "g.tiff", gray);
+  EXPECT_EQ(io::read_image(dir / "g.tiff").icc_profile, gray.icc_profile);
+
+  // The CLI: PNG -> WebP / TIFF -> PNG keeps the profile; --strip drops it.
+  io::Image png = test_image(3);
+  png.icc_profile = test_profile("RGB ");
+  io::write_image(dir / "in.png", png);
+  for (const char* out : {"out.webp", "out.tiff"}) {
+    auto r = test::run_rsz(dir, std::string("resample -i in.png -o ") + out + " --scale 0.5 -q");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(io::read_image(dir / out).icc_profile, png.icc_profile) << out;
+    r = test::run_rsz(dir, std::string("resample -i ") + out + " -o back_" + out + ".png --scale 2 -q");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(io::read_image(dir / (std::string("back_") + out + ".png")).icc_profile, png.icc_profile) << out;
+    r = test::run_rsz(dir, std::string("resample -i in.png -o stripped_") + out + " --scale 0.5 -q --strip");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(io::read_image(dir / (std::string("stripped_") + out)).icc_profile, "") << out;
+  }
+}
+
 }  // namespace
 }  // namespace rsz
