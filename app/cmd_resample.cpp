@@ -98,10 +98,24 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       const io::ResolvedResample resolved = resolve_for(input, loaded.sizes());
       const auto canvas = tweak.canvas ? tweak.canvas(loaded.sizes()) : std::nullopt;
       if (!canvas) {
+        const ExecOptions exec = exec_options(common, threads);
+        const std::vector<OutputRecord> record{
+            {out, resolved.output_sizes, to_string(loaded.result_type), std::nullopt}};
+        if (offset_shifts_exactly(resolved.params.output_pixel_offsets[2], resolved.output_sizes[2])) {
+          // Output rows [first, ...) are the rows of a call whose output offset is shifted by `first`: the same
+          // bits, so PNG and JPEG outputs are encoded band by band as they are computed.
+          save_output_rows(out, resolved.output_sizes, loaded.result_type, loaded, common,
+                           [&](std::int64_t first, const TensorView& band) {
+                             ResampleParams params = resolved.params;
+                             params.output_pixel_offsets[2] -= static_cast<float>(first);
+                             resample(loaded.view(), band, params, exec);
+                           });
+          return record;
+        }
         Tensor result(loaded.result_type, resolved.output_sizes, TensorInit::Uninitialized);
-        resample(loaded.view(), result.view(), resolved.params, exec_options(common, threads));
+        resample(loaded.view(), result.view(), resolved.params, exec);
         save_output(out, result.view(), loaded, common);
-        return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype()), std::nullopt}};
+        return record;
       }
       // --fit contain: the image is resampled straight into its place on a zero-filled canvas (a strided view).
       Tensor result(loaded.result_type, canvas->sizes, TensorInit::Zero);

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "streams.h"
 #include "rsz/error.h"
+#include "rsz/resample.h"
 #include "rsz/upsample2d.h"
 
 namespace rsz::app {
@@ -34,11 +35,34 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
     };
     job.run = [input, out, params, common](int threads) {
       const LoadedInput loaded = load_input(input, common);
-      Tensor result(loaded.result_type, upsample2d_output_sizes(loaded.sizes(), params.scale_size),
-                    TensorInit::Uninitialized);
-      upsample2d(loaded.view(), result.view(), params, exec_options(common, threads));
+      const Dims sizes = upsample2d_output_sizes(loaded.sizes(), params.scale_size);
+      const ExecOptions exec = exec_options(common, threads);
+      const std::vector<OutputRecord> record{{out, sizes, to_string(loaded.result_type), std::nullopt}};
+      constexpr std::uint32_t kExactFloat = 1u << 24;
+      if (sizes.size() == 4 && params.scale_size.height < kExactFloat && params.scale_size.width < kExactFloat &&
+          offset_shifts_exactly(-0.5f, sizes[2])) {
+        // Image outputs are encoded in bands as they are computed. A band other than the whole result is
+        // UPSAMPLE_2D's identity with RESAMPLE1 (SEMANTICS.md §2: integer scales, offsets 0.5 / -0.5), with the
+        // output offset shifted to the band's first row: the same bits.
+        save_output_rows(out, sizes, loaded.result_type, loaded, common,
+                         [&](std::int64_t first, const TensorView& band) {
+                           if (first == 0 && band.size(2) == sizes[2]) {
+                             upsample2d(loaded.view(), band, params, exec);
+                             return;
+                           }
+                           ResampleParams equivalent;
+                           equivalent.interpolation = params.interpolation;
+                           equivalent.scales = {1.0f, 1.0f, static_cast<float>(params.scale_size.height),
+                                                static_cast<float>(params.scale_size.width)};
+                           equivalent.output_pixel_offsets[2] -= static_cast<float>(first);
+                           resample(loaded.view(), band, equivalent, exec);
+                         });
+        return record;
+      }
+      Tensor result(loaded.result_type, sizes, TensorInit::Uninitialized);
+      upsample2d(loaded.view(), result.view(), params, exec);
       save_output(out, result.view(), loaded, common);
-      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype()), std::nullopt}};
+      return record;
     };
     jobs.push_back(std::move(job));
   }

@@ -487,21 +487,89 @@ Tensor to_grayscale(const ConstTensorView& tensor) {
 
 }  // namespace
 
-void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
-                 const CommonOptions& options) {
+namespace {
+
+void create_parent(const std::string& path) {
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) throw Error(ErrorCode::Io, path + ": cannot create the folder " + parent.string() + ": " + ec.message());
+}
+
+// The image a result tensor becomes: gray when asked, the output depth, the alpha convention.
+io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source, const CommonOptions& options) {
+  const int depth = output_depth(options, source.from_image, source.bit_depth);
+  return options.grayscale ? io::tensor_to_image(to_grayscale(tensor).view(), depth, alpha_mode(options))
+                           : io::tensor_to_image(tensor, depth, alpha_mode(options));
+}
+
+bool encodes_rows(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+}
+
+}  // namespace
+
+bool offset_shifts_exactly(float output_pixel_offset, std::int64_t rows) {
+  for (std::int64_t y = 0; y < rows; ++y) {
+    const float shifted = output_pixel_offset - static_cast<float>(y);
+    if (static_cast<double>(shifted) != static_cast<double>(output_pixel_offset) - static_cast<double>(y) ||
+        static_cast<float>(y) != static_cast<double>(y)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void save_output_rows(const std::string& path, const Dims& sizes, DataType type, const LoadedInput& source,
+                      const CommonOptions& options, const BandCompute& compute) {
+  if (is_npy_path(path) || !encodes_rows(path) || sizes.size() != 4 || sizes[0] != 1) {
+    Tensor result(type, sizes, TensorInit::Uninitialized);
+    compute(0, result.view());
+    save_output(path, result.view(), source, options);
+    return;
+  }
+  create_parent(path);
+  const std::int64_t c = sizes[1];
+  const std::int64_t h = sizes[2];
+  const std::int64_t w = sizes[3];
+  // Bands of about 4 MiB of float32 results: large enough to keep every thread busy, small next to any image.
+  const std::int64_t band_rows =
+      std::clamp<std::int64_t>((std::int64_t{4} << 20) / std::max<std::int64_t>(1, w * c * 4), 16, h);
+  Tensor band(type, {1, c, band_rows, w}, TensorInit::Uninitialized);
+  io::Image header;
+  header.width = w;
+  header.height = h;
+  header.channels = options.grayscale ? (c == 2 || c == 4 ? 2 : 1) : static_cast<int>(c);
+  header.bit_depth = output_depth(options, source.from_image, source.bit_depth);
+  if (!options.strip) {
+    header.icc_profile = source.icc_profile;
+    header.exif = source.exif;
+    header.xmp = source.xmp;
+  }
+  io::ImageWriteOptions write;
+  write.quality = options.quality;
+  write.png_compression = options.png_compression;
+  io::write_image_rows(path, header, band_rows, [&](std::int64_t first, io::Image& rows) {
+    const TensorView view(band.data(), type, {1, c, rows.height, w}, band.layout().strides());
+    compute(first, view);
+    io::Image image = result_image(view, source, options);
+    rows.data8.swap(image.data8);
+    rows.data16.swap(image.data16);
+  }, write);
+}
+
+void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
+                 const CommonOptions& options) {
+  create_parent(path);
   if (is_npy_path(path)) {
     io::write_npy(path, tensor);
   } else {
     io::ImageWriteOptions write;
     write.quality = options.quality;
     write.png_compression = options.png_compression;
-    const int depth = output_depth(options, source.from_image, source.bit_depth);
-    io::Image image = options.grayscale ? io::tensor_to_image(to_grayscale(tensor).view(), depth, alpha_mode(options))
-                                        : io::tensor_to_image(tensor, depth, alpha_mode(options));
+    io::Image image = result_image(tensor, source, options);
     // The colour profile travels with the pixels (io writes it where the format and channels allow).
     if (!options.strip) {
       image.icc_profile = source.icc_profile;

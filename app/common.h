@@ -121,6 +121,18 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options);
 // Writes a tensor as .npy or as an image (the format follows the extension), creating parent folders.
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
                  const CommonOptions& options);
+// Writes output rows [first_row, first_row + band rows) of the result into `band` (a 1 x C x rows x W view).
+using BandCompute = std::function<void(std::int64_t first_row, const TensorView& band)>;
+// save_output for a 1 x C x H x W result (`sizes`, `type`) that can be computed band by band: a PNG or JPEG image
+// is encoded as the bands are computed, so the whole result (nor its 8/16-bit image) never exists in memory; any
+// other output computes the whole result with compute(0, all of it) and goes through save_output. The bytes
+// written are the same either way.
+void save_output_rows(const std::string& path, const Dims& sizes, DataType type, const LoadedInput& source,
+                      const CommonOptions& options, const BandCompute& compute);
+// Whether output_pixel_offset - y is exact in float32 for every whole y in [0, rows): then output row y of an
+// operator equals row 0 of the same call with that offset, bit for bit (SEMANTICS.md §1.1's o - op is the same
+// real number rounded once), which is what lets a result be computed in bands.
+bool offset_shifts_exactly(float output_pixel_offset, std::int64_t rows);
 
 // Output naming. A template (contains '{') expands {stem} {ext} {op} {index} {label} {id}; otherwise `output` is a
 // folder when it exists as one, ends with '/', or there are several inputs (names then follow `default_name`), and a

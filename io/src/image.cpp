@@ -278,22 +278,115 @@ std::string image_output_problem(const std::string& path, std::int64_t width, st
   return detail::unfit_reason(facts, format);
 }
 
-void write_image(const std::string& path, const Image& image, const ImageWriteOptions& options) {
+namespace detail {
+
+RowFeed whole_image_feed(const Image& image) {
+  RowFeed feed;
+  const std::size_t row_bytes = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.channels) *
+                                static_cast<std::size_t>(image.bit_depth / 8);
+  const auto* base = image.bit_depth == 16 ? reinterpret_cast<const std::uint8_t*>(image.data16.data())
+                                           : image.data8.data();
+  feed.band = [base, row_bytes](std::int64_t first, std::int64_t) {
+    return base + row_bytes * static_cast<std::size_t>(first);
+  };
+  return feed;
+}
+
+}  // namespace detail
+
+namespace {
+
+ImageFormat writable_format(const std::string& path, const Image& image) {
   const ImageFormat format = format_of_extension(path);
   if (format == ImageFormat::Unknown) {
     fail(ErrorCode::Format, path, image_output_problem(path, image.width, image.height, image.channels, 8));
   }
+  return format;
+}
+
+// Encodes `header`'s size and metadata with rows from `feed` (PNG, JPEG), and writes the file.
+void encode_and_write(const std::string& path, ImageFormat format, const Image& header,
+                      const ImageWriteOptions& options, const detail::RowFeed& feed) {
+  std::vector<std::uint8_t> encoded =
+      format == ImageFormat::Png
+          ? detail::encode_png(path, header, options.png_compression, feed)
+          : detail::encode_jpeg(path, header, options.quality > 0 ? options.quality : kDefaultJpegQuality, feed);
+  detail::write_file_atomic(path, encoded.data(), encoded.size());
+}
+
+}  // namespace
+
+void write_image(const std::string& path, const Image& image, const ImageWriteOptions& options) {
+  const ImageFormat format = writable_format(path, image);
   detail::check_image(path, image);
   check_write_options(path, options);
-  std::vector<std::uint8_t> encoded;
-  switch (format) {
-    case ImageFormat::Png: encoded = detail::encode_png(path, image, options.png_compression); break;
-    case ImageFormat::Jpeg:
-      encoded = detail::encode_jpeg(path, image, options.quality > 0 ? options.quality : kDefaultJpegQuality);
-      break;
-    default: encoded = detail::encode_opencv(path, image, format, options); break;
+  if (format == ImageFormat::Png || format == ImageFormat::Jpeg) {
+    encode_and_write(path, format, image, options, detail::whole_image_feed(image));
+    return;
   }
+  const std::vector<std::uint8_t> encoded = detail::encode_opencv(path, image, format, options);
   detail::write_file_atomic(path, encoded.data(), encoded.size());
+}
+
+void write_image_rows(const std::string& path, const Image& header, std::int64_t band_rows,
+                      const RowProducer& produce, const ImageWriteOptions& options) {
+  const ImageFormat format = writable_format(path, header);
+  check_write_options(path, options);
+  if (band_rows < 1) band_rows = 1;
+  Image band;
+  band.width = header.width;
+  band.channels = header.channels;
+  band.bit_depth = header.bit_depth;
+  const auto samples = [&](std::int64_t rows) {
+    return static_cast<std::size_t>(header.width) * static_cast<std::size_t>(header.channels) *
+           static_cast<std::size_t>(rows);
+  };
+  const auto make_band = [&](std::int64_t first, std::int64_t rows) {
+    band.height = rows;
+    if (band.bit_depth == 16) {
+      band.data16.resize(samples(rows));
+    } else {
+      band.data8.resize(samples(rows));
+    }
+    produce(first, band);
+    detail::check_image(path, band);
+  };
+  if (format != ImageFormat::Png && format != ImageFormat::Jpeg) {
+    // Encoders that take the whole image: the bands are gathered first.
+    Image whole = header;
+    whole.data8.clear();
+    whole.data16.clear();
+    for (std::int64_t y = 0; y < header.height; y += band_rows) {
+      make_band(y, std::min(band_rows, header.height - y));
+      if (whole.bit_depth == 16) {
+        whole.data16.insert(whole.data16.end(), band.data16.begin(), band.data16.end());
+      } else {
+        whole.data8.insert(whole.data8.end(), band.data8.begin(), band.data8.end());
+      }
+    }
+    write_image(path, whole, options);
+    return;
+  }
+  Image checked = header;  // the header's size, channels and depth, checked with a one-row sample buffer
+  checked.height = 1;
+  checked.data8.resize(checked.bit_depth == 8 ? samples(1) : 0);
+  checked.data16.resize(checked.bit_depth == 16 ? samples(1) : 0);
+  detail::check_image(path, checked);
+  if (header.height < 1) detail::check_image(path, header);
+  std::exception_ptr error;
+  detail::RowFeed feed;
+  feed.band_rows = band_rows;
+  feed.error = &error;
+  feed.band = [&](std::int64_t first, std::int64_t count) -> const std::uint8_t* {
+    try {
+      make_band(first, count);
+      return band.bit_depth == 16 ? reinterpret_cast<const std::uint8_t*>(band.data16.data()) : band.data8.data();
+    } catch (...) {
+      error = std::current_exception();
+      return nullptr;
+    }
+  };
+  encode_and_write(path, format, header, options, feed);
 }
 
 void write_image(const std::string& path, const Image& image, int quality) {

@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -101,16 +103,28 @@ inline bool profile_fits(const std::string& profile, int channels) {
 constexpr std::size_t kNoOrientation = static_cast<std::size_t>(-1);
 std::size_t exif_orientation_offset(const std::uint8_t* tiff, std::size_t length);
 
+// The rows of an image being encoded, handed over in bands: band(first, count) returns `count` packed rows from row
+// `first` on, or null when the producer failed (it then keeps its exception in *error for the caller to rethrow).
+struct RowFeed {
+  std::int64_t band_rows = 0;  // rows per call (the last band may be shorter); 0: all rows in one call
+  std::function<const std::uint8_t*(std::int64_t first, std::int64_t count)> band;
+  const std::exception_ptr* error = nullptr;
+};
+// A feed over the samples of a whole image.
+RowFeed whole_image_feed(const Image& image);
+
 // ----- PNG (image_png.cpp, libpng)
 Image read_png(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
 // Header-level facts; throws NeedMoreBytes when `bytes` is an incomplete prefix that ends too early.
 ImageInfo read_png_info(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
 // `compression`: zlib level 0..9 with adaptive filters, or -1 for the fast default (ImageWriteOptions).
-std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image, int compression);
+// `header`: size, channels, bit depth and metadata (its samples are not read); the rows come from `feed`.
+std::vector<std::uint8_t> encode_png(const std::string& path, const Image& header, int compression,
+                                     const RowFeed& feed);
 
 // ----- JPEG (image_jpeg.cpp, libjpeg-turbo)
 Image read_jpeg(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
-std::vector<std::uint8_t> encode_jpeg(const std::string& path, const Image& image, int quality);
+std::vector<std::uint8_t> encode_jpeg(const std::string& path, const Image& header, int quality, const RowFeed& feed);
 
 // ----- BMP, TIFF, WebP, PPM/PGM (image_opencv.cpp: OpenCV imgcodecs in a module loaded at first use)
 Image read_opencv(const std::string& path, const FileBytes& bytes, ImageFormat format, const ImageReadOptions& options);

@@ -209,6 +209,8 @@ ReadStatus run_jpeg_read(JpegReadJob* job) {
 
 struct JpegWriteJob {
   const Image* image = nullptr;
+  const RowFeed* feed = nullptr;
+  bool feed_failed = false;
   int quality = 95;
   unsigned char* out = nullptr;  // malloc'ed by libjpeg; freed by the caller
   unsigned long out_size = 0;
@@ -251,10 +253,20 @@ bool run_jpeg_write(JpegWriteJob* job) {
                            static_cast<unsigned int>(image.icc_profile.size()));
   }
   const std::size_t row_bytes = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.channels);
-  while (cinfo.next_scanline < cinfo.image_height) {
-    // libjpeg reads the rows only; the const_cast never leads to a write.
-    JSAMPROW row = const_cast<std::uint8_t*>(image.data8.data()) + row_bytes * cinfo.next_scanline;
-    jpeg_write_scanlines(&cinfo, &row, 1);
+  const std::int64_t band = job->feed->band_rows > 0 ? job->feed->band_rows : image.height;
+  for (std::int64_t y = 0; y < image.height; y += band) {
+    const std::int64_t count = std::min(band, image.height - y);
+    const std::uint8_t* rows = job->feed->band(y, count);
+    if (rows == nullptr) {
+      job->feed_failed = true;
+      jpeg_destroy_compress(&cinfo);
+      return false;
+    }
+    for (std::int64_t k = 0; k < count; ++k) {
+      // libjpeg reads the rows only; the const_cast never leads to a write.
+      JSAMPROW row = const_cast<std::uint8_t*>(rows) + row_bytes * static_cast<std::size_t>(k);
+      jpeg_write_scanlines(&cinfo, &row, 1);
+    }
   }
   jpeg_finish_compress(&cinfo);
   jpeg_destroy_compress(&cinfo);
@@ -287,14 +299,20 @@ Image read_jpeg(const std::string& path, const FileBytes& bytes, const ImageRead
   fail_corrupt(path, ImageFormat::Jpeg, std::string("libjpeg: ") + job.errors.message);
 }
 
-std::vector<std::uint8_t> encode_jpeg(const std::string& path, const Image& image, int quality) {
+std::vector<std::uint8_t> encode_jpeg(const std::string& path, const Image& image, int quality, const RowFeed& feed) {
   if (const std::string reason = unfit_reason(image, ImageFormat::Jpeg); !reason.empty()) {
     fail(ErrorCode::Format, path, reason);
   }
   JpegWriteJob job;
   job.image = &image;
+  job.feed = &feed;
   job.quality = quality;
   const bool ok = run_jpeg_write(&job);
+  if (!ok && job.feed_failed) {
+    std::free(job.out);
+    if (feed.error != nullptr && *feed.error) std::rethrow_exception(*feed.error);
+    fail(ErrorCode::Io, path, "cannot encode the JPEG image: its rows could not be produced");
+  }
   std::vector<std::uint8_t> out;
   try {
     if (ok) out.assign(job.out, job.out + job.out_size);

@@ -230,8 +230,10 @@ struct PngWriteJob {
   int zlib_level = 6;
   int filters = PNG_ALL_FILTERS;
   std::vector<std::uint8_t>* out = nullptr;
-  png_bytep* rows = nullptr;  // owned by the caller
+  const RowFeed* feed = nullptr;
+  png_bytep* rows = nullptr;  // room for one band of row pointers, owned by the caller
   bool out_of_memory = false;
+  bool feed_failed = false;
   char message[kMessageSize] = {};
 };
 
@@ -305,7 +307,23 @@ bool run_png_write(PngWriteJob* job) {
   }
   png_write_info(png, info);
   if (image.bit_depth == 16) png_set_swap(png);
-  png_write_image(png, job->rows);
+  // Band by band as the feed produces them (libpng copies each row before transforming it: they stay unmodified).
+  const std::size_t row_bytes = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.channels) *
+                                static_cast<std::size_t>(image.bit_depth / 8);
+  const std::int64_t band = job->feed->band_rows > 0 ? job->feed->band_rows : image.height;
+  for (std::int64_t y = 0; y < image.height; y += band) {
+    const std::int64_t count = std::min(band, image.height - y);
+    const std::uint8_t* rows = job->feed->band(y, count);
+    if (rows == nullptr) {
+      job->feed_failed = true;
+      png_destroy_write_struct(&png, &info);
+      return false;
+    }
+    for (std::int64_t k = 0; k < count; ++k) {
+      job->rows[k] = const_cast<png_bytep>(rows) + row_bytes * static_cast<std::size_t>(k);
+    }
+    png_write_rows(png, job->rows, static_cast<png_uint_32>(count));
+  }
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
   return true;
@@ -342,23 +360,21 @@ ImageInfo read_png_info(const std::string& path, const FileBytes& bytes, const I
   return info;
 }
 
-std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image, int compression) {
+std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image, int compression,
+                                     const RowFeed& feed) {
   constexpr std::int64_t kMaxSide = 0x7fffffff;  // PNG's limit on width and height
   if (image.width > kMaxSide || image.height > kMaxSide) {
     fail(ErrorCode::Format, path,
          "the image is " + size_text(image.width, image.height) +
              " pixels, larger than PNG allows; width and height of at most 2147483647 are allowed");
   }
-  const auto height = static_cast<std::size_t>(image.height);
   const std::size_t row_bytes = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.channels) *
                                 static_cast<std::size_t>(image.bit_depth / 8);
-  std::vector<png_bytep> rows(height);
-  auto* base = image.bit_depth == 16 ? reinterpret_cast<png_bytep>(const_cast<std::uint16_t*>(image.data16.data()))
-                                     : const_cast<png_bytep>(image.data8.data());
-  // libpng copies each row before transforming it (the 16-bit byte swap), so the image is never modified.
-  for (std::size_t y = 0; y < height; ++y) rows[y] = base + row_bytes * y;
+  std::vector<png_bytep> rows(static_cast<std::size_t>(feed.band_rows > 0 ? std::min(feed.band_rows, image.height)
+                                                                          : image.height));
   std::vector<std::uint8_t> out;
-  out.reserve(row_bytes * height / 2 + 1024);
+  out.reserve(std::min<std::size_t>(row_bytes * static_cast<std::size_t>(image.height) / 2, std::size_t{64} << 20) +
+              1024);
   PngWriteJob job;
   job.image = &image;
   // The default: a low zlib level over rows filtered with Sub, whose deltas suit photographs; a level chosen with
@@ -366,8 +382,10 @@ std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image
   job.zlib_level = compression < 0 ? kFastZlibLevel : compression;
   job.filters = compression < 0 ? kFastFilter : PNG_ALL_FILTERS;
   job.out = &out;
+  job.feed = &feed;
   job.rows = rows.data();
   if (!run_png_write(&job)) {
+    if (job.feed_failed && feed.error != nullptr && *feed.error) std::rethrow_exception(*feed.error);
     if (job.out_of_memory) fail(ErrorCode::Io, path, "cannot write: out of memory while encoding the PNG image");
     fail(ErrorCode::Io, path, std::string("cannot encode the PNG image: ") + job.message);
   }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <new>
 #include <string>
 #include <utility>
@@ -113,6 +114,17 @@ std::string image_output_problem(const std::string& path, std::int64_t width, st
                                  int bit_depth);
 // The same with only a quality (JPEG 1..100, or lossy WebP).
 void write_image(const std::string& path, const Image& image, int quality);
+
+// Fills `band` (width, channels and bit depth of the image being written, `band.height` rows, samples allocated)
+// with the image's rows [first_row, first_row + band.height).
+using RowProducer = std::function<void(std::int64_t first_row, Image& band)>;
+// write_image for an image produced band by band, for outputs too large to hold whole: `header` gives the size,
+// channels, bit depth and metadata (its samples are ignored); `produce` is called for consecutive bands of at most
+// `band_rows` rows, top to bottom. PNG and JPEG encode each band as soon as it is produced, so only one band of
+// samples exists at a time; other formats collect the bands and encode the whole image. An exception from
+// `produce` propagates unchanged and nothing is written. The same checks, messages and bytes as write_image.
+void write_image_rows(const std::string& path, const Image& header, std::int64_t band_rows,
+                      const RowProducer& produce, const ImageWriteOptions& options = {});
 
 // Value mapping: a sample p of an image with bit depth b becomes p / (2^b - 1) in [0, 1]; on the way back a value v
 // becomes round(v * (2^b - 1)) saturated to [0, 2^b - 1] (NaN becomes 0). An identity round trip is exact at 8 and
