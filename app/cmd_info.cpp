@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "rsz/exec.h"
 #include "rsz/io/npy.h"
 
 namespace rsz::app {
@@ -21,15 +22,33 @@ const char* channel_names(int channels) {
 
 void setup_info(CLI::App& app, InfoOptions& o) {
   CLI::App* cmd = app.add_subcommand("info", "Show size, channels and bit depth of images, dtype and shape of .npy");
-  cmd->add_option("files", o.inputs, "Images or .npy files, folders or quoted globs")->required();
+  cmd->add_option("files", o.inputs, "Images or .npy files, folders or quoted globs");
+  cmd->add_flag("--backends", o.backends,
+                "List the kernel backends of this build: whether each can run here, and on what memory");
   cmd->add_flag("-r,--recursive", o.recursive, "Descend into sub-folders of folders");
   cmd->add_flag("--json", o.json, "One JSON object per file on stdout");
   cmd->add_flag("--no-exif", o.no_exif, "Report the stored size, not the EXIF-upright one");
   cmd->footer(
-      "Examples:\n  rsz info photo.jpg\n  rsz info --json samples/photos features.npy\n  rsz info 'photos/*.jpg'");
+      "Examples:\n  rsz info photo.jpg\n  rsz info --json samples/photos features.npy\n  rsz info 'photos/*.jpg'\n"
+      "  rsz info --backends");
 }
 
 int run_info(const InfoOptions& o) {
+  if (o.backends) {
+    for (const BackendInfo& b : rsz::backends()) {
+      nlohmann::json record{{"backend", to_string(b.backend)},
+                            {"memory", to_string(b.memory)},
+                            {"available", b.available},
+                            {"note", b.note}};
+      std::cout << (o.json ? record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                           : std::string(to_string(b.backend)) + ": " + (b.available ? "available" : "not available") +
+                                 ", " + to_string(b.memory) + " memory" + (b.note.empty() ? "" : "; " + b.note))
+                << "\n";
+    }
+    if (o.inputs.empty()) return kExitOk;
+  } else if (o.inputs.empty()) {
+    usage_error("info: give files, folders or globs to describe, or --backends");
+  }
   int status = kExitOk;
   for (const std::string& path : expand_inputs(o.inputs, o.recursive)) {
     try {

@@ -153,6 +153,7 @@ struct InfoOptions {
   bool recursive = false;
   bool json = false;
   bool no_exif = false;
+  bool backends = false;
 };
 void setup_info(CLI::App& app, InfoOptions& options);
 int run_info(const InfoOptions& options);

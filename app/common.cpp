@@ -284,8 +284,10 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_option("--alpha", options.alpha,
                      "Alpha handling: premultiplied (default; no dark fringes) or straight")
       ->check(CLI::IsMember({"premultiplied", "straight"}));
-  command.add_option("--backend", options.backend, "Kernel backend: auto (default) or reference (the naive oracle)")
-      ->check(CLI::IsMember({"auto", "reference"}));
+  command.add_option("--backend", options.backend,
+                     "Kernel backend: auto (default: cpu), cpu, or reference (the naive oracle); rsz info --backends "
+                     "lists them")
+      ->check(CLI::IsMember({"auto", "cpu", "reference"}));
   command.add_option("--max-pixels", options.max_pixels,
                      "Refuse input and output images with more pixels than this, before decoding (default 268435456)")
       ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
@@ -411,7 +413,9 @@ io::AlphaMode alpha_mode(const CommonOptions& options) {
 
 ExecOptions exec_options(const CommonOptions& options, int threads) {
   ExecOptions exec;
-  exec.backend = options.backend == "reference" ? Backend::Reference : Backend::Auto;
+  exec.backend = options.backend == "reference" ? Backend::Reference
+                 : options.backend == "cpu"     ? Backend::Cpu
+                                                : Backend::Auto;
   exec.num_threads = std::max(1, threads);
   exec.max_samples = options.max_samples;
   return exec;

@@ -15,7 +15,7 @@ _rsz_flags() {
                      --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
     run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --max-memory --max-pixels
                --skip-existing --max-samples" ;;
-    info) echo "-h --help -r --recursive --json --no-exif" ;;
+    info) echo "-h --help -r --recursive --json --no-exif --backends" ;;
   esac
 }
 
@@ -35,7 +35,7 @@ _rsz() {
   case $prev in
     --dtype) COMPREPLY=($(compgen -W "float32 float16" -- "$cur")); return ;;
     --alpha) COMPREPLY=($(compgen -W "premultiplied straight" -- "$cur")); return ;;
-    --backend) COMPREPLY=($(compgen -W "auto reference" -- "$cur")); return ;;
+    --backend) COMPREPLY=($(compgen -W "auto cpu reference" -- "$cur")); return ;;
     --mode) COMPREPLY=($(compgen -W "nearest linear" -- "$cur")); return ;;
     --reduction) COMPREPLY=($(compgen -W "average max" -- "$cur")); return ;;
     --rois-check) COMPREPLY=($(compgen -W "warn error off" -- "$cur")); return ;;

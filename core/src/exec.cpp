@@ -7,6 +7,7 @@ const char* to_string(Backend backend) {
     case Backend::Auto: return "auto";
     case Backend::Reference: return "reference";
     case Backend::Cpu: return "cpu";
+    case Backend::Cuda: return "cuda";
   }
   return "unknown";
 }

@@ -3,10 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "backend.h"
 #include "detail/validate.h"
-#include "cpu/cpu.h"
-#include "cpu/parallel.h"
-#include "reference/reference.h"
 
 namespace rsz {
 namespace {
@@ -94,12 +92,9 @@ Dims resample_output_sizes(const Dims& input_sizes, const std::array<float, 4>& 
 void resample(const ConstTensorView& input, const TensorView& output, const ResampleParams& params,
               const ExecOptions& options) {
   validate(input, output, params);
-  switch (options.backend) {
-    case Backend::Reference: reference::resample_reference(input, output, params); return;
-    case Backend::Auto:
-    case Backend::Cpu: cpu::resample_cpu(input, output, params, cpu::resolve_threads(options.num_threads)); return;
-  }
-  detail::fail(ErrorCode::InvalidArgument, kOp, "backend has an unknown value; auto, reference or cpu is allowed");
+  const ConstTensorView out = output;
+  const detail::BackendOps& backend = detail::pick_backend(kOp, options, detail::common_memory(kOp, {&input, &out}));
+  backend.resample(input, output, params, options);
 }
 
 }  // namespace rsz

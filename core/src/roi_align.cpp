@@ -6,10 +6,8 @@
 
 #include "detail/access.h"
 #include "detail/coords.h"
+#include "backend.h"
 #include "detail/validate.h"
-#include "cpu/cpu.h"
-#include "cpu/parallel.h"
-#include "reference/reference.h"
 
 namespace rsz {
 namespace {
@@ -213,10 +211,17 @@ void validate(const ConstTensorView& input, const ConstTensorView& rois, const C
   detail::check_finite(kOp, "input_pixel_offset", params.input_pixel_offset);
   detail::check_finite(kOp, "output_pixel_offset", params.output_pixel_offset);
   detail::check_output_writable(kOp, output, {&input, &rois, &batch_indices});
-  check_roi_values(input, rois, batch_indices, params);
 }
 
 }  // namespace
+
+void detail::check_roi_values_on_host(const ConstTensorView& input, const ConstTensorView& rois,
+                                      const ConstTensorView& batch_indices, const TensorView& output,
+                                      const RoiAlignParams& params, const ExecOptions& options) {
+  check_roi_values(input, rois, batch_indices, params);
+  if (output.element_count() == 0) return;  // R = 0: nothing to compute
+  check_sample_budget(input, rois, output, params, options.max_samples);
+}
 
 const char* to_string(RoiReduction reduction) {
   switch (reduction) {
@@ -238,14 +243,12 @@ Dims roi_align_output_sizes(const Dims& input_sizes, const Dims& rois_sizes, std
 void roi_align(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
                const TensorView& output, const RoiAlignParams& params, const ExecOptions& options) {
   validate(input, rois, batch_indices, output, params);
+  const ConstTensorView out = output;
+  const detail::BackendOps& backend =
+      detail::pick_backend(kOp, options, detail::common_memory(kOp, {&input, &rois, &batch_indices, &out}));
+  backend.check_roi_values(input, rois, batch_indices, output, params, options);
   if (output.element_count() == 0) return;  // R = 0: nothing to compute
-  check_sample_budget(input, rois, output, params, options.max_samples);
-  switch (options.backend) {
-    case Backend::Reference: reference::roi_align_reference(input, rois, batch_indices, output, params); return;
-    case Backend::Auto:
-    case Backend::Cpu: cpu::roi_align_cpu(input, rois, batch_indices, output, params, cpu::resolve_threads(options.num_threads)); return;
-  }
-  detail::fail(ErrorCode::InvalidArgument, kOp, "backend has an unknown value; auto, reference or cpu is allowed");
+  backend.roi_align(input, rois, batch_indices, output, params, options);
 }
 
 }  // namespace rsz

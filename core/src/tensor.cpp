@@ -15,6 +15,8 @@
 #include "rsz/error.h"
 
 namespace rsz {
+
+const char* to_string(MemorySpace memory) { return memory == MemorySpace::Host ? "host" : "device"; }
 namespace {
 
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();

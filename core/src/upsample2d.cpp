@@ -3,10 +3,8 @@
 #include <limits>
 #include <string>
 
+#include "backend.h"
 #include "detail/validate.h"
-#include "cpu/cpu.h"
-#include "cpu/parallel.h"
-#include "reference/reference.h"
 
 namespace rsz {
 namespace {
@@ -77,12 +75,9 @@ Dims upsample2d_output_sizes(const Dims& input_sizes, const ScaleSize& scale_siz
 void upsample2d(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& params,
                 const ExecOptions& options) {
   validate(input, output, params);
-  switch (options.backend) {
-    case Backend::Reference: reference::upsample2d_reference(input, output, params); return;
-    case Backend::Auto:
-    case Backend::Cpu: cpu::upsample2d_cpu(input, output, params, cpu::resolve_threads(options.num_threads)); return;
-  }
-  detail::fail(ErrorCode::InvalidArgument, kOp, "backend has an unknown value; auto, reference or cpu is allowed");
+  const ConstTensorView out = output;
+  const detail::BackendOps& backend = detail::pick_backend(kOp, options, detail::common_memory(kOp, {&input, &out}));
+  backend.upsample2d(input, output, params, options);
 }
 
 }  // namespace rsz

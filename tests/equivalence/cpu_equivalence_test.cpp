@@ -15,6 +15,8 @@
 namespace rsz {
 namespace {
 
+class Equivalence : public ::testing::TestWithParam<Backend> {};
+
 using test::Input;
 using test::make_input;
 using test::run_into;
@@ -23,7 +25,7 @@ const int kThreadCounts[] = {1, 2, 7};
 const DataType kTypes[] = {DataType::Float32, DataType::Float16};
 const InterpolationMode kModes[] = {InterpolationMode::Nearest, InterpolationMode::Linear};
 
-TEST(CpuEquivalence, Resample) {
+TEST_P(Equivalence, Resample) {
   const std::array<float, 4> scale_sets[] = {
       {1, 1, 1, 1}, {1, 1, 0.5f, 0.5f}, {1, 1, 2.0f / 3.0f, 0.37f}, {1, 1, 2, 3}, {1, 1, 1.7f, 2.9f},
       {2, 0.5f, 1.25f, 0.8f}, {1.5f, 3, 1, 1}, {1, 1, 3, 2}, {1, 1, 0.45f, 0.7f}};
@@ -48,7 +50,7 @@ TEST(CpuEquivalence, Resample) {
             for (const int threads : kThreadCounts) {
               for (const bool strided_out : {false, true}) {
                 const auto got = run_into(out_sizes, type, strided_out, [&](const TensorView& out) {
-                  resample(in.view(), out, p, {Backend::Cpu, threads});
+                  resample(in.view(), out, p, {GetParam(), threads});
                 });
                 std::ostringstream context;
                 context << to_string(type) << " " << to_string(mode) << (channels_last ? " nhwc" : " nchw")
@@ -73,7 +75,7 @@ TEST(CpuEquivalence, Resample) {
 // NaN as the canonical one (SEMANTICS.md §0). The shapes reach the fast paths: rows used once (H x0.5, x0.45),
 // the doubling W filter (W x2 on 70 columns), N and C plane blending, float16 narrowing with and without F16C
 // widths (19, 70), raw-bit nearest rows and integer-factor upsampling.
-TEST(CpuEquivalence, SpecialValuesKeepTheReferenceBits) {
+TEST_P(Equivalence, SpecialValuesKeepTheReferenceBits) {
   int cases = 0;
   std::uint32_t seed = 3000;
   for (const DataType type : kTypes) {
@@ -94,7 +96,7 @@ TEST(CpuEquivalence, SpecialValuesKeepTheReferenceBits) {
             });
             for (const int threads : {1, 2, 7}) {
               const auto got = test::run_into_bytes(out_sizes, type, [&](const TensorView& out) {
-                resample(in.view(), out, p, {Backend::Cpu, threads});
+                resample(in.view(), out, p, {GetParam(), threads});
               });
               const std::size_t first = test::first_difference(expected, got, type);
               ASSERT_EQ(first, expected.size())
@@ -115,7 +117,7 @@ TEST(CpuEquivalence, SpecialValuesKeepTheReferenceBits) {
               upsample2d(in.view(), out, p, {Backend::Reference, 1});
             });
             const auto got = test::run_into_bytes(out_sizes, type, [&](const TensorView& out) {
-              upsample2d(in.view(), out, p, {Backend::Cpu, 2});
+              upsample2d(in.view(), out, p, {GetParam(), 2});
             });
             const std::size_t first = test::first_difference(expected, got, type);
             ASSERT_EQ(first, expected.size())
@@ -140,8 +142,8 @@ TEST(CpuEquivalence, SpecialValuesKeepTheReferenceBits) {
 // Computed paths store the canonical NaN (float32 0x7fc00000, float16 0x7e00) in every backend, also where a zero
 // weight passes a value through unchanged (float16 widening in software keeps a signalling NaN's payload while F16C
 // quiets it; float32 passes it untouched) and where Inf - Inf makes the x86 default NaN (0xffc00000).
-TEST(CpuEquivalence, ComputedNanIsCanonical) {
-  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+TEST_P(Equivalence, ComputedNanIsCanonical) {
+  for (const Backend backend : {Backend::Reference, GetParam()}) {
     for (const int threads : {1, 2}) {
       // 1 x 1 x 2 x 12: signalling and quiet NaNs of both signs, and +Inf next to -Inf.
       std::vector<std::uint32_t> f(24, 0x3f800000u);
@@ -229,8 +231,8 @@ TEST(CpuEquivalence, ComputedNanIsCanonical) {
 }
 
 // Nearest copies bits: a signalling NaN comes out signalling, in both backends and both types.
-TEST(CpuEquivalence, NearestCopiesSignallingNanBits) {
-  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+TEST_P(Equivalence, NearestCopiesSignallingNanBits) {
+  for (const Backend backend : {Backend::Reference, GetParam()}) {
     const std::uint16_t h[4] = {0x7c01u, 0xfd23u, 0x3c00u, 0x0001u};
     std::uint16_t h_out[16] = {};
     ResampleParams p;
@@ -256,7 +258,7 @@ TEST(CpuEquivalence, NearestCopiesSignallingNanBits) {
   }
 }
 
-TEST(CpuEquivalence, Upsample2d) {
+TEST_P(Equivalence, Upsample2d) {
   std::uint32_t seed = 2000;
   for (const DataType type : kTypes) {
     for (const Dims& sizes : {Dims{2, 3, 5, 11}, Dims{1, 2, 3, 4, 9}}) {
@@ -271,7 +273,7 @@ TEST(CpuEquivalence, Upsample2d) {
           for (const int threads : kThreadCounts) {
             for (const bool strided_out : {false, true}) {
               const auto got = run_into(out_sizes, type, strided_out, [&](const TensorView& out) {
-                upsample2d(in.view(), out, p, {Backend::Cpu, threads});
+                upsample2d(in.view(), out, p, {GetParam(), threads});
               });
               ASSERT_TRUE(test::bits_equal(expected, got,
                                            std::string(to_string(type)) + " " + to_string(mode) + " rank " +
@@ -289,7 +291,7 @@ TEST(CpuEquivalence, Upsample2d) {
 // Outputs of 16 MiB and more are written with non-temporal stores (cpu/rows.h kStreamOutputBytes): the same bits,
 // for every path that streams (nearest rows, linear rows with and without an H blend, plane blending, float16
 // narrowing, integer-factor nearest upsample), with row lengths that start streamed rows off 16-byte boundaries.
-TEST(CpuEquivalence, LargeOutputsWrittenWithStreamingStores) {
+TEST_P(Equivalence, LargeOutputsWrittenWithStreamingStores) {
   struct Case {
     DataType type;
     Dims in_sizes;
@@ -314,7 +316,7 @@ TEST(CpuEquivalence, LargeOutputsWrittenWithStreamingStores) {
       for (const int threads : {1, 2}) {
         const auto got = run_into(out_sizes, c.type, false, [&](const TensorView& out) {
           ASSERT_GE(out.element_count() * static_cast<std::int64_t>(element_size(c.type)), std::int64_t{16} << 20);
-          resample(in.view(), out, p, {Backend::Cpu, threads});
+          resample(in.view(), out, p, {GetParam(), threads});
         });
         ASSERT_TRUE(test::bits_equal(expected, got,
                                      std::string("resample ") + to_string(c.type) + " " + to_string(mode) +
@@ -330,13 +332,13 @@ TEST(CpuEquivalence, LargeOutputsWrittenWithStreamingStores) {
   });
   for (const int threads : {1, 2}) {
     const auto got = run_into(out_sizes, DataType::Float32, false, [&](const TensorView& out) {
-      upsample2d(in.view(), out, p, {Backend::Cpu, threads});
+      upsample2d(in.view(), out, p, {GetParam(), threads});
     });
     ASSERT_TRUE(test::bits_equal(expected, got, "upsample2d nearest x2 threads " + std::to_string(threads)));
   }
 }
 
-TEST(CpuEquivalence, RoiAlign) {
+TEST_P(Equivalence, RoiAlign) {
   std::uint32_t seed = 3000;
   for (const DataType type : kTypes) {
     for (const auto& [channels_last, channels] : {std::pair{false, 5}, std::pair{true, 5}, std::pair{false, 12},
@@ -368,7 +370,7 @@ TEST(CpuEquivalence, RoiAlign) {
               for (const int threads : kThreadCounts) {
                 for (const bool strided_out : {false, true}) {
                   const auto got = run_into(out_sizes, type, strided_out, [&](const TensorView& out) {
-                    roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+                    roi_align(in.view(), boxes.view(), batch.view(), out, p, {GetParam(), threads});
                   });
                   ASSERT_TRUE(test::bits_equal(
                       expected, got,
@@ -385,6 +387,9 @@ TEST(CpuEquivalence, RoiAlign) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Registered, Equivalence, ::testing::ValuesIn(test::backends_under_test()),
+                         test::backend_test_name);
 
 }  // namespace
 }  // namespace rsz

@@ -2,17 +2,33 @@
 // outputs packed or strided with gaps, so that every backend is compared on the same layouts.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "rsz/exec.h"
 #include "rsz/float16.h"
 #include "rsz/tensor.h"
 #include "support/test_util.h"
 
 namespace rsz::test {
+
+// The backends compared with the reference twin: every backend registered in this build that can run here on host
+// memory, except the reference itself (the tests iterate over the registry, not over a list of their own).
+inline std::vector<Backend> backends_under_test() {
+  std::vector<Backend> out;
+  for (const BackendInfo& b : backends()) {
+    if (b.available && b.memory == MemorySpace::Host && b.backend != Backend::Reference) out.push_back(b.backend);
+  }
+  return out;
+}
+
+// A name for a backend-parameterized test.
+inline std::string backend_test_name(const ::testing::TestParamInfo<Backend>& info) { return to_string(info.param); }
 
 // A tensor of `type` with the given sizes, optionally laid out NHWC-style (channels innermost) with padding, filled
 // from a seeded float32 tensor. Returns the owner and a view.

@@ -12,6 +12,8 @@
 namespace rsz {
 namespace {
 
+class Resample3Equivalence : public ::testing::TestWithParam<Backend> {};
+
 using test::Input;
 using test::make_input;
 
@@ -25,7 +27,7 @@ std::string describe(const char* what, DataType type, bool channels_last, const 
   return out.str();
 }
 
-TEST(Resample3Equivalence, AntialiasedLinearMatchesTheReference) {
+TEST_P(Resample3Equivalence, AntialiasedLinearMatchesTheReference) {
   const std::array<float, 4> scale_sets[] = {
       {1, 1, 0.5f, 0.5f},   {1, 1, 0.37f, 0.61f}, {1, 1, 0.25f, 2.0f}, {1, 1, 1.5f, 0.3f},   {1, 0.5f, 0.7f, 1},
       {0.5f, 1, 1, 0.45f},  {0.6f, 0.7f, 0.8f, 0.9f}, {1, 1, 0.08f, 0.05f}, {1, 1, 1, 1},   {1, 1, 2, 3}};
@@ -50,7 +52,7 @@ TEST(Resample3Equivalence, AntialiasedLinearMatchesTheReference) {
           for (const int threads : {1, 2, 7}) {
             for (const bool strided_out : {false, true}) {
               const auto got = test::run_into(out_sizes, type, strided_out, [&](const TensorView& out) {
-                resample(in.view(), out, p, {Backend::Cpu, threads});
+                resample(in.view(), out, p, {GetParam(), threads});
               });
               ASSERT_TRUE(test::bits_equal(expected, got,
                                            describe("antialiased", type, channels_last, scales, ip, op, threads)));
@@ -65,10 +67,10 @@ TEST(Resample3Equivalence, AntialiasedLinearMatchesTheReference) {
 }
 
 // Where no axis is downscaled, antialiasing changes nothing: RESAMPLE1's linear bits.
-TEST(Resample3Equivalence, AntialiasWithoutDownscaleIsResample1) {
+TEST_P(Resample3Equivalence, AntialiasWithoutDownscaleIsResample1) {
   const Input in = make_input({1, 3, 11, 17}, DataType::Float32, true, 7100);
   for (const std::array<float, 4> scales : {std::array<float, 4>{1, 1, 1, 1}, {1, 1, 2, 1.5f}, {1, 2, 1, 3}}) {
-    for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    for (const Backend backend : {Backend::Reference, GetParam()}) {
       ResampleParams p;
       p.scales = scales;
       const Dims out_sizes = resample_output_sizes(in.sizes, scales);
@@ -86,7 +88,7 @@ TEST(Resample3Equivalence, AntialiasWithoutDownscaleIsResample1) {
 
 // Quiet and signalling NaNs, infinities, zeros of both signs, denormals and the largest finite values through the
 // antialiased filters: the same bits as the reference, every NaN canonical.
-TEST(Resample3Equivalence, AntialiasSpecialValuesKeepTheReferenceBits) {
+TEST_P(Resample3Equivalence, AntialiasSpecialValuesKeepTheReferenceBits) {
   std::uint32_t seed = 7200;
   for (const DataType type : kTypes) {
     for (const bool channels_last : {false, true}) {
@@ -102,7 +104,7 @@ TEST(Resample3Equivalence, AntialiasSpecialValuesKeepTheReferenceBits) {
           resample(in.view(), out, p, {Backend::Reference, 1});
         });
         const auto got = test::run_into_bytes(out_sizes, type, [&](const TensorView& out) {
-          resample(in.view(), out, p, {Backend::Cpu, 2});
+          resample(in.view(), out, p, {GetParam(), 2});
         });
         const std::size_t first = test::first_difference(expected, got, type);
         ASSERT_EQ(first, expected.size()) << describe("special values", type, channels_last, scales, 0.5f, -0.5f, 2)
@@ -117,7 +119,7 @@ TEST(Resample3Equivalence, AntialiasSpecialValuesKeepTheReferenceBits) {
 }
 
 // An interleaved 8-bit image read in place: the same bits as the reference on the same unorm8 view.
-TEST(Resample3Equivalence, AntialiasUnorm8Input) {
+TEST_P(Resample3Equivalence, AntialiasUnorm8Input) {
   const std::int64_t h = 29, w = 53, c = 3;
   std::vector<std::uint8_t> pixels(static_cast<std::size_t>(h * w * c));
   for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * 37 + i / 7) % 256);
@@ -132,7 +134,7 @@ TEST(Resample3Equivalence, AntialiasUnorm8Input) {
           resample(in, out, p, {Backend::Reference, 1});
         });
     const auto got = test::run_into(out_sizes, out_type, true, [&](const TensorView& out) {
-      resample(in, out, p, {Backend::Cpu, 2});
+      resample(in, out, p, {GetParam(), 2});
     });
     ASSERT_TRUE(test::bits_equal(expected, got, "unorm8 antialiased"));
   }
@@ -140,7 +142,7 @@ TEST(Resample3Equivalence, AntialiasUnorm8Input) {
 
 // A scale far below the output/input size ratio makes every output's filter span the whole axis; past the table
 // budget the CPU backend computes such calls through the reference loop: still the same bits.
-TEST(Resample3Equivalence, TinyScaleWholeAxisFilters) {
+TEST_P(Resample3Equivalence, TinyScaleWholeAxisFilters) {
   const Input in = make_input({1, 1, 2, 9000}, DataType::Float32, false, 7300);
   ResampleParams p;
   p.antialiased = true;
@@ -150,7 +152,7 @@ TEST(Resample3Equivalence, TinyScaleWholeAxisFilters) {
     resample(in.view(), out, p, {Backend::Reference, 1});
   });
   const auto got = test::run_into(out_sizes, DataType::Float32, false, [&](const TensorView& out) {
-    resample(in.view(), out, p, {Backend::Cpu, 2});
+    resample(in.view(), out, p, {GetParam(), 2});
   });
   ASSERT_TRUE(test::bits_equal(expected, got, "tiny scale"));
   // Small enough for the tables: 300 outputs.
@@ -159,12 +161,12 @@ TEST(Resample3Equivalence, TinyScaleWholeAxisFilters) {
     resample(in.view(), out, p, {Backend::Reference, 1});
   });
   const auto got_small = test::run_into(small, DataType::Float32, true, [&](const TensorView& out) {
-    resample(in.view(), out, p, {Backend::Cpu, 2});
+    resample(in.view(), out, p, {GetParam(), 2});
   });
   ASSERT_TRUE(test::bits_equal(expected_small, got_small, "tiny scale, tables"));
 }
 
-TEST(Resample3Equivalence, RoundingDirectionsMatchTheReference) {
+TEST_P(Resample3Equivalence, RoundingDirectionsMatchTheReference) {
   const std::array<float, 4> scale_sets[] = {{1, 1, 0.5f, 0.5f}, {1, 1, 2, 3},       {1, 1, 1.5f, 0.75f},
                                              {2, 0.5f, 1.25f, 0.8f}, {1, 1, 1, 1}, {1, 1, 4, 0.25f}};
   const std::pair<float, float> offsets[] = {{0.5f, -0.5f}, {0.0f, 0.0f}, {0.5f, 0.0f}, {0.0f, 0.5f}};
@@ -190,7 +192,7 @@ TEST(Resample3Equivalence, RoundingDirectionsMatchTheReference) {
               resample(in.view(), out, p, {Backend::Reference, 1});
             });
             const auto got = test::run_into_bytes(out_sizes, type, [&](const TensorView& out) {
-              resample(in.view(), out, p, {Backend::Cpu, 2});
+              resample(in.view(), out, p, {GetParam(), 2});
             });
             ASSERT_EQ(test::first_difference(expected, got, type), expected.size())
                 << describe(to_string(rounding), type, channels_last, scales, ip, op, 2);
@@ -202,6 +204,9 @@ TEST(Resample3Equivalence, RoundingDirectionsMatchTheReference) {
   }
   EXPECT_EQ(cases, 2 * 2 * 4 * 6 * 4);
 }
+
+INSTANTIATE_TEST_SUITE_P(Registered, Resample3Equivalence, ::testing::ValuesIn(test::backends_under_test()),
+                         test::backend_test_name);
 
 }  // namespace
 }  // namespace rsz

@@ -18,6 +18,8 @@
 namespace rsz {
 namespace {
 
+class RoiAlignEquivalence : public ::testing::TestWithParam<Backend> {};
+
 using test::Input;
 using test::make_input;
 using test::run_into;
@@ -39,7 +41,7 @@ const std::vector<float> kBoxes = {
 };
 const std::vector<std::uint32_t> kBatch = {0, 2, 1, 2, 0, 1, 2, 0, 1, 2};
 
-TEST(RoiAlignEquivalence, Sweep) {
+TEST_P(RoiAlignEquivalence, Sweep) {
   const Dims out_shapes[] = {{10, 0, 3, 5}, {10, 0, 2, 11}};  // channel count filled in below
   std::uint32_t seed = 4000;
   int cases = 0;
@@ -69,7 +71,7 @@ TEST(RoiAlignEquivalence, Sweep) {
                 for (const int threads : {1, 2, 7}) {
                   for (const bool strided : {false, true}) {
                     const auto got = run_into(out_sizes, type, strided, [&](const TensorView& out) {
-                      roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+                      roi_align(in.view(), boxes.view(), batch.view(), out, p, {GetParam(), threads});
                     });
                     std::ostringstream context;
                     context << to_string(type) << " " << to_string(mode) << " " << to_string(reduction) << " C "
@@ -92,7 +94,7 @@ TEST(RoiAlignEquivalence, Sweep) {
 
 // Special values: an infinite out-of-bounds value and infinities / NaN in the map must give the reference's
 // results (a zero weight never lets the second tap leak in; max skips a NaN after the first sample).
-TEST(RoiAlignEquivalence, SpecialValues) {
+TEST_P(RoiAlignEquivalence, SpecialValues) {
   for (const DataType type : {DataType::Float32, DataType::Float16}) {
     for (const std::int64_t channels : {2, 16}) {
       Tensor values = test::random_f32({1, channels, 6, 9}, 77, -1.0f, 1.0f);
@@ -113,7 +115,7 @@ TEST(RoiAlignEquivalence, SpecialValues) {
           });
           for (const int threads : {1, 2}) {
             const auto got = run_into(out_sizes, type, false, [&](const TensorView& out) {
-              roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+              roi_align(in.view(), boxes.view(), batch.view(), out, p, {GetParam(), threads});
             });
             ASSERT_TRUE(test::bits_equal(expected, got,
                                          std::string(to_string(type)) + " " + to_string(mode) + " " +
@@ -130,7 +132,7 @@ TEST(RoiAlignEquivalence, SpecialValues) {
 // extents, inverted, zero-area, fully outside, straddling the edge, denormal and -0 corners), on the plane path
 // (5 channels) and the channels-last path (16): the reference's exact bits, NaNs compared bit for bit (every
 // computed NaN is the canonical one, SEMANTICS.md §0).
-TEST(RoiAlignEquivalence, SpecialValuesAndUnusualBoxes) {
+TEST_P(RoiAlignEquivalence, SpecialValuesAndUnusualBoxes) {
   int cases = 0;
   for (const DataType type : {DataType::Float32, DataType::Float16}) {
     // The largest finite value of the type, and half of it (so that -half .. half has a finite float32 extent).
@@ -172,7 +174,7 @@ TEST(RoiAlignEquivalence, SpecialValuesAndUnusualBoxes) {
                 });
                 for (const int threads : {1, 2}) {
                   const auto got = test::run_into_bytes(out_sizes, type, [&](const TensorView& out) {
-                    roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+                    roi_align(in.view(), boxes.view(), batch.view(), out, p, {GetParam(), threads});
                   });
                   const std::size_t size = element_size(type);
                   const std::size_t first = test::first_difference(expected, got, type);
@@ -208,7 +210,7 @@ TEST(RoiAlignEquivalence, SpecialValuesAndUnusualBoxes) {
 // the CPU backend tables them in groups that fit its cap (cpu/roi_align_cpu.cpp kMaxTableEntries, 2^22 entries) and
 // computes a ROI too large for it alone through the reference's sample-by-sample loop. The reference's bits, for
 // both paths (3 and 8 channels), packed and strided outputs.
-TEST(RoiAlignEquivalence, RoisWithHugeSampleTables) {
+TEST_P(RoiAlignEquivalence, RoisWithHugeSampleTables) {
   // With spatial_scale_x = 100 (x coordinates stay within float16's range): x extents 1.5e6 (tables of 1.5e6 + 1
   // entries: two per group) and about 4.5e6 (over the cap alone); y extent 1.
   const std::vector<float> corners = {0.01f, 1, 0.07f, 2,      // small
@@ -233,7 +235,7 @@ TEST(RoiAlignEquivalence, RoisWithHugeSampleTables) {
       for (const int threads : {1, 2}) {
         for (const bool strided : {false, true}) {
           const auto got = run_into(out_sizes, type, strided, [&](const TensorView& out) {
-            roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+            roi_align(in.view(), boxes.view(), batch.view(), out, p, {GetParam(), threads});
           });
           ASSERT_TRUE(test::bits_equal(expected, got,
                                        std::string(to_string(type)) + " C " + std::to_string(channels) + " threads " +
@@ -247,7 +249,7 @@ TEST(RoiAlignEquivalence, RoisWithHugeSampleTables) {
 // Outputs of 16 MiB and more are written with streaming stores (cpu/rows.h kStreamOutputBytes): the same bits for
 // float32 and float16, with planes of 15 x 15 (900 bytes, so streamed runs start off 16-byte boundaries), on the
 // channels-last path (40 channels: two blocks per ROI) and the plane path (3 channels).
-TEST(RoiAlignEquivalence, LargeOutputsWrittenWithStreamingStores) {
+TEST_P(RoiAlignEquivalence, LargeOutputsWrittenWithStreamingStores) {
   std::uint32_t seed = 4100;
   for (const auto& [type, channels] : {std::pair{DataType::Float32, std::int64_t{40}},
                                        std::pair{DataType::Float16, std::int64_t{40}},
@@ -279,7 +281,7 @@ TEST(RoiAlignEquivalence, LargeOutputsWrittenWithStreamingStores) {
       for (const int threads : {1, 2}) {
         const auto got = run_into(out_sizes, type, false, [&](const TensorView& out) {
           ASSERT_GE(out.element_count() * static_cast<std::int64_t>(element_size(type)), std::int64_t{16} << 20);
-          roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Cpu, threads});
+          roi_align(in.view(), boxes.view(), batch.view(), out, p, {GetParam(), threads});
         });
         ASSERT_TRUE(test::bits_equal(expected, got,
                                      std::string("streamed ") + to_string(type) + " C " + std::to_string(channels) + " " +
@@ -289,6 +291,9 @@ TEST(RoiAlignEquivalence, LargeOutputsWrittenWithStreamingStores) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Registered, RoiAlignEquivalence, ::testing::ValuesIn(test::backends_under_test()),
+                         test::backend_test_name);
 
 }  // namespace
 }  // namespace rsz

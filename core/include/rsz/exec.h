@@ -6,6 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rsz/tensor.h"
 
 // The public API: exported from a shared build, whose other symbols are hidden.
 #pragma GCC visibility push(default)
@@ -13,17 +17,23 @@
 namespace rsz {
 
 enum class Backend {
-  Auto,       // the fastest backend available for the call (today: Cpu)
-  Reference,  // the naive twins: one output element at a time, no tables, threads or SIMD; the oracle
-  Cpu,        // tables, separable passes, threads; bit-identical to Reference
+  Auto,       // the backend for the tensors' memory: Cpu for host memory, Cuda for device memory
+  Reference,  // the naive twins: one output element at a time, no tables, threads or SIMD; the oracle (host)
+  Cpu,        // tables, separable passes, threads; bit-identical to Reference (host memory)
+  Cuda,       // NVIDIA GPUs through CUDA (device memory); present only in builds configured with RSZ_CUDA
 };
 
+// "auto", "reference", "cpu", "cuda".
 const char* to_string(Backend backend);
 
 struct ExecOptions {
   Backend backend = Backend::Auto;
   // Worker threads for backends that use them (Cpu); 0 means all hardware threads. Ignored by Reference.
   int num_threads = 0;
+  // Cuda: the device ordinal, and the cudaStream_t the work is queued on (null: the default stream). Calls return
+  // once the work is queued; the caller synchronizes the stream. Ignored by host backends.
+  int device = 0;
+  void* stream = nullptr;
   // roi_align's sample budget: the most bilinear/nearest sample evaluations one roi_align call may make, summed over
   // all ROIs, channels and output elements: sum over ROIs of C x OH x OW x sy x sx (sy, sx: the ROI's samples per
   // output element, SEMANTICS.md §3.2), computed per ROI in saturating 64-bit arithmetic. 0 means no limit. Checked
@@ -33,6 +43,17 @@ struct ExecOptions {
   // 7 x 7 outputs x 2 x 2 samples = 5e7), yet refuses adaptive sampling over absurd boxes ([0, 0, 1e7, 1e7]).
   std::uint64_t max_samples = std::uint64_t{1} << 36;
 };
+
+// A backend of this build: whether it can run here (`available`; when not, `note` says why, e.g. no GPU or no
+// driver), the memory its tensors must live in, and a line about it (the device's name for Cuda).
+struct BackendInfo {
+  Backend backend;
+  MemorySpace memory;
+  bool available;
+  std::string note;
+};
+// Every backend compiled into this build, Reference first.
+std::vector<BackendInfo> backends();
 
 }  // namespace rsz
 

@@ -77,13 +77,23 @@ class TensorLayout {
   std::int64_t extent_ = 0;
 };
 
+// Where a view's elements live: host memory (the default: every view made from a pointer the CPU can read) or a
+// GPU's memory (a CUDA device pointer, for the CUDA backend). Backends accept one memory space (rsz::backends()).
+enum class MemorySpace { Host, Device };
+
+// "host", "device".
+const char* to_string(MemorySpace memory);
+
 class ConstTensorView {
  public:
-  ConstTensorView(const void* data, DataType type, Dims sizes, Dims strides = {})
-      : data_(data), layout_(type, std::move(sizes), std::move(strides)) {}
-  ConstTensorView(const void* data, TensorLayout layout) : data_(data), layout_(std::move(layout)) {}
+  ConstTensorView(const void* data, DataType type, Dims sizes, Dims strides = {},
+                  MemorySpace memory = MemorySpace::Host)
+      : data_(data), layout_(type, std::move(sizes), std::move(strides)), memory_(memory) {}
+  ConstTensorView(const void* data, TensorLayout layout, MemorySpace memory = MemorySpace::Host)
+      : data_(data), layout_(std::move(layout)), memory_(memory) {}
 
   const void* data() const noexcept { return data_; }
+  MemorySpace memory() const noexcept { return memory_; }
   const TensorLayout& layout() const noexcept { return layout_; }
   DataType dtype() const noexcept { return layout_.dtype(); }
   int rank() const noexcept { return layout_.rank(); }
@@ -101,15 +111,18 @@ class ConstTensorView {
  private:
   const void* data_;
   TensorLayout layout_;
+  MemorySpace memory_;
 };
 
 class TensorView {
  public:
-  TensorView(void* data, DataType type, Dims sizes, Dims strides = {})
-      : data_(data), layout_(type, std::move(sizes), std::move(strides)) {}
-  TensorView(void* data, TensorLayout layout) : data_(data), layout_(std::move(layout)) {}
+  TensorView(void* data, DataType type, Dims sizes, Dims strides = {}, MemorySpace memory = MemorySpace::Host)
+      : data_(data), layout_(type, std::move(sizes), std::move(strides)), memory_(memory) {}
+  TensorView(void* data, TensorLayout layout, MemorySpace memory = MemorySpace::Host)
+      : data_(data), layout_(std::move(layout)), memory_(memory) {}
 
   void* data() const noexcept { return data_; }
+  MemorySpace memory() const noexcept { return memory_; }
   const TensorLayout& layout() const noexcept { return layout_; }
   DataType dtype() const noexcept { return layout_.dtype(); }
   int rank() const noexcept { return layout_.rank(); }
@@ -119,11 +132,12 @@ class TensorView {
   std::int64_t stride(int axis) const { return layout_.stride(axis); }
   std::int64_t element_count() const noexcept { return layout_.element_count(); }
 
-  operator ConstTensorView() const { return ConstTensorView(data_, layout_); }  // NOLINT: implicit on purpose
+  operator ConstTensorView() const { return ConstTensorView(data_, layout_, memory_); }  // NOLINT: implicit
 
  private:
   void* data_;
   TensorLayout layout_;
+  MemorySpace memory_;
 };
 
 // Memory for large tensor and pixel buffers (Tensor's storage, io::Image's samples): 64-byte aligned; buffers of
