@@ -50,7 +50,8 @@ int run_thumbnail(const ThumbnailOptions& t) {
   if (t.enlarge && suffix && size.back() == '>') {
     usage_error("thumbnail: --size " + o.size + " --enlarge: the '>' suffix only shrinks; drop one");
   }
-  if (!suffix && o.fit.empty()) {
+  const bool percent = !size.empty() && size.back() == '%';  // N%: a factor, not a box (no suffix allowed)
+  if (!suffix && !percent && o.fit.empty()) {
     if (t.enlarge) {
       o.fit = "inside";
     } else {

@@ -40,7 +40,7 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
       const std::vector<OutputRecord> record{{out, sizes, to_string(loaded.result_type), std::nullopt}};
       constexpr std::uint32_t kExactFloat = 1u << 24;
       if (sizes.size() == 4 && params.scale_size.height < kExactFloat && params.scale_size.width < kExactFloat &&
-          offset_shifts_exactly(-0.5f, sizes[2])) {
+          offset_shifts_exactly(-0.5f, sizes[2]) && offset_shifts_exactly(-0.5f, sizes[3])) {
         // Image outputs are encoded in bands as they are computed. A band other than the whole result is
         // UPSAMPLE_2D's identity with RESAMPLE1 (SEMANTICS.md §2: integer scales, offsets 0.5 / -0.5), with the
         // output offset shifted to the band's first row: the same bits.

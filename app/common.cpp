@@ -540,7 +540,7 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   const std::int64_t w = sizes[3];
   // Bands of about 4 MiB of float32 results: large enough to keep every thread busy, small next to any image.
   const std::int64_t band_rows =
-      std::clamp<std::int64_t>((std::int64_t{4} << 20) / std::max<std::int64_t>(1, w * c * 4), 16, h);
+      std::min(h, std::max<std::int64_t>(16, (std::int64_t{4} << 20) / std::max<std::int64_t>(1, w * c * 4)));
   Tensor band(type, {1, c, band_rows, w}, TensorInit::Uninitialized);
   io::Image header;
   header.width = w;

@@ -217,12 +217,20 @@ struct JpegWriteJob {
   JpegErrors errors{};
 };
 
+// Ends a compression that failed: libjpeg's memory destination moves to a larger buffer as the output grows and
+// tells job->out only in term_destination, so that is called first (job->out then holds the one live buffer, which
+// the caller frees), then the compressor is destroyed.
+void abandon_compress(jpeg_compress_struct* cinfo) {
+  if (cinfo->dest != nullptr) (*cinfo->dest->term_destination)(cinfo);
+  jpeg_destroy_compress(cinfo);
+}
+
 bool run_jpeg_write(JpegWriteJob* job) {
   jpeg_compress_struct cinfo{};
   init_errors(&job->errors);
   cinfo.err = &job->errors.mgr;
   if (setjmp(job->errors.jump)) {
-    jpeg_destroy_compress(&cinfo);
+    abandon_compress(&cinfo);
     return false;
   }
   jpeg_create_compress(&cinfo);
@@ -259,7 +267,7 @@ bool run_jpeg_write(JpegWriteJob* job) {
     const std::uint8_t* rows = job->feed->band(y, count);
     if (rows == nullptr) {
       job->feed_failed = true;
-      jpeg_destroy_compress(&cinfo);
+      abandon_compress(&cinfo);
       return false;
     }
     for (std::int64_t k = 0; k < count; ++k) {

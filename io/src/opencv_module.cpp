@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <streambuf>
@@ -101,7 +102,11 @@ tsize_t tiff_read(thandle_t h, tdata_t buf, tsize_t size) {
 tsize_t tiff_write(thandle_t h, tdata_t buf, tsize_t size) {
   auto* f = static_cast<MemoryTiff*>(h);
   const toff_t end = f->position + static_cast<toff_t>(size);
-  if (end > f->data.size()) f->data.resize(end);
+  try {  // no exception may cross libtiff's C frames
+    if (end > f->data.size()) f->data.resize(end);
+  } catch (...) {
+    return -1;
+  }
   std::memcpy(f->data.data() + f->position, buf, static_cast<std::size_t>(size));
   f->position = end;
   return size;
@@ -119,6 +124,15 @@ toff_t tiff_size(thandle_t h) { return static_cast<MemoryTiff*>(h)->data.size();
 int tiff_map(thandle_t, tdata_t*, toff_t*) { return 0; }
 void tiff_unmap(thandle_t, tdata_t, toff_t) {}
 
+struct CloseTiff {
+  void operator()(TIFF* tif) const { TIFFClose(tif); }
+};
+using TiffHandle = std::unique_ptr<TIFF, CloseTiff>;
+
+struct DeleteDemux {
+  void operator()(WebPDemuxer* demux) const { WebPDemuxDelete(demux); }
+};
+
 TIFF* open_tiff(MemoryTiff& file, const char* mode) {
   static std::once_flag once;  // libtiff would print its warnings and errors on stderr
   std::call_once(once, [] {
@@ -132,7 +146,8 @@ TIFF* open_tiff(MemoryTiff& file, const char* mode) {
 int read_tiff_metadata(const unsigned char* bytes, std::size_t size, RszCvMetadata* out) {
   MemoryTiff file;
   file.data.assign(bytes, bytes + size);
-  TIFF* tif = open_tiff(file, "rm");
+  const TiffHandle handle(open_tiff(file, "rm"));
+  TIFF* tif = handle.get();
   if (tif == nullptr) return RSZ_CV_FAILED;
   std::uint32_t count = 0;
   void* data = nullptr;
@@ -146,7 +161,6 @@ int read_tiff_metadata(const unsigned char* bytes, std::size_t size, RszCvMetada
     out->xmp = copy_out(data, count);
     out->xmp_size = out->xmp != nullptr ? count : 0;
   }
-  TIFFClose(tif);
   return RSZ_CV_OK;
 }
 
@@ -154,7 +168,8 @@ int add_tiff_metadata(const unsigned char* bytes, std::size_t size, const RszCvM
                       std::size_t* out_size) {
   MemoryTiff file;
   file.data.assign(bytes, bytes + size);
-  TIFF* tif = open_tiff(file, "r+m");
+  TiffHandle handle(open_tiff(file, "r+m"));
+  TIFF* tif = handle.get();
   if (tif == nullptr) return RSZ_CV_FAILED;
   bool ok = true;
   if (m->icc_size > 0) {
@@ -164,7 +179,7 @@ int add_tiff_metadata(const unsigned char* bytes, std::size_t size, const RszCvM
     ok = ok && TIFFSetField(tif, TIFFTAG_XMLPACKET, static_cast<std::uint32_t>(m->xmp_size), m->xmp) == 1;
   }
   ok = ok && TIFFRewriteDirectory(tif) == 1;
-  TIFFClose(tif);
+  handle.reset();  // flushes the rewritten directory
   if (!ok) return RSZ_CV_FAILED;
   *out = copy_out(file.data.data(), file.data.size());
   *out_size = file.data.size();
@@ -177,7 +192,8 @@ constexpr char kExifPrefix[] = "Exif\0\0";  // some writers keep JPEG's APP1 pre
 
 int read_webp_metadata(const unsigned char* bytes, std::size_t size, RszCvMetadata* out) {
   const WebPData data{bytes, size};
-  WebPDemuxer* demux = WebPDemux(&data);
+  const std::unique_ptr<WebPDemuxer, DeleteDemux> owner(WebPDemux(&data));
+  WebPDemuxer* demux = owner.get();
   if (demux == nullptr) return RSZ_CV_FAILED;
   const auto chunk = [&](const char* fourcc, unsigned char** blob, std::size_t* blob_size) {
     WebPChunkIterator it;
@@ -188,7 +204,12 @@ int read_webp_metadata(const unsigned char* bytes, std::size_t size, RszCvMetada
         p += 6;
         n -= 6;
       }
-      *blob = copy_out(p, n);
+      try {
+        *blob = copy_out(p, n);
+      } catch (...) {
+        WebPDemuxReleaseChunkIterator(&it);
+        throw;
+      }
       *blob_size = *blob != nullptr ? n : 0;
       WebPDemuxReleaseChunkIterator(&it);
     }
@@ -196,7 +217,6 @@ int read_webp_metadata(const unsigned char* bytes, std::size_t size, RszCvMetada
   chunk("ICCP", &out->icc, &out->icc_size);
   chunk("EXIF", &out->exif, &out->exif_size);
   chunk("XMP ", &out->xmp, &out->xmp_size);
-  WebPDemuxDelete(demux);
   return RSZ_CV_OK;
 }
 

@@ -5,6 +5,8 @@
 // in float32 (computed whole).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include "cli/cli_support.h"
@@ -65,6 +67,44 @@ TEST(BandedOutput, UpsampleImagesEqualTheWholeResult) {
   expect_same(dir, "upsample -i " + kPhoto + " --strip --factor 3,5 --mode linear", "b.png");
   expect_same(dir, "upsample -i " + kCamera + " --strip --factor 3 --mode linear --depth 16", "c.png");
   expect_same(dir, "upsample -i " + kPhoto + " --strip --factor 3 --grayscale", "d.jpg");
+}
+
+// A producer that fails midway: its exception reaches the caller unchanged, nothing is written, and the encoders
+// release what they hold (JPEG's memory destination has moved to a larger buffer by then; the sanitizer build
+// checks that it is freed once). EXIF larger than libjpeg's first 4 KB buffer makes it move before any row.
+TEST(BandedOutput, AFailingProducerWritesNothing) {
+  ScratchDir dir("banded-failure");
+  io::Image header;
+  header.width = 1500;
+  header.height = 1200;
+  header.channels = 3;
+  header.exif = std::string("MM\0*\0\0\0\x08\0\0") + std::string(6000, '\0');
+  for (const char* name : {"f.jpg", "f.png", "f.tiff"}) {
+    std::uint32_t state = 7;
+    bool thrown = false;
+    try {
+      io::write_image_rows(dir / name, header, 100, [&](std::int64_t first, io::Image& band) {
+        if (first >= 600) throw std::runtime_error("producer failed");
+        for (auto& v : band.data8) {
+          state = state * 1103515245u + 12345u;
+          v = static_cast<std::uint8_t>(state >> 24);
+        }
+      });
+    } catch (const std::runtime_error& e) {
+      thrown = std::string(e.what()) == "producer failed";
+    }
+    EXPECT_TRUE(thrown) << name;
+    EXPECT_FALSE(std::filesystem::exists(dir / name)) << name;
+  }
+}
+
+TEST(BandedOutput, ThumbnailPercent) {
+  ScratchDir dir("banded-percent");
+  const auto r = run_rsz(dir, "thumbnail -i " + kPhoto + " -o half.png --size 50% -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image image = io::read_image(dir / "half.png");
+  EXPECT_EQ(image.width, 226);
+  EXPECT_EQ(image.height, 150);
 }
 
 }  // namespace

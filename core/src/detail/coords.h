@@ -2,23 +2,32 @@
 // This file is compiled with -ffp-contract=off: every expression is evaluated exactly as written, in float32.
 #pragma once
 
+#include <math.h>
+
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "rsz/resample.h"
 
+// Host and device: the CUDA backend evaluates the same functions (compiled with -fmad=false, so no contraction).
+#ifdef __CUDACC__
+#define RSZ_HD __host__ __device__
+#else
+#define RSZ_HD
+#endif
+
 namespace rsz::detail {
 
 // RESAMPLE1 §1.1: the source coordinate of output index o on one axis.
-inline float resample_source_coord(std::int64_t o, float scale, float input_offset, float output_offset) {
+RSZ_HD inline float resample_source_coord(std::int64_t o, float scale, float input_offset, float output_offset) {
   return (static_cast<float>(o) - output_offset) / scale - input_offset;
 }
 
 // §1.2 (and ROI nearest): floor(x + 0.5) clamped to [0, n - 1]; exact halves go up. Clamped in float before the
 // conversion: NaN and -Inf give 0, +Inf gives n - 1.
-inline std::int64_t nearest_index(float x, std::int64_t n) {
-  const float rounded = std::floor(x + 0.5f);
+RSZ_HD inline std::int64_t nearest_index(float x, std::int64_t n) {
+  const float rounded = floorf(x + 0.5f);
   if (!(rounded > 0.0f)) return 0;
   if (rounded >= static_cast<float>(n - 1)) return n - 1;
   return static_cast<std::int64_t>(rounded);
@@ -26,14 +35,14 @@ inline std::int64_t nearest_index(float x, std::int64_t n) {
 
 // §1.2 with RESAMPLE2's rounding direction: RoundPreferCeil floor(x + 0.5), RoundPreferFloor ceil(x - 0.5),
 // Floor floor(x), Ceil ceil(x), each in float32, then clamped exactly as nearest_index.
-inline std::int64_t nearest_index(float x, std::int64_t n, NearestRounding rounding) {
+RSZ_HD inline std::int64_t nearest_index(float x, std::int64_t n, NearestRounding rounding) {
   float rounded;
   switch (rounding) {
-    case NearestRounding::RoundPreferFloor: rounded = std::ceil(x - 0.5f); break;
-    case NearestRounding::Floor: rounded = std::floor(x); break;
-    case NearestRounding::Ceil: rounded = std::ceil(x); break;
+    case NearestRounding::RoundPreferFloor: rounded = ceilf(x - 0.5f); break;
+    case NearestRounding::Floor: rounded = floorf(x); break;
+    case NearestRounding::Ceil: rounded = ceilf(x); break;
     case NearestRounding::RoundPreferCeil:
-    default: rounded = std::floor(x + 0.5f); break;
+    default: rounded = floorf(x + 0.5f); break;
   }
   if (!(rounded > 0.0f)) return 0;
   if (rounded >= static_cast<float>(n - 1)) return n - 1;
@@ -49,43 +58,59 @@ struct LinearTaps {
 
 // Clamps to [0, n - 1]; NaN becomes 0 (no NaN or infinity survives, so the result converts safely to an index).
 // -0 stays -0 (it reads index 0 like +0).
-inline float clamp_coord(float x, std::int64_t n) {
+RSZ_HD inline float clamp_coord(float x, std::int64_t n) {
   const float hi = static_cast<float>(n - 1);
   return x > hi ? hi : (x >= 0.0f ? x : 0.0f);
 }
 
-inline LinearTaps linear_taps(float x, std::int64_t n) {
+RSZ_HD inline LinearTaps linear_taps(float x, std::int64_t n) {
   const float clamped = clamp_coord(x, n);  // finite and in [0, n - 1]: the conversion below is defined
-  std::int64_t i0 = static_cast<std::int64_t>(std::floor(clamped));
+  std::int64_t i0 = static_cast<std::int64_t>(floorf(clamped));
   if (i0 > n - 1) i0 = n - 1;
   const std::int64_t i1 = i0 + 1 < n ? i0 + 1 : n - 1;
   return {i0, i1, clamped - static_cast<float>(i0)};
 }
 
 // §1.3: one 2-tap step. A zero weight takes only the first tap (so an infinite or huge second tap cannot leak in).
-inline float lerp(float a, float b, float w) { return w == 0.0f ? a : a + w * (b - a); }
+RSZ_HD inline float lerp(float a, float b, float w) { return w == 0.0f ? a : a + w * (b - a); }
 
-// §1.7: the taps of an antialiased axis (linear, scale < 1) for source coordinate x: `weights` receives the
-// normalized weights of input indices first, first + 1, ...; returns first. With xc = clamp_coord(x, n) and
-// s = scale, index i has weight w_i = 1 - |(i - xc) * s| (float32); the taps are the indices of [0, n - 1] with
-// w_i > 0 (at least the one nearest xc), each normalized as w_i / (w_first + w_first+1 + ...), summed in index order.
-inline std::int64_t antialias_taps(float x, std::int64_t n, float scale, std::vector<float>& weights) {
+// §1.7 in pieces that host and device share. The candidate range of an antialiased axis (linear, scale < 1) for
+// source coordinate x: xc = clamp_coord(x, n), and indices [lo, hi], one wider than the support 1 / scale on each
+// side (float rounding), clamped in float before the conversion (the support may be huge or infinite).
+struct AntialiasRange {
+  float xc;
+  std::int64_t lo;
+  std::int64_t hi;
+};
+
+RSZ_HD inline AntialiasRange antialias_range(float x, std::int64_t n, float scale) {
   const float xc = clamp_coord(x, n);
   const float support = 1.0f / scale;
-  // Candidate range, one index wider than the support on each side (float rounding), clamped in float before the
-  // conversion (the support may be huge or infinite).
   const float hi_index = static_cast<float>(n - 1);
-  const float lo_f = std::floor(xc - support) - 1.0f;
-  const float hi_f = std::ceil(xc + support) + 1.0f;
-  const std::int64_t lo = lo_f > 0.0f ? static_cast<std::int64_t>(lo_f) : 0;
-  const std::int64_t hi = hi_f < hi_index ? static_cast<std::int64_t>(hi_f) : n - 1;
+  const float lo_f = floorf(xc - support) - 1.0f;
+  const float hi_f = ceilf(xc + support) + 1.0f;
+  return {xc, lo_f > 0.0f ? static_cast<std::int64_t>(lo_f) : 0,
+          hi_f < hi_index ? static_cast<std::int64_t>(hi_f) : n - 1};
+}
+
+// The unnormalized weight of input index i: 1 - |(i - xc) * scale|; a tap only where it is > 0.
+RSZ_HD inline float antialias_weight(std::int64_t i, float xc, float scale) {
+  return 1.0f - fabsf((static_cast<float>(i) - xc) * scale);
+}
+
+// §1.7: the taps of an antialiased axis for source coordinate x: `weights` receives the normalized weights of input
+// indices first, first + 1, ...; returns first. The taps are the indices of [0, n - 1] with antialias_weight > 0
+// (at least the one nearest xc; they are contiguous, as |i - xc| grows monotonically), each normalized as
+// w_i / (w_first + w_first+1 + ...), summed in index order.
+inline std::int64_t antialias_taps(float x, std::int64_t n, float scale, std::vector<float>& weights) {
+  const AntialiasRange r = antialias_range(x, n, scale);
   weights.clear();
   std::int64_t first = -1;
   float total = 0.0f;
-  for (std::int64_t i = lo; i <= hi; ++i) {
-    const float w = 1.0f - std::fabs((static_cast<float>(i) - xc) * scale);
+  for (std::int64_t i = r.lo; i <= r.hi; ++i) {
+    const float w = antialias_weight(i, r.xc, scale);
     if (!(w > 0.0f)) {
-      if (first >= 0) break;  // past the taps (they are contiguous: |i - xc| grows monotonically)
+      if (first >= 0) break;  // past the taps
       continue;
     }
     if (first < 0) first = i;
@@ -94,14 +119,14 @@ inline std::int64_t antialias_taps(float x, std::int64_t n, float scale, std::ve
   }
   if (first < 0) {  // not reachable (the index floor(xc) always has w > 0); kept as a guard
     weights.assign(1, 1.0f);
-    return static_cast<std::int64_t>(std::floor(xc));
+    return static_cast<std::int64_t>(floorf(r.xc));
   }
   for (float& w : weights) w = w / total;
   return first;
 }
 
 // One step of an antialiased axis' weighted sum: acc + w * v (the first tap is w * v alone).
-inline float weighted_tap(float acc, float w, float v) { return acc + w * v; }
+RSZ_HD inline float weighted_tap(float acc, float w, float v) { return acc + w * v; }
 
 // a x b, or UINT64_MAX where the product overflows: sample and table counts that must not wrap.
 inline std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
@@ -110,8 +135,9 @@ inline std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
 }
 
 // §3.2: samples per output element on one axis: clamp(ceil(|extent| / out_size), lo, hi).
-inline std::uint32_t roi_sample_count(float extent, std::int64_t out_size, std::uint32_t lo, std::uint32_t hi) {
-  const float wanted = std::ceil(std::fabs(extent) / static_cast<float>(out_size));
+RSZ_HD inline std::uint32_t roi_sample_count(float extent, std::int64_t out_size, std::uint32_t lo,
+                                             std::uint32_t hi) {
+  const float wanted = ceilf(fabsf(extent) / static_cast<float>(out_size));
   // `!(wanted < hi)` also maps NaN to hi, so no NaN reaches the integer conversion.
   const std::uint32_t count = !(wanted < static_cast<float>(hi)) ? hi : static_cast<std::uint32_t>(wanted);
   return count < lo ? lo : count;
@@ -119,8 +145,9 @@ inline std::uint32_t roi_sample_count(float extent, std::int64_t out_size, std::
 
 // §3.3: position of sample k of output index o on one axis (start = X1, extent = RW, both already scaled).
 // Integer products are exact and rounded to float32 once.
-inline float roi_sample_coord(float start, float extent, std::int64_t out_size, std::uint32_t samples, std::int64_t o,
-                              std::uint32_t k, float input_offset, float output_offset, bool align_to_corners) {
+RSZ_HD inline float roi_sample_coord(float start, float extent, std::int64_t out_size, std::uint32_t samples,
+                                     std::int64_t o, std::uint32_t k, float input_offset, float output_offset,
+                                     bool align_to_corners) {
   __extension__ typedef unsigned __int128 Wide;
   const Wide index = static_cast<Wide>(o) * samples + k;
   const Wide total = static_cast<Wide>(out_size) * samples;
@@ -133,7 +160,7 @@ inline float roi_sample_coord(float start, float extent, std::int64_t out_size, 
 }
 
 // §3.4: a sample outside [-1, n] on either axis reads out_of_bounds_input_value.
-inline bool roi_sample_in_bounds(float x, float y, std::int64_t width, std::int64_t height) {
+RSZ_HD inline bool roi_sample_in_bounds(float x, float y, std::int64_t width, std::int64_t height) {
   return !(x < -1.0f || x > static_cast<float>(width) || y < -1.0f || y > static_cast<float>(height));
 }
 

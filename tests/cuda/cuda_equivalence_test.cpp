@@ -1,0 +1,325 @@
+// The CUDA backend against the CPU backend, bit for bit (NaNs, infinities, signed zeros and denormals included),
+// over the equivalence sweeps' parameters: data types (float32, float16, unorm8 inputs), packed and channels-last
+// inputs, packed and strided outputs, every resample mode (nearest with the four rounding directions, linear,
+// antialiased), upsample2d ranks 4 and 5, roi_align modes, reductions, sample counts and hostile boxes. Also: the
+// caller's stream is used, the ROI value rules refuse bad boxes on the device, and host pointers marked as device
+// memory are refused. Every test skips, saying why, where no CUDA device can be used.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "equivalence/equivalence_util.h"
+#include "rsz/error.h"
+#include "rsz/exec.h"
+#include "rsz/resample.h"
+#include "rsz/roi_align.h"
+#include "rsz/upsample2d.h"
+
+namespace rsz {
+namespace {
+
+using test::Input;
+using test::make_input;
+
+std::string cuda_unusable() {
+  for (const BackendInfo& b : backends()) {
+    if (b.backend == Backend::Cuda) return b.available ? "" : b.note;
+  }
+  return "this build has no CUDA backend";
+}
+
+#define RSZ_NEED_CUDA()                                           \
+  do {                                                            \
+    const std::string why = cuda_unusable();                      \
+    if (!why.empty()) GTEST_SKIP() << "CUDA tests skipped: " << why; \
+  } while (0)
+
+// Device memory holding a copy of host bytes (or a fill pattern).
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    EXPECT_EQ(cudaMalloc(&data_, bytes == 0 ? 1 : bytes), cudaSuccess);
+  }
+  DeviceBuffer(const void* host, std::size_t bytes) : DeviceBuffer(bytes) {
+    EXPECT_EQ(cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* data() const { return data_; }
+  std::vector<unsigned char> download() const {
+    std::vector<unsigned char> out(bytes_);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(out.data(), data_, bytes_, cudaMemcpyDeviceToHost), cudaSuccess);
+    return out;
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_;
+};
+
+std::size_t bytes_of(const TensorLayout& layout) {
+  return static_cast<std::size_t>(layout.extent()) * element_size(layout.dtype());
+}
+
+// A device copy of a host view (its whole extent, so strided views keep their layout).
+struct DeviceInput {
+  explicit DeviceInput(const ConstTensorView& host) : buffer(host.data(), bytes_of(host.layout())), layout(host.layout()) {}
+  ConstTensorView view() const { return ConstTensorView(buffer.data(), layout, MemorySpace::Device); }
+  DeviceBuffer buffer;
+  TensorLayout layout;
+};
+
+// Output layouts: packed, or strided with gaps (every other element, padded rows).
+TensorLayout output_layout(const Dims& sizes, DataType type, bool strided) {
+  Dims strides = packed_strides(sizes);
+  if (strided) {
+    strides.back() = 2;
+    for (int a = static_cast<int>(sizes.size()) - 2; a >= 0; --a) {
+      const auto i = static_cast<std::size_t>(a);
+      strides[i] = strides[i + 1] * sizes[i + 1] + (a == 0 ? 0 : 3);
+    }
+  }
+  return TensorLayout(type, sizes, strides);
+}
+
+// Runs `op` on the host (CPU backend) and on the device (CUDA backend) into outputs filled with the same pattern,
+// and returns both raw buffers.
+template <typename HostOp, typename DeviceOp>
+std::pair<std::vector<unsigned char>, std::vector<unsigned char>> both(const TensorLayout& layout, const HostOp& host,
+                                                                       const DeviceOp& device) {
+  std::vector<unsigned char> cpu(bytes_of(layout), 0xa5);
+  host(TensorView(cpu.data(), layout));
+  DeviceBuffer out(cpu.data(), cpu.size());  // the same fill: untouched gaps must match too
+  device(TensorView(out.data(), layout, MemorySpace::Device));
+  return {cpu, out.download()};
+}
+
+::testing::AssertionResult same_bytes(const std::vector<unsigned char>& cpu, const std::vector<unsigned char>& gpu,
+                                      DataType type, const std::string& what) {
+  const std::size_t size = element_size(type);
+  if (cpu.size() != gpu.size()) return ::testing::AssertionFailure() << what << ": sizes differ";
+  for (std::size_t at = 0; at < cpu.size(); at += size) {
+    if (std::memcmp(&cpu[at], &gpu[at], size) != 0) {
+      return ::testing::AssertionFailure() << what << ": element " << at / size << " cpu "
+                                           << test::hex_bytes(cpu, at, size) << " cuda "
+                                           << test::hex_bytes(gpu, at, size);
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(CudaEquivalence, ResampleEveryMode) {
+  RSZ_NEED_CUDA();
+  const std::array<float, 4> scale_sets[] = {{1, 1, 1, 1},       {1, 1, 0.5f, 0.5f}, {1, 1, 2.0f / 3.0f, 0.37f},
+                                             {1, 1, 2, 3},       {1, 1, 1.7f, 2.9f}, {2, 0.5f, 1.25f, 0.8f},
+                                             {1.5f, 3, 1, 1},    {1, 1, 0.08f, 0.3f}, {0.6f, 0.7f, 0.8f, 0.45f}};
+  const std::pair<float, float> offsets[] = {{0.5f, -0.5f}, {0.0f, 0.0f}, {0.5f, 0.0f}, {0.25f, 1.5f}};
+  struct Mode {
+    InterpolationMode interpolation;
+    NearestRounding rounding;
+    bool antialiased;
+  };
+  const Mode modes[] = {{InterpolationMode::Nearest, NearestRounding::RoundPreferCeil, false},
+                        {InterpolationMode::Nearest, NearestRounding::RoundPreferFloor, false},
+                        {InterpolationMode::Nearest, NearestRounding::Floor, false},
+                        {InterpolationMode::Nearest, NearestRounding::Ceil, false},
+                        {InterpolationMode::Linear, NearestRounding::RoundPreferCeil, false},
+                        {InterpolationMode::Linear, NearestRounding::RoundPreferCeil, true}};
+  std::uint32_t seed = 9000;
+  int cases = 0;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    for (const bool channels_last : {false, true}) {
+      Input in = make_input({2, 3, 19, 37}, type, channels_last, seed++);
+      test::sprinkle_special_values(in, 13);
+      const DeviceInput device_in(in.view());
+      for (const Mode& mode : modes) {
+        for (const auto& scales : scale_sets) {
+          for (const auto& [ip, op] : offsets) {
+            ResampleParams p;
+            p.interpolation = mode.interpolation;
+            p.rounding_direction = mode.rounding;
+            p.antialiased = mode.antialiased;
+            p.scales = scales;
+            p.input_pixel_offsets = {ip, ip, ip, ip};
+            p.output_pixel_offsets = {op, op, op, op};
+            const TensorLayout layout =
+                output_layout(resample_output_sizes(in.sizes, scales), type, cases % 3 == 1);
+            const auto [cpu, gpu] = both(
+                layout, [&](const TensorView& out) { resample(in.view(), out, p, {Backend::Cpu, 2}); },
+                [&](const TensorView& out) { resample(device_in.view(), out, p, {Backend::Cuda}); });
+            std::ostringstream what;
+            what << to_string(type) << (channels_last ? " nhwc " : " nchw ") << to_string(mode.interpolation) << " "
+                 << to_string(mode.rounding) << (mode.antialiased ? " antialiased" : "") << " scales {"
+                 << scales[0] << "," << scales[1] << "," << scales[2] << "," << scales[3] << "} offsets " << ip
+                 << "/" << op;
+            ASSERT_TRUE(same_bytes(cpu, gpu, type, what.str()));
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 2 * 6 * 9 * 4);
+}
+
+TEST(CudaEquivalence, ResampleUnormImages) {
+  RSZ_NEED_CUDA();
+  const std::int64_t h = 41, w = 67, c = 3;
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(h * w * c));
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * 37 + i / 7) % 256);
+  const ConstTensorView in(pixels.data(), DataType::UNorm8, {1, c, h, w}, {h * w * c, 1, w * c, c});
+  const DeviceInput device_in(in);
+  for (const DataType out_type : {DataType::Float32, DataType::Float16}) {
+    for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+      for (const bool antialiased : {false, true}) {
+        ResampleParams p;
+        p.interpolation = mode;
+        p.antialiased = antialiased;
+        p.scales = {1, 1, 0.3f, 1.7f};
+        const TensorLayout layout = output_layout(resample_output_sizes(in.sizes(), p.scales), out_type, false);
+        const auto [cpu, gpu] = both(
+            layout, [&](const TensorView& out) { resample(in, out, p, {Backend::Cpu, 2}); },
+            [&](const TensorView& out) { resample(device_in.view(), out, p, {Backend::Cuda}); });
+        ASSERT_TRUE(same_bytes(cpu, gpu, out_type, std::string("unorm8 ") + to_string(mode)));
+      }
+    }
+  }
+}
+
+TEST(CudaEquivalence, Upsample2dRanks4And5) {
+  RSZ_NEED_CUDA();
+  std::uint32_t seed = 9100;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    for (const Dims& sizes : {Dims{2, 3, 7, 19}, Dims{1, 2, 3, 5, 6}}) {
+      Input in = make_input(sizes, type, false, seed++);
+      test::sprinkle_special_values(in, 7);
+      const DeviceInput device_in(in.view());
+      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+        for (const std::uint32_t f : {1u, 2u, 3u}) {
+          Upsample2dParams p;
+          p.interpolation = mode;
+          p.scale_size = {f, f + 1};
+          const TensorLayout layout = output_layout(upsample2d_output_sizes(in.sizes, p.scale_size), type, f == 2);
+          const auto [cpu, gpu] = both(
+              layout, [&](const TensorView& out) { upsample2d(in.view(), out, p, {Backend::Cpu, 2}); },
+              [&](const TensorView& out) { upsample2d(device_in.view(), out, p, {Backend::Cuda}); });
+          ASSERT_TRUE(same_bytes(cpu, gpu, type,
+                                 std::string("upsample2d ") + to_string(mode) + " " + dims_to_string(sizes) + " x" +
+                                     std::to_string(f)));
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaEquivalence, RoiAlignEveryMode) {
+  RSZ_NEED_CUDA();
+  // Boxes inside, across the edges, outside, inverted, zero-size, sub-pixel, and large (adaptive sampling).
+  const std::vector<float> boxes = {2.5f,  3.0f,  20.25f, 14.0f, -6.0f, -4.0f, 9.0f,  7.5f, 30.0f, 20.0f, 45.0f,
+                                    31.0f, 18.0f, 12.0f,  4.0f,  2.0f,  7.0f,  7.0f,  7.0f, 7.0f,  5.1f,  5.2f,
+                                    5.3f,  5.35f, 0.0f,   0.0f,  36.0f, 22.0f};
+  const std::int64_t r = static_cast<std::int64_t>(boxes.size() / 4);
+  std::vector<std::uint32_t> batch(static_cast<std::size_t>(r));
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<std::uint32_t>(i % 2);
+  std::uint32_t seed = 9200;
+  int cases = 0;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    for (const bool channels_last : {false, true}) {
+      Input in = make_input({2, 3, 23, 37}, type, channels_last, seed++);
+      test::sprinkle_special_values(in, 17);
+      std::vector<std::uint16_t> boxes16(boxes.size());
+      for (std::size_t i = 0; i < boxes.size(); ++i) boxes16[i] = float_to_float16_bits(boxes[i]);
+      const ConstTensorView rois = type == DataType::Float32
+                                       ? ConstTensorView(boxes.data(), type, {r, 4})
+                                       : ConstTensorView(boxes16.data(), type, {r, 4});
+      const ConstTensorView indices(batch.data(), DataType::UInt32, {r});
+      const DeviceInput device_in(in.view());
+      const DeviceInput device_rois(rois);
+      const DeviceInput device_indices(indices);
+      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+        for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
+          for (const auto& [lo, hi] : {std::pair<std::uint32_t, std::uint32_t>{1, 4294967295u}, {2, 2}, {1, 3}}) {
+            for (const bool corners : {false, true}) {
+              RoiAlignParams p;
+              p.interpolation = mode;
+              p.reduction = reduction;
+              p.minimum_samples_per_output = lo;
+              p.maximum_samples_per_output = hi;
+              p.align_regions_to_corners = corners;
+              p.spatial_scale_x = 0.9f;
+              p.out_of_bounds_input_value = -2.5f;
+              const TensorLayout layout = output_layout({r, 3, 5, 4}, type, cases % 2 == 1);
+              const auto [cpu, gpu] = both(
+                  layout,
+                  [&](const TensorView& out) { roi_align(in.view(), rois, indices, out, p, {Backend::Cpu, 2}); },
+                  [&](const TensorView& out) {
+                    roi_align(device_in.view(), device_rois.view(), device_indices.view(), out, p, {Backend::Cuda});
+                  });
+              std::ostringstream what;
+              what << "roi_align " << to_string(type) << (channels_last ? " nhwc " : " nchw ") << to_string(mode)
+                   << " " << to_string(reduction) << " samples " << lo << ":" << hi << (corners ? " corners" : "");
+              ASSERT_TRUE(same_bytes(cpu, gpu, type, what.str()));
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 2 * 2 * 2 * 3 * 2);
+}
+
+TEST(CudaBackend, RunsOnTheCallersStreamAndRefusesWhatTheHostRefuses) {
+  RSZ_NEED_CUDA();
+  Input in = make_input({1, 2, 16, 16}, DataType::Float32, false, 9300);
+  const DeviceInput device_in(in.view());
+  ResampleParams p;
+  p.scales = {1, 1, 0.5f, 0.5f};
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  const TensorLayout layout = output_layout({1, 2, 8, 8}, DataType::Float32, false);
+  std::vector<unsigned char> cpu(bytes_of(layout));
+  resample(in.view(), TensorView(cpu.data(), layout), p, {Backend::Cpu});
+  DeviceBuffer out(bytes_of(layout));
+  ExecOptions options;
+  options.stream = stream;  // Auto: device memory picks cuda
+  resample(device_in.view(), TensorView(out.data(), layout, MemorySpace::Device), p, options);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_TRUE(same_bytes(cpu, out.download(), DataType::Float32, "stream"));
+  cudaStreamDestroy(stream);
+
+  const auto message = [](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // A host pointer marked as device memory.
+  EXPECT_NE(message([&] {
+              resample(ConstTensorView(in.view().data(), in.view().layout(), MemorySpace::Device),
+                       TensorView(out.data(), layout, MemorySpace::Device), p, {Backend::Cuda});
+            }).find("is not memory a CUDA device can read"),
+            std::string::npos);
+  // ROI values on the device follow the host rules: a batch index out of range, a non-finite coordinate.
+  const std::vector<float> boxes{0, 0, 4, 4, 1, 1, 2, 3};
+  const std::vector<std::uint32_t> bad_batch{0, 7};
+  const DeviceInput rois(ConstTensorView(boxes.data(), DataType::Float32, {2, 4}));
+  const DeviceInput indices(ConstTensorView(bad_batch.data(), DataType::UInt32, {2}));
+  DeviceBuffer crops(2 * 2 * 2 * 2 * sizeof(float));
+  const TensorView crops_view(crops.data(), DataType::Float32, {2, 2, 2, 2}, {}, MemorySpace::Device);
+  EXPECT_NE(message([&] { roi_align(device_in.view(), rois.view(), indices.view(), crops_view, RoiAlignParams{}); })
+                .find("batch_indices[1] = 7 is out of range [0, 1)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace rsz
