@@ -145,28 +145,38 @@ __device__ float combine(const ResampleArgs& a, const std::int64_t* o, std::int6
   }
 }
 
-__global__ void resample_kernel(ResampleArgs a, std::int64_t total) {
-  for (std::int64_t flat = first_thread(); flat < total; flat += thread_step()) {
-    std::int64_t o[4];
-    std::int64_t rest = flat;
-    for (int axis = 3; axis >= 0; --axis) {
-      o[axis] = rest % a.out.size[axis];
-      rest /= a.out.size[axis];
+__device__ void resample_element(const ResampleArgs& a, const std::int64_t* o) {
+  std::int64_t out_offset = 0;
+#pragma unroll
+  for (int axis = 0; axis < 4; ++axis) out_offset += o[axis] * a.out.stride[axis];
+  if (a.nearest) {
+    std::int64_t in_offset = 0;
+#pragma unroll
+    for (int axis = 0; axis < 4; ++axis) {
+      const float x = resample_source_coord(o[axis], a.scale[axis], a.ip[axis], a.op[axis]);
+      in_offset += nearest_index(x, a.in.size[axis], a.rounding) * a.in.stride[axis];
     }
-    std::int64_t out_offset = 0;
-    for (int axis = 0; axis < 4; ++axis) out_offset += o[axis] * a.out.stride[axis];
-    if (a.nearest) {
-      std::int64_t in_offset = 0;
-      for (int axis = 0; axis < 4; ++axis) {
-        const float x = resample_source_coord(o[axis], a.scale[axis], a.ip[axis], a.op[axis]);
-        in_offset += nearest_index(x, a.in.size[axis], a.rounding) * a.in.stride[axis];
-      }
-      copy_element(a.in, in_offset, a.out, out_offset);
-    } else {
-      store_computed(a.out, out_offset, combine<0>(a, o, 0));
+    copy_element(a.in, in_offset, a.out, out_offset);
+  } else {
+    store_computed(a.out, out_offset, combine<0>(a, o, 0));
+  }
+}
+
+// Rows (n, c, h) over blockIdx.y, the W axis over threads: the integer divisions happen once per row, and
+// neighbouring threads read and write neighbouring elements.
+__global__ void resample_kernel(ResampleArgs a, std::int64_t rows) {
+  const std::int64_t width = a.out.size[3];
+  for (std::int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const std::int64_t h = row % a.out.size[2];
+    const std::int64_t c = (row / a.out.size[2]) % a.out.size[1];
+    const std::int64_t n = row / (a.out.size[2] * a.out.size[1]);
+    for (std::int64_t w = first_thread(); w < width; w += thread_step()) {
+      const std::int64_t o[4] = {n, c, h, w};
+      resample_element(a, o);
     }
   }
 }
+
 
 // ---- upsample2d ----
 
@@ -191,35 +201,38 @@ __device__ float bilinear(const DeviceView& in, std::int64_t plane, std::int64_t
   return lerp(top, row(ty.i1), ty.w);
 }
 
-__global__ void upsample2d_kernel(UpsampleArgs a, std::int64_t total) {
+// Rows (every axis but W) over blockIdx.y, W over threads, as resample_kernel.
+__global__ void upsample2d_kernel(UpsampleArgs a, std::int64_t rows) {
   const int rank = a.out.rank;
   const int h_axis = rank - 2;
   const int w_axis = rank - 1;
-  for (std::int64_t flat = first_thread(); flat < total; flat += thread_step()) {
-    std::int64_t index[kMaxRank];
-    std::int64_t rest = flat;
-    for (int axis = rank - 1; axis >= 0; --axis) {
-      index[axis] = rest % a.out.size[axis];
-      rest /= a.out.size[axis];
-    }
+  for (std::int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     std::int64_t plane_in = 0;
-    std::int64_t out_offset = 0;
-    for (int axis = 0; axis < rank; ++axis) {
-      out_offset += index[axis] * a.out.stride[axis];
-      if (axis < h_axis) plane_in += index[axis] * a.in.stride[axis];
+    std::int64_t row_out = 0;
+    std::int64_t rest = row;
+    std::int64_t oh = 0;
+    for (int axis = h_axis; axis >= 0; --axis) {
+      const std::int64_t i = rest % a.out.size[axis];
+      rest /= a.out.size[axis];
+      row_out += i * a.out.stride[axis];
+      if (axis < h_axis) plane_in += i * a.in.stride[axis];
+      if (axis == h_axis) oh = i;
     }
-    const std::int64_t oh = index[h_axis];
-    const std::int64_t ow = index[w_axis];
-    if (a.nearest) {
-      copy_element(a.in, plane_in + (oh / a.sh) * a.in.stride[h_axis] + (ow / a.sw) * a.in.stride[w_axis], a.out,
-                   out_offset);
-    } else {
-      const LinearTaps ty =
-          linear_taps(resample_source_coord(oh, static_cast<float>(a.sh), 0.5f, -0.5f), a.in.size[h_axis]);
-      const LinearTaps tx =
-          linear_taps(resample_source_coord(ow, static_cast<float>(a.sw), 0.5f, -0.5f), a.in.size[w_axis]);
-      store_computed(a.out, out_offset,
-                     bilinear(a.in, plane_in, a.in.stride[h_axis], a.in.stride[w_axis], ty, tx));
+    LinearTaps ty{};
+    if (!a.nearest) {
+      ty = linear_taps(resample_source_coord(oh, static_cast<float>(a.sh), 0.5f, -0.5f), a.in.size[h_axis]);
+    }
+    for (std::int64_t ow = first_thread(); ow < a.out.size[w_axis]; ow += thread_step()) {
+      const std::int64_t out_offset = row_out + ow * a.out.stride[w_axis];
+      if (a.nearest) {
+        copy_element(a.in, plane_in + (oh / a.sh) * a.in.stride[h_axis] + (ow / a.sw) * a.in.stride[w_axis], a.out,
+                     out_offset);
+      } else {
+        const LinearTaps tx =
+            linear_taps(resample_source_coord(ow, static_cast<float>(a.sw), 0.5f, -0.5f), a.in.size[w_axis]);
+        store_computed(a.out, out_offset,
+                       bilinear(a.in, plane_in, a.in.stride[h_axis], a.in.stride[w_axis], ty, tx));
+      }
     }
   }
 }
@@ -246,6 +259,9 @@ __device__ float read_sample(const RoiArgs& a, std::int64_t plane, float x, floa
   return bilinear(a.in, plane, a.in.stride[2], a.in.stride[3], linear_taps(yc, height), linear_taps(xc, width));
 }
 
+// One thread per output element; Index is 32-bit where the output is small enough (integer division is much
+// faster), 64-bit otherwise.
+template <typename Index>
 __global__ void roi_align_kernel(RoiArgs a, std::int64_t total) {
   const int rois_rank = a.rois.rank;
   const std::int64_t roi_stride = a.rois.stride[rois_rank - 2];
@@ -255,10 +271,13 @@ __global__ void roi_align_kernel(RoiArgs a, std::int64_t total) {
   const std::int64_t out_h = a.out.size[2];
   const std::int64_t out_w = a.out.size[3];
   for (std::int64_t flat = first_thread(); flat < total; flat += thread_step()) {
-    const std::int64_t ox = flat % out_w;
-    const std::int64_t oy = (flat / out_w) % out_h;
-    const std::int64_t c = (flat / (out_w * out_h)) % channels;
-    const std::int64_t r = flat / (out_w * out_h * channels);
+    const auto f = static_cast<Index>(flat);
+    const auto w = static_cast<Index>(out_w);
+    const auto h = static_cast<Index>(out_h);
+    const std::int64_t ox = f % w;
+    const std::int64_t oy = (f / w) % h;
+    const std::int64_t c = (f / (w * h)) % static_cast<Index>(channels);
+    const std::int64_t r = f / (w * h * static_cast<Index>(channels));
     const auto coord = [&](int j) { return load(a.rois, r * roi_stride + j * coord_stride); };
     const std::int64_t batch = static_cast<const std::uint32_t*>(a.indices.data)[r * index_stride];
     const float x1 = coord(0) * a.p.spatial_scale_x;
@@ -344,6 +363,13 @@ int grid_for(std::int64_t total) {
   return static_cast<int>(blocks < 65535 * 32 ? blocks : 65535 * 32);
 }
 
+// Row kernels: blocks of kRowBlock threads along W, as many as cover a row (at most 64), and up to 65535 rows.
+constexpr int kRowBlock = 128;
+dim3 row_grid(std::int64_t rows, std::int64_t width) {
+  const std::int64_t x = (width + kRowBlock - 1) / kRowBlock;
+  return dim3(static_cast<unsigned>(x < 64 ? x : 64), static_cast<unsigned>(rows < 65535 ? rows : 65535));
+}
+
 cudaStream_t stream_of(const ExecOptions& options) { return static_cast<cudaStream_t>(options.stream); }
 
 bool cuda_available(std::string& why) {
@@ -384,8 +410,8 @@ void cuda_resample(const ConstTensorView& input, const TensorView& output, const
   a.nearest = p.interpolation == InterpolationMode::Nearest;
   a.rounding = p.rounding_direction;
   a.antialiased = p.antialiased;
-  const std::int64_t total = output.element_count();
-  resample_kernel<<<grid_for(total), 256, 0, stream_of(options)>>>(a, total);
+  const std::int64_t rows = output.size(0) * output.size(1) * output.size(2);
+  resample_kernel<<<row_grid(rows, output.size(3)), kRowBlock, 0, stream_of(options)>>>(a, rows);
   launch_check("resample");
 }
 
@@ -400,8 +426,8 @@ void cuda_upsample2d(const ConstTensorView& input, const TensorView& output, con
   a.sh = p.scale_size.height;
   a.sw = p.scale_size.width;
   a.nearest = p.interpolation == InterpolationMode::Nearest;
-  const std::int64_t total = output.element_count();
-  upsample2d_kernel<<<grid_for(total), 256, 0, stream_of(options)>>>(a, total);
+  const std::int64_t rows = output.element_count() / output.size(output.rank() - 1);
+  upsample2d_kernel<<<row_grid(rows, output.size(output.rank() - 1)), kRowBlock, 0, stream_of(options)>>>(a, rows);
   launch_check("upsample2d");
 }
 
@@ -445,7 +471,11 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
   a.out = device_view(output);
   a.p = p;
   const std::int64_t total = output.element_count();
-  roi_align_kernel<<<grid_for(total), 256, 0, stream_of(options)>>>(a, total);
+  if (total < (std::int64_t{1} << 31)) {
+    roi_align_kernel<std::uint32_t><<<grid_for(total), 256, 0, stream_of(options)>>>(a, total);
+  } else {
+    roi_align_kernel<std::uint64_t><<<grid_for(total), 256, 0, stream_of(options)>>>(a, total);
+  }
   launch_check("roi_align");
 }
 
