@@ -41,7 +41,8 @@ lines += [
     "torch's are not bit-identical to anything rsz promises (it fuses multiply-adds).",
     "",
     "Status: these are rsz's first CUDA kernels, one thread per output element evaluating the reference's",
-    "expressions; exact, not yet tuned (the separable, tiled kernels that reach the copy bandwidth are the next step).",
+    "expressions (resample and upsample over rows, with a plane kernel for the usual case where N and C are not",
+    "blended); exact, not yet tuned: the separable, tiled kernels that reach the copy bandwidth are the next step.",
     "",
 ]
 open(out, "w").write("\n".join(lines))

@@ -88,6 +88,20 @@ __device__ std::int64_t first_thread() {
 }
 __device__ std::int64_t thread_step() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
+// detail::lerp along x of rows y0 and y1, then along y (reference/plane.h's read_bilinear).
+__device__ float bilinear(const DeviceView& in, std::int64_t plane, std::int64_t stride_y, std::int64_t stride_x,
+                          const LinearTaps& ty, const LinearTaps& tx) {
+  const auto row = [&](std::int64_t y) {
+    const std::int64_t base = plane + y * stride_y;
+    const float a = load(in, base + tx.i0 * stride_x);
+    if (tx.w == 0.0f) return a;
+    return lerp(a, load(in, base + tx.i1 * stride_x), tx.w);
+  };
+  const float top = row(ty.i0);
+  if (ty.w == 0.0f) return top;
+  return lerp(top, row(ty.i1), ty.w);
+}
+
 // ---- resample ----
 
 struct ResampleArgs {
@@ -162,6 +176,49 @@ __device__ void resample_element(const ResampleArgs& a, const std::int64_t* o) {
   }
 }
 
+// The common case: the N and C axes select their own index (no blending: scale 1 with offsets that cancel, as
+// pixel-centre offsets do) and nothing is antialiased. Each output row is then one plane's H taps, computed once
+// per row, and the W taps per thread: the reference's combine (N and C take one tap, then H over W lerps), by value
+// in registers.
+struct PlaneArgs {
+  DeviceView in;
+  DeviceView out;
+  float scale_h, scale_w, ip_h, ip_w, op_h, op_w;
+  bool nearest;
+  NearestRounding rounding;
+};
+
+__global__ void resample_plane_kernel(PlaneArgs a, std::int64_t rows) {
+  const std::int64_t out_h = a.out.size[2];
+  const std::int64_t channels = a.out.size[1];
+  const std::int64_t width = a.out.size[3];
+  const std::int64_t in_h = a.in.size[2];
+  const std::int64_t in_w = a.in.size[3];
+  for (std::int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const std::int64_t h = row % out_h;
+    const std::int64_t c = (row / out_h) % channels;
+    const std::int64_t n = row / (out_h * channels);
+    const std::int64_t plane = n * a.in.stride[0] + c * a.in.stride[1];
+    const std::int64_t out_row = n * a.out.stride[0] + c * a.out.stride[1] + h * a.out.stride[2];
+    const float y = resample_source_coord(h, a.scale_h, a.ip_h, a.op_h);
+    if (a.nearest) {
+      const std::int64_t in_row = plane + nearest_index(y, in_h, a.rounding) * a.in.stride[2];
+      for (std::int64_t w = first_thread(); w < width; w += thread_step()) {
+        const float x = resample_source_coord(w, a.scale_w, a.ip_w, a.op_w);
+        copy_element(a.in, in_row + nearest_index(x, in_w, a.rounding) * a.in.stride[3], a.out,
+                     out_row + w * a.out.stride[3]);
+      }
+    } else {
+      const LinearTaps ty = linear_taps(y, in_h);
+      for (std::int64_t w = first_thread(); w < width; w += thread_step()) {
+        const LinearTaps tx = linear_taps(resample_source_coord(w, a.scale_w, a.ip_w, a.op_w), in_w);
+        store_computed(a.out, out_row + w * a.out.stride[3],
+                       bilinear(a.in, plane, a.in.stride[2], a.in.stride[3], ty, tx));
+      }
+    }
+  }
+}
+
 // Rows (n, c, h) over blockIdx.y, the W axis over threads: the integer divisions happen once per row, and
 // neighbouring threads read and write neighbouring elements.
 __global__ void resample_kernel(ResampleArgs a, std::int64_t rows) {
@@ -187,19 +244,6 @@ struct UpsampleArgs {
   std::int64_t sw;
   bool nearest;
 };
-
-__device__ float bilinear(const DeviceView& in, std::int64_t plane, std::int64_t stride_y, std::int64_t stride_x,
-                          const LinearTaps& ty, const LinearTaps& tx) {
-  const auto row = [&](std::int64_t y) {
-    const std::int64_t base = plane + y * stride_y;
-    const float a = load(in, base + tx.i0 * stride_x);
-    if (tx.w == 0.0f) return a;
-    return lerp(a, load(in, base + tx.i1 * stride_x), tx.w);
-  };
-  const float top = row(ty.i0);
-  if (ty.w == 0.0f) return top;
-  return lerp(top, row(ty.i1), ty.w);
-}
 
 // Rows (every axis but W) over blockIdx.y, W over threads, as resample_kernel.
 __global__ void upsample2d_kernel(UpsampleArgs a, std::int64_t rows) {
@@ -394,6 +438,23 @@ std::string cuda_describe(const ExecOptions& options) {
          std::to_string(properties.major) + "." + std::to_string(properties.minor);
 }
 
+// Whether every output index o of `axis` reads input index o alone (nearest: the selected index is o; linear: one
+// tap, i0 = o, weight 0; an antialiased axis with scale < 1 never counts), computed with the same functions.
+bool selects_own_index(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int axis) {
+  const auto i = static_cast<std::size_t>(axis);
+  if (p.antialiased && p.scales[i] < 1.0f) return false;
+  for (std::int64_t o = 0; o < output.size(axis); ++o) {
+    const float x = resample_source_coord(o, p.scales[i], p.input_pixel_offsets[i], p.output_pixel_offsets[i]);
+    if (p.interpolation == InterpolationMode::Nearest) {
+      if (nearest_index(x, input.size(axis), p.rounding_direction) != o) return false;
+    } else {
+      const LinearTaps t = linear_taps(x, input.size(axis));
+      if (t.w != 0.0f || t.i0 != o) return false;
+    }
+  }
+  return true;
+}
+
 void cuda_resample(const ConstTensorView& input, const TensorView& output, const ResampleParams& p,
                    const ExecOptions& options) {
   const DeviceScope scope("resample", options.device);
@@ -411,7 +472,14 @@ void cuda_resample(const ConstTensorView& input, const TensorView& output, const
   a.rounding = p.rounding_direction;
   a.antialiased = p.antialiased;
   const std::int64_t rows = output.size(0) * output.size(1) * output.size(2);
-  resample_kernel<<<row_grid(rows, output.size(3)), kRowBlock, 0, stream_of(options)>>>(a, rows);
+  if (selects_own_index(input, output, p, 0) && selects_own_index(input, output, p, 1) &&
+      !(p.antialiased && (p.scales[2] < 1.0f || p.scales[3] < 1.0f))) {
+    PlaneArgs plane{a.in,    a.out,   a.scale[2], a.scale[3], a.ip[2],   a.ip[3],
+                    a.op[2], a.op[3], a.nearest,  a.rounding};
+    resample_plane_kernel<<<row_grid(rows, output.size(3)), kRowBlock, 0, stream_of(options)>>>(plane, rows);
+  } else {
+    resample_kernel<<<row_grid(rows, output.size(3)), kRowBlock, 0, stream_of(options)>>>(a, rows);
+  }
   launch_check("resample");
 }
 

@@ -143,12 +143,11 @@ RSZ_HD inline std::uint32_t roi_sample_count(float extent, std::int64_t out_size
   return count < lo ? lo : count;
 }
 
-// §3.3: position of sample k of output index o on one axis (start = X1, extent = RW, both already scaled).
-// Integer products are exact and rounded to float32 once.
-RSZ_HD inline float roi_sample_coord(float start, float extent, std::int64_t out_size, std::uint32_t samples,
-                                     std::int64_t o, std::uint32_t k, float input_offset, float output_offset,
-                                     bool align_to_corners) {
-  __extension__ typedef unsigned __int128 Wide;
+// §3.3 evaluated with the integer type Wide, wide enough for out_size * samples.
+template <typename Wide>
+RSZ_HD inline float roi_sample_coord_as(float start, float extent, std::int64_t out_size, std::uint32_t samples,
+                                        std::int64_t o, std::uint32_t k, float input_offset, float output_offset,
+                                        bool align_to_corners) {
   const Wide index = static_cast<Wide>(o) * samples + k;
   const Wide total = static_cast<Wide>(out_size) * samples;
   if (align_to_corners) {
@@ -157,6 +156,22 @@ RSZ_HD inline float roi_sample_coord(float start, float extent, std::int64_t out
   }
   const float step = extent / static_cast<float>(total);
   return start + (static_cast<float>(index) - output_offset) * step - input_offset;
+}
+
+// §3.3: position of sample k of output index o on one axis (start = X1, extent = RW, both already scaled).
+// Integer products are exact and rounded to float32 once: in 64 bits where they fit (the same integers, so the same
+// floats), in 128 bits otherwise.
+RSZ_HD inline float roi_sample_coord(float start, float extent, std::int64_t out_size, std::uint32_t samples,
+                                     std::int64_t o, std::uint32_t k, float input_offset, float output_offset,
+                                     bool align_to_corners) {
+  constexpr std::int64_t kFits = std::int64_t{1} << 31;  // (2^31 - 1) * (2^32 - 1) + k < 2^64
+  if (out_size < kFits && o < kFits) {
+    return roi_sample_coord_as<std::uint64_t>(start, extent, out_size, samples, o, k, input_offset, output_offset,
+                                              align_to_corners);
+  }
+  __extension__ typedef unsigned __int128 Wide;
+  return roi_sample_coord_as<Wide>(start, extent, out_size, samples, o, k, input_offset, output_offset,
+                                   align_to_corners);
 }
 
 // §3.4: a sample outside [-1, n] on either axis reads out_of_bounds_input_value.
