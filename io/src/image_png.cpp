@@ -279,6 +279,8 @@ bool run_png_write(PngWriteJob* job) {
     return false;
   }
   png_set_write_fn(png, job, write_to_memory, flush_memory);
+  // libpng refuses sides over 1000000 by default; PNG itself allows 2^31 - 1 (the limit encode_png states).
+  png_set_user_limits(png, 0x7fffffffU, 0x7fffffffU);
   const Image& image = *job->image;
   static const int kColorTypes[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                     PNG_COLOR_TYPE_RGB_ALPHA};

@@ -4,6 +4,8 @@
 #include "rsz/io/image.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdio>
 #include <unistd.h>
 
 #include <algorithm>
@@ -846,6 +848,22 @@ TEST_F(ImageTest, TensorRoundTripThroughAFile) {
     if (image.data16[i + 3] == 0) continue;
     for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(back.data16[i + k], image.data16[i + k]) << i;
   }
+}
+
+// PNG's side limit is 2^31 - 1, not libpng's default user limit of 1000000: a 1000001 x 2 image round-trips.
+TEST(ImagePng, SidesOverAMillionPixels) {
+  const std::string path = ::testing::TempDir() + "rsz_wide.png";
+  io::Image wide;
+  wide.width = 1000001;
+  wide.height = 2;
+  wide.channels = 1;
+  wide.data8.resize(2000002);
+  for (std::size_t i = 0; i < wide.data8.size(); ++i) wide.data8[i] = static_cast<std::uint8_t>(i * 13);
+  io::write_image(path, wide);
+  const io::Image back = io::read_image(path);
+  EXPECT_EQ(back.width, 1000001);
+  EXPECT_TRUE(back.data8 == wide.data8);
+  std::remove(path.c_str());
 }
 
 }  // namespace
