@@ -91,15 +91,14 @@ void check_roi_values(const ConstTensorView& input, const ConstTensorView& rois,
     for (int j = 0; j < 4; ++j) {
       const float v = detail::load_element(rois.data(), rois.dtype(),
                                            r * rois.stride(rois.rank() - 2) + j * rois.stride(rois.rank() - 1));
+      const float scale = j % 2 == 0 ? params.spatial_scale_x : params.spatial_scale_y;
+      if (std::isfinite(v * scale)) continue;  // v is finite too; the names below are built only for a message
       const std::string name = "rois[" + std::to_string(r) + "][" + std::to_string(j) + "] (" + kCoordNames[j] + ")";
       detail::check_finite(kOp, name, v);
-      const float scale = j % 2 == 0 ? params.spatial_scale_x : params.spatial_scale_y;
-      if (!std::isfinite(v * scale)) {
-        detail::fail(ErrorCode::InvalidArgument, kOp,
-                     name + " = " + detail::format_float(v) + " times " +
-                         (j % 2 == 0 ? "spatial_scale_x" : "spatial_scale_y") + " = " + detail::format_float(scale) +
-                         " overflows float32; scaled coordinates must be finite");
-      }
+      detail::fail(ErrorCode::InvalidArgument, kOp,
+                   name + " = " + detail::format_float(v) + " times " +
+                       (j % 2 == 0 ? "spatial_scale_x" : "spatial_scale_y") + " = " + detail::format_float(scale) +
+                       " overflows float32; scaled coordinates must be finite");
     }
     // The extents RW = X2 - X1 and RH = Y2 - Y1 (§3.1) must be finite too: an infinite extent makes every sample
     // position infinite or NaN.
