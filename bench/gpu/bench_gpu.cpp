@@ -1,17 +1,23 @@
-// Times rsz's CUDA backend on the workloads of bench/gpu/run.sh and the device-to-device copy bandwidth, with CUDA
-// events (median of 20 runs after 3 warm-ups). Prints one JSON object per line: workload, dtype, ms, bytes moved
-// (inputs read once + outputs written once).
+// Times rsz's CUDA backend on the plan written by plan.py (the workloads of bench/workloads.json and
+// workloads_gpu.json) and the device-to-device copy bandwidth, with CUDA events: median of 20 runs after 3 warm-ups
+// of the library call as a user makes it (roi_align's included: its value check reads the boxes back to the host).
+// Prints one JSON object per line: workload, mode, dtype, ms, bytes moved (inputs read once + outputs written once).
+// usage: rsz_gpu_bench WORK_DIR
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "rsz/resample.h"
 #include "rsz/roi_align.h"
+#include "rsz/upsample2d.h"
 
 namespace {
 
@@ -37,104 +43,152 @@ double median_ms(const std::function<void()>& run) {
     check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
     times.push_back(ms);
   }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
 
-void* device_fill(std::size_t bytes) {
-  void* p = nullptr;
-  check(cudaMalloc(&p, bytes), "malloc");
-  check(cudaMemset(p, 0x3c, bytes), "memset");  // 0x3c3c: float16 1.06; float32 0.0115
-  return p;
+// Device memory filled with a byte pattern (0x3c3c: float16 1.06; float32 0.0115), freed at scope exit.
+struct DeviceBuffer {
+  explicit DeviceBuffer(std::size_t bytes) {
+    check(cudaMalloc(&data, bytes), "malloc");
+    check(cudaMemset(data, 0x3c, bytes), "memset");
+  }
+  DeviceBuffer(const void* host, std::size_t bytes) : DeviceBuffer(bytes) {
+    check(cudaMemcpy(data, host, bytes, cudaMemcpyHostToDevice), "copy");
+  }
+  ~DeviceBuffer() { cudaFree(data); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* data = nullptr;
+};
+
+std::size_t bytes_of(const rsz::Dims& dims, rsz::DataType type) {
+  return static_cast<std::size_t>(rsz::element_count(dims)) * rsz::element_size(type);
 }
 
-void report(const char* workload, const char* dtype, double ms, double bytes) {
-  std::printf("{\"workload\": \"%s\", \"dtype\": \"%s\", \"ms\": %.4f, \"bytes\": %.0f}\n", workload, dtype, ms, bytes);
+void report(const std::string& workload, const std::string& mode, const char* dtype, double ms, double bytes) {
+  std::printf("{\"workload\": \"%s\", \"mode\": \"%s\", \"dtype\": \"%s\", \"ms\": %.4f, \"bytes\": %.0f}\n",
+              workload.c_str(), mode.c_str(), dtype, ms, bytes);
+  std::fflush(stdout);
+}
+
+std::vector<char> read_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    std::fprintf(stderr, "rsz_gpu_bench: cannot read %s\n", path.c_str());
+    std::exit(1);
+  }
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+rsz::InterpolationMode mode_of(const std::string& mode) {
+  return mode == "nearest" ? rsz::InterpolationMode::Nearest : rsz::InterpolationMode::Linear;
+}
+
+void run_resample(std::istringstream& line, rsz::DataType type, const char* dtype) {
+  std::string name, mode;
+  rsz::Dims in(4), out(4);
+  line >> name >> mode >> in[0] >> in[1] >> in[2] >> in[3] >> out[2] >> out[3];
+  out[0] = in[0];
+  out[1] = in[1];
+  const DeviceBuffer x(bytes_of(in, type)), y(bytes_of(out, type));
+  rsz::ResampleParams p;
+  p.interpolation = mode_of(mode);
+  p.scales = {1, 1, static_cast<float>(out[2]) / static_cast<float>(in[2]),
+              static_cast<float>(out[3]) / static_cast<float>(in[3])};
+  const rsz::ConstTensorView xv(x.data, type, in, {}, rsz::MemorySpace::Device);
+  const rsz::TensorView yv(y.data, type, out, {}, rsz::MemorySpace::Device);
+  report(name, mode, dtype, median_ms([&] { rsz::resample(xv, yv, p); }),
+         static_cast<double>(bytes_of(in, type) + bytes_of(out, type)));
+}
+
+void run_upsample(std::istringstream& line, rsz::DataType type, const char* dtype) {
+  std::string name, mode;
+  std::uint32_t factor = 0;
+  line >> name >> mode >> factor;
+  rsz::Dims in;
+  for (std::int64_t d = 0; line >> d;) in.push_back(d);
+  rsz::Upsample2dParams p;
+  p.interpolation = mode_of(mode);
+  p.scale_size = {factor, factor};
+  const rsz::Dims out = rsz::upsample2d_output_sizes(in, p.scale_size);
+  const DeviceBuffer x(bytes_of(in, type)), y(bytes_of(out, type));
+  const rsz::ConstTensorView xv(x.data, type, in, {}, rsz::MemorySpace::Device);
+  const rsz::TensorView yv(y.data, type, out, {}, rsz::MemorySpace::Device);
+  report(name, mode, dtype, median_ms([&] { rsz::upsample2d(xv, yv, p); }),
+         static_cast<double>(bytes_of(in, type) + bytes_of(out, type)));
+}
+
+void run_roi_align(std::istringstream& line, const std::string& work, rsz::DataType type, const char* dtype) {
+  std::string name;
+  rsz::Dims in(4);
+  std::int64_t r = 0, side = 0;
+  std::uint32_t sampling = 0;
+  float spatial_scale = 1.0f;
+  line >> name >> in[0] >> in[1] >> in[2] >> in[3] >> r >> side >> sampling >> spatial_scale;
+  const std::vector<char> boxes32 = read_file(work + "/" + name + ".rois.f32");
+  const std::vector<char> batch = read_file(work + "/" + name + ".batch.u32");
+  std::vector<__half> boxes16;
+  const auto* b32 = reinterpret_cast<const float*>(boxes32.data());
+  for (std::size_t i = 0; i < boxes32.size() / sizeof(float); ++i) boxes16.push_back(__float2half(b32[i]));
+  const bool f32 = type == rsz::DataType::Float32;
+  const DeviceBuffer rois(f32 ? static_cast<const void*>(boxes32.data()) : boxes16.data(),
+                          f32 ? boxes32.size() : boxes16.size() * sizeof(__half));
+  const DeviceBuffer indices(batch.data(), batch.size());
+  const rsz::Dims out{r, in[1], side, side};
+  const DeviceBuffer x(bytes_of(in, type)), y(bytes_of(out, type));
+  rsz::RoiAlignParams p;
+  if (sampling > 0) p.minimum_samples_per_output = p.maximum_samples_per_output = sampling;
+  p.spatial_scale_x = p.spatial_scale_y = spatial_scale;
+  const rsz::ConstTensorView xv(x.data, type, in, {}, rsz::MemorySpace::Device);
+  const rsz::ConstTensorView bv(rois.data, type, {r, 4}, {}, rsz::MemorySpace::Device);
+  const rsz::ConstTensorView kv(indices.data, rsz::DataType::UInt32, {r}, {}, rsz::MemorySpace::Device);
+  const rsz::TensorView yv(y.data, type, out, {}, rsz::MemorySpace::Device);
+  report(name, "average", dtype, median_ms([&] { rsz::roi_align(xv, bv, kv, yv, p); }),
+         static_cast<double>(bytes_of(in, type) + bytes_of(out, type)));
 }
 
 }  // namespace
 
-int main() {
-  // Device-to-device copy bandwidth: 1 GiB read + 1 GiB written.
-  {
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: rsz_gpu_bench WORK_DIR (the folder bench/gpu/plan.py wrote)\n");
+    return 2;
+  }
+  const std::string work = argv[1];
+  {  // device-to-device copy bandwidth: 1 GiB read + 1 GiB written
     const std::size_t bytes = std::size_t{1} << 30;
-    void* a = device_fill(bytes);
-    void* b = device_fill(bytes);
-    const double ms = median_ms([&] { check(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice), "copy"); });
-    report("copy_d2d_1GiB", "bytes", ms, 2.0 * static_cast<double>(bytes));
-    cudaFree(a);
-    cudaFree(b);
+    const DeviceBuffer a(bytes), b(bytes);
+    const double ms = median_ms([&] { check(cudaMemcpy(b.data, a.data, bytes, cudaMemcpyDeviceToDevice), "copy"); });
+    report("copy_d2d_1GiB", "copy", "bytes", ms, 2.0 * static_cast<double>(bytes));
+  }
+  std::vector<std::string> plan;
+  {
+    std::ifstream file(work + "/plan.txt");
+    for (std::string line; std::getline(file, line);) {
+      if (!line.empty()) plan.push_back(line);
+    }
   }
   for (const rsz::DataType type : {rsz::DataType::Float32, rsz::DataType::Float16}) {
-    const char* name = type == rsz::DataType::Float32 ? "float32" : "float16";
-    const double es = static_cast<double>(rsz::element_size(type));
-    struct Resize {
-      const char* workload;
-      rsz::Dims in;
-      rsz::Dims out;
-    };
-    for (const Resize& r : {Resize{"resample_1080p_to_4k_bilinear", {1, 3, 1080, 1920}, {1, 3, 2160, 3840}},
-                            Resize{"resample_8x4k_to_1080p_bilinear", {8, 3, 2160, 3840}, {8, 3, 1080, 1920}}}) {
-      void* in = device_fill(static_cast<std::size_t>(rsz::element_count(r.in) * es));
-      void* out = device_fill(static_cast<std::size_t>(rsz::element_count(r.out) * es));
-      rsz::ResampleParams p;
-      p.scales = {1, 1, static_cast<float>(r.out[2]) / static_cast<float>(r.in[2]),
-                  static_cast<float>(r.out[3]) / static_cast<float>(r.in[3])};
-      const rsz::ConstTensorView x(in, type, r.in, {}, rsz::MemorySpace::Device);
-      const rsz::TensorView y(out, type, r.out, {}, rsz::MemorySpace::Device);
-      const double ms = median_ms([&] { rsz::resample(x, y, p); });
-      report(r.workload, name, ms, es * static_cast<double>(rsz::element_count(r.in) + rsz::element_count(r.out)));
-      cudaFree(in);
-      cudaFree(out);
-    }
-    // ROI align, the FPN case of bench/workloads.json: 1000 ROIs, 7 x 7, 256 channels of 200 x 272, 2 x 2 samples.
-    {
-      const rsz::Dims in_sizes{1, 256, 200, 272};
-      const std::int64_t r = 1000;
-      std::vector<float> boxes(static_cast<std::size_t>(r * 4));
-      std::uint32_t state = 1;
-      const auto next = [&] {
-        state = state * 1103515245u + 12345u;
-        return static_cast<float>(state >> 8) / 16777216.0f;
-      };
-      for (std::int64_t i = 0; i < r; ++i) {
-        const float x = next() * 250.0f, y = next() * 180.0f;
-        boxes[static_cast<std::size_t>(i * 4)] = x;
-        boxes[static_cast<std::size_t>(i * 4 + 1)] = y;
-        boxes[static_cast<std::size_t>(i * 4 + 2)] = x + 4.0f + next() * 60.0f;
-        boxes[static_cast<std::size_t>(i * 4 + 3)] = y + 4.0f + next() * 60.0f;
+    const char* dtype = type == rsz::DataType::Float32 ? "float32" : "float16";
+    for (const std::string& text : plan) {
+      std::istringstream line(text);
+      std::string kind;
+      line >> kind;
+      try {
+        if (kind == "resample") {
+          run_resample(line, type, dtype);
+        } else if (kind == "upsample") {
+          run_upsample(line, type, dtype);
+        } else if (kind == "roi") {
+          run_roi_align(line, work, type, dtype);
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "rsz_gpu_bench: %s: %s\n", text.c_str(), e.what());
+        return 1;
       }
-      std::vector<unsigned char> box_bytes;
-      if (type == rsz::DataType::Float32) {
-        box_bytes.assign(reinterpret_cast<unsigned char*>(boxes.data()),
-                         reinterpret_cast<unsigned char*>(boxes.data() + boxes.size()));
-      } else {
-        std::vector<__half> h(boxes.size());
-        for (std::size_t i = 0; i < h.size(); ++i) h[i] = __float2half(boxes[i]);
-        box_bytes.assign(reinterpret_cast<unsigned char*>(h.data()), reinterpret_cast<unsigned char*>(h.data() + h.size()));
-      }
-      void* rois = nullptr;
-      check(cudaMalloc(&rois, box_bytes.size()), "malloc");
-      check(cudaMemcpy(rois, box_bytes.data(), box_bytes.size(), cudaMemcpyHostToDevice), "copy");
-      void* indices = device_fill(static_cast<std::size_t>(r) * 4);
-      check(cudaMemset(indices, 0, static_cast<std::size_t>(r) * 4), "memset");
-      void* in = device_fill(static_cast<std::size_t>(rsz::element_count(in_sizes) * es));
-      const rsz::Dims out_sizes{r, 256, 7, 7};
-      void* out = device_fill(static_cast<std::size_t>(rsz::element_count(out_sizes) * es));
-      rsz::RoiAlignParams p;
-      p.minimum_samples_per_output = p.maximum_samples_per_output = 2;
-      p.spatial_scale_x = p.spatial_scale_y = 1.0f;
-      const rsz::ConstTensorView x(in, type, in_sizes, {}, rsz::MemorySpace::Device);
-      const rsz::ConstTensorView b(rois, type, {r, 4}, {}, rsz::MemorySpace::Device);
-      const rsz::ConstTensorView k(indices, rsz::DataType::UInt32, {r}, {}, rsz::MemorySpace::Device);
-      const rsz::TensorView y(out, type, out_sizes, {}, rsz::MemorySpace::Device);
-      const double ms = median_ms([&] { rsz::roi_align(x, b, k, y, p); });
-      report("roi_align_fpn_1000x7x7x256", name, ms,
-             es * static_cast<double>(rsz::element_count(in_sizes) + rsz::element_count(out_sizes)));
-      cudaFree(in);
-      cudaFree(out);
-      cudaFree(rois);
-      cudaFree(indices);
     }
   }
   return 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The GPU benchmark: builds rsz with the CUDA backend (core only), times it (rsz_gpu_bench) and PyTorch /
-# torchvision (torch_bench.py) on the same GPU in one run, and writes bench/gpu/RESULTS_GPU.md.
+# The GPU benchmark: builds rsz with the CUDA backend (core only), writes the plan (bench/workloads.json and
+# bench/gpu/workloads_gpu.json: shapes and boxes), times rsz (rsz_gpu_bench) and PyTorch / torchvision
+# (torch_bench.py) on the same GPU in one run, and writes bench/gpu/RESULTS_GPU.md.
 # usage: bash bench/gpu/run.sh [BUILD_DIR]   (a machine with an NVIDIA GPU, nvcc, and a python3 with torch)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -12,8 +13,9 @@ if command -v ninja > /dev/null; then generator=(-G Ninja); fi
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DRSZ_CUDA=ON -DRSZ_BUILD_IO=OFF \
   -DRSZ_BUILD_TESTS=OFF > /dev/null
 cmake --build "$build" --target rsz_gpu_bench > /dev/null
-"$build/bench/gpu/rsz_gpu_bench" > "$work/rsz.jsonl"
-python3 bench/gpu/torch_bench.py > "$work/torch.jsonl"
+python3 bench/gpu/plan.py "$work"
+"$build/bench/gpu/rsz_gpu_bench" "$work" > "$work/rsz.jsonl"
+python3 bench/gpu/torch_bench.py "$work" > "$work/torch.jsonl"
 python3 bench/gpu/make_results.py "$work/rsz.jsonl" "$work/torch.jsonl" \
   "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
   "$(python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)')" \

@@ -15,6 +15,7 @@ bool always(std::string&) { return true; }
 const BackendOps kReference{
     Backend::Reference,
     MemorySpace::Host,
+    false,
     always,
     [](const ExecOptions&) -> std::string { return "the naive twins: one output element at a time (the oracle)"; },
     [](const ConstTensorView& in, const TensorView& out, const ResampleParams& p, const ExecOptions&) {
@@ -31,6 +32,7 @@ const BackendOps kReference{
 const BackendOps kCpu{
     Backend::Cpu,
     MemorySpace::Host,
+    false,
     always,
     [](const ExecOptions& o) -> std::string {
       return std::to_string(cpu::resolve_threads(o.num_threads)) + " threads, tables, separable passes, " +
@@ -82,7 +84,7 @@ const BackendOps& pick_backend(const char* op, const ExecOptions& options, Memor
     if (!b->available(why)) {
       fail(ErrorCode::InvalidArgument, op, std::string("backend ") + to_string(wanted) + " is not available: " + why);
     }
-    if (b->memory != memory) {
+    if (b->memory != memory && !(memory == MemorySpace::Host && b->stages_host)) {
       fail(ErrorCode::InvalidArgument, op,
            std::string("backend ") + to_string(wanted) + " takes tensors in " + to_string(b->memory) +
                " memory, these are in " + to_string(memory) + " memory");

@@ -17,6 +17,8 @@ namespace rsz::detail {
 struct BackendOps {
   Backend id;
   MemorySpace memory;  // the memory space of every tensor it takes
+  // Whether it also takes host tensors, copying them to its memory and the results back (Cuda: host staging).
+  bool stages_host;
   // Whether it can run here; when not, `why` says so in a few words.
   bool (*available)(std::string& why);
   // A line for rsz::backends() (the device's name for a GPU backend); "" for none.
@@ -41,8 +43,9 @@ const std::vector<const BackendOps*>& registered_backends();
 MemorySpace common_memory(const char* op, std::initializer_list<const ConstTensorView*> tensors);
 
 // The backend that runs a call of `op` on tensors in `memory`: options.backend when it is registered, available and
-// takes that memory; for Auto the one backend for that memory (Cpu for host memory, Cuda for device memory). This
-// is the only place the `auto` policy lives. Throws InvalidArgument naming the operator, the backend and why.
+// takes that memory (or stages host tensors); for Auto the one backend for that memory (Cpu for host memory, Cuda
+// for device memory). This is the only place the `auto` policy lives. Throws InvalidArgument naming the operator,
+// the backend and why.
 const BackendOps& pick_backend(const char* op, const ExecOptions& options, MemorySpace memory);
 
 // The host backends' ROI value check (roi_align.cpp), shared by Reference and Cpu.

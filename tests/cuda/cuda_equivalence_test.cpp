@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <sstream>
@@ -221,10 +222,12 @@ TEST(CudaEquivalence, Upsample2dRanks4And5) {
 
 TEST(CudaEquivalence, RoiAlignEveryMode) {
   RSZ_NEED_CUDA();
-  // Boxes inside, across the edges, outside, inverted, zero-size, sub-pixel, and large (adaptive sampling).
-  const std::vector<float> boxes = {2.5f,  3.0f,  20.25f, 14.0f, -6.0f, -4.0f, 9.0f,  7.5f, 30.0f, 20.0f, 45.0f,
-                                    31.0f, 18.0f, 12.0f,  4.0f,  2.0f,  7.0f,  7.0f,  7.0f, 7.0f,  5.1f,  5.2f,
-                                    5.3f,  5.35f, 0.0f,   0.0f,  36.0f, 22.0f};
+  // Boxes inside, across the edges, outside, inverted, zero-size, sub-pixel, large (adaptive sampling), and one so
+  // large that adaptive sampling needs more taps than the gather kernel's tables hold (25 x 17 samples an output).
+  const std::vector<float> boxes = {2.5f,  3.0f,  20.25f, 14.0f, -6.0f,  -4.0f,  9.0f,  7.5f,  30.0f, 20.0f,
+                                    45.0f, 31.0f, 18.0f,  12.0f, 4.0f,   2.0f,   7.0f,  7.0f,  7.0f,  7.0f,
+                                    5.1f,  5.2f,  5.3f,   5.35f, 0.0f,   0.0f,   36.0f, 22.0f, -40.0f, -30.0f,
+                                    70.0f, 55.0f};
   const std::int64_t r = static_cast<std::int64_t>(boxes.size() / 4);
   std::vector<std::uint32_t> batch(static_cast<std::size_t>(r));
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<std::uint32_t>(i % 2);
@@ -274,6 +277,199 @@ TEST(CudaEquivalence, RoiAlignEveryMode) {
     }
   }
   EXPECT_EQ(cases, 2 * 2 * 2 * 2 * 3 * 2);
+}
+
+// Shapes large enough for the plane kernel's tiles (128 x 32 outputs, 4 columns and up to 4 rows a thread, several
+// tiles and planes a block): partial tiles at the right and bottom edges, exact halves and doubles, odd ratios,
+// channels-last inputs and strided outputs, and unorm8 inputs.
+TEST(CudaEquivalence, ResampleLargePlanes) {
+  RSZ_NEED_CUDA();
+  const std::array<float, 4> scale_sets[] = {{1, 1, 0.5f, 0.5f}, {1, 1, 2, 2}, {1, 1, 2.0f / 3.0f, 0.37f},
+                                             {1, 1, 1.7f, 2.9f}, {1, 1, 4, 4}};
+  const std::pair<float, float> offsets[] = {{0.5f, -0.5f}, {0.25f, 1.5f}};
+  std::uint32_t seed = 9400;
+  int cases = 0;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    for (const bool channels_last : {false, true}) {
+      Input in = make_input({2, 3, 150, 301}, type, channels_last, seed++);
+      test::sprinkle_special_values(in, 101);
+      const DeviceInput device_in(in.view());
+      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+        for (const auto& scales : scale_sets) {
+          for (const auto& [ip, op] : offsets) {
+            ResampleParams p;
+            p.interpolation = mode;
+            p.scales = scales;
+            p.input_pixel_offsets = {ip, ip, ip, ip};
+            p.output_pixel_offsets = {op, op, op, op};
+            const TensorLayout layout =
+                output_layout(resample_output_sizes(in.sizes, scales), type, cases % 3 == 2);
+            const auto [cpu, gpu] = both(
+                layout, [&](const TensorView& out) { resample(in.view(), out, p, {Backend::Cpu, 2}); },
+                [&](const TensorView& out) { resample(device_in.view(), out, p, {Backend::Cuda}); });
+            std::ostringstream what;
+            what << to_string(type) << (channels_last ? " nhwc " : " nchw ") << to_string(mode) << " scales "
+                 << scales[2] << "x" << scales[3] << " offsets " << ip << "/" << op;
+            ASSERT_TRUE(same_bytes(cpu, gpu, type, what.str()));
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 2 * 2 * 5 * 2);
+  // An interleaved 8-bit image, as the command line decodes it, to float32 and float16.
+  const std::int64_t h = 333, w = 517, c = 3;
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(h * w * c));
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * 131 + i / 11) % 256);
+  const ConstTensorView image(pixels.data(), DataType::UNorm8, {1, c, h, w}, {h * w * c, 1, w * c, c});
+  const DeviceInput device_image(image);
+  for (const DataType out_type : {DataType::Float32, DataType::Float16}) {
+    for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+      for (const float scale : {0.5f, 1.9f}) {
+        ResampleParams p;
+        p.interpolation = mode;
+        p.scales = {1, 1, scale, scale};
+        const TensorLayout layout = output_layout(resample_output_sizes(image.sizes(), p.scales), out_type, false);
+        const auto [cpu, gpu] = both(
+            layout, [&](const TensorView& out) { resample(image, out, p, {Backend::Cpu, 2}); },
+            [&](const TensorView& out) { resample(device_image.view(), out, p, {Backend::Cuda}); });
+        ASSERT_TRUE(same_bytes(cpu, gpu, out_type, std::string("unorm8 image ") + to_string(mode)));
+      }
+    }
+  }
+}
+
+TEST(CudaEquivalence, Upsample2dLargePlanes) {
+  RSZ_NEED_CUDA();
+  std::uint32_t seed = 9500;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    for (const Dims& sizes : {Dims{2, 20, 61, 139}, Dims{1, 4, 3, 45, 70}}) {
+      Input in = make_input(sizes, type, sizes.size() == 4, seed++);
+      test::sprinkle_special_values(in, 53);
+      const DeviceInput device_in(in.view());
+      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+        for (const std::uint32_t f : {2u, 3u}) {
+          Upsample2dParams p;
+          p.interpolation = mode;
+          p.scale_size = {f, 5 - f};
+          const TensorLayout layout = output_layout(upsample2d_output_sizes(in.sizes, p.scale_size), type, f == 3);
+          const auto [cpu, gpu] = both(
+              layout, [&](const TensorView& out) { upsample2d(in.view(), out, p, {Backend::Cpu, 2}); },
+              [&](const TensorView& out) { upsample2d(device_in.view(), out, p, {Backend::Cuda}); });
+          ASSERT_TRUE(same_bytes(cpu, gpu, type,
+                                 std::string("upsample2d ") + to_string(mode) + " " + dims_to_string(sizes) + " x" +
+                                     std::to_string(f)));
+        }
+      }
+    }
+  }
+}
+
+// Enough planes (2 x 80) and ROIs for the shared-plane kernel on any current GPU: boxes inside, across the edges,
+// outside, inverted, zero-size, sub-pixel, and one so large that adaptive sampling overflows a warp's tap table
+// (36 columns of samples), which takes the kernel's per-sample path.
+TEST(CudaEquivalence, RoiAlignSharedPlanes) {
+  RSZ_NEED_CUDA();
+  const std::vector<float> shapes = {2.5f,  3.0f,  20.25f, 14.0f, -6.0f, -4.0f, 9.0f,  7.5f, 30.0f, 20.0f,
+                                     45.0f, 31.0f, 18.0f,  12.0f, 4.0f,  2.0f,  7.0f,  7.0f, 7.0f,  7.0f,
+                                     5.1f,  5.2f,  5.3f,   5.35f, 0.0f,  0.0f,  36.0f, 22.0f};
+  std::vector<float> boxes;
+  for (int k = 0; k < 6; ++k) {
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      boxes.push_back(shapes[i] + (i % 2 == 0 ? 0.37f : 0.21f) * static_cast<float>(k));
+    }
+  }
+  const std::int64_t r = static_cast<std::int64_t>(boxes.size() / 4);
+  std::vector<std::uint32_t> batch(static_cast<std::size_t>(r));
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<std::uint32_t>((i / 3) % 2);
+  std::uint32_t seed = 9600;
+  int cases = 0;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    for (const bool channels_last : {false, true}) {
+      Input in = make_input({2, 80, 23, 37}, type, channels_last, seed++);
+      test::sprinkle_special_values(in, 29);
+      std::vector<std::uint16_t> boxes16(boxes.size());
+      for (std::size_t i = 0; i < boxes.size(); ++i) boxes16[i] = float_to_float16_bits(boxes[i]);
+      const ConstTensorView rois = type == DataType::Float32 ? ConstTensorView(boxes.data(), type, {r, 4})
+                                                             : ConstTensorView(boxes16.data(), type, {r, 4});
+      const ConstTensorView indices(batch.data(), DataType::UInt32, {r});
+      const DeviceInput device_in(in.view());
+      const DeviceInput device_rois(rois);
+      const DeviceInput device_indices(indices);
+      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+        for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
+          for (const auto& [lo, hi] : {std::pair<std::uint32_t, std::uint32_t>{1, 4294967295u}, {2, 2}}) {
+            for (const bool corners : {false, true}) {
+              RoiAlignParams p;
+              p.interpolation = mode;
+              p.reduction = reduction;
+              p.minimum_samples_per_output = lo;
+              p.maximum_samples_per_output = hi;
+              p.align_regions_to_corners = corners;
+              p.spatial_scale_y = 0.8f;
+              p.out_of_bounds_input_value = 1.5f;
+              const TensorLayout layout = output_layout({r, 80, 5, 4}, type, cases % 2 == 1);
+              const auto [cpu, gpu] = both(
+                  layout,
+                  [&](const TensorView& out) { roi_align(in.view(), rois, indices, out, p, {Backend::Cpu, 2}); },
+                  [&](const TensorView& out) {
+                    roi_align(device_in.view(), device_rois.view(), device_indices.view(), out, p, {Backend::Cuda});
+                  });
+              std::ostringstream what;
+              what << "roi_align shared planes " << to_string(type) << (channels_last ? " nhwc " : " nchw ")
+                   << to_string(mode) << " " << to_string(reduction) << " samples " << lo << ":" << hi
+                   << (corners ? " corners" : "");
+              ASSERT_TRUE(same_bytes(cpu, gpu, type, what.str()));
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 2 * 2 * 2 * 2 * 2);
+}
+
+// Host tensors with Backend::Cuda are copied to the device, computed there and copied back before the call returns:
+// the same bytes as the CPU backend, gaps of strided outputs included (both outputs start from the same fill), for
+// an interleaved 8-bit image, a float16 upsample and a roi_align with host boxes.
+TEST(CudaBackend, StagesHostTensors) {
+  RSZ_NEED_CUDA();
+  const std::int64_t h = 61, w = 83, c = 3;
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(h * w * c));
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * 97 + i / 5) % 256);
+  const ConstTensorView image(pixels.data(), DataType::UNorm8, {1, c, h, w}, {h * w * c, 1, w * c, c});
+  for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+    ResampleParams p;
+    p.interpolation = mode;
+    p.scales = {1, 1, 0.45f, 1.6f};
+    const TensorLayout layout = output_layout(resample_output_sizes(image.sizes(), p.scales), DataType::Float32, true);
+    std::vector<unsigned char> cpu(bytes_of(layout), 0xa5), gpu(bytes_of(layout), 0xa5);
+    resample(image, TensorView(cpu.data(), layout), p, {Backend::Cpu, 2});
+    resample(image, TensorView(gpu.data(), layout), p, {Backend::Cuda});
+    ASSERT_TRUE(same_bytes(cpu, gpu, DataType::Float32, std::string("staged resample ") + to_string(mode)));
+  }
+  Input in = make_input({1, 4, 3, 9, 11}, DataType::Float16, false, 9700);
+  test::sprinkle_special_values(in, 11);
+  Upsample2dParams up;
+  up.interpolation = InterpolationMode::Linear;
+  up.scale_size = {3, 2};
+  const TensorLayout up_layout = output_layout(upsample2d_output_sizes(in.sizes, up.scale_size), DataType::Float16, false);
+  std::vector<unsigned char> up_cpu(bytes_of(up_layout), 0x5a), up_gpu(bytes_of(up_layout), 0x5a);
+  upsample2d(in.view(), TensorView(up_cpu.data(), up_layout), up, {Backend::Cpu, 2});
+  upsample2d(in.view(), TensorView(up_gpu.data(), up_layout), up, {Backend::Cuda});
+  ASSERT_TRUE(same_bytes(up_cpu, up_gpu, DataType::Float16, "staged upsample2d"));
+  Input maps = make_input({2, 5, 23, 37}, DataType::Float32, true, 9701);
+  const std::vector<float> boxes{2.5f, 3.0f, 20.25f, 14.0f, -6.0f, -4.0f, 9.0f, 7.5f, 0.0f, 0.0f, 36.0f, 22.0f};
+  const std::vector<std::uint32_t> batch{1, 0, 1};
+  const ConstTensorView rois(boxes.data(), DataType::Float32, {3, 4});
+  const ConstTensorView indices(batch.data(), DataType::UInt32, {3});
+  const TensorLayout crop_layout = output_layout({3, 5, 6, 4}, DataType::Float32, true);
+  std::vector<unsigned char> crop_cpu(bytes_of(crop_layout), 0xa5), crop_gpu(bytes_of(crop_layout), 0xa5);
+  roi_align(maps.view(), rois, indices, TensorView(crop_cpu.data(), crop_layout), RoiAlignParams{}, {Backend::Cpu, 2});
+  roi_align(maps.view(), rois, indices, TensorView(crop_gpu.data(), crop_layout), RoiAlignParams{}, {Backend::Cuda});
+  ASSERT_TRUE(same_bytes(crop_cpu, crop_gpu, DataType::Float32, "staged roi_align"));
 }
 
 TEST(CudaBackend, RunsOnTheCallersStreamAndRefusesWhatTheHostRefuses) {

@@ -20,7 +20,8 @@ enum class Backend {
   Auto,       // the backend for the tensors' memory: Cpu for host memory, Cuda for device memory
   Reference,  // the naive twins: one output element at a time, no tables, threads or SIMD; the oracle (host)
   Cpu,        // tables, separable passes, threads; bit-identical to Reference (host memory)
-  Cuda,       // NVIDIA GPUs through CUDA (device memory); present only in builds configured with RSZ_CUDA
+  Cuda,       // NVIDIA GPUs through CUDA (device memory; host tensors are copied to the device and the results
+              // back, and the call returns when they are there); present only in builds configured with RSZ_CUDA
 };
 
 // "auto", "reference", "cpu", "cuda".

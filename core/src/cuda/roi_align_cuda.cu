@@ -1,0 +1,527 @@
+// ROI_ALIGN on CUDA, bit-identical to the reference twin.
+//
+// Two kernels, chosen per call from the shapes:
+// * The shared-plane kernel, for many ROIs on feature maps whose plane fits in shared memory (FPN levels: 1000 ROIs
+//   on 256 channels of 200 x 272). First roi_taps_kernel computes each ROI's sample taps per axis once (column and
+//   row offsets, weights, in-bounds flags: SEMANTICS.md §3's rules split by axis, exactly) into scratch memory;
+//   then one block per (image, channel) plane copies the plane into shared memory once, and each warp takes the
+//   ROIs of that image in turn (their headers 32 at a time, the next ROI's taps loaded while the current one is
+//   computed): it puts the ROI's taps into its table and computes the outputs, each sample's bilinear read coming
+//   from shared memory. Every input element is read from device memory once per call, where
+//   the per-element kernel reads it about 20 times from the caches.
+// * The gather kernel otherwise (crops from a large image): the same tap tables, then one thread per output element
+//   reading its taps and its samples from device memory.
+// * The per-element kernel where neither applies (no memory pools, outputs or inputs beyond 32-bit offsets): one
+//   thread per output element, everything evaluated from the box as the reference does.
+#include <algorithm>
+
+#include "common.cuh"
+
+namespace rsz::detail::cuda {
+namespace {
+
+struct RoiArgs {
+  DeviceView in;
+  DeviceView rois;
+  DeviceView indices;
+  DeviceView out;
+  RoiAlignParams p;
+};
+
+// One ROI's box, scaled, and its samples per output element (SEMANTICS.md §3.1-3.2).
+struct RoiBox {
+  std::int64_t batch;
+  float x1;
+  float y1;
+  float w;
+  float h;
+  std::uint32_t sx;
+  std::uint32_t sy;
+};
+
+__device__ __forceinline__ RoiBox roi_box(const RoiArgs& a, std::int64_t r) {
+  const int rois_rank = a.rois.rank;
+  const std::int64_t roi_stride = a.rois.stride[rois_rank - 2];
+  const std::int64_t coord_stride = a.rois.stride[rois_rank - 1];
+  const std::int64_t index_stride = a.indices.stride[a.indices.rank - 1];
+  const auto coord = [&](int j) { return load(a.rois, r * roi_stride + j * coord_stride); };
+  RoiBox b;
+  b.batch = static_cast<const std::uint32_t*>(a.indices.data)[r * index_stride];
+  b.x1 = coord(0) * a.p.spatial_scale_x;
+  b.y1 = coord(1) * a.p.spatial_scale_y;
+  const float x2 = coord(2) * a.p.spatial_scale_x;
+  const float y2 = coord(3) * a.p.spatial_scale_y;
+  b.w = x2 - b.x1;
+  b.h = y2 - b.y1;
+  b.sx = roi_sample_count(b.w, a.out.size[3], a.p.minimum_samples_per_output, a.p.maximum_samples_per_output);
+  b.sy = roi_sample_count(b.h, a.out.size[2], a.p.minimum_samples_per_output, a.p.maximum_samples_per_output);
+  return b;
+}
+
+__device__ __forceinline__ float sample_x(const RoiArgs& a, const RoiBox& b, std::int64_t ox, std::uint32_t ix) {
+  return roi_sample_coord(b.x1, b.w, a.out.size[3], b.sx, ox, ix, a.p.input_pixel_offset, a.p.output_pixel_offset,
+                          a.p.align_regions_to_corners);
+}
+__device__ __forceinline__ float sample_y(const RoiArgs& a, const RoiBox& b, std::int64_t oy, std::uint32_t iy) {
+  return roi_sample_coord(b.y1, b.h, a.out.size[2], b.sy, oy, iy, a.p.input_pixel_offset, a.p.output_pixel_offset,
+                          a.p.align_regions_to_corners);
+}
+
+// §3.4-3.5 over one output element: the samples in row-major order, each read by read(x, y).
+template <typename Read>
+__device__ __forceinline__ float reduce_samples(const RoiArgs& a, const RoiBox& b, std::int64_t oy, std::int64_t ox,
+                                                const Read& read) {
+  float acc = 0.0f;
+  bool first = true;
+  for (std::uint32_t iy = 0; iy < b.sy; ++iy) {
+    const float y = sample_y(a, b, oy, iy);
+    for (std::uint32_t ix = 0; ix < b.sx; ++ix) {
+      const float v = read(sample_x(a, b, ox, ix), y);
+      if (a.p.reduction == RoiReduction::Average) {
+        acc += v;
+      } else if (first || v > acc) {
+        acc = v;
+      }
+      first = false;
+    }
+  }
+  const auto count = static_cast<float>(static_cast<std::uint64_t>(b.sx) * b.sy);
+  return a.p.reduction == RoiReduction::Average ? acc / count : acc;
+}
+
+// §3.4: one sample of a plane whose element (y, x) is fetch(y, x).
+template <typename Fetch>
+__device__ __forceinline__ float read_sample(const RoiAlignParams& p, std::int64_t height, std::int64_t width, float x,
+                                             float y, const Fetch& fetch) {
+  if (!roi_sample_in_bounds(x, y, width, height)) return p.out_of_bounds_input_value;
+  const float xc = clamp_coord(x, width);
+  const float yc = clamp_coord(y, height);
+  if (p.interpolation == InterpolationMode::Nearest) return fetch(nearest_index(yc, height), nearest_index(xc, width));
+  const LinearTaps ty = linear_taps(yc, height);
+  const LinearTaps tx = linear_taps(xc, width);
+  const auto row = [&](std::int64_t yi) {
+    const float v = fetch(yi, tx.i0);
+    if (tx.w == 0.0f) return v;
+    return lerp(v, fetch(yi, tx.i1), tx.w);
+  };
+  const float top = row(ty.i0);
+  if (ty.w == 0.0f) return top;
+  return lerp(top, row(ty.i1), ty.w);
+}
+
+// ---- the per-element kernel ----
+
+// One thread per output element; Index is 32-bit where the output is small enough (integer division is much
+// faster), 64-bit otherwise.
+template <typename Index>
+__global__ void roi_align_kernel(RoiArgs a, std::int64_t total) {
+  const std::int64_t channels = a.out.size[1];
+  const std::int64_t out_h = a.out.size[2];
+  const std::int64_t out_w = a.out.size[3];
+  for (std::int64_t flat = first_thread(); flat < total; flat += thread_step()) {
+    const auto f = static_cast<Index>(flat);
+    const auto w = static_cast<Index>(out_w);
+    const auto h = static_cast<Index>(out_h);
+    const std::int64_t ox = f % w;
+    const std::int64_t oy = (f / w) % h;
+    const std::int64_t c = (f / (w * h)) % static_cast<Index>(channels);
+    const std::int64_t r = f / (w * h * static_cast<Index>(channels));
+    const RoiBox b = roi_box(a, r);
+    const std::int64_t plane = b.batch * a.in.stride[0] + c * a.in.stride[1];
+    const float value = reduce_samples(a, b, oy, ox, [&](float x, float y) {
+      return read_sample(a.p, a.in.size[2], a.in.size[3], x, y, [&](std::int64_t yi, std::int64_t xi) {
+        return load(a.in, plane + yi * a.in.stride[2] + xi * a.in.stride[3]);
+      });
+    });
+    store_computed(a.out, r * a.out.stride[0] + c * a.out.stride[1] + oy * a.out.stride[2] + ox * a.out.stride[3],
+                   value);
+  }
+}
+
+// ---- the shared-plane kernel ----
+
+constexpr int kPlaneWarps = 16;  // 512 threads a block
+constexpr int kTapCap = 32;      // sample taps per axis in a warp's table: OW * sx and OH * sy up to 32
+
+// One axis of one sample position: the element offsets of its two taps in the shared plane (a < 0: the sample is
+// out of bounds on this axis, SEMANTICS.md §3.4) and the weight of the second (nearest: a alone).
+struct SampleTap {
+  int a;
+  int b;
+  float w;
+};
+
+__device__ __forceinline__ SampleTap sample_tap(float x, std::int64_t n, std::int64_t stride, bool nearest) {
+  if (x < -1.0f || x > static_cast<float>(n)) return {-1, -1, 0.0f};
+  const float xc = clamp_coord(x, n);
+  if (nearest) {
+    const auto i = static_cast<int>(nearest_index(xc, n) * stride);
+    return {i, i, 0.0f};
+  }
+  const LinearTaps t = linear_taps(xc, n);
+  return {static_cast<int>(t.i0 * stride), static_cast<int>(t.i1 * stride), t.w};
+}
+
+// A ROI's sample taps, computed once a call by roi_taps_kernel into scratch memory: a header (its batch index, its
+// samples per output element, whether its taps were written: OW * sx <= cap_x and OH * sy <= cap_y), and a record
+// of cap_x column taps then cap_y row taps, as element offsets (index times stride_x or stride_y: the shared plane's
+// 1 and pitch, or the input's strides).
+struct RoiHeader {
+  std::int64_t batch;
+  std::uint32_t sx;
+  std::uint32_t sy;
+  std::int32_t fits;
+};
+
+struct TapLayout {
+  int cap_x;
+  int cap_y;
+  std::int64_t stride_x;
+  std::int64_t stride_y;
+};
+
+__global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers, SampleTap* taps, TapLayout t) {
+  const bool nearest = a.p.interpolation == InterpolationMode::Nearest;
+  const std::int64_t out_h = a.out.size[2];
+  const std::int64_t out_w = a.out.size[3];
+  const int record_taps = t.cap_x + t.cap_y;
+  for (std::int64_t flat = first_thread(); flat < rois * record_taps; flat += thread_step()) {
+    const std::int64_t r = flat / record_taps;
+    const auto j = static_cast<int>(flat % record_taps);
+    const RoiBox b = roi_box(a, r);
+    const std::uint64_t columns = static_cast<std::uint64_t>(out_w) * b.sx;
+    const std::uint64_t rows = static_cast<std::uint64_t>(out_h) * b.sy;
+    const bool fits = columns <= static_cast<std::uint64_t>(t.cap_x) && rows <= static_cast<std::uint64_t>(t.cap_y);
+    if (j == 0) headers[r] = {b.batch, b.sx, b.sy, fits ? 1 : 0};
+    if (!fits) continue;
+    SampleTap* const record = taps + r * record_taps;
+    if (j < t.cap_x) {
+      if (static_cast<std::uint64_t>(j) < columns) {
+        record[j] = sample_tap(sample_x(a, b, j / b.sx, j % b.sx), a.in.size[3], t.stride_x, nearest);
+      }
+    } else {
+      const int k = j - t.cap_x;
+      if (static_cast<std::uint64_t>(k) < rows) {
+        record[j] = sample_tap(sample_y(a, b, k / b.sy, k % b.sy), a.in.size[2], t.stride_y, nearest);
+      }
+    }
+  }
+}
+
+// One sample from its row and column taps (SEMANTICS.md §3.4, split by axis), reading plane[offset].
+template <typename In>
+__device__ __forceinline__ float tap_sample(const In* plane, const SampleTap& y, const SampleTap& x, bool nearest,
+                                            float outside) {
+  if (y.a < 0 || x.a < 0) return outside;
+  if (nearest) return widen(plane[y.a + x.a]);
+  const float top = lerp(widen(plane[y.a + x.a]), widen(plane[y.a + x.b]), x.w);
+  const float bottom = lerp(widen(plane[y.b + x.a]), widen(plane[y.b + x.b]), x.w);
+  return lerp(top, bottom, y.w);
+}
+
+// The reduction of one output's samples from tables ty (its sy row taps) and tx (its sx column taps), in the
+// reference's order; 2 x 2 (the usual sampling ratio) unrolled so that the four samples' reads are in flight
+// together.
+template <typename In>
+__device__ __forceinline__ float reduce_taps(const In* plane, const SampleTap* ty, const SampleTap* tx, int sy, int sx,
+                                             bool nearest, bool average, float outside) {
+  if (sx == 2 && sy == 2) {
+    const SampleTap y0 = ty[0], y1 = ty[1], x0 = tx[0], x1 = tx[1];
+    const float v00 = tap_sample(plane, y0, x0, nearest, outside);
+    const float v01 = tap_sample(plane, y0, x1, nearest, outside);
+    const float v10 = tap_sample(plane, y1, x0, nearest, outside);
+    const float v11 = tap_sample(plane, y1, x1, nearest, outside);
+    if (average) {
+      float acc = 0.0f;
+      acc += v00;
+      acc += v01;
+      acc += v10;
+      acc += v11;
+      return acc / 4.0f;
+    }
+    float value = v00;
+    if (v01 > value) value = v01;
+    if (v10 > value) value = v10;
+    if (v11 > value) value = v11;
+    return value;
+  }
+  float acc = 0.0f;
+  bool first = true;
+  for (int iy = 0; iy < sy; ++iy) {
+    const SampleTap y = ty[iy];
+    for (int ix = 0; ix < sx; ++ix) {
+      const float v = tap_sample(plane, y, tx[ix], nearest, outside);
+      if (average) {
+        acc += v;
+      } else if (first || v > acc) {
+        acc = v;
+      }
+      first = false;
+    }
+  }
+  return average ? acc / static_cast<float>(sx * sy) : acc;
+}
+
+// The per-element kernel over the tap tables, where planes do not fit in shared memory (crops from a large image):
+// one thread per output element, reading its ROI's header and taps (cached) and its samples from device memory.
+// 32-bit indices: the host checks that the output's element count and the input's offsets fit.
+template <typename In, typename Out>
+__global__ void roi_gather_kernel(RoiArgs a, std::uint32_t total, const RoiHeader* __restrict__ headers,
+                                  const SampleTap* __restrict__ taps, TapLayout t) {
+  const auto out_w = static_cast<std::uint32_t>(a.out.size[3]);
+  const auto out_h = static_cast<std::uint32_t>(a.out.size[2]);
+  const auto channels = static_cast<std::uint32_t>(a.out.size[1]);
+  const bool nearest = a.p.interpolation == InterpolationMode::Nearest;
+  const bool average = a.p.reduction == RoiReduction::Average;
+  const float outside = a.p.out_of_bounds_input_value;
+  const In* const in = static_cast<const In*>(a.in.data);
+  Out* const out = static_cast<Out*>(a.out.data);
+  const int record_taps = t.cap_x + t.cap_y;
+  for (std::uint32_t f = static_cast<std::uint32_t>(first_thread()); f < total;
+       f += static_cast<std::uint32_t>(thread_step())) {
+    const std::uint32_t ox = f % out_w;
+    std::uint32_t rest = f / out_w;
+    const std::uint32_t oy = rest % out_h;
+    rest /= out_h;
+    const std::uint32_t c = rest % channels;
+    const std::uint32_t r = rest / channels;
+    const RoiHeader header = headers[r];
+    const In* const plane = in + header.batch * a.in.stride[0] + c * a.in.stride[1];
+    float value;
+    if (header.fits) {
+      const SampleTap* const record = taps + static_cast<std::int64_t>(r) * record_taps;
+      const int sx = static_cast<int>(header.sx);
+      const int sy = static_cast<int>(header.sy);
+      value = reduce_taps(plane, record + t.cap_x + oy * sy, record + ox * sx, sy, sx, nearest, average, outside);
+    } else {
+      const RoiBox b = roi_box(a, r);
+      value = reduce_samples(a, b, oy, ox, [&](float x, float y) {
+        return read_sample(a.p, a.in.size[2], a.in.size[3], x, y, [&](std::int64_t yi, std::int64_t xi) {
+          return widen(plane[yi * a.in.stride[2] + xi * a.in.stride[3]]);
+        });
+      });
+    }
+    store_computed(out + r * a.out.stride[0] + c * a.out.stride[1] + oy * a.out.stride[2] + ox * a.out.stride[3],
+                   value);
+  }
+}
+
+constexpr int kRecordTaps = 2 * kTapCap;  // the shared-plane kernel's records: kTapCap column and row taps
+
+template <typename In, typename Out>
+__global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
+    roi_plane_kernel(RoiArgs a, std::int64_t rois, const RoiHeader* __restrict__ headers,
+                     const SampleTap* __restrict__ taps, int pitch) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  SampleTap* const tables = reinterpret_cast<SampleTap*>(shared);
+  const In* const plane_in = reinterpret_cast<const In*>(shared + sizeof(SampleTap) * 2 * kTapCap * kPlaneWarps);
+  In* const plane_out = const_cast<In*>(plane_in);
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+  SampleTap* const tx = tables + warp * 2 * kTapCap;
+  SampleTap* const ty = tx + kTapCap;
+  const auto height = static_cast<int>(a.in.size[2]);
+  const auto width = static_cast<int>(a.in.size[3]);
+  const std::int64_t channels = a.in.size[1];
+  const auto out_h = static_cast<int>(a.out.size[2]);
+  const auto out_w = static_cast<int>(a.out.size[3]);
+  const bool nearest = a.p.interpolation == InterpolationMode::Nearest;
+  const bool average = a.p.reduction == RoiReduction::Average;
+  const float outside = a.p.out_of_bounds_input_value;
+  const std::int64_t out_stride_h = a.out.stride[2];
+  const std::int64_t out_stride_w = a.out.stride[3];
+  const In* const in = static_cast<const In*>(a.in.data);
+  Out* const out = static_cast<Out*>(a.out.data);
+  for (std::int64_t plane = blockIdx.x; plane < a.in.size[0] * channels; plane += gridDim.x) {
+    const std::int64_t batch = plane / channels;
+    const std::int64_t c = plane % channels;
+    const In* const source = in + batch * a.in.stride[0] + c * a.in.stride[1];
+    __syncthreads();  // every warp is done with the previous plane
+#pragma unroll 8
+    for (int i = static_cast<int>(threadIdx.x); i < height * width; i += static_cast<int>(blockDim.x)) {
+      const int y = i / width;
+      const int x = i - y * width;
+      plane_out[y * pitch + x] = source[y * a.in.stride[2] + x * a.in.stride[3]];
+    }
+    __syncthreads();
+    // The warp's ROIs come 32 at a time: each lane reads one header, and a ballot says which are of this image.
+    for (std::int64_t base = static_cast<std::int64_t>(warp) * kWarp; base < rois;
+         base += static_cast<std::int64_t>(kPlaneWarps) * kWarp) {
+      const std::int64_t mine = base + lane;
+      const RoiHeader header = mine < rois ? headers[mine] : RoiHeader{-1, 0, 0, 0};
+      unsigned todo = __ballot_sync(0xffffffffu, header.batch == batch);
+      // The taps of the next ROI travel to registers while the warp computes the current one.
+      SampleTap next_x{};
+      SampleTap next_y{};
+      if (todo != 0) {
+        const SampleTap* const record = taps + (base + __ffs(todo) - 1) * kRecordTaps;
+        next_x = record[lane];
+        next_y = record[kTapCap + lane];
+      }
+      while (todo != 0) {
+        const int k = __ffs(todo) - 1;
+        todo &= todo - 1;
+        const std::int64_t r = base + k;
+        const int fits = __shfl_sync(0xffffffffu, header.fits, k);
+        const int sx = static_cast<int>(__shfl_sync(0xffffffffu, header.sx, k));
+        const int sy = static_cast<int>(__shfl_sync(0xffffffffu, header.sy, k));
+        __syncwarp();  // the table of the previous ROI has been read
+        tx[lane] = next_x;
+        ty[lane] = next_y;
+        __syncwarp();
+        if (todo != 0) {
+          const SampleTap* const record = taps + (base + __ffs(todo) - 1) * kRecordTaps;
+          next_x = record[lane];
+          next_y = record[kTapCap + lane];
+        }
+        Out* const target = out + r * a.out.stride[0] + c * a.out.stride[1];
+        if (!fits) {
+          // Taps that do not fit the warp's table (adaptive sampling of a large box) were not written: each lane
+          // evaluates its outputs' samples from the box.
+          const RoiBox b = roi_box(a, r);
+          const auto fetch = [&](std::int64_t yi, std::int64_t xi) { return widen(plane_in[yi * pitch + xi]); };
+          for (int pos = lane; pos < out_h * out_w; pos += kWarp) {
+            const int oy = pos / out_w;
+            const int ox = pos - oy * out_w;
+            const float value = reduce_samples(a, b, oy, ox, [&](float x, float y) {
+              return read_sample(a.p, height, width, x, y, fetch);
+            });
+            store_computed(target + oy * out_stride_h + ox * out_stride_w, value);
+          }
+          continue;
+        }
+        for (int pos = lane; pos < out_h * out_w; pos += kWarp) {
+          const int oy = pos / out_w;
+          const int ox = pos - oy * out_w;
+          store_computed(target + oy * out_stride_h + ox * out_stride_w,
+                         reduce_taps(plane_in, ty + oy * sy, tx + ox * sx, sy, sx, nearest, average, outside));
+        }
+      }
+    }
+  }
+}
+
+constexpr std::size_t kTableBytes = sizeof(SampleTap) * 2 * kTapCap * kPlaneWarps;
+
+// The shared memory the shared-plane kernel needs for rows of `pitch` elements.
+std::size_t plane_bytes(const ConstTensorView& input, std::int64_t pitch) {
+  return kTableBytes + static_cast<std::size_t>(input.size(2) * pitch) * element_size(input.dtype());
+}
+
+// The row pitch of the shared plane (W + 1, so that the rows of neighbouring samples fall in different banks, or W
+// where only that fits), or 0 where the shared-plane kernel is not the better choice: the plane must fit in a
+// block's shared memory, there must be enough planes to fill the device, and enough output per input element that
+// copying every plane pays off.
+std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output, const ExecOptions& options) {
+  const DeviceLimits& limits = device_limits(options.device);
+  const std::int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
+  if (n * c < limits.multiprocessors) return 0;
+  const std::int64_t outputs_per_plane = output.size(0) * output.size(2) * output.size(3);
+  if (outputs_per_plane * 4 < n * h * w) return 0;
+  if (h * w >= (std::int64_t{1} << 24)) return 0;
+  const auto budget = static_cast<std::size_t>(limits.max_shared_per_block);
+  if (plane_bytes(input, w + 1) <= budget) return w + 1;
+  if (plane_bytes(input, w) <= budget) return w;
+  return 0;
+}
+
+template <typename In, typename Out>
+void launch_plane_kernel(const RoiArgs& a, std::int64_t rois, const RoiHeader* headers, const SampleTap* taps,
+                         std::int64_t pitch, std::size_t bytes, const ExecOptions& options) {
+  const auto kernel = roi_plane_kernel<In, Out>;
+  const cudaError_t status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
+  const std::int64_t planes = a.in.size[0] * a.in.size[1];
+  kernel<<<static_cast<unsigned>(planes < 65535 * 32 ? planes : 65535 * 32), kWarp * kPlaneWarps, bytes,
+           stream_of(options)>>>(a, rois, headers, taps, static_cast<int>(pitch));
+}
+
+// A host copy of a small device tensor's elements at its strides (the ROI boxes, the batch indices).
+ConstTensorView host_copy(const char* op, const ConstTensorView& t, std::vector<unsigned char>& storage,
+                          cudaStream_t stream) {
+  const std::size_t bytes = static_cast<std::size_t>(t.layout().extent()) * element_size(t.dtype());
+  storage.resize(bytes);
+  if (bytes > 0) {
+    cudaError_t status = cudaMemcpyAsync(storage.data(), t.data(), bytes, cudaMemcpyDeviceToHost, stream);
+    if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+    if (status != cudaSuccess) cuda_fail(op, "the ROI values could not be read for their checks", status);
+  }
+  return ConstTensorView(storage.data(), t.layout());
+}
+
+}  // namespace
+
+void cuda_check_roi_values(const ConstTensorView& input, const ConstTensorView& rois,
+                           const ConstTensorView& batch_indices, const TensorView& output,
+                           const RoiAlignParams& params, const ExecOptions& options) {
+  const DeviceScope scope("roi_align", options.device);
+  check_device_pointer("roi_align", "rois", rois);
+  check_device_pointer("roi_align", "batch_indices", batch_indices);
+  std::vector<unsigned char> rois_host;
+  std::vector<unsigned char> indices_host;
+  const ConstTensorView r = host_copy("roi_align", rois, rois_host, stream_of(options));
+  const ConstTensorView b = host_copy("roi_align", batch_indices, indices_host, stream_of(options));
+  // The host rules read only the input's and output's sizes, never their elements.
+  check_roi_values_on_host(ConstTensorView(nullptr, input.layout()), r, b, TensorView(nullptr, output.layout()),
+                           params, options);
+}
+
+void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+                    const TensorView& output, const RoiAlignParams& p, const ExecOptions& options) {
+  const DeviceScope scope("roi_align", options.device);
+  check_device_pointer("roi_align", "input", input);
+  check_device_pointer("roi_align", "output", output);
+  RoiArgs a{};
+  a.in = device_view(input);
+  a.rois = device_view(rois);
+  a.indices = device_view(batch_indices);
+  a.out = device_view(output);
+  a.p = p;
+  const std::int64_t total = output.element_count();
+  if (total == 0) return;
+  const std::int64_t rois_count = output.size(0);
+  const std::int64_t pitch = plane_pitch(input, output, options);
+  // The tap tables: the shared-plane kernel's (kTapCap a side), or the gather kernel's, OW and OH times up to 16
+  // samples a side (ROIs that need more are computed from their boxes), where its 32-bit offsets fit and the
+  // tables stay under 256 MiB.
+  TapLayout layout{kTapCap, kTapCap, 1, pitch};
+  bool gather = false;
+  if (pitch == 0) {
+    const auto samples = static_cast<std::int64_t>(std::min<std::uint32_t>(p.maximum_samples_per_output, 16));
+    layout = {static_cast<int>(std::min<std::int64_t>(output.size(3) * samples, 4096)),
+              static_cast<int>(std::min<std::int64_t>(output.size(2) * samples, 4096)), input.stride(3),
+              input.stride(2)};
+    const auto record_bytes = static_cast<std::uint64_t>(layout.cap_x + layout.cap_y) * sizeof(SampleTap);
+    gather = total < (std::int64_t{1} << 31) && fits_32_bits(input.layout()) &&
+             static_cast<std::uint64_t>(rois_count) * record_bytes <= (std::uint64_t{1} << 28);
+  }
+  const std::size_t header_bytes = static_cast<std::size_t>(rois_count) * sizeof(RoiHeader);
+  const std::size_t tap_bytes =
+      static_cast<std::size_t>(rois_count) * static_cast<std::size_t>(layout.cap_x + layout.cap_y) * sizeof(SampleTap);
+  const Scratch scratch("roi_align", "ROI tap tables", pitch > 0 || gather ? header_bytes + tap_bytes : 0, options);
+  if (scratch.data() != nullptr) {
+    auto* headers = static_cast<RoiHeader*>(scratch.data());
+    auto* taps = reinterpret_cast<SampleTap*>(static_cast<unsigned char*>(scratch.data()) + header_bytes);
+    roi_taps_kernel<<<grid_for(rois_count * (layout.cap_x + layout.cap_y)), 256, 0, stream_of(options)>>>(
+        a, rois_count, headers, taps, layout);
+    launch_check("roi_align");
+    dispatch_types(input.dtype(), output.dtype(), [&](auto* in_tag, auto* out_tag) {
+      using In = std::remove_pointer_t<decltype(in_tag)>;
+      using Out = std::remove_pointer_t<decltype(out_tag)>;
+      if (pitch > 0) {
+        launch_plane_kernel<In, Out>(a, rois_count, headers, taps, pitch, plane_bytes(input, pitch), options);
+      } else {
+        roi_gather_kernel<In, Out><<<grid_for(total), 256, 0, stream_of(options)>>>(
+            a, static_cast<std::uint32_t>(total), headers, taps, layout);
+      }
+    });
+  } else if (total < (std::int64_t{1} << 31)) {
+    roi_align_kernel<std::uint32_t><<<grid_for(total), 256, 0, stream_of(options)>>>(a, total);
+  } else {
+    roi_align_kernel<std::uint64_t><<<grid_for(total), 256, 0, stream_of(options)>>>(a, total);
+  }
+  launch_check("roi_align");
+}
+
+}  // namespace rsz::detail::cuda
