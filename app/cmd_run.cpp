@@ -17,8 +17,7 @@ void setup_run(CLI::App& app, RunOptions& o) {
   cmd->add_flag("--json", o.common.json, "Print one JSON line per output on stdout");
   cmd->add_flag("-n,--dry-run", o.common.dry_run, "List what would be written and write nothing");
   cmd->add_flag("-q,--quiet", o.common.quiet, "No progress bar and no summary");
-  cmd->add_option("--backend", o.common.backend, "Kernel backend: auto (default: cpu), cpu or reference")
-      ->check(CLI::IsMember({"auto", "cpu", "reference"}));
+  add_backend_options(*cmd, o.common);
   cmd->add_option("--max-memory", o.common.max_memory,
                   "Memory budget, e.g. 2G or 512M (default: min(4G, half the RAM))");
   cmd->add_option("--max-pixels", o.common.max_pixels,

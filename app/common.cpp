@@ -284,10 +284,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_option("--alpha", options.alpha,
                      "Alpha handling: premultiplied (default; no dark fringes) or straight")
       ->check(CLI::IsMember({"premultiplied", "straight"}));
-  command.add_option("--backend", options.backend,
-                     "Kernel backend: auto (default: cpu), cpu, or reference (the naive oracle); rsz info --backends "
-                     "lists them")
-      ->check(CLI::IsMember({"auto", "cpu", "reference"}));
+  add_backend_options(command, options);
   command.add_option("--max-pixels", options.max_pixels,
                      "Refuse input and output images with more pixels than this, before decoding (default 268435456)")
       ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
@@ -411,11 +408,33 @@ io::AlphaMode alpha_mode(const CommonOptions& options) {
   return options.alpha == "straight" ? io::AlphaMode::Straight : io::AlphaMode::Premultiplied;
 }
 
+void add_backend_options(CLI::App& command, CommonOptions& options) {
+  const auto usable = [](std::string& value) -> std::string {
+    if (value != "cuda") return "";
+    for (const BackendInfo& b : backends()) {
+      if (b.backend == Backend::Cuda) return b.available ? "" : "cuda cannot run here: " + b.note;
+    }
+    return "this build of rsz has no CUDA backend (build it with -DRSZ_CUDA=ON where nvcc and a GPU are present); "
+           "auto, cpu or reference is allowed";
+  };
+  command
+      .add_option("--backend", options.backend,
+                  "Kernel backend: auto (default: cpu), cpu, reference (the naive oracle), or cuda (an NVIDIA GPU, in "
+                  "builds with RSZ_CUDA: pixels go to the GPU and results come back, the same bits as cpu); rsz info "
+                  "--backends lists them")
+      ->check(CLI::IsMember({"auto", "cpu", "reference", "cuda"}))
+      ->check(CLI::Validator(usable, "", "usable backend"));
+  command.add_option("--device", options.device, "The GPU that --backend cuda runs on (default 0)")
+      ->check(whole_number(0, 1023));
+}
+
 ExecOptions exec_options(const CommonOptions& options, int threads) {
   ExecOptions exec;
   exec.backend = options.backend == "reference" ? Backend::Reference
                  : options.backend == "cpu"     ? Backend::Cpu
+                 : options.backend == "cuda"    ? Backend::Cuda
                                                 : Backend::Auto;
+  exec.device = options.device;
   exec.num_threads = std::max(1, threads);
   exec.max_samples = options.max_samples;
   return exec;

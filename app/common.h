@@ -36,6 +36,7 @@ struct CommonOptions {
   bool no_exif = false;
   std::string alpha = "premultiplied";
   std::string backend = "auto";
+  int device = 0;  // --backend cuda: the GPU
   std::int64_t max_pixels = io::kDefaultMaxPixels;
   std::string max_memory;        // --max-memory as given ("" = the default budget)
   std::uint64_t max_samples = ExecOptions{}.max_samples;  // roi-align's sample budget (0: none)
@@ -69,6 +70,9 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
 
 // Adds -i/-o/--config/--dtype/--jobs/--json/--dry-run/--quiet/... to a subcommand.
 void add_common_options(CLI::App& command, CommonOptions& options, bool with_config = true);
+// --backend and --device (every operator and rsz run): `cuda` is refused as a usage error where this build has no
+// usable CUDA backend, saying why.
+void add_backend_options(CLI::App& command, CommonOptions& options);
 
 // Throws rsz::Error with ErrorCode::Usage (exit status 2).
 [[noreturn]] void usage_error(const std::string& message);

@@ -4,7 +4,7 @@
 
 _rsz_flags() {
   local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive
-            --no-exif --alpha --backend --max-pixels --max-memory --quality --png-compression --skip-existing
+            --no-exif --alpha --backend --device --max-pixels --max-memory --quality --png-compression --skip-existing
             --grayscale --depth --format --strip"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
@@ -13,7 +13,7 @@ _rsz_flags() {
     upsample) echo "$io --factor --mode" ;;
     roi-align) echo "$io --rois --image-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
                      --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
-    run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --max-memory --max-pixels
+    run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --device --max-memory --max-pixels
                --skip-existing --max-samples" ;;
     info) echo "-h --help -r --recursive --json --no-exif --backends" ;;
   esac
@@ -35,7 +35,7 @@ _rsz() {
   case $prev in
     --dtype) COMPREPLY=($(compgen -W "float32 float16" -- "$cur")); return ;;
     --alpha) COMPREPLY=($(compgen -W "premultiplied straight" -- "$cur")); return ;;
-    --backend) COMPREPLY=($(compgen -W "auto cpu reference" -- "$cur")); return ;;
+    --backend) COMPREPLY=($(compgen -W "auto cpu reference cuda" -- "$cur")); return ;;
     --mode) COMPREPLY=($(compgen -W "nearest linear" -- "$cur")); return ;;
     --reduction) COMPREPLY=($(compgen -W "average max" -- "$cur")); return ;;
     --rois-check) COMPREPLY=($(compgen -W "warn error off" -- "$cur")); return ;;

@@ -2,6 +2,7 @@
 // input (exit status, message, no file left behind), --json, --dry-run and --jobs determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "cli/cli_support.h"
+#include "rsz/exec.h"
 #include "rsz/io/image.h"
 #include "rsz/io/npy.h"
 #include "rsz/resample.h"
@@ -88,6 +90,38 @@ TEST(Cli, UsageErrorsExit2) {
     EXPECT_TRUE(r.out.empty()) << args << " printed to stdout: " << r.out;
   }
   EXPECT_TRUE(list_files(dir.path()).empty());
+}
+
+// --backend cuda where the build has no usable CUDA backend is a usage error that says why, before anything is read
+// or written; where one can run, the result is the CPU backend's, byte for byte.
+TEST(Cli, BackendCudaRunsOrIsRefusedUpFront) {
+  ScratchDir dir("backend_cuda");
+  bool cuda_usable = false;
+  for (const BackendInfo& b : backends()) cuda_usable = cuda_usable || (b.backend == Backend::Cuda && b.available);
+  const std::string input = RSZ_SOURCE_DIR "/samples/photos/camera.png";
+  const auto cpu = run_rsz(dir, "resample -i " + input + " -o cpu.png --scale 0.6 --backend cpu");
+  ASSERT_EQ(cpu.status, 0) << cpu.err;
+  for (const char* command : {"resample -i {in} -o gpu.png --scale 0.6 --backend cuda",
+                              "upsample -i {in} -o up.png --factor 2 --backend cuda --device 0"}) {
+    std::string args = command;
+    args.replace(args.find("{in}"), 4, input);
+    const auto r = run_rsz(dir, args);
+    if (cuda_usable) {
+      EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find("--backend"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("no CUDA backend"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  if (cuda_usable) {
+    EXPECT_EQ(test::read_file(dir.path() / "gpu.png"), test::read_file(dir.path() / "cpu.png"));
+  } else {
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "gpu.png"));
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "up.png"));
+  }
+  EXPECT_EQ(run_rsz(dir, "resample -i " + input + " -o x.png --scale 0.5 --device -1").status, 2);
 }
 
 // ---- resample ----
