@@ -279,7 +279,7 @@ TEST(CudaEquivalence, RoiAlignEveryMode) {
   EXPECT_EQ(cases, 2 * 2 * 2 * 2 * 3 * 2);
 }
 
-// Shapes large enough for the plane kernel's tiles (128 x 32 outputs, 4 columns and up to 4 rows a thread, several
+// Shapes large enough for the plane kernel's tiles (128 x 64 outputs, 4 columns and up to 8 rows a thread, several
 // tiles and planes a block): partial tiles at the right and bottom edges, exact halves and doubles, odd ratios,
 // channels-last inputs and strided outputs, and unorm8 inputs.
 TEST(CudaEquivalence, ResampleLargePlanes) {
@@ -336,6 +336,22 @@ TEST(CudaEquivalence, ResampleLargePlanes) {
             [&](const TensorView& out) { resample(device_image.view(), out, p, {Backend::Cuda}); });
         ASSERT_TRUE(same_bytes(cpu, gpu, out_type, std::string("unorm8 image ") + to_string(mode)));
       }
+    }
+  }
+  // A batch large enough for 8 rows a thread (a tile of 128 x 64 outputs) on a GPU of up to 300 multiprocessors.
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    Input batch = make_input({8, 3, 150, 301}, type, false, seed++);
+    test::sprinkle_special_values(batch, 997);
+    const DeviceInput device_batch(batch.view());
+    for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+      ResampleParams p;
+      p.interpolation = mode;
+      p.scales = {1, 1, 4.1f, 3.9f};
+      const TensorLayout layout = output_layout(resample_output_sizes(batch.sizes, p.scales), type, false);
+      const auto [cpu, gpu] = both(
+          layout, [&](const TensorView& out) { resample(batch.view(), out, p, {Backend::Cpu, 2}); },
+          [&](const TensorView& out) { resample(device_batch.view(), out, p, {Backend::Cuda}); });
+      ASSERT_TRUE(same_bytes(cpu, gpu, type, std::string("batch of 8 ") + to_string(type) + " " + to_string(mode)));
     }
   }
 }

@@ -208,29 +208,37 @@ __global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers
   }
 }
 
-// One sample from its row and column taps (SEMANTICS.md §3.4, split by axis), reading plane[offset].
-template <typename In>
-__device__ __forceinline__ float tap_sample(const In* plane, const SampleTap& y, const SampleTap& x, bool nearest,
-                                            float outside) {
-  if (y.a < 0 || x.a < 0) return outside;
-  if (nearest) return widen(plane[y.a + x.a]);
-  const float top = lerp(widen(plane[y.a + x.a]), widen(plane[y.a + x.b]), x.w);
-  const float bottom = lerp(widen(plane[y.b + x.a]), widen(plane[y.b + x.b]), x.w);
-  return lerp(top, bottom, y.w);
+// One sample from its row and column taps (SEMANTICS.md §3.4, split by axis), reading plane[offset]. Branch-free:
+// an out-of-bounds tap (offset < 0) reads offset 0 instead, and the select returns out_of_bounds_input_value for it.
+template <bool Nearest, typename In>
+__device__ __forceinline__ float tap_sample(const In* plane, const SampleTap& y, const SampleTap& x, float outside) {
+  const int ya = max(y.a, 0);
+  const int xa = max(x.a, 0);
+  float v;
+  if constexpr (Nearest) {
+    v = widen(plane[ya + xa]);
+  } else {
+    const int yb = max(y.b, 0);
+    const int xb = max(x.b, 0);
+    const float top = lerp(widen(plane[ya + xa]), widen(plane[ya + xb]), x.w);
+    const float bottom = lerp(widen(plane[yb + xa]), widen(plane[yb + xb]), x.w);
+    v = lerp(top, bottom, y.w);
+  }
+  return (y.a | x.a) < 0 ? outside : v;
 }
 
 // The reduction of one output's samples from tables ty (its sy row taps) and tx (its sx column taps), in the
 // reference's order; 2 x 2 (the usual sampling ratio) unrolled so that the four samples' reads are in flight
 // together.
-template <typename In>
+template <bool Nearest, typename In>
 __device__ __forceinline__ float reduce_taps(const In* plane, const SampleTap* ty, const SampleTap* tx, int sy, int sx,
-                                             bool nearest, bool average, float outside) {
+                                             bool average, float outside) {
   if (sx == 2 && sy == 2) {
     const SampleTap y0 = ty[0], y1 = ty[1], x0 = tx[0], x1 = tx[1];
-    const float v00 = tap_sample(plane, y0, x0, nearest, outside);
-    const float v01 = tap_sample(plane, y0, x1, nearest, outside);
-    const float v10 = tap_sample(plane, y1, x0, nearest, outside);
-    const float v11 = tap_sample(plane, y1, x1, nearest, outside);
+    const float v00 = tap_sample<Nearest>(plane, y0, x0, outside);
+    const float v01 = tap_sample<Nearest>(plane, y0, x1, outside);
+    const float v10 = tap_sample<Nearest>(plane, y1, x0, outside);
+    const float v11 = tap_sample<Nearest>(plane, y1, x1, outside);
     if (average) {
       float acc = 0.0f;
       acc += v00;
@@ -250,7 +258,7 @@ __device__ __forceinline__ float reduce_taps(const In* plane, const SampleTap* t
   for (int iy = 0; iy < sy; ++iy) {
     const SampleTap y = ty[iy];
     for (int ix = 0; ix < sx; ++ix) {
-      const float v = tap_sample(plane, y, tx[ix], nearest, outside);
+      const float v = tap_sample<Nearest>(plane, y, tx[ix], outside);
       if (average) {
         acc += v;
       } else if (first || v > acc) {
@@ -265,13 +273,12 @@ __device__ __forceinline__ float reduce_taps(const In* plane, const SampleTap* t
 // The per-element kernel over the tap tables, where planes do not fit in shared memory (crops from a large image):
 // one thread per output element, reading its ROI's header and taps (cached) and its samples from device memory.
 // 32-bit indices: the host checks that the output's element count and the input's offsets fit.
-template <typename In, typename Out>
+template <typename In, typename Out, bool Nearest>
 __global__ void roi_gather_kernel(RoiArgs a, std::uint32_t total, const RoiHeader* __restrict__ headers,
                                   const SampleTap* __restrict__ taps, TapLayout t) {
   const auto out_w = static_cast<std::uint32_t>(a.out.size[3]);
   const auto out_h = static_cast<std::uint32_t>(a.out.size[2]);
   const auto channels = static_cast<std::uint32_t>(a.out.size[1]);
-  const bool nearest = a.p.interpolation == InterpolationMode::Nearest;
   const bool average = a.p.reduction == RoiReduction::Average;
   const float outside = a.p.out_of_bounds_input_value;
   const In* const in = static_cast<const In*>(a.in.data);
@@ -292,7 +299,7 @@ __global__ void roi_gather_kernel(RoiArgs a, std::uint32_t total, const RoiHeade
       const SampleTap* const record = taps + static_cast<std::int64_t>(r) * record_taps;
       const int sx = static_cast<int>(header.sx);
       const int sy = static_cast<int>(header.sy);
-      value = reduce_taps(plane, record + t.cap_x + oy * sy, record + ox * sx, sy, sx, nearest, average, outside);
+      value = reduce_taps<Nearest>(plane, record + t.cap_x + oy * sy, record + ox * sx, sy, sx, average, outside);
     } else {
       const RoiBox b = roi_box(a, r);
       value = reduce_samples(a, b, oy, ox, [&](float x, float y) {
@@ -308,7 +315,7 @@ __global__ void roi_gather_kernel(RoiArgs a, std::uint32_t total, const RoiHeade
 
 constexpr int kRecordTaps = 2 * kTapCap;  // the shared-plane kernel's records: kTapCap column and row taps
 
-template <typename In, typename Out>
+template <typename In, typename Out, bool Nearest>
 __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
     roi_plane_kernel(RoiArgs a, std::int64_t rois, const RoiHeader* __restrict__ headers,
                      const SampleTap* __restrict__ taps, int pitch) {
@@ -325,7 +332,6 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
   const std::int64_t channels = a.in.size[1];
   const auto out_h = static_cast<int>(a.out.size[2]);
   const auto out_w = static_cast<int>(a.out.size[3]);
-  const bool nearest = a.p.interpolation == InterpolationMode::Nearest;
   const bool average = a.p.reduction == RoiReduction::Average;
   const float outside = a.p.out_of_bounds_input_value;
   const std::int64_t out_stride_h = a.out.stride[2];
@@ -391,10 +397,10 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
           continue;
         }
         for (int pos = lane; pos < out_h * out_w; pos += kWarp) {
-          const int oy = pos / out_w;
+          const int oy = static_cast<int>(static_cast<unsigned>(pos) / static_cast<unsigned>(out_w));
           const int ox = pos - oy * out_w;
           store_computed(target + oy * out_stride_h + ox * out_stride_w,
-                         reduce_taps(plane_in, ty + oy * sy, tx + ox * sx, sy, sx, nearest, average, outside));
+                         reduce_taps<Nearest>(plane_in, ty + oy * sy, tx + ox * sx, sy, sx, average, outside));
         }
       }
     }
@@ -425,10 +431,10 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
   return 0;
 }
 
-template <typename In, typename Out>
+template <typename In, typename Out, bool Nearest>
 void launch_plane_kernel(const RoiArgs& a, std::int64_t rois, const RoiHeader* headers, const SampleTap* taps,
                          std::int64_t pitch, std::size_t bytes, const ExecOptions& options) {
-  const auto kernel = roi_plane_kernel<In, Out>;
+  const auto kernel = roi_plane_kernel<In, Out, Nearest>;
   const cudaError_t status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
   if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
@@ -509,11 +515,20 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
     dispatch_types(input.dtype(), output.dtype(), [&](auto* in_tag, auto* out_tag) {
       using In = std::remove_pointer_t<decltype(in_tag)>;
       using Out = std::remove_pointer_t<decltype(out_tag)>;
-      if (pitch > 0) {
-        launch_plane_kernel<In, Out>(a, rois_count, headers, taps, pitch, plane_bytes(input, pitch), options);
+      const auto run = [&](auto nearest_tag) {
+        constexpr bool kNearest = decltype(nearest_tag)::value;
+        if (pitch > 0) {
+          launch_plane_kernel<In, Out, kNearest>(a, rois_count, headers, taps, pitch, plane_bytes(input, pitch),
+                                                 options);
+        } else {
+          roi_gather_kernel<In, Out, kNearest><<<grid_for(total), 256, 0, stream_of(options)>>>(
+              a, static_cast<std::uint32_t>(total), headers, taps, layout);
+        }
+      };
+      if (p.interpolation == InterpolationMode::Nearest) {
+        run(std::true_type{});
       } else {
-        roi_gather_kernel<In, Out><<<grid_for(total), 256, 0, stream_of(options)>>>(
-            a, static_cast<std::uint32_t>(total), headers, taps, layout);
+        run(std::false_type{});
       }
     });
   } else if (total < (std::int64_t{1} << 31)) {
