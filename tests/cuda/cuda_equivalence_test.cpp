@@ -116,31 +116,36 @@ std::pair<std::vector<unsigned char>, std::vector<unsigned char>> both(const Ten
   return ::testing::AssertionSuccess();
 }
 
-TEST(CudaEquivalence, ResampleEveryMode) {
-  RSZ_NEED_CUDA();
-  const std::array<float, 4> scale_sets[] = {{1, 1, 1, 1},       {1, 1, 0.5f, 0.5f}, {1, 1, 2.0f / 3.0f, 0.37f},
-                                             {1, 1, 2, 3},       {1, 1, 1.7f, 2.9f}, {2, 0.5f, 1.25f, 0.8f},
-                                             {1.5f, 3, 1, 1},    {1, 1, 0.08f, 0.3f}, {0.6f, 0.7f, 0.8f, 0.45f}};
-  const std::pair<float, float> offsets[] = {{0.5f, -0.5f}, {0.0f, 0.0f}, {0.5f, 0.0f}, {0.25f, 1.5f}};
-  struct Mode {
-    InterpolationMode interpolation;
-    NearestRounding rounding;
-    bool antialiased;
-  };
-  const Mode modes[] = {{InterpolationMode::Nearest, NearestRounding::RoundPreferCeil, false},
-                        {InterpolationMode::Nearest, NearestRounding::RoundPreferFloor, false},
-                        {InterpolationMode::Nearest, NearestRounding::Floor, false},
-                        {InterpolationMode::Nearest, NearestRounding::Ceil, false},
-                        {InterpolationMode::Linear, NearestRounding::RoundPreferCeil, false},
-                        {InterpolationMode::Linear, NearestRounding::RoundPreferCeil, true}};
-  std::uint32_t seed = 9000;
+// The CUDA backend's resample of `device` (a device copy of `host`) against the CPU backend's, bit for bit, into
+// outputs of `layout` that start from the same fill.
+::testing::AssertionResult resample_matches(const ConstTensorView& host, const ConstTensorView& device,
+                                            const TensorLayout& layout, const ResampleParams& p,
+                                            const std::string& what) {
+  const auto [cpu, gpu] = both(
+      layout, [&](const TensorView& out) { resample(host, out, p, {Backend::Cpu, 2}); },
+      [&](const TensorView& out) { resample(device, out, p, {Backend::Cuda}); });
+  return same_bytes(cpu, gpu, layout.dtype(), what);
+}
+
+struct ResampleMode {
+  InterpolationMode interpolation;
+  NearestRounding rounding;
+  bool antialiased;
+};
+
+// A resample sweep: float32 and float16, packed and channels-last inputs of `sizes`, every mode, scale set and
+// offset pair; every third output strided (starting at `strided_phase`). Returns the number of cases compared.
+int resample_sweep(const Dims& sizes, const std::vector<ResampleMode>& modes,
+                   const std::vector<std::array<float, 4>>& scale_sets,
+                   const std::vector<std::pair<float, float>>& offsets, std::uint32_t seed, std::size_t special_every,
+                   int strided_phase) {
   int cases = 0;
   for (const DataType type : {DataType::Float32, DataType::Float16}) {
     for (const bool channels_last : {false, true}) {
-      Input in = make_input({2, 3, 19, 37}, type, channels_last, seed++);
-      test::sprinkle_special_values(in, 13);
+      Input in = make_input(sizes, type, channels_last, seed++);
+      test::sprinkle_special_values(in, special_every);
       const DeviceInput device_in(in.view());
-      for (const Mode& mode : modes) {
+      for (const ResampleMode& mode : modes) {
         for (const auto& scales : scale_sets) {
           for (const auto& [ip, op] : offsets) {
             ResampleParams p;
@@ -151,23 +156,43 @@ TEST(CudaEquivalence, ResampleEveryMode) {
             p.input_pixel_offsets = {ip, ip, ip, ip};
             p.output_pixel_offsets = {op, op, op, op};
             const TensorLayout layout =
-                output_layout(resample_output_sizes(in.sizes, scales), type, cases % 3 == 1);
-            const auto [cpu, gpu] = both(
-                layout, [&](const TensorView& out) { resample(in.view(), out, p, {Backend::Cpu, 2}); },
-                [&](const TensorView& out) { resample(device_in.view(), out, p, {Backend::Cuda}); });
+                output_layout(resample_output_sizes(in.sizes, scales), type, cases % 3 == strided_phase);
             std::ostringstream what;
-            what << to_string(type) << (channels_last ? " nhwc " : " nchw ") << to_string(mode.interpolation) << " "
-                 << to_string(mode.rounding) << (mode.antialiased ? " antialiased" : "") << " scales {"
-                 << scales[0] << "," << scales[1] << "," << scales[2] << "," << scales[3] << "} offsets " << ip
-                 << "/" << op;
-            ASSERT_TRUE(same_bytes(cpu, gpu, type, what.str()));
+            what << dims_to_string(sizes) << " " << to_string(type) << (channels_last ? " nhwc " : " nchw ")
+                 << to_string(mode.interpolation) << " " << to_string(mode.rounding)
+                 << (mode.antialiased ? " antialiased" : "") << " scales {" << scales[0] << "," << scales[1] << ","
+                 << scales[2] << "," << scales[3] << "} offsets " << ip << "/" << op;
+            EXPECT_TRUE(resample_matches(in.view(), device_in.view(), layout, p, what.str()));
+            if (::testing::Test::HasFailure()) return cases;
             ++cases;
           }
         }
       }
     }
   }
-  EXPECT_EQ(cases, 2 * 2 * 6 * 9 * 4);
+  return cases;
+}
+
+TEST(CudaEquivalence, ResampleEveryMode) {
+  RSZ_NEED_CUDA();
+  const std::vector<ResampleMode> modes = {{InterpolationMode::Nearest, NearestRounding::RoundPreferCeil, false},
+                                           {InterpolationMode::Nearest, NearestRounding::RoundPreferFloor, false},
+                                           {InterpolationMode::Nearest, NearestRounding::Floor, false},
+                                           {InterpolationMode::Nearest, NearestRounding::Ceil, false},
+                                           {InterpolationMode::Linear, NearestRounding::RoundPreferCeil, false},
+                                           {InterpolationMode::Linear, NearestRounding::RoundPreferCeil, true}};
+  EXPECT_EQ(resample_sweep({2, 3, 19, 37}, modes,
+                           {{1, 1, 1, 1},
+                            {1, 1, 0.5f, 0.5f},
+                            {1, 1, 2.0f / 3.0f, 0.37f},
+                            {1, 1, 2, 3},
+                            {1, 1, 1.7f, 2.9f},
+                            {2, 0.5f, 1.25f, 0.8f},
+                            {1.5f, 3, 1, 1},
+                            {1, 1, 0.08f, 0.3f},
+                            {0.6f, 0.7f, 0.8f, 0.45f}},
+                           {{0.5f, -0.5f}, {0.0f, 0.0f}, {0.5f, 0.0f}, {0.25f, 1.5f}}, 9000, 13, 1),
+            2 * 2 * 6 * 9 * 4);
 }
 
 TEST(CudaEquivalence, ResampleUnormImages) {
@@ -185,10 +210,7 @@ TEST(CudaEquivalence, ResampleUnormImages) {
         p.antialiased = antialiased;
         p.scales = {1, 1, 0.3f, 1.7f};
         const TensorLayout layout = output_layout(resample_output_sizes(in.sizes(), p.scales), out_type, false);
-        const auto [cpu, gpu] = both(
-            layout, [&](const TensorView& out) { resample(in, out, p, {Backend::Cpu, 2}); },
-            [&](const TensorView& out) { resample(device_in.view(), out, p, {Backend::Cuda}); });
-        ASSERT_TRUE(same_bytes(cpu, gpu, out_type, std::string("unorm8 ") + to_string(mode)));
+        ASSERT_TRUE(resample_matches(in, device_in.view(), layout, p, std::string("unorm8 ") + to_string(mode)));
       }
     }
   }
@@ -220,6 +242,59 @@ TEST(CudaEquivalence, Upsample2dRanks4And5) {
   }
 }
 
+// A roi_align sweep: float32 and float16, packed and channels-last inputs of `input_sizes`, both interpolations and
+// reductions, the sample ranges `samples`, regions aligned or not to corners, packed and strided outputs of
+// out_h x out_w; the CUDA backend against the CPU backend, bit for bit. Returns the number of cases compared.
+int roi_align_sweep(const char* name, const Dims& input_sizes, const std::vector<float>& boxes,
+                    const std::vector<std::uint32_t>& batch,
+                    const std::vector<std::pair<std::uint32_t, std::uint32_t>>& samples, std::int64_t out_h,
+                    std::int64_t out_w, const RoiAlignParams& base, std::uint32_t seed, std::size_t special_every) {
+  const std::int64_t r = static_cast<std::int64_t>(boxes.size() / 4);
+  int cases = 0;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    for (const bool channels_last : {false, true}) {
+      Input in = make_input(input_sizes, type, channels_last, seed++);
+      test::sprinkle_special_values(in, special_every);
+      std::vector<std::uint16_t> boxes16(boxes.size());
+      for (std::size_t i = 0; i < boxes.size(); ++i) boxes16[i] = float_to_float16_bits(boxes[i]);
+      const ConstTensorView rois = type == DataType::Float32 ? ConstTensorView(boxes.data(), type, {r, 4})
+                                                             : ConstTensorView(boxes16.data(), type, {r, 4});
+      const ConstTensorView indices(batch.data(), DataType::UInt32, {r});
+      const DeviceInput device_in(in.view());
+      const DeviceInput device_rois(rois);
+      const DeviceInput device_indices(indices);
+      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+        for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
+          for (const auto& [lo, hi] : samples) {
+            for (const bool corners : {false, true}) {
+              RoiAlignParams p = base;
+              p.interpolation = mode;
+              p.reduction = reduction;
+              p.minimum_samples_per_output = lo;
+              p.maximum_samples_per_output = hi;
+              p.align_regions_to_corners = corners;
+              const TensorLayout layout = output_layout({r, input_sizes[1], out_h, out_w}, type, cases % 2 == 1);
+              const auto [cpu, gpu] = both(
+                  layout,
+                  [&](const TensorView& out) { roi_align(in.view(), rois, indices, out, p, {Backend::Cpu, 2}); },
+                  [&](const TensorView& out) {
+                    roi_align(device_in.view(), device_rois.view(), device_indices.view(), out, p, {Backend::Cuda});
+                  });
+              std::ostringstream what;
+              what << name << " " << to_string(type) << (channels_last ? " nhwc " : " nchw ") << to_string(mode)
+                   << " " << to_string(reduction) << " samples " << lo << ":" << hi << (corners ? " corners" : "");
+              EXPECT_TRUE(same_bytes(cpu, gpu, type, what.str()));
+              if (::testing::Test::HasFailure()) return cases;
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
 TEST(CudaEquivalence, RoiAlignEveryMode) {
   RSZ_NEED_CUDA();
   // Boxes inside, across the edges, outside, inverted, zero-size, sub-pixel, large (adaptive sampling), and one so
@@ -228,55 +303,14 @@ TEST(CudaEquivalence, RoiAlignEveryMode) {
                                     45.0f, 31.0f, 18.0f,  12.0f, 4.0f,   2.0f,   7.0f,  7.0f,  7.0f,  7.0f,
                                     5.1f,  5.2f,  5.3f,   5.35f, 0.0f,   0.0f,   36.0f, 22.0f, -40.0f, -30.0f,
                                     70.0f, 55.0f};
-  const std::int64_t r = static_cast<std::int64_t>(boxes.size() / 4);
-  std::vector<std::uint32_t> batch(static_cast<std::size_t>(r));
+  std::vector<std::uint32_t> batch(boxes.size() / 4);
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<std::uint32_t>(i % 2);
-  std::uint32_t seed = 9200;
-  int cases = 0;
-  for (const DataType type : {DataType::Float32, DataType::Float16}) {
-    for (const bool channels_last : {false, true}) {
-      Input in = make_input({2, 3, 23, 37}, type, channels_last, seed++);
-      test::sprinkle_special_values(in, 17);
-      std::vector<std::uint16_t> boxes16(boxes.size());
-      for (std::size_t i = 0; i < boxes.size(); ++i) boxes16[i] = float_to_float16_bits(boxes[i]);
-      const ConstTensorView rois = type == DataType::Float32
-                                       ? ConstTensorView(boxes.data(), type, {r, 4})
-                                       : ConstTensorView(boxes16.data(), type, {r, 4});
-      const ConstTensorView indices(batch.data(), DataType::UInt32, {r});
-      const DeviceInput device_in(in.view());
-      const DeviceInput device_rois(rois);
-      const DeviceInput device_indices(indices);
-      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
-        for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
-          for (const auto& [lo, hi] : {std::pair<std::uint32_t, std::uint32_t>{1, 4294967295u}, {2, 2}, {1, 3}}) {
-            for (const bool corners : {false, true}) {
-              RoiAlignParams p;
-              p.interpolation = mode;
-              p.reduction = reduction;
-              p.minimum_samples_per_output = lo;
-              p.maximum_samples_per_output = hi;
-              p.align_regions_to_corners = corners;
-              p.spatial_scale_x = 0.9f;
-              p.out_of_bounds_input_value = -2.5f;
-              const TensorLayout layout = output_layout({r, 3, 5, 4}, type, cases % 2 == 1);
-              const auto [cpu, gpu] = both(
-                  layout,
-                  [&](const TensorView& out) { roi_align(in.view(), rois, indices, out, p, {Backend::Cpu, 2}); },
-                  [&](const TensorView& out) {
-                    roi_align(device_in.view(), device_rois.view(), device_indices.view(), out, p, {Backend::Cuda});
-                  });
-              std::ostringstream what;
-              what << "roi_align " << to_string(type) << (channels_last ? " nhwc " : " nchw ") << to_string(mode)
-                   << " " << to_string(reduction) << " samples " << lo << ":" << hi << (corners ? " corners" : "");
-              ASSERT_TRUE(same_bytes(cpu, gpu, type, what.str()));
-              ++cases;
-            }
-          }
-        }
-      }
-    }
-  }
-  EXPECT_EQ(cases, 2 * 2 * 2 * 2 * 3 * 2);
+  RoiAlignParams base;
+  base.spatial_scale_x = 0.9f;
+  base.out_of_bounds_input_value = -2.5f;
+  EXPECT_EQ(roi_align_sweep("roi_align", {2, 3, 23, 37}, boxes, batch, {{1, 4294967295u}, {2, 2}, {1, 3}}, 5, 4, base,
+                            9200, 17),
+            2 * 2 * 2 * 2 * 3 * 2);
 }
 
 // Shapes large enough for the plane kernel's tiles (128 x 64 outputs, 4 columns and up to 8 rows a thread, several
@@ -284,40 +318,14 @@ TEST(CudaEquivalence, RoiAlignEveryMode) {
 // channels-last inputs and strided outputs, and unorm8 inputs.
 TEST(CudaEquivalence, ResampleLargePlanes) {
   RSZ_NEED_CUDA();
-  const std::array<float, 4> scale_sets[] = {{1, 1, 0.5f, 0.5f}, {1, 1, 2, 2}, {1, 1, 2.0f / 3.0f, 0.37f},
-                                             {1, 1, 1.7f, 2.9f}, {1, 1, 4, 4}};
-  const std::pair<float, float> offsets[] = {{0.5f, -0.5f}, {0.25f, 1.5f}};
-  std::uint32_t seed = 9400;
-  int cases = 0;
-  for (const DataType type : {DataType::Float32, DataType::Float16}) {
-    for (const bool channels_last : {false, true}) {
-      Input in = make_input({2, 3, 150, 301}, type, channels_last, seed++);
-      test::sprinkle_special_values(in, 101);
-      const DeviceInput device_in(in.view());
-      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
-        for (const auto& scales : scale_sets) {
-          for (const auto& [ip, op] : offsets) {
-            ResampleParams p;
-            p.interpolation = mode;
-            p.scales = scales;
-            p.input_pixel_offsets = {ip, ip, ip, ip};
-            p.output_pixel_offsets = {op, op, op, op};
-            const TensorLayout layout =
-                output_layout(resample_output_sizes(in.sizes, scales), type, cases % 3 == 2);
-            const auto [cpu, gpu] = both(
-                layout, [&](const TensorView& out) { resample(in.view(), out, p, {Backend::Cpu, 2}); },
-                [&](const TensorView& out) { resample(device_in.view(), out, p, {Backend::Cuda}); });
-            std::ostringstream what;
-            what << to_string(type) << (channels_last ? " nhwc " : " nchw ") << to_string(mode) << " scales "
-                 << scales[2] << "x" << scales[3] << " offsets " << ip << "/" << op;
-            ASSERT_TRUE(same_bytes(cpu, gpu, type, what.str()));
-            ++cases;
-          }
-        }
-      }
-    }
-  }
-  EXPECT_EQ(cases, 2 * 2 * 2 * 5 * 2);
+  const std::vector<ResampleMode> modes = {{InterpolationMode::Nearest, NearestRounding::RoundPreferCeil, false},
+                                           {InterpolationMode::Linear, NearestRounding::RoundPreferCeil, false}};
+  EXPECT_EQ(resample_sweep({2, 3, 150, 301}, modes,
+                           {{1, 1, 0.5f, 0.5f}, {1, 1, 2, 2}, {1, 1, 2.0f / 3.0f, 0.37f}, {1, 1, 1.7f, 2.9f},
+                            {1, 1, 4, 4}},
+                           {{0.5f, -0.5f}, {0.25f, 1.5f}}, 9400, 101, 2),
+            2 * 2 * 2 * 5 * 2);
+  if (HasFailure()) return;
   // An interleaved 8-bit image, as the command line decodes it, to float32 and float16.
   const std::int64_t h = 333, w = 517, c = 3;
   std::vector<std::uint8_t> pixels(static_cast<std::size_t>(h * w * c));
@@ -331,14 +339,13 @@ TEST(CudaEquivalence, ResampleLargePlanes) {
         p.interpolation = mode;
         p.scales = {1, 1, scale, scale};
         const TensorLayout layout = output_layout(resample_output_sizes(image.sizes(), p.scales), out_type, false);
-        const auto [cpu, gpu] = both(
-            layout, [&](const TensorView& out) { resample(image, out, p, {Backend::Cpu, 2}); },
-            [&](const TensorView& out) { resample(device_image.view(), out, p, {Backend::Cuda}); });
-        ASSERT_TRUE(same_bytes(cpu, gpu, out_type, std::string("unorm8 image ") + to_string(mode)));
+        ASSERT_TRUE(
+            resample_matches(image, device_image.view(), layout, p, std::string("unorm8 image ") + to_string(mode)));
       }
     }
   }
   // A batch large enough for 8 rows a thread (a tile of 128 x 64 outputs) on a GPU of up to 300 multiprocessors.
+  std::uint32_t seed = 9410;
   for (const DataType type : {DataType::Float32, DataType::Float16}) {
     Input batch = make_input({8, 3, 150, 301}, type, false, seed++);
     test::sprinkle_special_values(batch, 997);
@@ -348,10 +355,8 @@ TEST(CudaEquivalence, ResampleLargePlanes) {
       p.interpolation = mode;
       p.scales = {1, 1, 4.1f, 3.9f};
       const TensorLayout layout = output_layout(resample_output_sizes(batch.sizes, p.scales), type, false);
-      const auto [cpu, gpu] = both(
-          layout, [&](const TensorView& out) { resample(batch.view(), out, p, {Backend::Cpu, 2}); },
-          [&](const TensorView& out) { resample(device_batch.view(), out, p, {Backend::Cuda}); });
-      ASSERT_TRUE(same_bytes(cpu, gpu, type, std::string("batch of 8 ") + to_string(type) + " " + to_string(mode)));
+      ASSERT_TRUE(resample_matches(batch.view(), device_batch.view(), layout, p,
+                                   std::string("batch of 8 ") + to_string(type) + " " + to_string(mode)));
     }
   }
 }
@@ -396,55 +401,14 @@ TEST(CudaEquivalence, RoiAlignSharedPlanes) {
       boxes.push_back(shapes[i] + (i % 2 == 0 ? 0.37f : 0.21f) * static_cast<float>(k));
     }
   }
-  const std::int64_t r = static_cast<std::int64_t>(boxes.size() / 4);
-  std::vector<std::uint32_t> batch(static_cast<std::size_t>(r));
+  std::vector<std::uint32_t> batch(boxes.size() / 4);
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<std::uint32_t>((i / 3) % 2);
-  std::uint32_t seed = 9600;
-  int cases = 0;
-  for (const DataType type : {DataType::Float32, DataType::Float16}) {
-    for (const bool channels_last : {false, true}) {
-      Input in = make_input({2, 80, 23, 37}, type, channels_last, seed++);
-      test::sprinkle_special_values(in, 29);
-      std::vector<std::uint16_t> boxes16(boxes.size());
-      for (std::size_t i = 0; i < boxes.size(); ++i) boxes16[i] = float_to_float16_bits(boxes[i]);
-      const ConstTensorView rois = type == DataType::Float32 ? ConstTensorView(boxes.data(), type, {r, 4})
-                                                             : ConstTensorView(boxes16.data(), type, {r, 4});
-      const ConstTensorView indices(batch.data(), DataType::UInt32, {r});
-      const DeviceInput device_in(in.view());
-      const DeviceInput device_rois(rois);
-      const DeviceInput device_indices(indices);
-      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
-        for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
-          for (const auto& [lo, hi] : {std::pair<std::uint32_t, std::uint32_t>{1, 4294967295u}, {2, 2}}) {
-            for (const bool corners : {false, true}) {
-              RoiAlignParams p;
-              p.interpolation = mode;
-              p.reduction = reduction;
-              p.minimum_samples_per_output = lo;
-              p.maximum_samples_per_output = hi;
-              p.align_regions_to_corners = corners;
-              p.spatial_scale_y = 0.8f;
-              p.out_of_bounds_input_value = 1.5f;
-              const TensorLayout layout = output_layout({r, 80, 5, 4}, type, cases % 2 == 1);
-              const auto [cpu, gpu] = both(
-                  layout,
-                  [&](const TensorView& out) { roi_align(in.view(), rois, indices, out, p, {Backend::Cpu, 2}); },
-                  [&](const TensorView& out) {
-                    roi_align(device_in.view(), device_rois.view(), device_indices.view(), out, p, {Backend::Cuda});
-                  });
-              std::ostringstream what;
-              what << "roi_align shared planes " << to_string(type) << (channels_last ? " nhwc " : " nchw ")
-                   << to_string(mode) << " " << to_string(reduction) << " samples " << lo << ":" << hi
-                   << (corners ? " corners" : "");
-              ASSERT_TRUE(same_bytes(cpu, gpu, type, what.str()));
-              ++cases;
-            }
-          }
-        }
-      }
-    }
-  }
-  EXPECT_EQ(cases, 2 * 2 * 2 * 2 * 2 * 2);
+  RoiAlignParams base;
+  base.spatial_scale_y = 0.8f;
+  base.out_of_bounds_input_value = 1.5f;
+  EXPECT_EQ(roi_align_sweep("roi_align shared planes", {2, 80, 23, 37}, boxes, batch, {{1, 4294967295u}, {2, 2}}, 5,
+                            4, base, 9600, 29),
+            2 * 2 * 2 * 2 * 2 * 2);
 }
 
 // Host tensors with Backend::Cuda are copied to the device, computed there and copied back before the call returns:

@@ -194,22 +194,26 @@ class HostStaging {
   std::vector<Download> downloads_;
 };
 
+// An operator with one input and one output (resample, upsample2d) on host tensors, through HostStaging.
+template <typename Params>
+void staged(const char* op,
+            void (*run)(const ConstTensorView&, const TensorView&, const Params&, const ExecOptions&),
+            const ConstTensorView& input, const TensorView& output, const Params& p, const ExecOptions& options) {
+  if (input.memory() == MemorySpace::Device) return run(input, output, p, options);
+  const DeviceScope scope(op, options.device);
+  HostStaging staging(op, options);
+  run(staging.input("input", input), staging.output(output), p, options);
+  staging.finish();
+}
+
 void staged_resample(const ConstTensorView& input, const TensorView& output, const ResampleParams& p,
                      const ExecOptions& options) {
-  if (input.memory() == MemorySpace::Device) return cuda_resample(input, output, p, options);
-  const DeviceScope scope("resample", options.device);
-  HostStaging staging("resample", options);
-  cuda_resample(staging.input("input", input), staging.output(output), p, options);
-  staging.finish();
+  staged("resample", cuda_resample, input, output, p, options);
 }
 
 void staged_upsample2d(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& p,
                        const ExecOptions& options) {
-  if (input.memory() == MemorySpace::Device) return cuda_upsample2d(input, output, p, options);
-  const DeviceScope scope("upsample2d", options.device);
-  HostStaging staging("upsample2d", options);
-  cuda_upsample2d(staging.input("input", input), staging.output(output), p, options);
-  staging.finish();
+  staged("upsample2d", cuda_upsample2d, input, output, p, options);
 }
 
 // Host ROI values are checked where they are, with the host rules.
