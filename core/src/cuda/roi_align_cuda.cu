@@ -1,14 +1,14 @@
 // ROI_ALIGN on CUDA, bit-identical to the reference twin.
 //
-// Two kernels, chosen per call from the shapes:
+// Three kernels, chosen per call from the shapes:
 // * The shared-plane kernel, for many ROIs on feature maps whose plane fits in shared memory (FPN levels: 1000 ROIs
 //   on 256 channels of 200 x 272). First roi_taps_kernel computes each ROI's sample taps per axis once (column and
 //   row offsets, weights, in-bounds flags: SEMANTICS.md §3's rules split by axis, exactly) into scratch memory;
 //   then one block per (image, channel) plane copies the plane into shared memory once, and each warp takes the
 //   ROIs of that image in turn (their headers 32 at a time, the next ROI's taps loaded while the current one is
 //   computed): it puts the ROI's taps into its table and computes the outputs, each sample's bilinear read coming
-//   from shared memory. Every input element is read from device memory once per call, where
-//   the per-element kernel reads it about 20 times from the caches.
+//   from shared memory. Every input element is read from device memory once per call, where a per-element kernel
+//   reads it about 20 times from the caches.
 // * The gather kernel otherwise (crops from a large image): the same tap tables, then one thread per output element
 //   reading its taps and its samples from device memory.
 // * The per-element kernel where neither applies (no memory pools, outputs or inputs beyond 32-bit offsets): one
@@ -143,8 +143,9 @@ __global__ void roi_align_kernel(RoiArgs a, std::int64_t total) {
 constexpr int kPlaneWarps = 16;  // 512 threads a block
 constexpr int kTapCap = 32;      // sample taps per axis in a warp's table: OW * sx and OH * sy up to 32
 
-// One axis of one sample position: the element offsets of its two taps in the shared plane (a < 0: the sample is
-// out of bounds on this axis, SEMANTICS.md §3.4) and the weight of the second (nearest: a alone).
+// One axis of one sample position: the element offsets of its two taps in a plane (the shared copy's or the
+// input's; a < 0: the sample is out of bounds on this axis, SEMANTICS.md §3.4) and the weight of the second
+// (nearest: a alone).
 struct SampleTap {
   int a;
   int b;
