@@ -1,4 +1,4 @@
-// RESAMPLE1 goldens. Each cites its source: the recorded DirectML output in SEMANTICS.md, or a hand derivation of
+// RESAMPLE1/2/3 goldens. Each cites its source: the recorded DirectML output in SEMANTICS.md, or a hand derivation of
 // SEMANTICS.md §1 with the arithmetic shown (x = (o - op) / s - ip per axis).
 #include <gtest/gtest.h>
 
@@ -130,6 +130,53 @@ TEST_P(ResampleGolden, ZeroWeightTakesOneTap) {
   const Tensor in = test::make_f32({1, 1, 1, 4}, {1, inf, 3e38f, -3e38f});
   EXPECT_EQ(run_resample(in, {1, 1, 1, 4}, params_2d(InterpolationMode::Linear, 1.0f, 1.0f), GetParam()),
             (std::vector<float>{1, inf, 3e38f, -3e38f}));
+}
+
+// §1.7 (RESAMPLE3 Antialiased), by hand: [0 1 2 3 4 5 6 7] halved, offsets 0.5 / -0.5. x = 2o + 0.5 and the
+// triangle widened by 1 / 0.5 = 2 gives w_i = 1 - |i - x| / 2 on the indices with |i - x| < 2:
+// o = 0: x = 0.5, taps 0, 1, 2 (index -1 lies outside and is dropped, not edge-repeated) with 0.75, 0.75, 0.25,
+//        total 1.75: (0 * 0.75 + 1 * 0.75 + 2 * 0.25) / 1.75 = 5 / 7;
+// o = 1: x = 2.5, taps 1..4 with 0.25, 0.75, 0.75, 0.25, total 2: (0.25 + 1.5 + 2.25 + 1) / 2 = 2.5;
+// o = 2: x = 4.5, the same shape: 4.5;
+// o = 3: x = 6.5, taps 5, 6, 7 (8 dropped) with 0.25, 0.75, 0.75: (1.25 + 4.5 + 5.25) / 1.75 = 44 / 7.
+// RESAMPLE1's 2-tap filter would give 0.5, 2.5, 4.5, 6.5 (the average of two neighbours). The first and last
+// values carry float32 rounding of the normalized weights: within 4 ulp of the exact fractions.
+TEST_P(ResampleGolden, AntialiasedHalvingWidensTheTriangle) {
+  const Tensor in = test::iota_f32({1, 1, 1, 8});
+  ResampleParams p = params_2d(InterpolationMode::Linear, 1.0f, 0.5f);
+  p.antialiased = true;
+  const auto out = run_resample(in, {1, 1, 1, 4}, p, GetParam());
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_NEAR(out[0], 5.0f / 7.0f, 2e-7f);
+  EXPECT_EQ(out[1], 2.5f);
+  EXPECT_EQ(out[2], 4.5f);
+  EXPECT_NEAR(out[3], 44.0f / 7.0f, 2e-6f);
+  p.antialiased = false;
+  EXPECT_EQ(run_resample(in, {1, 1, 1, 4}, p, GetParam()), (std::vector<float>{0.5f, 2.5f, 4.5f, 6.5f}));
+}
+
+// §1.2 (RESAMPLE2), by hand: [10 20 30 40] halved with offsets 0.5 / -0.5 puts every sample on a tie, x = 2o + 0.5
+// = 0.5, 2.5: round_prefer_ceil floor(x + 0.5) = 1, 3; round_prefer_floor ceil(x - 0.5) = 0, 2; floor 0, 2; ceil
+// 1, 3. Doubled instead, x = o / 2 - 0.25 = -0.25, 0.25, 0.75, 1.25: floor -> -1 (clamped 0), 0, 0, 1; ceil -> 0, 1,
+// 1, 2 (clamped 1); both rounding rules -> 0, 0, 1, 1.
+TEST_P(ResampleGolden, NearestRoundingDirections) {
+  const Tensor in = test::make_f32({1, 1, 1, 4}, {10, 20, 30, 40});
+  const Tensor pair = test::make_f32({1, 1, 1, 2}, {10, 20});
+  struct Case {
+    NearestRounding rounding;
+    std::vector<float> halved;
+    std::vector<float> doubled;
+  };
+  for (const Case& c : {Case{NearestRounding::RoundPreferCeil, {20, 40}, {10, 10, 20, 20}},
+                        Case{NearestRounding::RoundPreferFloor, {10, 30}, {10, 10, 20, 20}},
+                        Case{NearestRounding::Floor, {10, 30}, {10, 10, 10, 20}},
+                        Case{NearestRounding::Ceil, {20, 40}, {10, 20, 20, 20}}}) {
+    ResampleParams p = params_2d(InterpolationMode::Nearest, 1.0f, 0.5f);
+    p.rounding_direction = c.rounding;
+    EXPECT_EQ(run_resample(in, {1, 1, 1, 2}, p, GetParam()), c.halved) << to_string(c.rounding);
+    p.scales[3] = 2.0f;
+    EXPECT_EQ(run_resample(pair, {1, 1, 1, 4}, p, GetParam()), c.doubled) << to_string(c.rounding);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ResampleGolden, ::testing::ValuesIn(test::all_backends()), test::backend_name);
