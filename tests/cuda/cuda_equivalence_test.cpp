@@ -116,6 +116,19 @@ std::pair<std::vector<unsigned char>, std::vector<unsigned char>> both(const Ten
   return ::testing::AssertionSuccess();
 }
 
+// An interleaved 8-bit RGB image of h x w pixels, as the command line decodes it, seen as a strided NCHW unorm8
+// tensor; its samples follow (i * mul + i / div) % 256.
+struct Image8 {
+  Image8(std::int64_t h, std::int64_t w, std::size_t mul, std::size_t div)
+      : pixels(static_cast<std::size_t>(h * w * 3)), sizes{1, 3, h, w}, strides{h * w * 3, 1, w * 3, 3} {
+    for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * mul + i / div) % 256);
+  }
+  ConstTensorView view() const { return ConstTensorView(pixels.data(), DataType::UNorm8, sizes, strides); }
+  std::vector<std::uint8_t> pixels;
+  Dims sizes;
+  Dims strides;
+};
+
 // The CUDA backend's resample of `device` (a device copy of `host`) against the CPU backend's, bit for bit, into
 // outputs of `layout` that start from the same fill.
 ::testing::AssertionResult resample_matches(const ConstTensorView& host, const ConstTensorView& device,
@@ -124,6 +137,16 @@ std::pair<std::vector<unsigned char>, std::vector<unsigned char>> both(const Ten
   const auto [cpu, gpu] = both(
       layout, [&](const TensorView& out) { resample(host, out, p, {Backend::Cpu, 2}); },
       [&](const TensorView& out) { resample(device, out, p, {Backend::Cuda}); });
+  return same_bytes(cpu, gpu, layout.dtype(), what);
+}
+
+// The same for upsample2d.
+::testing::AssertionResult upsample2d_matches(const ConstTensorView& host, const ConstTensorView& device,
+                                              const TensorLayout& layout, const Upsample2dParams& p,
+                                              const std::string& what) {
+  const auto [cpu, gpu] = both(
+      layout, [&](const TensorView& out) { upsample2d(host, out, p, {Backend::Cpu, 2}); },
+      [&](const TensorView& out) { upsample2d(device, out, p, {Backend::Cuda}); });
   return same_bytes(cpu, gpu, layout.dtype(), what);
 }
 
@@ -197,10 +220,8 @@ TEST(CudaEquivalence, ResampleEveryMode) {
 
 TEST(CudaEquivalence, ResampleUnormImages) {
   RSZ_NEED_CUDA();
-  const std::int64_t h = 41, w = 67, c = 3;
-  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(h * w * c));
-  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * 37 + i / 7) % 256);
-  const ConstTensorView in(pixels.data(), DataType::UNorm8, {1, c, h, w}, {h * w * c, 1, w * c, c});
+  const Image8 pixels(41, 67, 37, 7);
+  const ConstTensorView in = pixels.view();
   const DeviceInput device_in(in);
   for (const DataType out_type : {DataType::Float32, DataType::Float16}) {
     for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
@@ -230,12 +251,9 @@ TEST(CudaEquivalence, Upsample2dRanks4And5) {
           p.interpolation = mode;
           p.scale_size = {f, f + 1};
           const TensorLayout layout = output_layout(upsample2d_output_sizes(in.sizes, p.scale_size), type, f == 2);
-          const auto [cpu, gpu] = both(
-              layout, [&](const TensorView& out) { upsample2d(in.view(), out, p, {Backend::Cpu, 2}); },
-              [&](const TensorView& out) { upsample2d(device_in.view(), out, p, {Backend::Cuda}); });
-          ASSERT_TRUE(same_bytes(cpu, gpu, type,
-                                 std::string("upsample2d ") + to_string(mode) + " " + dims_to_string(sizes) + " x" +
-                                     std::to_string(f)));
+          ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(), layout, p,
+                                         std::string("upsample2d ") + to_string(mode) + " " + dims_to_string(sizes) +
+                                             " x" + std::to_string(f)));
         }
       }
     }
@@ -327,10 +345,8 @@ TEST(CudaEquivalence, ResampleLargePlanes) {
             2 * 2 * 2 * 5 * 2);
   if (HasFailure()) return;
   // An interleaved 8-bit image, as the command line decodes it, to float32 and float16.
-  const std::int64_t h = 333, w = 517, c = 3;
-  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(h * w * c));
-  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * 131 + i / 11) % 256);
-  const ConstTensorView image(pixels.data(), DataType::UNorm8, {1, c, h, w}, {h * w * c, 1, w * c, c});
+  const Image8 pixels(333, 517, 131, 11);
+  const ConstTensorView image = pixels.view();
   const DeviceInput device_image(image);
   for (const DataType out_type : {DataType::Float32, DataType::Float16}) {
     for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
@@ -375,12 +391,9 @@ TEST(CudaEquivalence, Upsample2dLargePlanes) {
           p.interpolation = mode;
           p.scale_size = {f, 5 - f};
           const TensorLayout layout = output_layout(upsample2d_output_sizes(in.sizes, p.scale_size), type, f == 3);
-          const auto [cpu, gpu] = both(
-              layout, [&](const TensorView& out) { upsample2d(in.view(), out, p, {Backend::Cpu, 2}); },
-              [&](const TensorView& out) { upsample2d(device_in.view(), out, p, {Backend::Cuda}); });
-          ASSERT_TRUE(same_bytes(cpu, gpu, type,
-                                 std::string("upsample2d ") + to_string(mode) + " " + dims_to_string(sizes) + " x" +
-                                     std::to_string(f)));
+          ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(), layout, p,
+                                         std::string("upsample2d ") + to_string(mode) + " " + dims_to_string(sizes) +
+                                             " x" + std::to_string(f)));
         }
       }
     }
@@ -416,10 +429,8 @@ TEST(CudaEquivalence, RoiAlignSharedPlanes) {
 // an interleaved 8-bit image, a float16 upsample and a roi_align with host boxes.
 TEST(CudaBackend, StagesHostTensors) {
   RSZ_NEED_CUDA();
-  const std::int64_t h = 61, w = 83, c = 3;
-  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(h * w * c));
-  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * 97 + i / 5) % 256);
-  const ConstTensorView image(pixels.data(), DataType::UNorm8, {1, c, h, w}, {h * w * c, 1, w * c, c});
+  const Image8 pixels(61, 83, 97, 5);
+  const ConstTensorView image = pixels.view();
   for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
     ResampleParams p;
     p.interpolation = mode;

@@ -112,20 +112,6 @@ __device__ __forceinline__ void copy_element(const DeviceView& in, std::int64_t 
   }
 }
 
-// detail::lerp along x of rows y0 and y1, then along y (reference/plane.h's read_bilinear).
-__device__ __forceinline__ float bilinear(const DeviceView& in, std::int64_t plane, std::int64_t stride_y,
-                                          std::int64_t stride_x, const LinearTaps& ty, const LinearTaps& tx) {
-  const auto row = [&](std::int64_t y) {
-    const std::int64_t base = plane + y * stride_y;
-    const float a = load(in, base + tx.i0 * stride_x);
-    if (tx.w == 0.0f) return a;
-    return lerp(a, load(in, base + tx.i1 * stride_x), tx.w);
-  };
-  const float top = row(ty.i0);
-  if (ty.w == 0.0f) return top;
-  return lerp(top, row(ty.i1), ty.w);
-}
-
 __device__ __forceinline__ std::int64_t first_thread() {
   return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
