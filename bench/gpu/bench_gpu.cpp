@@ -1,6 +1,6 @@
 // Times rsz's CUDA backend on the plan written by plan.py (the workloads of bench/workloads.json and
 // workloads_gpu.json) and the device-to-device copy bandwidth, with CUDA events: median of 20 runs after 3 warm-ups
-// of the library call as a user makes it (roi_align's included: its value check reads the boxes back to the host).
+// of the library call as a user makes it (roi_align's included: its ROI values are checked on the device, in stream order).
 // Prints one JSON object per line: workload, mode, dtype, ms, bytes moved (inputs read once + outputs written once).
 // usage: rsz_gpu_bench WORK_DIR
 #include <cuda_fp16.h>

@@ -27,6 +27,7 @@ const BackendOps kReference{
     check_roi_values_on_host,
     [](const ConstTensorView& in, const ConstTensorView& rois, const ConstTensorView& indices, const TensorView& out,
        const RoiAlignParams& p, const ExecOptions&) { reference::roi_align_reference(in, rois, indices, out, p); },
+    nullptr,
 };
 
 const BackendOps kCpu{
@@ -49,6 +50,7 @@ const BackendOps kCpu{
        const RoiAlignParams& p, const ExecOptions& o) {
       cpu::roi_align_cpu(in, rois, indices, out, p, cpu::resolve_threads(o.num_threads));
     },
+    nullptr,
 };
 
 }  // namespace
@@ -101,6 +103,14 @@ const BackendOps& pick_backend(const char* op, const ExecOptions& options, Memor
 }
 
 }  // namespace detail
+
+void synchronize(const ExecOptions& options) {
+  if (options.backend == Backend::Reference || options.backend == Backend::Cpu) return;
+  for (const detail::BackendOps* b : detail::registered_backends()) {
+    std::string why;
+    if (b->synchronize != nullptr && b->available(why)) b->synchronize(options);
+  }
+}
 
 std::vector<BackendInfo> backends() {
   std::vector<BackendInfo> out;

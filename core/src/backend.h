@@ -4,6 +4,8 @@
 // check the values it needs to read (where they live), and runs it.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,9 @@ struct BackendOps {
                            const RoiAlignParams& params, const ExecOptions& options);
   void (*roi_align)(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
                     const TensorView& output, const RoiAlignParams& params, const ExecOptions& options);
+  // rsz::synchronize for this backend: waits for its queued work and throws the errors its device-side checks
+  // deferred; null for backends that finish every call before returning.
+  void (*synchronize)(const ExecOptions& options);
 };
 
 // Every backend of this build, in the order rsz::backends() lists them (Reference, Cpu, then Cuda when built).
@@ -52,6 +57,18 @@ const BackendOps& pick_backend(const char* op, const ExecOptions& options, Memor
 void check_roi_values_on_host(const ConstTensorView& input, const ConstTensorView& rois,
                               const ConstTensorView& batch_indices, const TensorView& output,
                               const RoiAlignParams& params, const ExecOptions& options);
+
+// SEMANTICS.md §3's value rules for ROI r (its batch index and its four coordinates, as float32): throws
+// InvalidArgument naming the first rule it breaks (the batch index < batch, finite scaled coordinates, finite scaled
+// extents). The host check runs it on every ROI; the CUDA backend's device-side check on the first ROI it found bad,
+// so both give the same message.
+void check_roi(std::int64_t r, std::uint32_t batch_index, const std::array<float, 4>& box, std::int64_t batch,
+               float scale_x, float scale_y);
+// Throws the sample budget's InvalidArgument (ExecOptions::max_samples): the total, and the first ROI with the most
+// samples (`worst`) with its counts.
+[[noreturn]] void fail_sample_budget(std::uint64_t total, std::uint64_t max_samples, std::int64_t worst,
+                                     std::uint32_t worst_sy, std::uint32_t worst_sx, std::int64_t out_h,
+                                     std::int64_t out_w, std::uint64_t channels);
 
 #ifdef RSZ_WITH_CUDA
 // cuda/backend_cuda.cu

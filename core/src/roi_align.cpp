@@ -1,5 +1,6 @@
 #include "rsz/roi_align.h"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -79,40 +80,15 @@ float scaled_coord(const ConstTensorView& rois, std::int64_t r, int j, float sca
 void check_roi_values(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
                       const RoiAlignParams& params) {
   const std::int64_t roi_count = rois.size(rois.rank() - 2);
-  const std::int64_t batch = input.size(0);
   for (std::int64_t r = 0; r < roi_count; ++r) {
     const std::uint32_t b =
         static_cast<const std::uint32_t*>(batch_indices.data())[r * batch_indices.stride(batch_indices.rank() - 1)];
-    if (b >= batch) {
-      detail::fail(ErrorCode::InvalidArgument, kOp,
-                   "batch_indices[" + std::to_string(r) + "] = " + std::to_string(b) + " is out of range [0, " +
-                       std::to_string(batch) + ")");
-    }
+    std::array<float, 4> box;
     for (int j = 0; j < 4; ++j) {
-      const float v = detail::load_element(rois.data(), rois.dtype(),
-                                           r * rois.stride(rois.rank() - 2) + j * rois.stride(rois.rank() - 1));
-      const float scale = j % 2 == 0 ? params.spatial_scale_x : params.spatial_scale_y;
-      if (std::isfinite(v * scale)) continue;  // v is finite too; the names below are built only for a message
-      const std::string name = "rois[" + std::to_string(r) + "][" + std::to_string(j) + "] (" + kCoordNames[j] + ")";
-      detail::check_finite(kOp, name, v);
-      detail::fail(ErrorCode::InvalidArgument, kOp,
-                   name + " = " + detail::format_float(v) + " times " +
-                       (j % 2 == 0 ? "spatial_scale_x" : "spatial_scale_y") + " = " + detail::format_float(scale) +
-                       " overflows float32; scaled coordinates must be finite");
+      box[static_cast<std::size_t>(j)] = detail::load_element(
+          rois.data(), rois.dtype(), r * rois.stride(rois.rank() - 2) + j * rois.stride(rois.rank() - 1));
     }
-    // The extents RW = X2 - X1 and RH = Y2 - Y1 (§3.1) must be finite too: an infinite extent makes every sample
-    // position infinite or NaN.
-    for (int axis = 0; axis < 2; ++axis) {
-      const float scale = axis == 0 ? params.spatial_scale_x : params.spatial_scale_y;
-      const float start = scaled_coord(rois, r, axis, scale);
-      const float end = scaled_coord(rois, r, axis + 2, scale);
-      if (!std::isfinite(end - start)) {
-        detail::fail(ErrorCode::InvalidArgument, kOp,
-                     "rois[" + std::to_string(r) + "]: the scaled " + (axis == 0 ? "width X2 - X1 = " : "height Y2 - Y1 = ") +
-                         detail::format_float(end) + " - " + detail::format_float(start) +
-                         " overflows float32; box extents must be finite");
-      }
-    }
+    detail::check_roi(r, b, box, input.size(0), params.spatial_scale_x, params.spatial_scale_y);
   }
 }
 
@@ -162,13 +138,7 @@ void check_sample_budget(const ConstTensorView& input, const ConstTensorView& ro
     total = total > UINT64_MAX - samples ? UINT64_MAX : total + samples;
   }
   if (total > max_samples) {
-    detail::fail(ErrorCode::InvalidArgument, kOp,
-                 "the ROIs need " + format_count(total) + " samples (ROI " + std::to_string(worst) + " alone: " +
-                     std::to_string(out_h) + " x " + std::to_string(out_w) + " outputs x " +
-                     std::to_string(worst_sy) + " x " + std::to_string(worst_sx) + " samples each per channel, " +
-                     std::to_string(channels) + (channels == 1 ? " channel" : " channels") +
-                     "), over the limit of " + std::to_string(max_samples) +
-                     " (ExecOptions::max_samples); lower maximum_samples_per_output or the ROI sizes");
+    detail::fail_sample_budget(total, max_samples, worst, worst_sy, worst_sx, out_h, out_w, channels);
   }
 }
 
@@ -213,6 +183,50 @@ void validate(const ConstTensorView& input, const ConstTensorView& rois, const C
 }
 
 }  // namespace
+
+void detail::check_roi(std::int64_t r, std::uint32_t batch_index, const std::array<float, 4>& box,
+                       std::int64_t batch, float scale_x, float scale_y) {
+  if (batch_index >= batch) {
+    detail::fail(ErrorCode::InvalidArgument, kOp,
+                 "batch_indices[" + std::to_string(r) + "] = " + std::to_string(batch_index) + " is out of range [0, " +
+                     std::to_string(batch) + ")");
+  }
+  for (int j = 0; j < 4; ++j) {
+    const float v = box[static_cast<std::size_t>(j)];
+    const float scale = j % 2 == 0 ? scale_x : scale_y;
+    if (std::isfinite(v * scale)) continue;  // v is finite too; the names below are built only for a message
+    const std::string name = "rois[" + std::to_string(r) + "][" + std::to_string(j) + "] (" + kCoordNames[j] + ")";
+    detail::check_finite(kOp, name, v);
+    detail::fail(ErrorCode::InvalidArgument, kOp,
+                 name + " = " + detail::format_float(v) + " times " +
+                     (j % 2 == 0 ? "spatial_scale_x" : "spatial_scale_y") + " = " + detail::format_float(scale) +
+                     " overflows float32; scaled coordinates must be finite");
+  }
+  // The extents RW = X2 - X1 and RH = Y2 - Y1 (§3.1) must be finite too: an infinite extent makes every sample
+  // position infinite or NaN.
+  for (int axis = 0; axis < 2; ++axis) {
+    const float scale = axis == 0 ? scale_x : scale_y;
+    const float start = box[static_cast<std::size_t>(axis)] * scale;
+    const float end = box[static_cast<std::size_t>(axis + 2)] * scale;
+    if (!std::isfinite(end - start)) {
+      detail::fail(ErrorCode::InvalidArgument, kOp,
+                   "rois[" + std::to_string(r) + "]: the scaled " + (axis == 0 ? "width X2 - X1 = " : "height Y2 - Y1 = ") +
+                       detail::format_float(end) + " - " + detail::format_float(start) +
+                       " overflows float32; box extents must be finite");
+    }
+  }
+}
+
+void detail::fail_sample_budget(std::uint64_t total, std::uint64_t max_samples, std::int64_t worst,
+                                std::uint32_t worst_sy, std::uint32_t worst_sx, std::int64_t out_h, std::int64_t out_w,
+                                std::uint64_t channels) {
+  detail::fail(ErrorCode::InvalidArgument, kOp,
+               "the ROIs need " + format_count(total) + " samples (ROI " + std::to_string(worst) + " alone: " +
+                   std::to_string(out_h) + " x " + std::to_string(out_w) + " outputs x " + std::to_string(worst_sy) +
+                   " x " + std::to_string(worst_sx) + " samples each per channel, " + std::to_string(channels) +
+                   (channels == 1 ? " channel" : " channels") + "), over the limit of " + std::to_string(max_samples) +
+                   " (ExecOptions::max_samples); lower maximum_samples_per_output or the ROI sizes");
+}
 
 void detail::check_roi_values_on_host(const ConstTensorView& input, const ConstTensorView& rois,
                                       const ConstTensorView& batch_indices, const TensorView& output,

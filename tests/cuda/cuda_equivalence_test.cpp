@@ -10,6 +10,7 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -424,6 +425,15 @@ TEST(CudaEquivalence, RoiAlignSharedPlanes) {
             2 * 2 * 2 * 2 * 2 * 2);
 }
 
+std::string message_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return "no error";
+}
+
 // Host tensors with Backend::Cuda are copied to the device, computed there and copied back before the call returns:
 // the same bytes as the CPU backend, gaps of strided outputs included (both outputs start from the same fill), for
 // an interleaved 8-bit image, a float16 upsample and a roi_align with host boxes.
@@ -482,30 +492,101 @@ TEST(CudaBackend, RunsOnTheCallersStreamAndRefusesWhatTheHostRefuses) {
   EXPECT_TRUE(same_bytes(cpu, out.download(), DataType::Float32, "stream"));
   cudaStreamDestroy(stream);
 
-  const auto message = [](const std::function<void()>& call) {
-    try {
-      call();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   // A host pointer marked as device memory.
-  EXPECT_NE(message([&] {
+  EXPECT_NE(message_of([&] {
               resample(ConstTensorView(in.view().data(), in.view().layout(), MemorySpace::Device),
                        TensorView(out.data(), layout, MemorySpace::Device), p, {Backend::Cuda});
             }).find("is not memory a CUDA device can read"),
             std::string::npos);
-  // ROI values on the device follow the host rules: a batch index out of range, a non-finite coordinate.
-  const std::vector<float> boxes{0, 0, 4, 4, 1, 1, 2, 3};
-  const std::vector<std::uint32_t> bad_batch{0, 7};
+}
+
+// ROI values in device memory are checked on the device without synchronizing: a call that breaks a rule returns,
+// writes nothing, and rsz::synchronize throws the CPU backend's message for the same values (then the stream is
+// clear); later calls on that stream compute as usual. With check_values_on_host the call itself throws.
+TEST(CudaBackend, ChecksRoiValuesOnTheDeviceAndReportsThemAtSynchronize) {
+  RSZ_NEED_CUDA();
+  Input in = make_input({2, 3, 16, 16}, DataType::Float32, false, 9310);
+  const DeviceInput device_in(in.view());
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  ExecOptions on_stream;
+  on_stream.stream = stream;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  struct Case {
+    const char* what;
+    std::vector<float> boxes;
+    std::vector<std::uint32_t> batch;
+    std::uint64_t max_samples;
+    RoiAlignParams params;
+    const char* expected;  // a part of the message
+  };
+  RoiAlignParams adaptive;
+  adaptive.maximum_samples_per_output = 1000;
+  RoiAlignParams huge_scale;
+  huge_scale.spatial_scale_y = 3e38f;
+  const std::vector<Case> cases = {
+      {"batch index", {0, 0, 4, 4, 1, 1, 2, 3, 0, 0, 1, 1}, {0, 7, 9}, 0, {}, "batch_indices[1] = 7 is out of range [0, 2)"},
+      {"nan coordinate", {0, 0, 4, 4, 1, 1, 2, 3, 0, nan, 1, 1}, {1, 0, 1}, 0, {}, "rois[2][1] (y1)"},
+      {"infinite coordinate", {0, 0, 4, 4, 1, 1, inf, 3, 0, 0, 1, 1}, {1, 0, 1}, 0, {}, "rois[1][2] (x2)"},
+      {"overflowing scale", {0, 0, 4, 4, 1, 1, 2, 3, 0, 2, 1, 1}, {1, 0, 1}, 0, huge_scale, "overflows float32"},
+      {"infinite extent", {0, 0, 4, 4, -3e38f, 1, 3e38f, 3, 0, 0, 1, 1}, {1, 0, 1}, 0, {}, "box extents must be finite"},
+      {"sample budget", {0, 0, 4, 4, 0, 0, 9000, 9000, 0, 0, 9000, 9000}, {1, 0, 1}, 100000, adaptive, "ROI 1 alone"},
+  };
+  for (const Case& c : cases) {
+    const std::int64_t r = static_cast<std::int64_t>(c.batch.size());
+    const DeviceInput rois(ConstTensorView(c.boxes.data(), DataType::Float32, {r, 4}));
+    const DeviceInput indices(ConstTensorView(c.batch.data(), DataType::UInt32, {r}));
+    std::vector<float> host_out(static_cast<std::size_t>(r * 3 * 2 * 2));
+    ExecOptions cpu{Backend::Cpu, 2};
+    cpu.max_samples = c.max_samples;
+    const std::string expected = message_of([&] {
+      roi_align(in.view(), ConstTensorView(c.boxes.data(), DataType::Float32, {r, 4}),
+                ConstTensorView(c.batch.data(), DataType::UInt32, {r}),
+                TensorView(host_out.data(), DataType::Float32, {r, 3, 2, 2}), c.params, cpu);
+    });
+    ASSERT_NE(expected.find(c.expected), std::string::npos) << c.what << ": " << expected;
+    const std::vector<float> fill(host_out.size(), -7.0f);
+    DeviceBuffer out(fill.data(), fill.size() * sizeof(float));
+    const TensorView out_view(out.data(), DataType::Float32, {r, 3, 2, 2}, {}, MemorySpace::Device);
+    ExecOptions options = on_stream;
+    options.max_samples = c.max_samples;
+    EXPECT_EQ(message_of([&] { roi_align(device_in.view(), rois.view(), indices.view(), out_view, c.params, options); }),
+              "no error")
+        << c.what;
+    EXPECT_EQ(message_of([&] { synchronize(options); }), expected) << c.what;
+    EXPECT_EQ(message_of([&] { synchronize(options); }), "no error") << c.what << ": the stream is clear again";
+    const std::vector<unsigned char> untouched = out.download();
+    EXPECT_EQ(std::memcmp(untouched.data(), fill.data(), untouched.size()), 0) << c.what << ": the output was written";
+    ExecOptions on_host = options;
+    on_host.check_values_on_host = true;
+    EXPECT_EQ(message_of([&] { roi_align(device_in.view(), rois.view(), indices.view(), out_view, c.params, on_host); }),
+              expected)
+        << c.what;
+  }
+  // Two failing calls, then a good one, on one stream: synchronize reports the first; the good call computes.
+  const std::vector<float> boxes{0, 0, 4, 4, 1, 1, 9, 13};
+  const std::vector<std::uint32_t> good{1, 0}, bad_first{0, 5}, bad_second{3, 0};
   const DeviceInput rois(ConstTensorView(boxes.data(), DataType::Float32, {2, 4}));
-  const DeviceInput indices(ConstTensorView(bad_batch.data(), DataType::UInt32, {2}));
-  DeviceBuffer crops(2 * 2 * 2 * 2 * sizeof(float));
-  const TensorView crops_view(crops.data(), DataType::Float32, {2, 2, 2, 2}, {}, MemorySpace::Device);
-  EXPECT_NE(message([&] { roi_align(device_in.view(), rois.view(), indices.view(), crops_view, RoiAlignParams{}); })
-                .find("batch_indices[1] = 7 is out of range [0, 1)"),
-            std::string::npos);
+  const DeviceInput good_indices(ConstTensorView(good.data(), DataType::UInt32, {2}));
+  const DeviceInput first_indices(ConstTensorView(bad_first.data(), DataType::UInt32, {2}));
+  const DeviceInput second_indices(ConstTensorView(bad_second.data(), DataType::UInt32, {2}));
+  const TensorLayout layout = output_layout({2, 3, 3, 3}, DataType::Float32, false);
+  std::vector<unsigned char> cpu(bytes_of(layout));
+  roi_align(in.view(), ConstTensorView(boxes.data(), DataType::Float32, {2, 4}),
+            ConstTensorView(good.data(), DataType::UInt32, {2}), TensorView(cpu.data(), layout), RoiAlignParams{},
+            {Backend::Cpu, 2});
+  DeviceBuffer out(bytes_of(layout));
+  const TensorView out_view(out.data(), layout, MemorySpace::Device);
+  roi_align(device_in.view(), rois.view(), first_indices.view(), out_view, RoiAlignParams{}, on_stream);
+  roi_align(device_in.view(), rois.view(), second_indices.view(), out_view, RoiAlignParams{}, on_stream);
+  roi_align(device_in.view(), rois.view(), good_indices.view(), out_view, RoiAlignParams{}, on_stream);
+  EXPECT_NE(message_of([&] { synchronize(on_stream); }).find("batch_indices[1] = 5 is out of range"), std::string::npos);
+  EXPECT_TRUE(same_bytes(cpu, out.download(), DataType::Float32, "the good call after two failing ones"));
+  // Another stream's record is its own.
+  EXPECT_EQ(message_of([] { synchronize(ExecOptions{}); }), "no error");
+  EXPECT_EQ(message_of([] { synchronize(ExecOptions{Backend::Cpu}); }), "no error");
+  cudaStreamDestroy(stream);
 }
 
 }  // namespace

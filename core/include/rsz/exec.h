@@ -31,8 +31,9 @@ struct ExecOptions {
   Backend backend = Backend::Auto;
   // Worker threads for backends that use them (Cpu); 0 means all hardware threads. Ignored by Reference.
   int num_threads = 0;
-  // Cuda: the device ordinal, and the cudaStream_t the work is queued on (null: the default stream). Calls return
-  // once the work is queued; the caller synchronizes the stream. Ignored by host backends.
+  // Cuda: the device ordinal, and the cudaStream_t the work is queued on (null: the default stream). Calls on device
+  // tensors return once the work is queued, without synchronizing; the caller synchronizes the stream (with
+  // rsz::synchronize to hear of values that failed their device-side checks). Ignored by host backends.
   int device = 0;
   void* stream = nullptr;
   // roi_align's sample budget: the most bilinear/nearest sample evaluations one roi_align call may make, summed over
@@ -43,7 +44,19 @@ struct ExecOptions {
   // 2^36 (68719476736) is about a minute of work on one core and far above ordinary use (1000 ROIs x 256 channels x
   // 7 x 7 outputs x 2 x 2 samples = 5e7), yet refuses adaptive sampling over absurd boxes ([0, 0, 1e7, 1e7]).
   std::uint64_t max_samples = std::uint64_t{1} << 36;
+  // Cuda, roi_align with ROIs in device memory. false (the default): the ROI values and the sample budget are checked
+  // on the device, in stream order, without synchronizing; a call whose values break a rule writes nothing to its
+  // output, and rsz::synchronize throws its error (the message the host check gives). true: the values are copied to
+  // the host and checked before any work is queued, so the call itself throws, at the cost of one synchronization of
+  // the stream. Host ROIs are always checked on the host, by the call.
+  bool check_values_on_host = false;
 };
+
+// Waits for the work queued on options.stream of options.device (the Cuda backend) and throws rsz::Error
+// (InvalidArgument) for the first call queued there since the last rsz::synchronize whose ROI values failed their
+// device-side checks; then that stream is clear again. A CUDA error of the queued work is thrown as rsz::Error too.
+// Does nothing for the host backends (options.backend Reference or Cpu), or in a build or on a machine without CUDA.
+void synchronize(const ExecOptions& options = {});
 
 // A backend of this build: whether it can run here (`available`; when not, `note` says why, e.g. no GPU or no
 // driver), the memory its tensors must live in, and a line about it (the device's name for Cuda).

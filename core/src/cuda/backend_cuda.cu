@@ -1,12 +1,16 @@
 // The CUDA backend's row of the backend table, and the host-side helpers its operators share (device scope, pointer
 // checks, launch checks, device limits). The kernels: resample_cuda.cu (RESAMPLE1/2/3, UPSAMPLE_2D) and
-// roi_align_cuda.cu. Work on device tensors is queued on ExecOptions::stream of ExecOptions::device; nothing
-// synchronizes except roi_align's value check, which copies the R boxes and batch indices to the host to apply
-// SEMANTICS.md §3's rules and the sample budget before any work is queued. Host tensors are staged: copied to the
-// device, computed there, and copied back before the call returns.
+// roi_align_cuda.cu. Work on device tensors is queued on ExecOptions::stream of ExecOptions::device and nothing
+// synchronizes: roi_align's value checks run on the device, and a failing call's error waits in the stream's
+// DeferredRoiError record for rsz::synchronize (or, with ExecOptions::check_values_on_host, the values are copied to
+// the host and checked there first). Host tensors are staged: copied to the device, computed there, and copied back
+// before the call returns.
 #include <array>
+#include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -123,6 +127,64 @@ Scratch::Scratch(const char* op, const char* what, std::size_t bytes, const Exec
   }
 }
 
+namespace {
+
+struct DeferredRecords {
+  std::mutex mutex;
+  std::map<std::pair<int, void*>, DeferredRoiError*> by_stream;  // host addresses, never freed (one per stream)
+};
+
+DeferredRecords& deferred_records() {
+  static DeferredRecords records;
+  return records;
+}
+
+}  // namespace
+
+DeferredRoiError* deferred_error_record(const ExecOptions& options) {
+  DeferredRecords& records = deferred_records();
+  const std::lock_guard<std::mutex> lock(records.mutex);
+  DeferredRoiError*& host = records.by_stream[{options.device, options.stream}];
+  if (host == nullptr) {
+    void* memory = nullptr;
+    if (cudaHostAlloc(&memory, sizeof(DeferredRoiError), cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+      cudaGetLastError();
+      records.by_stream.erase({options.device, options.stream});
+      return nullptr;
+    }
+    std::memset(memory, 0, sizeof(DeferredRoiError));
+    host = static_cast<DeferredRoiError*>(memory);
+  }
+  void* device = nullptr;
+  if (cudaHostGetDevicePointer(&device, host, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return static_cast<DeferredRoiError*>(device);
+}
+
+void cuda_synchronize(const ExecOptions& options) {
+  const DeviceScope scope("synchronize", options.device);
+  const cudaError_t status = cudaStreamSynchronize(stream_of(options));
+  if (status != cudaSuccess) cuda_fail("synchronize", "the work queued on the stream failed", status);
+  DeferredRoiError e{};
+  {
+    DeferredRecords& records = deferred_records();
+    const std::lock_guard<std::mutex> lock(records.mutex);
+    const auto found = records.by_stream.find({options.device, options.stream});
+    if (found == records.by_stream.end()) return;
+    volatile DeferredRoiError* const record = found->second;
+    if (record->state == 0) return;
+    std::memcpy(&e, const_cast<DeferredRoiError*>(record), sizeof e);
+    record->state = 0;
+  }
+  if (e.state == 1) {
+    check_roi(e.roi, e.batch_index, {e.box[0], e.box[1], e.box[2], e.box[3]}, e.batch, e.scale_x, e.scale_y);
+    fail(ErrorCode::InvalidArgument, "roi_align", "rois[" + std::to_string(e.roi) + "] failed its device-side checks");
+  }
+  fail_sample_budget(e.total, e.max_samples, e.worst, e.worst_sy, e.worst_sx, e.out_h, e.out_w, e.channels);
+}
+
 Scratch::~Scratch() {
   if (data_ != nullptr) cudaFreeAsync(data_, stream_);
 }
@@ -229,11 +291,13 @@ void staged_check_roi_values(const ConstTensorView& input, const ConstTensorView
 void staged_roi_align(const ConstTensorView& input, const ConstTensorView& rois,
                       const ConstTensorView& batch_indices, const TensorView& output, const RoiAlignParams& p,
                       const ExecOptions& options) {
-  if (input.memory() == MemorySpace::Device) return cuda_roi_align(input, rois, batch_indices, output, p, options);
+  if (input.memory() == MemorySpace::Device) {
+    return cuda_roi_align(input, rois, batch_indices, output, p, options, options.check_values_on_host);
+  }
   const DeviceScope scope("roi_align", options.device);
   HostStaging staging("roi_align", options);
   cuda_roi_align(staging.input("input", input), staging.input("rois", rois),
-                 staging.input("batch_indices", batch_indices), staging.output(output), p, options);
+                 staging.input("batch_indices", batch_indices), staging.output(output), p, options, true);
   staging.finish();
 }
 
@@ -261,7 +325,7 @@ std::string cuda_describe(const ExecOptions& options) {
 
 const BackendOps kCuda{
     Backend::Cuda,     MemorySpace::Device,     true,           cuda_available, cuda_describe, staged_resample,
-    staged_upsample2d, staged_check_roi_values, staged_roi_align,
+    staged_upsample2d, staged_check_roi_values, staged_roi_align, cuda_synchronize,
 };
 
 }  // namespace

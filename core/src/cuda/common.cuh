@@ -188,6 +188,31 @@ class Scratch {
   cudaStream_t stream_;
 };
 
+// What the device-side ROI check (roi_align_cuda.cu) of a failing call leaves for rsz::synchronize: enough to throw
+// the host check's message. One record per (device, stream), in mapped pinned host memory, written by the first
+// failing call after the last rsz::synchronize of that stream.
+struct DeferredRoiError {
+  int state;  // 0: none; 1: ROI `roi` breaks a value rule; 2: the sample budget
+  std::uint32_t batch_index;
+  std::int64_t roi;
+  float box[4];
+  float scale_x;
+  float scale_y;
+  std::int64_t batch;
+  std::uint64_t total;
+  std::uint64_t max_samples;
+  std::int64_t worst;
+  std::uint32_t worst_sx;
+  std::uint32_t worst_sy;
+  std::int64_t out_h;
+  std::int64_t out_w;
+  std::uint64_t channels;
+};
+// The device address of options.stream's record, created at the stream's first use (null where mapped host memory
+// cannot be had: the caller then checks on the host).
+DeferredRoiError* deferred_error_record(const ExecOptions& options);
+void cuda_synchronize(const ExecOptions& options);
+
 // The operators (resample_cuda.cu, roi_align_cuda.cu).
 void cuda_resample(const ConstTensorView& input, const TensorView& output, const ResampleParams& p,
                    const ExecOptions& options);
@@ -196,7 +221,9 @@ void cuda_upsample2d(const ConstTensorView& input, const TensorView& output, con
 void cuda_check_roi_values(const ConstTensorView& input, const ConstTensorView& rois,
                            const ConstTensorView& batch_indices, const TensorView& output,
                            const RoiAlignParams& params, const ExecOptions& options);
+// values_checked: the ROI values were checked on the host already; otherwise they are checked on the device first.
 void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
-                    const TensorView& output, const RoiAlignParams& p, const ExecOptions& options);
+                    const TensorView& output, const RoiAlignParams& p, const ExecOptions& options,
+                    bool values_checked);
 
 }  // namespace rsz::detail::cuda

@@ -13,6 +13,10 @@
 //   reading its taps and its samples from device memory.
 // * The per-element kernel where neither applies (no memory pools, outputs or inputs beyond 32-bit offsets): one
 //   thread per output element, everything evaluated from the box as the reference does.
+// Before them, unless the host checked the values already, roi_check_kernel applies SEMANTICS.md §3's value rules and
+// the sample budget on the device (one block; the first bad ROI, the saturating total and the first ROI with the
+// most samples, as the host check finds them) and writes the call's verdict, which every later kernel of the call
+// reads first: a failing call writes nothing, and its error waits in the stream's DeferredRoiError record.
 #include <algorithm>
 
 #include "common.cuh"
@@ -109,12 +113,113 @@ __device__ __forceinline__ float read_sample(const RoiAlignParams& p, std::int64
   return lerp(top, row(ty.i1), ty.w);
 }
 
+// ---- the device-side value check ----
+
+constexpr int kCheckThreads = 512;
+
+// One thread's (then the block's) findings: the first ROI breaking a value rule (INT64_MAX: none), the saturating
+// sample total, and the first ROI with the most samples.
+struct CheckPart {
+  std::int64_t bad;
+  std::uint64_t total;
+  std::uint64_t worst_samples;
+  std::int64_t worst;
+  std::uint32_t worst_sx;
+  std::uint32_t worst_sy;
+};
+
+__device__ __forceinline__ void combine(CheckPart& a, const CheckPart& b) {
+  a.bad = min(a.bad, b.bad);
+  a.total = a.total > UINT64_MAX - b.total ? UINT64_MAX : a.total + b.total;
+  if (b.worst_samples > a.worst_samples || (b.worst_samples == a.worst_samples && b.worst < a.worst)) {
+    a.worst_samples = b.worst_samples;
+    a.worst = b.worst;
+    a.worst_sx = b.worst_sx;
+    a.worst_sy = b.worst_sy;
+  }
+}
+
+// ROI r's batch index and coordinates (as float32).
+__device__ __forceinline__ void roi_values(const RoiArgs& a, std::int64_t r, std::uint32_t& index, float box[4]) {
+  const int rank = a.rois.rank;
+  index = static_cast<const std::uint32_t*>(a.indices.data)[r * a.indices.stride[a.indices.rank - 1]];
+  for (int j = 0; j < 4; ++j) box[j] = load(a.rois, r * a.rois.stride[rank - 2] + j * a.rois.stride[rank - 1]);
+}
+
+// detail::check_roi's rules, as a predicate.
+__device__ __forceinline__ bool roi_breaks_rules(const RoiArgs& a, std::int64_t r) {
+  std::uint32_t index;
+  float box[4];
+  roi_values(a, r, index, box);
+  if (index >= a.in.size[0]) return true;
+  const float x1 = box[0] * a.p.spatial_scale_x, y1 = box[1] * a.p.spatial_scale_y;
+  const float x2 = box[2] * a.p.spatial_scale_x, y2 = box[3] * a.p.spatial_scale_y;
+  return !isfinite(x1) || !isfinite(y1) || !isfinite(x2) || !isfinite(y2) || !isfinite(x2 - x1) ||
+         !isfinite(y2 - y1);
+}
+
+__global__ void __launch_bounds__(kCheckThreads) roi_check_kernel(RoiArgs a, std::int64_t rois,
+                                                                  std::uint64_t max_samples, int* verdict,
+                                                                  DeferredRoiError* record) {
+  __shared__ CheckPart parts[kCheckThreads];
+  const std::uint64_t per_sample =
+      saturating_mul(static_cast<std::uint64_t>(a.in.size[1]),
+                     saturating_mul(static_cast<std::uint64_t>(a.out.size[2]), static_cast<std::uint64_t>(a.out.size[3])));
+  CheckPart mine{INT64_MAX, 0, 0, INT64_MAX, 0, 0};
+  for (std::int64_t r = threadIdx.x; r < rois; r += blockDim.x) {
+    if (roi_breaks_rules(a, r)) {
+      mine.bad = r;  // this thread's later ROIs come after it
+      break;
+    }
+    const RoiBox b = roi_box(a, r);
+    const CheckPart one{INT64_MAX, 0, saturating_mul(saturating_mul(per_sample, b.sx), b.sy), r, b.sx, b.sy};
+    CheckPart with_total = one;
+    with_total.total = one.worst_samples;
+    combine(mine, with_total);
+  }
+  parts[threadIdx.x] = mine;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) combine(parts[threadIdx.x], parts[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  const CheckPart all = parts[0];
+  const int state = all.bad != INT64_MAX ? 1 : (max_samples != 0 && all.total > max_samples ? 2 : 0);
+  *verdict = state;
+  if (state == 0 || record->state != 0) return;  // the stream keeps its first error
+  DeferredRoiError e{};
+  if (state == 1) {
+    e.roi = all.bad;
+    roi_values(a, all.bad, e.batch_index, e.box);
+    e.scale_x = a.p.spatial_scale_x;
+    e.scale_y = a.p.spatial_scale_y;
+    e.batch = a.in.size[0];
+  } else {
+    e.total = all.total;
+    e.max_samples = max_samples;
+    e.worst = all.worst;
+    e.worst_sx = all.worst_sx;
+    e.worst_sy = all.worst_sy;
+    e.out_h = a.out.size[2];
+    e.out_w = a.out.size[3];
+    e.channels = static_cast<std::uint64_t>(a.in.size[1]);
+  }
+  *record = e;
+  __threadfence_system();
+  record->state = state;
+}
+
+// Whether the call's values failed the device-side check (verdict null: they were checked on the host).
+__device__ __forceinline__ bool refused(const int* verdict) { return verdict != nullptr && *verdict != 0; }
+
 // ---- the per-element kernel ----
 
 // One thread per output element; Index is 32-bit where the output is small enough (integer division is much
 // faster), 64-bit otherwise.
 template <typename Index>
-__global__ void roi_align_kernel(RoiArgs a, std::int64_t total) {
+__global__ void roi_align_kernel(RoiArgs a, std::int64_t total, const int* verdict) {
+  if (refused(verdict)) return;
   const std::int64_t channels = a.out.size[1];
   const std::int64_t out_h = a.out.size[2];
   const std::int64_t out_w = a.out.size[3];
@@ -181,7 +286,9 @@ struct TapLayout {
   std::int64_t stride_y;
 };
 
-__global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers, SampleTap* taps, TapLayout t) {
+__global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers, SampleTap* taps, TapLayout t,
+                                const int* verdict) {
+  if (refused(verdict)) return;
   const bool nearest = a.p.interpolation == InterpolationMode::Nearest;
   const std::int64_t out_h = a.out.size[2];
   const std::int64_t out_w = a.out.size[3];
@@ -276,7 +383,8 @@ __device__ __forceinline__ float reduce_taps(const In* plane, const SampleTap* t
 // 32-bit indices: the host checks that the output's element count and the input's offsets fit.
 template <typename In, typename Out, bool Nearest>
 __global__ void roi_gather_kernel(RoiArgs a, std::uint32_t total, const RoiHeader* __restrict__ headers,
-                                  const SampleTap* __restrict__ taps, TapLayout t) {
+                                  const SampleTap* __restrict__ taps, TapLayout t, const int* verdict) {
+  if (refused(verdict)) return;
   const auto out_w = static_cast<std::uint32_t>(a.out.size[3]);
   const auto out_h = static_cast<std::uint32_t>(a.out.size[2]);
   const auto channels = static_cast<std::uint32_t>(a.out.size[1]);
@@ -319,7 +427,8 @@ constexpr int kRecordTaps = 2 * kTapCap;  // the shared-plane kernel's records: 
 template <typename In, typename Out, bool Nearest>
 __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
     roi_plane_kernel(RoiArgs a, std::int64_t rois, const RoiHeader* __restrict__ headers,
-                     const SampleTap* __restrict__ taps, int pitch) {
+                     const SampleTap* __restrict__ taps, int pitch, const int* verdict) {
+  if (refused(verdict)) return;  // the whole block returns: no barrier is left waiting
   extern __shared__ __align__(16) unsigned char shared[];
   SampleTap* const tables = reinterpret_cast<SampleTap*>(shared);
   const In* const plane_in = reinterpret_cast<const In*>(shared + sizeof(SampleTap) * 2 * kTapCap * kPlaneWarps);
@@ -434,27 +543,41 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
 
 template <typename In, typename Out, bool Nearest>
 void launch_plane_kernel(const RoiArgs& a, std::int64_t rois, const RoiHeader* headers, const SampleTap* taps,
-                         std::int64_t pitch, std::size_t bytes, const ExecOptions& options) {
+                         std::int64_t pitch, std::size_t bytes, const int* verdict, const ExecOptions& options) {
   const auto kernel = roi_plane_kernel<In, Out, Nearest>;
   const cudaError_t status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
   if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
   const std::int64_t planes = a.in.size[0] * a.in.size[1];
   kernel<<<static_cast<unsigned>(planes < 65535 * 32 ? planes : 65535 * 32), kWarp * kPlaneWarps, bytes,
-           stream_of(options)>>>(a, rois, headers, taps, static_cast<int>(pitch));
+           stream_of(options)>>>(a, rois, headers, taps, static_cast<int>(pitch), verdict);
 }
 
-// A host copy of a small device tensor's elements at its strides (the ROI boxes, the batch indices).
-ConstTensorView host_copy(const char* op, const ConstTensorView& t, std::vector<unsigned char>& storage,
-                          cudaStream_t stream) {
+// Queues a host copy of a small device tensor's elements at its strides (the ROI boxes, the batch indices); the caller
+// synchronizes the stream before reading it.
+ConstTensorView queue_host_copy(const char* op, const ConstTensorView& t, std::vector<unsigned char>& storage,
+                                cudaStream_t stream) {
   const std::size_t bytes = static_cast<std::size_t>(t.layout().extent()) * element_size(t.dtype());
   storage.resize(bytes);
   if (bytes > 0) {
-    cudaError_t status = cudaMemcpyAsync(storage.data(), t.data(), bytes, cudaMemcpyDeviceToHost, stream);
-    if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+    const cudaError_t status = cudaMemcpyAsync(storage.data(), t.data(), bytes, cudaMemcpyDeviceToHost, stream);
     if (status != cudaSuccess) cuda_fail(op, "the ROI values could not be read for their checks", status);
   }
   return ConstTensorView(storage.data(), t.layout());
+}
+
+// The host check of device ROI values: one synchronization of the stream.
+void check_on_host(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+                   const TensorView& output, const RoiAlignParams& params, const ExecOptions& options) {
+  std::vector<unsigned char> rois_host;
+  std::vector<unsigned char> indices_host;
+  const ConstTensorView r = queue_host_copy("roi_align", rois, rois_host, stream_of(options));
+  const ConstTensorView b = queue_host_copy("roi_align", batch_indices, indices_host, stream_of(options));
+  const cudaError_t status = cudaStreamSynchronize(stream_of(options));
+  if (status != cudaSuccess) cuda_fail("roi_align", "the ROI values could not be read for their checks", status);
+  // The host rules read only the input's and output's sizes, never their elements.
+  check_roi_values_on_host(ConstTensorView(nullptr, input.layout()), r, b, TensorView(nullptr, output.layout()),
+                           params, options);
 }
 
 }  // namespace
@@ -465,17 +588,13 @@ void cuda_check_roi_values(const ConstTensorView& input, const ConstTensorView& 
   const DeviceScope scope("roi_align", options.device);
   check_device_pointer("roi_align", "rois", rois);
   check_device_pointer("roi_align", "batch_indices", batch_indices);
-  std::vector<unsigned char> rois_host;
-  std::vector<unsigned char> indices_host;
-  const ConstTensorView r = host_copy("roi_align", rois, rois_host, stream_of(options));
-  const ConstTensorView b = host_copy("roi_align", batch_indices, indices_host, stream_of(options));
-  // The host rules read only the input's and output's sizes, never their elements.
-  check_roi_values_on_host(ConstTensorView(nullptr, input.layout()), r, b, TensorView(nullptr, output.layout()),
-                           params, options);
+  // By default the values are checked on the device by cuda_roi_align, in stream order.
+  if (options.check_values_on_host) check_on_host(input, rois, batch_indices, output, params, options);
 }
 
 void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
-                    const TensorView& output, const RoiAlignParams& p, const ExecOptions& options) {
+                    const TensorView& output, const RoiAlignParams& p, const ExecOptions& options,
+                    bool values_checked) {
   const DeviceScope scope("roi_align", options.device);
   check_device_pointer("roi_align", "input", input);
   check_device_pointer("roi_align", "output", output);
@@ -503,15 +622,33 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
     gather = total < (std::int64_t{1} << 31) && fits_32_bits(input.layout()) &&
              static_cast<std::uint64_t>(rois_count) * record_bytes <= (std::uint64_t{1} << 28);
   }
-  const std::size_t header_bytes = static_cast<std::size_t>(rois_count) * sizeof(RoiHeader);
-  const std::size_t tap_bytes =
-      static_cast<std::size_t>(rois_count) * static_cast<std::size_t>(layout.cap_x + layout.cap_y) * sizeof(SampleTap);
-  const Scratch scratch("roi_align", "ROI tap tables", pitch > 0 || gather ? header_bytes + tap_bytes : 0, options);
-  if (scratch.data() != nullptr) {
-    auto* headers = static_cast<RoiHeader*>(scratch.data());
-    auto* taps = reinterpret_cast<SampleTap*>(static_cast<unsigned char*>(scratch.data()) + header_bytes);
+  // Scratch: the call's verdict (where the device checks the values), then the tap tables.
+  DeferredRoiError* const record = values_checked ? nullptr : deferred_error_record(options);
+  const bool tables = pitch > 0 || gather;
+  constexpr std::size_t kVerdictBytes = 16;
+  const std::size_t verdict_bytes = record != nullptr ? kVerdictBytes : 0;
+  const std::size_t header_bytes = tables ? static_cast<std::size_t>(rois_count) * sizeof(RoiHeader) : 0;
+  const std::size_t tap_bytes = tables ? static_cast<std::size_t>(rois_count) *
+                                             static_cast<std::size_t>(layout.cap_x + layout.cap_y) * sizeof(SampleTap)
+                                       : 0;
+  const Scratch scratch("roi_align", "ROI tap tables", verdict_bytes + header_bytes + tap_bytes, options);
+  auto* const base = static_cast<unsigned char*>(scratch.data());
+  const int* verdict = nullptr;
+  if (!values_checked) {
+    if (record != nullptr && base != nullptr) {
+      verdict = reinterpret_cast<int*>(base);
+      roi_check_kernel<<<1, kCheckThreads, 0, stream_of(options)>>>(a, rois_count, options.max_samples,
+                                                                    reinterpret_cast<int*>(base), record);
+      launch_check("roi_align");
+    } else {
+      check_on_host(input, rois, batch_indices, output, p, options);  // no memory pool or no mapped memory
+    }
+  }
+  if (base != nullptr && tables) {
+    auto* headers = reinterpret_cast<RoiHeader*>(base + verdict_bytes);
+    auto* taps = reinterpret_cast<SampleTap*>(base + verdict_bytes + header_bytes);
     roi_taps_kernel<<<grid_for(rois_count * (layout.cap_x + layout.cap_y)), 256, 0, stream_of(options)>>>(
-        a, rois_count, headers, taps, layout);
+        a, rois_count, headers, taps, layout, verdict);
     launch_check("roi_align");
     dispatch_types(input.dtype(), output.dtype(), [&](auto* in_tag, auto* out_tag) {
       using In = std::remove_pointer_t<decltype(in_tag)>;
@@ -520,10 +657,10 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
         constexpr bool kNearest = decltype(nearest_tag)::value;
         if (pitch > 0) {
           launch_plane_kernel<In, Out, kNearest>(a, rois_count, headers, taps, pitch, plane_bytes(input, pitch),
-                                                 options);
+                                                 verdict, options);
         } else {
           roi_gather_kernel<In, Out, kNearest><<<grid_for(total), 256, 0, stream_of(options)>>>(
-              a, static_cast<std::uint32_t>(total), headers, taps, layout);
+              a, static_cast<std::uint32_t>(total), headers, taps, layout, verdict);
         }
       };
       if (p.interpolation == InterpolationMode::Nearest) {
@@ -533,9 +670,9 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
       }
     });
   } else if (total < (std::int64_t{1} << 31)) {
-    roi_align_kernel<std::uint32_t><<<grid_for(total), 256, 0, stream_of(options)>>>(a, total);
+    roi_align_kernel<std::uint32_t><<<grid_for(total), 256, 0, stream_of(options)>>>(a, total, verdict);
   } else {
-    roi_align_kernel<std::uint64_t><<<grid_for(total), 256, 0, stream_of(options)>>>(a, total);
+    roi_align_kernel<std::uint64_t><<<grid_for(total), 256, 0, stream_of(options)>>>(a, total, verdict);
   }
   launch_check("roi_align");
 }

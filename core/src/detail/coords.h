@@ -129,9 +129,13 @@ inline std::int64_t antialias_taps(float x, std::int64_t n, float scale, std::ve
 RSZ_HD inline float weighted_tap(float acc, float w, float v) { return acc + w * v; }
 
 // a x b, or UINT64_MAX where the product overflows: sample and table counts that must not wrap.
-inline std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+RSZ_HD inline std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+#ifdef __CUDA_ARCH__
+  return __umul64hi(a, b) != 0 ? UINT64_MAX : a * b;
+#else
   std::uint64_t r = 0;
   return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+#endif
 }
 
 // §3.2: samples per output element on one axis: clamp(ceil(|extent| / out_size), lo, hi).
