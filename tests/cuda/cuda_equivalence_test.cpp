@@ -401,7 +401,7 @@ TEST(CudaEquivalence, Upsample2dLargePlanes) {
   }
 }
 
-// Enough planes (2 x 80) and ROIs for the shared-plane kernel on any current GPU: boxes inside, across the edges,
+// Enough planes (2 x 81) and ROIs for the shared-plane kernel on any current GPU: boxes inside, across the edges,
 // outside, inverted, zero-size, sub-pixel, and one so large that adaptive sampling overflows a warp's tap table
 // (36 columns of samples), which takes the kernel's per-sample path.
 TEST(CudaEquivalence, RoiAlignSharedPlanes) {
@@ -420,9 +420,13 @@ TEST(CudaEquivalence, RoiAlignSharedPlanes) {
   RoiAlignParams base;
   base.spatial_scale_y = 0.8f;
   base.out_of_bounds_input_value = 1.5f;
-  EXPECT_EQ(roi_align_sweep("roi_align shared planes", {2, 80, 23, 37}, boxes, batch, {{1, 4294967295u}, {2, 2}}, 5,
-                            4, base, 9600, 29),
-            2 * 2 * 2 * 2 * 2 * 2);
+  // 81 channels: float16 takes two planes a block, the last block one. Outputs of 5 x 4 and 7 x 7 (each lane's
+  // positions computed once: one and two passes) and 9 x 8 (more than two passes).
+  for (const auto& [out_h, out_w] : {std::pair<int, int>{5, 4}, {7, 7}, {9, 8}}) {
+    EXPECT_EQ(roi_align_sweep("roi_align shared planes", {2, 81, 23, 37}, boxes, batch, {{1, 4294967295u}, {2, 2}},
+                              out_h, out_w, base, 9600, 29),
+              2 * 2 * 2 * 2 * 2 * 2);
+  }
 }
 
 std::string message_of(const std::function<void()>& call) {

@@ -335,38 +335,44 @@ __device__ __forceinline__ float tap_sample(const In* plane, const SampleTap& y,
   return (y.a | x.a) < 0 ? outside : v;
 }
 
-// The reduction of one output's samples from tables ty (its sy row taps) and tx (its sx column taps), in the
-// reference's order; 2 x 2 (the usual sampling ratio) unrolled so that the four samples' reads are in flight
-// together.
+// The reduction (§3.5) of a 2 x 2 sampled output from its row taps y0, y1 and column taps x0, x1, in the reference's
+// order, the four samples' reads in flight together.
 template <bool Nearest, typename In>
-__device__ __forceinline__ float reduce_taps(const In* plane, const SampleTap* ty, const SampleTap* tx, int sy, int sx,
+__device__ __forceinline__ float reduce_2x2(const In* plane, const SampleTap& y0, const SampleTap& y1,
+                                            const SampleTap& x0, const SampleTap& x1, bool average, float outside) {
+  const float v00 = tap_sample<Nearest>(plane, y0, x0, outside);
+  const float v01 = tap_sample<Nearest>(plane, y0, x1, outside);
+  const float v10 = tap_sample<Nearest>(plane, y1, x0, outside);
+  const float v11 = tap_sample<Nearest>(plane, y1, x1, outside);
+  if (average) {
+    float acc = 0.0f;
+    acc += v00;
+    acc += v01;
+    acc += v10;
+    acc += v11;
+    return acc / 4.0f;
+  }
+  float value = v00;
+  if (v01 > value) value = v01;
+  if (v10 > value) value = v10;
+  if (v11 > value) value = v11;
+  return value;
+}
+
+// The reduction of one output's samples from its sy row taps taps.y(ty + i) and sx column taps taps.x(tx + i), in
+// the reference's order (2 x 2, the usual sampling ratio, unrolled).
+template <bool Nearest, typename In, typename Taps>
+__device__ __forceinline__ float reduce_taps(const In* plane, const Taps& taps, int ty, int tx, int sy, int sx,
                                              bool average, float outside) {
   if (sx == 2 && sy == 2) {
-    const SampleTap y0 = ty[0], y1 = ty[1], x0 = tx[0], x1 = tx[1];
-    const float v00 = tap_sample<Nearest>(plane, y0, x0, outside);
-    const float v01 = tap_sample<Nearest>(plane, y0, x1, outside);
-    const float v10 = tap_sample<Nearest>(plane, y1, x0, outside);
-    const float v11 = tap_sample<Nearest>(plane, y1, x1, outside);
-    if (average) {
-      float acc = 0.0f;
-      acc += v00;
-      acc += v01;
-      acc += v10;
-      acc += v11;
-      return acc / 4.0f;
-    }
-    float value = v00;
-    if (v01 > value) value = v01;
-    if (v10 > value) value = v10;
-    if (v11 > value) value = v11;
-    return value;
+    return reduce_2x2<Nearest>(plane, taps.y(ty), taps.y(ty + 1), taps.x(tx), taps.x(tx + 1), average, outside);
   }
   float acc = 0.0f;
   bool first = true;
   for (int iy = 0; iy < sy; ++iy) {
-    const SampleTap y = ty[iy];
+    const SampleTap y = taps.y(ty + iy);
     for (int ix = 0; ix < sx; ++ix) {
-      const float v = tap_sample<Nearest>(plane, y, tx[ix], outside);
+      const float v = tap_sample<Nearest>(plane, y, taps.x(tx + ix), outside);
       if (average) {
         acc += v;
       } else if (first || v > acc) {
@@ -377,6 +383,14 @@ __device__ __forceinline__ float reduce_taps(const In* plane, const SampleTap* t
   }
   return average ? acc / static_cast<float>(sx * sy) : acc;
 }
+
+// A ROI's record of taps in device memory (the gather kernel's tables).
+struct RecordTaps {
+  const SampleTap* columns;
+  const SampleTap* rows;
+  __device__ __forceinline__ SampleTap x(int i) const { return columns[i]; }
+  __device__ __forceinline__ SampleTap y(int i) const { return rows[i]; }
+};
 
 // The per-element kernel over the tap tables, where planes do not fit in shared memory (crops from a large image):
 // one thread per output element, reading its ROI's header and taps (cached) and its samples from device memory.
@@ -408,7 +422,8 @@ __global__ void roi_gather_kernel(RoiArgs a, std::uint32_t total, const RoiHeade
       const SampleTap* const record = taps + static_cast<std::int64_t>(r) * record_taps;
       const int sx = static_cast<int>(header.sx);
       const int sy = static_cast<int>(header.sy);
-      value = reduce_taps<Nearest>(plane, record + t.cap_x + oy * sy, record + ox * sx, sy, sx, average, outside);
+      value = reduce_taps<Nearest>(plane, RecordTaps{record, record + t.cap_x}, static_cast<int>(oy) * sy,
+                                   static_cast<int>(ox) * sx, sy, sx, average, outside);
     } else {
       const RoiBox b = roi_box(a, r);
       value = reduce_samples(a, b, oy, ox, [&](float x, float y) {
@@ -424,42 +439,99 @@ __global__ void roi_gather_kernel(RoiArgs a, std::uint32_t total, const RoiHeade
 
 constexpr int kRecordTaps = 2 * kTapCap;  // the shared-plane kernel's records: kTapCap column and row taps
 
-template <typename In, typename Out, bool Nearest>
+// A warp's tap table in shared memory (kTapCap column taps, then kTapCap row taps), the offsets (a, b) apart from the
+// weights: a tap is one 64-bit and one 32-bit load.
+struct WarpTable {
+  int2* ab;
+  float* w;
+  __device__ __forceinline__ SampleTap x(int i) const {
+    const int2 o = ab[i];
+    return {o.x, o.y, w[i]};
+  }
+  __device__ __forceinline__ SampleTap y(int i) const { return x(kTapCap + i); }
+  __device__ __forceinline__ void put(int i, const SampleTap& t) const {
+    ab[i] = make_int2(t.a, t.b);
+    w[i] = t.w;
+  }
+};
+
+constexpr std::size_t kTableBytes = (sizeof(int2) + sizeof(float)) * kRecordTaps * kPlaneWarps;
+
+// Planes (1 or 2) channel planes of one image at a time in shared memory; where an ROI has at most 64 outputs (7 x 7,
+// the usual case) each lane's two output positions and their offsets are computed once, and with two planes every
+// tap read serves both channels.
+template <typename In, typename Out, bool Nearest, int Planes>
 __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
     roi_plane_kernel(RoiArgs a, std::int64_t rois, const RoiHeader* __restrict__ headers,
                      const SampleTap* __restrict__ taps, int pitch, const int* verdict) {
   if (refused(verdict)) return;  // the whole block returns: no barrier is left waiting
   extern __shared__ __align__(16) unsigned char shared[];
-  SampleTap* const tables = reinterpret_cast<SampleTap*>(shared);
-  const In* const plane_in = reinterpret_cast<const In*>(shared + sizeof(SampleTap) * 2 * kTapCap * kPlaneWarps);
-  In* const plane_out = const_cast<In*>(plane_in);
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
-  SampleTap* const tx = tables + warp * 2 * kTapCap;
-  SampleTap* const ty = tx + kTapCap;
+  const WarpTable table{reinterpret_cast<int2*>(shared) + warp * kRecordTaps,
+                        reinterpret_cast<float*>(shared + sizeof(int2) * kRecordTaps * kPlaneWarps) + warp * kRecordTaps};
+  In* const planes_shared = reinterpret_cast<In*>(shared + kTableBytes);
   const auto height = static_cast<int>(a.in.size[2]);
   const auto width = static_cast<int>(a.in.size[3]);
+  const int plane_elements = height * pitch;
   const std::int64_t channels = a.in.size[1];
+  const std::int64_t groups = (channels + Planes - 1) / Planes;  // of channels, per image
   const auto out_h = static_cast<int>(a.out.size[2]);
   const auto out_w = static_cast<int>(a.out.size[3]);
+  const int outputs = out_h * out_w;
   const bool average = a.p.reduction == RoiReduction::Average;
   const float outside = a.p.out_of_bounds_input_value;
+  const std::int64_t out_stride_c = a.out.stride[1];
   const std::int64_t out_stride_h = a.out.stride[2];
   const std::int64_t out_stride_w = a.out.stride[3];
   const In* const in = static_cast<const In*>(a.in.data);
   Out* const out = static_cast<Out*>(a.out.data);
-  for (std::int64_t plane = blockIdx.x; plane < a.in.size[0] * channels; plane += gridDim.x) {
-    const std::int64_t batch = plane / channels;
-    const std::int64_t c = plane % channels;
-    const In* const source = in + batch * a.in.stride[0] + c * a.in.stride[1];
-    __syncthreads();  // every warp is done with the previous plane
+  // This lane's output positions lane and lane + 32 (where outputs <= 64).
+  const bool two_passes = outputs <= 2 * kWarp;
+  int pos_y[2], pos_x[2];
+  std::int64_t pos_offset[2];
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int pos = lane + k * kWarp;
+    pos_y[k] = pos / out_w;
+    pos_x[k] = pos - pos_y[k] * out_w;
+    pos_offset[k] = pos_y[k] * out_stride_h + pos_x[k] * out_stride_w;
+  }
+  for (std::int64_t group = blockIdx.x; group < a.in.size[0] * groups; group += gridDim.x) {
+    const std::int64_t batch = group / groups;
+    const std::int64_t c0 = (group % groups) * Planes;
+    const int planes = static_cast<int>(min(static_cast<std::int64_t>(Planes), channels - c0));
+    __syncthreads();  // every warp is done with the previous planes
+    for (int p = 0; p < planes; ++p) {
+      const In* const source = in + batch * a.in.stride[0] + (c0 + p) * a.in.stride[1];
+      In* const target = planes_shared + p * plane_elements;
 #pragma unroll 8
-    for (int i = static_cast<int>(threadIdx.x); i < height * width; i += static_cast<int>(blockDim.x)) {
-      const int y = i / width;
-      const int x = i - y * width;
-      plane_out[y * pitch + x] = source[y * a.in.stride[2] + x * a.in.stride[3]];
+      for (int i = static_cast<int>(threadIdx.x); i < height * width; i += static_cast<int>(blockDim.x)) {
+        const int y = i / width;
+        const int x = i - y * width;
+        target[y * pitch + x] = source[y * a.in.stride[2] + x * a.in.stride[3]];
+      }
     }
     __syncthreads();
+    // The output of sample taps (ty, tx) for every plane, stored through `target + p * out_stride_c + offset`.
+    const auto compute = [&](Out* target, std::int64_t offset, int ty, int tx, int sy, int sx) {
+      if (sx == 2 && sy == 2) {
+        const SampleTap y0 = table.y(ty), y1 = table.y(ty + 1), x0 = table.x(tx), x1 = table.x(tx + 1);
+#pragma unroll
+        for (int p = 0; p < Planes; ++p) {
+          if (p < planes) {
+            store_computed(target + p * out_stride_c + offset,
+                           reduce_2x2<Nearest>(planes_shared + p * plane_elements, y0, y1, x0, x1, average, outside));
+          }
+        }
+        return;
+      }
+      for (int p = 0; p < planes; ++p) {
+        store_computed(target + p * out_stride_c + offset,
+                       reduce_taps<Nearest>(planes_shared + p * plane_elements, table, ty, tx, sy, sx, average,
+                                            outside));
+      }
+    };
     // The warp's ROIs come 32 at a time: each lane reads one header, and a ballot says which are of this image.
     for (std::int64_t base = static_cast<std::int64_t>(warp) * kWarp; base < rois;
          base += static_cast<std::int64_t>(kPlaneWarps) * kWarp) {
@@ -482,46 +554,55 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
         const int sx = static_cast<int>(__shfl_sync(0xffffffffu, header.sx, k));
         const int sy = static_cast<int>(__shfl_sync(0xffffffffu, header.sy, k));
         __syncwarp();  // the table of the previous ROI has been read
-        tx[lane] = next_x;
-        ty[lane] = next_y;
+        table.put(lane, next_x);
+        table.put(kTapCap + lane, next_y);
         __syncwarp();
         if (todo != 0) {
           const SampleTap* const record = taps + (base + __ffs(todo) - 1) * kRecordTaps;
           next_x = record[lane];
           next_y = record[kTapCap + lane];
         }
-        Out* const target = out + r * a.out.stride[0] + c * a.out.stride[1];
+        Out* const target = out + r * a.out.stride[0] + c0 * out_stride_c;
         if (!fits) {
           // Taps that do not fit the warp's table (adaptive sampling of a large box) were not written: each lane
           // evaluates its outputs' samples from the box.
           const RoiBox b = roi_box(a, r);
-          const auto fetch = [&](std::int64_t yi, std::int64_t xi) { return widen(plane_in[yi * pitch + xi]); };
-          for (int pos = lane; pos < out_h * out_w; pos += kWarp) {
-            const int oy = pos / out_w;
-            const int ox = pos - oy * out_w;
-            const float value = reduce_samples(a, b, oy, ox, [&](float x, float y) {
-              return read_sample(a.p, height, width, x, y, fetch);
-            });
-            store_computed(target + oy * out_stride_h + ox * out_stride_w, value);
+          for (int p = 0; p < planes; ++p) {
+            const In* const plane = planes_shared + p * plane_elements;
+            const auto fetch = [&](std::int64_t yi, std::int64_t xi) { return widen(plane[yi * pitch + xi]); };
+            for (int pos = lane; pos < outputs; pos += kWarp) {
+              const int oy = pos / out_w;
+              const int ox = pos - oy * out_w;
+              const float value = reduce_samples(a, b, oy, ox, [&](float x, float y) {
+                return read_sample(a.p, height, width, x, y, fetch);
+              });
+              store_computed(target + p * out_stride_c + oy * out_stride_h + ox * out_stride_w, value);
+            }
           }
           continue;
         }
-        for (int pos = lane; pos < out_h * out_w; pos += kWarp) {
+        if (two_passes) {
+#pragma unroll
+          for (int pass = 0; pass < 2; ++pass) {
+            if (lane + pass * kWarp < outputs) {
+              compute(target, pos_offset[pass], pos_y[pass] * sy, pos_x[pass] * sx, sy, sx);
+            }
+          }
+          continue;
+        }
+        for (int pos = lane; pos < outputs; pos += kWarp) {
           const int oy = static_cast<int>(static_cast<unsigned>(pos) / static_cast<unsigned>(out_w));
           const int ox = pos - oy * out_w;
-          store_computed(target + oy * out_stride_h + ox * out_stride_w,
-                         reduce_taps<Nearest>(plane_in, ty + oy * sy, tx + ox * sx, sy, sx, average, outside));
+          compute(target, oy * out_stride_h + ox * out_stride_w, oy * sy, ox * sx, sy, sx);
         }
       }
     }
   }
 }
 
-constexpr std::size_t kTableBytes = sizeof(SampleTap) * 2 * kTapCap * kPlaneWarps;
-
-// The shared memory the shared-plane kernel needs for rows of `pitch` elements.
-std::size_t plane_bytes(const ConstTensorView& input, std::int64_t pitch) {
-  return kTableBytes + static_cast<std::size_t>(input.size(2) * pitch) * element_size(input.dtype());
+// The shared memory the shared-plane kernel needs for `planes` planes of rows of `pitch` elements.
+std::size_t plane_bytes(const ConstTensorView& input, std::int64_t pitch, int planes) {
+  return kTableBytes + static_cast<std::size_t>(planes * input.size(2) * pitch) * element_size(input.dtype());
 }
 
 // The row pitch of the shared plane (W + 1, so that the rows of neighbouring samples fall in different banks, or W
@@ -536,21 +617,35 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
   if (outputs_per_plane * 4 < n * h * w) return 0;
   if (h * w >= (std::int64_t{1} << 24)) return 0;
   const auto budget = static_cast<std::size_t>(limits.max_shared_per_block);
-  if (plane_bytes(input, w + 1) <= budget) return w + 1;
-  if (plane_bytes(input, w) <= budget) return w;
+  if (plane_bytes(input, w + 1, 1) <= budget) return w + 1;
+  if (plane_bytes(input, w, 1) <= budget) return w;
   return 0;
 }
 
 template <typename In, typename Out, bool Nearest>
 void launch_plane_kernel(const RoiArgs& a, std::int64_t rois, const RoiHeader* headers, const SampleTap* taps,
-                         std::int64_t pitch, std::size_t bytes, const int* verdict, const ExecOptions& options) {
-  const auto kernel = roi_plane_kernel<In, Out, Nearest>;
-  const cudaError_t status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
-  const std::int64_t planes = a.in.size[0] * a.in.size[1];
-  kernel<<<static_cast<unsigned>(planes < 65535 * 32 ? planes : 65535 * 32), kWarp * kPlaneWarps, bytes,
-           stream_of(options)>>>(a, rois, headers, taps, static_cast<int>(pitch), verdict);
+                         std::int64_t pitch, const int* verdict, const ExecOptions& options) {
+  // Two planes a block where they fit (float16, unorm inputs on FPN levels): every tap read serves two channels.
+  const std::int64_t channels = a.in.size[1];
+  const auto bytes_for = [&](int planes) {
+    return kTableBytes + static_cast<std::size_t>(planes * a.in.size[2] * pitch) * sizeof(In);
+  };
+  const bool two =
+      channels >= 2 && bytes_for(2) <= static_cast<std::size_t>(device_limits(options.device).max_shared_per_block);
+  const auto launch = [&](auto kernel, int planes) {
+    const std::size_t bytes = bytes_for(planes);
+    const cudaError_t status =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
+    const std::int64_t groups = a.in.size[0] * ((channels + planes - 1) / planes);
+    kernel<<<static_cast<unsigned>(groups < 65535 * 32 ? groups : 65535 * 32), kWarp * kPlaneWarps, bytes,
+             stream_of(options)>>>(a, rois, headers, taps, static_cast<int>(pitch), verdict);
+  };
+  if (two) {
+    launch(roi_plane_kernel<In, Out, Nearest, 2>, 2);
+  } else {
+    launch(roi_plane_kernel<In, Out, Nearest, 1>, 1);
+  }
 }
 
 // Queues a host copy of a small device tensor's elements at its strides (the ROI boxes, the batch indices); the caller
@@ -656,8 +751,7 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
       const auto run = [&](auto nearest_tag) {
         constexpr bool kNearest = decltype(nearest_tag)::value;
         if (pitch > 0) {
-          launch_plane_kernel<In, Out, kNearest>(a, rois_count, headers, taps, pitch, plane_bytes(input, pitch),
-                                                 verdict, options);
+          launch_plane_kernel<In, Out, kNearest>(a, rois_count, headers, taps, pitch, verdict, options);
         } else {
           roi_gather_kernel<In, Out, kNearest><<<grid_for(total), 256, 0, stream_of(options)>>>(
               a, static_cast<std::uint32_t>(total), headers, taps, layout, verdict);
