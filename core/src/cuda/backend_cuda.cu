@@ -191,22 +191,88 @@ Scratch::~Scratch() {
 
 namespace {
 
-// Host tensors on the CUDA backend: each is copied to device memory from rsz's pool (its whole extent, so a strided
-// view keeps its layout), the operator runs on the device copies, and the outputs come back before the call
-// returns. An output with gaps (a strided view that does not address every element of its extent) is uploaded
-// first, so the gaps come back as they were.
+// The bytes of a tensor's extent that a call reads: [begin, end).
+struct ByteRange {
+  std::size_t begin;
+  std::size_t end;
+};
+
+std::size_t bytes_of(const TensorLayout& layout) {
+  return static_cast<std::size_t>(layout.extent()) * element_size(layout.dtype());
+}
+
+ByteRange whole(const TensorLayout& layout) { return {0, bytes_of(layout)}; }
+
+// The bytes spanned by the box of indices [lo[a], hi[a]] (inclusive) of `layout` (strides are never negative).
+ByteRange box_bytes(const TensorLayout& layout, const std::array<std::int64_t, 4>& lo,
+                    const std::array<std::int64_t, 4>& hi) {
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  for (std::size_t a = 0; a < 4; ++a) {
+    first += lo[a] * layout.strides()[a];
+    last += hi[a] * layout.strides()[a];
+  }
+  const auto size = static_cast<std::int64_t>(element_size(layout.dtype()));
+  return {static_cast<std::size_t>(first * size), static_cast<std::size_t>((last + 1) * size)};
+}
+
+// The input elements a resample reads: per axis, the lowest and highest index any output index takes a tap from,
+// evaluated with the kernels' own formulas (detail/coords.h) for every output index of the axis. The command line
+// computes PNG and JPEG outputs in bands of rows, one call each: a band's call then copies only the input rows the
+// band reads, and the input crosses to the device about once in all.
+ByteRange resample_reads(const ConstTensorView& input, const TensorView& output, const ResampleParams& p) {
+  std::array<std::int64_t, 4> lo{};
+  std::array<std::int64_t, 4> hi{};
+  for (std::size_t a = 0; a < 4; ++a) {
+    const std::int64_t n = input.size(static_cast<int>(a));
+    const std::int64_t outputs = output.size(static_cast<int>(a));
+    lo[a] = 0;
+    hi[a] = n - 1;
+    if (outputs > (std::int64_t{1} << 20)) continue;  // not worth the scan: the whole axis
+    std::int64_t first = n - 1;
+    std::int64_t last = 0;
+    for (std::int64_t o = 0; o < outputs; ++o) {
+      const float x = resample_source_coord(o, p.scales[a], p.input_pixel_offsets[a], p.output_pixel_offsets[a]);
+      std::int64_t i0, i1;
+      if (p.interpolation == InterpolationMode::Nearest) {
+        i0 = i1 = nearest_index(x, n, p.rounding_direction);
+      } else if (p.antialiased && p.scales[a] < 1.0f) {
+        const AntialiasRange r = antialias_range(x, n, p.scales[a]);
+        i0 = r.lo;
+        i1 = r.hi;
+      } else {
+        const LinearTaps t = linear_taps(x, n);
+        i0 = t.i0;
+        i1 = t.i1;
+      }
+      first = std::min(first, i0);
+      last = std::max(last, i1);
+    }
+    if (first <= last) {
+      lo[a] = first;
+      hi[a] = last;
+    }
+  }
+  return box_bytes(input.layout(), lo, hi);
+}
+
+// Host tensors on the CUDA backend: each is copied to device memory from rsz's pool (laid out as its whole extent,
+// so a strided view keeps its layout; of an input, only the bytes the call reads are copied), the operator runs on
+// the device copies, and the outputs come back before the call returns. An output with gaps (a strided view that does
+// not address every element of its extent) is uploaded first, so the gaps come back as they were.
 class HostStaging {
  public:
   HostStaging(const char* op, const ExecOptions& options) : op_(op), options_(options) {}
   HostStaging(const HostStaging&) = delete;
   HostStaging& operator=(const HostStaging&) = delete;
 
-  ConstTensorView input(const char* name, const ConstTensorView& t) {
-    return ConstTensorView(upload(name, t.data(), t.layout(), true), t.layout(), MemorySpace::Device);
+  ConstTensorView input(const char* name, const ConstTensorView& t) { return input(name, t, whole(t.layout())); }
+  ConstTensorView input(const char* name, const ConstTensorView& t, ByteRange read) {
+    return ConstTensorView(upload(name, t.data(), t.layout(), read), t.layout(), MemorySpace::Device);
   }
   TensorView output(const TensorView& t) {
     const bool gaps = t.layout().extent() != t.element_count();
-    void* device = upload("output", t.data(), t.layout(), gaps);
+    void* device = upload("output", t.data(), t.layout(), gaps ? whole(t.layout()) : ByteRange{0, 0});
     downloads_.push_back({t.data(), device, bytes_of(t.layout())});
     return TensorView(device, t.layout(), MemorySpace::Device);
   }
@@ -226,11 +292,8 @@ class HostStaging {
     std::size_t bytes;
   };
 
-  static std::size_t bytes_of(const TensorLayout& layout) {
-    return static_cast<std::size_t>(layout.extent()) * element_size(layout.dtype());
-  }
-
-  void* upload(const char* name, const void* host, const TensorLayout& layout, bool copy) {
+  // Device memory for the extent of `layout`, with the bytes `copy` of `host` copied in.
+  void* upload(const char* name, const void* host, const TensorLayout& layout, ByteRange copy) {
     const std::size_t bytes = bytes_of(layout);
     const std::string what = std::string("device copy of the ") + name;
     buffers_.push_back(std::make_unique<Scratch>(op_, what.c_str(), bytes, options_));
@@ -240,8 +303,11 @@ class HostStaging {
            "device " + std::to_string(options_.device) +
                " has no memory pools for staging host tensors; pass tensors in device memory");
     }
-    if (copy && bytes > 0) {
-      check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_of(options_)), "copied in");
+    if (copy.end > copy.begin) {
+      check(cudaMemcpyAsync(static_cast<unsigned char*>(device) + copy.begin,
+                            static_cast<const unsigned char*>(host) + copy.begin, copy.end - copy.begin,
+                            cudaMemcpyHostToDevice, stream_of(options_)),
+            "copied in");
     }
     return device;
   }
@@ -256,26 +322,30 @@ class HostStaging {
   std::vector<Download> downloads_;
 };
 
-// An operator with one input and one output (resample, upsample2d) on host tensors, through HostStaging.
+// An operator with one input and one output (resample, upsample2d) on host tensors, through HostStaging; `reads`:
+// the input bytes the call reads.
 template <typename Params>
 void staged(const char* op,
             void (*run)(const ConstTensorView&, const TensorView&, const Params&, const ExecOptions&),
-            const ConstTensorView& input, const TensorView& output, const Params& p, const ExecOptions& options) {
+            const ConstTensorView& input, const TensorView& output, const Params& p, const ExecOptions& options,
+            ByteRange reads) {
   if (input.memory() == MemorySpace::Device) return run(input, output, p, options);
   const DeviceScope scope(op, options.device);
   HostStaging staging(op, options);
-  run(staging.input("input", input), staging.output(output), p, options);
+  run(staging.input("input", input, reads), staging.output(output), p, options);
   staging.finish();
 }
 
 void staged_resample(const ConstTensorView& input, const TensorView& output, const ResampleParams& p,
                      const ExecOptions& options) {
-  staged("resample", cuda_resample, input, output, p, options);
+  const bool host = input.memory() == MemorySpace::Host;
+  staged("resample", cuda_resample, input, output, p, options,
+         host ? resample_reads(input, output, p) : whole(input.layout()));
 }
 
 void staged_upsample2d(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& p,
                        const ExecOptions& options) {
-  staged("upsample2d", cuda_upsample2d, input, output, p, options);
+  staged("upsample2d", cuda_upsample2d, input, output, p, options, whole(input.layout()));
 }
 
 // Host ROI values are checked where they are, with the host rules.
