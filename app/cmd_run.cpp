@@ -77,6 +77,7 @@ int run_run(const RunOptions& o) {
       }
     } else {
       status = std::max(status, run_jobs(jobs, common));
+      common.verbose = false;  // the backend note once per run, not once per phase
     }
     // The next chained step runs on what the last step of this phase wrote (outputs of failed inputs are absent).
     previous_outputs.clear();

@@ -426,6 +426,30 @@ void add_backend_options(CLI::App& command, CommonOptions& options) {
       ->check(CLI::Validator(usable, "", "usable backend"));
   command.add_option("--device", options.device, "The GPU that --backend cuda runs on (default 0)")
       ->check(whole_number(0, 1023));
+  command.add_flag("-v,--verbose", options.verbose, "Say on stderr which backend runs the operators, and why");
+}
+
+std::string backend_note(const CommonOptions& options) {
+  std::string cpu;
+  std::string cuda_note = "cuda is not in this build (configured without RSZ_CUDA)";
+  bool cuda_available = false;
+  for (const BackendInfo& b : backends()) {
+    if (b.backend == Backend::Cpu) cpu = b.note;
+    if (b.backend == Backend::Cuda) {
+      cuda_available = b.available;
+      cuda_note = b.available ? b.note : "cuda cannot run here: " + b.note;
+    }
+  }
+  if (options.backend == "cuda") {
+    return "rsz: backend cuda (" + cuda_note + "; pixels are copied to the GPU and the results back)";
+  }
+  if (options.backend == "reference") return "rsz: backend reference (the naive oracle: one output at a time)";
+  if (options.backend == "cpu") return "rsz: backend cpu (" + cpu + ")";
+  return "rsz: backend auto: cpu (" + cpu + "); " +
+         (cuda_available ? "cuda (" + cuda_note +
+                               ") only with --backend cuda: the pixels are in host memory, and a GPU's start-up and "
+                               "copies cost more than the CPU needs for one image"
+                         : cuda_note);
 }
 
 ExecOptions exec_options(const CommonOptions& options, int threads) {
@@ -880,6 +904,7 @@ class MemoryBudget {
 }  // namespace
 
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
+  if (options.verbose) std::fprintf(stderr, "%s\n", backend_note(options).c_str());
   const std::uint64_t budget = memory_budget(options.max_memory);
   const int threads =
       options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

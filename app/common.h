@@ -37,6 +37,7 @@ struct CommonOptions {
   std::string alpha = "premultiplied";
   std::string backend = "auto";
   int device = 0;  // --backend cuda: the GPU
+  bool verbose = false;  // --verbose: one line on stderr saying which backend runs and why
   std::int64_t max_pixels = io::kDefaultMaxPixels;
   std::string max_memory;        // --max-memory as given ("" = the default budget)
   std::uint64_t max_samples = ExecOptions{}.max_samples;  // roi-align's sample budget (0: none)
@@ -205,6 +206,8 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
 // per failure, each failure is reported on one line, and the exit status is returned. With --dry-run it lists the
 // planned outputs (and failures) and writes nothing.
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
+// The line --verbose prints: the backend that runs the operators and why (for auto: why not cuda).
+std::string backend_note(const CommonOptions& options);
 
 // Parsing helpers for flag values; each throws a usage error naming the flag.
 std::vector<float> parse_float_list(const std::string& flag, const std::string& text, std::size_t min_count,

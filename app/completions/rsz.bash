@@ -4,7 +4,7 @@
 
 _rsz_flags() {
   local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive
-            --no-exif --alpha --backend --device --max-pixels --max-memory --quality --png-compression --skip-existing
+            --no-exif --alpha --backend --device -v --verbose --max-pixels --max-memory --quality --png-compression --skip-existing
             --grayscale --depth --format --strip"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
@@ -13,7 +13,7 @@ _rsz_flags() {
     upsample) echo "$io --factor --mode" ;;
     roi-align) echo "$io --rois --image-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
                      --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
-    run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --device --max-memory --max-pixels
+    run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --device -v --verbose --max-memory --max-pixels
                --skip-existing --max-samples" ;;
     info) echo "-h --help -r --recursive --json --no-exif --backends" ;;
   esac

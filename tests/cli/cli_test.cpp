@@ -124,6 +124,24 @@ TEST(Cli, BackendCudaRunsOrIsRefusedUpFront) {
   EXPECT_EQ(run_rsz(dir, "resample -i " + input + " -o x.png --scale 0.5 --device -1").status, 2);
 }
 
+// --verbose says in one line on stderr which backend runs and why: auto runs image pixels on the CPU and says why
+// not cuda (or that it cannot run here); the output is the same bytes.
+TEST(Cli, VerboseNamesTheBackendAndWhy) {
+  ScratchDir dir("verbose");
+  const std::string input = RSZ_SOURCE_DIR "/samples/photos/camera.png";
+  const auto quiet = run_rsz(dir, "resample -i " + input + " -o quiet.png --scale 0.6 -q");
+  ASSERT_EQ(quiet.status, 0) << quiet.err;
+  const auto r = run_rsz(dir, "resample -i " + input + " -o loud.png --scale 0.6 -q --verbose");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("rsz: backend auto: cpu (", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("cuda"), std::string::npos) << r.err;
+  EXPECT_EQ(test::read_file(dir.path() / "loud.png"), test::read_file(dir.path() / "quiet.png"));
+  const auto cpu = run_rsz(dir, "resample -i " + input + " -o cpu.png --scale 0.6 -q -v --backend cpu");
+  ASSERT_EQ(cpu.status, 0) << cpu.err;
+  EXPECT_EQ(cpu.err.rfind("rsz: backend cpu (", 0), 0u) << cpu.err;
+}
+
 // ---- resample ----
 
 TEST(Cli, ResampleImageByScaleMatchesTheLibrary) {
