@@ -115,18 +115,53 @@ std::optional<InterpolationMode> interpolation(const std::optional<std::string>&
   value_error(std::string(op) + ": mode = \"" + *mode + "\"; nearest or linear is allowed");
 }
 
-ExecOptions exec(int threads) {
-  if (threads < 0) value_error("threads = " + std::to_string(threads) + "; 0 (all cores) or more is allowed");
+// threads, backend ("auto", "cpu", "reference" or "cuda": numpy arrays are in host memory, so cuda copies them to
+// the GPU and the results back) and device: the call's ExecOptions.
+struct Exec {
+  int threads;
+  std::string backend;
+  int device;
+};
+
+ExecOptions exec(const Exec& x) {
+  if (x.threads < 0) value_error("threads = " + std::to_string(x.threads) + "; 0 (all cores) or more is allowed");
+  if (x.device < 0) value_error("device = " + std::to_string(x.device) + "; 0 or more is allowed");
   ExecOptions e;
-  e.num_threads = threads;
+  e.num_threads = x.threads;
+  e.device = x.device;
+  if (x.backend == "auto") {
+    e.backend = Backend::Auto;
+  } else if (x.backend == "cpu") {
+    e.backend = Backend::Cpu;
+  } else if (x.backend == "reference") {
+    e.backend = Backend::Reference;
+  } else if (x.backend == "cuda") {
+    e.backend = Backend::Cuda;
+  } else {
+    value_error("backend = \"" + x.backend + "\"; auto, cpu, reference or cuda is allowed");
+  }
   return e;
+}
+
+// rsz.backends(): every backend of this build, as rsz info --backends lists them.
+py::list backends_py() {
+  py::list out;
+  for (const BackendInfo& b : backends()) {
+    py::dict d;
+    d["name"] = to_string(b.backend);
+    d["memory"] = to_string(b.memory);
+    d["available"] = b.available;
+    d["note"] = b.note;
+    out.append(d);
+  }
+  return out;
 }
 
 py::array resample_py(const py::array& x, std::optional<py::array> out, std::optional<std::array<float, 4>> scales,
                       std::optional<std::array<std::int64_t, 4>> sizes, std::optional<std::string> mode,
                       std::optional<std::array<float, 4>> input_offsets,
                       std::optional<std::array<float, 4>> output_offsets, std::optional<std::string> preset,
-                      bool antialias, std::optional<std::string> rounding_direction, int threads) {
+                      bool antialias, std::optional<std::string> rounding_direction, const Exec& x_exec) {
   const ConstTensorView in = const_view(x, "x");
   io::ResampleConfig config;
   std::optional<io::ResamplePreset> convention;
@@ -153,7 +188,7 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
   if (convention == io::ResamplePreset::AlignCorners) io::apply_align_corners(resolved, in.sizes());
   py::array result = output_array(out, resolved.output_sizes, result_type(in.dtype()), "resample");
   const TensorView o = mutable_view(result, "out");
-  const ExecOptions e = exec(threads);
+  const ExecOptions e = exec(x_exec);
   {
     const py::gil_scoped_release release;
     resample(in, o, resolved.params, e);
@@ -162,7 +197,7 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
 }
 
 py::array upsample2d_py(const py::array& x, std::optional<py::array> out, std::uint32_t factor_h,
-                        std::uint32_t factor_w, std::optional<std::string> mode, int threads) {
+                        std::uint32_t factor_w, std::optional<std::string> mode, const Exec& x_exec) {
   const ConstTensorView in = const_view(x, "x");
   io::Upsample2dConfig config;
   config.interpolation = interpolation(mode, "upsample2d");
@@ -171,7 +206,7 @@ py::array upsample2d_py(const py::array& x, std::optional<py::array> out, std::u
   py::array result =
       output_array(out, upsample2d_output_sizes(in.sizes(), params.scale_size), result_type(in.dtype()), "upsample2d");
   const TensorView o = mutable_view(result, "out");
-  const ExecOptions e = exec(threads);
+  const ExecOptions e = exec(x_exec);
   {
     const py::gil_scoped_release release;
     upsample2d(in, o, params, e);
@@ -181,7 +216,7 @@ py::array upsample2d_py(const py::array& x, std::optional<py::array> out, std::u
 
 py::array roi_align_py(const py::array& x, const py::array& rois, const py::array& batch_indices,
                        std::optional<py::array> out, std::int64_t output_height, std::int64_t output_width,
-                       const io::RoiAlignConfig& fields, int threads) {
+                       const io::RoiAlignConfig& fields, const Exec& x_exec) {
   const ConstTensorView in = const_view(x, "x");
   const ConstTensorView boxes = const_view(rois, "rois");
   const ConstTensorView indices = const_view(batch_indices, "batch_indices");
@@ -193,7 +228,7 @@ py::array roi_align_py(const py::array& x, const py::array& rois, const py::arra
       output_array(out, roi_align_output_sizes(in.sizes(), boxes.sizes(), output_height, output_width),
                    result_type(in.dtype()), "roi_align");
   const TensorView o = mutable_view(result, "out");
-  const ExecOptions e = exec(threads);
+  const ExecOptions e = exec(x_exec);
   {
     const py::gil_scoped_release release;
     roi_align(in, boxes, indices, o, resolved.params, e);
@@ -285,11 +320,14 @@ PYBIND11_MODULE(_rsz, m) {
     }
   });
   m.attr("__version__") = RSZ_VERSION;
+  py::class_<Exec>(m, "Exec").def(py::init<int, std::string, int>(), py::arg("threads"), py::arg("backend"),
+                                   py::arg("device"));
+  m.def("backends", &backends_py);
   m.def("resample", &resample_py, py::arg("x"), py::arg("out"), py::arg("scales"), py::arg("sizes"), py::arg("mode"),
         py::arg("input_pixel_offsets"), py::arg("output_pixel_offsets"), py::arg("preset"), py::arg("antialias"),
-        py::arg("rounding_direction"), py::arg("threads"));
+        py::arg("rounding_direction"), py::arg("exec"));
   m.def("upsample2d", &upsample2d_py, py::arg("x"), py::arg("out"), py::arg("factor_h"), py::arg("factor_w"),
-        py::arg("mode"), py::arg("threads"));
+        py::arg("mode"), py::arg("exec"));
   m.def(
       "roi_align",
       [](const py::array& x, const py::array& rois, const py::array& batch_indices, std::optional<py::array> out,
@@ -297,7 +335,7 @@ PYBIND11_MODULE(_rsz, m) {
          std::optional<std::string> reduction, float spatial_scale_x, float spatial_scale_y,
          float out_of_bounds_input_value, std::uint32_t minimum_samples_per_output,
          std::uint32_t maximum_samples_per_output, float input_pixel_offset, float output_pixel_offset,
-         bool align_regions_to_corners, int threads) {
+         bool align_regions_to_corners, const Exec& x_exec) {
         io::RoiAlignConfig c;
         c.interpolation = interpolation(mode, "roi_align");
         if (reduction) {
@@ -317,13 +355,13 @@ PYBIND11_MODULE(_rsz, m) {
         c.input_pixel_offset = input_pixel_offset;
         c.output_pixel_offset = output_pixel_offset;
         c.align_regions_to_corners = align_regions_to_corners;
-        return roi_align_py(x, rois, batch_indices, std::move(out), output_height, output_width, c, threads);
+        return roi_align_py(x, rois, batch_indices, std::move(out), output_height, output_width, c, x_exec);
       },
       py::arg("x"), py::arg("rois"), py::arg("batch_indices"), py::arg("out"), py::arg("output_height"),
       py::arg("output_width"), py::arg("mode"), py::arg("reduction"), py::arg("spatial_scale_x"),
       py::arg("spatial_scale_y"), py::arg("out_of_bounds_input_value"), py::arg("minimum_samples_per_output"),
       py::arg("maximum_samples_per_output"), py::arg("input_pixel_offset"), py::arg("output_pixel_offset"),
-      py::arg("align_regions_to_corners"), py::arg("threads"));
+      py::arg("align_regions_to_corners"), py::arg("exec"));
   m.def("read_image", &read_image_py, py::arg("path"), py::arg("dtype"), py::arg("alpha"), py::arg("exif"),
         py::arg("max_pixels"));
   m.def("write_image", &write_image_py, py::arg("path"), py::arg("image"), py::arg("bit_depth"), py::arg("alpha"),

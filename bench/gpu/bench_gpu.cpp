@@ -1,18 +1,21 @@
 // Times rsz's CUDA backend on the plan written by plan.py (the workloads of bench/workloads.json and
 // workloads_gpu.json) and the device-to-device copy bandwidth, with CUDA events: median of 20 runs after 3 warm-ups
-// of the library call as a user makes it (roi_align's included: its ROI values are checked on the device, in stream order).
+// of the library call as a user makes it (roi_align's included: its ROI values are checked on the device, in stream
+// order). With --host: host tensors, Backend::Cuda (staged) against Backend::Cpu (see host_mode).
 // Prints one JSON object per line: workload, mode, dtype, ms, bytes moved (inputs read once + outputs written once).
-// usage: rsz_gpu_bench WORK_DIR
+// usage: rsz_gpu_bench WORK_DIR | rsz_gpu_bench --host
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rsz/resample.h"
@@ -150,11 +153,82 @@ void run_roi_align(std::istringstream& line, const std::string& work, rsz::DataT
          static_cast<double>(bytes_of(in, type) + bytes_of(out, type)));
 }
 
+// Wall-clock median of 7 runs after one warm-up, in ms (host tensors: the call returns when the results are back).
+double wall_median_ms(const std::function<void()>& run) {
+  run();
+  std::vector<double> times;
+  for (int i = 0; i < 7; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// --host: tensors in host memory, as the command line and the Python module hold them: Backend::Cuda (staged: copied
+// to the device and back) against Backend::Cpu on every core of this machine, and the first CUDA call of a process
+// (its context creation), which a one-image command pays. Prints a Markdown section for RESULTS_GPU.md: the data
+// behind Backend::Auto's choice of the CPU for host tensors.
+int host_mode() {
+  const auto start = std::chrono::steady_clock::now();
+  check(cudaFree(nullptr), "context");
+  const double init_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::printf("\n## Host tensors: Backend::Cuda (staged) against Backend::Cpu (%u threads)\n\n", threads);
+  std::printf("The first CUDA call of a process (context creation) took %.1f ms. Wall-clock medians of 7 calls after "
+              "a warm-up; the CUDA calls include the copies to the device and back.\n\n", init_ms);
+  std::printf("| workload | cpu ms | cuda staged ms | cpu / cuda |\n| --- | --- | --- | --- |\n");
+  struct Host {
+    const char* name;
+    rsz::Dims in;
+    rsz::Dims in_strides;
+    rsz::DataType in_type;
+    rsz::Dims out;
+    bool upsample;
+  };
+  const rsz::Dims rgb_strides{1080 * 1920 * 3, 1, 1920 * 3, 3};
+  const std::vector<Host> workloads = {
+      {"1080p 8-bit RGB image -> 960 x 540 float32, bilinear", {1, 3, 1080, 1920}, rgb_strides, rsz::DataType::UNorm8,
+       {1, 3, 540, 960}, false},
+      {"1080p 8-bit RGB image -> 4K float32, bilinear", {1, 3, 1080, 1920}, rgb_strides, rsz::DataType::UNorm8,
+       {1, 3, 2160, 3840}, false},
+      {"8 x 4K float32 -> 1080p, bilinear", {8, 3, 2160, 3840}, {}, rsz::DataType::Float32, {8, 3, 1080, 1920}, false},
+      {"upsample x2 1 x 256 x 136 x 200 float32, bilinear", {1, 256, 136, 200}, {}, rsz::DataType::Float32,
+       {1, 256, 272, 400}, true},
+  };
+  for (const Host& w : workloads) {
+    std::vector<unsigned char> x(bytes_of(w.in, w.in_type), 0x3c);
+    std::vector<float> y(static_cast<std::size_t>(rsz::element_count(w.out)));
+    const rsz::ConstTensorView xv(x.data(), w.in_type, w.in, w.in_strides);
+    const rsz::TensorView yv(y.data(), rsz::DataType::Float32, w.out);
+    const auto call = [&](rsz::Backend backend) {
+      const rsz::ExecOptions options{backend};
+      if (w.upsample) {
+        rsz::Upsample2dParams p;
+        p.scale_size = {2, 2};
+        rsz::upsample2d(xv, yv, p, options);
+      } else {
+        rsz::ResampleParams p;
+        p.scales = {1, 1, static_cast<float>(w.out[2]) / static_cast<float>(w.in[2]),
+                    static_cast<float>(w.out[3]) / static_cast<float>(w.in[3])};
+        rsz::resample(xv, yv, p, options);
+      }
+    };
+    const double cpu = wall_median_ms([&] { call(rsz::Backend::Cpu); });
+    const double cuda = wall_median_ms([&] { call(rsz::Backend::Cuda); });
+    std::printf("| %s | %.2f | %.2f | %.2f |\n", w.name, cpu, cuda, cpu / cuda);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--host") return host_mode();
   if (argc != 2) {
-    std::fprintf(stderr, "usage: rsz_gpu_bench WORK_DIR (the folder bench/gpu/plan.py wrote)\n");
+    std::fprintf(stderr,
+                 "usage: rsz_gpu_bench WORK_DIR (the folder bench/gpu/plan.py wrote) | rsz_gpu_bench --host\n");
     return 2;
   }
   const std::string work = argv[1];

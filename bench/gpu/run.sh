@@ -20,4 +20,5 @@ python3 bench/gpu/make_results.py "$work/rsz.jsonl" "$work/torch.jsonl" \
   "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
   "$(python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)')" \
   bench/gpu/RESULTS_GPU.md
+"$build/bench/gpu/rsz_gpu_bench" --host >> bench/gpu/RESULTS_GPU.md
 cat bench/gpu/RESULTS_GPU.md

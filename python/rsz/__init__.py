@@ -21,7 +21,16 @@ import numpy as np
 from . import _rsz
 
 __version__ = _rsz.__version__
-__all__ = ["resample", "upsample2d", "roi_align", "read_image", "write_image"]
+__all__ = ["resample", "upsample2d", "roi_align", "read_image", "write_image", "backends"]
+
+
+def backends():
+    """The backends of this build: dicts of name, memory, available and note (why not, or what it runs on)."""
+    return _rsz.backends()
+
+
+def _exec(threads, backend, device):
+    return _rsz.Exec(int(threads), str(backend), int(device))
 
 
 def _as_array(x, name):
@@ -89,7 +98,7 @@ def _pair(value, name):
 
 
 def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, output_pixel_offsets=None,
-             preset=None, antialias=False, rounding_direction=None, out=None, threads=0):
+             preset=None, antialias=False, rounding_direction=None, out=None, threads=0, backend="auto", device=0):
     """DirectML RESAMPLE1 on a rank-4 (N, C, H, W) tensor.
 
     scales: the output/input ratio: one number (H and W), (H, W), or 4 values (N, C, H, W; N and C default to 1).
@@ -105,7 +114,8 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     downscaled axis (close to torch's interpolate(..., antialias=True); docs/SEMANTICS.md section 1.7).
     rounding_direction: nearest mode's rounding (DirectML RESAMPLE2, ONNX nearest_mode): "round_prefer_ceil" (the
     default), "round_prefer_floor" (ONNX's default), "floor" or "ceil".
-    threads: worker threads, 0 for all cores; results never depend on it.
+    threads: worker threads, 0 for all cores; results never depend on it. backend: "auto" (the CPU), "cpu",
+    "reference" or "cuda" (copies to the GPU `device` and back); results never depend on it either.
     """
     array, back = _as_array(x, "x")
     array_out = _as_out(out)
@@ -126,11 +136,11 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
                            None if scales4 is None else [float(s) for s in scales4], sizes4, mode,
                            _offsets(input_pixel_offsets, "input_pixel_offsets"),
                            _offsets(output_pixel_offsets, "output_pixel_offsets"), preset, bool(antialias),
-                           rounding_direction, int(threads))
+                           rounding_direction, _exec(threads, backend, device))
     return _give_back(result, out, back)
 
 
-def upsample2d(x, factor, mode="nearest", out=None, threads=0):
+def upsample2d(x, factor, mode="nearest", out=None, threads=0, backend="auto", device=0):
     """DirectML UPSAMPLE_2D on a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) tensor.
 
     factor: an integer (H and W) or (height, width), the JSON config's scale_size. mode: "nearest" (default:
@@ -141,14 +151,14 @@ def upsample2d(x, factor, mode="nearest", out=None, threads=0):
     fh, fw = _pair(factor, "factor")
     if fh < 1 or fw < 1:
         raise ValueError("upsample2d: factor = (%d, %d); both must be >= 1" % (fh, fw))
-    result = _rsz.upsample2d(array, array_out, fh, fw, mode, int(threads))
+    result = _rsz.upsample2d(array, array_out, fh, fw, mode, _exec(threads, backend, device))
     return _give_back(result, out, back)
 
 
 def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average", mode="linear", spatial_scale=1.0,
               sampling_ratio=None, aligned=None, out_of_bounds_input_value=0.0, minimum_samples_per_output=1,
               maximum_samples_per_output=4294967295, input_pixel_offset=0.5, output_pixel_offset=-0.5,
-              align_regions_to_corners=False, out=None, threads=0):
+              align_regions_to_corners=False, out=None, threads=0, backend="auto", device=0):
     """DirectML ROI_ALIGN (with the ROI_ALIGN1 extensions) on an (N, C, H, W) tensor; returns (R, C, OH, OW).
 
     rois: (R, 4) boxes [x1, y1, x2, y2] in input pixels (times spatial_scale), or torchvision's (R, 5) form with the
@@ -199,7 +209,8 @@ def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average"
         input_pixel_offset = 0.0
     result = _rsz.roi_align(array, boxes, indices, array_out, oh, ow, mode, reduction, scale_x, scale_y,
                             float(out_of_bounds_input_value), lo, hi, float(input_pixel_offset),
-                            float(output_pixel_offset), bool(align_regions_to_corners), int(threads))
+                            float(output_pixel_offset), bool(align_regions_to_corners),
+                            _exec(threads, backend, device))
     return _give_back(result, out, back)
 
 

@@ -232,6 +232,30 @@ def test_threads_do_not_change_results_and_calls_run_concurrently():
         assert np.array_equal(r, want)
 
 
+def test_backends_are_listed_and_give_the_same_bits():
+    listed = {b["name"]: b for b in rsz.backends()}
+    assert listed["reference"]["available"] and listed["cpu"]["available"]
+    assert listed["cpu"]["memory"] == "host"
+    x = random_tensor((2, 3, 37, 41), 10)
+    boxes = np.array([[1.5, 2.0, 30.0, 20.0], [-3.0, 4.0, 12.0, 40.0]], np.float32)
+    calls = [
+        lambda **k: rsz.resample(x, scales=(0.61, 1.7), **k),
+        lambda **k: rsz.upsample2d(x, (2, 3), mode="linear", **k),
+        lambda **k: rsz.roi_align(x, boxes, [1, 0], output_size=(5, 4), sampling_ratio=2, **k),
+    ]
+    for call in calls:
+        want = call(backend="cpu")
+        assert np.array_equal(call(backend="reference").view(np.uint32), want.view(np.uint32))
+        assert np.array_equal(call().view(np.uint32), want.view(np.uint32))
+        cuda = listed.get("cuda")
+        if cuda is not None and cuda["available"]:
+            assert np.array_equal(call(backend="cuda", device=0).view(np.uint32), want.view(np.uint32))
+        else:
+            with pytest.raises(ValueError) as caught:
+                call(backend="cuda")
+            assert "cuda" in str(caught.value)
+
+
 # ---- errors: ValueError with rsz's message ----
 
 @pytest.mark.parametrize("call,needle", [
@@ -253,6 +277,8 @@ def test_threads_do_not_change_results_and_calls_run_concurrently():
     (lambda x: rsz.resample(np.frombuffer(bytes(4 * 31), np.float32, count=30, offset=2).reshape(1, 1, 5, 6),
                             scales=2), "not aligned"),
     (lambda x: rsz.upsample2d(x, 1.5), "whole numbers"),
+    (lambda x: rsz.resample(x, scales=2, backend="gpu"), "auto, cpu, reference or cuda is allowed"),
+    (lambda x: rsz.upsample2d(x, 2, device=-1), "device = -1"),
 ])
 def test_errors_are_value_errors_with_rsz_messages(call, needle):
     x = random_tensor((1, 2, 6, 5), 9)
