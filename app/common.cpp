@@ -433,7 +433,9 @@ std::string backend_note(const CommonOptions& options) {
   std::string cpu;
   std::string cuda_note = "cuda is not in this build (configured without RSZ_CUDA)";
   bool cuda_available = false;
-  for (const BackendInfo& b : backends()) {
+  ExecOptions described;
+  described.device = options.device;
+  for (const BackendInfo& b : backends(described)) {
     if (b.backend == Backend::Cpu) cpu = b.note;
     if (b.backend == Backend::Cuda) {
       cuda_available = b.available;

@@ -112,12 +112,12 @@ void synchronize(const ExecOptions& options) {
   }
 }
 
-std::vector<BackendInfo> backends() {
+std::vector<BackendInfo> backends(const ExecOptions& options) {
   std::vector<BackendInfo> out;
   for (const detail::BackendOps* b : detail::registered_backends()) {
     std::string why;
     const bool available = b->available(why);
-    out.push_back({b->id, b->memory, available, available ? b->describe(ExecOptions{}) : why});
+    out.push_back({b->id, b->memory, available, available ? b->describe(options) : why});
   }
   return out;
 }

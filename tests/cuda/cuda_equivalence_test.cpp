@@ -477,6 +477,34 @@ TEST(CudaBackend, StagesHostTensors) {
   ASSERT_TRUE(same_bytes(crop_cpu, crop_gpu, DataType::Float32, "staged roi_align"));
 }
 
+// Host tensors of several staging chunks (8 MiB slots, pinned: at least two of them) cross in pipelined chunks, the
+// last one partial: a float32 input of 18 MB, a packed output of 30 MB and a strided one with gaps (its 61 MB extent
+// uploaded first, so the gaps come back as they were), and a 108 MB upsample, each against the CPU backend; each call
+// reuses the slots of the one before.
+TEST(CudaBackend, StagesLargeHostTensorsInPinnedChunks) {
+  RSZ_NEED_CUDA();
+  Input in = make_input({1, 3, 1500, 1001}, DataType::Float32, false, 9720);
+  test::sprinkle_special_values(in, 100003);
+  for (const bool strided : {false, true}) {
+    ResampleParams p;
+    p.scales = {1, 1, 1.3f, 1.3f};
+    const TensorLayout layout =
+        output_layout(resample_output_sizes(in.sizes, p.scales), DataType::Float32, strided);
+    std::vector<unsigned char> cpu(bytes_of(layout), 0xa5), gpu(bytes_of(layout), 0xa5);
+    resample(in.view(), TensorView(cpu.data(), layout), p, {Backend::Cpu, 2});
+    resample(in.view(), TensorView(gpu.data(), layout), p, {Backend::Cuda});
+    ASSERT_TRUE(same_bytes(cpu, gpu, DataType::Float32, strided ? "large strided output" : "large packed output"));
+  }
+  Upsample2dParams up;
+  up.interpolation = InterpolationMode::Linear;
+  up.scale_size = {2, 3};
+  const TensorLayout up_layout(DataType::Float32, upsample2d_output_sizes(in.sizes, up.scale_size));
+  std::vector<unsigned char> up_cpu(bytes_of(up_layout)), up_gpu(bytes_of(up_layout));
+  upsample2d(in.view(), TensorView(up_cpu.data(), up_layout), up, {Backend::Cpu, 2});
+  upsample2d(in.view(), TensorView(up_gpu.data(), up_layout), up, {Backend::Cuda});
+  ASSERT_TRUE(same_bytes(up_cpu, up_gpu, DataType::Float32, "large upsample2d"));
+}
+
 // The command line's bands: a host image resampled band by band (rows [first, first + rows) of the output are the
 // output of a call whose output offset is shifted by first), each call copying only the input rows its band reads.
 // Before each band a call on other pixels of the same size leaves its bytes in the device memory the band's input

@@ -55,7 +55,8 @@ struct ExecOptions {
 // Waits for the work queued on options.stream of options.device (the Cuda backend) and throws rsz::Error
 // (InvalidArgument) for the first call queued there since the last rsz::synchronize whose ROI values failed their
 // device-side checks; then that stream is clear again. A CUDA error of the queued work is thrown as rsz::Error too.
-// Does nothing for the host backends (options.backend Reference or Cpu), or in a build or on a machine without CUDA.
+// Does nothing for the host backends (options.backend Reference or Cpu), in a build or on a machine without CUDA, or
+// in a process that has not run the Cuda backend yet (so it never starts a CUDA context of its own).
 void synchronize(const ExecOptions& options = {});
 
 // A backend of this build: whether it can run here (`available`; when not, `note` says why, e.g. no GPU or no
@@ -66,8 +67,9 @@ struct BackendInfo {
   bool available;
   std::string note;
 };
-// Every backend compiled into this build, Reference first.
-std::vector<BackendInfo> backends();
+// Every backend compiled into this build, Reference first, described as `options` would run them (Cuda: the name of
+// options.device; Cpu: its thread count).
+std::vector<BackendInfo> backends(const ExecOptions& options = {});
 
 }  // namespace rsz
 

@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <cstddef>
 #include <cstdint>
 
 namespace rsz::cpu {
 
 // Threads to use for `requested` (0: all hardware threads).
 int resolve_threads(int requested);
+
+// memcpy of `bytes` on up to `threads` threads, 1 MiB a task (the CUDA backend's copies through pinned memory).
+void parallel_copy(void* target, const void* source, std::size_t bytes, int threads);
 
 template <typename Body>
 void parallel_for(std::int64_t count, std::int64_t grain, int threads, const Body& body) {
