@@ -456,10 +456,7 @@ std::string backend_note(const CommonOptions& options) {
 
 ExecOptions exec_options(const CommonOptions& options, int threads) {
   ExecOptions exec;
-  exec.backend = options.backend == "reference" ? Backend::Reference
-                 : options.backend == "cpu"     ? Backend::Cpu
-                 : options.backend == "cuda"    ? Backend::Cuda
-                                                : Backend::Auto;
+  exec.backend = io::parse_backend(options.backend, "--backend");
   exec.device = options.device;
   exec.num_threads = std::max(1, threads);
   exec.max_samples = options.max_samples;

@@ -129,17 +129,7 @@ ExecOptions exec(const Exec& x) {
   ExecOptions e;
   e.num_threads = x.threads;
   e.device = x.device;
-  if (x.backend == "auto") {
-    e.backend = Backend::Auto;
-  } else if (x.backend == "cpu") {
-    e.backend = Backend::Cpu;
-  } else if (x.backend == "reference") {
-    e.backend = Backend::Reference;
-  } else if (x.backend == "cuda") {
-    e.backend = Backend::Cuda;
-  } else {
-    value_error("backend = \"" + x.backend + "\"; auto, cpu, reference or cuda is allowed");
-  }
+  e.backend = io::parse_backend(x.backend, "backend");
   return e;
 }
 

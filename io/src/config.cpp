@@ -340,6 +340,13 @@ NearestRounding parse_nearest_rounding(const std::string& text, const std::strin
         "increasing (ceil) is allowed");
 }
 
+Backend parse_backend(const std::string& text, const std::string& what) {
+  for (const Backend b : {Backend::Auto, Backend::Cpu, Backend::Reference, Backend::Cuda}) {
+    if (text == to_string(b)) return b;
+  }
+  usage(what + " = \"" + text + "\"; auto, cpu, reference or cuda is allowed");
+}
+
 ResampleConfig preset_config(ResamplePreset preset) {
   ResampleConfig config;
   const auto all = [](float v) { return std::array<float, 4>{v, v, v, v}; };

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -64,61 +65,59 @@ int grid_for(std::int64_t total) {
   return static_cast<int>(blocks < 65535 * 32 ? blocks : 65535 * 32);
 }
 
-const DeviceLimits& device_limits(int device) {
+namespace {
+
+// What make(device) gives for a device ordinal, made once (under a lock) and kept for the life of the process; `none`
+// for ordinals out of range. make returns std::nullopt where nothing should be kept yet (the next call tries again).
+// Each call site (each Make) has its own table.
+template <typename T, typename Make>
+T per_device(int device, T none, const Make& make) {
   constexpr int kDevices = 64;
   static std::mutex mutex;
-  static std::array<DeviceLimits, kDevices> limits{};
-  static std::array<bool, kDevices> known{};
+  static std::array<std::optional<T>, kDevices> made{};
+  if (device < 0 || device >= kDevices) return none;
   const std::lock_guard<std::mutex> lock(mutex);
-  static DeviceLimits fallback{1, 48 * 1024};
-  if (device < 0 || device >= kDevices) return fallback;
-  const auto i = static_cast<std::size_t>(device);
-  if (!known[i]) {
-    int sms = 0;
-    int shared = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
-      cudaGetLastError();
-      return fallback;
-    }
-    limits[i] = {sms, shared};
-    known[i] = true;
-  }
-  return limits[i];
+  std::optional<T>& slot = made[static_cast<std::size_t>(device)];
+  if (!slot) slot = make(device);
+  return slot ? *slot : none;
 }
-
-namespace {
 
 // rsz's memory pool of `device` (null where the device has none), kept for the life of the process.
 cudaMemPool_t scratch_pool(int device) {
-  constexpr int kDevices = 64;
-  static std::mutex mutex;
-  static std::array<cudaMemPool_t, kDevices> pools{};
-  static std::array<bool, kDevices> tried{};
-  if (device < 0 || device >= kDevices) return nullptr;
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto i = static_cast<std::size_t>(device);
-  if (!tried[i]) {
-    tried[i] = true;
+  return per_device(device, cudaMemPool_t{}, [](int d) -> std::optional<cudaMemPool_t> {
+    cudaMemPool_t pool = nullptr;
     int supported = 0;
-    if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess && supported) {
+    if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, d) == cudaSuccess && supported) {
       cudaMemPoolProps props{};
       props.allocType = cudaMemAllocationTypePinned;
       props.location.type = cudaMemLocationTypeDevice;
-      props.location.id = device;
-      cudaMemPool_t pool = nullptr;
+      props.location.id = d;
       if (cudaMemPoolCreate(&pool, &props) == cudaSuccess) {
         std::uint64_t keep = UINT64_MAX;  // never hand reserved memory back at a synchronization
         cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
-        pools[i] = pool;
+      } else {
+        pool = nullptr;
       }
     }
     cudaGetLastError();
-  }
-  return pools[i];
+    return pool;  // kept, null included: tried once
+  });
 }
 
 }  // namespace
+
+DeviceLimits device_limits(int device) {
+  return per_device(device, DeviceLimits{1, 48 * 1024}, [](int d) -> std::optional<DeviceLimits> {
+    int sms = 0;
+    int shared = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d) != cudaSuccess ||
+        cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, d) != cudaSuccess) {
+      cudaGetLastError();
+      return std::nullopt;  // asked again next time
+    }
+    return DeviceLimits{sms, shared};
+  });
+}
 
 Scratch::Scratch(const char* op, const char* what, std::size_t bytes, const ExecOptions& options)
     : stream_(stream_of(options)) {
@@ -137,9 +136,15 @@ Scratch::Scratch(const char* op, const char* what, std::size_t bytes, const Exec
 
 namespace {
 
+// A stream's record: its host address (read by rsz::synchronize) and its device address (written by the check).
+struct DeferredRecord {
+  DeferredRoiError* host;
+  DeferredRoiError* device;
+};
+
 struct DeferredRecords {
   std::mutex mutex;
-  std::map<std::pair<int, void*>, DeferredRoiError*> by_stream;  // host addresses, never freed (one per stream)
+  std::map<std::pair<int, void*>, DeferredRecord> by_stream;  // never freed (one per stream)
 };
 
 DeferredRecords& deferred_records() {
@@ -152,22 +157,22 @@ DeferredRecords& deferred_records() {
 DeferredRoiError* deferred_error_record(const ExecOptions& options) {
   DeferredRecords& records = deferred_records();
   const std::lock_guard<std::mutex> lock(records.mutex);
-  DeferredRoiError*& host = records.by_stream[{options.device, options.stream}];
-  if (host == nullptr) {
-    void* memory = nullptr;
-    if (cudaHostAlloc(&memory, sizeof(DeferredRoiError), cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
-      cudaGetLastError();
-      records.by_stream.erase({options.device, options.stream});
-      return nullptr;
-    }
-    std::memset(memory, 0, sizeof(DeferredRoiError));
-    host = static_cast<DeferredRoiError*>(memory);
-  }
+  const std::pair<int, void*> key{options.device, options.stream};
+  const auto found = records.by_stream.find(key);
+  if (found != records.by_stream.end()) return found->second.device;
+  void* memory = nullptr;
   void* device = nullptr;
-  if (cudaHostGetDevicePointer(&device, host, 0) != cudaSuccess) {
+  if (cudaHostAlloc(&memory, sizeof(DeferredRoiError), cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
     cudaGetLastError();
     return nullptr;
   }
+  if (cudaHostGetDevicePointer(&device, memory, 0) != cudaSuccess) {
+    cudaGetLastError();
+    cudaFreeHost(memory);
+    return nullptr;
+  }
+  std::memset(memory, 0, sizeof(DeferredRoiError));
+  records.by_stream[key] = {static_cast<DeferredRoiError*>(memory), static_cast<DeferredRoiError*>(device)};
   return static_cast<DeferredRoiError*>(device);
 }
 
@@ -182,7 +187,7 @@ void cuda_synchronize(const ExecOptions& options) {
     const std::lock_guard<std::mutex> lock(records.mutex);
     const auto found = records.by_stream.find({options.device, options.stream});
     if (found == records.by_stream.end()) return;
-    volatile DeferredRoiError* const record = found->second;
+    volatile DeferredRoiError* const record = found->second.host;
     if (record->state == 0) return;
     std::memcpy(&e, const_cast<DeferredRoiError*>(record), sizeof e);
     record->state = 0;
@@ -279,31 +284,20 @@ struct PinnedSlots {
 };
 
 PinnedSlots* pinned_slots(int device) {
-  constexpr int kDevices = 64;
-  static std::mutex mutex;
-  static std::array<PinnedSlots*, kDevices> slots{};
-  static std::array<bool, kDevices> tried{};
-  if (device < 0 || device >= kDevices) return nullptr;
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto i = static_cast<std::size_t>(device);
-  if (!tried[i]) {
-    tried[i] = true;
+  return per_device(device, static_cast<PinnedSlots*>(nullptr), [](int) -> std::optional<PinnedSlots*> {
     auto made = std::make_unique<PinnedSlots>();
     void* memory = nullptr;
     bool ok = cudaHostAlloc(&memory, 2 * PinnedSlots::kSlot, cudaHostAllocPortable) == cudaSuccess;
     made->memory = static_cast<unsigned char*>(memory);
     for (cudaEvent_t& e : made->done) ok = ok && cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess;
-    if (ok) {
-      slots[i] = made.release();  // kept for the life of the process
-    } else {
-      if (memory != nullptr) cudaFreeHost(memory);
-      for (cudaEvent_t e : made->done) {
-        if (e != nullptr) cudaEventDestroy(e);
-      }
-    }
     cudaGetLastError();
-  }
-  return slots[i];
+    if (ok) return made.release();  // kept for the life of the process
+    if (memory != nullptr) cudaFreeHost(memory);
+    for (cudaEvent_t e : made->done) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
+    return nullptr;  // tried once
+  });
 }
 
 // Host tensors on the CUDA backend: each is copied to device memory from rsz's pool (laid out as its whole extent,
@@ -343,7 +337,7 @@ class HostStaging {
   void finish() {
     const cudaStream_t stream = stream_of(options_);
     for (const Download& d : downloads_) {
-      if (slots_ != nullptr && d.bytes >= 2 * PinnedSlots::kSlot) {
+      if (through_slots(d.bytes)) {
         copy_out(d.host, d.device, d.bytes);
       } else {
         check(cudaMemcpyAsync(d.host, d.device, d.bytes, cudaMemcpyDeviceToHost, stream), "copied back");
@@ -358,6 +352,9 @@ class HostStaging {
     const void* device;
     std::size_t bytes;
   };
+
+  // Whether a copy of `bytes` goes through the pinned slots (at least two of them) rather than pageable memory.
+  bool through_slots(std::size_t bytes) const { return slots_ != nullptr && bytes >= 2 * PinnedSlots::kSlot; }
 
   static std::size_t chunk_bytes(std::size_t bytes, std::size_t chunk) {
     return std::min(PinnedSlots::kSlot, bytes - chunk * PinnedSlots::kSlot);
@@ -415,7 +412,7 @@ class HostStaging {
     if (copy.end > copy.begin) {
       unsigned char* const target = static_cast<unsigned char*>(device) + copy.begin;
       const unsigned char* const source = static_cast<const unsigned char*>(host) + copy.begin;
-      if (slots_ != nullptr && copy.end - copy.begin >= 2 * PinnedSlots::kSlot) {
+      if (through_slots(copy.end - copy.begin)) {
         copy_in(target, source, copy.end - copy.begin);
       } else {
         check(cudaMemcpyAsync(target, source, copy.end - copy.begin, cudaMemcpyHostToDevice, stream_of(options_)),

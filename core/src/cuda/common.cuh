@@ -166,7 +166,7 @@ struct DeviceLimits {
   int multiprocessors;
   int max_shared_per_block;
 };
-const DeviceLimits& device_limits(int device);
+DeviceLimits device_limits(int device);
 
 inline cudaStream_t stream_of(const ExecOptions& options) { return static_cast<cudaStream_t>(options.stream); }
 

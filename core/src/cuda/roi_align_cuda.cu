@@ -172,10 +172,8 @@ __global__ void __launch_bounds__(kCheckThreads) roi_check_kernel(RoiArgs a, std
       break;
     }
     const RoiBox b = roi_box(a, r);
-    const CheckPart one{INT64_MAX, 0, saturating_mul(saturating_mul(per_sample, b.sx), b.sy), r, b.sx, b.sy};
-    CheckPart with_total = one;
-    with_total.total = one.worst_samples;
-    combine(mine, with_total);
+    const std::uint64_t samples = saturating_mul(saturating_mul(per_sample, b.sx), b.sy);
+    combine(mine, CheckPart{INT64_MAX, samples, samples, r, b.sx, b.sy});
   }
   parts[threadIdx.x] = mine;
   __syncthreads();
@@ -610,7 +608,7 @@ std::size_t plane_bytes(const ConstTensorView& input, std::int64_t pitch, int pl
 // block's shared memory, there must be enough planes to fill the device, and enough output per input element that
 // copying every plane pays off.
 std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output, const ExecOptions& options) {
-  const DeviceLimits& limits = device_limits(options.device);
+  const DeviceLimits limits = device_limits(options.device);
   const std::int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   if (n * c < limits.multiprocessors) return 0;
   const std::int64_t outputs_per_plane = output.size(0) * output.size(2) * output.size(3);

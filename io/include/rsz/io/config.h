@@ -46,6 +46,10 @@ struct ResampleConfig {
 // "increasing" (ceil). Throws ErrorCode::Usage naming `what`, the text and the allowed names.
 NearestRounding parse_nearest_rounding(const std::string& text, const std::string& what);
 
+// "auto", "cpu", "reference" or "cuda" (the command line's --backend, the Python module's backend=). Throws
+// ErrorCode::Usage naming `what`, the text and the allowed names.
+Backend parse_backend(const std::string& text, const std::string& what);
+
 struct Upsample2dConfig {
   std::optional<InterpolationMode> interpolation;
   std::optional<ScaleSize> scale_size;
