@@ -92,14 +92,16 @@ TensorLayout output_layout(const Dims& sizes, DataType type, bool strided) {
 }
 
 // Runs `op` on the host (CPU backend) and on the device (CUDA backend) into outputs filled with the same pattern,
-// and returns both raw buffers.
+// and returns both raw buffers. The outputs start `shift` elements into their buffers (1: not aligned to the
+// 4-element boundary the packed stores of the plane kernel need).
 template <typename HostOp, typename DeviceOp>
 std::pair<std::vector<unsigned char>, std::vector<unsigned char>> both(const TensorLayout& layout, const HostOp& host,
-                                                                       const DeviceOp& device) {
-  std::vector<unsigned char> cpu(bytes_of(layout), 0xa5);
-  host(TensorView(cpu.data(), layout));
+                                                                       const DeviceOp& device, std::size_t shift = 0) {
+  const std::size_t skip = shift * element_size(layout.dtype());
+  std::vector<unsigned char> cpu(skip + bytes_of(layout), 0xa5);
+  host(TensorView(cpu.data() + skip, layout));
   DeviceBuffer out(cpu.data(), cpu.size());  // the same fill: untouched gaps must match too
-  device(TensorView(out.data(), layout, MemorySpace::Device));
+  device(TensorView(static_cast<unsigned char*>(out.data()) + skip, layout, MemorySpace::Device));
   return {cpu, out.download()};
 }
 
@@ -134,20 +136,20 @@ struct Image8 {
 // outputs of `layout` that start from the same fill.
 ::testing::AssertionResult resample_matches(const ConstTensorView& host, const ConstTensorView& device,
                                             const TensorLayout& layout, const ResampleParams& p,
-                                            const std::string& what) {
+                                            const std::string& what, std::size_t shift = 0) {
   const auto [cpu, gpu] = both(
       layout, [&](const TensorView& out) { resample(host, out, p, {Backend::Cpu, 2}); },
-      [&](const TensorView& out) { resample(device, out, p, {Backend::Cuda}); });
+      [&](const TensorView& out) { resample(device, out, p, {Backend::Cuda}); }, shift);
   return same_bytes(cpu, gpu, layout.dtype(), what);
 }
 
 // The same for upsample2d.
 ::testing::AssertionResult upsample2d_matches(const ConstTensorView& host, const ConstTensorView& device,
                                               const TensorLayout& layout, const Upsample2dParams& p,
-                                              const std::string& what) {
+                                              const std::string& what, std::size_t shift = 0) {
   const auto [cpu, gpu] = both(
       layout, [&](const TensorView& out) { upsample2d(host, out, p, {Backend::Cpu, 2}); },
-      [&](const TensorView& out) { upsample2d(device, out, p, {Backend::Cuda}); });
+      [&](const TensorView& out) { upsample2d(device, out, p, {Backend::Cuda}); }, shift);
   return same_bytes(cpu, gpu, layout.dtype(), what);
 }
 
@@ -395,6 +397,46 @@ TEST(CudaEquivalence, Upsample2dLargePlanes) {
           ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(), layout, p,
                                          std::string("upsample2d ") + to_string(mode) + " " + dims_to_string(sizes) +
                                              " x" + std::to_string(f)));
+        }
+      }
+    }
+  }
+}
+
+// The plane kernel's layouts: so many small planes that each block takes several (on GPUs of up to 200
+// multiprocessors), in ranks 4 and 5; widths a multiple of 4 (a thread's 4 columns stored at once, where the output is
+// packed and aligned) and not; outputs packed, strided, and shifted by one element off the 4-element boundary;
+// upscales whose neighbouring output rows share input rows, downscales, and rows of weight 0.
+TEST(CudaEquivalence, PlaneKernelLayouts) {
+  RSZ_NEED_CUDA();
+  std::uint32_t seed = 9600;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    for (const Dims& sizes : {Dims{1, 8000, 8, 32}, Dims{2, 4000, 7, 31}, Dims{2, 1000, 4, 9, 16}}) {
+      Input in = make_input(sizes, type, false, seed++);
+      test::sprinkle_special_values(in, 89);
+      const DeviceInput device_in(in.view());
+      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+        for (int variant = 0; variant < 3; ++variant) {
+          const bool strided = variant == 1;
+          const std::size_t shift = variant == 2 ? 1 : 0;
+          const std::string what = std::string(to_string(type)) + " " + to_string(mode) + " " +
+                                   dims_to_string(sizes) + (strided ? " strided" : "") + (shift ? " shifted" : "");
+          Upsample2dParams up;
+          up.interpolation = mode;
+          up.scale_size = {2, 2};
+          ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(),
+                                         output_layout(upsample2d_output_sizes(in.sizes, up.scale_size), type, strided),
+                                         up, "upsample2d x2 " + what, shift));
+          if (sizes.size() != 4) continue;
+          for (const std::array<float, 4>& scales :
+               {std::array<float, 4>{1, 1, 0.5f, 0.5f}, std::array<float, 4>{1, 1, 3.0f, 1.25f}}) {
+            ResampleParams p;
+            p.interpolation = mode;
+            p.scales = scales;
+            ASSERT_TRUE(resample_matches(in.view(), device_in.view(),
+                                         output_layout(resample_output_sizes(in.sizes, p.scales), type, strided), p,
+                                         "resample x" + std::to_string(scales[2]) + " " + what, shift));
+          }
         }
       }
     }

@@ -63,16 +63,16 @@ __device__ __forceinline__ void store_computed(__half* p, float value) {
       value == value ? __half_as_ushort(__float2half_rn(value)) : static_cast<std::uint16_t>(0x7e00u);
 }
 
-// A nearest selection: the same type copies every bit; a unorm input is converted and rounded once.
+// A nearest selection of a value already read: the same type keeps every bit; a unorm input is converted and
+// rounded once.
 template <typename In, typename Out>
-__device__ __forceinline__ void copy_selected(const In* src, Out* dst) {
+__device__ __forceinline__ void store_selected(Out* dst, In value) {
   if constexpr (std::is_same_v<In, Out>) {
-    using Bits = std::conditional_t<sizeof(In) == 4, std::uint32_t, std::uint16_t>;
-    *reinterpret_cast<Bits*>(dst) = *reinterpret_cast<const Bits*>(src);
+    *dst = value;
   } else if constexpr (std::is_same_v<Out, float>) {
-    *dst = widen(*src);
+    *dst = widen(value);
   } else {
-    *dst = __float2half_rn(widen(*src));
+    *dst = __float2half_rn(widen(value));
   }
 }
 

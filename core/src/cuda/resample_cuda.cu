@@ -4,9 +4,12 @@
 // with scale 1 and offsets that cancel, upsample's N, C and D always), and H and W are 2-tap lerps or selections
 // (nothing antialiased). Each block computes a tile of 128 x 8k outputs of some planes: every thread computes the
 // taps of its 4 columns once (one division each) and reuses them over its rows and planes, and each row's taps
-// once for its 4 columns; a warp writes 32 neighbouring elements at a time. Everything else (blended N or C,
+// once for its 4 columns; a thread's rows are consecutive, and each input row it needs is read (and lerped along x)
+// once for all the output rows that share it; a warp writes 32 neighbouring elements at a time. Everything else (blended N or C,
 // antialiased H or W) runs the generic kernel, one thread per output element evaluating the reference's combine,
 // axis by axis.
+#include <algorithm>
+
 #include "common.cuh"
 
 namespace rsz::detail::cuda {
@@ -41,7 +44,7 @@ struct Tap {
 };
 
 template <typename Index>
-__device__ __forceinline__ Tap<Index> axis_tap(const Axis& ax, std::int64_t o) {
+__host__ __device__ __forceinline__ Tap<Index> axis_tap(const Axis& ax, std::int64_t o) {
   if (ax.rule == AxisRule::Replicate) {
     const auto i = static_cast<Index>((o / ax.factor) * ax.stride);
     return {i, i, 0.0f};
@@ -59,6 +62,7 @@ constexpr int kBlockRows = 8;      // blockDim = (32, 8)
 constexpr int kColsPerThread = 4;  // a tile is 128 columns wide
 constexpr int kMaxRowsPerThread = 8;
 constexpr int kTileCols = kWarp * kColsPerThread;
+constexpr int kMaxTileRows = kBlockRows * kMaxRowsPerThread;
 
 // The planes: every axis but the last two (at most 3), each selecting its own index.
 struct Planes {
@@ -71,32 +75,134 @@ struct Planes {
   std::int64_t out_w;
   std::int64_t out_stride_h;
   std::int64_t out_stride_w;
-  int rows_per_thread;  // 1..kMaxRowsPerThread: a tile is 8 * rows_per_thread rows high, the rows one at a time
+  int rows_per_thread;  // 1..kMaxRowsPerThread: a tile is 8 * rows_per_thread rows high, a thread's rows consecutive
   Axis h;
   Axis w;
 };
 
-// Four blocks of 256 threads a multiprocessor at least (at most 64 registers a thread): the loads of a row's 4
-// columns are in flight together, and enough warps hide the memory latency. (8 columns a thread was measured
-// slower: more registers, fewer resident warps.)
-template <typename In, typename Out, bool Nearest, typename Index>
+// One input row's part of a thread's 4 columns, as the output rows read it: the horizontal lerps (linear) or the
+// selected elements (nearest), and the row's element offset (kNoRow: none yet).
+template <typename In, typename Index, bool Nearest>
+struct RowValues {
+  using Value = std::conditional_t<Nearest, In, float>;
+  Index row;
+  Value v[kColsPerThread];
+};
+
+template <typename Index>
+constexpr Index kNoRow = static_cast<Index>(-1);
+
+template <typename In, typename Index, bool Nearest>
+__device__ __forceinline__ void read_row(RowValues<In, Index, Nearest>& r, const In* __restrict__ in, Index row,
+                                         const Tap<Index>* tx, const bool* col_ok) {
+  r.row = row;
+  const In* src = in + row;
+#pragma unroll
+  for (int k = 0; k < kColsPerThread; ++k) {
+    if constexpr (Nearest) {
+      r.v[k] = col_ok[k] ? src[tx[k].a] : In{};
+    } else {
+      // reference/plane.h's read_bilinear, along x first; lerp takes the first tap alone where the weight is 0, so
+      // reading the second tap too changes nothing.
+      r.v[k] = col_ok[k] ? lerp(widen(src[tx[k].a]), widen(src[tx[k].b]), tx[k].w) : 0.0f;
+    }
+  }
+}
+
+// Makes `first` hold input row `a` (and, where b is wanted, `second` hold row b), reading only the rows neither holds
+// yet: consecutive output rows of an upscale share their input rows, so most rows are read once for several.
+template <typename In, typename Index, bool Nearest>
+__device__ __forceinline__ void hold_rows(RowValues<In, Index, Nearest>& first, RowValues<In, Index, Nearest>& second,
+                                          const In* __restrict__ in, Index a, Index b, bool want_b,
+                                          const Tap<Index>* tx, const bool* col_ok) {
+  if (first.row != a) {
+    if (second.row == a) {
+      first = second;
+    } else {
+      read_row(first, in, a, tx, col_ok);
+    }
+  }
+  if (want_b && second.row != b) {
+    if (b == a) {
+      second = first;
+    } else {
+      read_row(second, in, b, tx, col_ok);
+    }
+  }
+}
+
+// The stored bits of an output element: a computed value (NaN canonical, as store_computed) or a selection.
+template <typename Out>
+using Bits = std::conditional_t<sizeof(Out) == 4, std::uint32_t, std::uint16_t>;
+
+template <typename Out>
+__device__ __forceinline__ Bits<Out> computed_bits(float value) {
+  Out o;
+  store_computed(&o, value);
+  return *reinterpret_cast<const Bits<Out>*>(&o);
+}
+
+template <typename Out, typename In>
+__device__ __forceinline__ Bits<Out> selected_bits(In value) {
+  Out o;
+  store_selected(&o, value);
+  return *reinterpret_cast<const Bits<Out>*>(&o);
+}
+
+// Four neighbouring output elements in one store (16 bytes float32, 8 bytes float16): `dst` is aligned to it.
+__device__ __forceinline__ void store_four(float* dst, const std::uint32_t* b) {
+  *reinterpret_cast<uint4*>(dst) = make_uint4(b[0], b[1], b[2], b[3]);
+}
+__device__ __forceinline__ void store_four(__half* dst, const std::uint16_t* b) {
+  *reinterpret_cast<uint2*>(dst) = make_uint2(b[0] | static_cast<std::uint32_t>(b[1]) << 16,
+                                              b[2] | static_cast<std::uint32_t>(b[3]) << 16);
+}
+
+// Each block computes tiles of 128 columns x 8 * rows_per_thread rows, for the planes blockIdx.z, + gridDim.z, ...:
+// its row taps go to shared memory once per tile, each thread's 4 column taps are computed once and serve every row
+// and plane. A thread's rows are consecutive (a band of rows_per_thread), so the input rows neighbouring output rows
+// share (an upscale's) are read, and lerped along x, once. Packed (output W packed, rows and planes aligned to 4
+// elements): a thread's 4 columns are neighbours, stored at once, and in the last tile of a row, narrower than 128,
+// the threads are spread over its columns and all bands (so its warps are full rather than mostly idle); otherwise a
+// thread's columns are 32 apart, a warp stores 32 neighbouring elements at a time, and warp y takes band y. Four
+// blocks a multiprocessor at least (at most 64 registers a thread).
+template <typename In, typename Out, bool Nearest, bool Packed, typename Index>
 __global__ void __launch_bounds__(kWarp* kBlockRows, 4)
     plane_kernel(const In* __restrict__ in, Out* __restrict__ out, Planes g) {
-  const std::int64_t tile_rows = static_cast<std::int64_t>(kBlockRows) * g.rows_per_thread;
-  for (std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * kTileCols; x0 < g.out_w;
-       x0 += static_cast<std::int64_t>(gridDim.x) * kTileCols) {
-    Tap<Index> tx[kColsPerThread];
-    Index out_x[kColsPerThread];
-    bool col_ok[kColsPerThread];
+  __shared__ Tap<Index> row_taps[kMaxTileRows];
+  const int tile_rows = kBlockRows * g.rows_per_thread;
+  const int t = static_cast<int>(threadIdx.y * kWarp + threadIdx.x);
+  for (std::int64_t y0 = static_cast<std::int64_t>(blockIdx.y) * tile_rows; y0 < g.out_h;
+       y0 += static_cast<std::int64_t>(gridDim.y) * tile_rows) {
+    if (t < tile_rows && y0 + t < g.out_h) row_taps[t] = axis_tap<Index>(g.h, y0 + t);
+    __syncthreads();
+    for (std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * kTileCols; x0 < g.out_w;
+         x0 += static_cast<std::int64_t>(gridDim.x) * kTileCols) {
+      // This thread's group of 4 columns in the tile, and its band of rows.
+      int group = static_cast<int>(threadIdx.x);
+      int band = static_cast<int>(threadIdx.y);
+      if constexpr (Packed) {
+        const std::int64_t left = (g.out_w - x0) / kColsPerThread;
+        if (left < kWarp) {
+          const int groups = static_cast<int>(left);
+          group = t % groups;
+          band = t / groups;
+        }
+      }
+      if (band >= kBlockRows) continue;  // a thread left over in a narrow tile
+      Tap<Index> tx[kColsPerThread];
+      Index out_x[kColsPerThread];
+      bool col_ok[kColsPerThread];
 #pragma unroll
-    for (int k = 0; k < kColsPerThread; ++k) {
-      const std::int64_t ox = x0 + threadIdx.x + kWarp * k;
-      col_ok[k] = ox < g.out_w;
-      tx[k] = col_ok[k] ? axis_tap<Index>(g.w, ox) : Tap<Index>{0, 0, 0.0f};
-      out_x[k] = static_cast<Index>(col_ok[k] ? ox * g.out_stride_w : 0);
-    }
-    for (std::int64_t y0 = static_cast<std::int64_t>(blockIdx.y) * tile_rows; y0 < g.out_h;
-         y0 += static_cast<std::int64_t>(gridDim.y) * tile_rows) {
+      for (int k = 0; k < kColsPerThread; ++k) {
+        const std::int64_t ox = Packed ? x0 + kColsPerThread * group + k : x0 + group + kWarp * k;
+        col_ok[k] = ox < g.out_w;
+        tx[k] = col_ok[k] ? axis_tap<Index>(g.w, ox) : Tap<Index>{0, 0, 0.0f};
+        out_x[k] = static_cast<Index>(col_ok[k] ? ox * g.out_stride_w : 0);
+      }
+      const int first_row = band * g.rows_per_thread;
+      const std::int64_t below = g.out_h - y0 - first_row;  // output rows from this band's first on
+      const int rows = below < g.rows_per_thread ? static_cast<int>(below) : g.rows_per_thread;
       for (std::int64_t plane = blockIdx.z; plane < g.count; plane += gridDim.z) {
         // Index arithmetic: every plane index is an element count of the output, so it fits Index too.
         Index in_base = 0;
@@ -111,48 +217,173 @@ __global__ void __launch_bounds__(kWarp* kBlockRows, 4)
           in_base += i * static_cast<Index>(g.in_stride[a]);
           out_base += i * static_cast<Index>(g.out_stride[a]);
         }
+        const In* const plane_in = in + in_base;
+        Out* const plane_out = out + (out_base + static_cast<Index>(y0 + first_row) * static_cast<Index>(g.out_stride_h));
+        RowValues<In, Index, Nearest> first;
+        RowValues<In, Index, Nearest> second;
+        first.row = kNoRow<Index>;
+        second.row = kNoRow<Index>;
 #pragma unroll 1
-        for (int j = 0; j < g.rows_per_thread; ++j) {
-          const std::int64_t oy = y0 + threadIdx.y + kBlockRows * j;
-          if (oy >= g.out_h) break;
-          const Tap<Index> ty = axis_tap<Index>(g.h, oy);
-          const In* top = in + (in_base + ty.a);
-          const In* bottom = in + (in_base + ty.b);
-          Out* row = out + (out_base + static_cast<Index>(oy * g.out_stride_h));
+        for (int j = 0; j < rows; ++j) {
+          const Tap<Index> ty = row_taps[first_row + j];
+          // lerp(t, b, 0) is t alone: the second row is read only where its weight is not 0.
+          const bool want_b = !Nearest && ty.w != 0.0f;
+          hold_rows(first, second, plane_in, ty.a, ty.b, want_b, tx, col_ok);
+          Out* const row = plane_out + static_cast<Index>(j) * static_cast<Index>(g.out_stride_h);
+          Bits<Out> bits[kColsPerThread];
+          if constexpr (Nearest) {
 #pragma unroll
-          for (int k = 0; k < kColsPerThread; ++k) {
-            if (!col_ok[k]) continue;
-            if constexpr (Nearest) {
-              copy_selected(top + tx[k].a, row + out_x[k]);
-            } else {
-              // reference/plane.h's read_bilinear: along x, then along y; lerp takes the first tap alone where the
-              // weight is 0, so reading the second tap too changes nothing.
-              const float t = lerp(widen(top[tx[k].a]), widen(top[tx[k].b]), tx[k].w);
-              const float b = lerp(widen(bottom[tx[k].a]), widen(bottom[tx[k].b]), tx[k].w);
-              store_computed(row + out_x[k], lerp(t, b, ty.w));
+            for (int k = 0; k < kColsPerThread; ++k) bits[k] = selected_bits<Out>(first.v[k]);
+          } else if (want_b) {
+#pragma unroll
+            for (int k = 0; k < kColsPerThread; ++k) {
+              bits[k] = computed_bits<Out>(lerp_weighted(first.v[k], second.v[k], ty.w));
+            }
+          } else {
+#pragma unroll
+            for (int k = 0; k < kColsPerThread; ++k) bits[k] = computed_bits<Out>(first.v[k]);
+          }
+          if constexpr (Packed) {
+            if (col_ok[0]) store_four(row + out_x[0], bits);
+          } else {
+#pragma unroll
+            for (int k = 0; k < kColsPerThread; ++k) {
+              if (col_ok[k]) *reinterpret_cast<Bits<Out>*>(row + out_x[k]) = bits[k];
             }
           }
         }
       }
     }
+    __syncthreads();  // every thread is done with row_taps before the next tile's
   }
 }
 
-template <typename In, typename Out, bool Nearest>
-void launch_planes(const ConstTensorView& input, const TensorView& output, const Planes& g, cudaStream_t stream) {
+// The staged plane kernel (linear, packed outputs, and every tile reading at most kMaxTileRows + 2 input rows: upscales
+// along H and mild downscales): per tile and plane, the block first lerps along x every input row the tile reads,
+// once each, into shared memory, all loads independent; then each output is one lerp along y of two of those rows.
+// The same operations as the plane kernel (reference/plane.h's read_bilinear), in the same order.
+// The host admits tiles of up to kMaxTileRows + 2 input rows; the shared rows leave 2 more, so a host evaluation of
+// the taps that differed from the device's by a row at either end could not overflow them.
+constexpr int kStagedRows = kMaxTileRows + 4;
+
+struct RowPair {
+  int a;  // input rows, counted from the tile's first
+  int b;
+  float w;
+};
+
+template <typename In, typename Out, typename Index>
+__global__ void __launch_bounds__(kWarp* kBlockRows, 4)
+    staged_plane_kernel(const In* __restrict__ in, Out* __restrict__ out, Planes g) {
+  __shared__ float4 lerped[kStagedRows][kWarp];  // [input row][group of 4 columns]
+  __shared__ RowPair pairs[kMaxTileRows];
+  const int tile_rows = kBlockRows * g.rows_per_thread;
+  const int t = static_cast<int>(threadIdx.y * kWarp + threadIdx.x);
+  Axis rows_of = g.h;  // the same rule, in row indices
+  rows_of.stride = 1;
+  for (std::int64_t y0 = static_cast<std::int64_t>(blockIdx.y) * tile_rows; y0 < g.out_h;
+       y0 += static_cast<std::int64_t>(gridDim.y) * tile_rows) {
+    // Taps only grow with the output index: the tile reads input rows [first, last].
+    const std::int64_t tile_end = y0 + tile_rows < g.out_h ? y0 + tile_rows : g.out_h;
+    const std::int64_t first = axis_tap<std::int64_t>(rows_of, y0).a;
+    const int span = static_cast<int>(axis_tap<std::int64_t>(rows_of, tile_end - 1).b - first + 1);
+    if (t < tile_end - y0) {
+      const Tap<std::int64_t> r = axis_tap<std::int64_t>(rows_of, y0 + t);
+      pairs[t] = {static_cast<int>(r.a - first), static_cast<int>(r.b - first), r.w};
+    }
+    for (std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * kTileCols; x0 < g.out_w;
+         x0 += static_cast<std::int64_t>(gridDim.x) * kTileCols) {
+      const std::int64_t left = (g.out_w - x0) / kColsPerThread;
+      const int groups = left < kWarp ? static_cast<int>(left) : kWarp;
+      // Along x: lane `threadIdx.x`'s group. Along y: thread t's group and band (a narrow tile spreads its threads).
+      Tap<Index> tx[kColsPerThread];
+      bool col_ok[kColsPerThread];
+#pragma unroll
+      for (int k = 0; k < kColsPerThread; ++k) {
+        col_ok[k] = static_cast<int>(threadIdx.x) < groups;
+        tx[k] = col_ok[k] ? axis_tap<Index>(g.w, x0 + kColsPerThread * threadIdx.x + k) : Tap<Index>{0, 0, 0.0f};
+      }
+      const int group = groups == kWarp ? static_cast<int>(threadIdx.x) : t % groups;
+      const int band = groups == kWarp ? static_cast<int>(threadIdx.y) : t / groups;
+      const int first_row = band * g.rows_per_thread;
+      const std::int64_t below = tile_end - y0 - first_row;
+      const int rows = band >= kBlockRows ? 0 : (below < g.rows_per_thread ? static_cast<int>(below) : g.rows_per_thread);
+      for (std::int64_t plane = blockIdx.z; plane < g.count; plane += gridDim.z) {
+        Index in_base = 0;
+        Index out_base = 0;
+        auto rest = static_cast<Index>(plane);
+#pragma unroll
+        for (int a = 2; a >= 0; --a) {
+          if (a >= g.outer) continue;
+          const auto size = static_cast<Index>(g.size[a]);
+          const Index i = rest % size;
+          rest /= size;
+          in_base += i * static_cast<Index>(g.in_stride[a]);
+          out_base += i * static_cast<Index>(g.out_stride[a]);
+        }
+        const In* const plane_in = in + in_base;
+        __syncthreads();  // pairs written; the previous plane's lerped rows all read
+        if (static_cast<int>(threadIdx.x) < groups) {
+#pragma unroll 2
+          for (int r = static_cast<int>(threadIdx.y); r < span; r += kBlockRows) {
+            RowValues<In, Index, false> v;
+            read_row(v, plane_in, static_cast<Index>((first + r) * g.h.stride), tx, col_ok);
+            lerped[r][threadIdx.x] = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
+          }
+        }
+        __syncthreads();
+        Out* const plane_out =
+            out + (out_base + static_cast<Index>(y0 + first_row) * static_cast<Index>(g.out_stride_h) +
+                   static_cast<Index>(x0 + kColsPerThread * group));
+#pragma unroll 2
+        for (int j = 0; j < rows; ++j) {
+          const RowPair p = pairs[first_row + j];
+          const float4 top = lerped[p.a][group];
+          Bits<Out> bits[kColsPerThread];
+          if (p.w != 0.0f) {
+            const float4 bottom = lerped[p.b][group];
+            bits[0] = computed_bits<Out>(lerp_weighted(top.x, bottom.x, p.w));
+            bits[1] = computed_bits<Out>(lerp_weighted(top.y, bottom.y, p.w));
+            bits[2] = computed_bits<Out>(lerp_weighted(top.z, bottom.z, p.w));
+            bits[3] = computed_bits<Out>(lerp_weighted(top.w, bottom.w, p.w));
+          } else {  // lerp(t, b, 0) is t alone
+            bits[0] = computed_bits<Out>(top.x);
+            bits[1] = computed_bits<Out>(top.y);
+            bits[2] = computed_bits<Out>(top.z);
+            bits[3] = computed_bits<Out>(top.w);
+          }
+          store_four(plane_out + static_cast<Index>(j) * static_cast<Index>(g.out_stride_h), bits);
+        }
+      }
+    }
+    __syncthreads();  // every thread is done with pairs and lerped before the next tile's
+  }
+}
+
+// Whether every tile of `g` reads at most kMaxTileRows + 2 input rows (computed with the kernel's own taps).
+bool staged_rows_fit(const Planes& g) {
+  Axis rows_of = g.h;
+  rows_of.stride = 1;
+  const std::int64_t tile_rows = static_cast<std::int64_t>(kBlockRows) * g.rows_per_thread;
+  for (std::int64_t y0 = 0; y0 < g.out_h; y0 += tile_rows) {
+    const std::int64_t end = std::min(y0 + tile_rows, g.out_h);
+    if (axis_tap<std::int64_t>(rows_of, end - 1).b - axis_tap<std::int64_t>(rows_of, y0).a + 1 > kMaxTileRows + 2) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <typename In, typename Out, bool Nearest, bool Packed>
+void launch_planes(const ConstTensorView& input, const TensorView& output, const Planes& g, dim3 grid,
+                   cudaStream_t stream) {
   const auto* in = static_cast<const In*>(input.data());
   auto* out = static_cast<Out*>(output.data());
-  const std::int64_t tiles_x = (g.out_w + kTileCols - 1) / kTileCols;
-  const std::int64_t tile_h = static_cast<std::int64_t>(kBlockRows) * g.rows_per_thread;
-  const std::int64_t tiles_y = (g.out_h + tile_h - 1) / tile_h;
-  const dim3 grid(static_cast<unsigned>(tiles_x < 65535 * 1024 ? tiles_x : 65535 * 1024),
-                  static_cast<unsigned>(tiles_y < 65535 ? tiles_y : 65535),
-                  static_cast<unsigned>(g.count < 65535 ? g.count : 65535));
   const dim3 block(kWarp, kBlockRows);
   if (fits_32_bits(input.layout()) && fits_32_bits(output.layout())) {
-    plane_kernel<In, Out, Nearest, std::uint32_t><<<grid, block, 0, stream>>>(in, out, g);
+    plane_kernel<In, Out, Nearest, Packed, std::int32_t><<<grid, block, 0, stream>>>(in, out, g);
   } else {
-    plane_kernel<In, Out, Nearest, std::int64_t><<<grid, block, 0, stream>>>(in, out, g);
+    plane_kernel<In, Out, Nearest, Packed, std::int64_t><<<grid, block, 0, stream>>>(in, out, g);
   }
 }
 
@@ -176,22 +407,46 @@ void run_planes(const ConstTensorView& input, const TensorView& output, const Ax
   g.out_stride_w = output.stride(rank - 1);
   g.h = h;
   g.w = w;
-  // 8 rows per thread where that still gives every multiprocessor a few blocks, fewer on small outputs.
+  // 8 rows per thread where that still gives every multiprocessor a few blocks, fewer on small outputs; then each
+  // block takes as many planes as keep about 16 blocks a multiprocessor (its row and column taps serve them all).
   const std::int64_t tiles_x = (g.out_w + kTileCols - 1) / kTileCols;
-  const std::int64_t wanted = 8 * static_cast<std::int64_t>(device_limits(options.device).multiprocessors);
+  const std::int64_t multiprocessors = device_limits(options.device).multiprocessors;
+  const auto tiles_y = [&] {
+    const std::int64_t tile_h = static_cast<std::int64_t>(kBlockRows) * g.rows_per_thread;
+    return (g.out_h + tile_h - 1) / tile_h;
+  };
   g.rows_per_thread = kMaxRowsPerThread;
-  while (g.rows_per_thread > 1 &&
-         tiles_x * g.count * ((g.out_h + kBlockRows * g.rows_per_thread - 1) / (kBlockRows * g.rows_per_thread)) <
-             wanted) {
-    g.rows_per_thread /= 2;
-  }
+  while (g.rows_per_thread > 1 && tiles_x * g.count * tiles_y() < 8 * multiprocessors) g.rows_per_thread /= 2;
+  const std::int64_t tiles = tiles_x * tiles_y();
+  const std::int64_t planes_per_block = std::max<std::int64_t>(1, tiles * g.count / (16 * multiprocessors));
+  const std::int64_t blocks_z = (g.count + planes_per_block - 1) / planes_per_block;
+  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(tiles_x, 65535 * 1024)),
+                  static_cast<unsigned>(std::min<std::int64_t>(tiles_y(), 65535)),
+                  static_cast<unsigned>(std::min<std::int64_t>(blocks_z, 65535)));
+  // Packed: a thread's 4 columns are neighbours in memory, on a boundary of 4 elements in every row and plane.
+  const auto aligned = [](std::int64_t stride, std::int64_t size) { return size == 1 || stride % kColsPerThread == 0; };
+  bool packed = g.out_stride_w == 1 && g.out_w % kColsPerThread == 0 && aligned(g.out_stride_h, g.out_h) &&
+                reinterpret_cast<std::uintptr_t>(output.data()) % (kColsPerThread * element_size(output.dtype())) == 0;
+  for (int a = 0; a < g.outer; ++a) packed = packed && aligned(g.out_stride[a], g.size[a]);
   dispatch_types(input.dtype(), output.dtype(), [&](auto* in_tag, auto* out_tag) {
     using In = std::remove_pointer_t<decltype(in_tag)>;
     using Out = std::remove_pointer_t<decltype(out_tag)>;
+    const cudaStream_t stream = stream_of(options);
     if (nearest) {
-      launch_planes<In, Out, true>(input, output, g, stream_of(options));
+      packed ? launch_planes<In, Out, true, true>(input, output, g, grid, stream)
+             : launch_planes<In, Out, true, false>(input, output, g, grid, stream);
+    } else if (packed && staged_rows_fit(g)) {
+      const dim3 block(kWarp, kBlockRows);
+      const auto* in = static_cast<const In*>(input.data());
+      auto* out = static_cast<Out*>(output.data());
+      if (fits_32_bits(input.layout()) && fits_32_bits(output.layout())) {
+        staged_plane_kernel<In, Out, std::int32_t><<<grid, block, 0, stream>>>(in, out, g);
+      } else {
+        staged_plane_kernel<In, Out, std::int64_t><<<grid, block, 0, stream>>>(in, out, g);
+      }
     } else {
-      launch_planes<In, Out, false>(input, output, g, stream_of(options));
+      packed ? launch_planes<In, Out, false, true>(input, output, g, grid, stream)
+             : launch_planes<In, Out, false, false>(input, output, g, grid, stream);
     }
   });
 }

@@ -72,7 +72,9 @@ RSZ_HD inline LinearTaps linear_taps(float x, std::int64_t n) {
 }
 
 // §1.3: one 2-tap step. A zero weight takes only the first tap (so an infinite or huge second tap cannot leak in).
-RSZ_HD inline float lerp(float a, float b, float w) { return w == 0.0f ? a : a + w * (b - a); }
+// lerp where w is known not to be 0.
+RSZ_HD inline float lerp_weighted(float a, float b, float w) { return a + w * (b - a); }
+RSZ_HD inline float lerp(float a, float b, float w) { return w == 0.0f ? a : lerp_weighted(a, b, w); }
 
 // §1.7 in pieces that host and device share. The candidate range of an antialiased axis (linear, scale < 1) for
 // source coordinate x: xc = clamp_coord(x, n), and indices [lo, hi], one wider than the support 1 / scale on each
