@@ -10,9 +10,11 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "equivalence/equivalence_util.h"
@@ -714,6 +716,32 @@ TEST(CudaBackend, ChecksRoiValuesOnTheDeviceAndReportsThemAtSynchronize) {
   EXPECT_EQ(message_of([] { synchronize(ExecOptions{}); }), "no error");
   EXPECT_EQ(message_of([] { synchronize(ExecOptions{Backend::Cpu}); }), "no error");
   cudaStreamDestroy(stream);
+  // The legacy default stream has two names (nullptr and cudaStreamLegacy): one record.
+  const auto queue_failing = [&](const ExecOptions& options) {
+    roi_align(device_in.view(), rois.view(), first_indices.view(), out_view, RoiAlignParams{}, options);
+  };
+  ExecOptions legacy;
+  legacy.stream = cudaStreamLegacy;
+  queue_failing(ExecOptions{});
+  EXPECT_NE(message_of([&] { synchronize(legacy); }).find("batch_indices[1] = 5"), std::string::npos);
+  EXPECT_EQ(message_of([] { synchronize(ExecOptions{}); }), "no error");
+  // cudaStreamPerThread is a different stream in every thread: another thread's synchronize does not see the error.
+  ExecOptions per_thread;
+  per_thread.stream = cudaStreamPerThread;
+  std::promise<void> queued;
+  std::promise<void> looked;
+  std::string in_worker;
+  std::thread worker([&] {
+    queue_failing(per_thread);
+    queued.set_value();
+    looked.get_future().wait();
+    in_worker = message_of([&] { synchronize(per_thread); });
+  });
+  queued.get_future().wait();
+  EXPECT_EQ(message_of([&] { synchronize(per_thread); }), "no error");
+  looked.set_value();
+  worker.join();
+  EXPECT_NE(in_worker.find("batch_indices[1] = 5"), std::string::npos) << in_worker;
 }
 
 }  // namespace

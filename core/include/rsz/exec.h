@@ -54,7 +54,10 @@ struct ExecOptions {
 
 // Waits for the work queued on options.stream of options.device (the Cuda backend) and throws rsz::Error
 // (InvalidArgument) for the first call queued there since the last rsz::synchronize whose ROI values failed their
-// device-side checks; then that stream is clear again. A CUDA error of the queued work is thrown as rsz::Error too.
+// device-side checks; then that stream is clear again. The clearing is queued on the stream, so a failing call that
+// another thread queues there meanwhile counts as before it or after it: reported by this synchronize or a later one,
+// once. nullptr and cudaStreamLegacy name one stream; cudaStreamPerThread is each host thread's own. A CUDA error of
+// the queued work is thrown as rsz::Error too.
 // Does nothing for the host backends (options.backend Reference or Cpu), in a build or on a machine without CUDA, or
 // in a process that has not run the Cuda backend yet (so it never starts a CUDA context of its own).
 void synchronize(const ExecOptions& options = {});

@@ -15,6 +15,8 @@
 #include <optional>
 #include <utility>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "common.cuh"
@@ -136,15 +138,35 @@ Scratch::Scratch(const char* op, const char* what, std::size_t bytes, const Exec
 
 namespace {
 
-// A stream's record: its host address (read by rsz::synchronize) and its device address (written by the check).
+// A stream's record: its host address (read by rsz::synchronize), its device address (written by the check), and the
+// sequence number of the last error rsz::synchronize reported from it.
 struct DeferredRecord {
   DeferredRoiError* host;
   DeferredRoiError* device;
+  std::uint32_t reported;
 };
+
+// Which record options.stream uses: the legacy default stream has two names (nullptr and cudaStreamLegacy), and
+// cudaStreamPerThread names a different stream in every host thread.
+struct RecordKey {
+  int device;
+  void* stream;
+  std::thread::id thread;
+  bool operator<(const RecordKey& o) const {
+    return std::tie(device, stream, thread) < std::tie(o.device, o.stream, o.thread);
+  }
+};
+
+RecordKey record_key(const ExecOptions& options) {
+  const auto stream = static_cast<cudaStream_t>(options.stream);
+  if (stream == cudaStreamLegacy) return {options.device, nullptr, {}};
+  if (stream == cudaStreamPerThread) return {options.device, options.stream, std::this_thread::get_id()};
+  return {options.device, options.stream, {}};
+}
 
 struct DeferredRecords {
   std::mutex mutex;
-  std::map<std::pair<int, void*>, DeferredRecord> by_stream;  // never freed (one per stream)
+  std::map<RecordKey, DeferredRecord> by_stream;  // never freed (one per stream)
 };
 
 DeferredRecords& deferred_records() {
@@ -152,12 +174,14 @@ DeferredRecords& deferred_records() {
   return records;
 }
 
+__global__ void clear_record(DeferredRoiError* record) { record->state = 0; }
+
 }  // namespace
 
 DeferredRoiError* deferred_error_record(const ExecOptions& options) {
   DeferredRecords& records = deferred_records();
   const std::lock_guard<std::mutex> lock(records.mutex);
-  const std::pair<int, void*> key{options.device, options.stream};
+  const RecordKey key = record_key(options);
   const auto found = records.by_stream.find(key);
   if (found != records.by_stream.end()) return found->second.device;
   void* memory = nullptr;
@@ -172,7 +196,7 @@ DeferredRoiError* deferred_error_record(const ExecOptions& options) {
     return nullptr;
   }
   std::memset(memory, 0, sizeof(DeferredRoiError));
-  records.by_stream[key] = {static_cast<DeferredRoiError*>(memory), static_cast<DeferredRoiError*>(device)};
+  records.by_stream[key] = {static_cast<DeferredRoiError*>(memory), static_cast<DeferredRoiError*>(device), 0};
   return static_cast<DeferredRoiError*>(device);
 }
 
@@ -185,12 +209,19 @@ void cuda_synchronize(const ExecOptions& options) {
   {
     DeferredRecords& records = deferred_records();
     const std::lock_guard<std::mutex> lock(records.mutex);
-    const auto found = records.by_stream.find({options.device, options.stream});
+    const auto found = records.by_stream.find(record_key(options));
     if (found == records.by_stream.end()) return;
-    volatile DeferredRoiError* const record = found->second.host;
-    if (record->state == 0) return;
-    std::memcpy(&e, const_cast<DeferredRoiError*>(record), sizeof e);
-    record->state = 0;
+    DeferredRecord& record = found->second;
+    const volatile DeferredRoiError* const host = record.host;
+    // The check writes the error, then (after a system fence) its state: a state seen set has its error complete.
+    if (host->state == 0) return;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    std::memcpy(&e, const_cast<const DeferredRoiError*>(host), sizeof e);
+    // Reported already, its clearing still queued (another thread's synchronize got there first).
+    if (e.sequence == record.reported) return;
+    record.reported = e.sequence;
+    clear_record<<<1, 1, 0, stream_of(options)>>>(record.device);
+    launch_check("synchronize");
   }
   if (e.state == 1) {
     check_roi(e.roi, e.batch_index, {e.box[0], e.box[1], e.box[2], e.box[3]}, e.batch, e.scale_x, e.scale_y);

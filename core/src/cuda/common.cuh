@@ -190,9 +190,12 @@ class Scratch {
 
 // What the device-side ROI check (roi_align_cuda.cu) of a failing call leaves for rsz::synchronize: enough to throw
 // the host check's message. One record per (device, stream), in mapped pinned host memory, written by the first
-// failing call after the last rsz::synchronize of that stream.
+// failing call queued after the last clearing of that stream's record. Only the device writes it: rsz::synchronize
+// reads it and clears it with a kernel queued on the stream, so a call queued meanwhile by another thread cannot race
+// with the clearing (it sees the record in stream order).
 struct DeferredRoiError {
   int state;  // 0: none; 1: ROI `roi` breaks a value rule; 2: the sample budget
+  std::uint32_t sequence;  // counts the errors recorded on this stream: tells a reported error from a new one
   std::uint32_t batch_index;
   std::int64_t roi;
   float box[4];

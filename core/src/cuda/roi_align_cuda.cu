@@ -203,6 +203,7 @@ __global__ void __launch_bounds__(kCheckThreads) roi_check_kernel(RoiArgs a, std
     e.out_w = a.out.size[3];
     e.channels = static_cast<std::uint64_t>(a.in.size[1]);
   }
+  e.sequence = record->sequence + 1;
   *record = e;
   __threadfence_system();
   record->state = state;
