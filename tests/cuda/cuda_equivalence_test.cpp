@@ -464,13 +464,29 @@ TEST(CudaEquivalence, RoiAlignSharedPlanes) {
   RoiAlignParams base;
   base.spatial_scale_y = 0.8f;
   base.out_of_bounds_input_value = 1.5f;
-  // 81 channels: float16 takes two planes a block, the last block one. Outputs of 5 x 4 and 7 x 7 (each lane's
-  // positions computed once: one and two passes) and 9 x 8 (more than two passes).
-  for (const auto& [out_h, out_w] : {std::pair<int, int>{5, 4}, {7, 7}, {9, 8}}) {
+  // 81 channels: float16 takes two planes a block, the last block one. A warp takes 4 ROIs at a time for outputs
+  // up to 8 wide (5 x 4, 7 x 7; 9 x 8 with 2 x 2 samples has more rows of samples than a group's table: evaluated
+  // from the boxes), 2 up to 16 (4 x 9, 16 x 16), 1 up to 32 (2 x 24); adaptive sampling mixes ROIs of different
+  // sample counts and large boxes whose taps were not tabled.
+  for (const auto& [out_h, out_w] : {std::pair<int, int>{5, 4}, {7, 7}, {4, 9}, {9, 8}, {16, 16}, {2, 24}}) {
     EXPECT_EQ(roi_align_sweep("roi_align shared planes", {2, 81, 23, 37}, boxes, batch, {{1, 4294967295u}, {2, 2}},
                               out_h, out_w, base, 9600, 29),
               2 * 2 * 2 * 2 * 2 * 2);
   }
+  // Boxes inside the plane: with 2 x 2 samples every tap is in bounds and the warps skip the bounds checks. Rows of
+  // 40 elements (160 and 80 bytes): NCHW planes are copied to shared memory 16 bytes at a time.
+  std::vector<float> inside;
+  for (int k = 0; k < 40; ++k) {
+    const float x1 = 1.3f + static_cast<float>(k * 7 % 20);
+    const float y1 = 1.1f + static_cast<float>(k * 5 % 12);
+    inside.insert(inside.end(), {x1, y1, x1 + 3.0f + static_cast<float>(k % 13) * 0.9f,
+                                 y1 + 2.0f + static_cast<float>(k % 9) * 1.1f});
+  }
+  std::vector<std::uint32_t> inside_batch(inside.size() / 4);
+  for (std::size_t i = 0; i < inside_batch.size(); ++i) inside_batch[i] = static_cast<std::uint32_t>((i / 5) % 2);
+  EXPECT_EQ(roi_align_sweep("roi_align shared planes, taps in bounds", {2, 81, 23, 40}, inside, inside_batch,
+                            {{2, 2}, {1, 4294967295u}}, 7, 7, base, 9700, 31),
+            2 * 2 * 2 * 2 * 2 * 2);
 }
 
 std::string message_of(const std::function<void()>& call) {

@@ -256,6 +256,18 @@ struct SampleTap {
   float w;
 };
 
+// The shared-plane kernel's form of a tap (its records and its warps' tables): the first tap's offset (-1 where the
+// sample is out of bounds on this axis) and the weight of the second. The second tap is always the next row or
+// column: where it is not (the last one, or nearest), the weight is 0 and lerp ignores its value; the shared plane
+// has a padding row (and column, or the next row) so that its read stays in bounds.
+struct RowTap {
+  int a;
+  float w;
+};
+
+__device__ __forceinline__ void put_tap(SampleTap* at, const SampleTap& t) { *at = t; }
+__device__ __forceinline__ void put_tap(RowTap* at, const SampleTap& t) { *at = {t.a, t.w}; }
+
 __device__ __forceinline__ SampleTap sample_tap(float x, std::int64_t n, std::int64_t stride, bool nearest) {
   if (x < -1.0f || x > static_cast<float>(n)) return {-1, -1, 0.0f};
   const float xc = clamp_coord(x, n);
@@ -285,7 +297,8 @@ struct TapLayout {
   std::int64_t stride_y;
 };
 
-__global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers, SampleTap* taps, TapLayout t,
+template <typename Tap>
+__global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers, Tap* taps, TapLayout t,
                                 const int* verdict) {
   if (refused(verdict)) return;
   const bool nearest = a.p.interpolation == InterpolationMode::Nearest;
@@ -301,15 +314,15 @@ __global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers
     const bool fits = columns <= static_cast<std::uint64_t>(t.cap_x) && rows <= static_cast<std::uint64_t>(t.cap_y);
     if (j == 0) headers[r] = {b.batch, b.sx, b.sy, fits ? 1 : 0};
     if (!fits) continue;
-    SampleTap* const record = taps + r * record_taps;
+    Tap* const record = taps + r * record_taps;
     if (j < t.cap_x) {
       if (static_cast<std::uint64_t>(j) < columns) {
-        record[j] = sample_tap(sample_x(a, b, j / b.sx, j % b.sx), a.in.size[3], t.stride_x, nearest);
+        put_tap(record + j, sample_tap(sample_x(a, b, j / b.sx, j % b.sx), a.in.size[3], t.stride_x, nearest));
       }
     } else {
       const int k = j - t.cap_x;
       if (static_cast<std::uint64_t>(k) < rows) {
-        record[j] = sample_tap(sample_y(a, b, k / b.sy, k % b.sy), a.in.size[2], t.stride_y, nearest);
+        put_tap(record + j, sample_tap(sample_y(a, b, k / b.sy, k % b.sy), a.in.size[2], t.stride_y, nearest));
       }
     }
   }
@@ -438,46 +451,66 @@ __global__ void roi_gather_kernel(RoiArgs a, std::uint32_t total, const RoiHeade
 
 constexpr int kRecordTaps = 2 * kTapCap;  // the shared-plane kernel's records: kTapCap column and row taps
 
-// A warp's tap table in shared memory (kTapCap column taps, then kTapCap row taps), the offsets (a, b) apart from the
-// weights: a tap is one 64-bit and one 32-bit load.
-struct WarpTable {
-  int2* ab;
-  float* w;
-  __device__ __forceinline__ SampleTap x(int i) const {
-    const int2 o = ab[i];
-    return {o.x, o.y, w[i]};
-  }
-  __device__ __forceinline__ SampleTap y(int i) const { return x(kTapCap + i); }
-  __device__ __forceinline__ void put(int i, const SampleTap& t) const {
-    ab[i] = make_int2(t.a, t.b);
-    w[i] = t.w;
-  }
-};
+constexpr int kTableTaps = 2 * kWarp;  // row taps in a warp's table: 2 * G for each of its ROIs
+constexpr std::size_t kTableBytes = sizeof(RowTap) * kTableTaps * kPlaneWarps;
 
-constexpr std::size_t kTableBytes = (sizeof(int2) + sizeof(float)) * kRecordTaps * kPlaneWarps;
+// The elements of one plane in shared memory: its rows, a padding row, and one more element (the second taps of the
+// last row and column read up to H * pitch + W), rounded up to 16 elements (so that planes start on 16 bytes).
+__host__ __device__ constexpr std::int64_t plane_extent(std::int64_t height, std::int64_t pitch) {
+  return ((height + 1) * pitch + 16) / 16 * 16;
+}
 
-// Planes (1 or 2) channel planes of one image at a time in shared memory; where an ROI has at most 64 outputs (7 x 7,
-// the usual case) each lane's two output positions and their offsets are computed once, and with two planes every
-// tap read serves both channels.
+// Whether an input's planes can be copied to shared memory 16 bytes at a time (rows packed, everything on 16 bytes)
+// into rows `pitch` elements apart.
+__host__ __device__ inline bool vector_rows(const void* data, const std::int64_t* stride, std::int64_t width,
+                                            std::int64_t pitch, std::int64_t element) {
+  const auto aligned = [](std::int64_t bytes) { return bytes % 16 == 0; };
+  return stride[3] == 1 && aligned(width * element) && aligned(pitch * element) && aligned(stride[2] * element) &&
+         aligned(stride[1] * element) && aligned(stride[0] * element) &&
+         reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
+}
+
+// One sample (SEMANTICS.md §3.4) at row tap (ra, rw) and column tap (ca, cw) of a plane with rows `pitch` elements
+// apart: the reads and float operations of tap_sample, the second taps read at +1 and +pitch. Checked: a tap may be
+// out of bounds (offset < 0: the sample is `outside`); otherwise both offsets are known to be >= 0.
+template <bool Nearest, bool Checked, typename In>
+__device__ __forceinline__ float grid_sample(const In* plane, int pitch, int ra, float rw, int ca, float cw,
+                                             float outside) {
+  const In* const p = plane + (Checked ? max(ra, 0) + max(ca, 0) : ra + ca);
+  float v;
+  if constexpr (Nearest) {
+    v = widen(p[0]);
+  } else {
+    const float top = lerp(widen(p[0]), widen(p[1]), cw);
+    const float bottom = lerp(widen(p[pitch]), widen(p[pitch + 1]), cw);
+    v = lerp(top, bottom, rw);
+  }
+  if constexpr (Checked) return (ra | ca) < 0 ? outside : v;
+  return v;
+}
+
+// Planes (1 or 2) channel planes of one image at a time in shared memory (rows `pitch` elements apart, plus a padding
+// row); with two planes every tap serves both channels. A warp takes 32 / G ROIs at a time (G = 8, 16 or 32: the
+// output width rounded up), G lanes each: lane ox computes output column ox of every output row, its column taps
+// held in registers (2 x 2 samples) or read from the tap record, the row taps from its group's table in shared
+// memory. ROIs whose taps were not tabled, or with more than 2 * G rows of samples, are evaluated from their boxes by
+// the whole warp.
 template <typename In, typename Out, bool Nearest, int Planes>
 __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
     roi_plane_kernel(RoiArgs a, std::int64_t rois, const RoiHeader* __restrict__ headers,
-                     const SampleTap* __restrict__ taps, int pitch, const int* verdict) {
+                     const RowTap* __restrict__ taps, int pitch, const int* verdict) {
   if (refused(verdict)) return;  // the whole block returns: no barrier is left waiting
   extern __shared__ __align__(16) unsigned char shared[];
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
-  const WarpTable table{reinterpret_cast<int2*>(shared) + warp * kRecordTaps,
-                        reinterpret_cast<float*>(shared + sizeof(int2) * kRecordTaps * kPlaneWarps) + warp * kRecordTaps};
   In* const planes_shared = reinterpret_cast<In*>(shared + kTableBytes);
   const auto height = static_cast<int>(a.in.size[2]);
   const auto width = static_cast<int>(a.in.size[3]);
-  const int plane_elements = height * pitch;
+  const auto plane_elements = static_cast<int>(plane_extent(height, pitch));
   const std::int64_t channels = a.in.size[1];
   const std::int64_t groups = (channels + Planes - 1) / Planes;  // of channels, per image
   const auto out_h = static_cast<int>(a.out.size[2]);
   const auto out_w = static_cast<int>(a.out.size[3]);
-  const int outputs = out_h * out_w;
   const bool average = a.p.reduction == RoiReduction::Average;
   const float outside = a.p.out_of_bounds_input_value;
   const std::int64_t out_stride_c = a.out.stride[1];
@@ -485,114 +518,200 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
   const std::int64_t out_stride_w = a.out.stride[3];
   const In* const in = static_cast<const In*>(a.in.data);
   Out* const out = static_cast<Out*>(a.out.data);
-  // This lane's output positions lane and lane + 32 (where outputs <= 64).
-  const bool two_passes = outputs <= 2 * kWarp;
-  int pos_y[2], pos_x[2];
-  std::int64_t pos_offset[2];
-#pragma unroll
-  for (int k = 0; k < 2; ++k) {
-    const int pos = lane + k * kWarp;
-    pos_y[k] = pos / out_w;
-    pos_x[k] = pos - pos_y[k] * out_w;
-    pos_offset[k] = pos_y[k] * out_stride_h + pos_x[k] * out_stride_w;
-  }
-  for (std::int64_t group = blockIdx.x; group < a.in.size[0] * groups; group += gridDim.x) {
-    const std::int64_t batch = group / groups;
-    const std::int64_t c0 = (group % groups) * Planes;
+  const bool packed_rows = a.in.stride[3] == 1;
+  const bool vector = vector_rows(a.in.data, a.in.stride, width, pitch, sizeof(In));
+  // This lane's group of G lanes, its output column, and its group's table.
+  const int g_lanes = out_w <= 8 ? 8 : (out_w <= 16 ? 16 : kWarp);
+  const int group = lane / g_lanes;
+  const int ox = lane - group * g_lanes;
+  const int table_rows = 2 * g_lanes;
+  RowTap* const table = reinterpret_cast<RowTap*>(shared) + warp * kTableTaps + group * table_rows;
+  for (std::int64_t plane_group = blockIdx.x; plane_group < a.in.size[0] * groups; plane_group += gridDim.x) {
+    const std::int64_t batch = plane_group / groups;
+    const std::int64_t c0 = (plane_group % groups) * Planes;
     const int planes = static_cast<int>(min(static_cast<std::int64_t>(Planes), channels - c0));
     __syncthreads();  // every warp is done with the previous planes
     for (int p = 0; p < planes; ++p) {
       const In* const source = in + batch * a.in.stride[0] + (c0 + p) * a.in.stride[1];
       In* const target = planes_shared + p * plane_elements;
+      if (vector) {
+        // 16 bytes a thread, 8 loads in flight: the copy is not bound by the latency of single elements.
+        constexpr int kPer = 16 / static_cast<int>(sizeof(In));
+        const int units = width / kPer;  // per row
+        const auto in_row = static_cast<int>(a.in.stride[2] / kPer);
+        const int out_row = pitch / kPer;
+        const uint4* const from = reinterpret_cast<const uint4*>(source);
+        uint4* const to = reinterpret_cast<uint4*>(target);
 #pragma unroll 8
-      for (int i = static_cast<int>(threadIdx.x); i < height * width; i += static_cast<int>(blockDim.x)) {
-        const int y = i / width;
-        const int x = i - y * width;
-        target[y * pitch + x] = source[y * a.in.stride[2] + x * a.in.stride[3]];
+        for (int i = static_cast<int>(threadIdx.x); i < height * units; i += static_cast<int>(blockDim.x)) {
+          const int y = i / units;
+          const int x = i - y * units;
+          to[y * out_row + x] = __ldg(from + (y * in_row + x));
+        }
+        continue;
+      }
+      // A warp a row at a time: consecutive lanes read consecutive elements, no division per element.
+      for (int y = warp; y < height; y += kPlaneWarps) {
+        const In* const row = source + y * a.in.stride[2];
+        In* const row_target = target + y * pitch;
+        if (packed_rows) {
+#pragma unroll 4
+          for (int x = lane; x < width; x += kWarp) row_target[x] = row[x];
+        } else {
+#pragma unroll 4
+          for (int x = lane; x < width; x += kWarp) row_target[x] = row[x * a.in.stride[3]];
+        }
       }
     }
     __syncthreads();
-    // The output of sample taps (ty, tx) for every plane, stored through `target + p * out_stride_c + offset`.
-    const auto compute = [&](Out* target, std::int64_t offset, int ty, int tx, int sy, int sx) {
-      if (sx == 2 && sy == 2) {
-        const SampleTap y0 = table.y(ty), y1 = table.y(ty + 1), x0 = table.x(tx), x1 = table.x(tx + 1);
-#pragma unroll
-        for (int p = 0; p < Planes; ++p) {
-          if (p < planes) {
-            store_computed(target + p * out_stride_c + offset,
-                           reduce_2x2<Nearest>(planes_shared + p * plane_elements, y0, y1, x0, x1, average, outside));
-          }
-        }
-        return;
-      }
-      for (int p = 0; p < planes; ++p) {
-        store_computed(target + p * out_stride_c + offset,
-                       reduce_taps<Nearest>(planes_shared + p * plane_elements, table, ty, tx, sy, sx, average,
-                                            outside));
-      }
-    };
-    // The warp's ROIs come 32 at a time: each lane reads one header, and a ballot says which are of this image.
+    // The warp's ROIs come 32 at a time: each lane reads one header, and ballots say which are of this image and
+    // which of those the groups take.
     for (std::int64_t base = static_cast<std::int64_t>(warp) * kWarp; base < rois;
          base += static_cast<std::int64_t>(kPlaneWarps) * kWarp) {
       const std::int64_t mine = base + lane;
       const RoiHeader header = mine < rois ? headers[mine] : RoiHeader{-1, 0, 0, 0};
-      unsigned todo = __ballot_sync(0xffffffffu, header.batch == batch);
-      // The taps of the next ROI travel to registers while the warp computes the current one.
-      SampleTap next_x{};
-      SampleTap next_y{};
-      if (todo != 0) {
-        const SampleTap* const record = taps + (base + __ffs(todo) - 1) * kRecordTaps;
-        next_x = record[lane];
-        next_y = record[kTapCap + lane];
-      }
-      while (todo != 0) {
-        const int k = __ffs(todo) - 1;
-        todo &= todo - 1;
-        const std::int64_t r = base + k;
-        const int fits = __shfl_sync(0xffffffffu, header.fits, k);
-        const int sx = static_cast<int>(__shfl_sync(0xffffffffu, header.sx, k));
-        const int sy = static_cast<int>(__shfl_sync(0xffffffffu, header.sy, k));
-        __syncwarp();  // the table of the previous ROI has been read
-        table.put(lane, next_x);
-        table.put(kTapCap + lane, next_y);
-        __syncwarp();
-        if (todo != 0) {
-          const SampleTap* const record = taps + (base + __ffs(todo) - 1) * kRecordTaps;
-          next_x = record[lane];
-          next_y = record[kTapCap + lane];
-        }
+      const bool of_image = header.batch == batch;
+      unsigned grouped = __ballot_sync(
+          0xffffffffu, of_image && header.fits && static_cast<std::uint64_t>(out_h) * header.sy <=
+                                                      static_cast<std::uint64_t>(table_rows));
+      unsigned boxed = __ballot_sync(0xffffffffu, of_image) & ~grouped;
+      while (boxed != 0) {
+        // Taps that were not tabled (adaptive sampling of a large box): each lane evaluates its outputs' samples
+        // from the box.
+        const std::int64_t r = base + __ffs(boxed) - 1;
+        boxed &= boxed - 1;
+        const RoiBox b = roi_box(a, r);
         Out* const target = out + r * a.out.stride[0] + c0 * out_stride_c;
-        if (!fits) {
-          // Taps that do not fit the warp's table (adaptive sampling of a large box) were not written: each lane
-          // evaluates its outputs' samples from the box.
-          const RoiBox b = roi_box(a, r);
-          for (int p = 0; p < planes; ++p) {
-            const In* const plane = planes_shared + p * plane_elements;
-            const auto fetch = [&](std::int64_t yi, std::int64_t xi) { return widen(plane[yi * pitch + xi]); };
-            for (int pos = lane; pos < outputs; pos += kWarp) {
-              const int oy = pos / out_w;
-              const int ox = pos - oy * out_w;
-              const float value = reduce_samples(a, b, oy, ox, [&](float x, float y) {
-                return read_sample(a.p, height, width, x, y, fetch);
-              });
-              store_computed(target + p * out_stride_c + oy * out_stride_h + ox * out_stride_w, value);
-            }
+        for (int p = 0; p < planes; ++p) {
+          const In* const plane = planes_shared + p * plane_elements;
+          const auto fetch = [&](std::int64_t yi, std::int64_t xi) { return widen(plane[yi * pitch + xi]); };
+          for (int pos = lane; pos < out_h * out_w; pos += kWarp) {
+            const int oy = pos / out_w;
+            const int x = pos - oy * out_w;
+            const float value = reduce_samples(a, b, oy, x, [&](float xs, float ys) {
+              return read_sample(a.p, height, width, xs, ys, fetch);
+            });
+            store_computed(target + p * out_stride_c + oy * out_stride_h + x * out_stride_w, value);
           }
-          continue;
         }
-        if (two_passes) {
+      }
+      while (grouped != 0) {
+        // The next ROIs, one a group (k < 0: none for this group).
+        int k = -1;
+        for (int g = 0; g < kWarp / g_lanes; ++g) {
+          const int next = grouped != 0 ? __ffs(grouped) - 1 : -1;
+          if (next >= 0) grouped &= grouped - 1;
+          if (g == group) k = next;
+        }
+        const bool active = k >= 0 && ox < out_w;
+        const int source_lane = k >= 0 ? k : 0;
+        const auto sx = static_cast<int>(__shfl_sync(0xffffffffu, header.sx, source_lane));
+        const auto sy = static_cast<int>(__shfl_sync(0xffffffffu, header.sy, source_lane));
+        const std::int64_t r = base + source_lane;
+        const RowTap* const record = taps + r * kRecordTaps;
+        const int rows = k >= 0 ? out_h * sy : 0;
+        __syncwarp();  // the group's previous table has been read
+        bool outside_taps = false;
+        for (int i = ox; i < table_rows; i += g_lanes) {
+          RowTap t{0, 0.0f};
+          if (i < rows) {
+            t = record[kTapCap + i];
+            outside_taps = outside_taps || t.a < 0;
+          }
+          table[i] = t;
+        }
+        __syncwarp();
+        // 2 x 2 samples with every tap in bounds (FPN levels) unrolled, with the column taps in registers.
+        RowTap c0_tap{0, 0.0f}, c1_tap{0, 0.0f};
+        if (active && sx == 2) {
+          const float4 both = *reinterpret_cast<const float4*>(record + 2 * ox);  // records start on 16 bytes
+          c0_tap = {__float_as_int(both.x), both.y};
+          c1_tap = {__float_as_int(both.z), both.w};
+          outside_taps = outside_taps || c0_tap.a < 0 || c1_tap.a < 0;
+        }
+        Out* const target = out + r * a.out.stride[0] + c0 * out_stride_c + ox * out_stride_w;
+        const auto store = [&](int oy, int p, float value) {
+          store_computed(target + oy * out_stride_h + p * out_stride_c, value);
+        };
+        const bool two_by_two = __all_sync(0xffffffffu, k < 0 || (sx == 2 && sy == 2));
+        const bool checked = __any_sync(0xffffffffu, outside_taps);
+        const auto two_by_two_pass = [&](auto checked_tag, auto average_tag) {
+          constexpr bool kChecked = decltype(checked_tag)::value;
+          constexpr bool kAverage = decltype(average_tag)::value;
+          for (int oy = 0; oy < out_h; ++oy) {
+            const RowTap r0 = table[2 * oy];
+            const RowTap r1 = table[2 * oy + 1];
 #pragma unroll
-          for (int pass = 0; pass < 2; ++pass) {
-            if (lane + pass * kWarp < outputs) {
-              compute(target, pos_offset[pass], pos_y[pass] * sy, pos_x[pass] * sx, sy, sx);
+            for (int p = 0; p < Planes; ++p) {
+              const In* const plane = planes_shared + p * plane_elements;
+              const auto at = [&](const RowTap& row, const RowTap& column) {
+                return grid_sample<Nearest, kChecked>(plane, pitch, row.a, row.w, column.a, column.w, outside);
+              };
+              const float v00 = at(r0, c0_tap);
+              const float v01 = at(r0, c1_tap);
+              const float v10 = at(r1, c0_tap);
+              const float v11 = at(r1, c1_tap);
+              // With two planes and one channel left, the second plane's samples are computed and not stored.
+              if (active && p < planes) {
+                if constexpr (kAverage) {
+                  float acc = 0.0f;
+                  acc += v00;
+                  acc += v01;
+                  acc += v10;
+                  acc += v11;
+                  store(oy, p, acc / 4.0f);
+                } else {
+                  float value = v00;
+                  if (v01 > value) value = v01;
+                  if (v10 > value) value = v10;
+                  if (v11 > value) value = v11;
+                  store(oy, p, value);
+                }
+              }
             }
+          }
+        };
+        if (two_by_two) {
+          const auto by_reduction = [&](auto checked_tag) {
+            if (average) {
+              two_by_two_pass(checked_tag, std::true_type{});
+            } else {
+              two_by_two_pass(checked_tag, std::false_type{});
+            }
+          };
+          if (checked) {
+            by_reduction(std::true_type{});
+          } else {
+            by_reduction(std::false_type{});
           }
           continue;
         }
-        for (int pos = lane; pos < outputs; pos += kWarp) {
-          const int oy = static_cast<int>(static_cast<unsigned>(pos) / static_cast<unsigned>(out_w));
-          const int ox = pos - oy * out_w;
-          compute(target, oy * out_stride_h + ox * out_stride_w, oy * sy, ox * sx, sy, sx);
+        if (!active) continue;
+        // Any other sample counts: the column taps from the record, every tap checked.
+        const float count = static_cast<float>(sx * sy);
+        for (int oy = 0; oy < out_h; ++oy) {
+          float acc[Planes] = {};
+          for (int iy = 0; iy < sy; ++iy) {
+            const RowTap row = table[oy * sy + iy];
+            for (int ix = 0; ix < sx; ++ix) {
+              const RowTap column = record[ox * sx + ix];
+              const bool first = iy == 0 && ix == 0;
+#pragma unroll
+              for (int p = 0; p < Planes; ++p) {
+                const float u = grid_sample<Nearest, true>(planes_shared + p * plane_elements, pitch, row.a, row.w,
+                                                           column.a, column.w, outside);
+                if (average) {
+                  acc[p] = (first ? 0.0f : acc[p]) + u;
+                } else if (first || u > acc[p]) {
+                  acc[p] = u;
+                }
+              }
+            }
+          }
+#pragma unroll
+          for (int p = 0; p < Planes; ++p) {
+            if (p < planes) store(oy, p, average ? acc[p] / count : acc[p]);
+          }
         }
       }
     }
@@ -601,11 +720,12 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
 
 // The shared memory the shared-plane kernel needs for `planes` planes of rows of `pitch` elements.
 std::size_t plane_bytes(const ConstTensorView& input, std::int64_t pitch, int planes) {
-  return kTableBytes + static_cast<std::size_t>(planes * input.size(2) * pitch) * element_size(input.dtype());
+  return kTableBytes + static_cast<std::size_t>(planes) *
+                           static_cast<std::size_t>(plane_extent(input.size(2), pitch)) * element_size(input.dtype());
 }
 
-// The row pitch of the shared plane (W + 1, so that the rows of neighbouring samples fall in different banks, or W
-// where only that fits), or 0 where the shared-plane kernel is not the better choice: the plane must fit in a
+// The row pitch of the shared plane (W where its rows can be copied 16 bytes at a time; otherwise W + 1, so that
+// the rows of neighbouring samples fall in different banks, or W where only that fits), or 0 where the shared-plane kernel is not the better choice: the plane must fit in a
 // block's shared memory, there must be enough planes to fill the device, and enough output per input element that
 // copying every plane pays off.
 std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output, const ExecOptions& options) {
@@ -616,18 +736,25 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
   if (outputs_per_plane * 4 < n * h * w) return 0;
   if (h * w >= (std::int64_t{1} << 24)) return 0;
   const auto budget = static_cast<std::size_t>(limits.max_shared_per_block);
+  // Rows copied 16 bytes at a time where the input allows it (the lanes of a warp's ROIs read distinct columns of a
+  // row, so the pitch need not be odd).
+  if (vector_rows(input.data(), input.strides().data(), w, w, static_cast<std::int64_t>(element_size(input.dtype()))) &&
+      plane_bytes(input, w, 1) <= budget) {
+    return w;
+  }
   if (plane_bytes(input, w + 1, 1) <= budget) return w + 1;
   if (plane_bytes(input, w, 1) <= budget) return w;
   return 0;
 }
 
 template <typename In, typename Out, bool Nearest>
-void launch_plane_kernel(const RoiArgs& a, std::int64_t rois, const RoiHeader* headers, const SampleTap* taps,
+void launch_plane_kernel(const RoiArgs& a, std::int64_t rois, const RoiHeader* headers, const RowTap* taps,
                          std::int64_t pitch, const int* verdict, const ExecOptions& options) {
   // Two planes a block where they fit (float16, unorm inputs on FPN levels): every tap read serves two channels.
   const std::int64_t channels = a.in.size[1];
   const auto bytes_for = [&](int planes) {
-    return kTableBytes + static_cast<std::size_t>(planes * a.in.size[2] * pitch) * sizeof(In);
+    return kTableBytes + static_cast<std::size_t>(planes) *
+                             static_cast<std::size_t>(plane_extent(a.in.size[2], pitch)) * sizeof(In);
   };
   const bool two =
       channels >= 2 && bytes_for(2) <= static_cast<std::size_t>(device_limits(options.device).max_shared_per_block);
@@ -721,10 +848,12 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
   const bool tables = pitch > 0 || gather;
   constexpr std::size_t kVerdictBytes = 16;
   const std::size_t verdict_bytes = record != nullptr ? kVerdictBytes : 0;
-  const std::size_t header_bytes = tables ? static_cast<std::size_t>(rois_count) * sizeof(RoiHeader) : 0;
-  const std::size_t tap_bytes = tables ? static_cast<std::size_t>(rois_count) *
-                                             static_cast<std::size_t>(layout.cap_x + layout.cap_y) * sizeof(SampleTap)
-                                       : 0;
+  // Headers rounded up to 16 bytes: the shared-plane kernel reads two column taps at once.
+  const std::size_t header_bytes = tables ? (static_cast<std::size_t>(rois_count) * sizeof(RoiHeader) + 15) / 16 * 16 : 0;
+  const std::size_t tap_size = pitch > 0 ? sizeof(RowTap) : sizeof(SampleTap);
+  const std::size_t tap_bytes =
+      tables ? static_cast<std::size_t>(rois_count) * static_cast<std::size_t>(layout.cap_x + layout.cap_y) * tap_size
+             : 0;
   const Scratch scratch("roi_align", "ROI tap tables", verdict_bytes + header_bytes + tap_bytes, options);
   auto* const base = static_cast<unsigned char*>(scratch.data());
   const int* verdict = nullptr;
@@ -740,20 +869,29 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
   }
   if (base != nullptr && tables) {
     auto* headers = reinterpret_cast<RoiHeader*>(base + verdict_bytes);
-    auto* taps = reinterpret_cast<SampleTap*>(base + verdict_bytes + header_bytes);
-    roi_taps_kernel<<<grid_for(rois_count * (layout.cap_x + layout.cap_y)), 256, 0, stream_of(options)>>>(
-        a, rois_count, headers, taps, layout, verdict);
-    launch_check("roi_align");
+    unsigned char* const taps = base + verdict_bytes + header_bytes;
+    const auto fill_taps = [&](auto* records) {
+      roi_taps_kernel<<<grid_for(rois_count * (layout.cap_x + layout.cap_y)), 256, 0, stream_of(options)>>>(
+          a, rois_count, headers, records, layout, verdict);
+      launch_check("roi_align");
+    };
+    if (pitch > 0) {
+      fill_taps(reinterpret_cast<RowTap*>(taps));
+    } else {
+      fill_taps(reinterpret_cast<SampleTap*>(taps));
+    }
     dispatch_types(input.dtype(), output.dtype(), [&](auto* in_tag, auto* out_tag) {
       using In = std::remove_pointer_t<decltype(in_tag)>;
       using Out = std::remove_pointer_t<decltype(out_tag)>;
       const auto run = [&](auto nearest_tag) {
         constexpr bool kNearest = decltype(nearest_tag)::value;
         if (pitch > 0) {
-          launch_plane_kernel<In, Out, kNearest>(a, rois_count, headers, taps, pitch, verdict, options);
+          launch_plane_kernel<In, Out, kNearest>(a, rois_count, headers, reinterpret_cast<const RowTap*>(taps), pitch,
+                                                 verdict, options);
         } else {
           roi_gather_kernel<In, Out, kNearest><<<grid_for(total), 256, 0, stream_of(options)>>>(
-              a, static_cast<std::uint32_t>(total), headers, taps, layout, verdict);
+              a, static_cast<std::uint32_t>(total), headers, reinterpret_cast<const SampleTap*>(taps), layout,
+              verdict);
         }
       };
       if (p.interpolation == InterpolationMode::Nearest) {
