@@ -2,13 +2,14 @@
 //
 // Three kernels, chosen per call from the shapes:
 // * The shared-plane kernel, for many ROIs on feature maps whose plane fits in shared memory (FPN levels: 1000 ROIs
-//   on 256 channels of 200 x 272). First roi_taps_kernel computes each ROI's sample taps per axis once (column and
-//   row offsets, weights, in-bounds flags: SEMANTICS.md §3's rules split by axis, exactly) into scratch memory;
-//   then one block per (image, channel) plane copies the plane into shared memory once, and each warp takes the
-//   ROIs of that image in turn (their headers 32 at a time, the next ROI's taps loaded while the current one is
-//   computed): it puts the ROI's taps into its table and computes the outputs, each sample's bilinear read coming
-//   from shared memory. Every input element is read from device memory once per call, where a per-element kernel
-//   reads it about 20 times from the caches.
+//   on 256 channels of 200 x 272). First roi_taps_kernel computes each ROI's sample taps per axis once (offsets and
+//   weights, -1 for out of bounds: SEMANTICS.md §3's rules split by axis, exactly) into scratch memory; then one block
+//   per (image, channel) plane, or two float16 / unorm planes, copies the plane into shared memory once (16 bytes a
+//   thread where rows allow), and its warps take the ROIs of that image 32 / G at a time, G lanes each (G: the
+//   output width rounded up to 8, 16 or 32): lane ox computes output column ox of every output row from the row taps
+//   of its group's table and its own column taps, each sample's four reads coming from shared memory. Every input
+//   element is read from device memory once per call, where a per-element kernel reads it about 20 times from the
+//   caches.
 // * The gather kernel otherwise (crops from a large image): the same tap tables, then one thread per output element
 //   reading its taps and its samples from device memory.
 // * The per-element kernel where neither applies (no memory pools, outputs or inputs beyond 32-bit offsets): one
