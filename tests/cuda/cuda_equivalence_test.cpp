@@ -489,6 +489,27 @@ TEST(CudaEquivalence, RoiAlignSharedPlanes) {
             2 * 2 * 2 * 2 * 2 * 2);
 }
 
+// Many ROIs an image (550, as FPN levels have: more chunks of 32 headers than a block has warps, so every warp
+// takes several), inside the plane and across its edges, on planes copied 16 bytes at a time.
+TEST(CudaEquivalence, RoiAlignSharedPlanesManyRois) {
+  RSZ_NEED_CUDA();
+  std::vector<float> boxes;
+  for (int k = 0; k < 1100; ++k) {
+    const float x1 = static_cast<float>(k * 37 % 50) - 3.0f + 0.25f * static_cast<float>(k % 4);
+    const float y1 = static_cast<float>(k * 23 % 36) - 2.0f + 0.3f * static_cast<float>(k % 3);
+    boxes.insert(boxes.end(), {x1, y1, x1 + 1.0f + 1.3f * static_cast<float>(k % 17),
+                               y1 + 1.0f + 1.7f * static_cast<float>(k % 11)});
+  }
+  std::vector<std::uint32_t> batch(boxes.size() / 4);
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<std::uint32_t>(2 * i / batch.size());
+  RoiAlignParams base;
+  base.spatial_scale_x = 0.9f;
+  base.out_of_bounds_input_value = -2.5f;
+  EXPECT_EQ(roi_align_sweep("roi_align shared planes, many ROIs", {2, 67, 40, 56}, boxes, batch, {{2, 2}}, 7, 7, base,
+                            9800, 37),
+            2 * 2 * 2 * 2 * 2);
+}
+
 std::string message_of(const std::function<void()>& call) {
   try {
     call();
