@@ -158,6 +158,30 @@ __device__ __forceinline__ void store_four(__half* dst, const std::uint16_t* b) 
                                               b[2] | static_cast<std::uint32_t>(b[3]) << 16);
 }
 
+// The offsets of plane `plane` (its outer indices, flattened) in the input and the output. Index arithmetic: every
+// plane index is an element count of the output, so it fits Index too.
+template <typename Index>
+struct PlaneOffsets {
+  Index in;
+  Index out;
+};
+
+template <typename Index>
+__device__ __forceinline__ PlaneOffsets<Index> plane_offsets(const Planes& g, std::int64_t plane) {
+  PlaneOffsets<Index> o{0, 0};
+  auto rest = static_cast<Index>(plane);
+#pragma unroll
+  for (int a = 2; a >= 0; --a) {
+    if (a >= g.outer) continue;
+    const auto size = static_cast<Index>(g.size[a]);
+    const Index i = rest % size;
+    rest /= size;
+    o.in += i * static_cast<Index>(g.in_stride[a]);
+    o.out += i * static_cast<Index>(g.out_stride[a]);
+  }
+  return o;
+}
+
 // Each block computes tiles of 128 columns x 8 * rows_per_thread rows, for the planes blockIdx.z, + gridDim.z, ...:
 // its row taps go to shared memory once per tile, each thread's 4 column taps are computed once and serve every row
 // and plane. A thread's rows are consecutive (a band of rows_per_thread), so the input rows neighbouring output rows
@@ -204,19 +228,7 @@ __global__ void __launch_bounds__(kWarp* kBlockRows, 4)
       const std::int64_t below = g.out_h - y0 - first_row;  // output rows from this band's first on
       const int rows = below < g.rows_per_thread ? static_cast<int>(below) : g.rows_per_thread;
       for (std::int64_t plane = blockIdx.z; plane < g.count; plane += gridDim.z) {
-        // Index arithmetic: every plane index is an element count of the output, so it fits Index too.
-        Index in_base = 0;
-        Index out_base = 0;
-        auto rest = static_cast<Index>(plane);
-#pragma unroll
-        for (int a = 2; a >= 0; --a) {
-          if (a >= g.outer) continue;
-          const auto size = static_cast<Index>(g.size[a]);
-          const Index i = rest % size;
-          rest /= size;
-          in_base += i * static_cast<Index>(g.in_stride[a]);
-          out_base += i * static_cast<Index>(g.out_stride[a]);
-        }
+        const auto [in_base, out_base] = plane_offsets<Index>(g, plane);
         const In* const plane_in = in + in_base;
         Out* const plane_out = out + (out_base + static_cast<Index>(y0 + first_row) * static_cast<Index>(g.out_stride_h));
         RowValues<In, Index, Nearest> first;
@@ -309,18 +321,7 @@ __global__ void __launch_bounds__(kWarp* kBlockRows, 4)
       const std::int64_t below = tile_end - y0 - first_row;
       const int rows = band >= kBlockRows ? 0 : (below < g.rows_per_thread ? static_cast<int>(below) : g.rows_per_thread);
       for (std::int64_t plane = blockIdx.z; plane < g.count; plane += gridDim.z) {
-        Index in_base = 0;
-        Index out_base = 0;
-        auto rest = static_cast<Index>(plane);
-#pragma unroll
-        for (int a = 2; a >= 0; --a) {
-          if (a >= g.outer) continue;
-          const auto size = static_cast<Index>(g.size[a]);
-          const Index i = rest % size;
-          rest /= size;
-          in_base += i * static_cast<Index>(g.in_stride[a]);
-          out_base += i * static_cast<Index>(g.out_stride[a]);
-        }
+        const auto [in_base, out_base] = plane_offsets<Index>(g, plane);
         const In* const plane_in = in + in_base;
         __syncthreads();  // pairs written; the previous plane's lerped rows all read
         if (static_cast<int>(threadIdx.x) < groups) {
