@@ -246,7 +246,7 @@ __global__ void roi_align_kernel(RoiArgs a, std::int64_t total, const int* verdi
 // ---- the shared-plane kernel ----
 
 constexpr int kPlaneWarps = 16;  // 512 threads a block
-constexpr int kTapCap = 32;      // sample taps per axis in a warp's table: OW * sx and OH * sy up to 32
+constexpr int kTapCap = 32;      // taps per axis in a shared-plane kernel's record: OW * sx and OH * sy up to 32
 
 // One axis of one sample position: the element offsets of its two taps in a plane (the shared copy's or the
 // input's; a < 0: the sample is out of bounds on this axis, SEMANTICS.md §3.4) and the weight of the second
@@ -726,9 +726,9 @@ std::size_t plane_bytes(const ConstTensorView& input, std::int64_t pitch, int pl
 }
 
 // The row pitch of the shared plane (W where its rows can be copied 16 bytes at a time; otherwise W + 1, so that
-// the rows of neighbouring samples fall in different banks, or W where only that fits), or 0 where the shared-plane kernel is not the better choice: the plane must fit in a
-// block's shared memory, there must be enough planes to fill the device, and enough output per input element that
-// copying every plane pays off.
+// the rows of neighbouring samples fall in different banks, or W where only that fits), or 0 where the shared-plane
+// kernel is not the better choice: the plane must fit in a block's shared memory, there must be enough planes to
+// fill the device, and enough output per input element that copying every plane pays off.
 std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output, const ExecOptions& options) {
   const DeviceLimits limits = device_limits(options.device);
   const std::int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
@@ -850,7 +850,8 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
   constexpr std::size_t kVerdictBytes = 16;
   const std::size_t verdict_bytes = record != nullptr ? kVerdictBytes : 0;
   // Headers rounded up to 16 bytes: the shared-plane kernel reads two column taps at once.
-  const std::size_t header_bytes = tables ? (static_cast<std::size_t>(rois_count) * sizeof(RoiHeader) + 15) / 16 * 16 : 0;
+  const std::size_t header_bytes =
+      tables ? (static_cast<std::size_t>(rois_count) * sizeof(RoiHeader) + 15) / 16 * 16 : 0;
   const std::size_t tap_size = pitch > 0 ? sizeof(RowTap) : sizeof(SampleTap);
   const std::size_t tap_bytes =
       tables ? static_cast<std::size_t>(rois_count) * static_cast<std::size_t>(layout.cap_x + layout.cap_y) * tap_size
