@@ -28,7 +28,7 @@ bash scripts/install-deps.sh clang libclang-rt-14-dev
 start=$SECONDS
 echo "fuzz: building $build (clang, RSZ_FUZZ=ON)"
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DRSZ_FUZZ=ON -DRSZ_BUILD_TESTS=OFF -DRSZ_BUILD_BENCH=OFF > /dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DRSZ_FUZZ=ON -DRSZ_BUILD_TESTS=OFF -DRSZ_BUILD_BENCH=OFF > /dev/null
 cmake --build "$build" -j"$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}") > "$build/fuzz-build.log" 2>&1 || {
   tail -n 60 "$build/fuzz-build.log"; echo "fuzz: build failed (log: $build/fuzz-build.log)"; exit 1; }
 echo "fuzz: built in $((SECONDS - start)) s; $seconds s per target"
