@@ -134,6 +134,8 @@ using BandCompute = std::function<void(std::int64_t first_row, const TensorView&
 // written are the same either way.
 void save_output_rows(const std::string& path, const Dims& sizes, DataType type, const LoadedInput& source,
                       const CommonOptions& options, const BandCompute& compute);
+// A float tensor of 1 or 3 channels (2 or 4 with alpha) as gray: ITU-R BT.601 luma, alpha kept (app/pixels.cpp).
+Tensor to_grayscale(const ConstTensorView& tensor);
 // Whether output_pixel_offset - y is exact in float32 for every whole y in [0, rows): then output row y of an
 // operator equals row 0 of the same call with that offset, bit for bit (SEMANTICS.md §1.1's o - op is the same
 // real number rounded once), which is what lets a result be computed in bands.
