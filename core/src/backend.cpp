@@ -1,8 +1,8 @@
 #include "backend.h"
 
 #include "cpu/cpu.h"
-#include "cpu/isa.h"
 #include "cpu/parallel.h"
+#include "cpu/simd.h"
 #include "detail/validate.h"
 #include "reference/reference.h"
 
@@ -37,7 +37,7 @@ const BackendOps kCpu{
     always,
     [](const ExecOptions& o) -> std::string {
       return std::to_string(cpu::resolve_threads(o.num_threads)) + " threads, tables, separable passes, " +
-             (cpu::cpu_has_avx2_f16c() ? "AVX2 + F16C" : "baseline x86-64");
+             cpu::simd().name;
     },
     [](const ConstTensorView& in, const TensorView& out, const ResampleParams& p, const ExecOptions& o) {
       cpu::resample_cpu(in, out, p, cpu::resolve_threads(o.num_threads));

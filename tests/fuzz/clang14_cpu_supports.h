@@ -1,7 +1,7 @@
-// Force-included into core/src/cpu/isa.cpp by the RSZ_FUZZ build when the compiler is clang older than 15, whose
+// Force-included into core/src/cpu/simd.cpp by the RSZ_FUZZ build when the compiler is clang older than 15, whose
 // __builtin_cpu_supports does not know "f16c" ("invalid cpu feature string for builtin"). Answers the three features
-// isa.cpp asks about from CPUID as the builtin does (AVX also needs the OS to save the YMM state), so the fuzz build
-// picks the same kernels as the GCC builds. Drop this file once isa.cpp no longer needs it.
+// simd.cpp asks about from CPUID as the builtin does (AVX also needs the OS to save the YMM state), so the fuzz build
+// picks the same kernels as the GCC builds. Drop this file once simd.cpp no longer needs it.
 #pragma once
 
 #include <cpuid.h>

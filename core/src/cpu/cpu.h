@@ -11,9 +11,11 @@
 namespace rsz::cpu {
 
 void resample_cpu(const ConstTensorView& input, const TensorView& output, const ResampleParams& params, int threads);
-// resample_cpu's linear mode with params.antialiased and a scale < 1 (SEMANTICS.md §1.7).
-void resample_antialiased_cpu(const ConstTensorView& input, const TensorView& output, const ResampleParams& params,
-                              int threads);
+// resample_cpu's linear mode with params.antialiased and a scale < 1 (SEMANTICS.md §1.7), with resample_cpu's table
+// of vector kernels.
+struct SimdKernels;
+void resample_antialiased_cpu(const SimdKernels& vec, const ConstTensorView& input, const TensorView& output,
+                              const ResampleParams& params, int threads);
 void upsample2d_cpu(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& params,
                     int threads);
 void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,

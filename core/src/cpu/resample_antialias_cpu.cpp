@@ -3,17 +3,15 @@
 // then rows are combined along H, the planes along C and N: per output element the same operations in the same
 // order as the reference (W, H, C, N; an antialiased axis is a weighted sum in index order, any other axis the 2-tap
 // lerp), hence the same bits.
-#include <immintrin.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
 
 #include "cpu/cpu.h"
-#include "cpu/isa.h"
 #include "cpu/parallel.h"
 #include "cpu/rows.h"
+#include "cpu/simd.h"
 #include "cpu/tables.h"
 #include "detail/coords.h"
 #include "reference/reference.h"
@@ -48,37 +46,6 @@ void sum_taps(const float* src, const TapTable& t, std::int64_t begin, std::int6
   }
 }
 
-// sum_taps eight outputs at a time: tap k of the eight lanes is one gather, lanes past their count keep their sum.
-// Needs AVX2, input rows shorter than 2^31 and `wt` = the weights transposed (wt[k * out + x], 0 past a count).
-__attribute__((target("avx2"))) std::int64_t sum_taps_avx2(const float* src, const TapTable& t, const float* wt,
-                                                           std::int64_t out, float* dst) {
-  std::int64_t x = 0;
-  for (; x + 8 <= out; x += 8) {
-    alignas(32) std::int32_t first[8];
-    alignas(32) std::int32_t count[8];
-    std::int32_t most = 1;
-    for (int l = 0; l < 8; ++l) {
-      const auto i = static_cast<std::size_t>(x + l);
-      first[l] = static_cast<std::int32_t>(t.first[i]);
-      count[l] = t.count[i];
-      most = std::max(most, count[l]);
-    }
-    const __m256i base = _mm256_load_si256(reinterpret_cast<const __m256i*>(first));
-    const __m256i counts = _mm256_load_si256(reinterpret_cast<const __m256i*>(count));
-    __m256 acc = _mm256_mul_ps(_mm256_loadu_ps(wt + x), _mm256_i32gather_ps(src, base, 4));
-    for (std::int32_t k = 1; k < most; ++k) {
-      const __m256i kv = _mm256_set1_epi32(k);
-      const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(counts, kv));
-      const __m256 v =
-          _mm256_mask_i32gather_ps(_mm256_setzero_ps(), src, _mm256_add_epi32(base, kv), live, 4);
-      const __m256 next = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(wt + k * out + x), v));
-      acc = _mm256_blendv_ps(acc, next, live);
-    }
-    _mm256_storeu_ps(dst + x, acc);
-  }
-  return x;
-}
-
 // A W-filtered input row, remembered by its input offset; `used` orders the evictions.
 struct CachedRow {
   std::int64_t offset = -1;
@@ -88,9 +55,14 @@ struct CachedRow {
 
 class AntialiasKernel {
  public:
-  AntialiasKernel(const ConstTensorView& input, const std::array<TapTable, 4>& t, const std::vector<float>& wt,
-                  const LinearTable& w_lerp, std::size_t cache_rows)
-      : input_(input), t_(t), wt_(wt), w_lerp_(w_lerp), out_w_(static_cast<std::int64_t>(t[3].first.size())) {
+  AntialiasKernel(const SimdKernels& vec, const ConstTensorView& input, const std::array<TapTable, 4>& t,
+                  const std::vector<float>& wt, const LinearTable& w_lerp, std::size_t cache_rows)
+      : vec_(vec),
+        input_(input),
+        t_(t),
+        wt_(wt),
+        w_lerp_(w_lerp),
+        out_w_(static_cast<std::int64_t>(t[3].first.size())) {
     scratch_.resize(static_cast<std::size_t>(input.size(3)));
     cache_.resize(cache_rows);
     for (auto& row : cache_) row.values.resize(static_cast<std::size_t>(out_w_));
@@ -178,13 +150,13 @@ class AntialiasKernel {
     if (input_.dtype() == DataType::Float32 && input_.stride(3) == 1) {
       src = static_cast<const float*>(input_.data()) + offset;
     } else {
-      load_row(input_.data(), input_.dtype(), offset, input_.stride(3), input_.size(3), scratch_.data());
+      load_row(vec_, input_.data(), input_.dtype(), offset, input_.stride(3), input_.size(3), scratch_.data());
       src = scratch_.data();
     }
     float* dst = victim->values.data();
     const TapTable& t = t_[3];
     if (t.sum) {
-      const std::int64_t done = wt_.empty() ? 0 : sum_taps_avx2(src, t, wt_.data(), out_w_, dst);
+      const std::int64_t done = wt_.empty() ? 0 : vec_.sum_taps(src, t, wt_.data(), out_w_, dst);
       sum_taps(src, t, done, out_w_, dst);
     } else {
       lerp_taps(src, w_lerp_.i0.data(), w_lerp_.i1.data(), w_lerp_.w.data(), 0, out_w_, dst);
@@ -194,6 +166,7 @@ class AntialiasKernel {
     return dst;
   }
 
+  const SimdKernels& vec_;
   const ConstTensorView& input_;
   const std::array<TapTable, 4>& t_;
   const std::vector<float>& wt_;
@@ -208,8 +181,8 @@ class AntialiasKernel {
 
 }  // namespace
 
-void resample_antialiased_cpu(const ConstTensorView& input, const TensorView& output, const ResampleParams& p,
-                              int threads) {
+void resample_antialiased_cpu(const SimdKernels& vec, const ConstTensorView& input, const TensorView& output,
+                              const ResampleParams& p, int threads) {
   std::int64_t taps = 0;
   for (int a = 0; a < 4; ++a) {
     const auto i = static_cast<std::size_t>(a);
@@ -227,9 +200,9 @@ void resample_antialiased_cpu(const ConstTensorView& input, const TensorView& ou
   }
   const std::int64_t ow = output.size(3);
   LinearTable w_lerp;
-  std::vector<float> wt;  // W weights transposed for sum_taps_avx2
+  std::vector<float> wt;  // W weights transposed for vec.sum_taps
   if (t[3].sum) {
-    if (cpu_has_avx2_f16c() && input.size(3) < (std::int64_t{1} << 31) &&
+    if (vec.sum_taps != nullptr && input.size(3) < (std::int64_t{1} << 31) &&
         static_cast<std::int64_t>(t[3].max_count) * ow <= kMaxTableTaps) {
       wt.assign(static_cast<std::size_t>(t[3].max_count * ow), 0.0f);
       for (std::int64_t x = 0; x < ow; ++x) {
@@ -251,12 +224,12 @@ void resample_antialiased_cpu(const ConstTensorView& input, const TensorView& ou
   const bool stream = stream_output(output);
   const std::int64_t grain = std::max<std::int64_t>(8, rows / (static_cast<std::int64_t>(threads) * 4));
   parallel_for(rows, grain, threads, [&](std::int64_t begin, std::int64_t end) {
-    AntialiasKernel kernel(input, t, wt, w_lerp, cache_rows);
+    AntialiasKernel kernel(vec, input, t, wt, w_lerp, cache_rows);
     for (std::int64_t row = begin; row < end; ++row) {
       const auto h = static_cast<std::size_t>(row % oh);
       const auto c = static_cast<std::size_t>((row / oh) % oc);
       const auto n = static_cast<std::size_t>(row / (oh * oc));
-      store_row_computed(output.data(), output.dtype(),
+      store_row_computed(vec, output.data(), output.dtype(),
                          static_cast<std::int64_t>(n) * output.stride(0) +
                              static_cast<std::int64_t>(c) * output.stride(1) +
                              static_cast<std::int64_t>(h) * output.stride(2),

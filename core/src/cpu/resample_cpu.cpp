@@ -10,10 +10,9 @@
 #include <vector>
 
 #include "cpu/cpu.h"
-#include "cpu/isa.h"
-#include "cpu/lerp_avx2.h"
 #include "cpu/parallel.h"
 #include "cpu/rows.h"
+#include "cpu/simd.h"
 #include "cpu/tables.h"
 #include "detail/access.h"
 #include "detail/coords.h"
@@ -111,75 +110,6 @@ void nearest_rows(const ConstTensorView& input, const TensorView& output, const 
   });
 }
 
-// detail::canonical_nan on eight lanes: a NaN lane becomes float32 0x7fc00000 (SEMANTICS.md §0, computed results).
-__attribute__((target("avx2"))) inline __m256 canonical_nan8(__m256 v) {
-  return _mm256_blendv_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-}
-
-// Eight outputs of a halving W filter from the sixteen values at p (a0 b0 a1 b1 ... a7 b7): lerp8(a, b, wx).
-__attribute__((target("avx2"))) inline __m256 halving_lerp(const float* p, __m256 wx) {
-  const __m256 v0 = _mm256_loadu_ps(p);      // a0 b0 a1 b1 | a2 b2 a3 b3
-  const __m256 v1 = _mm256_loadu_ps(p + 8);  // a4 b4 a5 b5 | a6 b6 a7 b7
-  // Per 128-bit lane: a0 a1 a4 a5 | a2 a3 a6 a7, then the 64-bit quarters put back in order.
-  const __m256 a = _mm256_castpd_ps(_mm256_permute4x64_pd(
-      _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
-  const __m256 b = _mm256_castpd_ps(_mm256_permute4x64_pd(
-      _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1))), _MM_SHUFFLE(3, 1, 2, 0)));
-  return lerp8(a, b, wx);
-}
-
-// filter_row where moreover i0[x] = i0[0] + 2 x (halving): sixteen contiguous values hold eight outputs' taps.
-__attribute__((target("avx2"))) std::int64_t filter_row_halving_avx2(const float* src, const std::int64_t* i0,
-                                                                      const float* w, std::int64_t end, float* dst) {
-  const float* base = src + (end > 0 ? i0[0] : 0);
-  std::int64_t x = 0;
-  for (; x + 8 <= end; x += 8) {
-    _mm256_storeu_ps(dst + x, halving_lerp(base + 2 * x, _mm256_loadu_ps(w + x)));
-  }
-  return x;
-}
-
-// Halving along W and blending two such rows along H in one pass: dst[x] = t + wy * (u - t) with t and u the
-// W-lerps of rows r0 and r1 (computed exactly as filter_row_halving_avx2 does), a NaN stored as the canonical NaN
-// (these are final results). Returns how far it got.
-__attribute__((target("avx2"))) std::int64_t halve_and_blend_avx2(const float* r0, const float* r1,
-                                                                   std::int64_t first_tap, const float* w, float wy,
-                                                                   std::int64_t end, std::int64_t ahead, float* dst) {
-  const __m256 wyv = _mm256_set1_ps(wy);
-  std::int64_t x = 0;
-  for (; x + 8 <= end; x += 8) {
-    if (ahead != 0) {
-      _mm_prefetch(reinterpret_cast<const char*>(r0 + ahead + first_tap + 2 * x), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(r1 + ahead + first_tap + 2 * x), _MM_HINT_T0);
-    }
-    const __m256 wx = _mm256_loadu_ps(w + x);
-    const __m256 t = halving_lerp(r0 + first_tap + 2 * x, wx);
-    const __m256 u = halving_lerp(r1 + first_tap + 2 * x, wx);
-    _mm256_storeu_ps(dst + x, canonical_nan8(_mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t)))));
-  }
-  return x;
-}
-
-// The same for any table whose first `end` outputs have adjacent taps: both rows' taps loaded in pairs in one pass,
-// so that the two rows are read side by side.
-__attribute__((target("avx2"))) std::int64_t pairs_and_blend_avx2(const float* r0, const float* r1,
-                                                                   const std::int64_t* i0, const float* w, float wy,
-                                                                   std::int64_t end, float* dst) {
-  const __m256 wyv = _mm256_set1_ps(wy);
-  std::int64_t x = 0;
-  for (; x + 8 <= end; x += 8) {
-    const __m256 wx = _mm256_loadu_ps(w + x);
-    __m256 a;
-    __m256 b;
-    load_pairs8(r0, i0 + x, a, b);
-    const __m256 t = lerp8(a, b, wx);
-    load_pairs8(r1, i0 + x, a, b);
-    const __m256 u = lerp8(a, b, wx);
-    _mm256_storeu_ps(dst + x, canonical_nan8(_mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t)))));
-  }
-  return x;
-}
-
 // The leading outputs whose taps are adjacent (i1 = i0 + 1): all but those clamped at the right edge.
 std::int64_t adjacent_taps(const LinearTable& t) {
   std::int64_t x = 0;
@@ -195,15 +125,6 @@ bool halving_taps(const LinearTable& t, std::int64_t adjacent) {
   }
   return adjacent > 0;
 }
-
-// Outputs [begin, end) of a W table that doubles: output 2m + j (j = 0, 1) reads taps m + d[j] and m + d[j] + 1
-// with weight w[j], the same for every m in the run. begin is even and the run is a whole number of 16 outputs.
-struct DoublingRun {
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-  std::int64_t d[2] = {0, 0};
-  float w[2] = {0.0f, 0.0f};
-};
 
 // The longest such run around the middle of the table's first `adjacent` outputs (an empty one where the table
 // does not double there). Found by checking the table itself, so the weights are the table's bit for bit.
@@ -233,95 +154,21 @@ DoublingRun doubling_run(const LinearTable& t, std::int64_t adjacent) {
   return run;
 }
 
-// The doubling run, 16 outputs at a time: the even and the odd outputs are each one lerp of two 8-value loads, then
-// interleaved.
-__attribute__((target("avx2"))) void filter_row_doubling_avx2(const float* src, const DoublingRun& run, float* dst) {
-  const __m256 w0 = _mm256_set1_ps(run.w[0]);
-  const __m256 w1 = _mm256_set1_ps(run.w[1]);
-  for (std::int64_t o = run.begin; o < run.end; o += 16) {
-    const float* p0 = src + o / 2 + run.d[0];
-    const float* p1 = src + o / 2 + run.d[1];
-    const __m256 even = lerp8(_mm256_loadu_ps(p0), _mm256_loadu_ps(p0 + 1), w0);  // outputs o, o + 2, ...
-    const __m256 odd = lerp8(_mm256_loadu_ps(p1), _mm256_loadu_ps(p1 + 1), w1);   // outputs o + 1, o + 3, ...
-    const __m256 lo = _mm256_unpacklo_ps(even, odd);                               // o .. o+3 | o+8 .. o+11
-    const __m256 hi = _mm256_unpackhi_ps(even, odd);                               // o+4 .. o+7 | o+12 .. o+15
-    _mm256_storeu_ps(dst + o, _mm256_permute2f128_ps(lo, hi, 0x20));
-    _mm256_storeu_ps(dst + o + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
-  }
-}
-
-void filter_row(const float* src, const LinearTable& t, std::int64_t adjacent, bool halving,
+// The W filter of one row: the table's vector kernels where they apply, the scalar lerps for the rest.
+void filter_row(const SimdKernels& vec, const float* src, const LinearTable& t, std::int64_t adjacent, bool halving,
                 const DoublingRun& doubling, float* dst) {
   const auto n = static_cast<std::int64_t>(t.w.size());
-  if (!cpu_has_avx2_f16c()) {
-    lerp_taps(src, t.i0.data(), t.i1.data(), t.w.data(), 0, n, dst);
-    return;
-  }
-  if (doubling.end > doubling.begin) {
+  std::int64_t done = 0;
+  if (doubling.end > doubling.begin && vec.filter_row_doubling != nullptr) {
     lerp_taps(src, t.i0.data(), t.i1.data(), t.w.data(), 0, doubling.begin, dst);
-    filter_row_doubling_avx2(src, doubling, dst);
+    vec.filter_row_doubling(src, doubling, dst);
     const std::int64_t e = doubling.end;
-    const std::int64_t done = e + lerp_pairs_avx2(src, t.i0.data() + e, t.w.data() + e, adjacent - e, dst + e);
-    lerp_taps(src, t.i0.data(), t.i1.data(), t.w.data(), done, n, dst);
-    return;
+    done = e + vec.lerp_pairs(src, t.i0.data() + e, t.w.data() + e, adjacent - e, dst + e);
+  } else {
+    done = halving ? vec.filter_row_halving(src, t.i0.data(), t.w.data(), adjacent, dst)
+                   : vec.lerp_pairs(src, t.i0.data(), t.w.data(), adjacent, dst);
   }
-  const std::int64_t done = halving ? filter_row_halving_avx2(src, t.i0.data(), t.w.data(), adjacent, dst)
-                                    : lerp_pairs_avx2(src, t.i0.data(), t.w.data(), adjacent, dst);
   lerp_taps(src, t.i0.data(), t.i1.data(), t.w.data(), done, n, dst);
-}
-
-// dst[x] = a[x] + w * (b[x] - a[x]), a NaN stored as detail::canonical_nan (harmless where the row is blended
-// again: it stays a NaN, and every final NaN is canonical anyway); dst may be a.
-__attribute__((target_clones("avx2", "default"))) void blend_rows(float* dst, const float* a, const float* b, float w,
-                                                                   std::int64_t count) {
-  const float nan = detail::the_canonical_nan();
-  for (std::int64_t x = 0; x < count; ++x) {
-    const float v = a[x] + w * (b[x] - a[x]);
-    dst[x] = v == v ? v : nan;
-  }
-}
-
-// dst[x] = float16 of (a[x] + w * (b[x] - a[x])): blend_rows and the narrowing of store_row in one pass, eight
-// outputs at a time, streamed past the caches with `stream` (after plain stores up to a 16-byte boundary). Needs
-// F16C + AVX2.
-__attribute__((target("avx2,f16c"))) void blend_rows_f16(std::uint16_t* dst, const float* a, const float* b, float w,
-                                                          std::int64_t count, bool stream) {
-  const auto one = [&](std::int64_t i) {
-    dst[i] = float_to_float16_bits(detail::canonical_nan(a[i] + w * (b[i] - a[i])));
-  };
-  std::int64_t x = 0;
-  if (stream) {
-    for (; x < count && reinterpret_cast<std::uintptr_t>(dst + x) % 16 != 0; ++x) one(x);
-  }
-  const __m256 wv = _mm256_set1_ps(w);
-  for (; x + 8 <= count; x += 8) {
-    const __m256 av = _mm256_loadu_ps(a + x);
-    const __m256 v =
-        canonical_nan8(_mm256_add_ps(av, _mm256_mul_ps(wv, _mm256_sub_ps(_mm256_loadu_ps(b + x), av))));
-    const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    if (stream) {
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + x), h);
-    } else {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + x), h);
-    }
-  }
-  for (; x < count; ++x) one(x);
-}
-
-// blend_rows streamed past the caches: plain stores up to a 32-byte boundary, then eight outputs per streaming
-// store. Needs AVX2.
-__attribute__((target("avx2"))) void blend_rows_stream(float* dst, const float* a, const float* b, float w,
-                                                       std::int64_t count) {
-  std::int64_t x = 0;
-  const auto one = [&](std::int64_t i) { dst[i] = detail::canonical_nan(a[i] + w * (b[i] - a[i])); };
-  for (; x < count && reinterpret_cast<std::uintptr_t>(dst + x) % 32 != 0; ++x) one(x);
-  const __m256 wv = _mm256_set1_ps(w);
-  for (; x + 8 <= count; x += 8) {
-    const __m256 av = _mm256_loadu_ps(a + x);
-    _mm256_stream_ps(dst + x,
-                     canonical_nan8(_mm256_add_ps(av, _mm256_mul_ps(wv, _mm256_sub_ps(_mm256_loadu_ps(b + x), av)))));
-  }
-  for (; x < count; ++x) one(x);
 }
 
 // A W-filtered input row, remembered by its input offset.
@@ -332,8 +179,9 @@ struct CachedRow {
 
 class LinearRowKernel {
  public:
-  LinearRowKernel(const ConstTensorView& input, const LinearTable& wt)
-      : input_(input),
+  LinearRowKernel(const SimdKernels& vec, const ConstTensorView& input, const LinearTable& wt)
+      : vec_(vec),
+        input_(input),
         wt_(wt),
         width_(input.size(3)),
         out_width_(static_cast<std::int64_t>(wt.w.size())),
@@ -348,13 +196,14 @@ class LinearRowKernel {
   // packed float32 rows, for input rows that are each used by one output row (nothing to cache): halving along W,
   // or taps loaded in pairs. Returns false, having done nothing, where that does not apply.
   bool filter_and_blend(std::int64_t off0, std::int64_t off1, float wy, std::int64_t ahead, float* dst) {
-    if (!cpu_has_avx2_f16c() || input_.dtype() != DataType::Float32 || input_.stride(3) != 1) return false;
+    const auto fused = halving_ ? vec_.halve_and_blend != nullptr : vec_.pairs_and_blend != nullptr;
+    if (!fused || input_.dtype() != DataType::Float32 || input_.stride(3) != 1) return false;
     const float* in = static_cast<const float*>(input_.data());
     const float* r0 = in + off0;
     const float* r1 = in + off1;
     const std::int64_t done =
-        halving_ ? halve_and_blend_avx2(r0, r1, wt_.i0[0], wt_.w.data(), wy, adjacent_, ahead, dst)
-                 : pairs_and_blend_avx2(r0, r1, wt_.i0.data(), wt_.w.data(), wy, adjacent_, dst);
+        halving_ ? vec_.halve_and_blend(r0, r1, wt_.i0[0], wt_.w.data(), wy, adjacent_, ahead, dst)
+                 : vec_.pairs_and_blend(r0, r1, wt_.i0.data(), wt_.w.data(), wy, adjacent_, dst);
     for (std::int64_t x = done; x < out_width_; ++x) {
       const auto i = static_cast<std::size_t>(x);
       const float top = detail::lerp(r0[wt_.i0[i]], r0[wt_.i1[i]], wt_.w[i]);
@@ -382,12 +231,13 @@ class LinearRowKernel {
     if (input_.dtype() == DataType::Float32 && input_.stride(3) == 1) {
       src = static_cast<const float*>(input_.data()) + offset;
     } else {
-      load_row(input_.data(), input_.dtype(), offset, input_.stride(3), width_, scratch_.data());
+      load_row(vec_, input_.data(), input_.dtype(), offset, input_.stride(3), width_, scratch_.data());
       src = scratch_.data();
     }
-    filter_row(src, wt_, adjacent_, halving_, doubling_, dst);
+    filter_row(vec_, src, wt_, adjacent_, halving_, doubling_, dst);
   }
 
+  const SimdKernels& vec_;
   const ConstTensorView& input_;
   const LinearTable& wt_;
   std::int64_t width_;
@@ -399,7 +249,8 @@ class LinearRowKernel {
   std::array<CachedRow, 8> cache_;
 };
 
-void linear(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
+void linear(const SimdKernels& vec, const ConstTensorView& input, const TensorView& output, const ResampleParams& p,
+            int threads) {
   std::array<LinearTable, 4> t;
   for (int a = 0; a < 4; ++a) {
     const auto i = static_cast<std::size_t>(a);
@@ -420,11 +271,12 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
   // Packed float32 rows that stay in the caches are blended straight into the output.
   const bool direct = output.dtype() == DataType::Float32 && output.stride(3) == 1 && !stream;
   // Packed float16 rows: blended and narrowed in one pass.
-  const bool narrow_blend = output.dtype() == DataType::Float16 && output.stride(3) == 1 && cpu_has_avx2_f16c();
+  const bool narrow_blend =
+      output.dtype() == DataType::Float16 && output.stride(3) == 1 && vec.blend_rows_f16 != nullptr;
   // Large packed float32 rows: blended straight into the output with streaming stores.
-  const bool stream_blend = output.dtype() == DataType::Float32 && stream && cpu_has_avx2_f16c();
+  const bool stream_blend = output.dtype() == DataType::Float32 && stream && vec.blend_rows_stream != nullptr;
   parallel_for(rows, row_grain(rows, threads), threads, [&](std::int64_t begin, std::int64_t end) {
-    LinearRowKernel kernel(input, t[3]);
+    LinearRowKernel kernel(vec, input, t[3]);
     std::array<std::vector<float>, 4> terms;
     for (auto& term : terms) term.resize(static_cast<std::size_t>(ow));
     for (std::int64_t row = begin; row < end; ++row) {
@@ -450,23 +302,23 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
         } else {
           values = kernel.filtered(0, off0, off1);
           if (wy != 0.0f && narrow_blend) {
-            blend_rows_f16(static_cast<std::uint16_t*>(output.data()) + out_offset, values,
-                           kernel.filtered(0, off1, off0), wy, ow, stream);
+            vec.blend_rows_f16(static_cast<std::uint16_t*>(output.data()) + out_offset, values,
+                               kernel.filtered(0, off1, off0), wy, ow, stream);
             continue;
           }
           if (wy != 0.0f && stream_blend) {
-            blend_rows_stream(static_cast<float*>(output.data()) + out_offset, values, kernel.filtered(0, off1, off0),
-                              wy, ow);
+            vec.blend_rows_stream(static_cast<float*>(output.data()) + out_offset, values,
+                                  kernel.filtered(0, off1, off0), wy, ow);
             continue;
           }
           if (wy != 0.0f) {
-            blend_rows(blended, values, kernel.filtered(0, off1, off0), wy, ow);
+            vec.blend_rows(blended, values, kernel.filtered(0, off1, off0), wy, ow);
             values = blended;
           }
         }
         if (direct && values == blended) continue;
         // A W-filtered row stored as it is (wy == 0) may hold any NaN: canonicalized on the way out.
-        store_row_computed(output.data(), output.dtype(), out_offset, output.stride(3), ow, values, stream);
+        store_row_computed(vec, output.data(), output.dtype(), out_offset, output.stride(3), ow, values, stream);
         continue;
       }
       for (int k = 0; k < 4; ++k) {
@@ -480,23 +332,24 @@ void linear(const ConstTensorView& input, const TensorView& output, const Resamp
         float* dst = terms[static_cast<std::size_t>(k)].data();
         const float* r0 = kernel.filtered(k, off0, off1);
         std::memcpy(dst, r0, static_cast<std::size_t>(ow) * sizeof(float));
-        if (t[2].w[h] != 0.0f) blend_rows(dst, dst, kernel.filtered(k, off1, off0), t[2].w[h], ow);
+        if (t[2].w[h] != 0.0f) vec.blend_rows(dst, dst, kernel.filtered(k, off1, off0), t[2].w[h], ow);
       }
       if (two_c) {
-        blend_rows(terms[0].data(), terms[0].data(), terms[1].data(), t[1].w[c], ow);
-        if (two_n) blend_rows(terms[2].data(), terms[2].data(), terms[3].data(), t[1].w[c], ow);
+        vec.blend_rows(terms[0].data(), terms[0].data(), terms[1].data(), t[1].w[c], ow);
+        if (two_n) vec.blend_rows(terms[2].data(), terms[2].data(), terms[3].data(), t[1].w[c], ow);
       }
-      if (two_n) blend_rows(terms[0].data(), terms[0].data(), terms[2].data(), t[0].w[n], ow);
-      store_row(output.data(), output.dtype(), out_offset, output.stride(3), ow, terms[0].data(), stream);  // blended
+      if (two_n) vec.blend_rows(terms[0].data(), terms[0].data(), terms[2].data(), t[0].w[n], ow);
+      // blended
+      store_row(vec, output.data(), output.dtype(), out_offset, output.stride(3), ow, terms[0].data(), stream);
     }
     if (stream) stream_fence();
   });
 }
 
-
 // Nearest from unorm samples: each output row is its gathered samples widened (load_row with the W table's
 // offsets as one gather per element), then stored.
-void nearest_unorm(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
+void nearest_unorm(const SimdKernels& vec, const ConstTensorView& input, const TensorView& output,
+                   const ResampleParams& p, int threads) {
   const std::array<std::vector<std::int64_t>, 4> tables = nearest_offsets(input, output, p);
   const std::int64_t oc = output.size(1);
   const std::int64_t oh = output.size(2);
@@ -511,10 +364,10 @@ void nearest_unorm(const ConstTensorView& input, const TensorView& output, const
       const auto n = static_cast<std::size_t>(row / (oh * oc));
       const std::int64_t src = tables[0][n] + tables[1][c] + tables[2][h];
       for (std::int64_t x = 0; x < ow; ++x) {
-        load_row(input.data(), input.dtype(), src + tables[3][static_cast<std::size_t>(x)], 1, 1,
+        load_row(vec, input.data(), input.dtype(), src + tables[3][static_cast<std::size_t>(x)], 1, 1,
                  values.data() + x);
       }
-      store_row(output.data(), output.dtype(),
+      store_row(vec, output.data(), output.dtype(),
                 static_cast<std::int64_t>(n) * output.stride(0) + static_cast<std::int64_t>(c) * output.stride(1) +
                     static_cast<std::int64_t>(h) * output.stride(2),
                 output.stride(3), ow, values.data(), stream);
@@ -526,9 +379,10 @@ void nearest_unorm(const ConstTensorView& input, const TensorView& output, const
 }  // namespace
 
 void resample_cpu(const ConstTensorView& input, const TensorView& output, const ResampleParams& params, int threads) {
+  const SimdKernels& vec = simd();
   if (params.interpolation == InterpolationMode::Nearest) {
     if (input.dtype() == DataType::UNorm8 || input.dtype() == DataType::UNorm16) {
-      nearest_unorm(input, output, params, threads);
+      nearest_unorm(vec, input, output, params, threads);
     } else if (input.dtype() == DataType::Float32) {
       nearest_rows<float>(input, output, params, threads);
     } else {
@@ -536,9 +390,9 @@ void resample_cpu(const ConstTensorView& input, const TensorView& output, const 
     }
   } else if (params.antialiased && (params.scales[0] < 1.0f || params.scales[1] < 1.0f ||
                                      params.scales[2] < 1.0f || params.scales[3] < 1.0f)) {
-    resample_antialiased_cpu(input, output, params, threads);
+    resample_antialiased_cpu(vec, input, output, params, threads);
   } else {
-    linear(input, output, params, threads);
+    linear(vec, input, output, params, threads);
   }
 }
 

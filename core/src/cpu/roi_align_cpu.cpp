@@ -15,69 +15,21 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <immintrin.h>
 #include <numeric>
 #include <type_traits>
 #include <vector>
 
 #include "cpu/cpu.h"
-#include "cpu/isa.h"
-#include "cpu/lerp_avx2.h"
 #include "cpu/parallel.h"
+#include "cpu/roi_tables.h"
 #include "cpu/rows.h"
+#include "cpu/simd.h"
 #include "detail/access.h"
 #include "detail/coords.h"
 #include "reference/reference.h"
 #include "rsz/float16.h"
 
 namespace rsz::cpu {
-namespace {
-
-// One axis of one ROI: the entries of its out_size * samples sample positions.
-struct RoiAxisTable {
-  std::uint32_t samples = 1;
-  std::vector<std::int64_t> t0;       // first tap, as an offset (see make_axis)
-  std::vector<std::int64_t> t1;       // second tap
-  std::vector<float> w;               // weight of the second tap; 0 for nearest
-  std::vector<unsigned char> inside;  // the coordinate is within [-1, size]
-  bool all_inside = true;
-  std::int64_t lo = 0;  // smallest and largest tap index
-  std::int64_t hi = 0;
-};
-
-// Where the plane path's fold of one pass over the output columns goes: into the accumulators, or, on the last
-// pass of an output row, finished (an average divided by the sample count) into the row's result.
-struct PlaneFold {
-  bool average;
-  bool first;  // the first sample of every output in the row: the reduction starts here
-  bool last;   // the last sample: the result goes to `out`
-  float count;
-  float* acc;
-  float* out;
-};
-
-}  // namespace
-
-// The vector kernels, once for AVX2 + F16C and once for the baseline ISA (see roi_align_kernels.h).
-#pragma GCC push_options
-#pragma GCC target("avx2,f16c")
-namespace avx2 {
-using rsz::cpu::PlaneFold;
-using rsz::cpu::RoiAxisTable;
-#define RSZ_ROI_LANES 8
-#include "cpu/roi_align_kernels.h"
-#undef RSZ_ROI_LANES
-}  // namespace avx2
-#pragma GCC pop_options
-
-namespace portable {
-using rsz::cpu::PlaneFold;
-using rsz::cpu::RoiAxisTable;
-#define RSZ_ROI_LANES 4
-#include "cpu/roi_align_kernels.h"
-#undef RSZ_ROI_LANES
-}  // namespace portable
-
 namespace {
 
 // Entry e of the table is sample k of output index o, at e = o * samples + k, or e = k * out_size + o when
@@ -144,22 +96,43 @@ constexpr std::int64_t kChannelsLastMinChannels = 8;
 // widening them to float32: what a float16 map needs.
 bool copies_elements(const ConstTensorView& input) { return input.stride(1) == 1 || input.stride(3) == 1; }
 
+// The table's transpose of T elements.
+template <typename T>
+auto transpose_of(const SimdKernels& vec) {
+  if constexpr (std::is_same_v<T, float>) {
+    return vec.transpose_f32;
+  } else {
+    return vec.transpose_f16;
+  }
+}
+
+// The table's channels-last pooling of one ROI over a map of `pixel` channels of T (8, 16, 24 or 32).
+template <typename T>
+PoolChannelsLast<T> pool_of(const SimdKernels& vec, std::int64_t pixel, bool average) {
+  const auto a = static_cast<std::size_t>(average ? 1 : 0);
+  const auto p = static_cast<std::size_t>(pixel / 8 - 1);
+  if constexpr (std::is_same_v<T, float>) {
+    return vec.pool_f32[a][p];
+  } else {
+    return vec.pool_f16[a][p];
+  }
+}
+
 // Channels [c0, c0 + count) of one batch's map as H x W x pixel elements in `map` (pixel >= count, a multiple of 8;
 // the extra channels are zero): float32, or float16 bits for a float16 input with unit W or C stride. Input of that
 // element type is copied one channel run per pixel where channels are contiguous, else its rows with unit stride are
 // transposed straight from the input; others are widened channel by channel into a small float32 buffer, then
 // transposed.
 template <typename T>
-void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::int64_t c0, std::int64_t count,
-                        std::int64_t pixel, int threads, T* map) {
+void channels_last_copy(const SimdKernels& vec, const ConstTensorView& input, std::int64_t batch, std::int64_t c0,
+                        std::int64_t count, std::int64_t pixel, int threads, T* map) {
   const std::int64_t height = input.size(2);
   const std::int64_t width = input.size(3);
-  const bool fast = cpu_has_avx2_f16c();
   constexpr DataType kType = std::is_same_v<T, float> ? DataType::Float32 : DataType::Float16;
   const bool direct = input.dtype() == kType && input.stride(3) == 1;
   // Channels-last input: each pixel's channels are one run to copy.
   const bool runs = input.dtype() == kType && input.stride(1) == 1;
-  const auto transpose = fast ? avx2::transpose<T> : portable::transpose<T>;
+  const auto transpose = transpose_of<T>(vec);
   // Rows are copied in bands, 8 channels at a time, so that each source channel is read as one run of kBand rows
   // while the band's part of the map stays in cache.
   constexpr std::int64_t kBand = 8;
@@ -200,7 +173,7 @@ void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::i
       std::vector<float> rows(static_cast<std::size_t>(pixel * width), 0.0f);
       for (std::int64_t y = begin; y < end; ++y) {
         for (std::int64_t c = 0; c < count; ++c) {
-          load_row(input.data(), input.dtype(), source_row(y) + c * input.stride(1), input.stride(3), width,
+          load_row(vec, input.data(), input.dtype(), source_row(y) + c * input.stride(1), input.stride(3), width,
                    rows.data() + c * width);
         }
         // rows is pixel x width; the map row is width x pixel.
@@ -211,46 +184,21 @@ void channels_last_copy(const ConstTensorView& input, std::int64_t batch, std::i
 }
 
 template <typename T>
-void pool_channels_last(const RoiTables& t, const T* map, std::int64_t pixel, std::int64_t out_h,
-                        std::int64_t out_w, bool average, float oob, float* res) {
-  const bool fast = cpu_has_avx2_f16c();
-  switch (pixel) {
-#define RSZ_ROI_CASE(P)                                                                                    \
-  case P:                                                                                                  \
-    if (fast) {                                                                                            \
-      (average ? avx2::pool_channels_last<P, true, T> : avx2::pool_channels_last<P, false, T>)(            \
-          t.x, t.y, map, out_h, out_w, oob, t.count, res);                                                 \
-    } else {                                                                                               \
-      (average ? portable::pool_channels_last<P, true, T> : portable::pool_channels_last<P, false, T>)(    \
-          t.x, t.y, map, out_h, out_w, oob, t.count, res);                                                 \
-    }                                                                                                      \
-    break;
-    RSZ_ROI_CASE(8)
-    RSZ_ROI_CASE(16)
-    RSZ_ROI_CASE(24)
-    RSZ_ROI_CASE(32)
-#undef RSZ_ROI_CASE
-    default:
-      break;
-  }
-}
-
-template <typename T>
-void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables>& tables, const TensorView& output,
-                       const RoiAlignParams& p, std::int64_t block_channels, std::int64_t pixel, bool in_place,
-                       int threads) {
+void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, const std::vector<RoiTables>& tables,
+                       const TensorView& output, const RoiAlignParams& p, std::int64_t block_channels,
+                       std::int64_t pixel, bool in_place, int threads) {
   const DataType type = output.dtype();
   const std::int64_t channels = output.size(1);
   const std::int64_t out_h = output.size(2);
   const std::int64_t out_w = output.size(3);
   const std::int64_t pixels = out_h * out_w;
   const bool average = p.reduction == RoiReduction::Average;
-  const bool fast = cpu_has_avx2_f16c();
   // Output planes whose rows follow each other are written with one row store per channel.
   const bool packed_planes = output.stride(3) == 1 && output.stride(2) == out_w;
   // A large output is written with streaming stores, from a block of planes transposed in cache.
   const bool stream = packed_planes && stream_output(output);
-  const auto transpose = fast ? avx2::transpose<float> : portable::transpose<float>;
+  const auto transpose = vec.transpose_f32;
+  const PoolChannelsLast<T> pool = pool_of<T>(vec, pixel, average);
   // The channels-last copy of one block, unless the input is read in place.
   std::vector<T> map(in_place ? 0 : static_cast<std::size_t>(input.size(2) * input.size(3) * pixel));
   // ROIs grouped by batch and, within a batch, ordered by their top row, so that consecutive ROIs (on a thread)
@@ -276,25 +224,25 @@ void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables
         const std::int64_t r = order[first + static_cast<std::size_t>(i)];
         for (std::int64_t c0 = c_begin; c0 < c_end; c0 += block_channels) {
           const std::int64_t count = std::min(block_channels, channels - c0);
-          pool_channels_last(tables[static_cast<std::size_t>(r)], base + (c0 - c_begin), pixel, out_h, out_w,
-                             average, p.out_of_bounds_input_value, res.data());
-          canonicalize_nans(res.data(), pixels * pixel);  // results are computed: a NaN is the canonical one
+          const RoiTables& t = tables[static_cast<std::size_t>(r)];
+          pool(t.x, t.y, base + (c0 - c_begin), out_h, out_w, p.out_of_bounds_input_value, t.count, res.data());
+          vec.canonicalize_nans(res.data(), pixels * pixel);  // results are computed: a NaN is the canonical one
           // res is pixels x pixel (channels innermost); the output wants one plane per channel.
           transpose(res.data(), pixel, pixels, pixel, planes.data(), pixels);
           const std::int64_t plane = r * output.stride(0) + c0 * output.stride(1);
           if (packed_planes && output.stride(1) == pixels) {  // the block's planes are one run of the output
-            store_row(output.data(), type, plane, 1, count * pixels, planes.data(), stream);
+            store_row(vec, output.data(), type, plane, 1, count * pixels, planes.data(), stream);
             continue;
           }
           for (std::int64_t c = 0; c < count; ++c) {
             const float* src = planes.data() + c * pixels;
             if (packed_planes) {
-              store_row(output.data(), type, plane + c * output.stride(1), 1, pixels, src, stream);
+              store_row(vec, output.data(), type, plane + c * output.stride(1), 1, pixels, src, stream);
               continue;
             }
             for (std::int64_t oy = 0; oy < out_h; ++oy) {
-              store_row(output.data(), type, plane + c * output.stride(1) + oy * output.stride(2), output.stride(3),
-                        out_w, src + oy * out_w);
+              store_row(vec, output.data(), type, plane + c * output.stride(1) + oy * output.stride(2),
+                        output.stride(3), out_w, src + oy * out_w);
             }
           }
         }
@@ -310,7 +258,7 @@ void run_channels_last(const ConstTensorView& input, const std::vector<RoiTables
       });
     } else {
       for (std::int64_t c0 = 0; c0 < channels; c0 += block_channels) {
-        channels_last_copy(input, batch, c0, std::min(block_channels, channels - c0), pixel, threads, map.data());
+        channels_last_copy(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, threads, map.data());
         parallel_for(rois, 1, threads, [&](std::int64_t begin, std::int64_t end) {
           pool_rois(map.data(), c0, c0 + block_channels, begin, end);
         });
@@ -329,8 +277,8 @@ struct PlaneScratch {
   std::vector<float> out;
 };
 
-void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tables, const TensorView& output,
-                const RoiAlignParams& p, int threads) {
+void run_planes(const SimdKernels& vec, const ConstTensorView& input, const std::vector<RoiTables>& tables,
+                const TensorView& output, const RoiAlignParams& p, int threads) {
   const DataType in_type = input.dtype();  // float32, float16, or unorm (widened as rows are loaded)
   const DataType type = output.dtype();
   const std::int64_t channels = output.size(1);
@@ -338,7 +286,6 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
   const std::int64_t out_w = output.size(3);
   const bool average = p.reduction == RoiReduction::Average;
   const float oob = p.out_of_bounds_input_value;
-  const bool fast = cpu_has_avx2_f16c();
   const bool direct = in_type == DataType::Float32 && input.stride(3) == 1;
   const bool stream = stream_output(output);
   const auto units = static_cast<std::int64_t>(tables.size()) * channels;
@@ -380,10 +327,10 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
         if (in_place) {
           row = static_cast<const float*>(input.data()) + offset;  // float32 with unit stride
         } else {
-          load_row(input.data(), in_type, offset, input.stride(3), span, s.span.data());
+          load_row(vec, input.data(), in_type, offset, input.stride(3), span, s.span.data());
         }
         float* out = s.lerped[k].data();
-        const std::int64_t done = fast ? lerp_pairs_avx2(row, t.x.t0.data(), t.x.w.data(), n, out) : 0;
+        const std::int64_t done = vec.lerp_pairs(row, t.x.t0.data(), t.x.w.data(), n, out);
         lerp_taps(row, t.x.t0.data(), t.x.t1.data(), t.x.w.data(), done, n, out);
         s.cached[k] = y;
         return s.lerped[k].data();
@@ -395,17 +342,16 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
           const auto ey = static_cast<std::size_t>(oy) * sy + iy;
           const PlaneFold fold{average, iy == 0, iy + 1 == sy, t.count, s.acc.data(), s.out.data()};
           if (!t.y.inside[ey]) {
-            (fast ? avx2::accumulate_outside : portable::accumulate_outside)(sx, out_w, oob, fold);
+            vec.accumulate_outside(sx, out_w, oob, fold);
             continue;
           }
           const float wy = t.y.w[ey];
           const float* top = lerped_row(t.y.t0[ey], wy == 0.0f ? t.y.t0[ey] : t.y.t1[ey]);
           const float* bottom = wy == 0.0f ? top : lerped_row(t.y.t1[ey], t.y.t0[ey]);
-          (fast ? avx2::accumulate_y_sample : portable::accumulate_y_sample)(top, bottom, wy, inside_x, sx, out_w,
-                                                                             oob, fold);
+          vec.accumulate_y_sample(top, bottom, wy, inside_x, sx, out_w, oob, fold);
         }
-        canonicalize_nans(s.out.data(), out_w);  // results are computed: a NaN is the canonical one
-        store_row(output.data(), type, row, output.stride(3), out_w, s.out.data(), stream);
+        vec.canonicalize_nans(s.out.data(), out_w);  // results are computed: a NaN is the canonical one
+        store_row(vec, output.data(), type, row, output.stride(3), out_w, s.out.data(), stream);
       }
     }
     if (stream) stream_fence();
@@ -413,8 +359,9 @@ void run_planes(const ConstTensorView& input, const std::vector<RoiTables>& tabl
 }
 
 // The tabled ROI_ALIGN of ROIs whose tables fit kMaxTableEntries together (see roi_align_cpu).
-void roi_align_tabled(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
-                      const TensorView& output, const RoiAlignParams& p, int threads) {
+void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, const ConstTensorView& rois,
+                      const ConstTensorView& batch_indices, const TensorView& output, const RoiAlignParams& p,
+                      int threads) {
   const DataType type = input.dtype();
   const std::int64_t roi_count = output.size(0);
   const std::int64_t channels = output.size(1);
@@ -434,7 +381,7 @@ void roi_align_tabled(const ConstTensorView& input, const ConstTensorView& rois,
   const std::int64_t pixel = (block_channels + 7) / 8 * 8;
   // The map is gathered as float16 bits where the input is float16 and the CPU converts them (half the bytes;
   // widened exactly per tap), else as float32.
-  const bool f16_map = type == DataType::Float16 && cpu_has_avx2_f16c();
+  const bool f16_map = type == DataType::Float16 && vec.f16_maps;
   // Channels-last input (unit channel stride) cut into equal blocks of whole vectors is pooled in place, without a
   // copy.
   const bool in_place = channels_last && input.stride(1) == 1 && block_channels == pixel &&
@@ -462,12 +409,12 @@ void roi_align_tabled(const ConstTensorView& input, const ConstTensorView& rois,
 
   if (channels_last) {
     if (f16_map && copies_elements(input)) {
-      run_channels_last<std::uint16_t>(input, tables, output, p, block_channels, pixel, in_place, threads);
+      run_channels_last<std::uint16_t>(vec, input, tables, output, p, block_channels, pixel, in_place, threads);
     } else {
-      run_channels_last<float>(input, tables, output, p, block_channels, pixel, in_place, threads);
+      run_channels_last<float>(vec, input, tables, output, p, block_channels, pixel, in_place, threads);
     }
   } else {
-    run_planes(input, tables, output, p, threads);
+    run_planes(vec, input, tables, output, p, threads);
   }
 }
 
@@ -509,6 +456,7 @@ RoiRange roi_range(const ConstTensorView& rois, const ConstTensorView& batch_ind
 // the channels spread over the threads.
 void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
                    const TensorView& output, const RoiAlignParams& p, int threads) {
+  const SimdKernels& vec = simd();
   const std::int64_t roi_count = output.size(0);
   const std::int64_t out_h = output.size(2);
   const std::int64_t out_w = output.size(3);
@@ -535,7 +483,7 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
     total = total > UINT64_MAX - e ? UINT64_MAX : total + e;
   }
   if (total <= kMaxTableEntries) {
-    roi_align_tabled(input, rois, batch_indices, output, p, threads);
+    roi_align_tabled(vec, input, rois, batch_indices, output, p, threads);
     return;
   }
   std::int64_t first = 0;
@@ -543,7 +491,7 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
   const auto flush = [&](std::int64_t end) {
     if (end > first) {
       const RoiRange range = roi_range(rois, batch_indices, output, first, end - first);
-      roi_align_tabled(input, range.rois, range.batch_indices, range.output, p, threads);
+      roi_align_tabled(vec, input, range.rois, range.batch_indices, range.output, p, threads);
     }
     first = end;
     group = 0;

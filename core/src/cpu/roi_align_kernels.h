@@ -1,13 +1,14 @@
-// ROI_ALIGN inner loops, written once with GCC vector extensions and compiled twice by roi_align_cpu.cpp: inside
-// namespace `avx2` under `#pragma GCC target("avx2,f16c")` with 8-lane vectors, and inside namespace `portable`
-// for the baseline ISA with 4-lane vectors. No include guard on purpose. The includer defines RSZ_ROI_LANES.
+// ROI_ALIGN inner loops, written once with GCC vector extensions and compiled once per instruction set, inside the
+// namespace of each SimdKernels table (simd.h): simd_avx2.cpp under its target pragma with 8-lane vectors,
+// simd_baseline.cpp with 4-lane vectors. No include guard on purpose. The includer defines RSZ_SIMD_LANES and has
+// included cpu/simd.h, rsz/float16.h and <immintrin.h>.
 //
 // Every function here evaluates, per channel and per sample, exactly the reference's expressions in the reference's
 // order (lerp along x on the top and bottom rows, then along y, `a + w * (b - a)`, a zero weight taking the first
 // tap; accumulation over iy outer, ix inner; max keeps the first sample and replaces it by any larger one). Vector
 // lanes only ever hold different channels or different output columns, never parts of one sum.
 
-constexpr int kLanes = RSZ_ROI_LANES;
+constexpr int kLanes = RSZ_SIMD_LANES;
 typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
 
 inline Vec load_vec(const float* p) {
@@ -18,7 +19,7 @@ inline Vec load_vec(const float* p) {
 
 // kLanes float16 values (bits), widened exactly.
 inline Vec load_vec(const std::uint16_t* p) {
-#if RSZ_ROI_LANES == 8
+#if RSZ_SIMD_LANES == 8
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 #else
   Vec v;
@@ -31,7 +32,7 @@ inline void store_vec(float* p, Vec v) { __builtin_memcpy(p, &v, sizeof v); }
 
 // One broadcast (an element-by-element fill compiles to a chain of inserts).
 inline Vec splat(float x) {
-#if RSZ_ROI_LANES == 8
+#if RSZ_SIMD_LANES == 8
   return _mm256_set1_ps(x);
 #else
   return _mm_set1_ps(x);
@@ -127,6 +128,15 @@ void pool_channels_last(const RoiAxisTable& tx, const RoiAxisTable& ty, const T*
       for (int k = 0; k < kVecs; ++k) store_vec(out + k * kLanes, kAverage ? acc[k] / count_v : acc[k]);
     }
   }
+}
+
+// This ISA's pooling kernels, as its SimdKernels table holds them.
+template <typename T>
+constexpr PoolKernels<T> pool_kernels() {
+  return {{{pool_channels_last<8, false, T>, pool_channels_last<16, false, T>, pool_channels_last<24, false, T>,
+            pool_channels_last<32, false, T>},
+           {pool_channels_last<8, true, T>, pool_channels_last<16, true, T>, pool_channels_last<24, true, T>,
+            pool_channels_last<32, true, T>}}};
 }
 
 inline PlaneFold pass_of(const PlaneFold& f, std::uint32_t ix, std::uint32_t sx) {
@@ -231,7 +241,7 @@ inline void accumulate_outside(std::uint32_t sx, std::int64_t out_w, float oob, 
 
 // dst[j * dst_stride + i] = src[i * src_stride + j] for i, j < 8 (an 8 x 8 block transposed; moves only).
 inline void transpose8x8(const float* src, std::int64_t src_stride, float* dst, std::int64_t dst_stride) {
-#if RSZ_ROI_LANES == 8  // the AVX2 build (a target pragma does not define __AVX2__ in C++)
+#if RSZ_SIMD_LANES == 8  // the AVX2 build (a target pragma does not define __AVX2__ in C++)
   __m256 r[8];
   for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
   __m256 t[8];

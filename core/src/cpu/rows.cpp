@@ -7,71 +7,27 @@
 #include <cstring>
 #include <vector>
 
-#include "cpu/isa.h"
-#include "cpu/lerp_avx2.h"
 #include "detail/access.h"
 #include "detail/coords.h"
 #include "rsz/float16.h"
 
 namespace rsz::cpu {
-namespace {
-
-__attribute__((target("avx,f16c"))) std::int64_t widen_f16c(const std::uint16_t* src, std::int64_t count, float* dst) {
-  std::int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
-  }
-  return i;
-}
-
-__attribute__((target("avx,f16c"))) std::int64_t narrow_f16c(const float* src, std::int64_t count,
-                                                              std::uint16_t* dst) {
-  std::int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
-  }
-  return i;
-}
-
-}  // namespace
-
-__attribute__((target("avx2"))) std::int64_t lerp_pairs_avx2(const float* src, const std::int64_t* i0,
-                                                              const float* w, std::int64_t end, float* dst) {
-  std::int64_t x = 0;
-  for (; x + 8 <= end; x += 8) {
-    __m256 a;
-    __m256 b;
-    load_pairs8(src, i0 + x, a, b);
-    _mm256_storeu_ps(dst + x, lerp8(a, b, _mm256_loadu_ps(w + x)));
-  }
-  return x;
-}
 
 void lerp_taps(const float* src, const std::int64_t* i0, const std::int64_t* i1, const float* w, std::int64_t begin,
                std::int64_t end, float* dst) {
   for (std::int64_t x = begin; x < end; ++x) dst[x] = detail::lerp(src[i0[x]], src[i1[x]], w[x]);
 }
 
-__attribute__((target_clones("avx2", "default"))) void canonicalize_nans(float* row, std::int64_t count) {
-  const float nan = detail::the_canonical_nan();
-  for (std::int64_t i = 0; i < count; ++i) {
-    const float v = row[i];
-    row[i] = v == v ? v : nan;
-  }
-}
-
-void store_row_computed(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
-                        const float* src, bool stream) {
+void store_row_computed(const SimdKernels& vec, void* base, DataType type, std::int64_t offset, std::int64_t stride,
+                        std::int64_t count, const float* src, bool stream) {
   // In cache-sized pieces: canonicalized into a local buffer, then stored as store_row does.
   constexpr std::int64_t kPiece = 1024;
   float piece[kPiece];
   for (std::int64_t begin = 0; begin < count; begin += kPiece) {
     const std::int64_t n = std::min(kPiece, count - begin);
     std::memcpy(piece, src + begin, static_cast<std::size_t>(n) * sizeof(float));
-    canonicalize_nans(piece, n);
-    store_row(base, type, offset + begin * stride, stride, n, piece, stream);
+    vec.canonicalize_nans(piece, n);
+    store_row(vec, base, type, offset + begin * stride, stride, n, piece, stream);
   }
 }
 
@@ -118,8 +74,8 @@ const float* unorm_table(DataType type) {
   return table16.data();
 }
 
-void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
-              float* dst) {
+void load_row(const SimdKernels& vec, const void* base, DataType type, std::int64_t offset, std::int64_t stride,
+              std::int64_t count, float* dst) {
   if (type == DataType::UNorm8 || type == DataType::UNorm16) {
     const float* table = unorm_table(type);
     if (type == DataType::UNorm8) {
@@ -142,12 +98,12 @@ void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t
   }
   const std::uint16_t* src = static_cast<const std::uint16_t*>(base) + offset;
   std::int64_t i = 0;
-  if (stride == 1 && cpu_has_f16c()) i = widen_f16c(src, count, dst);
+  if (stride == 1) i = vec.widen_f16(src, count, dst);
   for (; i < count; ++i) dst[i] = float16_bits_to_float(src[i * stride]);
 }
 
-void store_row(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
-               const float* src, bool stream) {
+void store_row(const SimdKernels& vec, void* base, DataType type, std::int64_t offset, std::int64_t stride,
+               std::int64_t count, const float* src, bool stream) {
   if (type == DataType::Float32) {
     float* dst = static_cast<float*>(base) + offset;
     if (stride == 1) {
@@ -164,13 +120,13 @@ void store_row(void* base, DataType type, std::int64_t offset, std::int64_t stri
     std::uint16_t piece[kPiece];
     for (std::int64_t begin = 0; begin < count; begin += kPiece) {
       const std::int64_t n = std::min(kPiece, count - begin);
-      store_row(piece, DataType::Float16, 0, 1, n, src + begin, false);
+      store_row(vec, piece, DataType::Float16, 0, 1, n, src + begin, false);
       copy_bytes(dst + begin, piece, static_cast<std::size_t>(n) * sizeof(std::uint16_t), true);
     }
     return;
   }
   std::int64_t i = 0;
-  if (stride == 1 && cpu_has_f16c()) i = narrow_f16c(src, count, dst);
+  if (stride == 1) i = vec.narrow_f16(src, count, dst);
   for (; i < count; ++i) dst[i * stride] = float_to_float16_bits(src[i]);
 }
 

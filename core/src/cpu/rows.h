@@ -1,28 +1,28 @@
-// Moving rows between tensors of either float type and float32 scratch buffers. float16 conversion uses the CPU's
-// F16C instructions when it has them (checked at run time) and the portable conversion otherwise; both round to
-// nearest even and keep NaN and infinity, so results do not depend on the machine.
+// Moving rows between tensors of either float type and float32 scratch buffers. float16 conversion goes through the
+// call's SimdKernels table (F16C instructions where the CPU has them) and the portable conversion for the rest; both
+// round to nearest even and keep NaN and infinity, so results do not depend on the machine.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu/simd.h"
 #include "rsz/tensor.h"
 
 namespace rsz::cpu {
 
 // dst[i] = element (offset + i * stride) of a float32, float16, unorm8 or unorm16 buffer, widened, for i < count.
-void load_row(const void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
-              float* dst);
+void load_row(const SimdKernels& vec, const void* base, DataType type, std::int64_t offset, std::int64_t stride,
+              std::int64_t count, float* dst);
 // Element (offset + i * stride) = src[i], rounded once to the buffer's type, for i < count. `stream`: see
 // copy_bytes.
-void store_row(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
-               const float* src, bool stream = false);
+void store_row(const SimdKernels& vec, void* base, DataType type, std::int64_t offset, std::int64_t stride,
+               std::int64_t count, const float* src, bool stream = false);
 
-// Computed results (SEMANTICS.md §0): every NaN in row[0, count) becomes detail::canonical_nan (float32 0x7fc00000).
-void canonicalize_nans(float* row, std::int64_t count);
-// store_row for computed results: the values stored are canonicalize_nans of src (src itself is left as it is).
-void store_row_computed(void* base, DataType type, std::int64_t offset, std::int64_t stride, std::int64_t count,
-                        const float* src, bool stream = false);
+// store_row for computed results (SEMANTICS.md §0): the values stored are vec.canonicalize_nans of src (src itself is
+// left as it is).
+void store_row_computed(const SimdKernels& vec, void* base, DataType type, std::int64_t offset, std::int64_t stride,
+                        std::int64_t count, const float* src, bool stream = false);
 
 // dst[x] = detail::lerp(src[i0[x]], src[i1[x]], w[x]) (the first tap alone where w[x] is 0) for x in [begin, end):
 // the scalar two-tap filter of the resample W axis and the ROI align x samples, and the edge of their vector forms.

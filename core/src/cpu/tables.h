@@ -43,6 +43,15 @@ inline std::vector<std::int64_t> make_nearest_table(std::int64_t out_size, std::
   return t;
 }
 
+// Outputs [begin, end) of a W table that doubles: output 2m + j (j = 0, 1) reads taps m + d[j] and m + d[j] + 1
+// with weight w[j], the same for every m in the run. begin is even and the run is a whole number of 16 outputs.
+struct DoublingRun {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t d[2] = {0, 0};
+  float w[2] = {0.0f, 0.0f};
+};
+
 // §1.7: an axis' filter for antialiased linear resampling. Output index o reads `count[o]` consecutive input indices
 // from `first[o]` with the weights at weights[start[o]...]. `sum`: antialiased (scale < 1), a weighted sum in index
 // order; otherwise the 2-tap lerp (count 1 or 2, weights[start[o]] the second tap's weight w).

@@ -9,6 +9,7 @@
 #include "cpu/cpu.h"
 #include "cpu/parallel.h"
 #include "cpu/rows.h"
+#include "cpu/simd.h"
 
 namespace rsz::cpu {
 namespace {
@@ -16,7 +17,8 @@ namespace {
 // T: the element copied as raw bits (float or float16 bits) where input and output types agree; for a unorm input,
 // float: each row is loaded (widened exactly, as load_element does) before it is expanded, and stored by store_row.
 template <typename T>
-void nearest(const ConstTensorView& input, const TensorView& output, const ScaleSize& scale, int threads) {
+void nearest(const SimdKernels& vec, const ConstTensorView& input, const TensorView& output, const ScaleSize& scale,
+             int threads) {
   const int rank = input.rank();
   const int h_axis = rank - 2;
   const std::int64_t in_h = input.size(h_axis);
@@ -50,10 +52,10 @@ void nearest(const ConstTensorView& input, const TensorView& output, const Scale
       }
       if constexpr (std::is_same_v<T, float>) {
         if (widen) {
-          load_row(input.data(), input.dtype(), in_off, in_sw, in_w, loaded.data());
+          load_row(vec, input.data(), input.dtype(), in_off, in_sw, in_w, loaded.data());
           repeat_row(loaded.data(), in_w, 1, sw, row.data());
           for (std::int64_t r = 0; r < sh; ++r) {
-            store_row(output.data(), output.dtype(), out_off + (h * sh + r) * output.stride(h_axis), out_sw, out_w,
+            store_row(vec, output.data(), output.dtype(), out_off + (h * sh + r) * output.stride(h_axis), out_sw, out_w,
                       row.data(), stream);
           }
           continue;
@@ -78,10 +80,11 @@ void nearest(const ConstTensorView& input, const TensorView& output, const Scale
 void upsample2d_cpu(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& params,
                     int threads) {
   if (params.interpolation == InterpolationMode::Nearest) {
+    const SimdKernels& vec = simd();
     if (input.dtype() != DataType::Float16) {  // float32, or unorm widened to float
-      nearest<float>(input, output, params.scale_size, threads);
+      nearest<float>(vec, input, output, params.scale_size, threads);
     } else {
-      nearest<std::uint16_t>(input, output, params.scale_size, threads);
+      nearest<std::uint16_t>(vec, input, output, params.scale_size, threads);
     }
     return;
   }

@@ -1,0 +1,256 @@
+// The AVX2 + F16C table of the CPU backend's vector kernels (simd.h). Everything after the target pragma is compiled
+// for AVX2 + F16C and lives in namespace avx2: the headers it uses are included before the pragma, so that no
+// function shared with the rest of the program is compiled for this ISA.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "cpu/roi_tables.h"
+#include "cpu/simd.h"
+#include "cpu/tables.h"
+#include "detail/access.h"
+#include "detail/coords.h"
+#include "rsz/float16.h"
+
+#pragma GCC target("avx2,f16c")
+
+namespace rsz::cpu::avx2 {
+namespace {
+
+// detail::lerp on eight lanes: a + w * (b - a), or a where w is 0.
+inline __m256 lerp8(__m256 a, __m256 b, __m256 w) {
+  const __m256 zero_weight = _mm256_cmp_ps(w, _mm256_setzero_ps(), _CMP_EQ_OQ);
+  return _mm256_blendv_ps(_mm256_add_ps(a, _mm256_mul_ps(w, _mm256_sub_ps(b, a))), a, zero_weight);
+}
+
+// The first taps src[i0[k]] (in a) and src[i0[k] + 1] (in b) of eight outputs k = 0..7: four pairs of 8-byte loads,
+// de-interleaved.
+inline void load_pairs8(const float* src, const std::int64_t* i0, __m256& a, __m256& b) {
+  const auto pair = [src](std::int64_t low, std::int64_t high) {
+    const __m128 lo = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(src + low));
+    return _mm_loadh_pi(lo, reinterpret_cast<const __m64*>(src + high));
+  };
+  const __m256 first = _mm256_set_m128(pair(i0[4], i0[5]), pair(i0[0], i0[1]));   // a0 b0 a1 b1 | a4 b4 a5 b5
+  const __m256 second = _mm256_set_m128(pair(i0[6], i0[7]), pair(i0[2], i0[3]));  // a2 b2 a3 b3 | a6 b6 a7 b7
+  a = _mm256_shuffle_ps(first, second, _MM_SHUFFLE(2, 0, 2, 0));
+  b = _mm256_shuffle_ps(first, second, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+std::int64_t widen_f16(const std::uint16_t* src, std::int64_t count, float* dst) {
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  return i;
+}
+
+std::int64_t narrow_f16(const float* src, std::int64_t count, std::uint16_t* dst) {
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+  }
+  return i;
+}
+
+std::int64_t lerp_pairs(const float* src, const std::int64_t* i0, const float* w, std::int64_t end, float* dst) {
+  std::int64_t x = 0;
+  for (; x + 8 <= end; x += 8) {
+    __m256 a;
+    __m256 b;
+    load_pairs8(src, i0 + x, a, b);
+    _mm256_storeu_ps(dst + x, lerp8(a, b, _mm256_loadu_ps(w + x)));
+  }
+  return x;
+}
+
+// detail::canonical_nan on eight lanes: a NaN lane becomes float32 0x7fc00000 (SEMANTICS.md §0, computed results).
+inline __m256 canonical_nan8(__m256 v) {
+  return _mm256_blendv_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
+// Eight outputs of a halving W filter from the sixteen values at p (a0 b0 a1 b1 ... a7 b7): lerp8(a, b, wx).
+inline __m256 halving_lerp(const float* p, __m256 wx) {
+  const __m256 v0 = _mm256_loadu_ps(p);      // a0 b0 a1 b1 | a2 b2 a3 b3
+  const __m256 v1 = _mm256_loadu_ps(p + 8);  // a4 b4 a5 b5 | a6 b6 a7 b7
+  // Per 128-bit lane: a0 a1 a4 a5 | a2 a3 a6 a7, then the 64-bit quarters put back in order.
+  const __m256 a = _mm256_castpd_ps(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
+  const __m256 b = _mm256_castpd_ps(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1))), _MM_SHUFFLE(3, 1, 2, 0)));
+  return lerp8(a, b, wx);
+}
+
+// lerp_pairs where moreover i0[x] = i0[0] + 2 x (halving): sixteen contiguous values hold eight outputs' taps.
+std::int64_t filter_row_halving(const float* src, const std::int64_t* i0, const float* w, std::int64_t end,
+                                float* dst) {
+  const float* base = src + (end > 0 ? i0[0] : 0);
+  std::int64_t x = 0;
+  for (; x + 8 <= end; x += 8) {
+    _mm256_storeu_ps(dst + x, halving_lerp(base + 2 * x, _mm256_loadu_ps(w + x)));
+  }
+  return x;
+}
+
+// Halving along W and blending two such rows along H in one pass: dst[x] = t + wy * (u - t) with t and u the
+// W-lerps of rows r0 and r1 (computed exactly as filter_row_halving does), a NaN stored as the canonical NaN
+// (these are final results). Returns how far it got.
+std::int64_t halve_and_blend(const float* r0, const float* r1, std::int64_t first_tap, const float* w, float wy,
+                             std::int64_t end, std::int64_t ahead, float* dst) {
+  const __m256 wyv = _mm256_set1_ps(wy);
+  std::int64_t x = 0;
+  for (; x + 8 <= end; x += 8) {
+    if (ahead != 0) {
+      _mm_prefetch(reinterpret_cast<const char*>(r0 + ahead + first_tap + 2 * x), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(r1 + ahead + first_tap + 2 * x), _MM_HINT_T0);
+    }
+    const __m256 wx = _mm256_loadu_ps(w + x);
+    const __m256 t = halving_lerp(r0 + first_tap + 2 * x, wx);
+    const __m256 u = halving_lerp(r1 + first_tap + 2 * x, wx);
+    _mm256_storeu_ps(dst + x, canonical_nan8(_mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t)))));
+  }
+  return x;
+}
+
+// The same for any table whose first `end` outputs have adjacent taps: both rows' taps loaded in pairs in one pass,
+// so that the two rows are read side by side.
+std::int64_t pairs_and_blend(const float* r0, const float* r1, const std::int64_t* i0, const float* w, float wy,
+                             std::int64_t end, float* dst) {
+  const __m256 wyv = _mm256_set1_ps(wy);
+  std::int64_t x = 0;
+  for (; x + 8 <= end; x += 8) {
+    const __m256 wx = _mm256_loadu_ps(w + x);
+    __m256 a;
+    __m256 b;
+    load_pairs8(r0, i0 + x, a, b);
+    const __m256 t = lerp8(a, b, wx);
+    load_pairs8(r1, i0 + x, a, b);
+    const __m256 u = lerp8(a, b, wx);
+    _mm256_storeu_ps(dst + x, canonical_nan8(_mm256_add_ps(t, _mm256_mul_ps(wyv, _mm256_sub_ps(u, t)))));
+  }
+  return x;
+}
+
+// The doubling run, 16 outputs at a time: the even and the odd outputs are each one lerp of two 8-value loads, then
+// interleaved.
+void filter_row_doubling(const float* src, const DoublingRun& run, float* dst) {
+  const __m256 w0 = _mm256_set1_ps(run.w[0]);
+  const __m256 w1 = _mm256_set1_ps(run.w[1]);
+  for (std::int64_t o = run.begin; o < run.end; o += 16) {
+    const float* p0 = src + o / 2 + run.d[0];
+    const float* p1 = src + o / 2 + run.d[1];
+    const __m256 even = lerp8(_mm256_loadu_ps(p0), _mm256_loadu_ps(p0 + 1), w0);  // outputs o, o + 2, ...
+    const __m256 odd = lerp8(_mm256_loadu_ps(p1), _mm256_loadu_ps(p1 + 1), w1);   // outputs o + 1, o + 3, ...
+    const __m256 lo = _mm256_unpacklo_ps(even, odd);                              // o .. o+3 | o+8 .. o+11
+    const __m256 hi = _mm256_unpackhi_ps(even, odd);                              // o+4 .. o+7 | o+12 .. o+15
+    _mm256_storeu_ps(dst + o, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(dst + o + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+  }
+}
+
+// dst[x] = float16 of (a[x] + w * (b[x] - a[x])): blend_rows and the narrowing of store_row in one pass, eight
+// outputs at a time, streamed past the caches with `stream` (after plain stores up to a 16-byte boundary).
+void blend_rows_f16(std::uint16_t* dst, const float* a, const float* b, float w, std::int64_t count, bool stream) {
+  const auto one = [&](std::int64_t i) {
+    dst[i] = float_to_float16_bits(detail::canonical_nan(a[i] + w * (b[i] - a[i])));
+  };
+  std::int64_t x = 0;
+  if (stream) {
+    for (; x < count && reinterpret_cast<std::uintptr_t>(dst + x) % 16 != 0; ++x) one(x);
+  }
+  const __m256 wv = _mm256_set1_ps(w);
+  for (; x + 8 <= count; x += 8) {
+    const __m256 av = _mm256_loadu_ps(a + x);
+    const __m256 v = canonical_nan8(_mm256_add_ps(av, _mm256_mul_ps(wv, _mm256_sub_ps(_mm256_loadu_ps(b + x), av))));
+    const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    if (stream) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + x), h);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + x), h);
+    }
+  }
+  for (; x < count; ++x) one(x);
+}
+
+// blend_rows streamed past the caches: plain stores up to a 32-byte boundary, then eight outputs per streaming
+// store.
+void blend_rows_stream(float* dst, const float* a, const float* b, float w, std::int64_t count) {
+  std::int64_t x = 0;
+  const auto one = [&](std::int64_t i) { dst[i] = detail::canonical_nan(a[i] + w * (b[i] - a[i])); };
+  for (; x < count && reinterpret_cast<std::uintptr_t>(dst + x) % 32 != 0; ++x) one(x);
+  const __m256 wv = _mm256_set1_ps(w);
+  for (; x + 8 <= count; x += 8) {
+    const __m256 av = _mm256_loadu_ps(a + x);
+    _mm256_stream_ps(dst + x,
+                     canonical_nan8(_mm256_add_ps(av, _mm256_mul_ps(wv, _mm256_sub_ps(_mm256_loadu_ps(b + x), av)))));
+  }
+  for (; x < count; ++x) one(x);
+}
+
+// sum_taps eight outputs at a time: tap k of the eight lanes is one gather, lanes past their count keep their sum.
+// Needs input rows shorter than 2^31 and `wt` = the weights transposed (wt[k * out + x], 0 past a count).
+std::int64_t sum_taps(const float* src, const TapTable& t, const float* wt, std::int64_t out, float* dst) {
+  std::int64_t x = 0;
+  for (; x + 8 <= out; x += 8) {
+    alignas(32) std::int32_t first[8];
+    alignas(32) std::int32_t count[8];
+    std::int32_t most = 1;
+    for (int l = 0; l < 8; ++l) {
+      const auto i = static_cast<std::size_t>(x + l);
+      first[l] = static_cast<std::int32_t>(t.first[i]);
+      count[l] = t.count[i];
+      most = std::max(most, count[l]);
+    }
+    const __m256i base = _mm256_load_si256(reinterpret_cast<const __m256i*>(first));
+    const __m256i counts = _mm256_load_si256(reinterpret_cast<const __m256i*>(count));
+    __m256 acc = _mm256_mul_ps(_mm256_loadu_ps(wt + x), _mm256_i32gather_ps(src, base, 4));
+    for (std::int32_t k = 1; k < most; ++k) {
+      const __m256i kv = _mm256_set1_epi32(k);
+      const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(counts, kv));
+      const __m256 v = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), src, _mm256_add_epi32(base, kv), live, 4);
+      const __m256 next = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(wt + k * out + x), v));
+      acc = _mm256_blendv_ps(acc, next, live);
+    }
+    _mm256_storeu_ps(dst + x, acc);
+  }
+  return x;
+}
+
+#define RSZ_SIMD_LANES 8
+#include "cpu/roi_align_kernels.h"
+#include "cpu/row_kernels.h"
+#undef RSZ_SIMD_LANES
+
+}  // namespace
+}  // namespace rsz::cpu::avx2
+
+namespace rsz::cpu {
+
+constexpr SimdKernels kAvx2Kernels = {
+    Isa::Avx2,
+    "AVX2 + F16C",
+    avx2::widen_f16,
+    avx2::narrow_f16,
+    avx2::canonicalize_nans,
+    avx2::lerp_pairs,
+    avx2::filter_row_halving,
+    avx2::filter_row_doubling,
+    avx2::halve_and_blend,
+    avx2::pairs_and_blend,
+    avx2::blend_rows,
+    avx2::blend_rows_f16,
+    avx2::blend_rows_stream,
+    avx2::sum_taps,
+    true,
+    avx2::pool_kernels<float>(),
+    avx2::pool_kernels<std::uint16_t>(),
+    avx2::transpose<float>,
+    avx2::transpose<std::uint16_t>,
+    avx2::accumulate_y_sample,
+    avx2::accumulate_outside,
+};
+
+}  // namespace rsz::cpu
