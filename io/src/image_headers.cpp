@@ -350,6 +350,18 @@ HeaderFacts parse_pnm(const std::string& path, const Bytes& in, bool whole, Imag
                      "before the end of its " + size_text(facts.width, facts.height) + " pixel array");
     }
   }
+  if (whole && (kind == 1 || kind == 2 || kind == 3)) {
+    // Plain (ASCII) samples take at least a character each, and PGM / PPM samples a separator between them: a tiny
+    // file claiming a huge size is refused here, before the decoder allocates its pixels.
+    const std::uint64_t samples = static_cast<std::uint64_t>(facts.width) * static_cast<std::uint64_t>(facts.height) *
+                                  static_cast<std::uint64_t>(facts.channels);
+    const std::uint64_t needed = kind == 1 ? samples : 2 * samples - 1;
+    const std::size_t data_start = pos + 1;
+    if (data_start > in.size() || needed > in.size() - data_start) {
+      fail_truncated(path, format, in.size(),
+                     "before the end of its " + size_text(facts.width, facts.height) + " plain-text pixel array");
+    }
+  }
   return facts;
 }
 

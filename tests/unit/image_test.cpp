@@ -473,6 +473,38 @@ TEST_F(ImageTest, TruncatedUncompressedFilesAreRefused) {
   }
 }
 
+// Plain (ASCII) PBM / PGM / PPM: the smallest complete files decode (one character a bitmap sample, a separator
+// between gray and colour samples), and a file too short for the size its header claims is refused before decoding
+// (the fuzzer's 36-byte P3 claiming 33333333 x 3 pixels made the decoder ask for 3 GB).
+TEST_F(ImageTest, PlainPnmSizesAreCheckedAgainstTheirText) {
+  write_file(path("bits.pbm"), "P1\n3 2\n010110\n");
+  write_file(path("gray.pgm"), "P2\n2 2\n255\n0 64 128 255\n");
+  write_file(path("rgb.ppm"), "P3 1 2 65535 0 1 2 65535 30000 7\n");
+  const Image bits = read_image(path("bits.pbm"));
+  EXPECT_EQ(bits.width, 3);
+  EXPECT_EQ(bits.height, 2);
+  EXPECT_EQ(bits.channels, 1);
+  const Image gray = read_image(path("gray.pgm"));
+  EXPECT_EQ(gray.channels, 1);
+  EXPECT_EQ(gray.bit_depth, 8);
+  EXPECT_EQ(gray.data8[3], 255);
+  EXPECT_EQ(gray.data8[1], 64);
+  const Image rgb = read_image(path("rgb.ppm"));
+  EXPECT_EQ(rgb.channels, 3);
+  EXPECT_EQ(rgb.bit_depth, 16);
+  EXPECT_EQ(rgb.height, 2);
+  EXPECT_EQ(rgb.data16[3], 65535);
+  EXPECT_EQ(rgb.data16[4], 30000);
+  write_file(path("short.pbm"), "P1\n3 2\n01011");
+  write_file(path("short.pgm"), "P2\n2 2\n255\n0 1 2");  // 4 samples need 7 characters
+  write_file(path("huge.ppm"), "P3\n33333333#3131\n\n3#P53\n565");
+  for (const char* name : {"short.pbm", "short.pgm", "huge.ppm"}) {
+    SCOPED_TRACE(name);
+    expect_error([&] { read_image(path(name)); }, ErrorCode::Format,
+                 {path(name) + ": ", "truncated", "plain-text pixel array"});
+  }
+}
+
 TEST_F(ImageTest, EmptyAndForeignFilesAreRefused) {
   write_file(path("empty.png"), "");
   expect_error([&] { read_image(path("empty.png")); }, ErrorCode::Format, {path("empty.png") + ": ", "empty", "PNG"});
