@@ -53,7 +53,8 @@ def main():
         for variant, mode in (("linear", "linear"), ("nearest", "nearest")):
             path = f"{out}/{w['name'].replace('/', '_')}.{variant}.onnx"
             resize_model(w["name"], w["input"], w["output"], mode, path)
-            index.append({"workload": w["name"], "variant": variant, "model": path, "input": w["input"]})
+            index.append({"workload": w["name"], "variant": variant, "model": path, "input": w["input"],
+                          "output": w["output"]})
     for w in workloads["upsample"]:
         out_shape = list(w["input"])
         out_shape[-1] *= w["factor"]
@@ -61,12 +62,14 @@ def main():
         for variant, mode in (("nearest", "nearest"), ("linear", "linear")):
             path = f"{out}/{w['name']}.{variant}.onnx"
             resize_model(w["name"], w["input"], out_shape, mode, path)
-            index.append({"workload": w["name"], "variant": variant, "model": path, "input": w["input"]})
+            index.append({"workload": w["name"], "variant": variant, "model": path, "input": w["input"],
+                          "output": out_shape})
     for w in workloads["roi_align"]:
         for variant, mode in (("average_linear", "avg"), ("max_linear", "max")):
             path = f"{out}/{w['name']}.{variant}.onnx"
             roi_model(w["name"], w["input"], w["rois"], w["output"], w["sampling"], w["spatial_scale"], mode, path)
             index.append({"workload": w["name"], "variant": variant, "model": path, "input": w["input"],
+                          "output": [w["rois"], w["input"][1], w["output"], w["output"]],
                           "rois": f"{out}/{w['name']}.rois.f32", "count": w["rois"]})
     json.dump(index, open(f"{out}/ort_models.json", "w"), indent=1)
 
