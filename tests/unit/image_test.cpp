@@ -484,6 +484,9 @@ TEST_F(ImageTest, PlainPnmSizesAreCheckedAgainstTheirText) {
   EXPECT_EQ(bits.width, 3);
   EXPECT_EQ(bits.height, 2);
   EXPECT_EQ(bits.channels, 1);
+  EXPECT_EQ(bits.data8[0], 255);  // 0 is white
+  EXPECT_EQ(bits.data8[1], 0);    // 1 is black
+  EXPECT_EQ(bits.data8[5], 255);
   const Image gray = read_image(path("gray.pgm"));
   EXPECT_EQ(gray.channels, 1);
   EXPECT_EQ(gray.bit_depth, 8);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -91,7 +92,6 @@ TEST(SimdDispatch, ChoosesAvx2WhereTheCpuHasItUnlessTheBaselineIsAsked) {
   const bool baseline = env != nullptr && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
   const SimdKernels& expected = !baseline && cpu_runs_avx2() ? kAvx2Kernels : kBaselineKernels;
   EXPECT_EQ(&simd(), &expected) << "running " << simd().name << ", expected " << expected.name;
-  EXPECT_EQ(&simd(), &simd());  // chosen once
 }
 
 TEST(SimdKernels, TablesAreComplete) {
@@ -134,6 +134,9 @@ TEST(SimdKernels, WidenFloat16MatchesThePortableConversion) {
       const std::int64_t done = vec->widen_f16(all.data() + phase, count, out.data());
       ASSERT_GE(done, 0);
       ASSERT_LE(done, count);
+      if (vec->isa == Isa::Avx2) {
+        EXPECT_EQ(done, count);
+      }
       for (std::int64_t i = 0; i < done; ++i) {
         const float expected = float16_bits_to_float(all[static_cast<std::size_t>(phase + i)]);
         ASSERT_TRUE(same_value(out[static_cast<std::size_t>(i)], expected)) << where(*vec, "widen_f16", count, i);
@@ -210,6 +213,7 @@ TEST(SimdKernels, CanonicalizeNansAndBlendRows) {
         for (std::int64_t shift = 0; shift < 8; shift += 3) {
           for (bool stream : {false, true}) {
             if (vec->blend_rows_f16 == nullptr) break;
+            std::fill(narrowed.begin(), narrowed.end(), std::uint16_t{0xdead});
             vec->blend_rows_f16(narrowed.data() + shift, a.data(), b.data(), w, n, stream);
             for (std::int64_t i = 0; i < n; ++i) {
               const auto u = static_cast<std::size_t>(i);
@@ -271,6 +275,7 @@ TEST(SimdKernels, PairedTapsMatchTheScalarLerps) {
                   ? vec->halve_and_blend(r0.data(), r1.data(), i0.empty() ? 0 : i0[0], w.data(), wy, n, 64, out.data())
                   : vec->pairs_and_blend(r0.data(), r1.data(), i0.data(), w.data(), wy, n, out.data());
           ASSERT_LE(fused_done, n);
+          EXPECT_EQ(fused_done, n / 8 * 8);  // every table with these kernels does whole vectors
           for (std::int64_t x = 0; x < fused_done; ++x) {
             const float top = lerp_at(r0, x);
             ASSERT_EQ(bits_of(out[static_cast<std::size_t>(x)]), bits_of(blended(top, lerp_at(r1, x), wy)))

@@ -1,6 +1,7 @@
 // The AVX2 + F16C table of the CPU backend's vector kernels (simd.h). Everything after the target pragma is compiled
-// for AVX2 + F16C and lives in namespace avx2: the headers it uses are included before the pragma, so that no
-// function shared with the rest of the program is compiled for this ISA.
+// for AVX2 + F16C and has internal linkage (namespace avx2, unnamed): the headers it uses are included before the
+// pragma, so that no function shared with the rest of the program is compiled for this ISA. (The clang fuzz build,
+// where the pragma does nothing, compiles this whole file with -mavx2 -mf16c instead: see CMakeLists.txt.)
 #include <immintrin.h>
 
 #include <algorithm>
