@@ -103,14 +103,14 @@ TEST(SimdKernels, TablesAreComplete) {
     EXPECT_NE(vec->lerp_pairs, nullptr);
     EXPECT_NE(vec->filter_row_halving, nullptr);
     EXPECT_NE(vec->blend_rows, nullptr);
-    for (int a = 0; a < 2; ++a) {
-      for (int p = 0; p < 4; ++p) {
-        EXPECT_NE(vec->pool_f32[a][p], nullptr);
-        EXPECT_NE(vec->pool_f16[a][p], nullptr);
+    for (std::size_t a = 0; a < 2; ++a) {
+      for (std::size_t p = 0; p < 4; ++p) {
+        EXPECT_NE(vec->map_f32.pool[a][p], nullptr);
+        EXPECT_NE(vec->map_f16.pool[a][p], nullptr);
       }
     }
-    EXPECT_NE(vec->transpose_f32, nullptr);
-    EXPECT_NE(vec->transpose_f16, nullptr);
+    EXPECT_NE(vec->map_f32.transpose, nullptr);
+    EXPECT_NE(vec->map_f16.transpose, nullptr);
     EXPECT_NE(vec->accumulate_y_sample, nullptr);
     EXPECT_NE(vec->accumulate_outside, nullptr);
   }
@@ -359,8 +359,8 @@ TEST(SimdKernels, TransposesMoveEveryElement) {
       }
       std::vector<float> dst(static_cast<std::size_t>(cols * (rows + 3)), -1.0f);
       std::vector<std::uint16_t> dst16(dst.size(), 0xffff);
-      vec->transpose_f32(src.data(), cols + 2, rows, cols, dst.data(), rows + 3);
-      vec->transpose_f16(src16.data(), cols + 2, rows, cols, dst16.data(), rows + 3);
+      vec->map_f32.transpose(src.data(), cols + 2, rows, cols, dst.data(), rows + 3);
+      vec->map_f16.transpose(src16.data(), cols + 2, rows, cols, dst16.data(), rows + 3);
       for (std::int64_t i = 0; i < rows; ++i) {
         for (std::int64_t j = 0; j < cols; ++j) {
           const auto from = static_cast<std::size_t>(i * (cols + 2) + j);

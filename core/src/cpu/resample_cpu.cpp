@@ -3,8 +3,6 @@
 // while consecutive output rows reuse it), rows are blended along H, then the planes along C and N: the same
 // lerps, in the same order, as the reference (W, H, C, N), hence the same bits; a NaN result is stored as the
 // canonical NaN (SEMANTICS.md §0), as the reference stores it.
-#include <immintrin.h>
-
 #include <array>
 #include <cstring>
 #include <vector>
@@ -339,7 +337,7 @@ void linear(const SimdKernels& vec, const ConstTensorView& input, const TensorVi
         if (two_n) vec.blend_rows(terms[2].data(), terms[2].data(), terms[3].data(), t[1].w[c], ow);
       }
       if (two_n) vec.blend_rows(terms[0].data(), terms[0].data(), terms[2].data(), t[0].w[n], ow);
-      // blended
+      // terms[0] now holds every term, blended in the reference's order.
       store_row(vec, output.data(), output.dtype(), out_offset, output.stride(3), ow, terms[0].data(), stream);
     }
     if (stream) stream_fence();

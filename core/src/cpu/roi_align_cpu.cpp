@@ -96,28 +96,6 @@ constexpr std::int64_t kChannelsLastMinChannels = 8;
 // widening them to float32: what a float16 map needs.
 bool copies_elements(const ConstTensorView& input) { return input.stride(1) == 1 || input.stride(3) == 1; }
 
-// The table's transpose of T elements.
-template <typename T>
-auto transpose_of(const SimdKernels& vec) {
-  if constexpr (std::is_same_v<T, float>) {
-    return vec.transpose_f32;
-  } else {
-    return vec.transpose_f16;
-  }
-}
-
-// The table's channels-last pooling of one ROI over a map of `pixel` channels of T (8, 16, 24 or 32).
-template <typename T>
-PoolChannelsLast<T> pool_of(const SimdKernels& vec, std::int64_t pixel, bool average) {
-  const auto a = static_cast<std::size_t>(average ? 1 : 0);
-  const auto p = static_cast<std::size_t>(pixel / 8 - 1);
-  if constexpr (std::is_same_v<T, float>) {
-    return vec.pool_f32[a][p];
-  } else {
-    return vec.pool_f16[a][p];
-  }
-}
-
 // Channels [c0, c0 + count) of one batch's map as H x W x pixel elements in `map` (pixel >= count, a multiple of 8;
 // the extra channels are zero): float32, or float16 bits for a float16 input with unit W or C stride. Input of that
 // element type is copied one channel run per pixel where channels are contiguous, else its rows with unit stride are
@@ -132,7 +110,7 @@ void channels_last_copy(const SimdKernels& vec, const ConstTensorView& input, st
   const bool direct = input.dtype() == kType && input.stride(3) == 1;
   // Channels-last input: each pixel's channels are one run to copy.
   const bool runs = input.dtype() == kType && input.stride(1) == 1;
-  const auto transpose = transpose_of<T>(vec);
+  const auto transpose = vec.map<T>().transpose;
   // Rows are copied in bands, 8 channels at a time, so that each source channel is read as one run of kBand rows
   // while the band's part of the map stays in cache.
   constexpr std::int64_t kBand = 8;
@@ -197,8 +175,8 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
   const bool packed_planes = output.stride(3) == 1 && output.stride(2) == out_w;
   // A large output is written with streaming stores, from a block of planes transposed in cache.
   const bool stream = packed_planes && stream_output(output);
-  const auto transpose = vec.transpose_f32;
-  const PoolChannelsLast<T> pool = pool_of<T>(vec, pixel, average);
+  const auto transpose = vec.map_f32.transpose;  // of the float32 results
+  const PoolChannelsLast<T> pool = vec.map<T>().pool[average ? 1 : 0][static_cast<std::size_t>(pixel / 8 - 1)];
   // The channels-last copy of one block, unless the input is read in place.
   std::vector<T> map(in_place ? 0 : static_cast<std::size_t>(input.size(2) * input.size(3) * pixel));
   // ROIs grouped by batch and, within a batch, ordered by their top row, so that consecutive ROIs (on a thread)

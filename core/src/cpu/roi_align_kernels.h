@@ -130,15 +130,6 @@ void pool_channels_last(const RoiAxisTable& tx, const RoiAxisTable& ty, const T*
   }
 }
 
-// This ISA's pooling kernels, as its SimdKernels table holds them.
-template <typename T>
-constexpr PoolKernels<T> pool_kernels() {
-  return {{{pool_channels_last<8, false, T>, pool_channels_last<16, false, T>, pool_channels_last<24, false, T>,
-            pool_channels_last<32, false, T>},
-           {pool_channels_last<8, true, T>, pool_channels_last<16, true, T>, pool_channels_last<24, true, T>,
-            pool_channels_last<32, true, T>}}};
-}
-
 inline PlaneFold pass_of(const PlaneFold& f, std::uint32_t ix, std::uint32_t sx) {
   PlaneFold pass = f;
   pass.first = f.first && ix == 0;
@@ -305,4 +296,14 @@ void transpose(const T* src, std::int64_t src_stride, std::int64_t rows, std::in
   for (std::int64_t i = 0; i < rows; ++i) {
     for (std::int64_t j = i < rows8 ? cols8 : 0; j < cols; ++j) dst[j * dst_stride + i] = src[i * src_stride + j];
   }
+}
+
+// This ISA's channels-last kernels for maps of T, as its SimdKernels table holds them.
+template <typename T>
+constexpr MapKernels<T> map_kernels() {
+  return {{{{pool_channels_last<8, false, T>, pool_channels_last<16, false, T>, pool_channels_last<24, false, T>,
+             pool_channels_last<32, false, T>},
+            {pool_channels_last<8, true, T>, pool_channels_last<16, true, T>, pool_channels_last<24, true, T>,
+             pool_channels_last<32, true, T>}}},
+          transpose<T>};
 }

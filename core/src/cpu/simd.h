@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <type_traits>
 
 #include "cpu/roi_tables.h"
 #include "cpu/tables.h"
@@ -32,9 +33,16 @@ enum class Isa {
 template <typename T>
 using PoolChannelsLast = void (*)(const RoiAxisTable& tx, const RoiAxisTable& ty, const T* map, std::int64_t out_h,
                                   std::int64_t out_w, float oob, float count, float* res);
-// One per reduction (max, average) and map width (8, 16, 24, 32 channels).
+
+// The ROI_ALIGN channels-last kernels for maps of T elements (float32, or float16 bits).
 template <typename T>
-using PoolKernels = std::array<std::array<PoolChannelsLast<T>, 4>, 2>;
+struct MapKernels {
+  // Pooling of one ROI: [average][pixel / 8 - 1] (max or average, maps of 8, 16, 24 or 32 channels).
+  std::array<std::array<PoolChannelsLast<T>, 4>, 2> pool;
+  // dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols.
+  void (*transpose)(const T* src, std::int64_t src_stride, std::int64_t rows, std::int64_t cols, T* dst,
+                    std::int64_t dst_stride);
+};
 
 struct SimdKernels {
   Isa isa;
@@ -80,19 +88,24 @@ struct SimdKernels {
   // ---- ROI_ALIGN (roi_align_cpu.cpp, roi_align_kernels.h) ----
   // Whether the channels-last path gathers float16 maps as float16 bits (widened per tap, cheap in hardware).
   bool f16_maps;
-  // [average][pixel / 8 - 1]
-  PoolKernels<float> pool_f32;
-  PoolKernels<std::uint16_t> pool_f16;
-  void (*transpose_f32)(const float* src, std::int64_t src_stride, std::int64_t rows, std::int64_t cols, float* dst,
-                        std::int64_t dst_stride);
-  void (*transpose_f16)(const std::uint16_t* src, std::int64_t src_stride, std::int64_t rows, std::int64_t cols,
-                        std::uint16_t* dst, std::int64_t dst_stride);
+  MapKernels<float> map_f32;
+  MapKernels<std::uint16_t> map_f16;
   // One y sample of the plane path over the output columns: the x-lerped rows top and bottom blended with wy (top
   // alone where wy is 0), `oob` where inside_x says an x sample is outside (null: all inside), folded as `fold` says.
   void (*accumulate_y_sample)(const float* top, const float* bottom, float wy, const unsigned char* inside_x,
                               std::uint32_t sx, std::int64_t out_w, float oob, const PlaneFold& fold);
   // A y sample outside the map: `oob` for every sample of the row.
   void (*accumulate_outside)(std::uint32_t sx, std::int64_t out_w, float oob, const PlaneFold& fold);
+
+  // map_f32 or map_f16, for maps of T.
+  template <typename T>
+  const MapKernels<T>& map() const {
+    if constexpr (std::is_same_v<T, float>) {
+      return map_f32;
+    } else {
+      return map_f16;
+    }
+  }
 };
 
 // Constant-initialized (constexpr where defined): usable from any static initializer.

@@ -246,10 +246,8 @@ constexpr SimdKernels kAvx2Kernels = {
     avx2::blend_rows_stream,
     avx2::sum_taps,
     true,
-    avx2::pool_kernels<float>(),
-    avx2::pool_kernels<std::uint16_t>(),
-    avx2::transpose<float>,
-    avx2::transpose<std::uint16_t>,
+    avx2::map_kernels<float>(),
+    avx2::map_kernels<std::uint16_t>(),
     avx2::accumulate_y_sample,
     avx2::accumulate_outside,
 };

@@ -46,10 +46,8 @@ constexpr SimdKernels kBaselineKernels = {
     nullptr,
     nullptr,
     false,
-    baseline::pool_kernels<float>(),
-    baseline::pool_kernels<std::uint16_t>(),
-    baseline::transpose<float>,
-    baseline::transpose<std::uint16_t>,
+    baseline::map_kernels<float>(),
+    baseline::map_kernels<std::uint16_t>(),
     baseline::accumulate_y_sample,
     baseline::accumulate_outside,
 };
