@@ -489,6 +489,64 @@ TEST(CudaEquivalence, RoiAlignSharedPlanes) {
             2 * 2 * 2 * 2 * 2 * 2);
 }
 
+// unorm8 feature maps (81 channels: two planes a block, their bytes side by side in shared memory, the last block
+// one plane), packed rows of 48 bytes (copied 16 bytes at a time) and channels-last (element by element), into
+// float32 and float16 outputs; boxes inside the plane, across its edges and outside.
+TEST(CudaEquivalence, RoiAlignSharedPlanesUnorm8) {
+  RSZ_NEED_CUDA();
+  const std::int64_t c = 81, h = 23, w = 48;
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(2 * c * h * w));
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>((i * 131 + i / 7) % 256);
+  std::vector<float> boxes;
+  for (int k = 0; k < 60; ++k) {
+    const float x1 = static_cast<float>(k * 11 % 56) - 6.0f + 0.3f * static_cast<float>(k % 3);
+    const float y1 = static_cast<float>(k * 7 % 28) - 4.0f + 0.45f * static_cast<float>(k % 2);
+    boxes.insert(boxes.end(), {x1, y1, x1 + 2.0f + 1.1f * static_cast<float>(k % 13),
+                               y1 + 1.5f + 0.9f * static_cast<float>(k % 10)});
+  }
+  const auto r = static_cast<std::int64_t>(boxes.size() / 4);
+  std::vector<std::uint32_t> batch(static_cast<std::size_t>(r));
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<std::uint32_t>(i % 2);
+  const ConstTensorView indices(batch.data(), DataType::UInt32, {r});
+  const DeviceInput device_indices(indices);
+  const DeviceInput device_bytes(ConstTensorView(bytes.data(), DataType::UNorm8, {2 * c * h * w}));
+  int cases = 0;
+  for (const bool channels_last : {false, true}) {
+    const Dims strides = channels_last ? Dims{c * h * w, 1, w * c, c} : Dims{c * h * w, h * w, w, 1};
+    const ConstTensorView in(bytes.data(), DataType::UNorm8, {2, c, h, w}, strides);
+    const ConstTensorView device_in(device_bytes.view().data(), DataType::UNorm8, {2, c, h, w}, strides,
+                                    MemorySpace::Device);
+    for (const DataType out_type : {DataType::Float32, DataType::Float16}) {
+      std::vector<std::uint16_t> boxes16(boxes.size());
+      for (std::size_t i = 0; i < boxes.size(); ++i) boxes16[i] = float_to_float16_bits(boxes[i]);
+      const ConstTensorView rois = out_type == DataType::Float32 ? ConstTensorView(boxes.data(), out_type, {r, 4})
+                                                                 : ConstTensorView(boxes16.data(), out_type, {r, 4});
+      const DeviceInput device_rois(rois);
+      for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+        for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
+          RoiAlignParams p;
+          p.interpolation = mode;
+          p.reduction = reduction;
+          p.minimum_samples_per_output = 2;
+          p.maximum_samples_per_output = 2;
+          p.out_of_bounds_input_value = 0.25f;
+          const auto [cpu, gpu] = both(
+              output_layout({r, c, 7, 7}, out_type, cases % 2 == 1),
+              [&](const TensorView& out) { roi_align(in, rois, indices, out, p, {Backend::Cpu, 2}); },
+              [&](const TensorView& out) {
+                roi_align(device_in, device_rois.view(), device_indices.view(), out, p, {Backend::Cuda});
+              });
+          const std::string what = std::string("roi_align unorm8 ") + (channels_last ? "nhwc " : "nchw ") +
+                                   to_string(out_type) + " " + to_string(mode) + " " + to_string(reduction);
+          ASSERT_TRUE(same_bytes(cpu, gpu, out_type, what));
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 16);
+}
+
 // Many ROIs an image (550, as FPN levels have: more chunks of 32 headers than a block has warps, so every warp
 // takes several), inside the plane and across its edges, on planes copied 16 bytes at a time.
 TEST(CudaEquivalence, RoiAlignSharedPlanesManyRois) {

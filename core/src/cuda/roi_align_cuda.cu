@@ -4,12 +4,12 @@
 // * The shared-plane kernel, for many ROIs on feature maps whose plane fits in shared memory (FPN levels: 1000 ROIs
 //   on 256 channels of 200 x 272). First roi_taps_kernel computes each ROI's sample taps per axis once (offsets and
 //   weights, -1 for out of bounds: SEMANTICS.md §3's rules split by axis, exactly) into scratch memory; then one block
-//   per (image, channel) plane, or two float16 / unorm planes, copies the plane into shared memory once (16 bytes a
-//   thread where rows allow), and its warps take the ROIs of that image 32 / G at a time, G lanes each (G: the
-//   output width rounded up to 8, 16 or 32): lane ox computes output column ox of every output row from the row taps
-//   of its group's table and its own column taps, each sample's four reads coming from shared memory. Every input
-//   element is read from device memory once per call, where a per-element kernel reads it about 20 times from the
-//   caches.
+//   per (image, channel) plane, or two float16 / unorm planes side by side (one read fetches a tap of both), copies
+//   the plane into shared memory once (16 bytes a thread where rows allow), and its warps take the ROIs of that image
+//   32 / G at a time, G lanes each (G: the output width rounded up to 8, 16 or 32): lane ox computes output column ox
+//   of every output row from the row taps of its group's table and its own column taps, each sample's four reads
+//   coming from shared memory. Every input element is read from device memory once per call, where a per-element
+//   kernel reads it about 20 times from the caches.
 // * The gather kernel otherwise (crops from a large image): the same tap tables, then one thread per output element
 //   reading its taps and its samples from device memory.
 // * The per-element kernel where neither applies (no memory pools, outputs or inputs beyond 32-bit offsets): one
@@ -471,27 +471,66 @@ __host__ __device__ inline bool vector_rows(const void* data, const std::int64_t
          reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
 }
 
-// One sample (SEMANTICS.md §3.4) at row tap (ra, rw) and column tap (ca, cw) of a plane with rows `pitch` elements
-// apart: the reads and float operations of tap_sample, the second taps read at +1 and +pitch. Checked: a tap may be
-// out of bounds (offset < 0: the sample is `outside`); otherwise both offsets are known to be >= 0.
-template <bool Nearest, bool Checked, typename In>
-__device__ __forceinline__ float grid_sample(const In* plane, int pitch, int ra, float rw, int ca, float cw,
-                                             float outside) {
-  const In* const p = plane + (Checked ? max(ra, 0) + max(ca, 0) : ra + ca);
-  float v;
-  if constexpr (Nearest) {
-    v = widen(p[0]);
-  } else {
-    const float top = lerp(widen(p[0]), widen(p[1]), cw);
-    const float bottom = lerp(widen(p[pitch]), widen(p[pitch + 1]), cw);
-    v = lerp(top, bottom, rw);
-  }
-  if constexpr (Checked) return (ra | ca) < 0 ? outside : v;
-  return v;
+// The shared-plane kernel's element: one channel's In, or with two planes a block the two channels' elements of one
+// position side by side, so that one shared-memory read fetches a tap of both (float16: 32 bits).
+template <typename In>
+struct alignas(2 * sizeof(In)) Pair {
+  In v[2];
+};
+
+template <typename In, int Planes>
+using Cell = std::conditional_t<Planes == 2, Pair<In>, In>;
+
+// The float32 value of plane p's element in a cell.
+template <typename In>
+__device__ __forceinline__ float cell_value(const In& c, int) {
+  return widen(c);
+}
+template <typename In>
+__device__ __forceinline__ float cell_value(const Pair<In>& c, int p) {
+  return widen(c.v[p]);
 }
 
-// Planes (1 or 2) channel planes of one image at a time in shared memory (rows `pitch` elements apart, plus a padding
-// row); with two planes every tap serves both channels. A warp takes 32 / G ROIs at a time (G = 8, 16 or 32: the
+// One sample of each of a cell's planes.
+template <int Planes>
+struct Samples {
+  float v[Planes];
+};
+
+// One sample (SEMANTICS.md §3.4) of each plane at row tap (ra, rw) and column tap (ca, cw) of a grid of cells with
+// rows `pitch` cells apart: the reads and float operations of tap_sample, the second taps read at +1 and +pitch, each
+// cell read once for all its planes. Checked: a tap may be out of bounds (offset < 0: the sample is `outside`);
+// otherwise both offsets are known to be >= 0.
+template <bool Nearest, bool Checked, int Planes, typename C>
+__device__ __forceinline__ Samples<Planes> grid_sample(const C* grid, int pitch, int ra, float rw, int ca, float cw,
+                                                       float outside) {
+  const C* const p = grid + (Checked ? max(ra, 0) + max(ca, 0) : ra + ca);
+  Samples<Planes> s;
+  if constexpr (Nearest) {
+    const C c = p[0];
+#pragma unroll
+    for (int k = 0; k < Planes; ++k) s.v[k] = cell_value(c, k);
+  } else {
+    const C c00 = p[0], c01 = p[1], c10 = p[pitch], c11 = p[pitch + 1];
+#pragma unroll
+    for (int k = 0; k < Planes; ++k) {
+      const float top = lerp(cell_value(c00, k), cell_value(c01, k), cw);
+      const float bottom = lerp(cell_value(c10, k), cell_value(c11, k), cw);
+      s.v[k] = lerp(top, bottom, rw);
+    }
+  }
+  if constexpr (Checked) {
+    if ((ra | ca) < 0) {
+#pragma unroll
+      for (int k = 0; k < Planes; ++k) s.v[k] = outside;
+    }
+  }
+  return s;
+}
+
+// Planes (1 or 2) channel planes of one image at a time in shared memory, as one grid of cells (rows `pitch` cells
+// apart, plus a padding row); with two planes a cell holds both channels' elements, so that every tap read serves
+// both. A warp takes 32 / G ROIs at a time (G = 8, 16 or 32: the
 // output width rounded up), G lanes each: lane ox computes output column ox of every output row, its column taps
 // held in registers (2 x 2 samples) or read from the tap record, the row taps from its group's table in shared
 // memory. ROIs whose taps were not tabled, or with more than 2 * G rows of samples, are evaluated from their boxes by
@@ -504,10 +543,10 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
   extern __shared__ __align__(16) unsigned char shared[];
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
-  In* const planes_shared = reinterpret_cast<In*>(shared + kTableBytes);
+  using C = Cell<In, Planes>;
+  C* const grid = reinterpret_cast<C*>(shared + kTableBytes);
   const auto height = static_cast<int>(a.in.size[2]);
   const auto width = static_cast<int>(a.in.size[3]);
-  const auto plane_elements = static_cast<int>(plane_extent(height, pitch));
   const std::int64_t channels = a.in.size[1];
   const std::int64_t groups = (channels + Planes - 1) / Planes;  // of channels, per image
   const auto out_h = static_cast<int>(a.out.size[2]);
@@ -532,35 +571,51 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
     const std::int64_t c0 = (plane_group % groups) * Planes;
     const int planes = static_cast<int>(min(static_cast<std::int64_t>(Planes), channels - c0));
     __syncthreads();  // every warp is done with the previous planes
-    for (int p = 0; p < planes; ++p) {
-      const In* const source = in + batch * a.in.stride[0] + (c0 + p) * a.in.stride[1];
-      In* const target = planes_shared + p * plane_elements;
-      if (vector) {
-        // 16 bytes a thread, 8 loads in flight: the copy is not bound by the latency of single elements.
-        constexpr int kPer = 16 / static_cast<int>(sizeof(In));
-        const int units = width / kPer;  // per row
-        const auto in_row = static_cast<int>(a.in.stride[2] / kPer);
-        const int out_row = pitch / kPer;
-        const uint4* const from = reinterpret_cast<const uint4*>(source);
-        uint4* const to = reinterpret_cast<uint4*>(target);
+    // The planes' elements into the grid's cells (with one channel left of two planes, it fills both sides).
+    const In* const source0 = in + batch * a.in.stride[0] + c0 * a.in.stride[1];
+    const In* const source1 = planes == 2 ? source0 + a.in.stride[1] : source0;
+    if (vector) {
+      // 16 bytes of each plane a thread, 8 loads in flight: the copy is not bound by the latency of single elements.
+      constexpr int kPer = 16 / static_cast<int>(sizeof(In));
+      const int units = width / kPer;  // per row
+      const auto in_row = static_cast<int>(a.in.stride[2] / kPer);
+      const uint4* const from0 = reinterpret_cast<const uint4*>(source0);
+      const uint4* const from1 = reinterpret_cast<const uint4*>(source1);
 #pragma unroll 8
-        for (int i = static_cast<int>(threadIdx.x); i < height * units; i += static_cast<int>(blockDim.x)) {
-          const int y = i / units;
-          const int x = i - y * units;
-          to[y * out_row + x] = __ldg(from + (y * in_row + x));
-        }
-        continue;
-      }
-      // A warp a row at a time: consecutive lanes read consecutive elements, no division per element.
-      for (int y = warp; y < height; y += kPlaneWarps) {
-        const In* const row = source + y * a.in.stride[2];
-        In* const row_target = target + y * pitch;
-        if (packed_rows) {
-#pragma unroll 4
-          for (int x = lane; x < width; x += kWarp) row_target[x] = row[x];
+      for (int i = static_cast<int>(threadIdx.x); i < height * units; i += static_cast<int>(blockDim.x)) {
+        const int y = i / units;
+        const int x = i - y * units;
+        const uint4 v0 = __ldg(from0 + (y * in_row + x));
+        C* const to = grid + y * pitch + x * kPer;
+        if constexpr (Planes == 1) {
+          *reinterpret_cast<uint4*>(to) = v0;
         } else {
+          const uint4 v1 = __ldg(from1 + (y * in_row + x));
+          const auto* const e0 = reinterpret_cast<const In*>(&v0);
+          const auto* const e1 = reinterpret_cast<const In*>(&v1);
+          uint4 cells[2];
+          auto* const pairs = reinterpret_cast<C*>(cells);
+#pragma unroll
+          for (int k = 0; k < kPer; ++k) pairs[k] = C{{e0[k], e1[k]}};
+          reinterpret_cast<uint4*>(to)[0] = cells[0];
+          reinterpret_cast<uint4*>(to)[1] = cells[1];
+        }
+      }
+    } else {
+      // A warp a row at a time: consecutive lanes read consecutive elements, no division per element.
+      const std::int64_t step = a.in.stride[3];
+      for (int y = warp; y < height; y += kPlaneWarps) {
+        const In* const row0 = source0 + y * a.in.stride[2];
+        const In* const row1 = source1 + y * a.in.stride[2];
+        C* const row_target = grid + y * pitch;
 #pragma unroll 4
-          for (int x = lane; x < width; x += kWarp) row_target[x] = row[x * a.in.stride[3]];
+        for (int x = lane; x < width; x += kWarp) {
+          const std::int64_t at = packed_rows ? x : x * step;
+          if constexpr (Planes == 1) {
+            row_target[x] = row0[at];
+          } else {
+            row_target[x] = C{{row0[at], row1[at]}};
+          }
         }
       }
     }
@@ -584,8 +639,7 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
         const RoiBox b = roi_box(a, r);
         Out* const target = out + r * a.out.stride[0] + c0 * out_stride_c;
         for (int p = 0; p < planes; ++p) {
-          const In* const plane = planes_shared + p * plane_elements;
-          const auto fetch = [&](std::int64_t yi, std::int64_t xi) { return widen(plane[yi * pitch + xi]); };
+          const auto fetch = [&](std::int64_t yi, std::int64_t xi) { return cell_value(grid[yi * pitch + xi], p); };
           for (int pos = lane; pos < out_h * out_w; pos += kWarp) {
             const int oy = pos / out_w;
             const int x = pos - oy * out_w;
@@ -642,16 +696,19 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
           for (int oy = 0; oy < out_h; ++oy) {
             const RowTap r0 = table[2 * oy];
             const RowTap r1 = table[2 * oy + 1];
+            const auto at = [&](const RowTap& row, const RowTap& column) {
+              return grid_sample<Nearest, kChecked, Planes>(grid, pitch, row.a, row.w, column.a, column.w, outside);
+            };
+            const Samples<Planes> s00 = at(r0, c0_tap);
+            const Samples<Planes> s01 = at(r0, c1_tap);
+            const Samples<Planes> s10 = at(r1, c0_tap);
+            const Samples<Planes> s11 = at(r1, c1_tap);
 #pragma unroll
             for (int p = 0; p < Planes; ++p) {
-              const In* const plane = planes_shared + p * plane_elements;
-              const auto at = [&](const RowTap& row, const RowTap& column) {
-                return grid_sample<Nearest, kChecked>(plane, pitch, row.a, row.w, column.a, column.w, outside);
-              };
-              const float v00 = at(r0, c0_tap);
-              const float v01 = at(r0, c1_tap);
-              const float v10 = at(r1, c0_tap);
-              const float v11 = at(r1, c1_tap);
+              const float v00 = s00.v[p];
+              const float v01 = s01.v[p];
+              const float v10 = s10.v[p];
+              const float v11 = s11.v[p];
               // With two planes and one channel left, the second plane's samples are computed and not stored.
               if (active && p < planes) {
                 if constexpr (kAverage) {
@@ -697,10 +754,11 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
             for (int ix = 0; ix < sx; ++ix) {
               const RowTap column = record[ox * sx + ix];
               const bool first = iy == 0 && ix == 0;
+              const Samples<Planes> s =
+                  grid_sample<Nearest, true, Planes>(grid, pitch, row.a, row.w, column.a, column.w, outside);
 #pragma unroll
               for (int p = 0; p < Planes; ++p) {
-                const float u = grid_sample<Nearest, true>(planes_shared + p * plane_elements, pitch, row.a, row.w,
-                                                           column.a, column.w, outside);
+                const float u = s.v[p];
                 if (average) {
                   acc[p] = (first ? 0.0f : acc[p]) + u;
                 } else if (first || u > acc[p]) {
