@@ -445,6 +445,56 @@ TEST(CudaEquivalence, PlaneKernelLayouts) {
   }
 }
 
+// Tiles whose work the block spreads over all its threads, and float16 outputs stored 8 columns a thread: widths a
+// multiple of 8 whose last tile is narrower than a full one (400 = 3 x 128 + 16 float32 columns, 256 + 144 float16
+// ones), heights whose last tile is lower than a full one, float16 outputs 16-byte aligned (8 columns a thread), off
+// that boundary by 4 elements (4 columns) and by 1 (not packed), and an 8-bit image to float16.
+TEST(CudaEquivalence, PlaneKernelPartialTiles) {
+  RSZ_NEED_CUDA();
+  std::uint32_t seed = 9650;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    Input in = make_input({2, 5, 70, 200}, type, false, seed++);
+    test::sprinkle_special_values(in, 61);
+    const DeviceInput device_in(in.view());
+    for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+      for (const std::size_t shift : {0, 4, 1}) {
+        const std::string what = std::string(to_string(type)) + " " + to_string(mode) + " shift " +
+                                 std::to_string(shift);
+        for (const std::uint32_t f : {2u, 3u}) {
+          Upsample2dParams up;
+          up.interpolation = mode;
+          up.scale_size = {f, f};
+          ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(),
+                                         output_layout(upsample2d_output_sizes(in.sizes, up.scale_size), type, false),
+                                         up, "upsample2d x" + std::to_string(f) + " " + what, shift));
+        }
+        // 70 x 200 -> 119 x 400, 52 x 160 (a downscale the staged kernel takes) and 35 x 104.
+        for (const std::array<float, 4>& scales : {std::array<float, 4>{1, 1, 1.7f, 2.0f},
+                                                   std::array<float, 4>{1, 1, 0.75f, 0.8f},
+                                                   std::array<float, 4>{1, 1, 0.5f, 0.52f}}) {
+          ResampleParams p;
+          p.interpolation = mode;
+          p.scales = scales;
+          ASSERT_TRUE(resample_matches(in.view(), device_in.view(),
+                                       output_layout(resample_output_sizes(in.sizes, p.scales), type, false), p,
+                                       "resample x" + std::to_string(scales[3]) + " " + what, shift));
+        }
+      }
+    }
+  }
+  const Image8 pixels(333, 517, 131, 11);
+  const DeviceInput device_image(pixels.view());
+  for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+    ResampleParams p;
+    p.interpolation = mode;
+    p.scales = {1, 1, 1.3f, 1.3f};  // 432 x 672
+    const TensorLayout layout =
+        output_layout(resample_output_sizes(pixels.view().sizes(), p.scales), DataType::Float16, false);
+    ASSERT_TRUE(resample_matches(pixels.view(), device_image.view(), layout, p,
+                                 std::string("unorm8 image to float16 ") + to_string(mode)));
+  }
+}
+
 // Enough planes (2 x 81) and ROIs for the shared-plane kernel on any current GPU: boxes inside, across the edges,
 // outside, inverted, zero-size, sub-pixel, and one so large that adaptive sampling overflows a warp's tap table
 // (36 columns of samples), which takes the kernel's per-sample path.

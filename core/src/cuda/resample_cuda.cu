@@ -1,13 +1,15 @@
 // RESAMPLE1/2/3 and UPSAMPLE_2D on CUDA, bit-identical to the reference twins.
 //
-// The usual case goes through the plane kernel: every axis but H and W selects its own index (resample's N and C
+// The usual case goes through the plane kernels: every axis but H and W selects its own index (resample's N and C
 // with scale 1 and offsets that cancel, upsample's N, C and D always), and H and W are 2-tap lerps or selections
-// (nothing antialiased). Each block computes a tile of 128 x 8k outputs of some planes: every thread computes the
-// taps of its 4 columns once (one division each) and reuses them over its rows and planes, and each row's taps
-// once for its 4 columns; a thread's rows are consecutive, and each input row it needs is read (and lerped along x)
-// once for all the output rows that share it; a warp writes 32 neighbouring elements at a time. Everything else (blended N or C,
-// antialiased H or W) runs the generic kernel, one thread per output element evaluating the reference's combine,
-// axis by axis.
+// (nothing antialiased). Each block computes a tile of 128 x 8k outputs (256 x 4k for float16 nearest) of some
+// planes: each of the tile's column and row taps is computed once, by one thread, into shared memory, and serves
+// every plane of the block; a thread takes 4 (8) columns of a band of consecutive rows, reads each input row it
+// needs (and lerps it along x) once for all the output rows that share it, and, where the output is packed, stores
+// its neighbouring columns of a row at once. Linear outputs whose tiles read few input rows (upscales, mild
+// downscales) go through the staged kernel, which lerps those rows along x into shared memory first, with every
+// load independent. Everything else (blended N or C, antialiased H or W) runs the generic kernel, one thread per
+// output element evaluating the reference's combine, axis by axis.
 #include <algorithm>
 
 #include "common.cuh"
@@ -58,11 +60,24 @@ __host__ __device__ __forceinline__ Tap<Index> axis_tap(const Axis& ax, std::int
   return {static_cast<Index>(t.i0 * ax.stride), static_cast<Index>(t.i1 * ax.stride), t.w};
 }
 
-constexpr int kBlockRows = 8;      // blockDim = (32, 8)
-constexpr int kColsPerThread = 4;  // a tile is 128 columns wide
-constexpr int kMaxRowsPerThread = 8;
-constexpr int kTileCols = kWarp * kColsPerThread;
-constexpr int kMaxTileRows = kBlockRows * kMaxRowsPerThread;
+constexpr int kBlockRows = 8;  // blockDim = (32, 8)
+constexpr int kBlockThreads = kWarp * kBlockRows;
+// A thread computes Cols columns of each of its rows: 4, or 8 for a packed float16 nearest output, so that its
+// stores are 16 bytes (linear float16 stays at 4: with 8, its taps and values took too many registers for enough
+// warps to hide its loads, 0.058 against 0.048 ms for the upsample x2 of 256 x 136 x 200 on an H100). A tile is
+// 32 * Cols columns wide and up to 8 * 32 / Cols rows high (the same number of outputs), a thread's rows up to
+// 32 / Cols.
+template <int Cols>
+constexpr int kMaxRowsPerThread = 32 / Cols;
+template <int Cols>
+constexpr int kTileCols = kWarp * Cols;
+template <int Cols>
+constexpr int kMaxTileRows = kBlockRows * kMaxRowsPerThread<Cols>;
+// Blocks a multiprocessor at least: the plane kernel 4 (at most 64 registers a thread), the staged kernel 6 (40
+// registers; its loads wait behind a barrier, so it needs more warps in flight: the float16 upsample x2 of
+// 256 x 136 x 200 took 0.048 ms on an H100 against 0.057 ms with 4).
+constexpr int kPlaneMinBlocks = 4;
+constexpr int kStagedMinBlocks = 6;
 
 // The planes: every axis but the last two (at most 3), each selecting its own index.
 struct Planes {
@@ -75,46 +90,57 @@ struct Planes {
   std::int64_t out_w;
   std::int64_t out_stride_h;
   std::int64_t out_stride_w;
-  int rows_per_thread;  // 1..kMaxRowsPerThread: a tile is 8 * rows_per_thread rows high, a thread's rows consecutive
+  int rows_per_thread;  // 1..kMaxRowsPerThread: a full tile is 8 * rows_per_thread rows high
   Axis h;
   Axis w;
 };
 
-// One input row's part of a thread's 4 columns, as the output rows read it: the horizontal lerps (linear) or the
+// One input row's part of a thread's Cols columns, as the output rows read it: the horizontal lerps (linear) or the
 // selected elements (nearest), and the row's element offset (kNoRow: none yet).
-template <typename In, typename Index, bool Nearest>
+template <typename In, typename Index, bool Nearest, int Cols>
 struct RowValues {
   using Value = std::conditional_t<Nearest, In, float>;
   Index row;
-  Value v[kColsPerThread];
+  Value v[Cols];
 };
 
 template <typename Index>
 constexpr Index kNoRow = static_cast<Index>(-1);
 
-template <typename In, typename Index, bool Nearest>
-__device__ __forceinline__ void read_row(RowValues<In, Index, Nearest>& r, const In* __restrict__ in, Index row,
+// A column's taps as read_row reads them: byte offsets.
+template <typename In, typename Index>
+__device__ __forceinline__ Tap<Index> in_bytes(Tap<Index> t) {
+  constexpr auto size = static_cast<Index>(sizeof(In));
+  return {t.a * size, t.b * size, t.w};
+}
+
+template <typename In, typename Index, bool Nearest, int Cols>
+__device__ __forceinline__ void read_row(RowValues<In, Index, Nearest, Cols>& r, const In* __restrict__ in, Index row,
                                          const Tap<Index>* tx, const bool* col_ok) {
   r.row = row;
-  const In* src = in + row;
+  const char* const src = reinterpret_cast<const char*>(in + row);
+  // tx holds byte offsets (in_bytes): those of a column in bounds are >= 0, so with 32-bit indexing each tap's address
+  // is one 64-bit add of an unsigned offset.
+  using Offset = std::conditional_t<sizeof(Index) == 4, std::uint32_t, Index>;
+  const auto at = [&](Index bytes) { return *reinterpret_cast<const In*>(src + static_cast<Offset>(bytes)); };
 #pragma unroll
-  for (int k = 0; k < kColsPerThread; ++k) {
+  for (int k = 0; k < Cols; ++k) {
     if constexpr (Nearest) {
-      r.v[k] = col_ok[k] ? src[tx[k].a] : In{};
+      r.v[k] = col_ok[k] ? at(tx[k].a) : In{};
     } else {
       // reference/plane.h's read_bilinear, along x first; lerp takes the first tap alone where the weight is 0, so
       // reading the second tap too changes nothing.
-      r.v[k] = col_ok[k] ? lerp(widen(src[tx[k].a]), widen(src[tx[k].b]), tx[k].w) : 0.0f;
+      r.v[k] = col_ok[k] ? lerp(widen(at(tx[k].a)), widen(at(tx[k].b)), tx[k].w) : 0.0f;
     }
   }
 }
 
 // Makes `first` hold input row `a` (and, where b is wanted, `second` hold row b), reading only the rows neither holds
 // yet: consecutive output rows of an upscale share their input rows, so most rows are read once for several.
-template <typename In, typename Index, bool Nearest>
-__device__ __forceinline__ void hold_rows(RowValues<In, Index, Nearest>& first, RowValues<In, Index, Nearest>& second,
-                                          const In* __restrict__ in, Index a, Index b, bool want_b,
-                                          const Tap<Index>* tx, const bool* col_ok) {
+template <typename In, typename Index, bool Nearest, int Cols>
+__device__ __forceinline__ void hold_rows(RowValues<In, Index, Nearest, Cols>& first,
+                                          RowValues<In, Index, Nearest, Cols>& second, const In* __restrict__ in,
+                                          Index a, Index b, bool want_b, const Tap<Index>* tx, const bool* col_ok) {
   if (first.row != a) {
     if (second.row == a) {
       first = second;
@@ -149,13 +175,51 @@ __device__ __forceinline__ Bits<Out> selected_bits(In value) {
   return *reinterpret_cast<const Bits<Out>*>(&o);
 }
 
-// Four neighbouring output elements in one store (16 bytes float32, 8 bytes float16): `dst` is aligned to it.
-__device__ __forceinline__ void store_four(float* dst, const std::uint32_t* b) {
+// Cols neighbouring output elements in one store (16 bytes, but 8 for four float16): `dst` is aligned to it.
+template <int Cols>
+__device__ __forceinline__ void store_cols(float* dst, const std::uint32_t* b) {
+  static_assert(Cols == 4);
   *reinterpret_cast<uint4*>(dst) = make_uint4(b[0], b[1], b[2], b[3]);
 }
-__device__ __forceinline__ void store_four(__half* dst, const std::uint16_t* b) {
-  *reinterpret_cast<uint2*>(dst) = make_uint2(b[0] | static_cast<std::uint32_t>(b[1]) << 16,
-                                              b[2] | static_cast<std::uint32_t>(b[3]) << 16);
+template <int Cols>
+__device__ __forceinline__ void store_cols(__half* dst, const std::uint16_t* b) {
+  const auto pair = [&](int k) { return b[k] | static_cast<std::uint32_t>(b[k + 1]) << 16; };
+  if constexpr (Cols == 4) {
+    *reinterpret_cast<uint2*>(dst) = make_uint2(pair(0), pair(2));
+  } else {
+    static_assert(Cols == 8);
+    *reinterpret_cast<uint4*>(dst) = make_uint4(pair(0), pair(2), pair(4), pair(6));
+  }
+}
+
+// Cols neighbouring computed values stored at once (as store_computed stores each): float32 with the canonical NaN;
+// float16 two at a time, one conversion of a pair (round to nearest even, as __float2half_rn) and the NaNs of the
+// pair, found in one comparison, replaced by the canonical float16 NaN.
+__device__ __forceinline__ std::uint32_t half2_bits(float lo, float hi) {
+  std::uint32_t pair;
+  std::uint32_t nan;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(hi), "f"(lo));  // hi to the upper half, lo to the lower
+  asm("set.nan.u32.f16x2 %0, %1, %1;" : "=r"(nan) : "r"(pair));      // 0xffff in each half that is a NaN
+  return (pair & ~nan) | (0x7e007e00u & nan);
+}
+
+template <int Cols>
+__device__ __forceinline__ void store_computed_cols(float* dst, const float* v) {
+  std::uint32_t b[Cols];
+#pragma unroll
+  for (int k = 0; k < Cols; ++k) b[k] = computed_bits<float>(v[k]);
+  store_cols<Cols>(dst, b);
+}
+
+template <int Cols>
+__device__ __forceinline__ void store_computed_cols(__half* dst, const float* v) {
+  if constexpr (Cols == 4) {
+    *reinterpret_cast<uint2*>(dst) = make_uint2(half2_bits(v[0], v[1]), half2_bits(v[2], v[3]));
+  } else {
+    static_assert(Cols == 8);
+    *reinterpret_cast<uint4*>(dst) = make_uint4(half2_bits(v[0], v[1]), half2_bits(v[2], v[3]),
+                                                half2_bits(v[4], v[5]), half2_bits(v[6], v[7]));
+  }
 }
 
 // The offsets of plane `plane` (its outer indices, flattened) in the input and the output. Index arithmetic: every
@@ -174,7 +238,7 @@ __device__ __forceinline__ PlaneOffsets<Index> plane_offsets(const Planes& g, st
   for (int a = 2; a >= 0; --a) {
     if (a >= g.outer) continue;
     const auto size = static_cast<Index>(g.size[a]);
-    const Index i = rest % size;
+    const Index i = a == 0 ? rest : rest % size;  // plane < count: the outermost index needs no division
     rest /= size;
     o.in += i * static_cast<Index>(g.in_stride[a]);
     o.out += i * static_cast<Index>(g.out_stride[a]);
@@ -182,91 +246,110 @@ __device__ __forceinline__ PlaneOffsets<Index> plane_offsets(const Planes& g, st
   return o;
 }
 
-// Each block computes tiles of 128 columns x 8 * rows_per_thread rows, for the planes blockIdx.z, + gridDim.z, ...:
-// its row taps go to shared memory once per tile, each thread's 4 column taps are computed once and serve every row
-// and plane. A thread's rows are consecutive (a band of rows_per_thread), so the input rows neighbouring output rows
-// share (an upscale's) are read, and lerped along x, once. Packed (output W packed, rows and planes aligned to 4
-// elements): a thread's 4 columns are neighbours, stored at once, and in the last tile of a row, narrower than 128,
-// the threads are spread over its columns and all bands (so its warps are full rather than mostly idle); otherwise a
-// thread's columns are 32 apart, a warp stores 32 neighbouring elements at a time, and warp y takes band y. Four
-// blocks a multiprocessor at least (at most 64 registers a thread).
-template <typename In, typename Out, bool Nearest, bool Packed, typename Index>
-__global__ void __launch_bounds__(kWarp* kBlockRows, 4)
+// What thread t computes in a tile of `groups` groups of columns (32, fewer in a packed row's last tile) and `rows`
+// rows: group t % groups, and a band of consecutive rows (so that the input rows neighbouring output rows share are
+// read once). A full tile gives warp y the band y, rows_per_thread rows; a narrower or lower tile (the last of a row
+// or of a plane) spreads its groups and rows over all the block's threads, as evenly as whole bands allow, rather
+// than leaving most warps idle while a few do a full tile's work.
+struct Share {
+  int group;
+  int first_row;
+  int rows;  // 0: nothing to do in this tile
+};
+
+__device__ __forceinline__ Share share_of(int t, int groups, int rows) {
+  const int bands = min(kBlockThreads / groups, rows);
+  const int per_band = (rows + bands - 1) / bands;
+  const int band = t / groups;
+  const int first = band * per_band;
+  return {t % groups, first, band < bands ? max(0, min(per_band, rows - first)) : 0};
+}
+
+// Each block computes tiles of 32 * Cols columns x 8 * rows_per_thread rows, for the planes blockIdx.z, + gridDim.z,
+// ...: its row taps go to shared memory once per tile, each thread's Cols column taps are computed once and serve
+// every row and plane. Packed (output W packed, rows and planes aligned to Cols elements): a thread's Cols columns
+// are neighbours, stored at once; otherwise a thread's columns are 32 apart and a warp stores 32 neighbouring
+// elements at a time.
+template <typename In, typename Out, bool Nearest, bool Packed, int Cols, typename Index>
+__global__ void __launch_bounds__(kBlockThreads, kPlaneMinBlocks)
     plane_kernel(const In* __restrict__ in, Out* __restrict__ out, Planes g) {
-  __shared__ Tap<Index> row_taps[kMaxTileRows];
+  __shared__ Tap<Index> row_taps[kMaxTileRows<Cols>];
+  __shared__ Tap<Index> col_taps[kTileCols<Cols>];
   const int tile_rows = kBlockRows * g.rows_per_thread;
   const int t = static_cast<int>(threadIdx.y * kWarp + threadIdx.x);
   for (std::int64_t y0 = static_cast<std::int64_t>(blockIdx.y) * tile_rows; y0 < g.out_h;
        y0 += static_cast<std::int64_t>(gridDim.y) * tile_rows) {
-    if (t < tile_rows && y0 + t < g.out_h) row_taps[t] = axis_tap<Index>(g.h, y0 + t);
-    __syncthreads();
-    for (std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * kTileCols; x0 < g.out_w;
-         x0 += static_cast<std::int64_t>(gridDim.x) * kTileCols) {
-      // This thread's group of 4 columns in the tile, and its band of rows.
-      int group = static_cast<int>(threadIdx.x);
-      int band = static_cast<int>(threadIdx.y);
-      if constexpr (Packed) {
-        const std::int64_t left = (g.out_w - x0) / kColsPerThread;
-        if (left < kWarp) {
-          const int groups = static_cast<int>(left);
-          group = t % groups;
-          band = t / groups;
-        }
-      }
-      if (band >= kBlockRows) continue;  // a thread left over in a narrow tile
-      Tap<Index> tx[kColsPerThread];
-      Index out_x[kColsPerThread];
-      bool col_ok[kColsPerThread];
+    const int rows_here = static_cast<int>(g.out_h - y0 < tile_rows ? g.out_h - y0 : tile_rows);
+    if (t < rows_here) row_taps[t] = axis_tap<Index>(g.h, y0 + t);
+    for (std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * kTileCols<Cols>; x0 < g.out_w;
+         x0 += static_cast<std::int64_t>(gridDim.x) * kTileCols<Cols>) {
+      // Each of the tile's row and column taps is computed once, by one thread.
+      const int cols_here = static_cast<int>(g.out_w - x0 < kTileCols<Cols> ? g.out_w - x0 : kTileCols<Cols>);
+      if (t < cols_here) col_taps[t] = axis_tap<Index>(g.w, x0 + t);
+      __syncthreads();
+      const Share s = share_of(t, Packed && cols_here < kTileCols<Cols> ? cols_here / Cols : kWarp, rows_here);
+      if (s.rows > 0) {
+        Tap<Index> tx[Cols];
+        bool col_ok[Cols];
 #pragma unroll
-      for (int k = 0; k < kColsPerThread; ++k) {
-        const std::int64_t ox = Packed ? x0 + kColsPerThread * group + k : x0 + group + kWarp * k;
-        col_ok[k] = ox < g.out_w;
-        tx[k] = col_ok[k] ? axis_tap<Index>(g.w, ox) : Tap<Index>{0, 0, 0.0f};
-        out_x[k] = static_cast<Index>(col_ok[k] ? ox * g.out_stride_w : 0);
-      }
-      const int first_row = band * g.rows_per_thread;
-      const std::int64_t below = g.out_h - y0 - first_row;  // output rows from this band's first on
-      const int rows = below < g.rows_per_thread ? static_cast<int>(below) : g.rows_per_thread;
-      for (std::int64_t plane = blockIdx.z; plane < g.count; plane += gridDim.z) {
-        const auto [in_base, out_base] = plane_offsets<Index>(g, plane);
-        const In* const plane_in = in + in_base;
-        Out* const plane_out = out + (out_base + static_cast<Index>(y0 + first_row) * static_cast<Index>(g.out_stride_h));
-        RowValues<In, Index, Nearest> first;
-        RowValues<In, Index, Nearest> second;
-        first.row = kNoRow<Index>;
-        second.row = kNoRow<Index>;
+        for (int k = 0; k < Cols; ++k) {
+          // Packed: a group's Cols columns are all in the output (its width is a multiple of Cols).
+          const int c = Packed ? Cols * s.group + k : s.group + kWarp * k;
+          col_ok[k] = Packed || c < cols_here;
+          tx[k] = col_ok[k] ? in_bytes<In>(col_taps[c]) : Tap<Index>{0, 0, 0.0f};
+        }
+        const Index out_x = static_cast<Index>((x0 + s.group * (Packed ? Cols : 1)) * g.out_stride_w);
+        const Index out_step = static_cast<Index>(kWarp * g.out_stride_w);  // not packed: a thread's columns apart
+        for (std::int64_t plane = blockIdx.z; plane < g.count; plane += gridDim.z) {
+          const auto [in_base, out_base] = plane_offsets<Index>(g, plane);
+          const In* const plane_in = in + in_base;
+          Out* const plane_out =
+              out + (out_base + static_cast<Index>(y0 + s.first_row) * static_cast<Index>(g.out_stride_h) + out_x);
+          RowValues<In, Index, Nearest, Cols> first;
+          RowValues<In, Index, Nearest, Cols> second;
+          first.row = kNoRow<Index>;
+          second.row = kNoRow<Index>;
 #pragma unroll 1
-        for (int j = 0; j < rows; ++j) {
-          const Tap<Index> ty = row_taps[first_row + j];
-          // lerp(t, b, 0) is t alone: the second row is read only where its weight is not 0.
-          const bool want_b = !Nearest && ty.w != 0.0f;
-          hold_rows(first, second, plane_in, ty.a, ty.b, want_b, tx, col_ok);
-          Out* const row = plane_out + static_cast<Index>(j) * static_cast<Index>(g.out_stride_h);
-          Bits<Out> bits[kColsPerThread];
-          if constexpr (Nearest) {
+          for (int j = 0; j < s.rows; ++j) {
+            const Tap<Index> ty = row_taps[s.first_row + j];
+            // lerp(t, b, 0) is t alone: the second row is read only where its weight is not 0.
+            const bool want_b = !Nearest && ty.w != 0.0f;
+            hold_rows(first, second, plane_in, ty.a, ty.b, want_b, tx, col_ok);
+            Out* const row = plane_out + static_cast<Index>(j) * static_cast<Index>(g.out_stride_h);
+            // A thread's columns are neighbours (packed: one store) or 32 apart.
+            const auto store = [&](const auto* bits) {
+              if constexpr (Packed) {
+                store_cols<Cols>(row, bits);
+              } else {
 #pragma unroll
-            for (int k = 0; k < kColsPerThread; ++k) bits[k] = selected_bits<Out>(first.v[k]);
-          } else if (want_b) {
+                for (int k = 0; k < Cols; ++k) {
+                  if (col_ok[k]) *reinterpret_cast<Bits<Out>*>(row + static_cast<Index>(k) * out_step) = bits[k];
+                }
+              }
+            };
+            if constexpr (Nearest) {
+              Bits<Out> bits[Cols];
 #pragma unroll
-            for (int k = 0; k < kColsPerThread; ++k) {
-              bits[k] = computed_bits<Out>(lerp_weighted(first.v[k], second.v[k], ty.w));
-            }
-          } else {
+              for (int k = 0; k < Cols; ++k) bits[k] = selected_bits<Out>(first.v[k]);
+              store(bits);
+            } else {
+              float v[Cols];
 #pragma unroll
-            for (int k = 0; k < kColsPerThread; ++k) bits[k] = computed_bits<Out>(first.v[k]);
-          }
-          if constexpr (Packed) {
-            if (col_ok[0]) store_four(row + out_x[0], bits);
-          } else {
+              for (int k = 0; k < Cols; ++k) v[k] = want_b ? lerp_weighted(first.v[k], second.v[k], ty.w) : first.v[k];
+              if constexpr (Packed) {
+                store_computed_cols<Cols>(row, v);
+              } else {
+                Bits<Out> bits[Cols];
 #pragma unroll
-            for (int k = 0; k < kColsPerThread; ++k) {
-              if (col_ok[k]) *reinterpret_cast<Bits<Out>*>(row + out_x[k]) = bits[k];
+                for (int k = 0; k < Cols; ++k) bits[k] = computed_bits<Out>(v[k]);
+                store(bits);
+              }
             }
           }
         }
       }
+      __syncthreads();  // every thread is done with this tile's taps before the next tile's
     }
-    __syncthreads();  // every thread is done with row_taps before the next tile's
   }
 }
 
@@ -276,7 +359,8 @@ __global__ void __launch_bounds__(kWarp* kBlockRows, 4)
 // The same operations as the plane kernel (reference/plane.h's read_bilinear), in the same order.
 // The host admits tiles of up to kMaxTileRows + 2 input rows; the shared rows leave 2 more, so a host evaluation of
 // the taps that differed from the device's by a row at either end could not overflow them.
-constexpr int kStagedRows = kMaxTileRows + 4;
+template <int Cols>
+constexpr int kStagedRows = kMaxTileRows<Cols> + 4;
 
 struct RowPair {
   int a;  // input rows, counted from the tile's first
@@ -284,108 +368,154 @@ struct RowPair {
   float w;
 };
 
-template <typename In, typename Out, typename Index>
-__global__ void __launch_bounds__(kWarp* kBlockRows, 4)
+template <typename In, typename Out, int Cols, typename Index>
+__global__ void __launch_bounds__(kBlockThreads, kStagedMinBlocks)
     staged_plane_kernel(const In* __restrict__ in, Out* __restrict__ out, Planes g) {
-  __shared__ float4 lerped[kStagedRows][kWarp];  // [input row][group of 4 columns]
-  __shared__ RowPair pairs[kMaxTileRows];
+  constexpr int kQuads = Cols / 4;
+  // [input row][quad of a group's columns][group]: a warp's 16-byte accesses to one quad are contiguous.
+  __shared__ float4 lerped[kStagedRows<Cols>][kQuads][kWarp];
+  __shared__ RowPair pairs[kMaxTileRows<Cols>];
+  __shared__ Tap<Index> col_taps[kTileCols<Cols>];
+  __shared__ std::int64_t tile_first;  // the tile's first input row
+  __shared__ int tile_span;            // and how many it reads
   const int tile_rows = kBlockRows * g.rows_per_thread;
   const int t = static_cast<int>(threadIdx.y * kWarp + threadIdx.x);
   Axis rows_of = g.h;  // the same rule, in row indices
   rows_of.stride = 1;
   for (std::int64_t y0 = static_cast<std::int64_t>(blockIdx.y) * tile_rows; y0 < g.out_h;
        y0 += static_cast<std::int64_t>(gridDim.y) * tile_rows) {
-    // Taps only grow with the output index: the tile reads input rows [first, last].
-    const std::int64_t tile_end = y0 + tile_rows < g.out_h ? y0 + tile_rows : g.out_h;
-    const std::int64_t first = axis_tap<std::int64_t>(rows_of, y0).a;
-    const int span = static_cast<int>(axis_tap<std::int64_t>(rows_of, tile_end - 1).b - first + 1);
-    if (t < tile_end - y0) {
+    // Taps only grow with the output index: the tile reads input rows [first, last]. Each row's taps are computed
+    // once, by one thread.
+    const int rows_here = static_cast<int>(g.out_h - y0 < tile_rows ? g.out_h - y0 : tile_rows);
+    if (t < rows_here) {
+      const std::int64_t first = axis_tap<std::int64_t>(rows_of, y0).a;
       const Tap<std::int64_t> r = axis_tap<std::int64_t>(rows_of, y0 + t);
       pairs[t] = {static_cast<int>(r.a - first), static_cast<int>(r.b - first), r.w};
+      if (t == 0) tile_first = first;
+      if (t == rows_here - 1) tile_span = static_cast<int>(r.b - first + 1);
     }
-    for (std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * kTileCols; x0 < g.out_w;
-         x0 += static_cast<std::int64_t>(gridDim.x) * kTileCols) {
-      const std::int64_t left = (g.out_w - x0) / kColsPerThread;
-      const int groups = left < kWarp ? static_cast<int>(left) : kWarp;
-      // Along x: lane `threadIdx.x`'s group. Along y: thread t's group and band (a narrow tile spreads its threads).
-      Tap<Index> tx[kColsPerThread];
-      bool col_ok[kColsPerThread];
+    for (std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * kTileCols<Cols>; x0 < g.out_w;
+         x0 += static_cast<std::int64_t>(gridDim.x) * kTileCols<Cols>) {
+      const int cols_here = static_cast<int>(g.out_w - x0 < kTileCols<Cols> ? g.out_w - x0 : kTileCols<Cols>);
+      if (t < cols_here) col_taps[t] = axis_tap<Index>(g.w, x0 + t);
+      __syncthreads();
+      const std::int64_t first = tile_first;
+      const int span = tile_span;
+      const int groups = cols_here / Cols;
+      // Along x, thread t lerps the input rows band, band + bands, ... of its group; along y it computes s.
+      const int bands = kBlockThreads / groups;
+      const int band = t / groups;
+      const Share s = share_of(t, groups, rows_here);
+      Tap<Index> tx[Cols];
+      bool col_ok[Cols];
 #pragma unroll
-      for (int k = 0; k < kColsPerThread; ++k) {
-        col_ok[k] = static_cast<int>(threadIdx.x) < groups;
-        tx[k] = col_ok[k] ? axis_tap<Index>(g.w, x0 + kColsPerThread * threadIdx.x + k) : Tap<Index>{0, 0, 0.0f};
+      for (int k = 0; k < Cols; ++k) {
+        col_ok[k] = band < bands;
+        tx[k] = col_ok[k] ? in_bytes<In>(col_taps[Cols * s.group + k]) : Tap<Index>{0, 0, 0.0f};
       }
-      const int group = groups == kWarp ? static_cast<int>(threadIdx.x) : t % groups;
-      const int band = groups == kWarp ? static_cast<int>(threadIdx.y) : t / groups;
-      const int first_row = band * g.rows_per_thread;
-      const std::int64_t below = tile_end - y0 - first_row;
-      const int rows = band >= kBlockRows ? 0 : (below < g.rows_per_thread ? static_cast<int>(below) : g.rows_per_thread);
       for (std::int64_t plane = blockIdx.z; plane < g.count; plane += gridDim.z) {
         const auto [in_base, out_base] = plane_offsets<Index>(g, plane);
         const In* const plane_in = in + in_base;
-        __syncthreads();  // pairs written; the previous plane's lerped rows all read
-        if (static_cast<int>(threadIdx.x) < groups) {
+        if (plane != blockIdx.z) __syncthreads();  // the previous plane's lerped rows all read
+        if (band < bands) {
 #pragma unroll 2
-          for (int r = static_cast<int>(threadIdx.y); r < span; r += kBlockRows) {
-            RowValues<In, Index, false> v;
+          for (int r = band; r < span; r += bands) {
+            RowValues<In, Index, false, Cols> v;
             read_row(v, plane_in, static_cast<Index>((first + r) * g.h.stride), tx, col_ok);
-            lerped[r][threadIdx.x] = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
+#pragma unroll
+            for (int q = 0; q < kQuads; ++q) {
+              lerped[r][q][s.group] = make_float4(v.v[4 * q], v.v[4 * q + 1], v.v[4 * q + 2], v.v[4 * q + 3]);
+            }
           }
         }
         __syncthreads();
-        Out* const plane_out =
-            out + (out_base + static_cast<Index>(y0 + first_row) * static_cast<Index>(g.out_stride_h) +
-                   static_cast<Index>(x0 + kColsPerThread * group));
+        Out* row = out + (out_base + static_cast<Index>(y0 + s.first_row) * static_cast<Index>(g.out_stride_h) +
+                          static_cast<Index>(x0 + Cols * s.group));
 #pragma unroll 2
-        for (int j = 0; j < rows; ++j) {
-          const RowPair p = pairs[first_row + j];
-          const float4 top = lerped[p.a][group];
-          Bits<Out> bits[kColsPerThread];
-          if (p.w != 0.0f) {
-            const float4 bottom = lerped[p.b][group];
-            bits[0] = computed_bits<Out>(lerp_weighted(top.x, bottom.x, p.w));
-            bits[1] = computed_bits<Out>(lerp_weighted(top.y, bottom.y, p.w));
-            bits[2] = computed_bits<Out>(lerp_weighted(top.z, bottom.z, p.w));
-            bits[3] = computed_bits<Out>(lerp_weighted(top.w, bottom.w, p.w));
-          } else {  // lerp(t, b, 0) is t alone
-            bits[0] = computed_bits<Out>(top.x);
-            bits[1] = computed_bits<Out>(top.y);
-            bits[2] = computed_bits<Out>(top.z);
-            bits[3] = computed_bits<Out>(top.w);
+        for (int j = 0; j < s.rows; ++j, row += g.out_stride_h) {
+          const RowPair p = pairs[s.first_row + j];
+          float v[Cols];
+#pragma unroll
+          for (int q = 0; q < kQuads; ++q) {
+            const float4 top = lerped[p.a][q][s.group];
+            float* const o = v + 4 * q;
+            if (p.w != 0.0f) {
+              const float4 bottom = lerped[p.b][q][s.group];
+              o[0] = lerp_weighted(top.x, bottom.x, p.w);
+              o[1] = lerp_weighted(top.y, bottom.y, p.w);
+              o[2] = lerp_weighted(top.z, bottom.z, p.w);
+              o[3] = lerp_weighted(top.w, bottom.w, p.w);
+            } else {  // lerp(t, b, 0) is t alone
+              o[0] = top.x;
+              o[1] = top.y;
+              o[2] = top.z;
+              o[3] = top.w;
+            }
           }
-          store_four(plane_out + static_cast<Index>(j) * static_cast<Index>(g.out_stride_h), bits);
+          store_computed_cols<Cols>(row, v);
         }
       }
+      __syncthreads();  // every thread is done with this tile's taps and lerped rows before the next tile's
     }
-    __syncthreads();  // every thread is done with pairs and lerped before the next tile's
   }
 }
 
 // Whether every tile of `g` reads at most kMaxTileRows + 2 input rows (computed with the kernel's own taps).
+template <int Cols>
 bool staged_rows_fit(const Planes& g) {
   Axis rows_of = g.h;
   rows_of.stride = 1;
   const std::int64_t tile_rows = static_cast<std::int64_t>(kBlockRows) * g.rows_per_thread;
   for (std::int64_t y0 = 0; y0 < g.out_h; y0 += tile_rows) {
     const std::int64_t end = std::min(y0 + tile_rows, g.out_h);
-    if (axis_tap<std::int64_t>(rows_of, end - 1).b - axis_tap<std::int64_t>(rows_of, y0).a + 1 > kMaxTileRows + 2) {
+    if (axis_tap<std::int64_t>(rows_of, end - 1).b - axis_tap<std::int64_t>(rows_of, y0).a + 1 >
+        kMaxTileRows<Cols> + 2) {
       return false;
     }
   }
   return true;
 }
 
-template <typename In, typename Out, bool Nearest, bool Packed>
-void launch_planes(const ConstTensorView& input, const TensorView& output, const Planes& g, dim3 grid,
-                   cudaStream_t stream) {
-  const auto* in = static_cast<const In*>(input.data());
-  auto* out = static_cast<Out*>(output.data());
-  const dim3 block(kWarp, kBlockRows);
-  if (fits_32_bits(input.layout()) && fits_32_bits(output.layout())) {
-    plane_kernel<In, Out, Nearest, Packed, std::int32_t><<<grid, block, 0, stream>>>(in, out, g);
+template <typename In, typename Out>
+using PlaneKernel = void (*)(const In*, Out*, Planes);
+
+// The kernel for a plane launch: nearest, linear staged through shared memory, or linear; packed or not (Cols 8:
+// nearest and packed only).
+template <typename In, typename Out, int Cols, typename Index>
+PlaneKernel<In, Out> plane_kernel_for(bool nearest, bool packed, const Planes& g) {
+  if constexpr (Cols == 8) {
+    return plane_kernel<In, Out, true, true, 8, Index>;
   } else {
-    plane_kernel<In, Out, Nearest, Packed, std::int64_t><<<grid, block, 0, stream>>>(in, out, g);
+    if (nearest) return packed ? plane_kernel<In, Out, true, true, 4, Index> : plane_kernel<In, Out, true, false, 4, Index>;
+    if (packed && staged_rows_fit<4>(g)) return staged_plane_kernel<In, Out, 4, Index>;
+    return packed ? plane_kernel<In, Out, false, true, 4, Index> : plane_kernel<In, Out, false, false, 4, Index>;
   }
+}
+
+template <typename In, typename Out, int Cols>
+void launch_planes(const ConstTensorView& input, const TensorView& output, Planes g, bool nearest, bool packed,
+                   const ExecOptions& options) {
+  // 32 / Cols rows a thread where that still gives every multiprocessor a few blocks, fewer on small outputs; then
+  // each block takes as many planes as keep about 32 blocks a multiprocessor (its row and column taps serve them all).
+  const std::int64_t tiles_x = (g.out_w + kTileCols<Cols> - 1) / kTileCols<Cols>;
+  const std::int64_t multiprocessors = device_limits(options.device).multiprocessors;
+  const auto tiles_y = [&] {
+    const std::int64_t tile_h = static_cast<std::int64_t>(kBlockRows) * g.rows_per_thread;
+    return (g.out_h + tile_h - 1) / tile_h;
+  };
+  g.rows_per_thread = kMaxRowsPerThread<Cols>;
+  while (g.rows_per_thread > 1 && tiles_x * g.count * tiles_y() < 8 * multiprocessors) g.rows_per_thread /= 2;
+  const std::int64_t tiles = tiles_x * tiles_y();
+  const std::int64_t planes_per_block = std::max<std::int64_t>(1, tiles * g.count / (32 * multiprocessors));
+  const std::int64_t blocks_z = (g.count + planes_per_block - 1) / planes_per_block;
+  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(tiles_x, 65535 * 1024)),
+                  static_cast<unsigned>(std::min<std::int64_t>(tiles_y(), 65535)),
+                  static_cast<unsigned>(std::min<std::int64_t>(blocks_z, 65535)));
+  const auto kernel = fits_32_bits(input.layout()) && fits_32_bits(output.layout())
+                          ? plane_kernel_for<In, Out, Cols, std::int32_t>(nearest, packed, g)
+                          : plane_kernel_for<In, Out, Cols, std::int64_t>(nearest, packed, g);
+  kernel<<<grid, dim3(kWarp, kBlockRows), 0, stream_of(options)>>>(static_cast<const In*>(input.data()),
+                                                                    static_cast<Out*>(output.data()), g);
 }
 
 // Runs the plane kernel over `output`: its last two axes are H and W (rules h and w), every other axis is a plane
@@ -394,13 +524,24 @@ void run_planes(const ConstTensorView& input, const TensorView& output, const Ax
                 const ExecOptions& options) {
   const int rank = output.rank();
   Planes g{};
-  g.outer = rank - 2;
+  // The plane axes, each of size > 1; neighbours that step through both tensors as one axis would (a packed N x C:
+  // N * C planes) become one, so that the kernels split a plane index with fewer divisions (none for one axis).
   g.count = 1;
-  for (int a = 0; a < g.outer; ++a) {
-    g.size[a] = output.size(a);
-    g.in_stride[a] = input.stride(a);
-    g.out_stride[a] = output.stride(a);
-    g.count *= output.size(a);
+  for (int a = 0; a < rank - 2; ++a) {
+    const std::int64_t size = output.size(a);
+    g.count *= size;
+    if (size == 1) continue;
+    const int last = g.outer - 1;
+    if (g.outer > 0 && g.in_stride[last] == input.stride(a) * size && g.out_stride[last] == output.stride(a) * size) {
+      g.size[last] *= size;
+      g.in_stride[last] = input.stride(a);
+      g.out_stride[last] = output.stride(a);
+    } else {
+      g.size[g.outer] = size;
+      g.in_stride[g.outer] = input.stride(a);
+      g.out_stride[g.outer] = output.stride(a);
+      ++g.outer;
+    }
   }
   g.out_h = output.size(rank - 2);
   g.out_w = output.size(rank - 1);
@@ -408,50 +549,25 @@ void run_planes(const ConstTensorView& input, const TensorView& output, const Ax
   g.out_stride_w = output.stride(rank - 1);
   g.h = h;
   g.w = w;
-  // 8 rows per thread where that still gives every multiprocessor a few blocks, fewer on small outputs; then each
-  // block takes as many planes as keep about 16 blocks a multiprocessor (its row and column taps serve them all).
-  const std::int64_t tiles_x = (g.out_w + kTileCols - 1) / kTileCols;
-  const std::int64_t multiprocessors = device_limits(options.device).multiprocessors;
-  const auto tiles_y = [&] {
-    const std::int64_t tile_h = static_cast<std::int64_t>(kBlockRows) * g.rows_per_thread;
-    return (g.out_h + tile_h - 1) / tile_h;
+  // Packed at `cols`: a thread's `cols` columns are neighbours in memory, on a boundary of `cols` elements in every
+  // row and plane, and its store is 16 bytes aligned (8 for four float16). Not where W shrinks more than 2x: a warp's
+  // loads would then spread over 4x more cache lines than with its 32 columns side by side, which costs more than the
+  // stores save (1080p -> 224 took 0.018 ms packed, 0.010 not).
+  const auto packed_at = [&](std::int64_t cols) {
+    const auto aligned = [&](std::int64_t stride, std::int64_t size) { return size == 1 || stride % cols == 0; };
+    bool packed = g.out_stride_w == 1 && g.out_w % cols == 0 && aligned(g.out_stride_h, g.out_h) &&
+                  !(g.w.scale < 0.5f) &&
+                  reinterpret_cast<std::uintptr_t>(output.data()) % (cols * element_size(output.dtype())) == 0;
+    for (int a = 0; a < g.outer; ++a) packed = packed && aligned(g.out_stride[a], g.size[a]);
+    return packed;
   };
-  g.rows_per_thread = kMaxRowsPerThread;
-  while (g.rows_per_thread > 1 && tiles_x * g.count * tiles_y() < 8 * multiprocessors) g.rows_per_thread /= 2;
-  const std::int64_t tiles = tiles_x * tiles_y();
-  const std::int64_t planes_per_block = std::max<std::int64_t>(1, tiles * g.count / (16 * multiprocessors));
-  const std::int64_t blocks_z = (g.count + planes_per_block - 1) / planes_per_block;
-  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(tiles_x, 65535 * 1024)),
-                  static_cast<unsigned>(std::min<std::int64_t>(tiles_y(), 65535)),
-                  static_cast<unsigned>(std::min<std::int64_t>(blocks_z, 65535)));
-  // Packed: a thread's 4 columns are neighbours in memory, on a boundary of 4 elements in every row and plane. Not
-  // where W shrinks more than 2x: a warp's loads would then spread over 4x more cache lines than with its 32 columns
-  // side by side, which costs more than the stores save (1080p -> 224 took 0.018 ms packed, 0.010 not).
-  const auto aligned = [](std::int64_t stride, std::int64_t size) { return size == 1 || stride % kColsPerThread == 0; };
-  bool packed = g.out_stride_w == 1 && g.out_w % kColsPerThread == 0 && aligned(g.out_stride_h, g.out_h) &&
-                !(g.w.scale < 0.5f) &&
-                reinterpret_cast<std::uintptr_t>(output.data()) % (kColsPerThread * element_size(output.dtype())) == 0;
-  for (int a = 0; a < g.outer; ++a) packed = packed && aligned(g.out_stride[a], g.size[a]);
   dispatch_types(input.dtype(), output.dtype(), [&](auto* in_tag, auto* out_tag) {
     using In = std::remove_pointer_t<decltype(in_tag)>;
     using Out = std::remove_pointer_t<decltype(out_tag)>;
-    const cudaStream_t stream = stream_of(options);
-    if (nearest) {
-      packed ? launch_planes<In, Out, true, true>(input, output, g, grid, stream)
-             : launch_planes<In, Out, true, false>(input, output, g, grid, stream);
-    } else if (packed && staged_rows_fit(g)) {
-      const dim3 block(kWarp, kBlockRows);
-      const auto* in = static_cast<const In*>(input.data());
-      auto* out = static_cast<Out*>(output.data());
-      if (fits_32_bits(input.layout()) && fits_32_bits(output.layout())) {
-        staged_plane_kernel<In, Out, std::int32_t><<<grid, block, 0, stream>>>(in, out, g);
-      } else {
-        staged_plane_kernel<In, Out, std::int64_t><<<grid, block, 0, stream>>>(in, out, g);
-      }
-    } else {
-      packed ? launch_planes<In, Out, false, true>(input, output, g, grid, stream)
-             : launch_planes<In, Out, false, false>(input, output, g, grid, stream);
+    if constexpr (sizeof(Out) == 2) {
+      if (nearest && packed_at(8)) return launch_planes<In, Out, 8>(input, output, g, nearest, true, options);
     }
+    launch_planes<In, Out, 4>(input, output, g, nearest, packed_at(4), options);
   });
 }
 
