@@ -95,7 +95,8 @@ TensorLayout output_layout(const Dims& sizes, DataType type, bool strided) {
 
 // Runs `op` on the host (CPU backend) and on the device (CUDA backend) into outputs filled with the same pattern,
 // and returns both raw buffers. The outputs start `shift` elements into their buffers (1: not aligned to the
-// 4-element boundary the packed stores of the plane kernel need).
+// 4-element boundary the packed stores of the plane kernels need; 4 float16: not to the 8-element one of float16
+// nearest).
 template <typename HostOp, typename DeviceOp>
 std::pair<std::vector<unsigned char>, std::vector<unsigned char>> both(const TensorLayout& layout, const HostOp& host,
                                                                        const DeviceOp& device, std::size_t shift = 0) {
@@ -405,15 +406,15 @@ TEST(CudaEquivalence, Upsample2dLargePlanes) {
   }
 }
 
-// The plane kernel's layouts: so many small planes that each block takes several (on GPUs of up to 200
-// multiprocessors), in ranks 4 and 5; widths a multiple of 4 (a thread's 4 columns stored at once, where the output is
+// The plane kernel's layouts: so many small planes that each block takes several (16000 one-tile planes: at least 2
+// a block on GPUs of up to 200 multiprocessors, whose launches aim at 32 blocks a multiprocessor), in ranks 4 and 5; widths a multiple of 4 (a thread's 4 columns stored at once, where the output is
 // packed and aligned) and not; outputs packed, strided, and shifted by one element off the 4-element boundary;
 // upscales whose neighbouring output rows share input rows, downscales, and rows of weight 0.
 TEST(CudaEquivalence, PlaneKernelLayouts) {
   RSZ_NEED_CUDA();
   std::uint32_t seed = 9600;
   for (const DataType type : {DataType::Float32, DataType::Float16}) {
-    for (const Dims& sizes : {Dims{1, 8000, 8, 32}, Dims{2, 4000, 7, 31}, Dims{2, 1000, 4, 9, 16}}) {
+    for (const Dims& sizes : {Dims{1, 16000, 8, 32}, Dims{2, 8000, 7, 31}, Dims{2, 2000, 4, 9, 16}}) {
       Input in = make_input(sizes, type, false, seed++);
       test::sprinkle_special_values(in, 89);
       const DeviceInput device_in(in.view());
@@ -445,10 +446,12 @@ TEST(CudaEquivalence, PlaneKernelLayouts) {
   }
 }
 
-// Tiles whose work the block spreads over all its threads, and float16 outputs stored 8 columns a thread: widths a
-// multiple of 8 whose last tile is narrower than a full one (400 = 3 x 128 + 16 float32 columns, 256 + 144 float16
-// ones), heights whose last tile is lower than a full one, float16 outputs 16-byte aligned (8 columns a thread), off
-// that boundary by 4 elements (4 columns) and by 1 (not packed), and an 8-bit image to float16.
+// Tiles whose work the block spreads over all its threads, and float16 nearest outputs stored 8 columns a thread:
+// widths a multiple of 8 whose last tile is narrower than a full one (400 = 3 x 128 + 16 columns; float16 nearest
+// 256 + 144), heights whose last tile is lower than a full one, float16 outputs 16-byte aligned (8 columns a thread),
+// off that boundary by 4 elements (4 columns) and by 1 (not packed), and an 8-bit image to float16. Then 4000 planes
+// of 20 x 176 upscaled x2 (40 x 352): several planes a block, bands of several rows (4 a thread in float16 nearest's
+// 256 x 32 tiles, 5 in the others' 40-row tiles), and a last tile of 96 columns spread over uneven bands.
 TEST(CudaEquivalence, PlaneKernelPartialTiles) {
   RSZ_NEED_CUDA();
   std::uint32_t seed = 9650;
@@ -480,6 +483,20 @@ TEST(CudaEquivalence, PlaneKernelPartialTiles) {
                                        "resample x" + std::to_string(scales[3]) + " " + what, shift));
         }
       }
+    }
+  }
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    Input in = make_input({1, 4000, 20, 176}, type, false, seed++);
+    test::sprinkle_special_values(in, 4099);
+    const DeviceInput device_in(in.view());
+    for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
+      Upsample2dParams up;
+      up.interpolation = mode;
+      up.scale_size = {2, 2};
+      ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(),
+                                     output_layout(upsample2d_output_sizes(in.sizes, up.scale_size), type, false), up,
+                                     std::string("upsample2d x2 of 4000 planes ") + to_string(type) + " " +
+                                         to_string(mode)));
     }
   }
   const Image8 pixels(333, 517, 131, 11);

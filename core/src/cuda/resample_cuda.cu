@@ -75,9 +75,14 @@ template <int Cols>
 constexpr int kMaxTileRows = kBlockRows * kMaxRowsPerThread<Cols>;
 // Blocks a multiprocessor at least: the plane kernel 4 (at most 64 registers a thread), the staged kernel 6 (40
 // registers; its loads wait behind a barrier, so it needs more warps in flight: the float16 upsample x2 of
-// 256 x 136 x 200 took 0.048 ms on an H100 against 0.057 ms with 4).
+// 256 x 136 x 200 took 0.048 ms on an H100 against 0.057 ms with 4). With 64-bit indexing the staged kernel's shared
+// memory (38.7 KB) lets 5 blocks of it share an H100 multiprocessor.
 constexpr int kPlaneMinBlocks = 4;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int kStagedMinBlocks = 4;  // Turing: 1024 threads a multiprocessor
+#else
 constexpr int kStagedMinBlocks = 6;
+#endif
 
 // The planes: every axis but the last two (at most 3), each selecting its own index.
 struct Planes {
@@ -90,7 +95,7 @@ struct Planes {
   std::int64_t out_w;
   std::int64_t out_stride_h;
   std::int64_t out_stride_w;
-  int rows_per_thread;  // 1..kMaxRowsPerThread: a full tile is 8 * rows_per_thread rows high
+  int rows_per_thread;  // 1..kMaxRowsPerThread<Cols>: a full tile is 8 * rows_per_thread rows high
   Axis h;
   Axis w;
 };
@@ -119,8 +124,8 @@ __device__ __forceinline__ void read_row(RowValues<In, Index, Nearest, Cols>& r,
                                          const Tap<Index>* tx, const bool* col_ok) {
   r.row = row;
   const char* const src = reinterpret_cast<const char*>(in + row);
-  // tx holds byte offsets (in_bytes): those of a column in bounds are >= 0, so with 32-bit indexing each tap's address
-  // is one 64-bit add of an unsigned offset.
+  // tx holds byte offsets (in_bytes): those of a column in bounds are >= 0 and, with 32-bit indexing, below 2^31
+  // (plane_index_fits), so each tap's address is one 64-bit add of an unsigned offset.
   using Offset = std::conditional_t<sizeof(Index) == 4, std::uint32_t, Index>;
   const auto at = [&](Index bytes) { return *reinterpret_cast<const In*>(src + static_cast<Offset>(bytes)); };
 #pragma unroll
@@ -196,11 +201,15 @@ __device__ __forceinline__ void store_cols(__half* dst, const std::uint16_t* b) 
 // float16 two at a time, one conversion of a pair (round to nearest even, as __float2half_rn) and the NaNs of the
 // pair, found in one comparison, replaced by the canonical float16 NaN.
 __device__ __forceinline__ std::uint32_t half2_bits(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800  // the pair conversion is PTX for sm_80 and later
   std::uint32_t pair;
   std::uint32_t nan;
   asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(hi), "f"(lo));  // hi to the upper half, lo to the lower
   asm("set.nan.u32.f16x2 %0, %1, %1;" : "=r"(nan) : "r"(pair));      // 0xffff in each half that is a NaN
   return (pair & ~nan) | (0x7e007e00u & nan);
+#else
+  return computed_bits<__half>(lo) | static_cast<std::uint32_t>(computed_bits<__half>(hi)) << 16;
+#endif
 }
 
 template <int Cols>
@@ -266,8 +275,8 @@ __device__ __forceinline__ Share share_of(int t, int groups, int rows) {
 }
 
 // Each block computes tiles of 32 * Cols columns x 8 * rows_per_thread rows, for the planes blockIdx.z, + gridDim.z,
-// ...: its row taps go to shared memory once per tile, each thread's Cols column taps are computed once and serve
-// every row and plane. Packed (output W packed, rows and planes aligned to Cols elements): a thread's Cols columns
+// ...: the tile's row and column taps go to shared memory once per tile (one thread each), and each thread's Cols
+// column taps, read from there, serve all its rows and planes. Packed (output W packed, rows and planes aligned to Cols elements): a thread's Cols columns
 // are neighbours, stored at once; otherwise a thread's columns are 32 apart and a warp stores 32 neighbouring
 // elements at a time.
 template <typename In, typename Out, bool Nearest, bool Packed, int Cols, typename Index>
@@ -429,6 +438,7 @@ __global__ void __launch_bounds__(kBlockThreads, kStagedMinBlocks)
           }
         }
         __syncthreads();
+        if (s.rows == 0) continue;  // (its row offset could lie past the output)
         Out* row = out + (out_base + static_cast<Index>(y0 + s.first_row) * static_cast<Index>(g.out_stride_h) +
                           static_cast<Index>(x0 + Cols * s.group));
 #pragma unroll 2
@@ -479,6 +489,12 @@ bool staged_rows_fit(const Planes& g) {
 template <typename In, typename Out>
 using PlaneKernel = void (*)(const In*, Out*, Planes);
 
+// Whether the plane kernels may index `input` with 32 bits: its taps are byte offsets (in_bytes), so its extent in
+// bytes, not only in elements, must stay below 2^31.
+bool plane_index_fits(const ConstTensorView& input) {
+  return input.layout().extent() < (std::int64_t{1} << 31) / static_cast<std::int64_t>(element_size(input.dtype()));
+}
+
 // The kernel for a plane launch: nearest, linear staged through shared memory, or linear; packed or not (Cols 8:
 // nearest and packed only).
 template <typename In, typename Out, int Cols, typename Index>
@@ -511,7 +527,7 @@ void launch_planes(const ConstTensorView& input, const TensorView& output, Plane
   const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(tiles_x, 65535 * 1024)),
                   static_cast<unsigned>(std::min<std::int64_t>(tiles_y(), 65535)),
                   static_cast<unsigned>(std::min<std::int64_t>(blocks_z, 65535)));
-  const auto kernel = fits_32_bits(input.layout()) && fits_32_bits(output.layout())
+  const auto kernel = plane_index_fits(input) && fits_32_bits(output.layout())
                           ? plane_kernel_for<In, Out, Cols, std::int32_t>(nearest, packed, g)
                           : plane_kernel_for<In, Out, Cols, std::int64_t>(nearest, packed, g);
   kernel<<<grid, dim3(kWarp, kBlockRows), 0, stream_of(options)>>>(static_cast<const In*>(input.data()),
