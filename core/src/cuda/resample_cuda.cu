@@ -75,14 +75,20 @@ template <int Cols>
 constexpr int kMaxTileRows = kBlockRows * kMaxRowsPerThread<Cols>;
 // Blocks a multiprocessor at least: the plane kernel 4 (at most 64 registers a thread), the staged kernel 6 (40
 // registers; its loads wait behind a barrier, so it needs more warps in flight: the float16 upsample x2 of
-// 256 x 136 x 200 took 0.048 ms on an H100 against 0.057 ms with 4). With 64-bit indexing the staged kernel's shared
-// memory (38.7 KB) lets 5 blocks of it share an H100 multiprocessor.
+// 256 x 136 x 200 took 0.048 ms on an H100 against 0.057 ms with 4). That is for float32 and float16 inputs with
+// 32-bit indexing; unorm inputs (widened in double precision) and 64-bit indexing (inputs of 2 GB and more) need
+// the registers of 4 blocks (at 40 they spilled).
 constexpr int kPlaneMinBlocks = 4;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
 constexpr int kStagedMinBlocks = 4;  // Turing: 1024 threads a multiprocessor
 #else
 constexpr int kStagedMinBlocks = 6;
 #endif
+template <typename In, typename Index>
+constexpr int staged_min_blocks() {
+  return sizeof(Index) == 4 && (std::is_same_v<In, float> || std::is_same_v<In, __half>) ? kStagedMinBlocks
+                                                                                          : kPlaneMinBlocks;
+}
 
 // The planes: every axis but the last two (at most 3), each selecting its own index.
 struct Planes {
@@ -378,7 +384,7 @@ struct RowPair {
 };
 
 template <typename In, typename Out, int Cols, typename Index>
-__global__ void __launch_bounds__(kBlockThreads, kStagedMinBlocks)
+__global__ void __launch_bounds__(kBlockThreads, staged_min_blocks<In, Index>())
     staged_plane_kernel(const In* __restrict__ in, Out* __restrict__ out, Planes g) {
   constexpr int kQuads = Cols / 4;
   // [input row][quad of a group's columns][group]: a warp's 16-byte accesses to one quad are contiguous.
