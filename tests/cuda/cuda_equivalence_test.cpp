@@ -156,6 +156,29 @@ struct Image8 {
   return same_bytes(cpu, gpu, layout.dtype(), what);
 }
 
+// Both for a test input `in` (on the device: `device`) and what the sweeps below vary: the mode and the factors or
+// scales, into a packed or strided output of the input's type.
+::testing::AssertionResult upsample2d_matches(const Input& in, const DeviceInput& device, InterpolationMode mode,
+                                              ScaleSize factors, bool strided, const std::string& what,
+                                              std::size_t shift = 0) {
+  Upsample2dParams p;
+  p.interpolation = mode;
+  p.scale_size = factors;
+  return upsample2d_matches(in.view(), device.view(),
+                            output_layout(upsample2d_output_sizes(in.sizes, factors), in.type, strided), p, what,
+                            shift);
+}
+
+::testing::AssertionResult resample_matches(const Input& in, const DeviceInput& device, InterpolationMode mode,
+                                            const std::array<float, 4>& scales, bool strided, const std::string& what,
+                                            std::size_t shift = 0) {
+  ResampleParams p;
+  p.interpolation = mode;
+  p.scales = scales;
+  return resample_matches(in.view(), device.view(),
+                          output_layout(resample_output_sizes(in.sizes, scales), in.type, strided), p, what, shift);
+}
+
 struct ResampleMode {
   InterpolationMode interpolation;
   NearestRounding rounding;
@@ -253,11 +276,7 @@ TEST(CudaEquivalence, Upsample2dRanks4And5) {
       const DeviceInput device_in(in.view());
       for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
         for (const std::uint32_t f : {1u, 2u, 3u}) {
-          Upsample2dParams p;
-          p.interpolation = mode;
-          p.scale_size = {f, f + 1};
-          const TensorLayout layout = output_layout(upsample2d_output_sizes(in.sizes, p.scale_size), type, f == 2);
-          ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(), layout, p,
+          ASSERT_TRUE(upsample2d_matches(in, device_in, mode, {f, f + 1}, f == 2,
                                          std::string("upsample2d ") + to_string(mode) + " " + dims_to_string(sizes) +
                                              " x" + std::to_string(f)));
         }
@@ -373,11 +392,7 @@ TEST(CudaEquivalence, ResampleLargePlanes) {
     test::sprinkle_special_values(batch, 997);
     const DeviceInput device_batch(batch.view());
     for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
-      ResampleParams p;
-      p.interpolation = mode;
-      p.scales = {1, 1, 4.1f, 3.9f};
-      const TensorLayout layout = output_layout(resample_output_sizes(batch.sizes, p.scales), type, false);
-      ASSERT_TRUE(resample_matches(batch.view(), device_batch.view(), layout, p,
+      ASSERT_TRUE(resample_matches(batch, device_batch, mode, {1, 1, 4.1f, 3.9f}, false,
                                    std::string("batch of 8 ") + to_string(type) + " " + to_string(mode)));
     }
   }
@@ -393,11 +408,7 @@ TEST(CudaEquivalence, Upsample2dLargePlanes) {
       const DeviceInput device_in(in.view());
       for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
         for (const std::uint32_t f : {2u, 3u}) {
-          Upsample2dParams p;
-          p.interpolation = mode;
-          p.scale_size = {f, 5 - f};
-          const TensorLayout layout = output_layout(upsample2d_output_sizes(in.sizes, p.scale_size), type, f == 3);
-          ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(), layout, p,
+          ASSERT_TRUE(upsample2d_matches(in, device_in, mode, {f, 5 - f}, f == 3,
                                          std::string("upsample2d ") + to_string(mode) + " " + dims_to_string(sizes) +
                                              " x" + std::to_string(f)));
         }
@@ -407,9 +418,10 @@ TEST(CudaEquivalence, Upsample2dLargePlanes) {
 }
 
 // The plane kernel's layouts: so many small planes that each block takes several (16000 one-tile planes: at least 2
-// a block on GPUs of up to 200 multiprocessors, whose launches aim at 32 blocks a multiprocessor), in ranks 4 and 5; widths a multiple of 4 (a thread's 4 columns stored at once, where the output is
-// packed and aligned) and not; outputs packed, strided, and shifted by one element off the 4-element boundary;
-// upscales whose neighbouring output rows share input rows, downscales, and rows of weight 0.
+// a block on GPUs of up to 200 multiprocessors, whose launches aim at 32 blocks a multiprocessor), in ranks 4 and 5;
+// widths a multiple of 4 (a thread's 4 columns stored at once, where the output is packed and aligned) and not;
+// outputs packed, strided, and shifted by one element off the 4-element boundary; upscales whose neighbouring output
+// rows share input rows, downscales, and rows of weight 0.
 TEST(CudaEquivalence, PlaneKernelLayouts) {
   RSZ_NEED_CUDA();
   std::uint32_t seed = 9600;
@@ -424,20 +436,11 @@ TEST(CudaEquivalence, PlaneKernelLayouts) {
           const std::size_t shift = variant == 2 ? 1 : 0;
           const std::string what = std::string(to_string(type)) + " " + to_string(mode) + " " +
                                    dims_to_string(sizes) + (strided ? " strided" : "") + (shift ? " shifted" : "");
-          Upsample2dParams up;
-          up.interpolation = mode;
-          up.scale_size = {2, 2};
-          ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(),
-                                         output_layout(upsample2d_output_sizes(in.sizes, up.scale_size), type, strided),
-                                         up, "upsample2d x2 " + what, shift));
+          ASSERT_TRUE(upsample2d_matches(in, device_in, mode, {2, 2}, strided, "upsample2d x2 " + what, shift));
           if (sizes.size() != 4) continue;
           for (const std::array<float, 4>& scales :
                {std::array<float, 4>{1, 1, 0.5f, 0.5f}, std::array<float, 4>{1, 1, 3.0f, 1.25f}}) {
-            ResampleParams p;
-            p.interpolation = mode;
-            p.scales = scales;
-            ASSERT_TRUE(resample_matches(in.view(), device_in.view(),
-                                         output_layout(resample_output_sizes(in.sizes, p.scales), type, strided), p,
+            ASSERT_TRUE(resample_matches(in, device_in, mode, scales, strided,
                                          "resample x" + std::to_string(scales[2]) + " " + what, shift));
           }
         }
@@ -464,22 +467,14 @@ TEST(CudaEquivalence, PlaneKernelPartialTiles) {
         const std::string what = std::string(to_string(type)) + " " + to_string(mode) + " shift " +
                                  std::to_string(shift);
         for (const std::uint32_t f : {2u, 3u}) {
-          Upsample2dParams up;
-          up.interpolation = mode;
-          up.scale_size = {f, f};
-          ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(),
-                                         output_layout(upsample2d_output_sizes(in.sizes, up.scale_size), type, false),
-                                         up, "upsample2d x" + std::to_string(f) + " " + what, shift));
+          ASSERT_TRUE(upsample2d_matches(in, device_in, mode, {f, f}, false,
+                                         "upsample2d x" + std::to_string(f) + " " + what, shift));
         }
         // 70 x 200 -> 119 x 400, 52 x 160 (a downscale the staged kernel takes) and 35 x 104.
         for (const std::array<float, 4>& scales : {std::array<float, 4>{1, 1, 1.7f, 2.0f},
                                                    std::array<float, 4>{1, 1, 0.75f, 0.8f},
                                                    std::array<float, 4>{1, 1, 0.5f, 0.52f}}) {
-          ResampleParams p;
-          p.interpolation = mode;
-          p.scales = scales;
-          ASSERT_TRUE(resample_matches(in.view(), device_in.view(),
-                                       output_layout(resample_output_sizes(in.sizes, p.scales), type, false), p,
+          ASSERT_TRUE(resample_matches(in, device_in, mode, scales, false,
                                        "resample x" + std::to_string(scales[3]) + " " + what, shift));
         }
       }
@@ -490,11 +485,7 @@ TEST(CudaEquivalence, PlaneKernelPartialTiles) {
     test::sprinkle_special_values(in, 4099);
     const DeviceInput device_in(in.view());
     for (const auto mode : {InterpolationMode::Nearest, InterpolationMode::Linear}) {
-      Upsample2dParams up;
-      up.interpolation = mode;
-      up.scale_size = {2, 2};
-      ASSERT_TRUE(upsample2d_matches(in.view(), device_in.view(),
-                                     output_layout(upsample2d_output_sizes(in.sizes, up.scale_size), type, false), up,
+      ASSERT_TRUE(upsample2d_matches(in, device_in, mode, {2, 2}, false,
                                      std::string("upsample2d x2 of 4000 planes ") + to_string(type) + " " +
                                          to_string(mode)));
     }

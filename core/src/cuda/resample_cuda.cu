@@ -228,13 +228,8 @@ __device__ __forceinline__ void store_computed_cols(float* dst, const float* v) 
 
 template <int Cols>
 __device__ __forceinline__ void store_computed_cols(__half* dst, const float* v) {
-  if constexpr (Cols == 4) {
-    *reinterpret_cast<uint2*>(dst) = make_uint2(half2_bits(v[0], v[1]), half2_bits(v[2], v[3]));
-  } else {
-    static_assert(Cols == 8);
-    *reinterpret_cast<uint4*>(dst) = make_uint4(half2_bits(v[0], v[1]), half2_bits(v[2], v[3]),
-                                                half2_bits(v[4], v[5]), half2_bits(v[6], v[7]));
-  }
+  static_assert(Cols == 4);  // linear outputs take 4 columns a thread
+  *reinterpret_cast<uint2*>(dst) = make_uint2(half2_bits(v[0], v[1]), half2_bits(v[2], v[3]));
 }
 
 // The offsets of plane `plane` (its outer indices, flattened) in the input and the output. Index arithmetic: every
@@ -266,6 +261,11 @@ __device__ __forceinline__ PlaneOffsets<Index> plane_offsets(const Planes& g, st
 // read once). A full tile gives warp y the band y, rows_per_thread rows; a narrower or lower tile (the last of a row
 // or of a plane) spreads its groups and rows over all the block's threads, as evenly as whole bands allow, rather
 // than leaving most warps idle while a few do a full tile's work.
+// How many of a tile's rows (or columns) from `start` on lie inside the output's `total`.
+__device__ __forceinline__ int tile_extent(std::int64_t total, std::int64_t start, int tile) {
+  return static_cast<int>(total - start < tile ? total - start : tile);
+}
+
 struct Share {
   int group;
   int first_row;
@@ -282,9 +282,9 @@ __device__ __forceinline__ Share share_of(int t, int groups, int rows) {
 
 // Each block computes tiles of 32 * Cols columns x 8 * rows_per_thread rows, for the planes blockIdx.z, + gridDim.z,
 // ...: the tile's row and column taps go to shared memory once per tile (one thread each), and each thread's Cols
-// column taps, read from there, serve all its rows and planes. Packed (output W packed, rows and planes aligned to Cols elements): a thread's Cols columns
-// are neighbours, stored at once; otherwise a thread's columns are 32 apart and a warp stores 32 neighbouring
-// elements at a time.
+// column taps, read from there, serve all its rows and planes. Packed (output W packed, rows and planes aligned to
+// Cols elements): a thread's Cols columns are neighbours, stored at once; otherwise a thread's columns are 32 apart
+// and a warp stores 32 neighbouring elements at a time.
 template <typename In, typename Out, bool Nearest, bool Packed, int Cols, typename Index>
 __global__ void __launch_bounds__(kBlockThreads, kPlaneMinBlocks)
     plane_kernel(const In* __restrict__ in, Out* __restrict__ out, Planes g) {
@@ -294,12 +294,12 @@ __global__ void __launch_bounds__(kBlockThreads, kPlaneMinBlocks)
   const int t = static_cast<int>(threadIdx.y * kWarp + threadIdx.x);
   for (std::int64_t y0 = static_cast<std::int64_t>(blockIdx.y) * tile_rows; y0 < g.out_h;
        y0 += static_cast<std::int64_t>(gridDim.y) * tile_rows) {
-    const int rows_here = static_cast<int>(g.out_h - y0 < tile_rows ? g.out_h - y0 : tile_rows);
+    const int rows_here = tile_extent(g.out_h, y0, tile_rows);
     if (t < rows_here) row_taps[t] = axis_tap<Index>(g.h, y0 + t);
     for (std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * kTileCols<Cols>; x0 < g.out_w;
          x0 += static_cast<std::int64_t>(gridDim.x) * kTileCols<Cols>) {
       // Each of the tile's row and column taps is computed once, by one thread.
-      const int cols_here = static_cast<int>(g.out_w - x0 < kTileCols<Cols> ? g.out_w - x0 : kTileCols<Cols>);
+      const int cols_here = tile_extent(g.out_w, x0, kTileCols<Cols>);
       if (t < cols_here) col_taps[t] = axis_tap<Index>(g.w, x0 + t);
       __syncthreads();
       const Share s = share_of(t, Packed && cols_here < kTileCols<Cols> ? cols_here / Cols : kWarp, rows_here);
@@ -374,8 +374,8 @@ __global__ void __launch_bounds__(kBlockThreads, kPlaneMinBlocks)
 // The same operations as the plane kernel (reference/plane.h's read_bilinear), in the same order.
 // The host admits tiles of up to kMaxTileRows + 2 input rows; the shared rows leave 2 more, so a host evaluation of
 // the taps that differed from the device's by a row at either end could not overflow them.
-template <int Cols>
-constexpr int kStagedRows = kMaxTileRows<Cols> + 4;
+constexpr int kStagedCols = 4;  // a thread's columns: one float4 of lerped values a row
+constexpr int kStagedRows = kMaxTileRows<kStagedCols> + 4;
 
 struct RowPair {
   int a;  // input rows, counted from the tile's first
@@ -383,12 +383,11 @@ struct RowPair {
   float w;
 };
 
-template <typename In, typename Out, int Cols, typename Index>
+template <typename In, typename Out, typename Index>
 __global__ void __launch_bounds__(kBlockThreads, staged_min_blocks<In, Index>())
     staged_plane_kernel(const In* __restrict__ in, Out* __restrict__ out, Planes g) {
-  constexpr int kQuads = Cols / 4;
-  // [input row][quad of a group's columns][group]: a warp's 16-byte accesses to one quad are contiguous.
-  __shared__ float4 lerped[kStagedRows<Cols>][kQuads][kWarp];
+  constexpr int Cols = kStagedCols;
+  __shared__ float4 lerped[kStagedRows][kWarp];  // [input row][group of 4 columns]
   __shared__ RowPair pairs[kMaxTileRows<Cols>];
   __shared__ Tap<Index> col_taps[kTileCols<Cols>];
   __shared__ std::int64_t tile_first;  // the tile's first input row
@@ -401,7 +400,7 @@ __global__ void __launch_bounds__(kBlockThreads, staged_min_blocks<In, Index>())
        y0 += static_cast<std::int64_t>(gridDim.y) * tile_rows) {
     // Taps only grow with the output index: the tile reads input rows [first, last]. Each row's taps are computed
     // once, by one thread.
-    const int rows_here = static_cast<int>(g.out_h - y0 < tile_rows ? g.out_h - y0 : tile_rows);
+    const int rows_here = tile_extent(g.out_h, y0, tile_rows);
     if (t < rows_here) {
       const std::int64_t first = axis_tap<std::int64_t>(rows_of, y0).a;
       const Tap<std::int64_t> r = axis_tap<std::int64_t>(rows_of, y0 + t);
@@ -411,7 +410,7 @@ __global__ void __launch_bounds__(kBlockThreads, staged_min_blocks<In, Index>())
     }
     for (std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * kTileCols<Cols>; x0 < g.out_w;
          x0 += static_cast<std::int64_t>(gridDim.x) * kTileCols<Cols>) {
-      const int cols_here = static_cast<int>(g.out_w - x0 < kTileCols<Cols> ? g.out_w - x0 : kTileCols<Cols>);
+      const int cols_here = tile_extent(g.out_w, x0, kTileCols<Cols>);
       if (t < cols_here) col_taps[t] = axis_tap<Index>(g.w, x0 + t);
       __syncthreads();
       const std::int64_t first = tile_first;
@@ -437,10 +436,7 @@ __global__ void __launch_bounds__(kBlockThreads, staged_min_blocks<In, Index>())
           for (int r = band; r < span; r += bands) {
             RowValues<In, Index, false, Cols> v;
             read_row(v, plane_in, static_cast<Index>((first + r) * g.h.stride), tx, col_ok);
-#pragma unroll
-            for (int q = 0; q < kQuads; ++q) {
-              lerped[r][q][s.group] = make_float4(v.v[4 * q], v.v[4 * q + 1], v.v[4 * q + 2], v.v[4 * q + 3]);
-            }
+            lerped[r][s.group] = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
           }
         }
         __syncthreads();
@@ -450,23 +446,14 @@ __global__ void __launch_bounds__(kBlockThreads, staged_min_blocks<In, Index>())
 #pragma unroll 2
         for (int j = 0; j < s.rows; ++j, row += g.out_stride_h) {
           const RowPair p = pairs[s.first_row + j];
-          float v[Cols];
-#pragma unroll
-          for (int q = 0; q < kQuads; ++q) {
-            const float4 top = lerped[p.a][q][s.group];
-            float* const o = v + 4 * q;
-            if (p.w != 0.0f) {
-              const float4 bottom = lerped[p.b][q][s.group];
-              o[0] = lerp_weighted(top.x, bottom.x, p.w);
-              o[1] = lerp_weighted(top.y, bottom.y, p.w);
-              o[2] = lerp_weighted(top.z, bottom.z, p.w);
-              o[3] = lerp_weighted(top.w, bottom.w, p.w);
-            } else {  // lerp(t, b, 0) is t alone
-              o[0] = top.x;
-              o[1] = top.y;
-              o[2] = top.z;
-              o[3] = top.w;
-            }
+          const float4 top = lerped[p.a][s.group];
+          float v[Cols] = {top.x, top.y, top.z, top.w};  // lerp(t, b, 0) is t alone
+          if (p.w != 0.0f) {
+            const float4 bottom = lerped[p.b][s.group];
+            v[0] = lerp_weighted(top.x, bottom.x, p.w);
+            v[1] = lerp_weighted(top.y, bottom.y, p.w);
+            v[2] = lerp_weighted(top.z, bottom.z, p.w);
+            v[3] = lerp_weighted(top.w, bottom.w, p.w);
           }
           store_computed_cols<Cols>(row, v);
         }
@@ -477,7 +464,6 @@ __global__ void __launch_bounds__(kBlockThreads, staged_min_blocks<In, Index>())
 }
 
 // Whether every tile of `g` reads at most kMaxTileRows + 2 input rows (computed with the kernel's own taps).
-template <int Cols>
 bool staged_rows_fit(const Planes& g) {
   Axis rows_of = g.h;
   rows_of.stride = 1;
@@ -485,7 +471,7 @@ bool staged_rows_fit(const Planes& g) {
   for (std::int64_t y0 = 0; y0 < g.out_h; y0 += tile_rows) {
     const std::int64_t end = std::min(y0 + tile_rows, g.out_h);
     if (axis_tap<std::int64_t>(rows_of, end - 1).b - axis_tap<std::int64_t>(rows_of, y0).a + 1 >
-        kMaxTileRows<Cols> + 2) {
+        kMaxTileRows<kStagedCols> + 2) {
       return false;
     }
   }
@@ -508,8 +494,10 @@ PlaneKernel<In, Out> plane_kernel_for(bool nearest, bool packed, const Planes& g
   if constexpr (Cols == 8) {
     return plane_kernel<In, Out, true, true, 8, Index>;
   } else {
-    if (nearest) return packed ? plane_kernel<In, Out, true, true, 4, Index> : plane_kernel<In, Out, true, false, 4, Index>;
-    if (packed && staged_rows_fit<4>(g)) return staged_plane_kernel<In, Out, 4, Index>;
+    if (nearest) {
+      return packed ? plane_kernel<In, Out, true, true, 4, Index> : plane_kernel<In, Out, true, false, 4, Index>;
+    }
+    if (packed && staged_rows_fit(g)) return staged_plane_kernel<In, Out, Index>;
     return packed ? plane_kernel<In, Out, false, true, 4, Index> : plane_kernel<In, Out, false, false, 4, Index>;
   }
 }
