@@ -186,20 +186,33 @@ __device__ __forceinline__ Bits<Out> selected_bits(In value) {
   return *reinterpret_cast<const Bits<Out>*>(&o);
 }
 
+// One store of v at dst; Streaming: with the evict-first hint (st.global.cs), so that the output's lines leave the L2
+// cache before the input's. The nearest plane kernels store that way: the upsample x2 of 256 x 136 x 200 float16
+// took 0.033 ms against 0.036 on an H100, 1080p -> 4K float16 0.027 against 0.031 (the linear kernels gained
+// nothing, and the staged kernel spilled registers).
+template <bool Streaming, typename T>
+__device__ __forceinline__ void put(void* dst, T v) {
+  if constexpr (Streaming) {
+    __stcs(reinterpret_cast<T*>(dst), v);
+  } else {
+    *reinterpret_cast<T*>(dst) = v;
+  }
+}
+
 // Cols neighbouring output elements in one store (16 bytes, but 8 for four float16): `dst` is aligned to it.
-template <int Cols>
+template <int Cols, bool Streaming = false>
 __device__ __forceinline__ void store_cols(float* dst, const std::uint32_t* b) {
   static_assert(Cols == 4);
-  *reinterpret_cast<uint4*>(dst) = make_uint4(b[0], b[1], b[2], b[3]);
+  put<Streaming>(dst, make_uint4(b[0], b[1], b[2], b[3]));
 }
-template <int Cols>
+template <int Cols, bool Streaming = false>
 __device__ __forceinline__ void store_cols(__half* dst, const std::uint16_t* b) {
   const auto pair = [&](int k) { return b[k] | static_cast<std::uint32_t>(b[k + 1]) << 16; };
   if constexpr (Cols == 4) {
-    *reinterpret_cast<uint2*>(dst) = make_uint2(pair(0), pair(2));
+    put<Streaming>(dst, make_uint2(pair(0), pair(2)));
   } else {
     static_assert(Cols == 8);
-    *reinterpret_cast<uint4*>(dst) = make_uint4(pair(0), pair(2), pair(4), pair(6));
+    put<Streaming>(dst, make_uint4(pair(0), pair(2), pair(4), pair(6)));
   }
 }
 
@@ -334,7 +347,7 @@ __global__ void __launch_bounds__(kBlockThreads, kPlaneMinBlocks)
             // A thread's columns are neighbours (packed: one store) or 32 apart.
             const auto store = [&](const auto* bits) {
               if constexpr (Packed) {
-                store_cols<Cols>(row, bits);
+                store_cols<Cols, Nearest>(row, bits);
               } else {
 #pragma unroll
                 for (int k = 0; k < Cols; ++k) {
