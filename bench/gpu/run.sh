@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU benchmark: builds rsz with the CUDA backend (core only), writes the plan (bench/workloads.json and
 # bench/gpu/workloads_gpu.json: shapes and boxes), times rsz (rsz_gpu_bench) and PyTorch / torchvision
-# (torch_bench.py) on the same GPU in one run, and writes bench/gpu/RESULTS_GPU.md.
+# (torch_bench.py) on the same GPU in one run, three passes each, and writes bench/gpu/RESULTS_GPU.md.
 # usage: bash bench/gpu/run.sh [BUILD_DIR]   (a machine with an NVIDIA GPU, nvcc, and a python3 with torch)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,8 +14,12 @@ cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DRSZ_CUDA=O
   -DRSZ_BUILD_TESTS=OFF > /dev/null
 cmake --build "$build" --target rsz_gpu_bench > /dev/null
 python3 bench/gpu/plan.py "$work"
-"$build/bench/gpu/rsz_gpu_bench" "$work" > "$work/rsz.jsonl"
-python3 bench/gpu/torch_bench.py "$work" > "$work/torch.jsonl"
+# Three passes, rsz's and the peers' alternating: a single pass's times moved by up to a third between runs on the
+# same GPU (its clocks), so each reported time is the median of its three passes (make_results.py).
+for pass in 1 2 3; do
+  "$build/bench/gpu/rsz_gpu_bench" "$work" >> "$work/rsz.jsonl"
+  python3 bench/gpu/torch_bench.py "$work" >> "$work/torch.jsonl"
+done
 python3 bench/gpu/make_results.py "$work/rsz.jsonl" "$work/torch.jsonl" \
   "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
   "$(python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)')" \
