@@ -14,8 +14,9 @@ cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DRSZ_CUDA=O
   -DRSZ_BUILD_TESTS=OFF > /dev/null
 cmake --build "$build" --target rsz_gpu_bench > /dev/null
 python3 bench/gpu/plan.py "$work"
-# Three passes, rsz's and the peers' alternating: a single pass's times moved by up to a third between runs on the
-# same GPU (its clocks), so each reported time is the median of its three passes (make_results.py).
+# Three passes, rsz's and the peers' alternating: a single pass's times moved between runs of the same code on the
+# same kind of GPU by up to 1.6x on the smallest workloads (about 0.01 ms) and about 10% on the others, so each
+# reported time is the median of its three passes (make_results.py).
 for pass in 1 2 3; do
   "$build/bench/gpu/rsz_gpu_bench" "$work" >> "$work/rsz.jsonl"
   python3 bench/gpu/torch_bench.py "$work" >> "$work/torch.jsonl"
