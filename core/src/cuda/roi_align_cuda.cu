@@ -811,10 +811,11 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
     return 0;
   }();
   if (pitch == 0) return 0;
-  // Enough output: an output element per 4 input elements where a block holds two planes (launch_plane_kernel: each
-  // tap read serves both), per 2 where it holds one. On an H100, 100 ROIs of 14 x 14 on 256 x 200 x 272 (an output
-  // per 2.8 input elements) took 0.155 ms float32 on the shared planes and 0.117 ms gathering from device memory, but
-  // 0.090 and 0.105 ms float16; 1000 ROIs of 7 x 7 (one per 1.1) 0.178 and 0.364 ms float32.
+  // Enough output: an output element per 4 input elements where a block holds two planes (launch_plane_kernel, where
+  // two fit: each tap read serves both), per 2 where it holds one (float32 planes as large as FPN levels). On an
+  // H100, 100 ROIs of 14 x 14 on 256 x 200 x 272 (an output per 2.8 input elements) took 0.155 ms float32 on the
+  // shared planes and 0.117 ms gathering from device memory, but 0.090 and 0.105 ms float16; 1000 ROIs of 7 x 7 (one
+  // per 1.1) 0.178 and 0.364 ms float32.
   const bool two_planes = c >= 2 && plane_bytes(input, pitch, 2) <= budget;
   const std::int64_t outputs_per_plane = output.size(0) * output.size(2) * output.size(3);
   return outputs_per_plane * (two_planes ? 4 : 2) < n * h * w ? 0 : pitch;
