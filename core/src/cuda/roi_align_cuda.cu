@@ -348,15 +348,9 @@ __device__ __forceinline__ float tap_sample(const In* plane, const SampleTap& y,
   return (y.a | x.a) < 0 ? outside : v;
 }
 
-// The reduction (§3.5) of a 2 x 2 sampled output from its row taps y0, y1 and column taps x0, x1, in the reference's
-// order, the four samples' reads in flight together.
-template <bool Nearest, typename In>
-__device__ __forceinline__ float reduce_2x2(const In* plane, const SampleTap& y0, const SampleTap& y1,
-                                            const SampleTap& x0, const SampleTap& x1, bool average, float outside) {
-  const float v00 = tap_sample<Nearest>(plane, y0, x0, outside);
-  const float v01 = tap_sample<Nearest>(plane, y0, x1, outside);
-  const float v10 = tap_sample<Nearest>(plane, y1, x0, outside);
-  const float v11 = tap_sample<Nearest>(plane, y1, x1, outside);
+// The reduction (§3.5) of a 2 x 2 sampled output's samples (row-major: v01 is the first row's second), in the
+// reference's order.
+__device__ __forceinline__ float reduce_four(float v00, float v01, float v10, float v11, bool average) {
   if (average) {
     float acc = 0.0f;
     acc += v00;
@@ -370,6 +364,16 @@ __device__ __forceinline__ float reduce_2x2(const In* plane, const SampleTap& y0
   if (v10 > value) value = v10;
   if (v11 > value) value = v11;
   return value;
+}
+
+// The reduction of a 2 x 2 sampled output from its row taps y0, y1 and column taps x0, x1, the four samples' reads
+// in flight together.
+template <bool Nearest, typename In>
+__device__ __forceinline__ float reduce_2x2(const In* plane, const SampleTap& y0, const SampleTap& y1,
+                                            const SampleTap& x0, const SampleTap& x1, bool average, float outside) {
+  return reduce_four(tap_sample<Nearest>(plane, y0, x0, outside), tap_sample<Nearest>(plane, y0, x1, outside),
+                     tap_sample<Nearest>(plane, y1, x0, outside), tap_sample<Nearest>(plane, y1, x1, outside),
+                     average);
 }
 
 // The reduction of one output's samples from its sy row taps taps.y(ty + i) and sx column taps taps.x(tx + i), in
@@ -710,27 +714,8 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
             const Samples<Planes> s11 = at(r1, c1_tap);
 #pragma unroll
             for (int p = 0; p < Planes; ++p) {
-              const float v00 = s00.v[p];
-              const float v01 = s01.v[p];
-              const float v10 = s10.v[p];
-              const float v11 = s11.v[p];
               // With two planes and one channel left, the second plane's samples are computed and not stored.
-              if (active && p < planes) {
-                if constexpr (kAverage) {
-                  float acc = 0.0f;
-                  acc += v00;
-                  acc += v01;
-                  acc += v10;
-                  acc += v11;
-                  store(oy, p, acc / 4.0f);
-                } else {
-                  float value = v00;
-                  if (v01 > value) value = v01;
-                  if (v10 > value) value = v10;
-                  if (v11 > value) value = v11;
-                  store(oy, p, value);
-                }
-              }
+              if (active && p < planes) store(oy, p, reduce_four(s00.v[p], s01.v[p], s10.v[p], s11.v[p], kAverage));
             }
           }
         };
