@@ -269,16 +269,16 @@ __device__ __forceinline__ PlaneOffsets<Index> plane_offsets(const Planes& g, st
   return o;
 }
 
-// What thread t computes in a tile of `groups` groups of columns (32, fewer in a packed row's last tile) and `rows`
-// rows: group t % groups, and a band of consecutive rows (so that the input rows neighbouring output rows share are
-// read once). A full tile gives warp y the band y, rows_per_thread rows; a narrower or lower tile (the last of a row
-// or of a plane) spreads its groups and rows over all the block's threads, as evenly as whole bands allow, rather
-// than leaving most warps idle while a few do a full tile's work.
 // How many of a tile's rows (or columns) from `start` on lie inside the output's `total`.
 __device__ __forceinline__ int tile_extent(std::int64_t total, std::int64_t start, int tile) {
   return static_cast<int>(total - start < tile ? total - start : tile);
 }
 
+// What thread t computes in a tile of `groups` groups of columns (32, fewer in a packed row's last tile) and `rows`
+// rows: group t % groups, and a band of consecutive rows (so that the input rows neighbouring output rows share are
+// read once). A full tile gives warp y the band y, rows_per_thread rows; a narrower or lower tile (the last of a row
+// or of a plane) spreads its groups and rows over all the block's threads, as evenly as whole bands allow, rather
+// than leaving most warps idle while a few do a full tile's work.
 struct Share {
   int group;
   int first_row;
