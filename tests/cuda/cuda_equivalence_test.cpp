@@ -503,6 +503,66 @@ TEST(CudaEquivalence, PlaneKernelPartialTiles) {
   }
 }
 
+// The pipelined kernel (linear upscales of float16 inputs whose rows are whole 16-byte chunks), and the staged kernel
+// on the same float32 inputs: 601 planes of 34 x 200 (several planes a block, not all blocks as many: the copies run
+// a plane ahead), upscaled x2, x3 and x4 and resampled by 2.0 x 2.5 and 2.3 x 1.1 with both pixel offsets; planes
+// packed and padded (rows 34 of 40), last tiles narrower and lower than full ones; and, taking the staged kernel, the
+// same planes one element in (rows off the 16-byte boundary).
+TEST(CudaEquivalence, PipelinedPlaneKernel) {
+  RSZ_NEED_CUDA();
+  std::uint32_t seed = 9700;
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    const Input padded = [&] {
+      Input in = make_input({1, 601, 40, 200}, type, false, seed++);
+      test::sprinkle_special_values(in, 811);
+      return in;
+    }();
+    Input packed = make_input({1, 601, 34, 200}, type, false, seed++);
+    test::sprinkle_special_values(packed, 809);
+    const DeviceInput device_padded(padded.view());
+    const DeviceInput device_packed(packed.view());
+    const auto planes = [&](const ConstTensorView& whole, std::int64_t skip, MemorySpace memory) {
+      return ConstTensorView(static_cast<const unsigned char*>(whole.data()) + skip * element_size(type),
+                             TensorLayout(type, Dims{1, 601, 34, 200 - skip}, Dims{601 * 8000, 8000, 200, 1}), memory);
+    };
+    struct Case {
+      ConstTensorView host;
+      ConstTensorView device;
+      std::string what;
+    };
+    const std::vector<Case> cases = {
+        {packed.view(), device_packed.view(), "packed"},
+        {planes(padded.view(), 0, MemorySpace::Host), planes(device_padded.view(), 0, MemorySpace::Device), "padded"},
+        {planes(padded.view(), 1, MemorySpace::Host), planes(device_padded.view(), 1, MemorySpace::Device),
+         "one element in"}};
+    for (const Case& c : cases) {
+      const std::string what = std::string(to_string(type)) + " " + c.what;
+      for (const std::uint32_t f : {2u, 3u, 4u}) {
+        Upsample2dParams p;
+        p.interpolation = InterpolationMode::Linear;
+        p.scale_size = {f, f};
+        ASSERT_TRUE(upsample2d_matches(c.host, c.device,
+                                       output_layout(upsample2d_output_sizes(c.host.sizes(), p.scale_size), type, false),
+                                       p, "upsample2d x" + std::to_string(f) + " " + what));
+      }
+      for (const std::array<float, 4>& scales :
+           {std::array<float, 4>{1, 1, 2.0f, 2.5f}, std::array<float, 4>{1, 1, 2.3f, 1.1f}}) {
+        for (const auto& [ip, op] : {std::pair{0.5f, -0.5f}, std::pair{0.0f, 0.0f}}) {
+          ResampleParams p;
+          p.interpolation = InterpolationMode::Linear;
+          p.scales = scales;
+          p.input_pixel_offsets = {ip, ip, ip, ip};
+          p.output_pixel_offsets = {op, op, op, op};
+          ASSERT_TRUE(resample_matches(c.host, c.device,
+                                       output_layout(resample_output_sizes(c.host.sizes(), scales), type, false), p,
+                                       "resample x" + std::to_string(scales[2]) + " x " + std::to_string(scales[3]) +
+                                           " offsets " + std::to_string(ip) + " " + what));
+        }
+      }
+    }
+  }
+}
+
 // Enough planes (2 x 81) and ROIs for the shared-plane kernel on any current GPU: boxes inside, across the edges,
 // outside, inverted, zero-size, sub-pixel, and one so large that adaptive sampling overflows a warp's tap table
 // (36 columns of samples), which takes the kernel's per-sample path.
