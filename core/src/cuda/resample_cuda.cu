@@ -492,9 +492,10 @@ __global__ void __launch_bounds__(kBlockThreads, staged_min_blocks<In, Index>())
 // copies each plane's input window (the tile's rows; the columns its taps read, widened to 16-byte chunks) into
 // shared memory with cp.async, which holds no registers, one plane ahead: while the block lerps plane p, the copies
 // of plane p + 1 are in flight. Then the staged kernel's two phases, reading the window instead of device memory:
-// the same operations in the same order. On an H100 it took the float16 upsample x2 of 256 x 136 x 200 from 0.047 to
-// 0.043 ms, 1080p -> 4K from 0.037 to 0.033; float32 inputs gained nothing on balance (-7% to +10%: half as many
-// rows fit its window, and its loads were not what it waited for), so they stay with the staged kernel.
+// the same operations in the same order. On an H100 (one process, A/B) it took the float16 upsample x2 of
+// 256 x 136 x 200 from 0.046 to 0.040 ms, 1080p -> 4K from 0.037 to 0.033; float32 inputs gained nothing on balance
+// (-7% to +10%; ncu: their warps then waited on shared-memory reads, not device memory), so they stay with the staged
+// kernel.
 constexpr int kPipeRows = 36;       // a tile's input rows: the 64 output rows of a 2x upscale read 34
 constexpr int kPipeRowBytes = 304;  // a row's window: 152 float16 (128 output columns read 129 at most, upscaling)
 constexpr int kPipeChunks = kPipeRowBytes / 16;
