@@ -541,9 +541,8 @@ TEST(CudaEquivalence, PipelinedPlaneKernel) {
         Upsample2dParams p;
         p.interpolation = InterpolationMode::Linear;
         p.scale_size = {f, f};
-        ASSERT_TRUE(upsample2d_matches(c.host, c.device,
-                                       output_layout(upsample2d_output_sizes(c.host.sizes(), p.scale_size), type, false),
-                                       p, "upsample2d x" + std::to_string(f) + " " + what));
+        const TensorLayout layout = output_layout(upsample2d_output_sizes(c.host.sizes(), p.scale_size), type, false);
+        ASSERT_TRUE(upsample2d_matches(c.host, c.device, layout, p, "upsample2d x" + std::to_string(f) + " " + what));
       }
       for (const std::array<float, 4>& scales :
            {std::array<float, 4>{1, 1, 2.0f, 2.5f}, std::array<float, 4>{1, 1, 2.3f, 1.1f}}) {

@@ -396,8 +396,9 @@ struct RowPair {
   float w;
 };
 
-// The staged kernels' second phase: a thread's s.rows output rows from `row` on (rows `stride` apart), each one lerp
-// along y of two lerped rows (pairs: the tile's rows from s.first_row on).
+// The staged kernels' second phase: a thread's s.rows output rows from `row` on (g.out_stride_h apart), each one lerp
+// along y of two lerped rows (pairs: the tile's rows from s.first_row on). Its arguments as they are: passing the
+// stride by value made the staged kernel spill.
 template <typename Out, int Rows>
 __device__ __forceinline__ void store_lerped_rows(Out* row, const Planes& g, Share s,
                                                   const RowPair (&pairs)[kMaxTileRows<kStagedCols>],
@@ -505,9 +506,8 @@ constexpr int kPipeBlocks = 10;    // blocks a multiprocessor its launches aim a
 
 __device__ __forceinline__ void copy_chunk(void* shared, const void* global) {
 #if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(shared))),
-               "l"(global)
-               : "memory");
+  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(global) : "memory");
 #else
   *static_cast<uint4*>(shared) = *static_cast<const uint4*>(global);
 #endif
@@ -572,14 +572,17 @@ __global__ void __launch_bounds__(kBlockThreads, kPipeMinBlocks)
       __syncthreads();
       const int span = min(tile.span, kPipeRows);  // (the host checked it fits: min only guards the buffers)
       const int chunks = min(tile.chunks, kPipeChunks);
-      // Copies: thread t takes chunk t % chunks of the rows t / chunks, + 256 / chunks, ...
+      // Copies: thread t takes chunk t % chunks of the rows t / chunks, + 256 / chunks, ... (none where t is past the
+      // last whole row of chunks).
       const int copy_rows = kBlockThreads / chunks;
-      const int copy_row = t < copy_rows * chunks ? t / chunks : 0;
-      const int copy_first = t < copy_rows * chunks ? copy_row : kPipeRows;
+      const bool copies = t < copy_rows * chunks;
+      const int copy_row = copies ? t / chunks : 0;
+      const int copy_unit = copies ? t - copy_row * chunks : 0;  // the chunk of its rows
+      const int copy_first = copies ? copy_row : span;
       const std::uint32_t copy_from = static_cast<std::uint32_t>(tile.first_row + copy_row) * row_bytes +
                                       static_cast<std::uint32_t>(tile.window * static_cast<int>(sizeof(In))) +
-                                      static_cast<std::uint32_t>(16 * (t - copy_row * chunks));
-      unsigned char* const copy_to = &raw[0][copy_row][16 * (t - copy_row * chunks)];
+                                      static_cast<std::uint32_t>(16 * copy_unit);
+      unsigned char* const copy_to = &raw[0][copy_row][16 * copy_unit];
       const auto copy_plane = [&](std::int64_t plane, int buffer) {
         const char* const src =
             reinterpret_cast<const char*>(in + plane_offsets<std::int32_t>(g, plane).in) + copy_from;
@@ -604,10 +607,9 @@ __global__ void __launch_bounds__(kBlockThreads, kPipeMinBlocks)
       copy_plane(blockIdx.z, 0);
       int buffer = 0;
       for (std::int64_t plane = blockIdx.z; plane < g.count; plane += gridDim.z, buffer ^= 1) {
-        const bool next = plane + gridDim.z < g.count;
-        if (next) copy_plane(plane + gridDim.z, buffer ^ 1);
-        if (next) {
-          wait_chunks<1>();
+        if (plane + gridDim.z < g.count) {
+          copy_plane(plane + gridDim.z, buffer ^ 1);
+          wait_chunks<1>();  // this plane's copies done, the next plane's in flight
         } else {
           wait_chunks<0>();
         }
@@ -641,7 +643,8 @@ bool staged_rows_fit(const Planes& g) {
   const std::int64_t tile_rows = static_cast<std::int64_t>(kBlockRows) * g.rows_per_thread;
   for (std::int64_t y0 = 0; y0 < g.out_h; y0 += tile_rows) {
     const std::int64_t end = std::min(y0 + tile_rows, g.out_h);
-    if (axis_tap<std::int64_t>(rows_of, end - 1).b - axis_tap<std::int64_t>(rows_of, y0).a + 1 > kStagedRows - 2) {
+    if (axis_tap<std::int64_t>(rows_of, end - 1).b - axis_tap<std::int64_t>(rows_of, y0).a + 1 >
+        kMaxTileRows<kStagedCols> + 2) {
       return false;
     }
   }
@@ -654,7 +657,8 @@ bool staged_rows_fit(const Planes& g) {
 template <typename In>
 bool piped_fits(const Planes& g, const void* data) {
   constexpr std::int64_t e = 16 / static_cast<std::int64_t>(sizeof(In));
-  bool fits = g.w.stride == 1 && g.w.n % e == 0 && g.h.stride % e == 0 && reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
+  bool fits = g.w.stride == 1 && g.w.n % e == 0 && g.h.stride % e == 0 &&
+              reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
   for (int a = 0; a < g.outer; ++a) fits = fits && g.in_stride[a] % e == 0;
   if (!fits) return false;
   Axis rows_of = g.h;
