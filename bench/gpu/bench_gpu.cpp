@@ -1,7 +1,7 @@
 // Times rsz's CUDA backend on the plan written by plan.py (the workloads of bench/workloads.json and
-// workloads_gpu.json) and the device-to-device copy bandwidth, with CUDA events: median of 20 runs after 3 warm-ups
-// of the library call as a user makes it (roi_align's included: its ROI values are checked on the device, in stream
-// order). With --host: host tensors, Backend::Cuda (staged) against Backend::Cpu (see host_mode).
+// workloads_gpu.json) and the device-to-device copy bandwidth, with CUDA events: median of 20 runs after warm-ups
+// of at least 25 ms, of the library call as a user makes it (roi_align's included: its ROI values are checked on the
+// device, in stream order). With --host: host tensors, Backend::Cuda (staged) against Backend::Cpu (see host_mode).
 // Prints one JSON object per line: workload, mode, dtype, ms, bytes moved (inputs read once + outputs written once).
 // usage: rsz_gpu_bench WORK_DIR | rsz_gpu_bench --host
 #include <cuda_fp16.h>
@@ -35,7 +35,15 @@ double median_ms(const std::function<void()>& run) {
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "event");
   check(cudaEventCreate(&stop), "event");
-  for (int i = 0; i < 3; ++i) run();
+  // Warm-ups: 3 runs and at least 25 ms, each waited for. A workload timed right after a heavy one (the copies, the
+  // 8 x 4K batch) ran up to 10% slower for its first millisecond or two (on an H100 the float32 upsample x2 took
+  // 0.0675 ms over its first 23 runs after the copies, 0.0617 over the next 23), so each is timed in its own steady
+  // state.
+  const auto begin = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3 || std::chrono::steady_clock::now() - begin < std::chrono::milliseconds(25); ++i) {
+    run();
+    check(cudaDeviceSynchronize(), "sync");
+  }
   std::vector<float> times;
   for (int i = 0; i < 20; ++i) {
     check(cudaEventRecord(start), "record");

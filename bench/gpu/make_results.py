@@ -38,7 +38,7 @@ lines = [
     "",
     "Produced by `bench/gpu/run.sh` on **%s** (%s), rsz and its peers in the same run: %d passes over the "
     "workloads, rsz's and the peers' alternating; each time is the median over the passes of a pass's median of 20 "
-    "runs after 3 warm-ups (CUDA events, each a whole library call). GB/s counts the inputs read once and the outputs written "
+    "runs after warm-ups of at least 25 ms (CUDA events, each a whole library call). GB/s counts the inputs read once and the outputs written "
     "once; \"/ copy\" is that rate over the device-to-device copy bandwidth measured in the same run: **%.0f GB/s** "
     "(1 GiB cudaMemcpy). \"f16 / f32\" is rsz's float16 time over its float32 time. \"peer / rsz\" is the peer's "
     "time over rsz's: above 1, rsz is faster." % (gpu_name.strip(), versions.strip(), rounds, copy_gbs),

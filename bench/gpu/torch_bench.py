@@ -1,6 +1,6 @@
 """Times torch.nn.functional.interpolate and torchvision.ops.roi_align on the GPU over the plan written by plan.py
-(the same shapes and boxes as rsz_gpu_bench), with CUDA events: median of 20 runs after 3 warm-ups. One JSON line
-per workload, mode and dtype.
+(the same shapes and boxes as rsz_gpu_bench), with CUDA events: median of 20 runs after warm-ups of at least 25 ms.
+One JSON line per workload, mode and dtype.
 
 usage: python3 bench/gpu/torch_bench.py WORK_DIR
 Mappings: resample and upsample linear are bilinear (trilinear with a depth factor of 1 for rank 5) with
@@ -11,6 +11,7 @@ import array
 import json
 import os
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -21,8 +22,12 @@ work = sys.argv[1]
 
 def median_ms(run):
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(3):
+    # Warm-ups: 3 runs and at least 25 ms, each waited for (as rsz_gpu_bench's: each workload in its own steady state).
+    begin, warm = time.perf_counter(), 0
+    while warm < 3 or time.perf_counter() - begin < 0.025:
         run()
+        torch.cuda.synchronize()
+        warm += 1
     times = []
     for _ in range(20):
         start.record()
