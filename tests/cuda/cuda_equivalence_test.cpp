@@ -506,8 +506,8 @@ TEST(CudaEquivalence, PlaneKernelPartialTiles) {
 // The pipelined kernel (linear upscales of float16 inputs whose rows are whole 16-byte chunks), and the staged kernel
 // on the same float32 inputs: 601 planes of 34 x 200 (several planes a block, not all blocks as many: the copies run
 // a plane ahead), upscaled x2, x3 and x4 and resampled by 2.0 x 2.5 and 2.3 x 1.1 with both pixel offsets; planes
-// packed and padded (rows 34 of 40), last tiles narrower and lower than full ones; and, taking the staged kernel, the
-// same planes one element in (rows off the 16-byte boundary).
+// packed and padded (rows 34 of 40), last tiles narrower and lower than full ones; and, taking the other kernels, the
+// same planes one element in (rows off the 16-byte boundary, 199 wide).
 TEST(CudaEquivalence, PipelinedPlaneKernel) {
   RSZ_NEED_CUDA();
   std::uint32_t seed = 9700;
@@ -664,12 +664,12 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesUnorm8) {
   EXPECT_EQ(cases, 16);
 }
 
-// Many ROIs an image (550, as FPN levels have: more chunks of 32 headers than a block has warps, so every warp
-// takes several), inside the plane and across its edges, on planes copied 16 bytes at a time.
+// Many ROIs an image (700, as FPN levels have: more chunks of 32 headers than a block has warps, so that some warps
+// take a second chunk of their image), inside the plane and across its edges, on planes copied 16 bytes at a time.
 TEST(CudaEquivalence, RoiAlignSharedPlanesManyRois) {
   RSZ_NEED_CUDA();
   std::vector<float> boxes;
-  for (int k = 0; k < 1100; ++k) {
+  for (int k = 0; k < 1400; ++k) {
     const float x1 = static_cast<float>(k * 37 % 50) - 3.0f + 0.25f * static_cast<float>(k % 4);
     const float y1 = static_cast<float>(k * 23 % 36) - 2.0f + 0.3f * static_cast<float>(k % 3);
     boxes.insert(boxes.end(), {x1, y1, x1 + 1.0f + 1.3f * static_cast<float>(k % 17),

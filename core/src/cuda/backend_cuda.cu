@@ -109,15 +109,17 @@ cudaMemPool_t scratch_pool(int device) {
 }  // namespace
 
 DeviceLimits device_limits(int device) {
-  return per_device(device, DeviceLimits{1, 48 * 1024}, [](int d) -> std::optional<DeviceLimits> {
+  return per_device(device, DeviceLimits{1, 48 * 1024, 0}, [](int d) -> std::optional<DeviceLimits> {
     int sms = 0;
     int shared = 0;
+    int major = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d) != cudaSuccess ||
-        cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, d) != cudaSuccess) {
+        cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, d) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d) != cudaSuccess) {
       cudaGetLastError();
       return std::nullopt;  // asked again next time
     }
-    return DeviceLimits{sms, shared};
+    return DeviceLimits{sms, shared, major};
   });
 }
 

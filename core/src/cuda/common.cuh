@@ -165,6 +165,7 @@ int grid_for(std::int64_t total);
 struct DeviceLimits {
   int multiprocessors;
   int max_shared_per_block;
+  int compute_major;  // the compute capability's major number (8: Ampere, 9: Hopper)
 };
 DeviceLimits device_limits(int device);
 

@@ -8,8 +8,9 @@
 // needs (and lerps it along x) once for all the output rows that share it, and, where the output is packed, stores
 // its neighbouring columns of a row at once. Linear outputs whose tiles read few input rows (upscales, mild
 // downscales) go through the staged kernel, which lerps those rows along x into shared memory first, with every
-// load independent. Everything else (blended N or C, antialiased H or W) runs the generic kernel, one thread per
-// output element evaluating the reference's combine, axis by axis.
+// load independent (float16 inputs whose rows are whole 16-byte chunks: the pipelined kernel, which copies each
+// plane's rows into shared memory asynchronously, one plane ahead). Everything else (blended N or C, antialiased H
+// or W) runs the generic kernel, one thread per output element evaluating the reference's combine, axis by axis.
 #include <algorithm>
 
 #include "common.cuh"
@@ -500,9 +501,15 @@ __global__ void __launch_bounds__(kBlockThreads, staged_min_blocks<In, Index>())
 constexpr int kPipeRows = 36;       // a tile's input rows: the 64 output rows of a 2x upscale read 34
 constexpr int kPipeRowBytes = 304;  // a row's window: 152 float16 (128 output columns read 129 at most, upscaling)
 constexpr int kPipeChunks = kPipeRowBytes / 16;
-constexpr int kPipeMinBlocks = 5;  // its shared memory: 42.6 KB a block
-constexpr int kPipeBlocks = 10;    // blocks a multiprocessor its launches aim at (H100, upsample x2: 5 and 40 took
-                                   // 11% and 20% longer, 20 1-3%)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr int kPipeMinBlocks = 4;  // not launched there (and Turing has 1024 threads a multiprocessor)
+#else
+constexpr int kPipeMinBlocks = 5;  // resident a multiprocessor (its shared memory: 42.6 KB a block)
+#endif
+// Blocks a multiprocessor its launches aim at, about two waves (H100, upsample x2: 5 and 40 took 11% and 20% longer,
+// 20 1-3%). The host launches it on compute capability 8.0 and later only (cp.async); the synchronous copies below
+// keep it compiling for older targets.
+constexpr int kPipeBlocks = 10;
 
 __device__ __forceinline__ void copy_chunk(void* shared, const void* global) {
 #if __CUDA_ARCH__ >= 800
@@ -570,26 +577,22 @@ __global__ void __launch_bounds__(kBlockThreads, kPipeMinBlocks)
         if (t == cols_here - 1) tile.chunks = (c.b - window) / kChunkElements + 1;
       }
       __syncthreads();
-      const int span = min(tile.span, kPipeRows);  // (the host checked it fits: min only guards the buffers)
+      const int span = min(tile.span, kPipeRows);  // (the host checked it fits: min only guards the copies)
       const int chunks = min(tile.chunks, kPipeChunks);
       // Copies: thread t takes chunk t % chunks of the rows t / chunks, + 256 / chunks, ... (none where t is past the
       // last whole row of chunks).
       const int copy_rows = kBlockThreads / chunks;
       const bool copies = t < copy_rows * chunks;
-      const int copy_row = copies ? t / chunks : 0;
-      const int copy_unit = copies ? t - copy_row * chunks : 0;  // the chunk of its rows
-      const int copy_first = copies ? copy_row : span;
-      const std::uint32_t copy_from = static_cast<std::uint32_t>(tile.first_row + copy_row) * row_bytes +
+      const int copy_first = copies ? t / chunks : span;
+      const int copy_unit = copies ? t - (t / chunks) * chunks : 0;  // the chunk of its rows
+      const std::uint32_t copy_from = static_cast<std::uint32_t>(tile.first_row) * row_bytes +
                                       static_cast<std::uint32_t>(tile.window * static_cast<int>(sizeof(In))) +
                                       static_cast<std::uint32_t>(16 * copy_unit);
-      unsigned char* const copy_to = &raw[0][copy_row][16 * copy_unit];
       const auto copy_plane = [&](std::int64_t plane, int buffer) {
         const char* const src =
             reinterpret_cast<const char*>(in + plane_offsets<std::int32_t>(g, plane).in) + copy_from;
-        unsigned char* const dst = copy_to + buffer * (kPipeRows * kPipeRowBytes);
         for (int r = copy_first; r < span; r += copy_rows) {
-          const int k = r - copy_row;
-          copy_chunk(dst + k * kPipeRowBytes, src + static_cast<std::uint32_t>(k) * row_bytes);
+          copy_chunk(&raw[buffer][r][16 * copy_unit], src + static_cast<std::uint32_t>(r) * row_bytes);
         }
         commit_chunks();
       };
@@ -707,7 +710,8 @@ template <typename In, typename Out, int Cols>
 void launch_planes(const ConstTensorView& input, const TensorView& output, Planes g, bool nearest, bool packed,
                    const ExecOptions& options) {
   // 32 / Cols rows a thread where that still gives every multiprocessor a few blocks, fewer on small outputs; then
-  // each block takes as many planes as keep about 32 blocks a multiprocessor (its row and column taps serve them all).
+  // each block takes as many planes as keep about 32 blocks a multiprocessor (its row and column taps serve them all;
+  // the pipelined kernel: kPipeBlocks).
   const std::int64_t tiles_x = (g.out_w + kTileCols<Cols> - 1) / kTileCols<Cols>;
   const std::int64_t multiprocessors = device_limits(options.device).multiprocessors;
   const auto tiles_y = [&] {
@@ -727,7 +731,7 @@ void launch_planes(const ConstTensorView& input, const TensorView& output, Plane
                 static_cast<unsigned>(std::min<std::int64_t>(blocks_z, 65535)));
   };
   if constexpr (std::is_same_v<In, __half>) {
-    if (staged && index32 && piped_fits<In>(g, input.data())) {
+    if (staged && index32 && device_limits(options.device).compute_major >= 8 && piped_fits<In>(g, input.data())) {
       // Planes a block for about kPipeBlocks blocks a multiprocessor: several each, so that its copies run ahead.
       const std::int64_t planes_per_block = std::max<std::int64_t>(
           1, (tiles * g.count + kPipeBlocks * multiprocessors - 1) / (kPipeBlocks * multiprocessors));

@@ -245,9 +245,9 @@ __global__ void roi_align_kernel(RoiArgs a, std::int64_t total, const int* verdi
 
 // ---- the shared-plane kernel ----
 
-// 640 threads a block: the most whose registers (96 a thread) fit one block a multiprocessor without spilling, beside
-// a float32 FPN plane's 219 KB (FPN-P2 on an H100: 1.377 -> 1.345 ms float32, 0.817 -> 0.805 float16 against 16
-// warps; 24 spilled and took 2-5% longer).
+// 640 threads a block: their registers (96 a thread) fit one block a multiprocessor without spilling, and their row
+// tap tables fit beside a float32 FPN plane's 219 KB (FPN-P2 on an H100: 1.377 -> 1.345 ms float32, 0.817 -> 0.805
+// float16 against 16 warps; 24 spilled and took 2-5% longer; 21-23 untried).
 constexpr int kPlaneWarps = 20;
 constexpr int kTapCap = 32;      // taps per axis in a shared-plane kernel's record: OW * sx and OH * sy up to 32
 
