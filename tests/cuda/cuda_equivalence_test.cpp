@@ -562,6 +562,92 @@ TEST(CudaEquivalence, PipelinedPlaneKernel) {
   }
 }
 
+// The doubling kernel (float16, linear, H and W doubled with pixel-centre offsets: upsample x2, resample by 2 with
+// offsets 0.5 / -0.5): rows of 1, 3, 50 and 51 chunks of 4 (a warp's threads across rows and planes), heights of 1,
+// 7, 37 and 70 (short last groups of rows), special values; packed and row-padded inputs; offsets whose taps leave
+// the window positions part way (threads that compute tap by tap beside threads that do not). Taking the other
+// kernels: the same for float32 and planar unorm8 inputs, H scaled by 1, 0.6 and 3.7, offsets 0 / 0, inputs and
+// outputs off their chunk boundaries, strided outputs.
+TEST(CudaEquivalence, DoublingKernel) {
+  RSZ_NEED_CUDA();
+  std::uint32_t seed = 9900;
+  const std::vector<Dims> shapes = {Dims{2, 3, 1, 4}, Dims{1, 5, 7, 12}, Dims{1, 7, 37, 200}, Dims{3, 1, 70, 204}};
+  const auto check = [&](const ConstTensorView& host, const ConstTensorView& device, DataType out_type,
+                         const std::string& what) {
+    for (const bool strided : {false, true}) {
+      for (const std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
+        if (strided && shift == 1) continue;
+        const std::string how = what + (strided ? " strided" : "") + (shift == 1 ? " shifted" : "");
+        Upsample2dParams u;
+        u.interpolation = InterpolationMode::Linear;
+        u.scale_size = {2, 2};
+        ASSERT_TRUE(upsample2d_matches(host, device,
+                                       output_layout(upsample2d_output_sizes(host.sizes(), u.scale_size), out_type,
+                                                     strided),
+                                       u, "upsample2d x2 " + how, shift));
+        for (const float h : {2.0f, 1.0f, 0.6f, 3.7f}) {
+          for (const auto& [ip, op] : {std::pair{0.5f, -0.5f}, std::pair{0.0f, 0.0f}}) {
+            ResampleParams p;
+            p.interpolation = InterpolationMode::Linear;
+            p.scales = {1, 1, h, 2.0f};
+            p.input_pixel_offsets = {ip, ip, ip, ip};
+            p.output_pixel_offsets = {op, op, op, op};
+            ASSERT_TRUE(resample_matches(host, device,
+                                         output_layout(resample_output_sizes(host.sizes(), p.scales), out_type, strided),
+                                         p, "resample " + std::to_string(h) + " x 2 offsets " + std::to_string(ip) +
+                                                " " + how,
+                                         shift));
+          }
+        }
+      }
+    }
+  };
+  for (const Dims& sizes : shapes) {
+    for (const DataType type : {DataType::Float32, DataType::Float16}) {
+      Input in = make_input(sizes, type, false, seed++);
+      test::sprinkle_special_values(in, 13);
+      const DeviceInput device_in(in.view());
+      check(in.view(), device_in.view(), type, dims_to_string(sizes) + " " + to_string(type));
+      // Rows padded to W + 4 (still whole chunks), and the same one element in (off the chunk boundary).
+      Dims padded_sizes = sizes;
+      padded_sizes[3] += 4;
+      Input padded = make_input(padded_sizes, type, false, seed++);
+      test::sprinkle_special_values(padded, 11);
+      const DeviceInput device_padded(padded.view());
+      for (const std::int64_t skip : {0, 1}) {
+        const auto view = [&](const ConstTensorView& whole, MemorySpace memory) {
+          return ConstTensorView(static_cast<const unsigned char*>(whole.data()) + skip * element_size(type),
+                                 TensorLayout(type, sizes, packed_strides(padded_sizes)), memory);
+        };
+        check(view(padded.view(), MemorySpace::Host), view(device_padded.view(), MemorySpace::Device), type,
+              dims_to_string(sizes) + " " + to_string(type) + " rows padded, " + std::to_string(skip) + " in");
+      }
+    }
+    // Offsets whose taps leave the window positions from output 18 on, along H and W (float rounding of
+    // o / 2 - 3e-7): the host's check of the first outputs passes, and the threads past them compute tap by tap.
+    for (const DataType type : {DataType::Float32, DataType::Float16}) {
+      Input in = make_input(sizes, type, false, seed++);
+      test::sprinkle_special_values(in, 7);
+      const DeviceInput device_in(in.view());
+      ResampleParams p;
+      p.interpolation = InterpolationMode::Linear;
+      p.scales = {1, 1, 2.0f, 2.0f};
+      p.input_pixel_offsets = {0, 0, 3e-7f, 3e-7f};
+      p.output_pixel_offsets = {0, 0, 0, 0};
+      ASSERT_TRUE(resample_matches(in.view(), device_in.view(),
+                                   output_layout(resample_output_sizes(in.sizes, p.scales), type, false), p,
+                                   dims_to_string(sizes) + " " + to_string(type) + " offsets 3e-7"));
+    }
+    std::vector<std::uint8_t> pixels(static_cast<std::size_t>(sizes[0] * sizes[1] * sizes[2] * sizes[3]));
+    for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * 37 + i / 5) % 256);
+    const ConstTensorView host(pixels.data(), DataType::UNorm8, sizes, packed_strides(sizes));
+    const DeviceInput device(host);
+    for (const DataType out_type : {DataType::Float32, DataType::Float16}) {
+      check(host, device.view(), out_type, dims_to_string(sizes) + " unorm8 to " + to_string(out_type));
+    }
+  }
+}
+
 // Enough planes (2 x 81) and ROIs for the shared-plane kernel on any current GPU: boxes inside, across the edges,
 // outside, inverted, zero-size, sub-pixel, and one so large that adaptive sampling overflows a warp's tap table
 // (36 columns of samples), which takes the kernel's per-sample path.

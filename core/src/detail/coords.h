@@ -19,8 +19,17 @@
 
 namespace rsz::detail {
 
+// Index: the integer type of the indices below, 64 bits; a kernel that knows its axes are shorter than 2^24 may take
+// 32 (the same values, fewer instructions). Given explicitly, never deduced: Same keeps an argument from deducing it.
+template <typename T>
+struct Same {
+  using type = T;
+};
+
 // RESAMPLE1 §1.1: the source coordinate of output index o on one axis.
-RSZ_HD inline float resample_source_coord(std::int64_t o, float scale, float input_offset, float output_offset) {
+template <typename Index = std::int64_t>
+RSZ_HD inline float resample_source_coord(typename Same<Index>::type o, float scale, float input_offset,
+                                          float output_offset) {
   return (static_cast<float>(o) - output_offset) / scale - input_offset;
 }
 
@@ -50,24 +59,28 @@ RSZ_HD inline std::int64_t nearest_index(float x, std::int64_t n, NearestRoundin
 }
 
 // §1.3: the two taps and the weight of the second one, with x clamped to [0, n - 1].
-struct LinearTaps {
-  std::int64_t i0;
-  std::int64_t i1;
+template <typename Index>
+struct LinearTapsOf {
+  Index i0;
+  Index i1;
   float w;
 };
+using LinearTaps = LinearTapsOf<std::int64_t>;
 
 // Clamps to [0, n - 1]; NaN becomes 0 (no NaN or infinity survives, so the result converts safely to an index).
 // -0 stays -0 (it reads index 0 like +0).
-RSZ_HD inline float clamp_coord(float x, std::int64_t n) {
+template <typename Index = std::int64_t>
+RSZ_HD inline float clamp_coord(float x, typename Same<Index>::type n) {
   const float hi = static_cast<float>(n - 1);
   return x > hi ? hi : (x >= 0.0f ? x : 0.0f);
 }
 
-RSZ_HD inline LinearTaps linear_taps(float x, std::int64_t n) {
-  const float clamped = clamp_coord(x, n);  // finite and in [0, n - 1]: the conversion below is defined
-  std::int64_t i0 = static_cast<std::int64_t>(floorf(clamped));
+template <typename Index = std::int64_t>
+RSZ_HD inline LinearTapsOf<Index> linear_taps(float x, typename Same<Index>::type n) {
+  const float clamped = clamp_coord<Index>(x, n);  // finite and in [0, n - 1]: the conversion below is defined
+  Index i0 = static_cast<Index>(floorf(clamped));
   if (i0 > n - 1) i0 = n - 1;
-  const std::int64_t i1 = i0 + 1 < n ? i0 + 1 : n - 1;
+  const Index i1 = i0 + 1 < n ? i0 + 1 : n - 1;
   return {i0, i1, clamped - static_cast<float>(i0)};
 }
 
