@@ -28,6 +28,7 @@ rois=samples/rois/chelsea_eyes.json
 # Tensors for the .npy jobs: a photo as float32 and float16 NCHW (resample writes .npy outputs of its inputs).
 "$rsz" resample -q -i "$photos/chelsea.png" -o "$work/chelsea32.npy" --scale 1 --dtype float32 --backend cpu
 "$rsz" resample -q -i "$photos/coffee.png" -o "$work/coffee16.npy" --scale 1 --dtype float16 --backend cpu
+"$rsz" resample -q -i "$photos/camera.png" -o "$work/camera16.npy" --scale 1 --dtype float16 --backend cpu
 
 jobs=0
 # check NAME ARGS...: runs `rsz ARGS -o <dir>/...` on both backends (ARGS holds {out} for the output path) and
@@ -79,6 +80,7 @@ check resample_offsets resample -i "$photos/camera.png" -o "{out}/x.png" --scale
   --input-offsets 0.25 --output-offsets 0
 check resample_tensor32 resample -i "$work/chelsea32.npy" -o "{out}/x.npy" --scales 1,1,2.5,0.7
 check resample_tensor16 resample -i "$work/coffee16.npy" -o "{out}/x.npy" --scales 1,1,0.5,0.5 --mode nearest
+check resample_tensor16_half resample -i "$work/camera16.npy" -o "{out}/x.npy" --scales 1,1,0.5,0.5
 check resample_jpeg resample -i "$photos/rocket.jpg" -o "{out}/x.jpg" --scale 0.5 --quality 95
 check thumbnail thumbnail -i "$photos" -o "{out}/" --size 96
 for mode in linear nearest; do
@@ -86,6 +88,7 @@ for mode in linear nearest; do
   check "upsample_${mode}_tensor16" upsample -i "$work/coffee16.npy" -o "{out}/x.npy" --factor 3,2 --mode "$mode"
 done
 check upsample_tensor32 upsample -i "$work/chelsea32.npy" -o "{out}/x.npy" --factor 2
+check upsample_tensor16 upsample -i "$work/coffee16.npy" -o "{out}/x.npy" --factor 2
 for reduction in average max; do
   for mode in linear nearest; do
     check "roi_${reduction}_$mode" roi-align -i "$photos/chelsea.png" --rois "$rois" -o "{out}/" \

@@ -648,6 +648,58 @@ TEST(CudaEquivalence, DoublingKernel) {
   }
 }
 
+// The halving kernel (float16, linear, H and W halved: resample by 0.5, offsets 0.5 / -0.5 and 0 / 0): rows of 1, 3,
+// 25 and 26 chunks of 8 outputs, odd and even heights (short last groups of rows, an unread last row), special values;
+// packed and row-padded inputs; offsets whose taps leave the kernel's positions from output 16 on (threads that
+// compute tap by tap beside threads that do not). Taking the other kernels: float32, inputs and outputs off their
+// 16-byte boundaries, strided outputs.
+TEST(CudaEquivalence, HalvingKernel) {
+  RSZ_NEED_CUDA();
+  std::uint32_t seed = 9950;
+  for (const Dims& sizes : {Dims{2, 3, 2, 16}, Dims{1, 5, 7, 48}, Dims{1, 7, 75, 400}, Dims{3, 1, 64, 416}}) {
+    for (const DataType type : {DataType::Float16, DataType::Float32}) {
+      Dims padded_sizes = sizes;
+      padded_sizes[3] += 8;
+      Input in = make_input(padded_sizes, type, false, seed++);
+      test::sprinkle_special_values(in, 13);
+      const DeviceInput device_in(in.view());
+      for (const bool padded : {false, true}) {
+        for (const std::int64_t skip : {0, 1}) {
+          if (!padded && skip == 1) continue;
+          const auto view = [&](const ConstTensorView& whole, MemorySpace memory) {
+            if (!padded) {
+              return ConstTensorView(whole.data(), TensorLayout(type, sizes, packed_strides(sizes)), memory);
+            }
+            return ConstTensorView(static_cast<const unsigned char*>(whole.data()) + skip * element_size(type),
+                                   TensorLayout(type, sizes, packed_strides(padded_sizes)), memory);
+          };
+          const ConstTensorView host = view(in.view(), MemorySpace::Host);
+          const ConstTensorView device = view(device_in.view(), MemorySpace::Device);
+          for (const auto& [ip, op] :
+               {std::pair{0.5f, -0.5f}, std::pair{0.0f, 0.0f}, std::pair{-0.9999985f, 0.0f}}) {
+            for (const bool strided : {false, true}) {
+              for (const std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
+                if (strided && shift == 1) continue;
+                ResampleParams p;
+                p.interpolation = InterpolationMode::Linear;
+                p.scales = {1, 1, 0.5f, 0.5f};
+                p.input_pixel_offsets = {0, 0, ip, ip};
+                p.output_pixel_offsets = {0, 0, op, op};
+                ASSERT_TRUE(resample_matches(
+                    host, device, output_layout(resample_output_sizes(sizes, p.scales), type, strided), p,
+                    dims_to_string(sizes) + " " + to_string(type) + (padded ? " rows padded, " : " packed, ") +
+                        std::to_string(skip) + " in, offsets " + std::to_string(ip) + " / " + std::to_string(op) +
+                        (strided ? " strided" : "") + (shift == 1 ? " shifted" : ""),
+                    shift));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Enough planes (2 x 81) and ROIs for the shared-plane kernel on any current GPU: boxes inside, across the edges,
 // outside, inverted, zero-size, sub-pixel, and one so large that adaptive sampling overflows a warp's tap table
 // (36 columns of samples), which takes the kernel's per-sample path.

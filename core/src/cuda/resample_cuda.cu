@@ -699,12 +699,13 @@ __device__ __forceinline__ void store_pair_row(__half* dst, const float (&v)[kPa
                             half2_bits(v[6], v[7])));
 }
 
-// axis_tap of a linear axis of scale 2 (doubling_fits), in element indices: dividing by the constant 2 is multiplying
-// by 0.5, exact, so the coordinate is resample_source_coord's, bit for bit, without a division.
-// With 32-bit indices (doubles: every axis shorter than 2^24).
-__host__ __device__ __forceinline__ Tap<std::int32_t> doubled_axis_tap(const Axis& ax, std::int32_t o) {
+// axis_tap of a linear axis of scale 2 (Halve: 0.5), in element indices, for the doubling and halving kernels:
+// dividing by the constant 2 (0.5) is multiplying by 0.5 (2), exact, so the coordinate is resample_source_coord's, bit
+// for bit, without a division. With 32-bit indices (their axes are shorter than 2^24).
+template <bool Halve>
+__host__ __device__ __forceinline__ Tap<std::int32_t> fixed_axis_tap(const Axis& ax, std::int32_t o) {
   const LinearTapsOf<std::int32_t> t = linear_taps<std::int32_t>(
-      resample_source_coord<std::int32_t>(o, 2.0f, ax.ip, ax.op), static_cast<std::int32_t>(ax.n));
+      resample_source_coord<std::int32_t>(o, Halve ? 0.5f : 2.0f, ax.ip, ax.op), static_cast<std::int32_t>(ax.n));
   return {t.i0, t.i1, t.w};
 }
 
@@ -719,17 +720,19 @@ __host__ __device__ __forceinline__ bool reads_window(const Tap<std::int32_t>& t
   return t.a == at(p) && (t.w == 0.0f || t.b == at(p + 1));
 }
 
-// A thread's outputs tap by tap, as the plane kernel computes them: where a tap is not at its window position.
-__device__ __forceinline__ void doubled_by_taps(const __half* __restrict__ plane_in, __half* dst, const Planes& g,
-                                                std::int32_t first_x, std::int32_t first_y, int rows) {
+// A thread's 8 output columns from first_x on of `rows` rows from first_y on, tap by tap, as the plane kernel computes
+// them: where a tap is not at the position the doubling or halving kernel reads.
+template <bool Halve>
+__device__ __forceinline__ void fixed_by_taps(const __half* __restrict__ plane_in, __half* dst, const Planes& g,
+                                              std::int32_t first_x, std::int32_t first_y, int rows) {
   const auto row_stride = static_cast<std::int32_t>(g.h.stride);
   for (int k = 0; k < rows; ++k) {
-    const Tap<std::int32_t> ty = doubled_axis_tap(g.h, first_y + k);
+    const Tap<std::int32_t> ty = fixed_axis_tap<Halve>(g.h, first_y + k);
     const __half* const top = plane_in + ty.a * row_stride;
     const __half* const bottom = plane_in + ty.b * row_stride;
 #pragma unroll 1
     for (int c = 0; c < kPairOut; ++c) {
-      const Tap<std::int32_t> tx = doubled_axis_tap(g.w, first_x + c);
+      const Tap<std::int32_t> tx = fixed_axis_tap<Halve>(g.w, first_x + c);
       float v = lerp(widen(top[tx.a]), widen(top[tx.b]), tx.w);
       if (ty.w != 0.0f) v = lerp_weighted(v, lerp(widen(bottom[tx.a]), widen(bottom[tx.b]), tx.w), ty.w);
       store_computed(dst + (k * static_cast<std::int32_t>(g.out_stride_h) + c), v);  // lerp(t, b, 0) is t alone
@@ -763,7 +766,7 @@ __global__ void __launch_bounds__(kPairThreads, kPairMinBlocks)
   bool exact = true;
 #pragma unroll
   for (int k = 0; k < kPairOut; ++k) {
-    const Tap<std::int32_t> t = doubled_axis_tap(g.w, kPairOut * chunk + k);
+    const Tap<std::int32_t> t = fixed_axis_tap<false>(g.w, kPairOut * chunk + k);
     wx[k] = t.w;
     exact &= reads_window(t, col - 1, doubled_tap(k), last_col);
   }
@@ -786,7 +789,7 @@ __global__ void __launch_bounds__(kPairThreads, kPairMinBlocks)
 #pragma unroll
       for (int k = 2 * p - 1; k <= 2 * p; ++k) {
         if (k < 0 || k >= rows_here) continue;
-        const Tap<std::int32_t> ty = doubled_axis_tap(g.h, first_y + k);
+        const Tap<std::int32_t> ty = fixed_axis_tap<false>(g.h, first_y + k);
         exact &= reads_window(ty, K * group - 1, doubled_tap(k), last_row);
         float v[kPairOut];
 #pragma unroll
@@ -797,7 +800,7 @@ __global__ void __launch_bounds__(kPairThreads, kPairMinBlocks)
       for (int c = 0; c < kPairOut; ++c) top[c] = bottom[c];
     }
   }
-  if (!exact) doubled_by_taps(in + in_base, dst, g, kPairOut * chunk, first_y, rows_here);
+  if (!exact) fixed_by_taps<false>(in + in_base, dst, g, kPairOut * chunk, first_y, rows_here);
 }
 
 // Whether `axis` (of `out` outputs) is linear with scale 2, of at most 2^24 inputs, a whole number of chunks, and its
@@ -808,7 +811,7 @@ bool doubles(const Axis& axis, std::int64_t out) {
     return false;
   }
   for (std::int32_t o = 0; o < std::min<std::int64_t>(out, 2 * kPairOut); ++o) {
-    if (!reads_window(doubled_axis_tap(axis, o), kPairIn * (o / kPairOut) - 1, doubled_tap(o % kPairOut),
+    if (!reads_window(fixed_axis_tap<false>(axis, o), kPairIn * (o / kPairOut) - 1, doubled_tap(o % kPairOut),
                       static_cast<std::int32_t>(axis.n - 1))) {
       return false;
     }
@@ -828,6 +831,106 @@ bool doubling_fits(const Planes& g, const void* in, const void* out) {
     fits = fits && multiple(g.in_stride[a], kPairIn) && multiple(g.out_stride[a], kPairOut);
   }
   return fits && doubles(g.h, g.out_h) && doubles(g.w, g.out_w);
+}
+
+// ---- the halving kernel ----
+
+// Float16 linear downscales by 2 along H and W with pixel-centre offsets (resample by 0.5 with offsets 0.5 / -0.5:
+// 4K -> 1080p, image pyramids): output o reads inputs 2o and 2o + 1 along each axis. A thread takes 8 output columns
+// (16 input columns, two 16-byte loads a row) of kHalfRows output rows (2 * kHalfRows input rows), every load at once,
+// and stores each output row in one 16-byte store: the plane kernel's loads are one element a column and wait row by
+// row. The same operations as the plane kernel, in the same order; taps checked as the doubling kernel checks its.
+constexpr int kHalfRows = 2;  // output rows a thread
+
+__device__ __forceinline__ void lerp_half_row(float (&h)[kPairOut], const uint4 (&r)[2], const float (&w)[kPairOut]) {
+  __half e[2 * kPairOut];
+  memcpy(e, r, sizeof r);
+#pragma unroll
+  for (int k = 0; k < kPairOut; ++k) h[k] = lerp(widen(e[2 * k]), widen(e[2 * k + 1]), w[k]);
+}
+
+// Thread i takes chunk i % chunks of the rows of group (i / chunks) % groups of plane i / (chunks * groups).
+__global__ void __launch_bounds__(kPairThreads, kPairMinBlocks)
+    halving_kernel(const __half* __restrict__ in, __half* __restrict__ out, Planes g) {
+  const auto chunks = static_cast<std::int32_t>(g.out_w / kPairOut);
+  const auto groups = static_cast<std::int32_t>((g.out_h + kHalfRows - 1) / kHalfRows);
+  const std::int64_t id = first_thread();
+  if (id >= g.count * groups * chunks) return;
+  const auto i = static_cast<std::int32_t>(id);  // < the output's elements / 8: 32 bits (checked on the host)
+  const std::int32_t chunk = i % chunks;
+  const std::int32_t rest = i / chunks;
+  const std::int32_t group = rest % groups;
+  const auto [in_base, out_base] = plane_offsets<std::int32_t>(g, rest / groups);
+  const std::int32_t col = 2 * kPairOut * chunk;
+  const auto last_col = static_cast<std::int32_t>(g.w.n - 1);
+  const auto last_row = static_cast<std::int32_t>(g.h.n - 1);
+  const std::int32_t first_y = kHalfRows * group;
+  const int rows_here = min(kHalfRows, static_cast<int>(g.out_h - first_y));
+  const auto out_stride = static_cast<std::int32_t>(g.out_stride_h);
+  __half* const dst = out + (out_base + first_y * out_stride + kPairOut * chunk);
+  float wx[kPairOut];
+  bool exact = true;
+#pragma unroll
+  for (int k = 0; k < kPairOut; ++k) {
+    const Tap<std::int32_t> t = fixed_axis_tap<true>(g.w, kPairOut * chunk + k);
+    wx[k] = t.w;
+    exact &= reads_window(t, col + 2 * k, 0, last_col);
+  }
+  if (exact) {
+    const auto row_stride = static_cast<std::int32_t>(g.h.stride);
+    uint4 rows[2 * kHalfRows][2];
+#pragma unroll
+    for (int j = 0; j < 2 * kHalfRows; ++j) {
+      const uint4* const from =
+          reinterpret_cast<const uint4*>(in + (in_base + min(2 * first_y + j, last_row) * row_stride + col));
+      rows[j][0] = from[0];
+      rows[j][1] = from[1];
+    }
+#pragma unroll
+    for (int k = 0; k < kHalfRows; ++k) {
+      if (k >= rows_here) continue;
+      const Tap<std::int32_t> ty = fixed_axis_tap<true>(g.h, first_y + k);
+      exact &= reads_window(ty, 2 * (first_y + k), 0, last_row);
+      float top[kPairOut];
+      float v[kPairOut];
+      lerp_half_row(top, rows[2 * k], wx);
+      if (ty.w != 0.0f) {  // lerp(t, b, 0) is t alone
+        float bottom[kPairOut];
+        lerp_half_row(bottom, rows[2 * k + 1], wx);
+#pragma unroll
+        for (int c = 0; c < kPairOut; ++c) v[c] = lerp_weighted(top[c], bottom[c], ty.w);
+      } else {
+#pragma unroll
+        for (int c = 0; c < kPairOut; ++c) v[c] = top[c];
+      }
+      store_pair_row(dst + k * out_stride, v);
+    }
+  }
+  if (!exact) fixed_by_taps<true>(in + in_base, dst, g, kPairOut * chunk, first_y, rows_here);
+}
+
+// Whether `axis` (of `out` outputs) is linear with scale 0.5, of at most 2^24 inputs, and its first outputs read
+// inputs 2o and 2o + 1 (the kernel checks the others).
+bool halves(const Axis& axis, std::int64_t out) {
+  if (axis.rule != AxisRule::Linear || axis.scale != 0.5f || 2 * out > axis.n || axis.n > (1 << 24)) return false;
+  for (std::int32_t o = 0; o < std::min<std::int64_t>(out, 2 * kPairOut); ++o) {
+    if (!reads_window(fixed_axis_tap<true>(axis, o), 2 * o, 0, static_cast<std::int32_t>(axis.n - 1))) return false;
+  }
+  return true;
+}
+
+// Whether the halving kernel can take `g` (float16, linear): H and W halved (halves), outputs a whole number of
+// chunks of 8 a row; input rows read 16 bytes at a time (rows and planes on multiples of 8 elements, the data on 16
+// bytes); outputs stored 8 at a time, 16-byte aligned.
+bool halving_fits(const Planes& g, const void* in, const void* out) {
+  const auto multiple = [](std::int64_t v, std::int64_t of) { return v % of == 0; };
+  bool fits = g.w.stride == 1 && multiple(g.h.stride, kPairOut) && multiple(g.out_w, kPairOut) &&
+              reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && g.out_stride_w == 1 &&
+              multiple(g.out_stride_h, kPairOut) && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+  for (int a = 0; a < g.outer; ++a) {
+    fits = fits && multiple(g.in_stride[a], kPairOut) && multiple(g.out_stride[a], kPairOut);
+  }
+  return fits && halves(g.h, g.out_h) && halves(g.w, g.out_w);
 }
 
 // The most input rows a tile of `g` reads (computed with the kernels' own taps).
@@ -920,6 +1023,14 @@ void launch_planes(const ConstTensorView& input, const TensorView& output, Plane
       doubling_kernel<<<static_cast<unsigned>((threads + kPairThreads - 1) / kPairThreads), kPairThreads, 0,
                         stream_of(options)>>>(static_cast<const __half*>(input.data()),
                                               static_cast<__half*>(output.data()), g);
+      return;
+    }
+    if (!nearest && index32 && halving_fits(g, input.data(), output.data())) {
+      const std::int64_t threads =
+          g.count * (g.out_w / kPairOut) * ((g.out_h + kHalfRows - 1) / kHalfRows);  // 8 x kHalfRows outputs each
+      halving_kernel<<<static_cast<unsigned>((threads + kPairThreads - 1) / kPairThreads), kPairThreads, 0,
+                       stream_of(options)>>>(static_cast<const __half*>(input.data()),
+                                             static_cast<__half*>(output.data()), g);
       return;
     }
     if (staged && index32 && device_limits(options.device).compute_major >= 8 && piped_fits<In>(g, input.data())) {
