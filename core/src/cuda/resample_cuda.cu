@@ -9,11 +9,10 @@
 // its neighbouring columns of a row at once. Linear outputs whose tiles read few input rows (upscales, mild
 // downscales) go through the staged kernel, which lerps those rows along x into shared memory first, with every
 // load independent (float16 inputs whose rows are whole 16-byte chunks: the pipelined kernel, which copies each
-// plane's rows into shared memory asynchronously, one plane ahead). Float16 linear upscales by 2 along H and W with
-// pixel-centre offsets read their taps at fixed positions, so the doubling kernel takes them without shared memory: a
-// thread loads the 6 input rows of its 8 x 8 outputs at once into registers. Everything else (blended N or C,
-// antialiased H or W) runs the generic kernel, one thread per output element evaluating the reference's combine, axis
-// by axis.
+// plane's rows into shared memory asynchronously, one plane ahead). Float16 linear upscales and downscales by 2 along
+// H and W read their taps at fixed positions, so the doubling and halving kernels take them without shared memory: a
+// thread loads every input row of its outputs at once into registers. Everything else (blended N or C, antialiased H
+// or W) runs the generic kernel, one thread per output element evaluating the reference's combine, axis by axis.
 #include <algorithm>
 #include <cstring>
 
