@@ -93,6 +93,20 @@ TensorLayout output_layout(const Dims& sizes, DataType type, bool strided) {
   return TensorLayout(type, sizes, strides);
 }
 
+// Output layouts of the doubling and halving tests: packed (0), strided as output_layout's (1), or rows padded by 8
+// elements and planes by 8 more (2: still on the 16-byte boundaries those kernels store on).
+TensorLayout form_layout(const Dims& sizes, DataType type, int form) {
+  if (form < 2) return output_layout(sizes, type, form == 1);
+  Dims strides(sizes.size(), 1);
+  const auto rank = static_cast<int>(sizes.size());
+  strides[static_cast<std::size_t>(rank - 2)] = (sizes.back() + 7) / 8 * 8 + 8;
+  for (int a = rank - 3; a >= 0; --a) {
+    const auto i = static_cast<std::size_t>(a);
+    strides[i] = strides[i + 1] * sizes[i + 1] + 8;
+  }
+  return TensorLayout(type, sizes, strides);
+}
+
 // Runs `op` on the host (CPU backend) and on the device (CUDA backend) into outputs filled with the same pattern,
 // and returns both raw buffers. The outputs start `shift` elements into their buffers (1: not aligned to the
 // 4-element boundary the packed stores of the plane kernels need; 4 float16: not to the 8-element one of float16
@@ -564,26 +578,26 @@ TEST(CudaEquivalence, PipelinedPlaneKernel) {
 
 // The doubling kernel (float16, linear, H and W doubled with pixel-centre offsets: upsample x2, resample by 2 with
 // offsets 0.5 / -0.5): rows of 1, 3, 50 and 51 chunks of 4 (a warp's threads across rows and planes), heights of 1,
-// 7, 37 and 70 (short last groups of rows), special values; packed and row-padded inputs; offsets whose taps leave
-// the window positions part way (threads that compute tap by tap beside threads that do not). Taking the other
-// kernels: the same for float32 and planar unorm8 inputs, H scaled by 1, 0.6 and 3.7, offsets 0 / 0, inputs and
-// outputs off their chunk boundaries, strided outputs.
+// 7, 37 and 70 (short last groups of rows), rank 5, special values; packed and row-padded inputs; packed and
+// row-padded outputs; offsets whose taps leave the window positions part way (threads that compute tap by tap beside
+// threads that do not). Taking the other kernels: the same for float32 and planar unorm8 inputs, H scaled by 1, 0.6
+// and 3.7, offsets 0 / 0, inputs and outputs off their chunk boundaries, strided outputs.
 TEST(CudaEquivalence, DoublingKernel) {
   RSZ_NEED_CUDA();
   std::uint32_t seed = 9900;
   const std::vector<Dims> shapes = {Dims{2, 3, 1, 4}, Dims{1, 5, 7, 12}, Dims{1, 7, 37, 200}, Dims{3, 1, 70, 204}};
   const auto check = [&](const ConstTensorView& host, const ConstTensorView& device, DataType out_type,
                          const std::string& what) {
-    for (const bool strided : {false, true}) {
+    for (const int form : {0, 1, 2}) {
       for (const std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
-        if (strided && shift == 1) continue;
-        const std::string how = what + (strided ? " strided" : "") + (shift == 1 ? " shifted" : "");
+        if (form != 0 && shift == 1) continue;
+        const std::string how =
+            what + (form == 1 ? " strided" : (form == 2 ? " rows padded" : "")) + (shift == 1 ? " shifted" : "");
         Upsample2dParams u;
         u.interpolation = InterpolationMode::Linear;
         u.scale_size = {2, 2};
         ASSERT_TRUE(upsample2d_matches(host, device,
-                                       output_layout(upsample2d_output_sizes(host.sizes(), u.scale_size), out_type,
-                                                     strided),
+                                       form_layout(upsample2d_output_sizes(host.sizes(), u.scale_size), out_type, form),
                                        u, "upsample2d x2 " + how, shift));
         for (const float h : {2.0f, 1.0f, 0.6f, 3.7f}) {
           for (const auto& [ip, op] : {std::pair{0.5f, -0.5f}, std::pair{0.0f, 0.0f}}) {
@@ -593,9 +607,9 @@ TEST(CudaEquivalence, DoublingKernel) {
             p.input_pixel_offsets = {ip, ip, ip, ip};
             p.output_pixel_offsets = {op, op, op, op};
             ASSERT_TRUE(resample_matches(host, device,
-                                         output_layout(resample_output_sizes(host.sizes(), p.scales), out_type, strided),
-                                         p, "resample " + std::to_string(h) + " x 2 offsets " + std::to_string(ip) +
-                                                " " + how,
+                                         form_layout(resample_output_sizes(host.sizes(), p.scales), out_type, form), p,
+                                         "resample " + std::to_string(h) + " x 2 offsets " + std::to_string(ip) + " " +
+                                             how,
                                          shift));
           }
         }
@@ -646,20 +660,39 @@ TEST(CudaEquivalence, DoublingKernel) {
       check(host, device.view(), out_type, dims_to_string(sizes) + " unorm8 to " + to_string(out_type));
     }
   }
+  // Rank 5: D is a plane axis.
+  Input in5 = make_input({2, 3, 4, 9, 16}, DataType::Float16, false, seed++);
+  test::sprinkle_special_values(in5, 17);
+  const DeviceInput device5(in5.view());
+  for (const int form : {0, 2}) {
+    Upsample2dParams u;
+    u.interpolation = InterpolationMode::Linear;
+    u.scale_size = {2, 2};
+    ASSERT_TRUE(upsample2d_matches(in5.view(), device5.view(),
+                                   form_layout(upsample2d_output_sizes(in5.sizes, u.scale_size), DataType::Float16, form),
+                                   u, "upsample2d x2 rank 5 form " + std::to_string(form)));
+  }
 }
 
-// The halving kernel (float16, linear, H and W halved: resample by 0.5, offsets 0.5 / -0.5 and 0 / 0): rows of 1, 3,
-// 25 and 26 chunks of 8 outputs, odd and even heights (short last groups of rows, an unread last row), special values;
-// packed and row-padded inputs; offsets whose taps leave the kernel's positions from output 16 on (threads that
-// compute tap by tap beside threads that do not). Taking the other kernels: float32, inputs and outputs off their
-// 16-byte boundaries, strided outputs.
+// The halving kernel (float16, linear, H and W halved: resample by 0.5, offsets 0.5 / -0.5, 0 / 0, and one of each
+// on H and W): rows of 1, 2, 3, 25 and 26 chunks of 8 outputs (an odd width, its last column unread), odd and even
+// heights (short last groups of rows, an unread last row), special values; packed and row-padded inputs; packed and
+// row-padded outputs; offsets whose taps leave the kernel's positions from output 16 on (threads that compute tap by
+// tap beside threads that do not). Taking the other kernels: float32, inputs and outputs off their 16-byte
+// boundaries, an odd packed width, strided outputs.
 TEST(CudaEquivalence, HalvingKernel) {
   RSZ_NEED_CUDA();
   std::uint32_t seed = 9950;
-  for (const Dims& sizes : {Dims{2, 3, 2, 16}, Dims{1, 5, 7, 48}, Dims{1, 7, 75, 400}, Dims{3, 1, 64, 416}}) {
+  struct Offsets {
+    float ip_h, op_h, ip_w, op_w;
+  };
+  const std::vector<Offsets> offsets = {
+      {0.5f, -0.5f, 0.5f, -0.5f}, {0, 0, 0, 0}, {0.5f, -0.5f, 0, 0}, {-0.9999985f, 0, -0.9999985f, 0}};
+  for (const Dims& sizes :
+       {Dims{2, 3, 2, 16}, Dims{1, 2, 5, 33}, Dims{1, 5, 7, 48}, Dims{1, 7, 75, 400}, Dims{3, 1, 64, 416}}) {
     for (const DataType type : {DataType::Float16, DataType::Float32}) {
       Dims padded_sizes = sizes;
-      padded_sizes[3] += 8;
+      padded_sizes[3] = (sizes[3] + 7) / 8 * 8 + 8;
       Input in = make_input(padded_sizes, type, false, seed++);
       test::sprinkle_special_values(in, 13);
       const DeviceInput device_in(in.view());
@@ -675,21 +708,21 @@ TEST(CudaEquivalence, HalvingKernel) {
           };
           const ConstTensorView host = view(in.view(), MemorySpace::Host);
           const ConstTensorView device = view(device_in.view(), MemorySpace::Device);
-          for (const auto& [ip, op] :
-               {std::pair{0.5f, -0.5f}, std::pair{0.0f, 0.0f}, std::pair{-0.9999985f, 0.0f}}) {
-            for (const bool strided : {false, true}) {
+          for (const Offsets& o : offsets) {
+            for (const int form : {0, 1, 2}) {
               for (const std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
-                if (strided && shift == 1) continue;
+                if (form != 0 && shift == 1) continue;
                 ResampleParams p;
                 p.interpolation = InterpolationMode::Linear;
                 p.scales = {1, 1, 0.5f, 0.5f};
-                p.input_pixel_offsets = {0, 0, ip, ip};
-                p.output_pixel_offsets = {0, 0, op, op};
+                p.input_pixel_offsets = {0, 0, o.ip_h, o.ip_w};
+                p.output_pixel_offsets = {0, 0, o.op_h, o.op_w};
                 ASSERT_TRUE(resample_matches(
-                    host, device, output_layout(resample_output_sizes(sizes, p.scales), type, strided), p,
+                    host, device, form_layout(resample_output_sizes(sizes, p.scales), type, form), p,
                     dims_to_string(sizes) + " " + to_string(type) + (padded ? " rows padded, " : " packed, ") +
-                        std::to_string(skip) + " in, offsets " + std::to_string(ip) + " / " + std::to_string(op) +
-                        (strided ? " strided" : "") + (shift == 1 ? " shifted" : ""),
+                        std::to_string(skip) + " in, offsets " + std::to_string(o.ip_h) + " / " +
+                        std::to_string(o.op_h) + " and " + std::to_string(o.ip_w) + " / " + std::to_string(o.op_w) +
+                        " form " + std::to_string(form) + (shift == 1 ? " shifted" : ""),
                     shift));
               }
             }
