@@ -107,6 +107,30 @@ TensorLayout form_layout(const Dims& sizes, DataType type, int form) {
   return TensorLayout(type, sizes, strides);
 }
 
+// `sizes` in the buffer of `whole`, `skip` elements in, laid out as a packed tensor of `buffer_sizes` (wider rows:
+// padded rows).
+ConstTensorView view_in(const ConstTensorView& whole, const Dims& sizes, const Dims& buffer_sizes, std::int64_t skip) {
+  return ConstTensorView(static_cast<const unsigned char*>(whole.data()) + skip * element_size(whole.dtype()),
+                         TensorLayout(whole.dtype(), sizes, packed_strides(buffer_sizes)), whole.memory());
+}
+
+// The views of `in` (and of its device copy) the doubling and halving tests read: `sizes` packed, then in rows as wide
+// as `in`'s (padded), then the same one element in (off every boundary).
+struct InputView {
+  ConstTensorView host;
+  ConstTensorView device;
+  std::string what;
+};
+
+std::vector<InputView> input_views(const ConstTensorView& in, const ConstTensorView& device, const Dims& sizes) {
+  std::vector<InputView> views = {{view_in(in, sizes, sizes, 0), view_in(device, sizes, sizes, 0), " packed"}};
+  for (const std::int64_t skip : {0, 1}) {
+    views.push_back({view_in(in, sizes, in.sizes(), skip), view_in(device, sizes, in.sizes(), skip),
+                     " rows padded, " + std::to_string(skip) + " in"});
+  }
+  return views;
+}
+
 // Runs `op` on the host (CPU backend) and on the device (CUDA backend) into outputs filled with the same pattern,
 // and returns both raw buffers. The outputs start `shift` elements into their buffers (1: not aligned to the
 // 4-element boundary the packed stores of the plane kernels need; 4 float16: not to the 8-element one of float16
@@ -629,11 +653,8 @@ TEST(CudaEquivalence, DoublingKernel) {
       test::sprinkle_special_values(padded, 11);
       const DeviceInput device_padded(padded.view());
       for (const std::int64_t skip : {0, 1}) {
-        const auto view = [&](const ConstTensorView& whole, MemorySpace memory) {
-          return ConstTensorView(static_cast<const unsigned char*>(whole.data()) + skip * element_size(type),
-                                 TensorLayout(type, sizes, packed_strides(padded_sizes)), memory);
-        };
-        check(view(padded.view(), MemorySpace::Host), view(device_padded.view(), MemorySpace::Device), type,
+        check(view_in(padded.view(), sizes, padded_sizes, skip),
+              view_in(device_padded.view(), sizes, padded_sizes, skip), type,
               dims_to_string(sizes) + " " + to_string(type) + " rows padded, " + std::to_string(skip) + " in");
       }
     }
@@ -669,8 +690,61 @@ TEST(CudaEquivalence, DoublingKernel) {
     u.interpolation = InterpolationMode::Linear;
     u.scale_size = {2, 2};
     ASSERT_TRUE(upsample2d_matches(in5.view(), device5.view(),
-                                   form_layout(upsample2d_output_sizes(in5.sizes, u.scale_size), DataType::Float16, form),
+                                   form_layout(upsample2d_output_sizes(in5.sizes, u.scale_size), in5.type, form),
                                    u, "upsample2d x2 rank 5 form " + std::to_string(form)));
+  }
+}
+
+// The nearest doubling kernel (float16 upsample x2 nearest): rows of 1, 3, 50 and 51 chunks of 4, heights of 1, 7, 37
+// and 70, rank 5, special values (their bits copied); packed and row-padded inputs and outputs. Taking the plane
+// kernel: float32, resample by 2 nearest (every rounding direction; offsets 0.5 / -0.5, 0 / 0, and offsets whose
+// selections leave o / 2 from output 17 on), inputs and outputs off their chunk boundaries, strided outputs.
+TEST(CudaEquivalence, NearestDoublingKernel) {
+  RSZ_NEED_CUDA();
+  std::uint32_t seed = 9980;
+  for (const Dims& sizes :
+       {Dims{2, 3, 1, 4}, Dims{1, 5, 7, 12}, Dims{1, 7, 37, 200}, Dims{3, 1, 70, 204}, Dims{2, 3, 4, 9, 16}}) {
+    for (const DataType type : {DataType::Float16, DataType::Float32}) {
+      Dims padded_sizes = sizes;
+      padded_sizes.back() += 4;
+      Input in = make_input(padded_sizes, type, false, seed++);
+      test::sprinkle_special_values(in, 13);
+      const DeviceInput device_in(in.view());
+      for (const auto& [host, device, view] : input_views(in.view(), device_in.view(), sizes)) {
+        const std::string what = dims_to_string(sizes) + " " + to_string(type) + view;
+        for (const int form : {0, 1, 2}) {
+          for (const std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
+            if (form != 0 && shift == 1) continue;
+            const std::string how = what + " form " + std::to_string(form) + (shift == 1 ? " shifted" : "");
+            Upsample2dParams u;
+            u.interpolation = InterpolationMode::Nearest;
+            u.scale_size = {2, 2};
+            ASSERT_TRUE(upsample2d_matches(host, device,
+                                           form_layout(upsample2d_output_sizes(sizes, u.scale_size), type, form), u,
+                                           "upsample2d x2 nearest " + how, shift));
+            if (sizes.size() != 4) continue;
+            for (const NearestRounding rounding :
+                 {NearestRounding::RoundPreferCeil, NearestRounding::RoundPreferFloor, NearestRounding::Floor,
+                  NearestRounding::Ceil}) {
+              for (const auto& [ip, op] :
+                   {std::pair{0.5f, -0.5f}, std::pair{0.0f, 0.0f}, std::pair{-0.4999997f, 0.0f}}) {
+                ResampleParams p;
+                p.interpolation = InterpolationMode::Nearest;
+                p.rounding_direction = rounding;
+                p.scales = {1, 1, 2.0f, 2.0f};
+                p.input_pixel_offsets = {0, 0, ip, ip};
+                p.output_pixel_offsets = {0, 0, op, op};
+                ASSERT_TRUE(resample_matches(
+                    host, device, form_layout(resample_output_sizes(sizes, p.scales), type, form), p,
+                    "resample x2 nearest " + std::string(to_string(rounding)) + " offsets " + std::to_string(ip) +
+                        " " + how,
+                    shift));
+              }
+            }
+          }
+        }
+      }
+    }
   }
 }
 
@@ -696,35 +770,22 @@ TEST(CudaEquivalence, HalvingKernel) {
       Input in = make_input(padded_sizes, type, false, seed++);
       test::sprinkle_special_values(in, 13);
       const DeviceInput device_in(in.view());
-      for (const bool padded : {false, true}) {
-        for (const std::int64_t skip : {0, 1}) {
-          if (!padded && skip == 1) continue;
-          const auto view = [&](const ConstTensorView& whole, MemorySpace memory) {
-            if (!padded) {
-              return ConstTensorView(whole.data(), TensorLayout(type, sizes, packed_strides(sizes)), memory);
-            }
-            return ConstTensorView(static_cast<const unsigned char*>(whole.data()) + skip * element_size(type),
-                                   TensorLayout(type, sizes, packed_strides(padded_sizes)), memory);
-          };
-          const ConstTensorView host = view(in.view(), MemorySpace::Host);
-          const ConstTensorView device = view(device_in.view(), MemorySpace::Device);
-          for (const Offsets& o : offsets) {
-            for (const int form : {0, 1, 2}) {
-              for (const std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
-                if (form != 0 && shift == 1) continue;
-                ResampleParams p;
-                p.interpolation = InterpolationMode::Linear;
-                p.scales = {1, 1, 0.5f, 0.5f};
-                p.input_pixel_offsets = {0, 0, o.ip_h, o.ip_w};
-                p.output_pixel_offsets = {0, 0, o.op_h, o.op_w};
-                ASSERT_TRUE(resample_matches(
-                    host, device, form_layout(resample_output_sizes(sizes, p.scales), type, form), p,
-                    dims_to_string(sizes) + " " + to_string(type) + (padded ? " rows padded, " : " packed, ") +
-                        std::to_string(skip) + " in, offsets " + std::to_string(o.ip_h) + " / " +
-                        std::to_string(o.op_h) + " and " + std::to_string(o.ip_w) + " / " + std::to_string(o.op_w) +
-                        " form " + std::to_string(form) + (shift == 1 ? " shifted" : ""),
-                    shift));
-              }
+      for (const auto& [host, device, view] : input_views(in.view(), device_in.view(), sizes)) {
+        for (const Offsets& o : offsets) {
+          for (const int form : {0, 1, 2}) {
+            for (const std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
+              if (form != 0 && shift == 1) continue;
+              ResampleParams p;
+              p.interpolation = InterpolationMode::Linear;
+              p.scales = {1, 1, 0.5f, 0.5f};
+              p.input_pixel_offsets = {0, 0, o.ip_h, o.ip_w};
+              p.output_pixel_offsets = {0, 0, o.op_h, o.op_w};
+              ASSERT_TRUE(resample_matches(
+                  host, device, form_layout(resample_output_sizes(sizes, p.scales), type, form), p,
+                  dims_to_string(sizes) + " " + to_string(type) + view + ", offsets " + std::to_string(o.ip_h) + " / " +
+                      std::to_string(o.op_h) + " and " + std::to_string(o.ip_w) + " / " + std::to_string(o.op_w) +
+                      " form " + std::to_string(form) + (shift == 1 ? " shifted" : ""),
+                  shift));
             }
           }
         }

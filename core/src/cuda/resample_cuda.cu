@@ -10,8 +10,9 @@
 // downscales) go through the staged kernel, which lerps those rows along x into shared memory first, with every
 // load independent (float16 inputs whose rows are whole 16-byte chunks: the pipelined kernel, which copies each
 // plane's rows into shared memory asynchronously, one plane ahead). Float16 linear upscales and downscales by 2 along
-// H and W read their taps at fixed positions, so the doubling and halving kernels take them without shared memory: a
-// thread loads every input row of its outputs at once into registers. Everything else (blended N or C, antialiased H
+// H and W, and float16 upsample x2 nearest, read their inputs at fixed positions, so the doubling, halving and nearest
+// doubling kernels take them without shared memory: a thread loads every input row of its outputs at once into
+// registers. Everything else (blended N or C, antialiased H
 // or W) runs the generic kernel, one thread per output element evaluating the reference's combine, axis by axis.
 #include <algorithm>
 #include <cstring>
@@ -719,6 +720,38 @@ __host__ __device__ __forceinline__ bool reads_window(const Tap<std::int32_t>& t
   return t.a == at(p) && (t.w == 0.0f || t.b == at(p + 1));
 }
 
+// What a thread of the doubling and halving kernels computes (thread i: chunk i % chunks of the rows of group
+// (i / chunks) % groups of plane i / (chunks * groups)): the 8 output columns from 8 * chunk on of the `rows` output
+// rows from first_y on (a group: rows_per_group, fewer in the last) of the plane at `at`. False past the last thread.
+struct PairWork {
+  std::int32_t chunk;
+  std::int32_t group;
+  std::int32_t first_y;
+  int rows;
+  PlaneOffsets<std::int32_t> at;
+};
+
+__device__ __forceinline__ bool pair_work(const Planes& g, int rows_per_group, PairWork& w) {
+  const auto chunks = static_cast<std::int32_t>(g.out_w / kPairOut);
+  const auto groups = static_cast<std::int32_t>((g.out_h + rows_per_group - 1) / rows_per_group);
+  const std::int64_t id = first_thread();
+  if (id >= g.count * groups * chunks) return false;
+  const auto i = static_cast<std::int32_t>(id);  // < the output's elements / 8: 32 bits (checked on the host)
+  w.chunk = i % chunks;
+  const std::int32_t rest = i / chunks;
+  w.group = rest % groups;
+  w.at = plane_offsets<std::int32_t>(g, rest / groups);
+  w.first_y = rows_per_group * w.group;
+  w.rows = min(rows_per_group, static_cast<int>(g.out_h - w.first_y));
+  return true;
+}
+
+// The blocks of a doubling or halving launch over `g`, rows_per_group output rows a thread.
+unsigned pair_blocks(const Planes& g, int rows_per_group) {
+  const std::int64_t threads = g.count * (g.out_w / kPairOut) * ((g.out_h + rows_per_group - 1) / rows_per_group);
+  return static_cast<unsigned>((threads + kPairThreads - 1) / kPairThreads);
+}
+
 // A thread's 8 output columns from first_x on of `rows` rows from first_y on, tap by tap, as the plane kernel computes
 // them: where a tap is not at the position the doubling or halving kernel reads.
 template <bool Halve>
@@ -739,24 +772,20 @@ __device__ __forceinline__ void fixed_by_taps(const __half* __restrict__ plane_i
   }
 }
 
-// Thread i takes chunk i % chunks of the rows of group (i / chunks) % groups of plane i / (chunks * groups).
+// A thread: pair_work.
 __global__ void __launch_bounds__(kPairThreads, kPairMinBlocks)
     doubling_kernel(const __half* __restrict__ in, __half* __restrict__ out, Planes g) {
   constexpr int K = kPairRows;
-  const auto chunks = static_cast<std::int32_t>(g.out_w / kPairOut);
-  const auto groups = static_cast<std::int32_t>((g.out_h + 2 * K - 1) / (2 * K));
-  const std::int64_t id = first_thread();
-  if (id >= g.count * groups * chunks) return;
-  const auto i = static_cast<std::int32_t>(id);  // < the output's elements / 8: 32 bits (checked on the host)
-  const std::int32_t chunk = i % chunks;
-  const std::int32_t rest = i / chunks;
-  const std::int32_t group = rest % groups;
-  const auto [in_base, out_base] = plane_offsets<std::int32_t>(g, rest / groups);
+  PairWork w;
+  if (!pair_work(g, 2 * K, w)) return;
+  const std::int32_t chunk = w.chunk;
+  const std::int32_t group = w.group;
+  const auto [in_base, out_base] = w.at;
   const std::int32_t col = kPairIn * chunk;
   const auto last_col = static_cast<std::int32_t>(g.w.n - 1);
   const auto last_row = static_cast<std::int32_t>(g.h.n - 1);
-  const std::int32_t first_y = 2 * K * group;
-  const int rows_here = min(2 * K, static_cast<int>(g.out_h - first_y));
+  const std::int32_t first_y = w.first_y;
+  const int rows_here = w.rows;
   const auto out_stride = static_cast<std::int32_t>(g.out_stride_h);
   __half* const dst = out + (out_base + first_y * out_stride + kPairOut * chunk);
   // The host checked the first outputs of each axis; every thread checks its own (a rounding could move a tap), and
@@ -818,10 +847,51 @@ bool doubles(const Axis& axis, std::int64_t out) {
   return true;
 }
 
-// Whether the doubling kernel can take `g` (float16, linear): H and W doubled (doubles; any H); input rows read as
-// whole chunks (W, rows and planes on multiples of 4 elements, the data on 8 bytes); outputs stored 8 at a time,
-// 16-byte aligned.
-bool doubling_fits(const Planes& g, const void* in, const void* out) {
+// ---- the nearest doubling kernel ----
+
+// Float16 upsample x2 nearest along H and W (Replicate with factor 2: output o selects input o / 2, integer
+// arithmetic, so no tap needs checking): a thread takes 8 output columns (one 8-byte chunk of 4 inputs, each stored
+// twice) of 8 output rows (4 input rows, each stored twice), its 4 loads at once, each output row one 16-byte store,
+// where the plane kernel read every output's element with a 2-byte load (float16 took as long as float32 on the
+// 5-D upsample of 16 x 8 x 128 x 128). Selections are copies of the input's bits, as the plane kernel stores them.
+// Resample by 2 nearest stays with the plane kernel: checking its nearest_index taps a thread made it slower there
+// (1080p -> 4K 0.0289 -> 0.0306 ms on an H100).
+// A thread: pair_work.
+__global__ void __launch_bounds__(kPairThreads, kPairMinBlocks)
+    doubling_nearest_kernel(const __half* __restrict__ in, __half* __restrict__ out, Planes g) {
+  constexpr int K = kPairRows;
+  PairWork w;
+  if (!pair_work(g, 2 * K, w)) return;
+  const auto row_stride = static_cast<std::int32_t>(g.h.stride);
+  const auto out_stride = static_cast<std::int32_t>(g.out_stride_h);
+  __half* const dst = out + (w.at.out + w.first_y * out_stride + kPairOut * w.chunk);
+  uint2 rows[K];
+#pragma unroll
+  for (int p = 0; p < K; ++p) {
+    const std::int32_t r = min(K * w.group + p, static_cast<std::int32_t>(g.h.n - 1));  // (rows past the last: unused)
+    rows[p] = *reinterpret_cast<const uint2*>(in + (w.at.in + r * row_stride + kPairIn * w.chunk));
+  }
+#pragma unroll
+  for (int p = 0; p < K; ++p) {
+    // Each element twice: a word's low half into both halves (bytes 1 0 1 0), then its high half (3 2 3 2).
+    const uint4 v = make_uint4(__byte_perm(rows[p].x, 0, 0x1010), __byte_perm(rows[p].x, 0, 0x3232),
+                               __byte_perm(rows[p].y, 0, 0x1010), __byte_perm(rows[p].y, 0, 0x3232));
+#pragma unroll
+    for (int k = 2 * p; k < 2 * p + 2; ++k) {
+      if (k < w.rows) put<true>(dst + k * out_stride, v);
+    }
+  }
+}
+
+// Whether `axis` (of `out` outputs) replicates each of at most 2^24 inputs twice (upsample x2 nearest).
+bool doubles_nearest(const Axis& axis, std::int64_t out) {
+  return axis.rule == AxisRule::Replicate && axis.factor == 2 && out == 2 * axis.n && axis.n <= (1 << 24);
+}
+
+// Whether the doubling kernel (nearest: the nearest doubling kernel) can take `g` (float16): H and W doubled (doubles,
+// doubles_nearest; any H); input rows read as whole chunks (W, rows and planes on multiples of 4 elements, the data on
+// 8 bytes); outputs stored 8 at a time, 16-byte aligned.
+bool doubling_fits(const Planes& g, const void* in, const void* out, bool nearest) {
   const auto multiple = [](std::int64_t v, std::int64_t of) { return v % of == 0; };
   bool fits = g.w.stride == 1 && multiple(g.h.stride, kPairIn) &&
               reinterpret_cast<std::uintptr_t>(in) % sizeof(uint2) == 0 && g.out_stride_w == 1 &&
@@ -829,6 +899,7 @@ bool doubling_fits(const Planes& g, const void* in, const void* out) {
   for (int a = 0; a < g.outer; ++a) {
     fits = fits && multiple(g.in_stride[a], kPairIn) && multiple(g.out_stride[a], kPairOut);
   }
+  if (nearest) return fits && g.w.n % kPairIn == 0 && doubles_nearest(g.h, g.out_h) && doubles_nearest(g.w, g.out_w);
   return fits && g.w.n % kPairIn == 0 && doubles(g.h, g.out_h) && doubles(g.w, g.out_w);
 }
 
@@ -848,23 +919,18 @@ __device__ __forceinline__ void lerp_half_row(float (&h)[kPairOut], const uint4 
   for (int k = 0; k < kPairOut; ++k) h[k] = lerp(widen(e[2 * k]), widen(e[2 * k + 1]), w[k]);
 }
 
-// Thread i takes chunk i % chunks of the rows of group (i / chunks) % groups of plane i / (chunks * groups).
+// A thread: pair_work.
 __global__ void __launch_bounds__(kPairThreads, kPairMinBlocks)
     halving_kernel(const __half* __restrict__ in, __half* __restrict__ out, Planes g) {
-  const auto chunks = static_cast<std::int32_t>(g.out_w / kPairOut);
-  const auto groups = static_cast<std::int32_t>((g.out_h + kHalfRows - 1) / kHalfRows);
-  const std::int64_t id = first_thread();
-  if (id >= g.count * groups * chunks) return;
-  const auto i = static_cast<std::int32_t>(id);  // < the output's elements / 8: 32 bits (checked on the host)
-  const std::int32_t chunk = i % chunks;
-  const std::int32_t rest = i / chunks;
-  const std::int32_t group = rest % groups;
-  const auto [in_base, out_base] = plane_offsets<std::int32_t>(g, rest / groups);
+  PairWork w;
+  if (!pair_work(g, kHalfRows, w)) return;
+  const std::int32_t chunk = w.chunk;
+  const auto [in_base, out_base] = w.at;
   const std::int32_t col = 2 * kPairOut * chunk;
   const auto last_col = static_cast<std::int32_t>(g.w.n - 1);
   const auto last_row = static_cast<std::int32_t>(g.h.n - 1);
-  const std::int32_t first_y = kHalfRows * group;
-  const int rows_here = min(kHalfRows, static_cast<int>(g.out_h - first_y));
+  const std::int32_t first_y = w.first_y;
+  const int rows_here = w.rows;
   const auto out_stride = static_cast<std::int32_t>(g.out_stride_h);
   __half* const dst = out + (out_base + first_y * out_stride + kPairOut * chunk);
   float wx[kPairOut];
@@ -1016,20 +1082,20 @@ void launch_planes(const ConstTensorView& input, const TensorView& output, Plane
                 static_cast<unsigned>(std::min<std::int64_t>(blocks_z, 65535)));
   };
   if constexpr (std::is_same_v<In, __half> && std::is_same_v<Out, __half>) {
-    if (!nearest && index32 && doubling_fits(g, input.data(), output.data())) {
-      const std::int64_t threads =
-          g.count * (g.out_w / kPairOut) * ((g.out_h + 2 * kPairRows - 1) / (2 * kPairRows));  // 8 x 8 outputs each
-      doubling_kernel<<<static_cast<unsigned>((threads + kPairThreads - 1) / kPairThreads), kPairThreads, 0,
-                        stream_of(options)>>>(static_cast<const __half*>(input.data()),
-                                              static_cast<__half*>(output.data()), g);
+    // Upscales and downscales by 2 with taps at fixed positions: 8 output columns a thread, 8 or 2 rows.
+    const auto* const from = static_cast<const __half*>(input.data());
+    auto* const to = static_cast<__half*>(output.data());
+    const cudaStream_t stream = stream_of(options);
+    if (nearest && index32 && doubling_fits(g, from, to, true)) {
+      doubling_nearest_kernel<<<pair_blocks(g, 2 * kPairRows), kPairThreads, 0, stream>>>(from, to, g);
       return;
     }
-    if (!nearest && index32 && halving_fits(g, input.data(), output.data())) {
-      const std::int64_t threads =
-          g.count * (g.out_w / kPairOut) * ((g.out_h + kHalfRows - 1) / kHalfRows);  // 8 x kHalfRows outputs each
-      halving_kernel<<<static_cast<unsigned>((threads + kPairThreads - 1) / kPairThreads), kPairThreads, 0,
-                       stream_of(options)>>>(static_cast<const __half*>(input.data()),
-                                             static_cast<__half*>(output.data()), g);
+    if (!nearest && index32 && doubling_fits(g, from, to, false)) {
+      doubling_kernel<<<pair_blocks(g, 2 * kPairRows), kPairThreads, 0, stream>>>(from, to, g);
+      return;
+    }
+    if (!nearest && index32 && halving_fits(g, from, to)) {
+      halving_kernel<<<pair_blocks(g, kHalfRows), kPairThreads, 0, stream>>>(from, to, g);
       return;
     }
     if (staged && index32 && device_limits(options.device).compute_major >= 8 && piped_fits<In>(g, input.data())) {
