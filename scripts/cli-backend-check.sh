@@ -88,7 +88,8 @@ for mode in linear nearest; do
   check "upsample_${mode}_tensor16" upsample -i "$work/coffee16.npy" -o "{out}/x.npy" --factor 3,2 --mode "$mode"
 done
 check upsample_tensor32 upsample -i "$work/chelsea32.npy" -o "{out}/x.npy" --factor 2
-check upsample_tensor16 upsample -i "$work/coffee16.npy" -o "{out}/x.npy" --factor 2
+check upsample_x2_tensor16 upsample -i "$work/coffee16.npy" -o "{out}/x.npy" --factor 2
+check upsample_x2_nearest_tensor16 upsample -i "$work/coffee16.npy" -o "{out}/x.npy" --factor 2 --mode nearest
 for reduction in average max; do
   for mode in linear nearest; do
     check "roi_${reduction}_$mode" roi-align -i "$photos/chelsea.png" --rois "$rois" -o "{out}/" \
