@@ -720,9 +720,10 @@ __host__ __device__ __forceinline__ bool reads_window(const Tap<std::int32_t>& t
   return t.a == at(p) && (t.w == 0.0f || t.b == at(p + 1));
 }
 
-// What a thread of the doubling and halving kernels computes (thread i: chunk i % chunks of the rows of group
-// (i / chunks) % groups of plane i / (chunks * groups)): the 8 output columns from 8 * chunk on of the `rows` output
-// rows from first_y on (a group: rows_per_group, fewer in the last) of the plane at `at`. False past the last thread.
+// What a thread of the doubling, halving and nearest doubling kernels computes (thread i: chunk i % chunks of the rows
+// of group (i / chunks) % groups of plane i / (chunks * groups)): the 8 output columns from 8 * chunk on of the `rows`
+// output rows from first_y on (a group: rows_per_group, fewer in the last) of the plane at `at`. False past the last
+// thread.
 struct PairWork {
   std::int32_t chunk;
   std::int32_t group;
@@ -746,7 +747,7 @@ __device__ __forceinline__ bool pair_work(const Planes& g, int rows_per_group, P
   return true;
 }
 
-// The blocks of a doubling or halving launch over `g`, rows_per_group output rows a thread.
+// The blocks of such a launch over `g`, rows_per_group output rows a thread.
 unsigned pair_blocks(const Planes& g, int rows_per_group) {
   const std::int64_t threads = g.count * (g.out_w / kPairOut) * ((g.out_h + rows_per_group - 1) / rows_per_group);
   return static_cast<unsigned>((threads + kPairThreads - 1) / kPairThreads);
