@@ -603,9 +603,10 @@ TEST(CudaEquivalence, PipelinedPlaneKernel) {
 // The doubling kernel (float16, linear, H and W doubled with pixel-centre offsets: upsample x2, resample by 2 with
 // offsets 0.5 / -0.5): rows of 1, 3, 50 and 51 chunks of 4 (a warp's threads across rows and planes), heights of 1,
 // 7, 37 and 70 (short last groups of rows), rank 5, special values; packed and row-padded inputs; packed and
-// row-padded outputs; offsets whose taps leave the window positions part way (threads that compute tap by tap beside
-// threads that do not). Taking the other kernels: the same for float32 and planar unorm8 inputs, H scaled by 1, 0.6
-// and 3.7, offsets 0 / 0, inputs and outputs off their chunk boundaries, strided outputs.
+// row-padded outputs; offsets 0.5 / -0.5 and 0.25 / -0.25 (the same taps, other weights), and offsets whose taps
+// leave the window positions part way (threads that compute tap by tap beside threads that do not). Taking the other
+// kernels: the same for float32 and planar unorm8 inputs, H scaled by 1, 0.6 and 3.7, offsets 0 / 0 and 0.75 / -0.25,
+// inputs and outputs off their chunk boundaries, strided outputs.
 TEST(CudaEquivalence, DoublingKernel) {
   RSZ_NEED_CUDA();
   std::uint32_t seed = 9900;
@@ -624,7 +625,8 @@ TEST(CudaEquivalence, DoublingKernel) {
                                        form_layout(upsample2d_output_sizes(host.sizes(), u.scale_size), out_type, form),
                                        u, "upsample2d x2 " + how, shift));
         for (const float h : {2.0f, 1.0f, 0.6f, 3.7f}) {
-          for (const auto& [ip, op] : {std::pair{0.5f, -0.5f}, std::pair{0.0f, 0.0f}}) {
+          for (const auto& [ip, op] : {std::pair{0.5f, -0.5f}, std::pair{0.0f, 0.0f}, std::pair{0.25f, -0.25f},
+                                       std::pair{0.75f, -0.25f}}) {
             ResampleParams p;
             p.interpolation = InterpolationMode::Linear;
             p.scales = {1, 1, h, 2.0f};
