@@ -722,17 +722,18 @@ __host__ __device__ __forceinline__ bool reads_window(const Tap<std::int32_t>& t
 
 // What a thread of the doubling, halving and nearest doubling kernels computes (thread i: chunk i % chunks of the rows
 // of group (i / chunks) % groups of plane i / (chunks * groups)): the 8 output columns from 8 * chunk on of the `rows`
-// output rows from first_y on (a group: rows_per_group, fewer in the last) of the plane at `at`. False past the last
-// thread.
+// output rows from first_y on (a group: rows_per_group, fewer in the last) of the plane at `at`, the first of them at
+// dst in `out`. False past the last thread.
 struct PairWork {
   std::int32_t chunk;
   std::int32_t group;
   std::int32_t first_y;
   int rows;
   PlaneOffsets<std::int32_t> at;
+  __half* dst;
 };
 
-__device__ __forceinline__ bool pair_work(const Planes& g, int rows_per_group, PairWork& w) {
+__device__ __forceinline__ bool pair_work(const Planes& g, int rows_per_group, __half* out, PairWork& w) {
   const auto chunks = static_cast<std::int32_t>(g.out_w / kPairOut);
   const auto groups = static_cast<std::int32_t>((g.out_h + rows_per_group - 1) / rows_per_group);
   const std::int64_t id = first_thread();
@@ -744,6 +745,7 @@ __device__ __forceinline__ bool pair_work(const Planes& g, int rows_per_group, P
   w.at = plane_offsets<std::int32_t>(g, rest / groups);
   w.first_y = rows_per_group * w.group;
   w.rows = min(rows_per_group, static_cast<int>(g.out_h - w.first_y));
+  w.dst = out + (w.at.out + w.first_y * static_cast<std::int32_t>(g.out_stride_h) + kPairOut * w.chunk);
   return true;
 }
 
@@ -751,6 +753,23 @@ __device__ __forceinline__ bool pair_work(const Planes& g, int rows_per_group, P
 unsigned pair_blocks(const Planes& g, int rows_per_group) {
   const std::int64_t threads = g.count * (g.out_w / kPairOut) * ((g.out_h + rows_per_group - 1) / rows_per_group);
   return static_cast<unsigned>((threads + kPairThreads - 1) / kPairThreads);
+}
+
+// The weights of the 8 columns of chunk `chunk` of axis `ax` (fixed_axis_tap) into wx, and whether each reads the
+// inputs its kernel reads at fixed positions: the doubling kernel's window positions doubled_tap(k) from input
+// 4 * chunk - 1, the halving kernel's inputs 2o and 2o + 1.
+template <bool Halve>
+__device__ __forceinline__ bool fixed_columns(const Axis& ax, std::int32_t chunk, float (&wx)[kPairOut]) {
+  const std::int32_t start = Halve ? 2 * kPairOut * chunk : kPairIn * chunk - 1;
+  const auto last = static_cast<std::int32_t>(ax.n - 1);
+  bool exact = true;
+#pragma unroll
+  for (int k = 0; k < kPairOut; ++k) {
+    const Tap<std::int32_t> t = fixed_axis_tap<Halve>(ax, kPairOut * chunk + k);
+    wx[k] = t.w;
+    exact &= reads_window(t, start, Halve ? 2 * k : doubled_tap(k), last);
+  }
+  return exact;
 }
 
 // A thread's 8 output columns from first_x on of `rows` rows from first_y on, tap by tap, as the plane kernel computes
@@ -778,27 +797,21 @@ __global__ void __launch_bounds__(kPairThreads, kPairMinBlocks)
     doubling_kernel(const __half* __restrict__ in, __half* __restrict__ out, Planes g) {
   constexpr int K = kPairRows;
   PairWork w;
-  if (!pair_work(g, 2 * K, w)) return;
+  if (!pair_work(g, 2 * K, out, w)) return;
   const std::int32_t chunk = w.chunk;
   const std::int32_t group = w.group;
-  const auto [in_base, out_base] = w.at;
+  const std::int32_t in_base = w.at.in;
   const std::int32_t col = kPairIn * chunk;
   const auto last_col = static_cast<std::int32_t>(g.w.n - 1);
   const auto last_row = static_cast<std::int32_t>(g.h.n - 1);
   const std::int32_t first_y = w.first_y;
   const int rows_here = w.rows;
   const auto out_stride = static_cast<std::int32_t>(g.out_stride_h);
-  __half* const dst = out + (out_base + first_y * out_stride + kPairOut * chunk);
+  __half* const dst = w.dst;
   // The host checked the first outputs of each axis; every thread checks its own (a rounding could move a tap), and
   // where one is not at its window position computes its outputs tap by tap (again, for rows already stored).
   float wx[kPairOut];
-  bool exact = true;
-#pragma unroll
-  for (int k = 0; k < kPairOut; ++k) {
-    const Tap<std::int32_t> t = fixed_axis_tap<false>(g.w, kPairOut * chunk + k);
-    wx[k] = t.w;
-    exact &= reads_window(t, col - 1, doubled_tap(k), last_col);
-  }
+  bool exact = fixed_columns<false>(g.w, chunk, wx);
   if (exact) {
     // Every load at once: input rows K * group - 1 .. K * group + K, clamped.
     const auto row_stride = static_cast<std::int32_t>(g.h.stride);
@@ -862,10 +875,10 @@ __global__ void __launch_bounds__(kPairThreads, kPairMinBlocks)
     doubling_nearest_kernel(const __half* __restrict__ in, __half* __restrict__ out, Planes g) {
   constexpr int K = kPairRows;
   PairWork w;
-  if (!pair_work(g, 2 * K, w)) return;
+  if (!pair_work(g, 2 * K, out, w)) return;
   const auto row_stride = static_cast<std::int32_t>(g.h.stride);
   const auto out_stride = static_cast<std::int32_t>(g.out_stride_h);
-  __half* const dst = out + (w.at.out + w.first_y * out_stride + kPairOut * w.chunk);
+  __half* const dst = w.dst;
   uint2 rows[K];
 #pragma unroll
   for (int p = 0; p < K; ++p) {
@@ -924,24 +937,17 @@ __device__ __forceinline__ void lerp_half_row(float (&h)[kPairOut], const uint4 
 __global__ void __launch_bounds__(kPairThreads, kPairMinBlocks)
     halving_kernel(const __half* __restrict__ in, __half* __restrict__ out, Planes g) {
   PairWork w;
-  if (!pair_work(g, kHalfRows, w)) return;
+  if (!pair_work(g, kHalfRows, out, w)) return;
   const std::int32_t chunk = w.chunk;
-  const auto [in_base, out_base] = w.at;
+  const std::int32_t in_base = w.at.in;
   const std::int32_t col = 2 * kPairOut * chunk;
-  const auto last_col = static_cast<std::int32_t>(g.w.n - 1);
   const auto last_row = static_cast<std::int32_t>(g.h.n - 1);
   const std::int32_t first_y = w.first_y;
   const int rows_here = w.rows;
   const auto out_stride = static_cast<std::int32_t>(g.out_stride_h);
-  __half* const dst = out + (out_base + first_y * out_stride + kPairOut * chunk);
+  __half* const dst = w.dst;
   float wx[kPairOut];
-  bool exact = true;
-#pragma unroll
-  for (int k = 0; k < kPairOut; ++k) {
-    const Tap<std::int32_t> t = fixed_axis_tap<true>(g.w, kPairOut * chunk + k);
-    wx[k] = t.w;
-    exact &= reads_window(t, col + 2 * k, 0, last_col);
-  }
+  bool exact = fixed_columns<true>(g.w, chunk, wx);
   if (exact) {
     const auto row_stride = static_cast<std::int32_t>(g.h.stride);
     uint4 rows[2 * kHalfRows][2];

@@ -19,8 +19,9 @@
 
 namespace rsz::detail {
 
-// Index: the integer type of the indices below, 64 bits; a kernel that knows its axes are shorter than 2^24 may take
-// 32 (the same values, fewer instructions). Given explicitly, never deduced: Same keeps an argument from deducing it.
+// Index: the integer type of the indices below, 64 bits; a kernel that knows its axes have at most 2^24 elements may
+// take 32 (the same values, fewer instructions). Given explicitly, never deduced: Same keeps an argument from
+// deducing it.
 template <typename T>
 struct Same {
   using type = T;
