@@ -898,8 +898,8 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesUnorm8) {
   EXPECT_EQ(cases, 16);
 }
 
-// Many ROIs an image (700, as FPN levels have: more chunks of 32 headers than a block has warps, so that some warps
-// take a second chunk of their image), inside the plane and across its edges, on planes copied 16 bytes at a time.
+// Many ROIs an image (700, as FPN levels have: many more than a block has warps, so that every warp takes ROIs from
+// its image's list again and again), inside the plane and across its edges, on planes copied 16 bytes at a time.
 TEST(CudaEquivalence, RoiAlignSharedPlanesManyRois) {
   RSZ_NEED_CUDA();
   std::vector<float> boxes;
@@ -916,6 +916,29 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesManyRois) {
   base.out_of_bounds_input_value = -2.5f;
   EXPECT_EQ(roi_align_sweep("roi_align shared planes, many ROIs", {2, 67, 40, 56}, boxes, batch, {{2, 2}}, 7, 7, base,
                             9800, 37),
+            2 * 2 * 2 * 2 * 2);
+}
+
+// The shared-plane kernel's work lists: five images whose ROIs come in no order of batch index, image 3 with none and
+// image 0 with a few; float32 planes of 150 x 190 (one a block) and float16 (two a block). Boxes from under a row to 40
+// rows high and as wide, a sample row's rows read again by the next where the box is low, some across the edges.
+TEST(CudaEquivalence, RoiAlignSharedPlanesWorkLists) {
+  RSZ_NEED_CUDA();
+  std::vector<float> boxes;
+  std::vector<std::uint32_t> batch;
+  for (int k = 0; k < 1500; ++k) {
+    const float x1 = static_cast<float>(k * 53 % 200) - 8.0f + 0.37f * static_cast<float>(k % 5);
+    const float y1 = static_cast<float>(k * 29 % 160) - 6.0f + 0.23f * static_cast<float>(k % 7);
+    const float w = 0.4f + 2.9f * static_cast<float>(k % 14);
+    const float h = 0.3f + 1.7f * static_cast<float>(k * 7 % 24);
+    boxes.insert(boxes.end(), {x1, y1, x1 + w, y1 + h});
+    const std::uint32_t image = (static_cast<std::uint32_t>(k) * 2654435761u >> 7) % 4;
+    batch.push_back(k % 300 == 7 ? 0 : (image == 0 ? 4 : image));
+  }
+  RoiAlignParams base;
+  base.out_of_bounds_input_value = 0.75f;
+  EXPECT_EQ(roi_align_sweep("roi_align shared planes, work lists", {5, 29, 150, 190}, boxes, batch, {{2, 2}}, 7, 7,
+                            base, 9900, 41),
             2 * 2 * 2 * 2 * 2);
 }
 

@@ -6,7 +6,8 @@
 //   weights, -1 for out of bounds: SEMANTICS.md §3's rules split by axis, exactly) into scratch memory; then one block
 //   per (image, channel) plane, or two float16 / unorm planes side by side (one read fetches a tap of both), copies
 //   the plane into shared memory once (16 bytes a thread where rows allow), and its warps take the ROIs of that image
-//   32 / G at a time, G lanes each (G: the output width rounded up to 8, 16 or 32): lane ox computes output column ox
+//   from its work list (roi_order_kernel: the ROIs grouped by image), the next 32 / G whenever a warp is free, G lanes
+//   each (G: the output width rounded up to 8, 16 or 32): lane ox computes output column ox
 //   of every output row from the row taps of its group's table and its own column taps, each sample's four reads
 //   coming from shared memory. Every input element is read from device memory once per call, where a per-element
 //   kernel reads it about 20 times from the caches.
@@ -19,6 +20,8 @@
 // most samples, as the host check finds them) and writes the call's verdict, which every later kernel of the call
 // reads first: a failing call writes nothing, and its error waits in the stream's DeferredRoiError record.
 #include <algorithm>
+
+#include <cub/block/block_scan.cuh>
 
 #include "common.cuh"
 
@@ -332,6 +335,60 @@ __global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers
   }
 }
 
+// The shared-plane kernel's work lists: the ROIs of each image, image b's at order[starts[b] .. starts[b + 1]), so that
+// a block takes only its image's ROIs and its warps share them evenly (ROIs in any order of batch indices). One block
+// counts the ROIs of each image (one atomic a warp and image), scans the counts and places each ROI; the order within
+// an image is not fixed, and need not be: every ROI's outputs are computed alone. A batch index out of range (the
+// call is refused) is left out.
+constexpr int kOrderThreads = 1024;
+
+__global__ void __launch_bounds__(kOrderThreads) roi_order_kernel(RoiArgs a, int rois, int* starts, int* cursor,
+                                                                  int* order, const int* verdict) {
+  if (refused(verdict)) return;
+  using Scan = cub::BlockScan<int, kOrderThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  __shared__ int carry;
+  const auto images = static_cast<int>(a.in.size[0]);
+  const std::int64_t index_stride = a.indices.stride[a.indices.rank - 1];
+  const auto* const indices = static_cast<const std::uint32_t*>(a.indices.data);
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+  for (int b = static_cast<int>(threadIdx.x); b < images; b += kOrderThreads) cursor[b] = 0;
+  __syncthreads();
+  // Each warp's lanes of one image add to its count at once: `place` true places the ROIs, false counts them.
+  const auto each_roi = [&](bool place) {
+    for (int first = 0; first < rois; first += kOrderThreads) {
+      const int r = first + static_cast<int>(threadIdx.x);
+      const int image = r < rois ? static_cast<int>(min(indices[r * index_stride], 0x7fffffffu)) : -1;
+      const bool counted = image >= 0 && image < images;
+      const unsigned peers = __match_any_sync(0xffffffffu, counted ? image : -1);
+      const int leader = __ffs(peers) - 1;
+      int at = 0;
+      if (counted && lane == leader) at = atomicAdd(cursor + image, __popc(peers));
+      at = __shfl_sync(0xffffffffu, at, leader) + __popc(peers & ((1u << lane) - 1u));
+      if (counted && place) order[at] = r;
+    }
+  };
+  each_roi(false);
+  __syncthreads();
+  // starts: the exclusive sums of the counts; the cursors restart at them.
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (int first = 0; first <= images; first += kOrderThreads) {
+    const int b = first + static_cast<int>(threadIdx.x);
+    const int count = b < images ? cursor[b] : 0;
+    int start = 0;
+    int sum = 0;
+    Scan(scan).ExclusiveSum(count, start, sum);
+    start += carry;
+    if (b <= images) starts[b] = start;
+    if (b < images) cursor[b] = start;
+    __syncthreads();
+    if (threadIdx.x == 0) carry += sum;
+    __syncthreads();
+  }
+  each_roi(true);
+}
+
 // One sample from its row and column taps (SEMANTICS.md §3.4, split by axis), reading plane[offset]. Branch-free:
 // an out-of-bounds tap (offset < 0) reads offset 0 instead, and the select returns out_of_bounds_input_value for it.
 template <bool Nearest, typename In>
@@ -465,6 +522,7 @@ constexpr int kRecordTaps = 2 * kTapCap;  // the shared-plane kernel's records: 
 // an H100: 1.393 -> 1.371 ms float32, 0.821 -> 0.811 ms float16).
 constexpr int kTableTaps = 2 * kWarp + 4;
 constexpr std::size_t kTableBytes = sizeof(RowTap) * kTableTaps * kPlaneWarps;
+constexpr std::size_t kCounterBytes = 16;  // the block's ROI counter, after the tables: the grid starts on 16 bytes
 static_assert(kTableBytes % 16 == 0, "the grid after the tables starts on 16 bytes");
 
 // The elements of one plane in shared memory: its rows, a padding row, and one more element (the second taps of the
@@ -542,21 +600,22 @@ __device__ __forceinline__ Samples<Planes> grid_sample(const C* grid, int pitch,
 
 // Planes (1 or 2) channel planes of one image at a time in shared memory, as one grid of cells (rows `pitch` cells
 // apart, plus a padding row); with two planes a cell holds both channels' elements, so that every tap read serves
-// both. A warp takes 32 / G ROIs at a time (G = 8, 16 or 32: the
+// both. A warp takes the next 32 / G ROIs of the image's work list whenever it is free (G = 8, 16 or 32: the
 // output width rounded up), G lanes each: lane ox computes output column ox of every output row, its column taps
 // held in registers (2 x 2 samples) or read from the tap record, the row taps from its group's table in shared
 // memory. ROIs whose taps were not tabled, or with more than 2 * G rows of samples, are evaluated from their boxes by
 // the whole warp.
 template <typename In, typename Out, bool Nearest, int Planes>
 __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
-    roi_plane_kernel(RoiArgs a, std::int64_t rois, const RoiHeader* __restrict__ headers,
-                     const RowTap* __restrict__ taps, int pitch, const int* verdict) {
+    roi_plane_kernel(RoiArgs a, const RoiHeader* __restrict__ headers, const RowTap* __restrict__ taps,
+                     const int* __restrict__ starts, const int* __restrict__ order, int pitch, const int* verdict) {
   if (refused(verdict)) return;  // the whole block returns: no barrier is left waiting
   extern __shared__ __align__(16) unsigned char shared[];
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   using C = Cell<In, Planes>;
-  C* const grid = reinterpret_cast<C*>(shared + kTableBytes);
+  int* const next_roi = reinterpret_cast<int*>(shared + kTableBytes);  // the plane's next ROI of its image's list
+  C* const grid = reinterpret_cast<C*>(shared + kTableBytes + kCounterBytes);
   const auto height = static_cast<int>(a.in.size[2]);
   const auto width = static_cast<int>(a.in.size[3]);
   const std::int64_t channels = a.in.size[1];
@@ -631,14 +690,22 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
         }
       }
     }
+    if (threadIdx.x == 0) *next_roi = 0;
     __syncthreads();
-    // The warp's ROIs come 32 at a time: each lane reads one header, and ballots say which are of this image and
-    // which of those the groups take.
-    for (std::int64_t base = static_cast<std::int64_t>(warp) * kWarp; base < rois;
-         base += static_cast<std::int64_t>(kPlaneWarps) * kWarp) {
-      const std::int64_t mine = base + lane;
-      const RoiHeader header = mine < rois ? headers[mine] : RoiHeader{-1, 0, 0, 0};
-      const bool of_image = header.batch == batch;
+    // The image's ROIs, one a group at a time: each warp takes the next 32 / G of the list (so that the warps finish
+    // together, whatever the ROIs' order or count), its first lanes read their headers, and ballots say which of them
+    // the groups take.
+    const int listed = starts != nullptr ? starts[batch] : 0;
+    const int count = starts != nullptr ? starts[batch + 1] - listed : static_cast<int>(a.out.size[0]);
+    const int take = kWarp / g_lanes;
+    for (;;) {
+      int at = 0;
+      if (lane == 0) at = atomicAdd(next_roi, take);
+      at = __shfl_sync(0xffffffffu, at, 0);
+      if (at >= count) break;
+      const bool of_image = lane < take && at + lane < count;
+      const int mine = of_image ? (order != nullptr ? order[listed + at + lane] : at + lane) : 0;
+      const RoiHeader header = of_image ? headers[mine] : RoiHeader{-1, 0, 0, 0};
       unsigned grouped = __ballot_sync(
           0xffffffffu, of_image && header.fits && static_cast<std::uint64_t>(out_h) * header.sy <=
                                                       static_cast<std::uint64_t>(table_rows));
@@ -646,7 +713,7 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
       while (boxed != 0) {
         // Taps that were not tabled (adaptive sampling of a large box): each lane evaluates its outputs' samples
         // from the box.
-        const std::int64_t r = base + __ffs(boxed) - 1;
+        const std::int64_t r = __shfl_sync(0xffffffffu, mine, __ffs(boxed) - 1);
         boxed &= boxed - 1;
         const RoiBox b = roi_box(a, r);
         Out* const target = out + r * a.out.stride[0] + c0 * out_stride_c;
@@ -674,7 +741,7 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
         const int source_lane = k >= 0 ? k : 0;
         const auto sx = static_cast<int>(__shfl_sync(0xffffffffu, header.sx, source_lane));
         const auto sy = static_cast<int>(__shfl_sync(0xffffffffu, header.sy, source_lane));
-        const std::int64_t r = base + source_lane;
+        const std::int64_t r = __shfl_sync(0xffffffffu, mine, source_lane);
         const RowTap* const record = taps + r * kRecordTaps;
         const int rows = k >= 0 ? out_h * sy : 0;
         __syncwarp();  // the group's previous table has been read
@@ -772,8 +839,9 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
 
 // The shared memory the shared-plane kernel needs for `planes` planes of rows of `pitch` elements.
 std::size_t plane_bytes(const ConstTensorView& input, std::int64_t pitch, int planes) {
-  return kTableBytes + static_cast<std::size_t>(planes) *
-                           static_cast<std::size_t>(plane_extent(input.size(2), pitch)) * element_size(input.dtype());
+  return kTableBytes + kCounterBytes + static_cast<std::size_t>(planes) *
+                                           static_cast<std::size_t>(plane_extent(input.size(2), pitch)) *
+                                           element_size(input.dtype());
 }
 
 // The row pitch of the shared plane (W where its rows can be copied 16 bytes at a time; otherwise W + 1, so that
@@ -784,6 +852,7 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
   const DeviceLimits limits = device_limits(options.device);
   const std::int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   if (n * c < limits.multiprocessors) return 0;
+  if (n >= INT32_MAX || output.size(0) >= INT32_MAX) return 0;  // the work lists' 32-bit indices
   if (h * w >= (std::int64_t{1} << 24)) return 0;
   const auto budget = static_cast<std::size_t>(limits.max_shared_per_block);
   const auto pitch = [&]() -> std::int64_t {
@@ -810,13 +879,13 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
 }
 
 template <typename In, typename Out, bool Nearest>
-void launch_plane_kernel(const RoiArgs& a, std::int64_t rois, const RoiHeader* headers, const RowTap* taps,
-                         std::int64_t pitch, const int* verdict, const ExecOptions& options) {
+void launch_plane_kernel(const RoiArgs& a, const RoiHeader* headers, const RowTap* taps, const int* starts,
+                         const int* order, std::int64_t pitch, const int* verdict, const ExecOptions& options) {
   // Two planes a block where they fit (float16, unorm inputs on FPN levels): every tap read serves two channels.
   const std::int64_t channels = a.in.size[1];
   const auto bytes_for = [&](int planes) {
-    return kTableBytes + static_cast<std::size_t>(planes) *
-                             static_cast<std::size_t>(plane_extent(a.in.size[2], pitch)) * sizeof(In);
+    return kTableBytes + kCounterBytes + static_cast<std::size_t>(planes) *
+                                             static_cast<std::size_t>(plane_extent(a.in.size[2], pitch)) * sizeof(In);
   };
   const bool two =
       channels >= 2 && bytes_for(2) <= static_cast<std::size_t>(device_limits(options.device).max_shared_per_block);
@@ -827,7 +896,7 @@ void launch_plane_kernel(const RoiArgs& a, std::int64_t rois, const RoiHeader* h
     if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
     const std::int64_t groups = a.in.size[0] * ((channels + planes - 1) / planes);
     kernel<<<static_cast<unsigned>(groups < 65535 * 32 ? groups : 65535 * 32), kWarp * kPlaneWarps, bytes,
-             stream_of(options)>>>(a, rois, headers, taps, static_cast<int>(pitch), verdict);
+             stream_of(options)>>>(a, headers, taps, starts, order, static_cast<int>(pitch), verdict);
   };
   if (two) {
     launch(roi_plane_kernel<In, Out, Nearest, 2>, 2);
@@ -917,7 +986,14 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
   const std::size_t tap_bytes =
       tables ? static_cast<std::size_t>(rois_count) * static_cast<std::size_t>(layout.cap_x + layout.cap_y) * tap_size
              : 0;
-  const Scratch scratch("roi_align", "ROI tap tables", verdict_bytes + header_bytes + tap_bytes, options);
+  // The shared-plane kernel's work lists where there are several images (starts, cursors and the order of the ROIs;
+  // with one image, the list is every ROI in order).
+  const std::int64_t images = input.size(0);
+  const bool lists = pitch > 0 && images > 1;
+  const std::size_t list_bytes =
+      lists ? (static_cast<std::size_t>(2 * images + 1 + rois_count) * sizeof(int) + 15) / 16 * 16 : 0;
+  const Scratch scratch("roi_align", "ROI tap tables", verdict_bytes + header_bytes + tap_bytes + list_bytes,
+                        options);
   auto* const base = static_cast<unsigned char*>(scratch.data());
   const int* verdict = nullptr;
   if (!values_checked) {
@@ -938,6 +1014,16 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
           a, rois_count, headers, records, layout, verdict);
       launch_check("roi_align");
     };
+    int* starts = nullptr;
+    int* order = nullptr;
+    if (lists) {
+      starts = reinterpret_cast<int*>(taps + tap_bytes);
+      int* const cursor = starts + images + 1;
+      order = cursor + images;
+      roi_order_kernel<<<1, kOrderThreads, 0, stream_of(options)>>>(a, static_cast<int>(rois_count), starts, cursor,
+                                                                     order, verdict);
+      launch_check("roi_align");
+    }
     if (pitch > 0) {
       fill_taps(reinterpret_cast<RowTap*>(taps));
     } else {
@@ -949,8 +1035,8 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
       const auto run = [&](auto nearest_tag) {
         constexpr bool kNearest = decltype(nearest_tag)::value;
         if (pitch > 0) {
-          launch_plane_kernel<In, Out, kNearest>(a, rois_count, headers, reinterpret_cast<const RowTap*>(taps), pitch,
-                                                 verdict, options);
+          launch_plane_kernel<In, Out, kNearest>(a, headers, reinterpret_cast<const RowTap*>(taps), starts, order,
+                                                 pitch, verdict, options);
         } else {
           roi_gather_kernel<In, Out, kNearest><<<grid_for(total), 256, 0, stream_of(options)>>>(
               a, static_cast<std::uint32_t>(total), headers, reinterpret_cast<const SampleTap*>(taps), layout,
