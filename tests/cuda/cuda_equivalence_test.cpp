@@ -1123,7 +1123,7 @@ TEST(CudaBackend, ChecksRoiValuesOnTheDeviceAndReportsThemAtSynchronize) {
   adaptive.maximum_samples_per_output = 1000;
   RoiAlignParams huge_scale;
   huge_scale.spatial_scale_y = 3e38f;
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       {"batch index", {0, 0, 4, 4, 1, 1, 2, 3, 0, 0, 1, 1}, {0, 7, 9}, 0, {}, "batch_indices[1] = 7 is out of range [0, 2)"},
       {"nan coordinate", {0, 0, 4, 4, 1, 1, 2, 3, 0, nan, 1, 1}, {1, 0, 1}, 0, {}, "rois[2][1] (y1)"},
       {"infinite coordinate", {0, 0, 4, 4, 1, 1, inf, 3, 0, 0, 1, 1}, {1, 0, 1}, 0, {}, "rois[1][2] (x2)"},
@@ -1131,6 +1131,28 @@ TEST(CudaBackend, ChecksRoiValuesOnTheDeviceAndReportsThemAtSynchronize) {
       {"infinite extent", {0, 0, 4, 4, -3e38f, 1, 3e38f, 3, 0, 0, 1, 1}, {1, 0, 1}, 0, {}, "box extents must be finite"},
       {"sample budget", {0, 0, 4, 4, 0, 0, 9000, 9000, 0, 0, 9000, 9000}, {1, 0, 1}, 100000, adaptive, "ROI 1 alone"},
   };
+  // 1800 ROIs: the device check's blocks each take a share, and the last to finish combines their findings.
+  const auto many = [](std::vector<float>& boxes, std::vector<std::uint32_t>& batch) {
+    for (int k = 0; k < 1800; ++k) {
+      boxes.insert(boxes.end(), {1.0f, 2.0f, 5.0f + static_cast<float>(k % 7), 6.0f});
+      batch.push_back(static_cast<std::uint32_t>(k % 2));
+    }
+  };
+  Case later{"the first bad ROI of several blocks", {}, {}, 0, {}, "rois[600][1] (y1)"};
+  many(later.boxes, later.batch);
+  later.batch[1300] = 9;
+  later.boxes[600 * 4 + 1] = nan;
+  later.boxes[1700 * 4 + 3] = inf;
+  cases.push_back(later);
+  Case worst{"the first of the largest ROIs of several blocks", {}, {}, 100000, adaptive, "ROI 1500 alone"};
+  many(worst.boxes, worst.batch);
+  for (const int k : {1700, 1500}) {
+    worst.boxes[4 * k] = 0.0f;
+    worst.boxes[4 * k + 1] = 0.0f;
+    worst.boxes[4 * k + 2] = 9000.0f;
+    worst.boxes[4 * k + 3] = 9000.0f;
+  }
+  cases.push_back(worst);
   for (const Case& c : cases) {
     const std::int64_t r = static_cast<std::int64_t>(c.batch.size());
     const DeviceInput rois(ConstTensorView(c.boxes.data(), DataType::Float32, {r, 4}));

@@ -16,9 +16,11 @@
 // * The per-element kernel where neither applies (no memory pools, outputs or inputs beyond 32-bit offsets): one
 //   thread per output element, everything evaluated from the box as the reference does.
 // Before them, unless the host checked the values already, roi_check_kernel applies SEMANTICS.md §3's value rules and
-// the sample budget on the device (one block; the first bad ROI, the saturating total and the first ROI with the
-// most samples, as the host check finds them) and writes the call's verdict, which every later kernel of the call
-// reads first: a failing call writes nothing, and its error waits in the stream's DeferredRoiError record.
+// the sample budget on the device (its blocks each a share of the ROIs, the last to finish combining their findings:
+// the first bad ROI, the saturating total and the first ROI with the most samples, as the host check finds them) and
+// writes the call's verdict, which every later kernel of the call reads first: a failing call writes nothing, and its
+// error waits in the stream's DeferredRoiError record. For the shared-plane kernel's work lists it also counts the
+// ROIs of each image.
 #include <algorithm>
 
 #include <cub/block/block_scan.cuh>
@@ -117,6 +119,47 @@ __device__ __forceinline__ float read_sample(const RoiAlignParams& p, std::int64
   return lerp(top, row(ty.i1), ty.w);
 }
 
+// An entry of the shared-plane kernel's work lists: a ROI and its header's sample counts, so that a warp can read the
+// entries of its next ROIs while it computes the last ones.
+struct alignas(16) RoiWork {
+  int roi;  // -1: none
+  std::uint32_t sx;
+  std::uint32_t sy;
+  std::int32_t fits;
+};
+
+// The shared-plane kernel's work lists, built in two steps: roi_check_kernel counts the ROIs of each image and its
+// last block turns the counts into the lists' starts, then roi_order_kernel places each ROI in its image's list.
+struct WorkLists {
+  int* counts;       // N, zero before roi_check_kernel
+  int* starts;       // N + 1: image b's ROIs are order[starts[b] .. starts[b + 1])
+  int* cursor;       // N: the next free place of each image's list
+  RoiWork* order;    // R
+};
+
+// The ROIs' counts of each image into the lists' starts (and cursors): the exclusive sums, by one block of Threads.
+template <int Threads>
+__device__ void scan_counts(const WorkLists& w, int images) {
+  using Scan = cub::BlockScan<int, Threads>;
+  __shared__ typename Scan::TempStorage scan;
+  __shared__ int carry;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (int first = 0; first <= images; first += Threads) {
+    const int b = first + static_cast<int>(threadIdx.x);
+    const int count = b < images ? w.counts[b] : 0;
+    int start = 0;
+    int sum = 0;
+    Scan(scan).ExclusiveSum(count, start, sum);
+    start += carry;
+    if (b <= images) w.starts[b] = start;
+    if (b < images) w.cursor[b] = start;
+    __syncthreads();
+    if (threadIdx.x == 0) carry += sum;
+    __syncthreads();
+  }
+}
+
 // ---- the device-side value check ----
 
 constexpr int kCheckThreads = 512;
@@ -162,15 +205,44 @@ __device__ __forceinline__ bool roi_breaks_rules(const RoiArgs& a, std::int64_t 
          !isfinite(y2 - y1);
 }
 
+// The findings of a block's threads, combined into parts[0] (kCheckThreads of them).
+__device__ __forceinline__ void combine_block(CheckPart* parts) {
+  __syncthreads();
+  for (unsigned half = kCheckThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) combine(parts[threadIdx.x], parts[threadIdx.x + half]);
+    __syncthreads();
+  }
+}
+
+// Each block checks its share of the ROIs (where verdict is not null) and leaves its findings in block_parts, and
+// counts the ROIs of each image (where there are work lists); the last block to finish (ticket: zero before the
+// launch) combines the findings and writes the verdict, and turns the counts into the lists' starts.
 __global__ void __launch_bounds__(kCheckThreads) roi_check_kernel(RoiArgs a, std::int64_t rois,
                                                                   std::uint64_t max_samples, int* verdict,
-                                                                  DeferredRoiError* record) {
+                                                                  CheckPart* block_parts, unsigned* ticket,
+                                                                  DeferredRoiError* record, WorkLists lists) {
   __shared__ CheckPart parts[kCheckThreads];
+  __shared__ bool last;
+  const auto images = static_cast<int>(min(a.in.size[0], static_cast<std::int64_t>(INT32_MAX)));
+  if (lists.counts != nullptr) {
+    // One atomic a warp and image. Every lane of a warp runs the same number of rounds: __match_any_sync takes the
+    // whole warp. A batch index out of range (the call is refused) is not counted.
+    const std::int64_t index_stride = a.indices.stride[a.indices.rank - 1];
+    const auto* const indices = static_cast<const std::uint32_t*>(a.indices.data);
+    const int lane = static_cast<int>(threadIdx.x) % kWarp;
+    for (std::int64_t first = first_thread() - lane; first < rois; first += thread_step()) {
+      const std::int64_t r = first + lane;
+      const std::uint32_t index = r < rois ? indices[r * index_stride] : UINT32_MAX;
+      const int image = index < static_cast<std::uint32_t>(images) ? static_cast<int>(index) : -1;
+      const unsigned peers = __match_any_sync(0xffffffffu, image);
+      if (image >= 0 && lane == __ffs(peers) - 1) atomicAdd(lists.counts + image, __popc(peers));
+    }
+  }
   const std::uint64_t per_sample =
       saturating_mul(static_cast<std::uint64_t>(a.in.size[1]),
                      saturating_mul(static_cast<std::uint64_t>(a.out.size[2]), static_cast<std::uint64_t>(a.out.size[3])));
   CheckPart mine{INT64_MAX, 0, 0, INT64_MAX, 0, 0};
-  for (std::int64_t r = threadIdx.x; r < rois; r += blockDim.x) {
+  for (std::int64_t r = first_thread(); verdict != nullptr && r < rois; r += thread_step()) {
     if (roi_breaks_rules(a, r)) {
       mine.bad = r;  // this thread's later ROIs come after it
       break;
@@ -179,12 +251,25 @@ __global__ void __launch_bounds__(kCheckThreads) roi_check_kernel(RoiArgs a, std
     const std::uint64_t samples = saturating_mul(saturating_mul(per_sample, b.sx), b.sy);
     combine(mine, CheckPart{INT64_MAX, samples, samples, r, b.sx, b.sy});
   }
-  parts[threadIdx.x] = mine;
-  __syncthreads();
-  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) combine(parts[threadIdx.x], parts[threadIdx.x + half]);
-    __syncthreads();
+  if (verdict != nullptr) {
+    parts[threadIdx.x] = mine;
+    combine_block(parts);
   }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (verdict != nullptr) block_parts[blockIdx.x] = parts[0];
+    __threadfence();  // the findings and counts are visible before the ticket says so
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (lists.counts != nullptr) scan_counts<kCheckThreads>(lists, images);
+  if (verdict == nullptr) return;
+  mine = CheckPart{INT64_MAX, 0, 0, INT64_MAX, 0, 0};
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += kCheckThreads) combine(mine, block_parts[b]);
+  parts[threadIdx.x] = mine;
+  combine_block(parts);
   if (threadIdx.x != 0) return;
   const CheckPart all = parts[0];
   const int state = all.bad != INT64_MAX ? 1 : (max_samples != 0 && all.total > max_samples ? 2 : 0);
@@ -304,16 +389,18 @@ struct TapLayout {
   std::int64_t stride_y;
 };
 
-template <typename Tap>
+// Index: 32-bit where every ROI's record fits (the division by the record's length is much faster), 64-bit otherwise.
+template <typename Tap, typename Index>
 __global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers, Tap* taps, TapLayout t,
                                 const int* verdict) {
   if (refused(verdict)) return;
   const bool nearest = a.p.interpolation == InterpolationMode::Nearest;
   const std::int64_t out_h = a.out.size[2];
   const std::int64_t out_w = a.out.size[3];
-  const int record_taps = t.cap_x + t.cap_y;
-  for (std::int64_t flat = first_thread(); flat < rois * record_taps; flat += thread_step()) {
-    const std::int64_t r = flat / record_taps;
+  const auto record_taps = static_cast<Index>(t.cap_x + t.cap_y);
+  const auto total = static_cast<Index>(rois) * record_taps;
+  for (auto flat = static_cast<Index>(first_thread()); flat < total; flat += static_cast<Index>(thread_step())) {
+    const auto r = static_cast<std::int64_t>(flat / record_taps);
     const auto j = static_cast<int>(flat % record_taps);
     const RoiBox b = roi_box(a, r);
     const std::uint64_t columns = static_cast<std::uint64_t>(out_w) * b.sx;
@@ -335,58 +422,30 @@ __global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers
   }
 }
 
-// The shared-plane kernel's work lists: the ROIs of each image, image b's at order[starts[b] .. starts[b + 1]), so that
-// a block takes only its image's ROIs and its warps share them evenly (ROIs in any order of batch indices). One block
-// counts the ROIs of each image (one atomic a warp and image), scans the counts and places each ROI; the order within
-// an image is not fixed, and need not be: every ROI's outputs are computed alone. A batch index out of range (the
-// call is refused) is left out.
-constexpr int kOrderThreads = 1024;
-
-__global__ void __launch_bounds__(kOrderThreads) roi_order_kernel(RoiArgs a, int rois, int* starts, int* cursor,
-                                                                  int* order, const int* verdict) {
+// Each ROI into its image's work list with its header's sample counts (after roi_check_kernel, which wrote the lists'
+// starts, and roi_taps_kernel, the headers): one atomic a warp and image. The order within an image is not fixed, and
+// need not be: every ROI's outputs are computed alone. With the lists, a block of the shared-plane kernel takes only its image's ROIs and its
+// warps share them evenly, whatever the order of the batch indices.
+__global__ void roi_order_kernel(RoiArgs a, int rois, const RoiHeader* __restrict__ headers, WorkLists lists,
+                                 const int* verdict) {
   if (refused(verdict)) return;
-  using Scan = cub::BlockScan<int, kOrderThreads>;
-  __shared__ typename Scan::TempStorage scan;
-  __shared__ int carry;
-  const auto images = static_cast<int>(a.in.size[0]);
   const std::int64_t index_stride = a.indices.stride[a.indices.rank - 1];
   const auto* const indices = static_cast<const std::uint32_t*>(a.indices.data);
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
-  for (int b = static_cast<int>(threadIdx.x); b < images; b += kOrderThreads) cursor[b] = 0;
-  __syncthreads();
-  // Each warp's lanes of one image add to its count at once: `place` true places the ROIs, false counts them.
-  const auto each_roi = [&](bool place) {
-    for (int first = 0; first < rois; first += kOrderThreads) {
-      const int r = first + static_cast<int>(threadIdx.x);
-      const int image = r < rois ? static_cast<int>(min(indices[r * index_stride], 0x7fffffffu)) : -1;
-      const bool counted = image >= 0 && image < images;
-      const unsigned peers = __match_any_sync(0xffffffffu, counted ? image : -1);
-      const int leader = __ffs(peers) - 1;
-      int at = 0;
-      if (counted && lane == leader) at = atomicAdd(cursor + image, __popc(peers));
-      at = __shfl_sync(0xffffffffu, at, leader) + __popc(peers & ((1u << lane) - 1u));
-      if (counted && place) order[at] = r;
+  // Every lane of a warp runs the same number of rounds: __match_any_sync takes the whole warp.
+  for (std::int64_t first = first_thread() - lane; first < rois; first += thread_step()) {
+    const std::int64_t r = first + lane;
+    const int image = r < rois ? static_cast<int>(indices[r * index_stride]) : -1;
+    const unsigned peers = __match_any_sync(0xffffffffu, image);
+    const int leader = __ffs(peers) - 1;
+    int at = 0;
+    if (image >= 0 && lane == leader) at = atomicAdd(lists.cursor + image, __popc(peers));
+    at = __shfl_sync(0xffffffffu, at, leader) + __popc(peers & ((1u << lane) - 1u));
+    if (image >= 0) {
+      const RoiHeader h = headers[r];
+      lists.order[at] = RoiWork{static_cast<int>(r), h.sx, h.sy, h.fits};
     }
-  };
-  each_roi(false);
-  __syncthreads();
-  // starts: the exclusive sums of the counts; the cursors restart at them.
-  if (threadIdx.x == 0) carry = 0;
-  __syncthreads();
-  for (int first = 0; first <= images; first += kOrderThreads) {
-    const int b = first + static_cast<int>(threadIdx.x);
-    const int count = b < images ? cursor[b] : 0;
-    int start = 0;
-    int sum = 0;
-    Scan(scan).ExclusiveSum(count, start, sum);
-    start += carry;
-    if (b <= images) starts[b] = start;
-    if (b < images) cursor[b] = start;
-    __syncthreads();
-    if (threadIdx.x == 0) carry += sum;
-    __syncthreads();
   }
-  each_roi(true);
 }
 
 // One sample from its row and column taps (SEMANTICS.md §3.4, split by axis), reading plane[offset]. Branch-free:
@@ -608,7 +667,8 @@ __device__ __forceinline__ Samples<Planes> grid_sample(const C* grid, int pitch,
 template <typename In, typename Out, bool Nearest, int Planes>
 __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
     roi_plane_kernel(RoiArgs a, const RoiHeader* __restrict__ headers, const RowTap* __restrict__ taps,
-                     const int* __restrict__ starts, const int* __restrict__ order, int pitch, const int* verdict) {
+                     const int* __restrict__ starts, const RoiWork* __restrict__ order, int pitch,
+                     const int* verdict) {
   if (refused(verdict)) return;  // the whole block returns: no barrier is left waiting
   extern __shared__ __align__(16) unsigned char shared[];
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
@@ -696,16 +756,34 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
     // together, whatever the ROIs' order or count), its first lanes read their headers, and ballots say which of them
     // the groups take.
     const int listed = starts != nullptr ? starts[batch] : 0;
-    const int count = starts != nullptr ? starts[batch + 1] - listed : static_cast<int>(a.out.size[0]);
+    const int image_rois = starts != nullptr ? starts[batch + 1] - listed : static_cast<int>(a.out.size[0]);
     const int take = kWarp / g_lanes;
-    for (;;) {
+    const auto grab = [&]() {
       int at = 0;
       if (lane == 0) at = atomicAdd(next_roi, take);
-      at = __shfl_sync(0xffffffffu, at, 0);
-      if (at >= count) break;
-      const bool of_image = lane < take && at + lane < count;
-      const int mine = of_image ? (order != nullptr ? order[listed + at + lane] : at + lane) : 0;
-      const RoiHeader header = of_image ? headers[mine] : RoiHeader{-1, 0, 0, 0};
+      return __shfl_sync(0xffffffffu, at, 0);
+    };
+    // Lane i < take's entry of the ROIs from list position `at` (roi -1: none).
+    const auto entry = [&](int at) {
+      RoiWork w{-1, 0, 0, 0};
+      if (lane < take && at + lane < image_rois) {
+        if (order != nullptr) {
+          w = order[listed + at + lane];
+        } else {
+          const RoiHeader h = headers[at + lane];
+          w = RoiWork{at + lane, h.sx, h.sy, h.fits};
+        }
+      }
+      return w;
+    };
+    int at = grab();
+    RoiWork header = entry(at);
+    while (at < image_rois) {
+      // The next ROIs' entries are read while these are computed.
+      const int next_at = grab();
+      const RoiWork next = entry(next_at);
+      const bool of_image = header.roi >= 0;
+      const int mine = header.roi;
       unsigned grouped = __ballot_sync(
           0xffffffffu, of_image && header.fits && static_cast<std::uint64_t>(out_h) * header.sy <=
                                                       static_cast<std::uint64_t>(table_rows));
@@ -833,6 +911,8 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
           }
         }
       }
+      at = next_at;
+      header = next;
     }
   }
 }
@@ -880,7 +960,7 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
 
 template <typename In, typename Out, bool Nearest>
 void launch_plane_kernel(const RoiArgs& a, const RoiHeader* headers, const RowTap* taps, const int* starts,
-                         const int* order, std::int64_t pitch, const int* verdict, const ExecOptions& options) {
+                         const RoiWork* order, std::int64_t pitch, const int* verdict, const ExecOptions& options) {
   // Two planes a block where they fit (float16, unorm inputs on FPN levels): every tap read serves two channels.
   const std::int64_t channels = a.in.size[1];
   const auto bytes_for = [&](int planes) {
@@ -974,61 +1054,82 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
     gather = total < (std::int64_t{1} << 31) && fits_32_bits(input.layout()) &&
              static_cast<std::uint64_t>(rois_count) * record_bytes <= (std::uint64_t{1} << 28);
   }
-  // Scratch: the call's verdict (where the device checks the values), then the tap tables.
+  // Scratch: a control block (the call's verdict where the device checks the values, and the tickets of the kernels
+  // whose last block finishes their work), the shared-plane kernel's counts of ROIs per image (these two zeroed
+  // first), the check's findings per block, then the tap tables and the work lists.
   DeferredRoiError* const record = values_checked ? nullptr : deferred_error_record(options);
   const bool tables = pitch > 0 || gather;
-  constexpr std::size_t kVerdictBytes = 16;
-  const std::size_t verdict_bytes = record != nullptr ? kVerdictBytes : 0;
+  const std::int64_t images = input.size(0);
+  // Work lists where there are several images (with one, the list is every ROI in order).
+  const bool lists = pitch > 0 && images > 1;
+  const auto round16 = [](std::size_t bytes) { return (bytes + 15) / 16 * 16; };
+  constexpr std::size_t kControlBytes = 16;
+  const std::size_t zeroed_bytes =
+      (record != nullptr || lists ? kControlBytes : 0) +
+      (lists ? round16(static_cast<std::size_t>(images) * sizeof(int)) : 0);
+  const auto check_blocks =
+      static_cast<int>(std::min<std::int64_t>((rois_count + kCheckThreads - 1) / kCheckThreads, 256));
+  const std::size_t parts_bytes =
+      record != nullptr ? round16(static_cast<std::size_t>(check_blocks) * sizeof(CheckPart)) : 0;
   // Headers rounded up to 16 bytes: the shared-plane kernel reads two column taps at once.
-  const std::size_t header_bytes =
-      tables ? (static_cast<std::size_t>(rois_count) * sizeof(RoiHeader) + 15) / 16 * 16 : 0;
+  const std::size_t header_bytes = tables ? round16(static_cast<std::size_t>(rois_count) * sizeof(RoiHeader)) : 0;
   const std::size_t tap_size = pitch > 0 ? sizeof(RowTap) : sizeof(SampleTap);
   const std::size_t tap_bytes =
       tables ? static_cast<std::size_t>(rois_count) * static_cast<std::size_t>(layout.cap_x + layout.cap_y) * tap_size
              : 0;
-  // The shared-plane kernel's work lists where there are several images (starts, cursors and the order of the ROIs;
-  // with one image, the list is every ROI in order).
-  const std::int64_t images = input.size(0);
-  const bool lists = pitch > 0 && images > 1;
-  const std::size_t list_bytes =
-      lists ? (static_cast<std::size_t>(2 * images + 1 + rois_count) * sizeof(int) + 15) / 16 * 16 : 0;
-  const Scratch scratch("roi_align", "ROI tap tables", verdict_bytes + header_bytes + tap_bytes + list_bytes,
-                        options);
+  const std::size_t list_bytes = lists ? static_cast<std::size_t>(rois_count) * sizeof(RoiWork) +
+                                             static_cast<std::size_t>(2 * images + 1) * sizeof(int)
+                                       : 0;
+  const Scratch scratch("roi_align", "ROI tap tables",
+                        zeroed_bytes + parts_bytes + header_bytes + tap_bytes + list_bytes, options);
   auto* const base = static_cast<unsigned char*>(scratch.data());
-  const int* verdict = nullptr;
-  if (!values_checked) {
-    if (record != nullptr && base != nullptr) {
-      verdict = reinterpret_cast<int*>(base);
-      roi_check_kernel<<<1, kCheckThreads, 0, stream_of(options)>>>(a, rois_count, options.max_samples,
-                                                                    reinterpret_cast<int*>(base), record);
-      launch_check("roi_align");
-    } else {
-      check_on_host(input, rois, batch_indices, output, p, options);  // no memory pool or no mapped memory
-    }
+  if (base != nullptr && zeroed_bytes > 0) {
+    const cudaError_t status = cudaMemsetAsync(base, 0, zeroed_bytes, stream_of(options));
+    if (status != cudaSuccess) cuda_fail("roi_align", "the scratch memory could not be cleared", status);
+  }
+  auto* const control = reinterpret_cast<unsigned*>(base);  // the verdict, then the check kernel's ticket
+  auto* headers = reinterpret_cast<RoiHeader*>(base + zeroed_bytes + parts_bytes);
+  unsigned char* const taps = base + zeroed_bytes + parts_bytes + header_bytes;
+  WorkLists work{};
+  if (lists && base != nullptr) {
+    work.counts = reinterpret_cast<int*>(base + kControlBytes);
+    work.order = reinterpret_cast<RoiWork*>(taps + tap_bytes);
+    work.starts = reinterpret_cast<int*>(work.order + rois_count);
+    work.cursor = work.starts + images + 1;
+  }
+  // The values are checked on the device (by default), or on the host where the device has no memory pool or no
+  // mapped memory.
+  const bool device_check = !values_checked && record != nullptr && base != nullptr;
+  if (!values_checked && !device_check) check_on_host(input, rois, batch_indices, output, p, options);
+  int* const verdict = device_check ? reinterpret_cast<int*>(control) : nullptr;
+  if (device_check || work.counts != nullptr) {
+    roi_check_kernel<<<check_blocks, kCheckThreads, 0, stream_of(options)>>>(
+        a, rois_count, options.max_samples, verdict,
+        device_check ? reinterpret_cast<CheckPart*>(base + zeroed_bytes) : nullptr, control + 1, record, work);
+    launch_check("roi_align");
   }
   if (base != nullptr && tables) {
-    auto* headers = reinterpret_cast<RoiHeader*>(base + verdict_bytes);
-    unsigned char* const taps = base + verdict_bytes + header_bytes;
     const auto fill_taps = [&](auto* records) {
-      roi_taps_kernel<<<grid_for(rois_count * (layout.cap_x + layout.cap_y)), 256, 0, stream_of(options)>>>(
-          a, rois_count, headers, records, layout, verdict);
+      using Tap = std::remove_pointer_t<decltype(records)>;
+      const std::int64_t threads = rois_count * (layout.cap_x + layout.cap_y);
+      const auto kernel = threads < (std::int64_t{1} << 31) - grid_for(threads) * std::int64_t{256}
+                              ? roi_taps_kernel<Tap, std::uint32_t>
+                              : roi_taps_kernel<Tap, std::uint64_t>;
+      kernel<<<grid_for(threads), 256, 0, stream_of(options)>>>(a, rois_count, headers, records, layout, verdict);
       launch_check("roi_align");
     };
-    int* starts = nullptr;
-    int* order = nullptr;
-    if (lists) {
-      starts = reinterpret_cast<int*>(taps + tap_bytes);
-      int* const cursor = starts + images + 1;
-      order = cursor + images;
-      roi_order_kernel<<<1, kOrderThreads, 0, stream_of(options)>>>(a, static_cast<int>(rois_count), starts, cursor,
-                                                                     order, verdict);
-      launch_check("roi_align");
-    }
     if (pitch > 0) {
       fill_taps(reinterpret_cast<RowTap*>(taps));
     } else {
       fill_taps(reinterpret_cast<SampleTap*>(taps));
     }
+    if (lists) {
+      roi_order_kernel<<<grid_for(rois_count), 256, 0, stream_of(options)>>>(a, static_cast<int>(rois_count), headers,
+                                                                             work, verdict);
+      launch_check("roi_align");
+    }
+    const int* const starts = work.starts;
+    const RoiWork* const order = work.order;
     dispatch_types(input.dtype(), output.dtype(), [&](auto* in_tag, auto* out_tag) {
       using In = std::remove_pointer_t<decltype(in_tag)>;
       using Out = std::remove_pointer_t<decltype(out_tag)>;
