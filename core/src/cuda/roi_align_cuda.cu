@@ -38,6 +38,22 @@ struct RoiArgs {
   RoiAlignParams p;
 };
 
+// Programmatic dependent launch (compute capability 9.0 and later): a kernel launched with it (launch_early) starts
+// while the kernel before it in the stream runs, once that one's blocks have all let it (let_next_kernel_start), and
+// waits for that kernel to finish and its writes to be visible at wait_for_previous_kernel: roi_taps_kernel computes
+// the taps beside the value check, and the shared-plane kernel copies its first planes beside the work lists. Before
+// 9.0 both are no-ops and the launch is plain.
+__device__ __forceinline__ void let_next_kernel_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // One ROI's box, scaled, and its samples per output element (SEMANTICS.md §3.1-3.2).
 struct RoiBox {
   std::int64_t batch;
@@ -221,6 +237,7 @@ __global__ void __launch_bounds__(kCheckThreads) roi_check_kernel(RoiArgs a, std
                                                                   std::uint64_t max_samples, int* verdict,
                                                                   CheckPart* block_parts, unsigned* ticket,
                                                                   DeferredRoiError* record, WorkLists lists) {
+  let_next_kernel_start();  // roi_taps_kernel computes the taps meanwhile
   __shared__ CheckPart parts[kCheckThreads];
   __shared__ bool last;
   const auto images = static_cast<int>(min(a.in.size[0], static_cast<std::int64_t>(INT32_MAX)));
@@ -259,7 +276,7 @@ __global__ void __launch_bounds__(kCheckThreads) roi_check_kernel(RoiArgs a, std
   if (threadIdx.x == 0) {
     if (verdict != nullptr) block_parts[blockIdx.x] = parts[0];
     __threadfence();  // the findings and counts are visible before the ticket says so
-    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    last = gridDim.x == 1 || atomicAdd(ticket, 1u) == gridDim.x - 1;  // one block: no ticket
   }
   __syncthreads();
   if (!last) return;
@@ -391,9 +408,11 @@ struct TapLayout {
 
 // Index: 32-bit where every ROI's record fits (the division by the record's length is much faster), 64-bit otherwise.
 template <typename Tap, typename Index>
-__global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers, Tap* taps, TapLayout t,
-                                const int* verdict) {
-  if (refused(verdict)) return;
+// Launched early, beside the value check: the taps of ROIs that the check refuses are computed too (into scratch
+// memory, nothing else reads them), and the kernel waits for the check before it ends, so that the kernels after it
+// see the verdict.
+__global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers, Tap* taps, TapLayout t) {
+  let_next_kernel_start();  // the shared-plane kernel (with one image) copies its planes meanwhile
   const bool nearest = a.p.interpolation == InterpolationMode::Nearest;
   const std::int64_t out_h = a.out.size[2];
   const std::int64_t out_w = a.out.size[3];
@@ -420,6 +439,7 @@ __global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers
       }
     }
   }
+  wait_for_previous_kernel();
 }
 
 // Each ROI into its image's work list with its header's sample counts (after roi_check_kernel, which wrote the lists'
@@ -428,6 +448,7 @@ __global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers
 // warps share them evenly, whatever the order of the batch indices.
 __global__ void roi_order_kernel(RoiArgs a, int rois, const RoiHeader* __restrict__ headers, WorkLists lists,
                                  const int* verdict) {
+  let_next_kernel_start();  // the shared-plane kernel copies its planes meanwhile
   if (refused(verdict)) return;
   const std::int64_t index_stride = a.indices.stride[a.indices.rank - 1];
   const auto* const indices = static_cast<const std::uint32_t*>(a.indices.data);
@@ -669,7 +690,6 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
     roi_plane_kernel(RoiArgs a, const RoiHeader* __restrict__ headers, const RowTap* __restrict__ taps,
                      const int* __restrict__ starts, const RoiWork* __restrict__ order, int pitch,
                      const int* verdict) {
-  if (refused(verdict)) return;  // the whole block returns: no barrier is left waiting
   extern __shared__ __align__(16) unsigned char shared[];
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
@@ -749,6 +769,11 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
           }
         }
       }
+    }
+    if (plane_group == blockIdx.x) {
+      // The first planes are copied: the kernels before (the check, the taps and the lists) must be done now.
+      wait_for_previous_kernel();
+      if (refused(verdict)) return;  // the whole block returns: no barrier is left waiting
     }
     if (threadIdx.x == 0) *next_roi = 0;
     __syncthreads();
@@ -958,6 +983,24 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
   return outputs_per_plane * (two_planes ? 4 : 2) < n * h * w ? 0 : pitch;
 }
 
+// Launches kernel with programmatic dependent launch where the device has it (see let_next_kernel_start).
+template <typename... Params, typename... Args>
+void launch_early(void (*kernel)(Params...), int blocks, int threads, std::size_t shared_bytes,
+                  const ExecOptions& options, Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream_of(options);
+  cudaLaunchAttribute early{};
+  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &early;
+  config.numAttrs = device_limits(options.device).compute_major >= 9 ? 1 : 0;
+  const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (launched != cudaSuccess) cuda_fail("roi_align", "the kernel could not be launched", launched);
+}
+
 template <typename In, typename Out, bool Nearest>
 void launch_plane_kernel(const RoiArgs& a, const RoiHeader* headers, const RowTap* taps, const int* starts,
                          const RoiWork* order, std::int64_t pitch, const int* verdict, const ExecOptions& options) {
@@ -975,8 +1018,8 @@ void launch_plane_kernel(const RoiArgs& a, const RoiHeader* headers, const RowTa
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
     if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
     const std::int64_t groups = a.in.size[0] * ((channels + planes - 1) / planes);
-    kernel<<<static_cast<unsigned>(groups < 65535 * 32 ? groups : 65535 * 32), kWarp * kPlaneWarps, bytes,
-             stream_of(options)>>>(a, headers, taps, starts, order, static_cast<int>(pitch), verdict);
+    launch_early(kernel, static_cast<int>(groups < 65535 * 32 ? groups : 65535 * 32), kWarp * kPlaneWarps, bytes,
+                 options, a, headers, taps, starts, order, static_cast<int>(pitch), verdict);
   };
   if (two) {
     launch(roi_plane_kernel<In, Out, Nearest, 2>, 2);
@@ -1067,8 +1110,11 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
   const std::size_t zeroed_bytes =
       (record != nullptr || lists ? kControlBytes : 0) +
       (lists ? round16(static_cast<std::size_t>(images) * sizeof(int)) : 0);
+  // The check's blocks: one where there are few ROIs and no lists (nothing to clear first: it needs no ticket).
   const auto check_blocks =
-      static_cast<int>(std::min<std::int64_t>((rois_count + kCheckThreads - 1) / kCheckThreads, 256));
+      static_cast<int>(lists || rois_count > 4 * kCheckThreads
+                           ? std::min<std::int64_t>((rois_count + kCheckThreads - 1) / kCheckThreads, 256)
+                           : 1);
   const std::size_t parts_bytes =
       record != nullptr ? round16(static_cast<std::size_t>(check_blocks) * sizeof(CheckPart)) : 0;
   // Headers rounded up to 16 bytes: the shared-plane kernel reads two column taps at once.
@@ -1083,7 +1129,7 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
   const Scratch scratch("roi_align", "ROI tap tables",
                         zeroed_bytes + parts_bytes + header_bytes + tap_bytes + list_bytes, options);
   auto* const base = static_cast<unsigned char*>(scratch.data());
-  if (base != nullptr && zeroed_bytes > 0) {
+  if (base != nullptr && (check_blocks > 1 || lists)) {
     const cudaError_t status = cudaMemsetAsync(base, 0, zeroed_bytes, stream_of(options));
     if (status != cudaSuccess) cuda_fail("roi_align", "the scratch memory could not be cleared", status);
   }
@@ -1115,8 +1161,7 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
       const auto kernel = threads < (std::int64_t{1} << 31) - grid_for(threads) * std::int64_t{256}
                               ? roi_taps_kernel<Tap, std::uint32_t>
                               : roi_taps_kernel<Tap, std::uint64_t>;
-      kernel<<<grid_for(threads), 256, 0, stream_of(options)>>>(a, rois_count, headers, records, layout, verdict);
-      launch_check("roi_align");
+      launch_early(kernel, grid_for(threads), 256, 0, options, a, rois_count, headers, records, layout);
     };
     if (pitch > 0) {
       fill_taps(reinterpret_cast<RowTap*>(taps));
