@@ -932,13 +932,31 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesWorkLists) {
     const float w = 0.4f + 2.9f * static_cast<float>(k % 14);
     const float h = 0.3f + 1.7f * static_cast<float>(k * 7 % 24);
     boxes.insert(boxes.end(), {x1, y1, x1 + w, y1 + h});
-    const std::uint32_t image = (static_cast<std::uint32_t>(k) * 2654435761u >> 7) % 4;
-    batch.push_back(k % 300 == 7 ? 0 : (image == 0 ? 4 : image));
+    const std::uint32_t images[4] = {4, 1, 2, 4};  // image 3 gets none, image 0 only every 300th
+    batch.push_back(k % 300 == 7 ? 0 : images[(static_cast<std::uint32_t>(k) * 2654435761u >> 7) % 4]);
   }
   RoiAlignParams base;
   base.out_of_bounds_input_value = 0.75f;
   EXPECT_EQ(roi_align_sweep("roi_align shared planes, work lists", {5, 29, 150, 190}, boxes, batch, {{2, 2}}, 7, 7,
                             base, 9900, 41),
+            2 * 2 * 2 * 2 * 2);
+}
+
+// One image on the shared-plane path: no work list, the warps take the ROIs in order.
+TEST(CudaEquivalence, RoiAlignSharedPlanesOneImage) {
+  RSZ_NEED_CUDA();
+  std::vector<float> boxes;
+  for (int k = 0; k < 300; ++k) {
+    const float x1 = static_cast<float>(k * 37 % 50) - 3.0f + 0.25f * static_cast<float>(k % 4);
+    const float y1 = static_cast<float>(k * 23 % 36) - 2.0f + 0.3f * static_cast<float>(k % 3);
+    boxes.insert(boxes.end(), {x1, y1, x1 + 1.0f + 1.3f * static_cast<float>(k % 17),
+                               y1 + 1.0f + 1.7f * static_cast<float>(k % 11)});
+  }
+  const std::vector<std::uint32_t> batch(boxes.size() / 4, 0);
+  RoiAlignParams base;
+  base.out_of_bounds_input_value = 0.5f;
+  EXPECT_EQ(roi_align_sweep("roi_align shared planes, one image", {1, 140, 40, 56}, boxes, batch, {{2, 2}}, 7, 7, base,
+                            9950, 43),
             2 * 2 * 2 * 2 * 2);
 }
 
@@ -1131,9 +1149,11 @@ TEST(CudaBackend, ChecksRoiValuesOnTheDeviceAndReportsThemAtSynchronize) {
       {"infinite extent", {0, 0, 4, 4, -3e38f, 1, 3e38f, 3, 0, 0, 1, 1}, {1, 0, 1}, 0, {}, "box extents must be finite"},
       {"sample budget", {0, 0, 4, 4, 0, 0, 9000, 9000, 0, 0, 9000, 9000}, {1, 0, 1}, 100000, adaptive, "ROI 1 alone"},
   };
-  // 1800 ROIs: the device check's blocks each take a share, and the last to finish combines their findings.
+  // 3000 ROIs: the device check runs in 6 blocks of 512 threads (each ROI r in block r / 512), and the last to
+  // finish combines their findings: the bad ROIs 600, 1300 and 1700 and the largest ROIs 1500 and 1700 are each in
+  // another block.
   const auto many = [](std::vector<float>& boxes, std::vector<std::uint32_t>& batch) {
-    for (int k = 0; k < 1800; ++k) {
+    for (int k = 0; k < 3000; ++k) {
       boxes.insert(boxes.end(), {1.0f, 2.0f, 5.0f + static_cast<float>(k % 7), 6.0f});
       batch.push_back(static_cast<std::uint32_t>(k % 2));
     }
@@ -1233,6 +1253,61 @@ TEST(CudaBackend, ChecksRoiValuesOnTheDeviceAndReportsThemAtSynchronize) {
   looked.set_value();
   worker.join();
   EXPECT_NE(in_worker.find("batch_indices[1] = 5"), std::string::npos) << in_worker;
+}
+
+// The shared-plane path (two images of 80 channels: work lists) with values that break a rule: the call writes
+// nothing and synchronize reports the CPU backend's error; checked on the host, the call itself throws it. With good
+// values checked on the host, the check kernel only counts the ROIs of each image, and the call computes what the CPU
+// backend does.
+TEST(CudaBackend, RoiAlignSharedPlanesRefusesBadValues) {
+  RSZ_NEED_CUDA();
+  Input in = make_input({2, 80, 20, 24}, DataType::Float32, false, 9420);
+  const DeviceInput device_in(in.view());
+  std::vector<float> boxes;
+  std::vector<std::uint32_t> good;
+  for (int k = 0; k < 200; ++k) {
+    const auto f = [&](int m) { return static_cast<float>(k % m); };
+    boxes.insert(boxes.end(), {1.0f + f(9), 2.0f + f(5), 6.0f + f(13), 9.0f + 0.5f * f(7)});
+    good.push_back(static_cast<std::uint32_t>(k * 7 % 3 == 0 ? 1 : 0));
+  }
+  std::vector<std::uint32_t> bad = good;
+  bad[150] = 5;
+  bad[170] = 9;
+  const std::int64_t r = 200;
+  const ConstTensorView host_rois(boxes.data(), DataType::Float32, {r, 4});
+  const TensorLayout layout = output_layout({r, 80, 7, 7}, DataType::Float32, false);
+  std::vector<unsigned char> cpu(bytes_of(layout));
+  roi_align(in.view(), host_rois, ConstTensorView(good.data(), DataType::UInt32, {r}), TensorView(cpu.data(), layout),
+            RoiAlignParams{}, {Backend::Cpu, 2});
+  const std::string expected = message_of([&] {
+    roi_align(in.view(), host_rois, ConstTensorView(bad.data(), DataType::UInt32, {r}), TensorView(cpu.data(), layout),
+              RoiAlignParams{}, {Backend::Cpu, 2});
+  });
+  ASSERT_NE(expected.find("batch_indices[150] = 5 is out of range [0, 2)"), std::string::npos) << expected;
+  const DeviceInput rois(host_rois);
+  const DeviceInput good_indices(ConstTensorView(good.data(), DataType::UInt32, {r}));
+  const DeviceInput bad_indices(ConstTensorView(bad.data(), DataType::UInt32, {r}));
+  const std::vector<float> fill(static_cast<std::size_t>(layout.extent()), -7.0f);
+  DeviceBuffer out(fill.data(), fill.size() * sizeof(float));
+  const TensorView out_view(out.data(), layout, MemorySpace::Device);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  ExecOptions options;
+  options.stream = stream;
+  EXPECT_EQ(message_of([&] { roi_align(device_in.view(), rois.view(), bad_indices.view(), out_view, {}, options); }),
+            "no error");
+  EXPECT_EQ(message_of([&] { synchronize(options); }), expected);
+  const std::vector<unsigned char> untouched = out.download();
+  EXPECT_EQ(std::memcmp(untouched.data(), fill.data(), untouched.size()), 0) << "the output was written";
+  ExecOptions on_host = options;
+  on_host.check_values_on_host = true;
+  EXPECT_EQ(message_of([&] { roi_align(device_in.view(), rois.view(), bad_indices.view(), out_view, {}, on_host); }),
+            expected);
+  EXPECT_EQ(message_of([&] { roi_align(device_in.view(), rois.view(), good_indices.view(), out_view, {}, on_host); }),
+            "no error");
+  EXPECT_EQ(message_of([&] { synchronize(on_host); }), "no error");
+  EXPECT_TRUE(same_bytes(cpu, out.download(), DataType::Float32, "good values checked on the host, shared planes"));
+  cudaStreamDestroy(stream);
 }
 
 }  // namespace

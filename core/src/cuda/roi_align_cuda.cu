@@ -6,11 +6,11 @@
 //   weights, -1 for out of bounds: SEMANTICS.md §3's rules split by axis, exactly) into scratch memory; then one block
 //   per (image, channel) plane, or two float16 / unorm planes side by side (one read fetches a tap of both), copies
 //   the plane into shared memory once (16 bytes a thread where rows allow), and its warps take the ROIs of that image
-//   from its work list (roi_order_kernel: the ROIs grouped by image), the next 32 / G whenever a warp is free, G lanes
-//   each (G: the output width rounded up to 8, 16 or 32): lane ox computes output column ox
-//   of every output row from the row taps of its group's table and its own column taps, each sample's four reads
-//   coming from shared memory. Every input element is read from device memory once per call, where a per-element
-//   kernel reads it about 20 times from the caches.
+//   from its work list (roi_order_kernel: the ROIs grouped by image; with one image, every ROI in order), the next
+//   32 / G whenever a warp is free, G lanes each (G: the output width rounded up to 8, 16 or 32): lane ox computes
+//   output column ox of every output row from the row taps of its group's table and its own column taps, each
+//   sample's four reads coming from shared memory. Every input element is read from device memory once per call,
+//   where a per-element kernel reads it about 20 times from the caches.
 // * The gather kernel otherwise (crops from a large image): the same tap tables, then one thread per output element
 //   reading its taps and its samples from device memory.
 // * The per-element kernel where neither applies (no memory pools, outputs or inputs beyond 32-bit offsets): one
@@ -18,10 +18,13 @@
 // Before them, unless the host checked the values already, roi_check_kernel applies SEMANTICS.md §3's value rules and
 // the sample budget on the device (its blocks each a share of the ROIs, the last to finish combining their findings:
 // the first bad ROI, the saturating total and the first ROI with the most samples, as the host check finds them) and
-// writes the call's verdict, which every later kernel of the call reads first: a failing call writes nothing, and its
-// error waits in the stream's DeferredRoiError record. For the shared-plane kernel's work lists it also counts the
-// ROIs of each image.
+// writes the call's verdict, which every later kernel of the call reads before it writes anything outside scratch
+// memory: a failing call writes nothing, and its error waits in the stream's DeferredRoiError record. For the
+// shared-plane kernel's work lists it also counts the ROIs of each image.
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include <cub/block/block_scan.cuh>
 
@@ -255,9 +258,9 @@ __global__ void __launch_bounds__(kCheckThreads) roi_check_kernel(RoiArgs a, std
       if (image >= 0 && lane == __ffs(peers) - 1) atomicAdd(lists.counts + image, __popc(peers));
     }
   }
-  const std::uint64_t per_sample =
-      saturating_mul(static_cast<std::uint64_t>(a.in.size[1]),
-                     saturating_mul(static_cast<std::uint64_t>(a.out.size[2]), static_cast<std::uint64_t>(a.out.size[3])));
+  const std::uint64_t per_sample = saturating_mul(
+      static_cast<std::uint64_t>(a.in.size[1]),
+      saturating_mul(static_cast<std::uint64_t>(a.out.size[2]), static_cast<std::uint64_t>(a.out.size[3])));
   CheckPart mine{INT64_MAX, 0, 0, INT64_MAX, 0, 0};
   for (std::int64_t r = first_thread(); verdict != nullptr && r < rois; r += thread_step()) {
     if (roi_breaks_rules(a, r)) {
@@ -407,10 +410,10 @@ struct TapLayout {
 };
 
 // Index: 32-bit where every ROI's record fits (the division by the record's length is much faster), 64-bit otherwise.
-template <typename Tap, typename Index>
 // Launched early, beside the value check: the taps of ROIs that the check refuses are computed too (into scratch
 // memory, nothing else reads them), and the kernel waits for the check before it ends, so that the kernels after it
 // see the verdict.
+template <typename Tap, typename Index>
 __global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers, Tap* taps, TapLayout t) {
   let_next_kernel_start();  // the shared-plane kernel (with one image) copies its planes meanwhile
   const bool nearest = a.p.interpolation == InterpolationMode::Nearest;
@@ -444,8 +447,8 @@ __global__ void roi_taps_kernel(RoiArgs a, std::int64_t rois, RoiHeader* headers
 
 // Each ROI into its image's work list with its header's sample counts (after roi_check_kernel, which wrote the lists'
 // starts, and roi_taps_kernel, the headers): one atomic a warp and image. The order within an image is not fixed, and
-// need not be: every ROI's outputs are computed alone. With the lists, a block of the shared-plane kernel takes only its image's ROIs and its
-// warps share them evenly, whatever the order of the batch indices.
+// need not be: every ROI's outputs are computed alone. With the lists, a block of the shared-plane kernel takes only
+// its image's ROIs and its warps share them evenly, whatever the order of the batch indices.
 __global__ void roi_order_kernel(RoiArgs a, int rois, const RoiHeader* __restrict__ headers, WorkLists lists,
                                  const int* verdict) {
   let_next_kernel_start();  // the shared-plane kernel copies its planes meanwhile
@@ -688,7 +691,7 @@ __device__ __forceinline__ Samples<Planes> grid_sample(const C* grid, int pitch,
 template <typename In, typename Out, bool Nearest, int Planes>
 __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
     roi_plane_kernel(RoiArgs a, const RoiHeader* __restrict__ headers, const RowTap* __restrict__ taps,
-                     const int* __restrict__ starts, const RoiWork* __restrict__ order, int pitch,
+                     const int* starts, const RoiWork* order, int pitch,
                      const int* verdict) {
   extern __shared__ __align__(16) unsigned char shared[];
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
@@ -778,8 +781,8 @@ __global__ void __launch_bounds__(kWarp* kPlaneWarps, 1)
     if (threadIdx.x == 0) *next_roi = 0;
     __syncthreads();
     // The image's ROIs, one a group at a time: each warp takes the next 32 / G of the list (so that the warps finish
-    // together, whatever the ROIs' order or count), its first lanes read their headers, and ballots say which of them
-    // the groups take.
+    // together, whatever the ROIs' order or count), its first lanes read their list entries, and ballots say which of
+    // them the groups take.
     const int listed = starts != nullptr ? starts[batch] : 0;
     const int image_rois = starts != nullptr ? starts[batch + 1] - listed : static_cast<int>(a.out.size[0]);
     const int take = kWarp / g_lanes;
@@ -957,7 +960,8 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
   const DeviceLimits limits = device_limits(options.device);
   const std::int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   if (n * c < limits.multiprocessors) return 0;
-  if (n >= INT32_MAX || output.size(0) >= INT32_MAX) return 0;  // the work lists' 32-bit indices
+  // The work lists' 32-bit indices (a block's counter runs up to a warp's grab past the last ROI).
+  if (n >= INT32_MAX || output.size(0) >= INT32_MAX - 1024) return 0;
   if (h * w >= (std::int64_t{1} << 24)) return 0;
   const auto budget = static_cast<std::size_t>(limits.max_shared_per_block);
   const auto pitch = [&]() -> std::int64_t {
@@ -983,20 +987,44 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
   return outputs_per_plane * (two_planes ? 4 : 2) < n * h * w ? 0 : pitch;
 }
 
-// Launches kernel with programmatic dependent launch where the device has it (see let_next_kernel_start).
+// Whether kernel's code for `device` waits for the kernel before it (compiled for compute capability 9.0 or later,
+// where wait_for_previous_kernel is not a no-op) and the device can start it early: a build for older architectures
+// that runs on a newer device launches plainly. Asked once per kernel and device.
+bool can_start_early(const void* kernel, int device) {
+  static std::mutex guard;
+  static std::map<std::pair<const void*, int>, bool> known;
+  const std::lock_guard<std::mutex> lock(guard);
+  const auto at = known.find({kernel, device});
+  if (at != known.end()) return at->second;
+  bool early = false;
+  if (device_limits(device).compute_major >= 9) {
+    cudaFuncAttributes attributes{};
+    if (cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess) {
+      early = attributes.ptxVersion >= 90;
+    } else {
+      cudaGetLastError();  // a failed query leaves no error behind: the launch is plain
+    }
+  }
+  known.emplace(std::make_pair(kernel, device), early);
+  return early;
+}
+
+// Launches kernel with programmatic dependent launch where it can start early (see let_next_kernel_start) and
+// `early` allows it: the kernel before it in the stream must be this call's (a caller's kernel could let it start
+// before its own writes are done).
 template <typename... Params, typename... Args>
-void launch_early(void (*kernel)(Params...), int blocks, int threads, std::size_t shared_bytes,
+void launch_early(void (*kernel)(Params...), bool early, int blocks, int threads, std::size_t shared_bytes,
                   const ExecOptions& options, Args&&... args) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(blocks));
   config.blockDim = dim3(static_cast<unsigned>(threads));
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream_of(options);
-  cudaLaunchAttribute early{};
-  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  early.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &early;
-  config.numAttrs = device_limits(options.device).compute_major >= 9 ? 1 : 0;
+  cudaLaunchAttribute programmatic{};
+  programmatic.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  programmatic.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &programmatic;
+  config.numAttrs = early && can_start_early(reinterpret_cast<const void*>(kernel), options.device) ? 1 : 0;
   const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
   if (launched != cudaSuccess) cuda_fail("roi_align", "the kernel could not be launched", launched);
 }
@@ -1018,7 +1046,8 @@ void launch_plane_kernel(const RoiArgs& a, const RoiHeader* headers, const RowTa
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
     if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
     const std::int64_t groups = a.in.size[0] * ((channels + planes - 1) / planes);
-    launch_early(kernel, static_cast<int>(groups < 65535 * 32 ? groups : 65535 * 32), kWarp * kPlaneWarps, bytes,
+    // After roi_taps_kernel or roi_order_kernel.
+    launch_early(kernel, true, static_cast<int>(groups < 65535 * 32 ? groups : 65535 * 32), kWarp * kPlaneWarps, bytes,
                  options, a, headers, taps, starts, order, static_cast<int>(pitch), verdict);
   };
   if (two) {
@@ -1097,9 +1126,10 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
     gather = total < (std::int64_t{1} << 31) && fits_32_bits(input.layout()) &&
              static_cast<std::uint64_t>(rois_count) * record_bytes <= (std::uint64_t{1} << 28);
   }
-  // Scratch: a control block (the call's verdict where the device checks the values, and the tickets of the kernels
-  // whose last block finishes their work), the shared-plane kernel's counts of ROIs per image (these two zeroed
-  // first), the check's findings per block, then the tap tables and the work lists.
+  // Scratch: a control block (the call's verdict where the device checks the values, and the check kernel's ticket:
+  // its last block to finish combines the others' findings), the shared-plane kernel's counts of ROIs per image (these
+  // two cleared first where the check runs in several blocks or counts), the check's findings per block, then the
+  // tap tables and the work lists.
   DeferredRoiError* const record = values_checked ? nullptr : deferred_error_record(options);
   const bool tables = pitch > 0 || gather;
   const std::int64_t images = input.size(0);
@@ -1129,7 +1159,7 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
   const Scratch scratch("roi_align", "ROI tap tables",
                         zeroed_bytes + parts_bytes + header_bytes + tap_bytes + list_bytes, options);
   auto* const base = static_cast<unsigned char*>(scratch.data());
-  if (base != nullptr && (check_blocks > 1 || lists)) {
+  if (base != nullptr && ((record != nullptr && check_blocks > 1) || lists)) {
     const cudaError_t status = cudaMemsetAsync(base, 0, zeroed_bytes, stream_of(options));
     if (status != cudaSuccess) cuda_fail("roi_align", "the scratch memory could not be cleared", status);
   }
@@ -1148,7 +1178,8 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
   const bool device_check = !values_checked && record != nullptr && base != nullptr;
   if (!values_checked && !device_check) check_on_host(input, rois, batch_indices, output, p, options);
   int* const verdict = device_check ? reinterpret_cast<int*>(control) : nullptr;
-  if (device_check || work.counts != nullptr) {
+  const bool checking = device_check || work.counts != nullptr;  // roi_check_kernel runs
+  if (checking) {
     roi_check_kernel<<<check_blocks, kCheckThreads, 0, stream_of(options)>>>(
         a, rois_count, options.max_samples, verdict,
         device_check ? reinterpret_cast<CheckPart*>(base + zeroed_bytes) : nullptr, control + 1, record, work);
@@ -1161,7 +1192,8 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
       const auto kernel = threads < (std::int64_t{1} << 31) - grid_for(threads) * std::int64_t{256}
                               ? roi_taps_kernel<Tap, std::uint32_t>
                               : roi_taps_kernel<Tap, std::uint64_t>;
-      launch_early(kernel, grid_for(threads), 256, 0, options, a, rois_count, headers, records, layout);
+      // Early only right after roi_check_kernel.
+      launch_early(kernel, checking, grid_for(threads), 256, 0, options, a, rois_count, headers, records, layout);
     };
     if (pitch > 0) {
       fill_taps(reinterpret_cast<RowTap*>(taps));
