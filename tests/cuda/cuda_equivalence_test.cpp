@@ -1259,7 +1259,7 @@ TEST(CudaBackend, ChecksRoiValuesOnTheDeviceAndReportsThemAtSynchronize) {
 // nothing and synchronize reports the CPU backend's error; checked on the host, the call itself throws it. With good
 // values checked on the host, the check kernel only counts the ROIs of each image, and the call computes what the CPU
 // backend does.
-TEST(CudaBackend, RoiAlignSharedPlanesRefusesBadValues) {
+TEST(CudaBackend, RoiAlignSharedPlanesRefusedValues) {
   RSZ_NEED_CUDA();
   Input in = make_input({2, 80, 20, 24}, DataType::Float32, false, 9420);
   const DeviceInput device_in(in.view());
