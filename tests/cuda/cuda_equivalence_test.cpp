@@ -898,17 +898,24 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesUnorm8) {
   EXPECT_EQ(cases, 16);
 }
 
-// Many ROIs an image (700, as FPN levels have: many more than a block has warps, so that every warp takes ROIs from
-// its image's list again and again), inside the plane and across its edges, on planes copied 16 bytes at a time.
-TEST(CudaEquivalence, RoiAlignSharedPlanesManyRois) {
-  RSZ_NEED_CUDA();
+// `count` boxes of 1 to 22 by 1 to 18 elements over a 50 x 36 area from (-3, -2): inside a plane of at least 40 x 56
+// and across its edges.
+std::vector<float> scattered_boxes(int count) {
   std::vector<float> boxes;
-  for (int k = 0; k < 1400; ++k) {
+  for (int k = 0; k < count; ++k) {
     const float x1 = static_cast<float>(k * 37 % 50) - 3.0f + 0.25f * static_cast<float>(k % 4);
     const float y1 = static_cast<float>(k * 23 % 36) - 2.0f + 0.3f * static_cast<float>(k % 3);
     boxes.insert(boxes.end(), {x1, y1, x1 + 1.0f + 1.3f * static_cast<float>(k % 17),
                                y1 + 1.0f + 1.7f * static_cast<float>(k % 11)});
   }
+  return boxes;
+}
+
+// Many ROIs an image (700, as FPN levels have: many more than a block has warps, so that every warp takes ROIs from
+// its image's list again and again), inside the plane and across its edges, on planes copied 16 bytes at a time.
+TEST(CudaEquivalence, RoiAlignSharedPlanesManyRois) {
+  RSZ_NEED_CUDA();
+  const std::vector<float> boxes = scattered_boxes(1400);
   std::vector<std::uint32_t> batch(boxes.size() / 4);
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<std::uint32_t>(2 * i / batch.size());
   RoiAlignParams base;
@@ -921,7 +928,7 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesManyRois) {
 
 // The shared-plane kernel's work lists: five images whose ROIs come in no order of batch index, image 3 with none and
 // image 0 with a few; float32 planes of 150 x 190 (one a block) and float16 (two a block). Boxes from under a row to 40
-// rows high and as wide, a sample row's rows read again by the next where the box is low, some across the edges.
+// rows high and as wide, some across the edges.
 TEST(CudaEquivalence, RoiAlignSharedPlanesWorkLists) {
   RSZ_NEED_CUDA();
   std::vector<float> boxes;
@@ -945,13 +952,7 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesWorkLists) {
 // One image on the shared-plane path: no work list, the warps take the ROIs in order.
 TEST(CudaEquivalence, RoiAlignSharedPlanesOneImage) {
   RSZ_NEED_CUDA();
-  std::vector<float> boxes;
-  for (int k = 0; k < 300; ++k) {
-    const float x1 = static_cast<float>(k * 37 % 50) - 3.0f + 0.25f * static_cast<float>(k % 4);
-    const float y1 = static_cast<float>(k * 23 % 36) - 2.0f + 0.3f * static_cast<float>(k % 3);
-    boxes.insert(boxes.end(), {x1, y1, x1 + 1.0f + 1.3f * static_cast<float>(k % 17),
-                               y1 + 1.0f + 1.7f * static_cast<float>(k % 11)});
-  }
+  const std::vector<float> boxes = scattered_boxes(300);
   const std::vector<std::uint32_t> batch(boxes.size() / 4, 0);
   RoiAlignParams base;
   base.out_of_bounds_input_value = 0.5f;

@@ -156,15 +156,17 @@ struct WorkLists {
   RoiWork* order;    // R
 };
 
-// The ROIs' counts of each image into the lists' starts (and cursors): the exclusive sums, by one block of Threads.
-template <int Threads>
+constexpr int kCheckThreads = 512;  // roi_check_kernel's block
+
+// The ROIs' counts of each image into the lists' starts (and cursors): the exclusive sums, by one block of
+// roi_check_kernel.
 __device__ void scan_counts(const WorkLists& w, int images) {
-  using Scan = cub::BlockScan<int, Threads>;
+  using Scan = cub::BlockScan<int, kCheckThreads>;
   __shared__ typename Scan::TempStorage scan;
   __shared__ int carry;
   if (threadIdx.x == 0) carry = 0;
   __syncthreads();
-  for (int first = 0; first <= images; first += Threads) {
+  for (int first = 0; first <= images; first += kCheckThreads) {
     const int b = first + static_cast<int>(threadIdx.x);
     const int count = b < images ? w.counts[b] : 0;
     int start = 0;
@@ -179,9 +181,30 @@ __device__ void scan_counts(const WorkLists& w, int images) {
   }
 }
 
-// ---- the device-side value check ----
+// Each ROI of this thread's share (a grid-stride loop) with a batch index in range into its image's slot of
+// `slots`: one atomic a warp and image adds the warp's ROIs of that image, and place(r, at) gets the slot's value
+// before them plus the ROI's rank among them. Every lane of a warp runs the same number of rounds: __match_any_sync
+// takes the whole warp.
+template <typename Place>
+__device__ __forceinline__ void add_to_images(const RoiArgs& a, std::int64_t rois, int* slots, const Place& place) {
+  const std::int64_t images = a.in.size[0];
+  const std::int64_t index_stride = a.indices.stride[a.indices.rank - 1];
+  const auto* const indices = static_cast<const std::uint32_t*>(a.indices.data);
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+  for (std::int64_t first = first_thread() - lane; first < rois; first += thread_step()) {
+    const std::int64_t r = first + lane;
+    const std::uint32_t index = r < rois ? indices[r * index_stride] : UINT32_MAX;
+    const int image = index < images ? static_cast<int>(index) : -1;
+    const unsigned peers = __match_any_sync(0xffffffffu, image);
+    const int leader = __ffs(peers) - 1;
+    int at = 0;
+    if (image >= 0 && lane == leader) at = atomicAdd(slots + image, __popc(peers));
+    at = __shfl_sync(0xffffffffu, at, leader) + __popc(peers & ((1u << lane) - 1u));
+    if (image >= 0) place(r, at);
+  }
+}
 
-constexpr int kCheckThreads = 512;
+// ---- the device-side value check ----
 
 // One thread's (then the block's) findings: the first ROI breaking a value rule (INT64_MAX: none), the saturating
 // sample total, and the first ROI with the most samples.
@@ -244,20 +267,8 @@ __global__ void __launch_bounds__(kCheckThreads) roi_check_kernel(RoiArgs a, std
   __shared__ CheckPart parts[kCheckThreads];
   __shared__ bool last;
   const auto images = static_cast<int>(min(a.in.size[0], static_cast<std::int64_t>(INT32_MAX)));
-  if (lists.counts != nullptr) {
-    // One atomic a warp and image. Every lane of a warp runs the same number of rounds: __match_any_sync takes the
-    // whole warp. A batch index out of range (the call is refused) is not counted.
-    const std::int64_t index_stride = a.indices.stride[a.indices.rank - 1];
-    const auto* const indices = static_cast<const std::uint32_t*>(a.indices.data);
-    const int lane = static_cast<int>(threadIdx.x) % kWarp;
-    for (std::int64_t first = first_thread() - lane; first < rois; first += thread_step()) {
-      const std::int64_t r = first + lane;
-      const std::uint32_t index = r < rois ? indices[r * index_stride] : UINT32_MAX;
-      const int image = index < static_cast<std::uint32_t>(images) ? static_cast<int>(index) : -1;
-      const unsigned peers = __match_any_sync(0xffffffffu, image);
-      if (image >= 0 && lane == __ffs(peers) - 1) atomicAdd(lists.counts + image, __popc(peers));
-    }
-  }
+  // The counts of each image (a batch index out of range: the call is refused, the ROI not counted).
+  if (lists.counts != nullptr) add_to_images(a, rois, lists.counts, [](std::int64_t, int) {});
   const std::uint64_t per_sample = saturating_mul(
       static_cast<std::uint64_t>(a.in.size[1]),
       saturating_mul(static_cast<std::uint64_t>(a.out.size[2]), static_cast<std::uint64_t>(a.out.size[3])));
@@ -284,7 +295,7 @@ __global__ void __launch_bounds__(kCheckThreads) roi_check_kernel(RoiArgs a, std
   __syncthreads();
   if (!last) return;
   __threadfence();
-  if (lists.counts != nullptr) scan_counts<kCheckThreads>(lists, images);
+  if (lists.counts != nullptr) scan_counts(lists, images);
   if (verdict == nullptr) return;
   mine = CheckPart{INT64_MAX, 0, 0, INT64_MAX, 0, 0};
   for (unsigned b = threadIdx.x; b < gridDim.x; b += kCheckThreads) combine(mine, block_parts[b]);
@@ -453,23 +464,10 @@ __global__ void roi_order_kernel(RoiArgs a, int rois, const RoiHeader* __restric
                                  const int* verdict) {
   let_next_kernel_start();  // the shared-plane kernel copies its planes meanwhile
   if (refused(verdict)) return;
-  const std::int64_t index_stride = a.indices.stride[a.indices.rank - 1];
-  const auto* const indices = static_cast<const std::uint32_t*>(a.indices.data);
-  const int lane = static_cast<int>(threadIdx.x) % kWarp;
-  // Every lane of a warp runs the same number of rounds: __match_any_sync takes the whole warp.
-  for (std::int64_t first = first_thread() - lane; first < rois; first += thread_step()) {
-    const std::int64_t r = first + lane;
-    const int image = r < rois ? static_cast<int>(indices[r * index_stride]) : -1;
-    const unsigned peers = __match_any_sync(0xffffffffu, image);
-    const int leader = __ffs(peers) - 1;
-    int at = 0;
-    if (image >= 0 && lane == leader) at = atomicAdd(lists.cursor + image, __popc(peers));
-    at = __shfl_sync(0xffffffffu, at, leader) + __popc(peers & ((1u << lane) - 1u));
-    if (image >= 0) {
-      const RoiHeader h = headers[r];
-      lists.order[at] = RoiWork{static_cast<int>(r), h.sx, h.sy, h.fits};
-    }
-  }
+  add_to_images(a, rois, lists.cursor, [&](std::int64_t r, int at) {
+    const RoiHeader h = headers[r];
+    lists.order[at] = RoiWork{static_cast<int>(r), h.sx, h.sy, h.fits};
+  });
 }
 
 // One sample from its row and column taps (SEMANTICS.md §3.4, split by axis), reading plane[offset]. Branch-free:
