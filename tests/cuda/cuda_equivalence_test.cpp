@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <functional>
@@ -946,6 +947,25 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesWorkLists) {
   base.out_of_bounds_input_value = 0.75f;
   EXPECT_EQ(roi_align_sweep("roi_align shared planes, work lists", {5, 29, 150, 190}, boxes, batch, {{2, 2}}, 7, 7,
                             base, 9900, 41),
+            2 * 2 * 2 * 2 * 2);
+}
+
+// Far more plane groups than the device runs blocks at once (680 float32, 340 float16: many waves of blocks), with
+// images of very different ROI counts (1, none, 398, 39, in no order of batch index).
+TEST(CudaEquivalence, RoiAlignSharedPlanesManyPlaneGroups) {
+  RSZ_NEED_CUDA();
+  const std::vector<float> boxes = scattered_boxes(438);
+  std::vector<std::uint32_t> batch;
+  for (std::uint32_t k = 0; k < 438; ++k) batch.push_back(k == 200 ? 0 : (k * 2654435761u >> 9) % 11 < 1 ? 3 : 2);
+  batch.resize(boxes.size() / 4);
+  const auto in_image = [&](std::uint32_t image) { return std::count(batch.begin(), batch.end(), image); };
+  ASSERT_EQ(in_image(0), 1);
+  ASSERT_EQ(in_image(1), 0);
+  ASSERT_GT(in_image(3), 20);
+  RoiAlignParams base;
+  base.out_of_bounds_input_value = -1.25f;
+  EXPECT_EQ(roi_align_sweep("roi_align shared planes, many plane groups", {4, 170, 40, 56}, boxes, batch, {{2, 2}}, 7, 7,
+                            base, 9970, 47),
             2 * 2 * 2 * 2 * 2);
 }
 
