@@ -964,8 +964,8 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesManyPlaneGroups) {
   ASSERT_GT(in_image(3), 20);
   RoiAlignParams base;
   base.out_of_bounds_input_value = -1.25f;
-  EXPECT_EQ(roi_align_sweep("roi_align shared planes, many plane groups", {4, 170, 40, 56}, boxes, batch, {{2, 2}}, 7, 7,
-                            base, 9970, 47),
+  EXPECT_EQ(roi_align_sweep("roi_align shared planes, many plane groups", {4, 170, 40, 56}, boxes, batch, {{2, 2}}, 7,
+                            7, base, 9970, 47),
             2 * 2 * 2 * 2 * 2);
 }
 
