@@ -950,8 +950,8 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesWorkLists) {
             2 * 2 * 2 * 2 * 2);
 }
 
-// Far more plane groups than the device runs blocks at once (680 float32, 340 float16: many waves of blocks), with
-// images of very different ROI counts (1, none, 398, 39, in no order of batch index).
+// Far more plane groups than the device runs blocks at once (340: two planes a block, float32 and float16; many waves
+// of blocks), with images of very different ROI counts (1, none, 398, 39, in no order of batch index).
 TEST(CudaEquivalence, RoiAlignSharedPlanesManyPlaneGroups) {
   RSZ_NEED_CUDA();
   const std::vector<float> boxes = scattered_boxes(438);
@@ -966,6 +966,27 @@ TEST(CudaEquivalence, RoiAlignSharedPlanesManyPlaneGroups) {
   base.out_of_bounds_input_value = -1.25f;
   EXPECT_EQ(roi_align_sweep("roi_align shared planes, many plane groups", {4, 170, 40, 56}, boxes, batch, {{2, 2}}, 7,
                             7, base, 9970, 47),
+            2 * 2 * 2 * 2 * 2);
+}
+
+// Planes as large as FPN-P2's (200 x 272) on the shared-plane path, copied 16 bytes at a time where the input is NCHW:
+// float32 one plane a block (two do not fit in shared memory; the asynchronous copy), float16 two a block (6800
+// units of 16 bytes a plane, each thread loading several before it stores, the last batch partial); channels-last
+// inputs element by element. 640 boxes from 1 x 1 to 80 x 60 elements, over the whole plane and across its edges.
+TEST(CudaEquivalence, RoiAlignSharedPlanesLargePlanes) {
+  RSZ_NEED_CUDA();
+  std::vector<float> boxes;
+  for (int k = 0; k < 640; ++k) {
+    const float x1 = static_cast<float>(k * 97 % 300) - 14.0f + 0.31f * static_cast<float>(k % 3);
+    const float y1 = static_cast<float>(k * 61 % 220) - 10.0f + 0.27f * static_cast<float>(k % 5);
+    boxes.insert(boxes.end(), {x1, y1, x1 + 1.0f + static_cast<float>(k * 13 % 80),
+                               y1 + 1.0f + static_cast<float>(k * 7 % 60)});
+  }
+  const std::vector<std::uint32_t> batch(boxes.size() / 4, 0);
+  RoiAlignParams base;
+  base.out_of_bounds_input_value = 1.5f;
+  EXPECT_EQ(roi_align_sweep("roi_align shared planes, large planes", {1, 160, 200, 272}, boxes, batch, {{2, 2}}, 7, 7,
+                            base, 9990, 53),
             2 * 2 * 2 * 2 * 2);
 }
 
