@@ -1052,7 +1052,7 @@ TEST(CudaBackend, StagesHostTensors) {
 
 // Host tensors of several staging chunks (8 MiB slots, pinned: at least two of them) cross in pipelined chunks, the
 // last one partial: a float32 input of 18 MB, a packed output of 30 MB and a strided one with gaps (its 61 MB extent
-// uploaded first, so the gaps come back as they were), and a 108 MB upsample, each against the CPU backend; each call
+// comes back into host scratch memory, and only its elements go on), and a 108 MB upsample, each against the CPU backend; each call
 // reuses the slots of the one before.
 TEST(CudaBackend, StagesLargeHostTensorsInPinnedChunks) {
   RSZ_NEED_CUDA();
@@ -1350,6 +1350,178 @@ TEST(CudaBackend, RoiAlignSharedPlanesRefusedValues) {
   EXPECT_EQ(message_of([&] { synchronize(on_host); }), "no error");
   EXPECT_TRUE(same_bytes(cpu, out.download(), DataType::Float32, "good values checked on the host, shared planes"));
   cudaStreamDestroy(stream);
+}
+
+// A call that fails leaves no CUDA error pending: a later call's launch check would report it (after queuing its
+// work). An unusable device ordinal, a description of one, and the caller's own failed allocation, each followed
+// by a call that must compute.
+TEST(CudaBackend, AFailedCallLeavesNoErrorBehind) {
+  RSZ_NEED_CUDA();
+  Input in = make_input({1, 2, 16, 16}, DataType::Float32, false, 9320);
+  const DeviceInput device_in(in.view());
+  ResampleParams p;
+  p.scales = {1, 1, 0.5f, 0.5f};
+  const TensorLayout layout = output_layout({1, 2, 8, 8}, DataType::Float32, false);
+  std::vector<unsigned char> cpu(bytes_of(layout));
+  resample(in.view(), TensorView(cpu.data(), layout), p, {Backend::Cpu});
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  DeviceBuffer out(bytes_of(layout));
+  const auto good_call = [&](const std::string& after) {
+    ASSERT_EQ(cudaMemset(out.data(), 0, bytes_of(layout)), cudaSuccess);
+    EXPECT_EQ(message_of([&] {
+                resample(device_in.view(), TensorView(out.data(), layout, MemorySpace::Device), p, {Backend::Cuda});
+              }),
+              "no error")
+        << "after " << after;
+    EXPECT_TRUE(same_bytes(cpu, out.download(), DataType::Float32, "after " + after));
+  };
+  ExecOptions missing;
+  missing.backend = Backend::Cuda;
+  missing.device = devices + 3;
+  EXPECT_NE(message_of([&] {
+              resample(device_in.view(), TensorView(out.data(), layout, MemorySpace::Device), p, missing);
+            }).find("device " + std::to_string(devices + 3) + " cannot be used"),
+            std::string::npos);
+  good_call("a call on a missing device");
+  for (const BackendInfo& b : backends(missing)) {
+    if (b.backend == Backend::Cuda) {
+      EXPECT_EQ(b.note.find("device " + std::to_string(devices + 3) + " cannot be used: "), 0u) << b.note;
+    }
+  }
+  good_call("the backends of a missing device");
+  void* huge = nullptr;
+  ASSERT_NE(cudaMalloc(&huge, std::size_t{1} << 58), cudaSuccess);
+  good_call("the caller's failed cudaMalloc");
+}
+
+// roi_align's shared-plane kernel on planes of different sizes from two threads at once (FPN levels P2 and P3, each
+// thread on its own stream; 600 ROIs, enough output for the shared planes of both): each call's shared memory limit
+// holds until its launch whatever the other thread sets.
+TEST(CudaBackend, ConcurrentRoiAlignOnPlanesOfDifferentSizes) {
+  RSZ_NEED_CUDA();
+  struct Level {
+    Dims sizes;
+    float scale;
+  };
+  const Level levels[2] = {{{1, 256, 200, 272}, 1.0f}, {{1, 256, 100, 136}, 0.5f}};
+  std::vector<float> boxes;
+  for (int k = 0; k < 600; ++k) {
+    const float x1 = static_cast<float>(k * 97 % 250) + 0.31f * static_cast<float>(k % 3);
+    const float y1 = static_cast<float>(k * 61 % 180) + 0.27f * static_cast<float>(k % 5);
+    boxes.insert(boxes.end(), {x1, y1, x1 + 2.0f + static_cast<float>(k * 13 % 40),
+                               y1 + 2.0f + static_cast<float>(k * 7 % 30)});
+  }
+  const std::vector<std::uint32_t> batch(boxes.size() / 4, 0);
+  const ConstTensorView rois(boxes.data(), DataType::Float32, {static_cast<std::int64_t>(batch.size()), 4});
+  const ConstTensorView indices(batch.data(), DataType::UInt32, {static_cast<std::int64_t>(batch.size())});
+  const DeviceInput device_rois(rois), device_indices(indices);
+  const auto run_level = [&](const Level& level, int seed) {
+    Input in = make_input(level.sizes, DataType::Float32, false, seed);
+    const DeviceInput device_in(in.view());
+    RoiAlignParams params;
+    params.spatial_scale_x = params.spatial_scale_y = level.scale;
+    const TensorLayout layout(DataType::Float32, {static_cast<std::int64_t>(batch.size()), level.sizes[1], 7, 7});
+    std::vector<unsigned char> cpu(bytes_of(layout));
+    roi_align(in.view(), rois, indices, TensorView(cpu.data(), layout), params, {Backend::Cpu, 2});
+    DeviceBuffer out(bytes_of(layout));
+    cudaStream_t stream = nullptr;
+    EXPECT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    ExecOptions options;
+    options.backend = Backend::Cuda;
+    options.stream = stream;
+    std::string failures;
+    for (int i = 0; i < 40; ++i) {
+      const std::string message = message_of([&] {
+        roi_align(device_in.view(), device_rois.view(), device_indices.view(),
+                  TensorView(out.data(), layout, MemorySpace::Device), params, options);
+        synchronize(options);
+      });
+      if (message != "no error") failures += message + "\n";
+    }
+    cudaStreamDestroy(stream);
+    const bool same = same_bytes(cpu, out.download(), DataType::Float32,
+                                 "roi_align on " + dims_to_string(level.sizes) + " beside another thread");
+    return failures.empty() && same ? std::string("ok") : failures + (same ? "" : "results differ");
+  };
+  std::future<std::string> large = std::async(std::launch::async, [&] { return run_level(levels[0], 9330); });
+  std::future<std::string> small = std::async(std::launch::async, [&] { return run_level(levels[1], 9331); });
+  EXPECT_EQ(large.get(), "ok");
+  EXPECT_EQ(small.get(), "ok");
+}
+
+// Staged calls write only their outputs' elements: two threads resample into channels 0 and 1 of one interleaved
+// 3-channel host image at once, again and again; both channels must hold their results and channel 2 its fill
+// afterwards (a call that copied its whole extent back would put back the other thread's channel as it was).
+TEST(CudaBackend, StagedOutputsWithGapsLeaveTheGapsAlone) {
+  RSZ_NEED_CUDA();
+  const std::int64_t h = 600, w = 700;
+  Input a = make_input({1, 1, 400, 500}, DataType::Float32, false, 9340);
+  Input b = make_input({1, 1, 300, 350}, DataType::Float32, false, 9341);
+  ResampleParams p;
+  p.scales = {1, 1, static_cast<float>(h) / 400.0f, static_cast<float>(w) / 500.0f};
+  ResampleParams q;
+  q.scales = {1, 1, static_cast<float>(h) / 300.0f, static_cast<float>(w) / 350.0f};
+  const TensorLayout plane(DataType::Float32, {1, 1, h, w});
+  std::vector<float> expect_a(static_cast<std::size_t>(h * w)), expect_b(expect_a.size());
+  resample(a.view(), TensorView(expect_a.data(), plane), p, {Backend::Cpu, 2});
+  resample(b.view(), TensorView(expect_b.data(), plane), q, {Backend::Cpu, 2});
+  const TensorLayout channel(DataType::Float32, {1, 1, h, w}, {h * w * 3, 1, w * 3, 3});
+  std::vector<float> image(static_cast<std::size_t>(h * w * 3));
+  for (int round = 0; round < 25; ++round) {
+    std::fill(image.begin(), image.end(), -3.25f);
+    std::future<std::string> first = std::async(std::launch::async, [&] {
+      return message_of([&] { resample(a.view(), TensorView(image.data(), channel), p, {Backend::Cuda}); });
+    });
+    std::future<std::string> second = std::async(std::launch::async, [&] {
+      return message_of([&] { resample(b.view(), TensorView(image.data() + 1, channel), q, {Backend::Cuda}); });
+    });
+    ASSERT_EQ(first.get(), "no error");
+    ASSERT_EQ(second.get(), "no error");
+    std::size_t wrong[3] = {0, 0, 0};
+    for (std::size_t i = 0; i < expect_a.size(); ++i) {
+      wrong[0] += std::memcmp(&image[3 * i], &expect_a[i], sizeof(float)) != 0;
+      wrong[1] += std::memcmp(&image[3 * i + 1], &expect_b[i], sizeof(float)) != 0;
+      wrong[2] += image[3 * i + 2] != -3.25f;
+    }
+    ASSERT_EQ(wrong[0] + wrong[1] + wrong[2], 0u)
+        << "round " << round << ": channel 0 " << wrong[0] << ", channel 1 " << wrong[1] << ", channel 2 " << wrong[2]
+        << " elements wrong";
+  }
+}
+
+// A tensor in another device's memory is refused up front (a kernel reading it would fault, an error that ends every
+// later CUDA call of the process). Needs two devices.
+TEST(CudaBackend, RefusesAnotherDevicesMemory) {
+  RSZ_NEED_CUDA();
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2) GTEST_SKIP() << "needs two CUDA devices, this machine has " << devices;
+  Input in = make_input({1, 2, 16, 16}, DataType::Float32, false, 9350);
+  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+  const DeviceInput on_one(in.view());
+  DeviceBuffer out_on_one(2 * 8 * 8 * sizeof(float));
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ResampleParams p;
+  p.scales = {1, 1, 0.5f, 0.5f};
+  const TensorLayout layout(DataType::Float32, {1, 2, 8, 8});
+  EXPECT_EQ(message_of([&] {
+              resample(on_one.view(), TensorView(out_on_one.data(), layout, MemorySpace::Device), p, {Backend::Cuda});
+            }),
+            "resample: input is in device 1's memory but the call runs on device 0; set ExecOptions::device to 1");
+  ExecOptions one;
+  one.backend = Backend::Cuda;
+  one.device = 1;
+  std::vector<unsigned char> cpu(bytes_of(layout));
+  resample(in.view(), TensorView(cpu.data(), layout), p, {Backend::Cpu});
+  EXPECT_EQ(message_of([&] {
+              resample(on_one.view(), TensorView(out_on_one.data(), layout, MemorySpace::Device), p, one);
+              synchronize(one);
+            }),
+            "no error");
+  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+  EXPECT_TRUE(same_bytes(cpu, out_on_one.download(), DataType::Float32, "on device 1"));
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
 }
 
 }  // namespace

@@ -25,7 +25,10 @@
 namespace rsz::detail {
 namespace cuda {
 
+// Every failure first takes the CUDA error it leaves pending off the thread, so that it is not reported again by a
+// later call's launch check (a launch that succeeded would throw an old error).
 void cuda_fail(const char* op, const std::string& what, cudaError_t status) {
+  cudaGetLastError();
   fail(ErrorCode::InvalidArgument, op, what + ": " + cudaGetErrorString(status));
 }
 
@@ -33,18 +36,22 @@ namespace {
 std::atomic<bool> backend_used{false};  // whether this process has run the CUDA backend (rsz::synchronize's guard)
 }  // namespace
 
+// A call starts with no CUDA error pending on its thread: an error that something before it left there (the caller's
+// failed cudaMalloc, say; the caller had it as that call's return value) would otherwise fail this call's launch
+// check after its kernels were queued.
 DeviceScope::DeviceScope(const char* op, int device) {
   backend_used.store(true, std::memory_order_relaxed);
+  cudaGetLastError();
   if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
   const cudaError_t status = cudaSetDevice(device);
   if (status != cudaSuccess) cuda_fail(op, "device " + std::to_string(device) + " cannot be used", status);
 }
 
 DeviceScope::~DeviceScope() {
-  if (previous_ >= 0) cudaSetDevice(previous_);
+  if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
 }
 
-void check_device_pointer(const char* op, const char* name, const ConstTensorView& t) {
+void check_device_pointer(const char* op, const char* name, const ConstTensorView& t, int device) {
   if (t.element_count() == 0) return;
   cudaPointerAttributes attributes{};
   const cudaError_t status = cudaPointerGetAttributes(&attributes, t.data());
@@ -53,6 +60,13 @@ void check_device_pointer(const char* op, const char* name, const ConstTensorVie
     fail(ErrorCode::InvalidArgument, op,
          std::string(name) + " is marked as device memory but is not memory a CUDA device can read; allocate it "
                              "with cudaMalloc (or cudaMallocManaged)");
+  }
+  // Another device's memory: the kernels would fault on it (an error that ends every later CUDA call of the process).
+  if (attributes.type == cudaMemoryTypeDevice && attributes.device != device) {
+    fail(ErrorCode::InvalidArgument, op,
+         std::string(name) + " is in device " + std::to_string(attributes.device) +
+             "'s memory but the call runs on device " + std::to_string(device) + "; set ExecOptions::device to " +
+             std::to_string(attributes.device));
   }
 }
 
@@ -336,8 +350,8 @@ PinnedSlots* pinned_slots(int device) {
 // Host tensors on the CUDA backend: each is copied to device memory from rsz's pool (laid out as its whole extent,
 // so a strided view keeps its layout; of an input, only the bytes the call reads are copied), through the device's
 // pinned slots where it can have them; the operator runs on the device copies, and the outputs come back before the
-// call returns. An output with gaps (a strided view that does not address every element of its extent) is uploaded
-// first, so the gaps come back as they were.
+// call returns. Of an output with gaps (a strided view that does not address every element of its extent), only its
+// elements reach the caller's buffer.
 class HostStaging {
  public:
   HostStaging(const char* op, const ExecOptions& options)
@@ -361,22 +375,30 @@ class HostStaging {
     return ConstTensorView(upload(name, t.data(), t.layout(), read), t.layout(), MemorySpace::Device);
   }
   TensorView output(const TensorView& t) {
-    const bool gaps = t.layout().extent() != t.element_count();
-    void* device = upload("output", t.data(), t.layout(), gaps ? whole(t.layout()) : ByteRange{0, 0});
-    downloads_.push_back({t.data(), device, bytes_of(t.layout())});
+    void* device = upload("output", t.data(), t.layout(), ByteRange{0, 0});
+    downloads_.push_back({t.data(), device, bytes_of(t.layout()), t.layout(), {}});
     return TensorView(device, t.layout(), MemorySpace::Device);
   }
-  // Copies the outputs back (queued after the operator's work) and waits for them.
+  // Copies the outputs back (queued after the operator's work) and waits for them. An output with gaps (a strided
+  // view that does not address every element of its extent) comes back into host scratch memory first, and only
+  // its elements go on to the caller's buffer: the gaps are never written, so another thread may be writing them
+  // (the other channels of an interleaved image, say) meanwhile.
   void finish() {
     const cudaStream_t stream = stream_of(options_);
-    for (const Download& d : downloads_) {
+    for (Download& d : downloads_) {
+      const bool gaps = d.layout.extent() != d.layout.element_count();
+      if (gaps) d.scratch.resize(d.bytes);
+      void* const target = gaps ? d.scratch.data() : d.host;
       if (through_slots(d.bytes)) {
-        copy_out(d.host, d.device, d.bytes);
+        copy_out(target, d.device, d.bytes);
       } else {
-        check(cudaMemcpyAsync(d.host, d.device, d.bytes, cudaMemcpyDeviceToHost, stream), "copied back");
+        check(cudaMemcpyAsync(target, d.device, d.bytes, cudaMemcpyDeviceToHost, stream), "copied back");
       }
     }
     check(cudaStreamSynchronize(stream), "computed");
+    for (const Download& d : downloads_) {
+      if (!d.scratch.empty()) copy_elements(d.host, d.scratch.data(), d.layout);
+    }
   }
 
  private:
@@ -384,7 +406,29 @@ class HostStaging {
     void* host;
     const void* device;
     std::size_t bytes;
+    TensorLayout layout;
+    std::vector<unsigned char> scratch;  // the whole extent, for an output with gaps
   };
+
+  // The elements `layout` addresses, from `source` to `target` (both laid out as its extent), nothing in between.
+  static void copy_elements(void* target, const void* source, const TensorLayout& layout) {
+    if (layout.element_count() == 0) return;
+    const std::size_t element = element_size(layout.dtype());
+    const int last = layout.rank() - 1;
+    std::array<std::int64_t, kMaxRank> index{};
+    for (;;) {
+      std::int64_t row = 0;
+      for (int a = 0; a < last; ++a) row += index[static_cast<std::size_t>(a)] * layout.stride(a);
+      for (std::int64_t i = 0; i < layout.size(last); ++i) {
+        const auto at = static_cast<std::size_t>(row + i * layout.stride(last)) * element;
+        std::memcpy(static_cast<unsigned char*>(target) + at, static_cast<const unsigned char*>(source) + at,
+                    element);
+      }
+      int a = last - 1;
+      while (a >= 0 && ++index[static_cast<std::size_t>(a)] == layout.size(a)) index[static_cast<std::size_t>(a--)] = 0;
+      if (a < 0) return;
+    }
+  }
 
   // Whether a copy of `bytes` goes through the pinned slots (at least two of them) rather than pageable memory.
   bool through_slots(std::size_t bytes) const { return slots_ != nullptr && bytes >= 2 * PinnedSlots::kSlot; }
@@ -533,7 +577,11 @@ bool cuda_available(std::string& why) {
 
 std::string cuda_describe(const ExecOptions& options) {
   cudaDeviceProp properties{};
-  if (cudaGetDeviceProperties(&properties, options.device) != cudaSuccess) return "";
+  const cudaError_t status = cudaGetDeviceProperties(&properties, options.device);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    return "device " + std::to_string(options.device) + " cannot be used: " + cudaGetErrorString(status);
+  }
   return "device " + std::to_string(options.device) + ": " + properties.name + ", compute capability " +
          std::to_string(properties.major) + "." + std::to_string(properties.minor);
 }

@@ -156,8 +156,8 @@ class DeviceScope {
   int previous_ = -1;
 };
 
-// Every view must point at memory the device can read (device or managed memory).
-void check_device_pointer(const char* op, const char* name, const ConstTensorView& t);
+// Every view must point at memory the device can read: its own memory, or managed memory.
+void check_device_pointer(const char* op, const char* name, const ConstTensorView& t, int device);
 void launch_check(const char* op);
 // Grid-stride launches of one thread per element: blocks of 256, at most 65535 * 32 of them.
 int grid_for(std::int64_t total);

@@ -1305,8 +1305,8 @@ Axis resample_axis(const ConstTensorView& input, const ResampleParams& p, int ax
 void cuda_resample(const ConstTensorView& input, const TensorView& output, const ResampleParams& p,
                    const ExecOptions& options) {
   const DeviceScope scope("resample", options.device);
-  check_device_pointer("resample", "input", input);
-  check_device_pointer("resample", "output", output);
+  check_device_pointer("resample", "input", input, options.device);
+  check_device_pointer("resample", "output", output, options.device);
   const bool nearest = p.interpolation == InterpolationMode::Nearest;
   if (selects_own_index(input, output, p, 0) && selects_own_index(input, output, p, 1) &&
       !(p.antialiased && !nearest && (p.scales[2] < 1.0f || p.scales[3] < 1.0f))) {
@@ -1334,8 +1334,8 @@ void cuda_resample(const ConstTensorView& input, const TensorView& output, const
 void cuda_upsample2d(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& p,
                      const ExecOptions& options) {
   const DeviceScope scope("upsample2d", options.device);
-  check_device_pointer("upsample2d", "input", input);
-  check_device_pointer("upsample2d", "output", output);
+  check_device_pointer("upsample2d", "input", input, options.device);
+  check_device_pointer("upsample2d", "output", output, options.device);
   const bool nearest = p.interpolation == InterpolationMode::Nearest;
   const int rank = input.rank();
   const auto axis = [&](int a, std::int64_t factor) {

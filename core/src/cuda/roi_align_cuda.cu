@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <utility>
 
 #include <cub/block/block_scan.cuh>
@@ -1077,6 +1078,20 @@ void launch_early(void (*kernel)(Params...), bool early, int blocks, int threads
   if (launched != cudaSuccess) cuda_fail("roi_align", "the kernel could not be launched", launched);
 }
 
+// Lets `kernel` use all the shared memory a block of `device` can have, once per kernel and device. The limit is the
+// process's, not the call's: set to each call's own size, a call in one thread could lower it between another
+// thread's setting it and launching (two threads on FPN levels of different sizes), and that launch would fail.
+void allow_all_shared_memory(const void* kernel, int device) {
+  static std::mutex mutex;
+  static std::set<std::pair<const void*, int>> allowed;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (allowed.count({kernel, device}) != 0) return;
+  const cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  device_limits(device).max_shared_per_block);
+  if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
+  allowed.insert({kernel, device});
+}
+
 template <typename In, typename Out, bool Nearest>
 void launch_plane_kernel(const RoiArgs& a, const RoiHeader* headers, const RowTap* taps, const int* starts,
                          const RoiWork* order, std::int64_t pitch, const int* verdict, const ExecOptions& options) {
@@ -1090,9 +1105,7 @@ void launch_plane_kernel(const RoiArgs& a, const RoiHeader* headers, const RowTa
       channels >= 2 && bytes_for(2) <= static_cast<std::size_t>(device_limits(options.device).max_shared_per_block);
   const auto launch = [&](auto kernel, int planes) {
     const std::size_t bytes = bytes_for(planes);
-    const cudaError_t status =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-    if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
+    allow_all_shared_memory(reinterpret_cast<const void*>(kernel), options.device);
     const std::int64_t groups = a.in.size[0] * ((channels + planes - 1) / planes);
     // After roi_taps_kernel or roi_order_kernel.
     launch_early(kernel, true, static_cast<int>(groups < 65535 * 32 ? groups : 65535 * 32), kWarp * kPlaneWarps, bytes,
@@ -1138,8 +1151,8 @@ void cuda_check_roi_values(const ConstTensorView& input, const ConstTensorView& 
                            const ConstTensorView& batch_indices, const TensorView& output,
                            const RoiAlignParams& params, const ExecOptions& options) {
   const DeviceScope scope("roi_align", options.device);
-  check_device_pointer("roi_align", "rois", rois);
-  check_device_pointer("roi_align", "batch_indices", batch_indices);
+  check_device_pointer("roi_align", "rois", rois, options.device);
+  check_device_pointer("roi_align", "batch_indices", batch_indices, options.device);
   // By default the values are checked on the device by cuda_roi_align, in stream order.
   if (options.check_values_on_host) check_on_host(input, rois, batch_indices, output, params, options);
 }
@@ -1148,8 +1161,8 @@ void cuda_roi_align(const ConstTensorView& input, const ConstTensorView& rois, c
                     const TensorView& output, const RoiAlignParams& p, const ExecOptions& options,
                     bool values_checked) {
   const DeviceScope scope("roi_align", options.device);
-  check_device_pointer("roi_align", "input", input);
-  check_device_pointer("roi_align", "output", output);
+  check_device_pointer("roi_align", "input", input, options.device);
+  check_device_pointer("roi_align", "output", output, options.device);
   RoiArgs a{};
   a.in = device_view(input);
   a.rois = device_view(rois);
