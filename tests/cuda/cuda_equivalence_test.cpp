@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <future>
@@ -1009,6 +1010,185 @@ std::string message_of(const std::function<void()>& call) {
     return std::string(e.what());
   }
   return "no error";
+}
+
+// A rank-4 tensor whose rows lie `row_stride` elements apart, so that its extent passes 2^31 elements while only its
+// rows are touched: on the host (calloc maps the pages in between lazily) and on the device (the rows copied plane
+// by plane with cudaMemcpy2D).
+class SparseRows {
+ public:
+  SparseRows(DataType type, const Dims& sizes, std::int64_t row_stride)
+      : layout_(type, sizes, {sizes[1] * sizes[2] * row_stride, sizes[2] * row_stride, row_stride, 1}),
+        element_(element_size(type)),
+        bytes_(static_cast<std::size_t>(layout_.extent()) * element_) {
+    host_ = static_cast<unsigned char*>(std::calloc(bytes_, 1));
+    EXPECT_NE(host_, nullptr);
+    EXPECT_EQ(cudaMalloc(&device_, bytes_), cudaSuccess);
+  }
+  ~SparseRows() {
+    std::free(host_);
+    cudaFree(device_);
+  }
+  SparseRows(const SparseRows&) = delete;
+  SparseRows& operator=(const SparseRows&) = delete;
+
+  std::int64_t extent() const { return layout_.extent(); }
+  ConstTensorView host_in() const { return ConstTensorView(host_, layout_); }
+  ConstTensorView device_in() const { return ConstTensorView(device_, layout_, MemorySpace::Device); }
+  TensorView host_out() const { return TensorView(host_, layout_); }
+  TensorView device_out() const { return TensorView(device_, layout_, MemorySpace::Device); }
+
+  // Values in [-3, 3) in every row, then the rows to the device.
+  void fill(std::uint32_t seed) {
+    std::uint32_t state = seed;
+    for_each_plane([&](std::size_t at) {
+      for (std::int64_t y = 0; y < layout_.size(2); ++y) {
+        for (std::int64_t x = 0; x < layout_.size(3); ++x) {
+          state = state * 1664525u + 1013904223u;
+          const float v = static_cast<float>(state >> 8) / 16777216.0f * 6.0f - 3.0f;
+          unsigned char* const e = host_ + at + static_cast<std::size_t>(y * layout_.stride(2) + x) * element_;
+          if (layout_.dtype() == DataType::Float32) {
+            std::memcpy(e, &v, sizeof v);
+          } else {
+            const std::uint16_t bits = float_to_float16_bits(v);
+            std::memcpy(e, &bits, sizeof bits);
+          }
+        }
+      }
+      EXPECT_EQ(cudaMemcpy2D(static_cast<unsigned char*>(device_) + at, pitch(), host_ + at, pitch(), row_bytes(),
+                             static_cast<std::size_t>(layout_.size(2)), cudaMemcpyHostToDevice),
+                cudaSuccess);
+    });
+  }
+
+  // Whether the device's rows hold the same bytes as `host`'s (the same layout) rows; the first difference on `why`.
+  bool device_rows_equal(const SparseRows& host, std::string& why) const {
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<unsigned char> rows(row_bytes() * static_cast<std::size_t>(layout_.size(2)));
+    bool same = true;
+    for_each_plane([&](std::size_t at) {
+      EXPECT_EQ(cudaMemcpy2D(rows.data(), row_bytes(), static_cast<unsigned char*>(device_) + at, pitch(),
+                             row_bytes(), static_cast<std::size_t>(layout_.size(2)), cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      for (std::int64_t y = 0; same && y < layout_.size(2); ++y) {
+        const unsigned char* const want = host.host_ + at + static_cast<std::size_t>(y * layout_.stride(2)) * element_;
+        if (std::memcmp(rows.data() + static_cast<std::size_t>(y) * row_bytes(), want, row_bytes()) != 0) {
+          same = false;
+          why = "row " + std::to_string(y) + " of the plane at element " + std::to_string(at / element_) + " differs";
+        }
+      }
+    });
+    return same;
+  }
+
+ private:
+  template <typename F>
+  void for_each_plane(const F& f) const {
+    for (std::int64_t n = 0; n < layout_.size(0); ++n) {
+      for (std::int64_t c = 0; c < layout_.size(1); ++c) {
+        f(static_cast<std::size_t>(n * layout_.stride(0) + c * layout_.stride(1)) * element_);
+      }
+    }
+  }
+  std::size_t pitch() const { return static_cast<std::size_t>(layout_.stride(2)) * element_; }
+  std::size_t row_bytes() const { return static_cast<std::size_t>(layout_.size(3)) * element_; }
+
+  TensorLayout layout_;
+  std::size_t element_;
+  std::size_t bytes_;
+  unsigned char* host_ = nullptr;
+  void* device_ = nullptr;
+};
+
+// Views whose element offsets pass 2^31 (rows so far apart that each view's extent is just over 2^31 elements): the
+// plane kernels' 64-bit indices for resample (shrinking, enlarging, nearest) and upsample2d, and roi_align's
+// per-element kernel (the gather kernel needs 32-bit offsets), float32 and float16, against the CPU backend on the
+// same views.
+TEST(CudaEquivalence, OffsetsPast32Bits) {
+  RSZ_NEED_CUDA();
+  // The row stride that takes a view of `sizes` just past 2^31 elements: its last row starts past 2^31 - 64 * rows.
+  const auto far = [](const Dims& sizes) {
+    const std::int64_t rows = sizes[0] * sizes[1] * sizes[2];
+    return (std::int64_t{1} << 31) / std::max<std::int64_t>(rows - 1, 1) + 64;
+  };
+  const Dims in_sizes{1, 2, 40, 60};
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    const std::string name = to_string(type);
+    SparseRows in(type, in_sizes, far(in_sizes));
+    ASSERT_GT(in.extent(), std::int64_t{1} << 31);
+    in.fill(9360);
+    std::string why;
+    struct Scale {
+      InterpolationMode mode;
+      float y;
+      float x;
+    };
+    for (const Scale s : {Scale{InterpolationMode::Linear, 0.6f, 0.7f}, Scale{InterpolationMode::Linear, 1.7f, 1.3f},
+                          Scale{InterpolationMode::Nearest, 1.5f, 0.5f}, Scale{InterpolationMode::Linear, 2.0f, 2.0f},
+                          Scale{InterpolationMode::Linear, 0.5f, 0.5f}}) {
+      ResampleParams p;
+      p.interpolation = s.mode;
+      p.scales = {1, 1, s.y, s.x};
+      const Dims sizes = resample_output_sizes(in_sizes, p.scales);
+      SparseRows cpu(type, sizes, far(sizes)), gpu(type, sizes, far(sizes));
+      ASSERT_GT(gpu.extent(), std::int64_t{1} << 31);
+      resample(in.host_in(), cpu.host_out(), p, {Backend::Cpu, 2});
+      resample(in.device_in(), gpu.device_out(), p, {Backend::Cuda});
+      EXPECT_TRUE(gpu.device_rows_equal(cpu, why))
+          << name << " resample " << to_string(s.mode) << " x" << s.y << " x" << s.x << ": " << why;
+    }
+    for (const auto mode : {InterpolationMode::Linear, InterpolationMode::Nearest}) {
+      Upsample2dParams up;
+      up.interpolation = mode;
+      up.scale_size = {2, 3};
+      const Dims sizes = upsample2d_output_sizes(in_sizes, up.scale_size);
+      SparseRows cpu(type, sizes, far(sizes)), gpu(type, sizes, far(sizes));
+      ASSERT_GT(gpu.extent(), std::int64_t{1} << 31);
+      upsample2d(in.host_in(), cpu.host_out(), up, {Backend::Cpu, 2});
+      upsample2d(in.device_in(), gpu.device_out(), up, {Backend::Cuda});
+      EXPECT_TRUE(gpu.device_rows_equal(cpu, why)) << name << " upsample2d " << to_string(mode) << ": " << why;
+    }
+    // roi_align: 24 boxes (inside the plane and across its edges) into a packed output, and 5 into one whose rows are
+    // far apart too.
+    std::vector<float> boxes;
+    for (int k = 0; k < 24; ++k) {
+      const float x1 = static_cast<float>(k * 37 % 64) - 4.0f + 0.3f * static_cast<float>(k % 3);
+      const float y1 = static_cast<float>(k * 23 % 44) - 3.0f + 0.2f * static_cast<float>(k % 5);
+      boxes.insert(boxes.end(), {x1, y1, x1 + 1.0f + static_cast<float>(k % 19), y1 + 1.0f + static_cast<float>(k % 13)});
+    }
+    const std::vector<std::uint32_t> batch(boxes.size() / 4, 0);
+    std::vector<std::uint16_t> boxes16;  // the boxes in the input's type
+    for (const float v : boxes) boxes16.push_back(float_to_float16_bits(v));
+    for (const auto mode : {InterpolationMode::Linear, InterpolationMode::Nearest}) {
+      RoiAlignParams params;
+      params.interpolation = mode;
+      params.out_of_bounds_input_value = 0.5f;
+      for (const std::int64_t r : {std::int64_t{24}, std::int64_t{5}}) {
+        const ConstTensorView rois(type == DataType::Float32 ? static_cast<const void*>(boxes.data()) : boxes16.data(),
+                                   type, {r, 4});
+        const ConstTensorView indices(batch.data(), DataType::UInt32, {r});
+        const DeviceInput device_rois(rois), device_indices(indices);
+        const Dims sizes{r, 2, 7, 7};
+        if (r == 24) {
+          const TensorLayout layout(type, sizes);
+          std::vector<unsigned char> cpu(bytes_of(layout));
+          DeviceBuffer gpu(bytes_of(layout));
+          roi_align(in.host_in(), rois, indices, TensorView(cpu.data(), layout), params, {Backend::Cpu, 2});
+          roi_align(in.device_in(), device_rois.view(), device_indices.view(),
+                    TensorView(gpu.data(), layout, MemorySpace::Device), params, {Backend::Cuda});
+          EXPECT_TRUE(same_bytes(cpu, gpu.download(), type, name + " roi_align " + to_string(mode) + ", far rows"));
+        } else {
+          SparseRows cpu(type, sizes, far(sizes)), gpu(type, sizes, far(sizes));
+          ASSERT_GT(gpu.extent(), std::int64_t{1} << 31);
+          roi_align(in.host_in(), rois, indices, cpu.host_out(), params, {Backend::Cpu, 2});
+          roi_align(in.device_in(), device_rois.view(), device_indices.view(), gpu.device_out(), params,
+                    {Backend::Cuda});
+          EXPECT_TRUE(gpu.device_rows_equal(cpu, why))
+              << name << " roi_align " << to_string(mode) << ", far rows in and out: " << why;
+        }
+      }
+    }
+  }
 }
 
 // Host tensors with Backend::Cuda are copied to the device, computed there and copied back before the call returns:
