@@ -819,9 +819,10 @@ TEST(CudaEquivalence, RoiAlignSharedPlanes) {
   base.out_of_bounds_input_value = 1.5f;
   // 81 channels: float16 takes two planes a block, the last block one. A warp takes 4 ROIs at a time for outputs
   // up to 8 wide (5 x 4, 7 x 7; 9 x 8 with 2 x 2 samples has more rows of samples than a group's table: evaluated
-  // from the boxes), 2 up to 16 (4 x 9, 16 x 16), 1 up to 32 (2 x 24); adaptive sampling mixes ROIs of different
-  // sample counts and large boxes whose taps were not tabled.
-  for (const auto& [out_h, out_w] : {std::pair<int, int>{5, 4}, {7, 7}, {4, 9}, {9, 8}, {16, 16}, {2, 24}}) {
+  // from the boxes), 2 up to 16 (4 x 9, 16 x 16), 1 up to 32 (2 x 24); wider outputs (3 x 40) have more columns of
+  // samples than a record holds and are evaluated from the boxes; adaptive sampling mixes ROIs of different sample
+  // counts and large boxes whose taps were not tabled.
+  for (const auto& [out_h, out_w] : {std::pair<int, int>{5, 4}, {7, 7}, {4, 9}, {9, 8}, {16, 16}, {2, 24}, {3, 40}}) {
     EXPECT_EQ(roi_align_sweep("roi_align shared planes", {2, 81, 23, 37}, boxes, batch, {{1, 4294967295u}, {2, 2}},
                               out_h, out_w, base, 9600, 29),
               2 * 2 * 2 * 2 * 2 * 2);
@@ -1012,6 +1013,50 @@ std::string message_of(const std::function<void()>& call) {
   return "no error";
 }
 
+// Inputs that broadcast (a stride of 0: every channel, or every row of every channel, the same) through the float16
+// kernels that read rows as whole chunks (doubling, nearest doubling, halving, pipelined) and the plane kernels,
+// float16 and float32, against the CPU backend.
+TEST(CudaEquivalence, BroadcastInputs) {
+  RSZ_NEED_CUDA();
+  for (const DataType type : {DataType::Float16, DataType::Float32}) {
+    Input base = make_input({1, 1, 24, 64}, type, false, 9370);
+    test::sprinkle_special_values(base, 37);
+    for (const auto& [sizes, strides] : {std::pair{Dims{2, 5, 24, 64}, Dims{0, 0, 64, 1}},
+                                         std::pair{Dims{1, 3, 24, 64}, Dims{0, 0, 0, 1}}}) {
+      const ConstTensorView host(base.view().data(), type, sizes, strides);
+      const DeviceInput device(host);
+      const std::string what = std::string(to_string(type)) + " strides " + dims_to_string(strides);
+      for (const auto mode : {InterpolationMode::Linear, InterpolationMode::Nearest}) {
+        Upsample2dParams u;
+        u.interpolation = mode;
+        u.scale_size = {2, 2};
+        EXPECT_TRUE(upsample2d_matches(host, device.view(),
+                                       TensorLayout(type, upsample2d_output_sizes(sizes, u.scale_size)), u,
+                                       "upsample2d x2 " + std::string(to_string(mode)) + " " + what));
+      }
+      struct Case {
+        InterpolationMode mode;
+        float scale;
+        float in_offset;
+        float out_offset;
+      };
+      // Halving (0.5 with pixel-centre offsets), pipelined (float16 1.7), plane kernels (0.45), nearest doubling.
+      for (const Case c : {Case{InterpolationMode::Linear, 0.5f, 0.5f, -0.5f},
+                           Case{InterpolationMode::Linear, 1.7f, 0.5f, -0.5f},
+                           Case{InterpolationMode::Linear, 0.45f, 0.0f, 0.0f},
+                           Case{InterpolationMode::Nearest, 2.0f, 0.5f, -0.5f}}) {
+        ResampleParams p;
+        p.interpolation = c.mode;
+        p.scales = {1, 1, c.scale, c.scale};
+        p.input_pixel_offsets = {c.in_offset, c.in_offset, c.in_offset, c.in_offset};
+        p.output_pixel_offsets = {c.out_offset, c.out_offset, c.out_offset, c.out_offset};
+        EXPECT_TRUE(resample_matches(host, device.view(), TensorLayout(type, resample_output_sizes(sizes, p.scales)), p,
+                                     "resample x" + std::to_string(c.scale) + " " + to_string(c.mode) + " " + what));
+      }
+    }
+  }
+}
+
 // A rank-4 tensor whose rows lie `row_stride` elements apart, so that its extent passes 2^31 elements while only its
 // rows are touched: on the host (calloc maps the pages in between lazily) and on the device (the rows copied plane
 // by plane with cudaMemcpy2D).
@@ -1154,7 +1199,8 @@ TEST(CudaEquivalence, OffsetsPast32Bits) {
     for (int k = 0; k < 24; ++k) {
       const float x1 = static_cast<float>(k * 37 % 64) - 4.0f + 0.3f * static_cast<float>(k % 3);
       const float y1 = static_cast<float>(k * 23 % 44) - 3.0f + 0.2f * static_cast<float>(k % 5);
-      boxes.insert(boxes.end(), {x1, y1, x1 + 1.0f + static_cast<float>(k % 19), y1 + 1.0f + static_cast<float>(k % 13)});
+      boxes.insert(boxes.end(),
+                   {x1, y1, x1 + 1.0f + static_cast<float>(k % 19), y1 + 1.0f + static_cast<float>(k % 13)});
     }
     const std::vector<std::uint32_t> batch(boxes.size() / 4, 0);
     std::vector<std::uint16_t> boxes16;  // the boxes in the input's type
@@ -1232,8 +1278,8 @@ TEST(CudaBackend, StagesHostTensors) {
 
 // Host tensors of several staging chunks (8 MiB slots, pinned: at least two of them) cross in pipelined chunks, the
 // last one partial: a float32 input of 18 MB, a packed output of 30 MB and a strided one with gaps (its 61 MB extent
-// comes back into host scratch memory, and only its elements go on), and a 108 MB upsample, each against the CPU backend; each call
-// reuses the slots of the one before.
+// comes back into host scratch memory, and only its elements go on), and a 108 MB upsample, each against the CPU
+// backend; each call reuses the slots of the one before.
 TEST(CudaBackend, StagesLargeHostTensorsInPinnedChunks) {
   RSZ_NEED_CUDA();
   Input in = make_input({1, 3, 1500, 1001}, DataType::Float32, false, 9720);
