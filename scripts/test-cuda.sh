@@ -4,7 +4,8 @@
 # usage: bash scripts/test-cuda.sh [BUILD_DIR]
 # Environment: RSZ_BUILD_IO=OFF builds the core library alone (a machine without the codec libraries);
 # RSZ_GTEST_SOURCE points at GoogleTest's sources where no GoogleTest package is installed (default: /usr/src/googletest
-# or third_party/googletest when present).
+# or third_party/googletest when present); RSZ_CUDA_SANITIZE=1 also runs the CUDA tests under compute-sanitizer
+# (memcheck, racecheck, synccheck; about 5 minutes on an H100), failing on any error it reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-cuda}
@@ -20,4 +21,23 @@ cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" -L cuda --output-on-failure
 if [[ ${RSZ_BUILD_IO:-ON} == OFF ]]; then
   ctest --test-dir "$build" -LE cuda -j "$(nproc)" --output-on-failure
+fi
+if [[ ${RSZ_CUDA_SANITIZE:-0} == 1 ]]; then
+  sanitizer=$(command -v compute-sanitizer || true)
+  nvcc_dir=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")
+  for candidate in "$nvcc_dir/compute-sanitizer" /usr/local/cuda/bin/compute-sanitizer; do
+    if [[ -z $sanitizer && -x $candidate ]]; then sanitizer=$candidate; fi
+  done
+  if [[ -z $sanitizer ]]; then
+    echo "test-cuda: RSZ_CUDA_SANITIZE=1 needs compute-sanitizer (from the CUDA toolkit), found none" >&2
+    exit 1
+  fi
+  tests=$build/tests/rsz_cuda_tests
+  # Device memory accesses of every CUDA test but the largest staging one (minutes under the tool); the API errors
+  # that tests cause on purpose (an unusable device, a failed allocation) are not errors here.
+  "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 3 "$tests" --gtest_filter='-*LargeHostTensors*'
+  # Shared-memory hazards and barriers of the kernels whose threads share memory, on their smaller tests.
+  "$sanitizer" --tool racecheck --error-exitcode 3 "$tests" \
+    --gtest_filter='*PlaneKernel*:*Pipelined*:*DoublingKernel*:*HalvingKernel*:*SharedPlanesOneImage*:*SharedPlanesUnorm8*:*SharedPlanesWorkLists*'
+  "$sanitizer" --tool synccheck --error-exitcode 3 "$tests" --gtest_filter='*SharedPlanes*:*Pipelined*'
 fi
