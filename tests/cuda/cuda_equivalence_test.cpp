@@ -1304,6 +1304,27 @@ TEST(CudaBackend, StagesLargeHostTensorsInPinnedChunks) {
   ASSERT_TRUE(same_bytes(up_cpu, up_gpu, DataType::Float32, "large upsample2d"));
 }
 
+// A staged call's device copies go back to the device afterwards, beyond the 256 MB rsz's pool keeps for the next
+// staging: a call of about 1 GB (a 384 MB input, a 650 MB output) leaves at most that much less device memory free.
+TEST(CudaBackend, StagingReleasesLargeDeviceCopies) {
+  RSZ_NEED_CUDA();
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  const TensorLayout in_layout(DataType::Float32, {2, 3, 4000, 4000});
+  ResampleParams p;
+  p.scales = {1, 1, 1.3f, 1.3f};
+  const TensorLayout out_layout(DataType::Float32, resample_output_sizes(in_layout.sizes(), p.scales));
+  std::vector<float> in(static_cast<std::size_t>(in_layout.extent()), 0.25f);
+  std::vector<float> out(static_cast<std::size_t>(out_layout.extent()), -1.0f);
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  resample(ConstTensorView(in.data(), in_layout), TensorView(out.data(), out_layout), p, {Backend::Cuda});
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_EQ(out.front(), 0.25f);
+  EXPECT_EQ(out.back(), 0.25f);
+  EXPECT_GE(free_after + 256 * kMiB + 32 * kMiB, free_before)
+      << "device memory free before " << free_before / kMiB << " MiB, after " << free_after / kMiB << " MiB";
+}
+
 // The command line's bands: a host image resampled band by band (rows [first, first + rows) of the output are the
 // output of a call whose output offset is shifted by first), each call copying only the input rows its band reads.
 // Before each band a call on other pixels of the same size leaves its bytes in the device memory the band's input
