@@ -1062,14 +1062,20 @@ TEST(CudaEquivalence, BroadcastInputs) {
 // by plane with cudaMemcpy2D).
 class SparseRows {
  public:
-  SparseRows(DataType type, const Dims& sizes, std::int64_t row_stride)
+  enum class Where { Host, Device, Both };
+  SparseRows(DataType type, const Dims& sizes, std::int64_t row_stride, Where where)
       : layout_(type, sizes, {sizes[1] * sizes[2] * row_stride, sizes[2] * row_stride, row_stride, 1}),
         element_(element_size(type)),
         bytes_(static_cast<std::size_t>(layout_.extent()) * element_) {
-    host_ = static_cast<unsigned char*>(std::calloc(bytes_, 1));
-    EXPECT_NE(host_, nullptr);
-    EXPECT_EQ(cudaMalloc(&device_, bytes_), cudaSuccess);
+    if (where != Where::Device) host_ = static_cast<unsigned char*>(std::calloc(bytes_, 1));
+    if (where != Where::Host && cudaMalloc(&device_, bytes_) != cudaSuccess) {
+      cudaGetLastError();
+      device_ = nullptr;
+    }
+    ok_ = (where == Where::Device || host_ != nullptr) && (where == Where::Host || device_ != nullptr);
   }
+  // Whether the memory it asked for could be had (the test skips otherwise).
+  bool ok() const { return ok_; }
   ~SparseRows() {
     std::free(host_);
     cudaFree(device_);
@@ -1143,6 +1149,7 @@ class SparseRows {
   std::size_t bytes_;
   unsigned char* host_ = nullptr;
   void* device_ = nullptr;
+  bool ok_ = false;
 };
 
 // Views whose element offsets pass 2^31 (rows so far apart that each view's extent is just over 2^31 elements): the
@@ -1159,7 +1166,8 @@ TEST(CudaEquivalence, OffsetsPast32Bits) {
   const Dims in_sizes{1, 2, 40, 60};
   for (const DataType type : {DataType::Float32, DataType::Float16}) {
     const std::string name = to_string(type);
-    SparseRows in(type, in_sizes, far(in_sizes));
+    SparseRows in(type, in_sizes, far(in_sizes), SparseRows::Where::Both);
+    if (!in.ok()) GTEST_SKIP() << "no memory for views past 2^31 elements";
     ASSERT_GT(in.extent(), std::int64_t{1} << 31);
     in.fill(9360);
     std::string why;
@@ -1175,7 +1183,9 @@ TEST(CudaEquivalence, OffsetsPast32Bits) {
       p.interpolation = s.mode;
       p.scales = {1, 1, s.y, s.x};
       const Dims sizes = resample_output_sizes(in_sizes, p.scales);
-      SparseRows cpu(type, sizes, far(sizes)), gpu(type, sizes, far(sizes));
+      SparseRows cpu(type, sizes, far(sizes), SparseRows::Where::Host);
+      SparseRows gpu(type, sizes, far(sizes), SparseRows::Where::Device);
+      if (!cpu.ok() || !gpu.ok()) GTEST_SKIP() << "no memory for views past 2^31 elements";
       ASSERT_GT(gpu.extent(), std::int64_t{1} << 31);
       resample(in.host_in(), cpu.host_out(), p, {Backend::Cpu, 2});
       resample(in.device_in(), gpu.device_out(), p, {Backend::Cuda});
@@ -1187,7 +1197,9 @@ TEST(CudaEquivalence, OffsetsPast32Bits) {
       up.interpolation = mode;
       up.scale_size = {2, 3};
       const Dims sizes = upsample2d_output_sizes(in_sizes, up.scale_size);
-      SparseRows cpu(type, sizes, far(sizes)), gpu(type, sizes, far(sizes));
+      SparseRows cpu(type, sizes, far(sizes), SparseRows::Where::Host);
+      SparseRows gpu(type, sizes, far(sizes), SparseRows::Where::Device);
+      if (!cpu.ok() || !gpu.ok()) GTEST_SKIP() << "no memory for views past 2^31 elements";
       ASSERT_GT(gpu.extent(), std::int64_t{1} << 31);
       upsample2d(in.host_in(), cpu.host_out(), up, {Backend::Cpu, 2});
       upsample2d(in.device_in(), gpu.device_out(), up, {Backend::Cuda});
@@ -1224,7 +1236,9 @@ TEST(CudaEquivalence, OffsetsPast32Bits) {
                     TensorView(gpu.data(), layout, MemorySpace::Device), params, {Backend::Cuda});
           EXPECT_TRUE(same_bytes(cpu, gpu.download(), type, name + " roi_align " + to_string(mode) + ", far rows"));
         } else {
-          SparseRows cpu(type, sizes, far(sizes)), gpu(type, sizes, far(sizes));
+          SparseRows cpu(type, sizes, far(sizes), SparseRows::Where::Host);
+          SparseRows gpu(type, sizes, far(sizes), SparseRows::Where::Device);
+          if (!cpu.ok() || !gpu.ok()) GTEST_SKIP() << "no memory for views past 2^31 elements";
           ASSERT_GT(gpu.extent(), std::int64_t{1} << 31);
           roi_align(in.host_in(), rois, indices, cpu.host_out(), params, {Backend::Cpu, 2});
           roi_align(in.device_in(), device_rois.view(), device_indices.view(), gpu.device_out(), params,
@@ -1642,16 +1656,19 @@ TEST(CudaBackend, AFailedCallLeavesNoErrorBehind) {
   good_call("the caller's failed cudaMalloc");
 }
 
-// roi_align's shared-plane kernel on planes of different sizes from two threads at once (FPN levels P2 and P3, each
-// thread on its own stream; 600 ROIs, enough output for the shared planes of both): each call's shared memory limit
-// holds until its launch whatever the other thread sets.
+// roi_align's shared-plane kernel on planes of different sizes from two threads at once, each on its own stream:
+// float32 planes of 200 x 272 and 170 x 272 (600 ROIs, enough output for the shared planes), both one plane a block,
+// so the same kernel with 229 KB and 197 KB of shared memory, 100 calls each, every result the CPU backend's. (The
+// kernel's shared memory limit is the process's: set per call, one thread could lower it before the other's launch.
+// That window is a few microseconds; on an H100 the per-call setting passed this test in 3 runs, so it guards the
+// calls' independence more than that race.)
 TEST(CudaBackend, ConcurrentRoiAlignOnPlanesOfDifferentSizes) {
   RSZ_NEED_CUDA();
   struct Level {
     Dims sizes;
     float scale;
   };
-  const Level levels[2] = {{{1, 256, 200, 272}, 1.0f}, {{1, 256, 100, 136}, 0.5f}};
+  const Level levels[2] = {{{1, 256, 200, 272}, 1.0f}, {{1, 256, 170, 272}, 0.85f}};
   std::vector<float> boxes;
   for (int k = 0; k < 600; ++k) {
     const float x1 = static_cast<float>(k * 97 % 250) + 0.31f * static_cast<float>(k % 3);
@@ -1678,7 +1695,7 @@ TEST(CudaBackend, ConcurrentRoiAlignOnPlanesOfDifferentSizes) {
     options.backend = Backend::Cuda;
     options.stream = stream;
     std::string failures;
-    for (int i = 0; i < 40; ++i) {
+    for (int i = 0; i < 100; ++i) {
       const std::string message = message_of([&] {
         roi_align(device_in.view(), device_rois.view(), device_indices.view(),
                   TensorView(out.data(), layout, MemorySpace::Device), params, options);

@@ -33,7 +33,10 @@ struct ExecOptions {
   int num_threads = 0;
   // Cuda: the device ordinal, and the cudaStream_t the work is queued on (null: the default stream). Calls on device
   // tensors return once the work is queued, without synchronizing; the caller synchronizes the stream (with
-  // rsz::synchronize to hear of values that failed their device-side checks). Ignored by host backends.
+  // rsz::synchronize to hear of values that failed their device-side checks). Device tensors must be in this
+  // device's memory (another device's is refused, peer access or not). A call first clears any CUDA error left
+  // pending on the calling thread (as cudaGetLastError does), so that it reports only its own. Ignored by host
+  // backends.
   int device = 0;
   void* stream = nullptr;
   // roi_align's sample budget: the most bilinear/nearest sample evaluations one roi_align call may make, summed over

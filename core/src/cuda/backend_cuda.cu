@@ -61,7 +61,8 @@ void check_device_pointer(const char* op, const char* name, const ConstTensorVie
          std::string(name) + " is marked as device memory but is not memory a CUDA device can read; allocate it "
                              "with cudaMalloc (or cudaMallocManaged)");
   }
-  // Another device's memory: the kernels would fault on it (an error that ends every later CUDA call of the process).
+  // Another device's memory: without peer access the kernels would fault on it (an error that ends every later CUDA
+  // call of the process); refused even where peer access is on, which the runtime cannot tell from here.
   if (attributes.type == cudaMemoryTypeDevice && attributes.device != device) {
     fail(ErrorCode::InvalidArgument, op,
          std::string(name) + " is in device " + std::to_string(attributes.device) +
@@ -362,6 +363,7 @@ class HostStaging {
     if (slots != nullptr && slots->busy.try_lock()) slots_ = slots;
   }
   ~HostStaging() {
+    release_device_copies();
     if (slots_ == nullptr) return;
     // On an early exit (an error) the slots' copies may still be queued: they finish before another staging
     // takes the slots.
@@ -388,9 +390,8 @@ class HostStaging {
   void finish() {
     const cudaStream_t stream = stream_of(options_);
     for (Download& d : downloads_) {
-      const bool gaps = d.layout.extent() != d.layout.element_count();
-      if (gaps) d.scratch.resize(d.bytes);
-      void* const target = gaps ? d.scratch.data() : d.host;
+      if (d.layout.extent() != d.layout.element_count()) d.scratch.reset(new unsigned char[d.bytes]);
+      void* const target = d.scratch ? d.scratch.get() : d.host;
       if (through_slots(d.bytes)) {
         copy_out(target, d.device, d.bytes);
       } else {
@@ -399,9 +400,8 @@ class HostStaging {
     }
     check(cudaStreamSynchronize(stream), "computed");
     for (const Download& d : downloads_) {
-      if (!d.scratch.empty()) copy_elements(d.host, d.scratch.data(), d.layout);
+      if (d.scratch) copy_elements(d.host, d.scratch.get(), d.layout, threads_);
     }
-    release_device_copies();
   }
 
  private:
@@ -410,42 +410,54 @@ class HostStaging {
     const void* device;
     std::size_t bytes;
     TensorLayout layout;
-    std::vector<unsigned char> scratch;  // the whole extent, for an output with gaps
+    std::unique_ptr<unsigned char[]> scratch;  // the whole extent, for an output with gaps
   };
 
-  // The elements `layout` addresses, from `source` to `target` (both laid out as its extent), nothing in between.
-  static void copy_elements(void* target, const void* source, const TensorLayout& layout) {
-    if (layout.element_count() == 0) return;
-    const std::size_t element = element_size(layout.dtype());
+  // The elements `layout` addresses, from `source` to `target` (both laid out as its extent), nothing in between:
+  // row by row along the last axis (a row at once where it is contiguous), the rows spread over `threads`.
+  static void copy_elements(void* target, const void* source, const TensorLayout& layout, int threads) {
+    const std::int64_t count = layout.element_count();
+    if (count == 0) return;
+    const auto element = static_cast<std::int64_t>(element_size(layout.dtype()));
     const int last = layout.rank() - 1;
-    std::array<std::int64_t, kMaxRank> index{};
-    for (;;) {
-      std::int64_t row = 0;
-      for (int a = 0; a < last; ++a) row += index[static_cast<std::size_t>(a)] * layout.stride(a);
-      for (std::int64_t i = 0; i < layout.size(last); ++i) {
-        const auto at = static_cast<std::size_t>(row + i * layout.stride(last)) * element;
-        std::memcpy(static_cast<unsigned char*>(target) + at, static_cast<const unsigned char*>(source) + at,
-                    element);
-      }
-      int a = last - 1;
-      while (a >= 0 && ++index[static_cast<std::size_t>(a)] == layout.size(a)) index[static_cast<std::size_t>(a--)] = 0;
-      if (a < 0) return;
-    }
+    const std::int64_t width = layout.size(last);
+    const std::int64_t step = layout.stride(last);
+    cpu::parallel_for(count / width, std::max<std::int64_t>(1, 16384 / width), threads,
+                      [&](std::int64_t begin, std::int64_t end) {
+                        for (std::int64_t row = begin; row < end; ++row) {
+                          std::int64_t rest = row;
+                          std::int64_t at = 0;
+                          for (int a = last - 1; a >= 0; --a) {
+                            at += rest % layout.size(a) * layout.stride(a);
+                            rest /= layout.size(a);
+                          }
+                          auto* const to = static_cast<unsigned char*>(target) + at * element;
+                          const auto* const from = static_cast<const unsigned char*>(source) + at * element;
+                          if (step == 1) {
+                            std::memcpy(to, from, static_cast<std::size_t>(width * element));
+                            continue;
+                          }
+                          for (std::int64_t x = 0; x < width; ++x) {
+                            std::memcpy(to + x * step * element, from + x * step * element,
+                                        static_cast<std::size_t>(element));
+                          }
+                        }
+                      });
   }
 
   // The device copies back to rsz's pool, and the pool's memory beyond kStagingKeep back to the device: the pool
   // keeps what it reserves (device calls allocate nothing on the hot path), but a large staged call (1 GB for 8 x 4K
   // float32 -> 1080p) would otherwise hold its memory for the life of the process, memory the caller's other GPU
   // work may need. Smaller stagings (a 4K image's) keep theirs for the next call.
-  void release_device_copies() {
+  // At the end of every staging, failed ones included; throws nothing (the outputs may be delivered already).
+  void release_device_copies() noexcept {
     buffers_.clear();  // freed in stream order
     const cudaMemPool_t pool = scratch_pool(options_.device);
-    if (pool == nullptr) return;
     std::uint64_t reserved = 0;
-    if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
-        reserved > kStagingKeep) {
-      check(cudaStreamSynchronize(stream_of(options_)), "released");  // the frees done: the pool can trim them
-      cudaMemPoolTrimTo(pool, kStagingKeep);
+    if (pool != nullptr &&
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+        reserved > kStagingKeep && cudaStreamSynchronize(stream_of(options_)) == cudaSuccess) {
+      cudaMemPoolTrimTo(pool, kStagingKeep);  // the frees done: the pool can give their memory back
     }
     cudaGetLastError();
   }
