@@ -24,7 +24,6 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <set>
 #include <utility>
 
 #include <cub/block/block_scan.cuh>
@@ -1036,26 +1035,33 @@ std::int64_t plane_pitch(const ConstTensorView& input, const TensorView& output,
   return outputs_per_plane * (two_planes ? 4 : 2) < n * h * w ? 0 : pitch;
 }
 
-// Whether kernel's code for `device` waits for the kernel before it (compiled for compute capability 9.0 or later,
-// where wait_for_previous_kernel is not a no-op) and the device can start it early: a build for older architectures
-// that runs on a newer device launches plainly. Asked once per kernel and device.
-bool can_start_early(const void* kernel, int device) {
+// What make() gives for `kernel` on `device`, asked once (under a lock) and kept for the life of the process; each
+// caller has its own table. Where make throws, nothing is kept: the next call asks again.
+template <typename Make>
+bool per_kernel(const void* kernel, int device, const Make& make) {
   static std::mutex guard;
   static std::map<std::pair<const void*, int>, bool> known;
   const std::lock_guard<std::mutex> lock(guard);
   const auto at = known.find({kernel, device});
   if (at != known.end()) return at->second;
-  bool early = false;
-  if (device_limits(device).compute_major >= 9) {
+  const bool value = make();
+  known.emplace(std::make_pair(kernel, device), value);
+  return value;
+}
+
+// Whether kernel's code for `device` waits for the kernel before it (compiled for compute capability 9.0 or later,
+// where wait_for_previous_kernel is not a no-op) and the device can start it early: a build for older architectures
+// that runs on a newer device launches plainly.
+bool can_start_early(const void* kernel, int device) {
+  return per_kernel(kernel, device, [&] {
+    if (device_limits(device).compute_major < 9) return false;
     cudaFuncAttributes attributes{};
-    if (cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess) {
-      early = attributes.ptxVersion >= 90;
-    } else {
+    if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) {
       cudaGetLastError();  // a failed query leaves no error behind: the launch is plain
+      return false;
     }
-  }
-  known.emplace(std::make_pair(kernel, device), early);
-  return early;
+    return attributes.ptxVersion >= 90;
+  });
 }
 
 // Launches kernel with programmatic dependent launch where it can start early (see let_next_kernel_start) and
@@ -1082,14 +1088,12 @@ void launch_early(void (*kernel)(Params...), bool early, int blocks, int threads
 // process's, not the call's: set to each call's own size, a call in one thread could lower it between another
 // thread's setting it and launching (two threads on FPN levels of different sizes), and that launch would fail.
 void allow_all_shared_memory(const void* kernel, int device) {
-  static std::mutex mutex;
-  static std::set<std::pair<const void*, int>> allowed;
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (allowed.count({kernel, device}) != 0) return;
-  const cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  device_limits(device).max_shared_per_block);
-  if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
-  allowed.insert({kernel, device});
+  per_kernel(kernel, device, [&] {
+    const cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    device_limits(device).max_shared_per_block);
+    if (status != cudaSuccess) cuda_fail("roi_align", "the kernel's shared memory could not be reserved", status);
+    return true;
+  });
 }
 
 template <typename In, typename Out, bool Nearest>
