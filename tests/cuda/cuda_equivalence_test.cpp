@@ -1089,14 +1089,14 @@ class SparseRows {
   TensorView host_out() const { return TensorView(host_, layout_); }
   TensorView device_out() const { return TensorView(device_, layout_, MemorySpace::Device); }
 
-  // Values in [-3, 3) in every row, then the rows to the device.
+  // Random values in [-3, 3) in every row (test::random_f32, a plane at a time), then the rows to the device.
   void fill(std::uint32_t seed) {
-    std::uint32_t state = seed;
     for_each_plane([&](std::size_t at) {
+      const Tensor plane = test::random_f32({layout_.size(2), layout_.size(3)}, seed++, -3.0f, 3.0f);
+      const auto* const values = static_cast<const float*>(plane.data());
       for (std::int64_t y = 0; y < layout_.size(2); ++y) {
         for (std::int64_t x = 0; x < layout_.size(3); ++x) {
-          state = state * 1664525u + 1013904223u;
-          const float v = static_cast<float>(state >> 8) / 16777216.0f * 6.0f - 3.0f;
+          const float v = values[y * layout_.size(3) + x];
           unsigned char* const e = host_ + at + static_cast<std::size_t>(y * layout_.stride(2) + x) * element_;
           if (layout_.dtype() == DataType::Float32) {
             std::memcpy(e, &v, sizeof v);
