@@ -6,7 +6,6 @@
 #include <variant>
 
 #include "commands.h"
-#include "geometry.h"
 #include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/config.h"
@@ -25,6 +24,7 @@ std::array<float, 4> four(const std::string& flag, const std::string& text) {
 // Flag values that do not depend on the input; --size/--width/--height are applied per input.
 io::ResampleConfig fixed_flags(const ResampleOptions& o) {
   io::ResampleConfig flags;
+  // A --preset flag sets its offsets (and mode) over the config file's; the other flags over both.
   if (!o.preset.empty()) flags = io::preset_config(io::parse_resample_preset(o.preset, "--preset"));
   if (!o.mode.empty()) flags.interpolation = parse_interpolation(o.mode);
   const auto positive = [](const std::string& flag, const std::string& text, const std::vector<float>& v) {
@@ -59,20 +59,15 @@ io::ResampleConfig fixed_flags(const ResampleOptions& o) {
 
 }  // namespace
 
-std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResampleConfig& config,
-                                    const std::string& output, const CommonOptions& common,
-                                    const ResampleTweak& tweak) {
-  // The parameters for an input of these sizes: flags and config, the friendly size flags and presets applied.
-  const auto resolve_for = [config, tweak](const std::string& input, const Dims& sizes) {
+std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
+                                    const std::string& output, const CommonOptions& common) {
+  io::check_intent(intent);
+  const auto plan_for = [intent](const std::string& input, const Dims& sizes, bool image) {
     if (sizes.size() != 4) {
       throw Error(ErrorCode::InvalidShape,
                   input + ": resample needs a rank-4 tensor; this one has sizes " + dims_to_string(sizes));
     }
-    io::ResampleConfig merged = config;
-    if (tweak.before_resolve) tweak.before_resolve(sizes, merged);
-    io::ResolvedResample resolved = io::resolve(merged, sizes);
-    if (tweak.after_resolve) tweak.after_resolve(sizes, resolved);
-    return resolved;
+    return io::plan_resize(intent, sizes, image);
   };
   std::vector<Job> jobs;
   for (const std::string& input : inputs) {
@@ -83,50 +78,44 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     job.op = "resample";
     job.size_flags = "--scale, --size, --width/--height or the config's scales/output_sizes";
     job.planned_outputs = {out};
-    job.plan = [input, resolve_for, tweak](const InputProbe& probe) {
+    job.plan = [input, plan_for](const InputProbe& probe) {
       JobPlan plan;
-      plan.result = resolve_for(input, probe.sizes).output_sizes;
-      if (tweak.canvas) {
-        if (const auto canvas = tweak.canvas(probe.sizes)) plan.result = canvas->sizes;
-      }
+      plan.result = plan_for(input, probe.sizes, probe.from_image).canvas;
       plan.type = probe.type;
       plan.output = plan.result;
       return plan;
     };
-    job.run = [input, out, resolve_for, tweak, common](int threads) {
+    job.run = [input, out, plan_for, common](int threads) {
       const LoadedInput loaded = load_input(input, common);
-      const io::ResolvedResample resolved = resolve_for(input, loaded.sizes());
-      const auto canvas = tweak.canvas ? tweak.canvas(loaded.sizes()) : std::nullopt;
-      if (!canvas) {
-        const ExecOptions exec = exec_options(common, threads);
-        const std::vector<OutputRecord> record{
-            {out, resolved.output_sizes, to_string(loaded.result_type), std::nullopt}};
-        if (offset_shifts_exactly(resolved.params.output_pixel_offsets[2], resolved.output_sizes[2])) {
+      const io::ResizePlan plan = plan_for(input, loaded.sizes(), loaded.from_image);
+      const ExecOptions exec = exec_options(common, threads);
+      const std::vector<OutputRecord> record{{out, plan.canvas, to_string(loaded.result_type), std::nullopt}};
+      if (!plan.padded()) {
+        if (offset_shifts_exactly(plan.params.output_pixel_offsets[2], plan.call_sizes[2])) {
           // Output rows [first, ...) are the rows of a call whose output offset is shifted by `first`: the same
           // bits, so PNG and JPEG outputs are encoded band by band as they are computed.
-          save_output_rows(out, resolved.output_sizes, loaded.result_type, loaded, common,
+          save_output_rows(out, plan.call_sizes, loaded.result_type, loaded, common,
                            [&](std::int64_t first, const TensorView& band) {
-                             ResampleParams params = resolved.params;
+                             ResampleParams params = plan.params;
                              params.output_pixel_offsets[2] -= static_cast<float>(first);
                              resample(loaded.view(), band, params, exec);
                            });
           return record;
         }
-        Tensor result(loaded.result_type, resolved.output_sizes, TensorInit::Uninitialized);
-        resample(loaded.view(), result.view(), resolved.params, exec);
+        Tensor result(loaded.result_type, plan.call_sizes, TensorInit::Uninitialized);
+        resample(loaded.view(), result.view(), plan.params, exec);
         save_output(out, result.view(), loaded, common);
         return record;
       }
-      // --fit contain: the image is resampled straight into its place on a zero-filled canvas (a strided view).
-      Tensor result(loaded.result_type, canvas->sizes, TensorInit::Zero);
+      // fit contain: the image is resampled straight into its place on a zero-filled canvas (a strided view).
+      Tensor result(loaded.result_type, plan.canvas, TensorInit::Zero);
       const Dims& strides = result.layout().strides();
       auto* origin = static_cast<std::byte*>(result.data()) +
-                     (canvas->top * strides[2] + canvas->left * strides[3]) *
+                     (plan.top * strides[2] + plan.left * strides[3]) *
                          static_cast<std::int64_t>(element_size(result.dtype()));
-      resample(loaded.view(), TensorView(origin, result.dtype(), resolved.output_sizes, strides), resolved.params,
-               exec_options(common, threads));
+      resample(loaded.view(), TensorView(origin, result.dtype(), plan.call_sizes, strides), plan.params, exec);
       save_output(out, result.view(), loaded, common);
-      return std::vector<OutputRecord>{{out, result.sizes(), to_string(result.dtype()), std::nullopt}};
+      return record;
     };
     jobs.push_back(std::move(job));
   }
@@ -196,83 +185,47 @@ OperatorCommand resample_command() {
   c.setup = subcommand(setup_resample, run_resample);
   c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
                     const CommonOptions& common, std::vector<std::string>&) {
-    return make_resample_jobs(inputs, std::get<io::ResampleConfig>(step.config), output, common);
+    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common);
   };
   return c;
 }
 
-int run_resample(const ResampleOptions& o) {
+io::ResizeIntent resample_intent(const ResampleOptions& o, std::uint64_t budget) {
   const CommonOptions& common = o.common;
-  if (common.output.empty()) usage_error("resample: -o/--output is required");
-  const std::uint64_t budget = memory_budget(common.max_memory);
   if (!common.config.empty()) check_json_budget(common.config, "--config", budget);
   const io::ResampleConfig file_config =
       common.config.empty() ? io::ResampleConfig{} : io::read_resample_config(common.config);
-  const io::ResampleConfig merged = io::overlay(file_config, fixed_flags(o));
-  const bool target_size = !o.size.empty() || o.width > 0 || o.height > 0;
-  if (!target_size && (!o.fit.empty() || !o.gravity.empty())) {
-    usage_error("resample: --fit and --gravity place an image in a box; give the box with --size WxH");
+  io::ResizeIntent intent;
+  intent.config = io::overlay(file_config, fixed_flags(o));
+  if (!o.preset.empty()) intent.preset = io::parse_resample_preset(o.preset, "--preset");
+  if (!o.size.empty()) {
+    intent.box = io::parse_size(o.size, "--size", o.square_size);
+  } else if (o.width > 0 || o.height > 0) {
+    intent.box = io::ResizeBox{};
+    intent.box->width = o.width;
+    intent.box->height = o.height;
   }
-  if (!merged.scales && !merged.output_sizes && !target_size) {
+  if (!o.fit.empty()) intent.fit = io::parse_fit(o.fit, "--fit");
+  if (!o.gravity.empty()) intent.gravity = io::parse_gravity(o.gravity, "--gravity");
+  if (!intent.box && !intent.config.scales && !intent.config.output_sizes) {
     usage_error("resample: no scale given; use --scale, --size, --width, --height, --scales, --output-sizes or a "
                 "config with \"scales\" or \"output_sizes\"");
   }
-  Geometry geometry;
-  if (!o.size.empty()) {
-    geometry = parse_geometry(o.size, "--size");
-  } else {
-    geometry.width = o.width;
-    geometry.height = o.height;
-  }
-  if (geometry.fit && !o.fit.empty()) {
-    usage_error("--size " + o.size + " --fit " + o.fit + ": the size's suffix already says how it fits; drop one");
-  }
-  const Fit fit = geometry.fit ? *geometry.fit : o.fit.empty() ? Fit::Fill : parse_fit(o.fit);
-  const Gravity gravity = o.gravity.empty() ? Gravity::Center : parse_gravity(o.gravity);
-  if (!o.gravity.empty() && fit != Fit::Cover && fit != Fit::Contain) {
-    usage_error("--gravity " + o.gravity + ": only with --fit cover or contain (it places the crop or the padding)");
-  }
-  if ((fit == Fit::Cover || fit == Fit::Contain) && (geometry.width == 0 || geometry.height == 0)) {
-    usage_error("--fit " + o.fit + ": needs both sides of the box (--size WxH)");
-  }
-  ResampleTweak tweak;
-  std::vector<std::function<void(const Dims&, io::ResolvedResample&)>> after;
-  if (target_size) {
-    // --size/--width/--height: the size each image is resized to (fit and suffixes applied), its scales out / in,
-    // and for cover the output window over the resized image (shifted output offsets: a crop without a copy).
-    tweak.before_resolve = [geometry, fit, gravity](const Dims& in, io::ResampleConfig& config) {
-      if (in.size() != 4) return;  // resolve reports the rank
-      const FitPlan p = plan_fit(in[3], in[2], geometry, fit, gravity);
-      io::set_target_size(config, in, p.resized_w, p.resized_h);
-      if (fit == Fit::Cover) config.output_sizes = std::array<std::int64_t, 4>{in[0], in[1], p.canvas_h, p.canvas_w};
-    };
-    if (fit == Fit::Cover) {
-      after.push_back([geometry, fit, gravity](const Dims& in, io::ResolvedResample& resolved) {
-        const FitPlan p = plan_fit(in[3], in[2], geometry, fit, gravity);
-        resolved.params.output_pixel_offsets[2] -= static_cast<float>(p.offset_y);
-        resolved.params.output_pixel_offsets[3] -= static_cast<float>(p.offset_x);
-      });
-    }
-    if (fit == Fit::Contain) {
-      tweak.canvas = [geometry, fit, gravity](const Dims& in) -> std::optional<ResampleTweak::Canvas> {
-        if (in.size() != 4) return std::nullopt;
-        const FitPlan p = plan_fit(in[3], in[2], geometry, fit, gravity);
-        return ResampleTweak::Canvas{{in[0], in[1], p.canvas_h, p.canvas_w}, p.offset_y, p.offset_x};
-      };
-    }
-  }
-  if (o.preset == "align_corners") {
-    after.insert(after.begin(),
-                 [](const Dims& in, io::ResolvedResample& resolved) { io::apply_align_corners(resolved, in); });
-  }
-  if (!after.empty()) {
-    tweak.after_resolve = [after](const Dims& in, io::ResolvedResample& resolved) {
-      for (const auto& step : after) step(in, resolved);
-    };
-  }
+  io::check_intent(intent);
+  return intent;
+}
+
+int run_resample(const ResampleOptions& o) {
+  if (o.common.output.empty()) usage_error("resample: -o/--output is required");
+  const std::uint64_t budget = memory_budget(o.common.max_memory);
+  return run_resize(o.common, resample_intent(o, budget), budget);
+}
+
+int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, std::uint64_t budget) {
+  io::check_intent(intent);
   const std::vector<std::string> inputs = input_list(common, budget);
   const std::string output = output_target(common, inputs);
-  const std::vector<Job> jobs = make_resample_jobs(inputs, merged, output, common, tweak);
+  const std::vector<Job> jobs = make_resample_jobs(inputs, intent, output, common);
   check_jobs(inputs, jobs, {common.config});
   const int status = run_jobs(jobs, common);
   finish_stdout(common, output);

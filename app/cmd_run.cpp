@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <variant>
 
 #include "commands.h"
@@ -42,55 +43,84 @@ int run_run(const RunOptions& o) {
   const std::vector<std::string> inputs = batch.inputs.empty() ? std::vector<std::string>{}
                                                                : expand_inputs(batch.inputs, false);
   // Steps run in phases: a step with "input": "previous" starts a new phase, whose inputs are the outputs the
-  // previous step wrote. Each phase is planned (every header probed) before it writes anything.
+  // previous step writes. The whole batch is planned before anything is written: a chained phase is planned from
+  // what the step before it will write (predict_outputs), so a request that cannot be met in any phase stops the
+  // run with nothing written, and --dry-run lists every phase as it would run.
+  struct Phase {
+    std::vector<Job> jobs;
+    std::vector<std::string> last_step_outputs;  // what the next chained step takes
+    bool chained = false;
+  };
+  std::vector<Phase> phases;
   std::vector<std::string> other_inputs{o.batch_file};
   std::vector<std::string> phase_inputs = inputs;
-  std::vector<std::string> previous_outputs;
-  int status = kExitOk;
+  std::map<std::string, InputProbe> predicted;  // the previous phase's outputs, as reading them back would give
   std::size_t index = 0;
   while (index < batch.steps.size()) {
-    std::vector<Job> jobs;
-    std::vector<std::string> step_outputs;
-    if (batch.steps[index].chained) phase_inputs = previous_outputs;
+    Phase phase;
+    phase.chained = batch.steps[index].chained;
     do {
       const io::BatchStep& step = batch.steps[index];
       const std::string output = (std::filesystem::path(folder) / step.output_template).string();
       const OperatorCommand* entry = find_operator(step.op);
       if (entry == nullptr) usage_error(o.batch_file + ": step " + std::to_string(index) + ": no operator " + step.op);
       std::vector<Job> step_jobs = entry->batch_jobs(phase_inputs, step, output, common, other_inputs);
-      step_outputs.clear();
+      phase.last_step_outputs.clear();
       for (Job& job : step_jobs) {
+        if (phase.chained && !predicted.count(job.input)) {
+          usage_error(o.batch_file + ": step " + std::to_string(index) + " (/steps/" + std::to_string(index) +
+                      ") takes \"input\": \"previous\", but its ROI file names its own images (" + printable(job.input) +
+                      "); drop \"input\": \"previous\" or give plain-form ROIs");
+        }
+        if (phase.chained) job.probe = predicted.at(job.input);
         job.size_flags = "the config of step " + std::to_string(index) + " (/steps/" + std::to_string(index) +
                          "/config)";
-        step_outputs.insert(step_outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
+        phase.last_step_outputs.insert(phase.last_step_outputs.end(), job.planned_outputs.begin(),
+                                       job.planned_outputs.end());
       }
-      jobs.insert(jobs.end(), step_jobs.begin(), step_jobs.end());
+      phase.jobs.insert(phase.jobs.end(), step_jobs.begin(), step_jobs.end());
       ++index;
     } while (index < batch.steps.size() && !batch.steps[index].chained);
     std::vector<std::string> all_inputs;
-    for (const Job& job : jobs) all_inputs.push_back(job.input);
-    check_jobs(all_inputs, jobs, other_inputs);
-    if (common.dry_run && phase_inputs != inputs) {
-      // A chained phase's inputs do not exist yet: list what it would write without probing them.
-      for (const Job& job : jobs) {
-        for (const auto& out : job.planned_outputs) std::cout << printable(job.input) << " -> " << printable(out) << "\n";
-      }
-    } else {
-      status = std::max(status, run_jobs(jobs, common));
-      common.verbose = false;  // the backend note once per run, not once per phase
-    }
-    // The next chained step runs on what the last step of this phase wrote (outputs of failed inputs are absent).
-    previous_outputs.clear();
-    for (const std::string& out : step_outputs) {
-      std::error_code ec;
-      if (common.dry_run || std::filesystem::is_regular_file(out, ec)) previous_outputs.push_back(out);
-    }
-    if (index < batch.steps.size() && previous_outputs.empty()) {
-      to_stderr("rsz: " + printable(o.batch_file) + ": step " + std::to_string(index) +
-                " takes the previous step's outputs, and that step wrote none; stopped\n");
-      return kExitFailed;
-    }
+    for (const Job& job : phase.jobs) all_inputs.push_back(job.input);
+    check_jobs(all_inputs, phase.jobs, other_inputs);
     other_inputs.insert(other_inputs.end(), all_inputs.begin(), all_inputs.end());  // never overwritten later
+    const bool several_phases = index < batch.steps.size() || !phases.empty();
+    if (several_phases) predicted = predict_outputs(phase.jobs, common);  // a usage error stops all, here
+    if (index < batch.steps.size()) {
+      phase_inputs.clear();
+      for (const std::string& out : phase.last_step_outputs) {
+        if (predicted.count(out)) phase_inputs.push_back(out);
+      }
+      if (phase_inputs.empty()) {
+        usage_error(o.batch_file + ": step " + std::to_string(index) + " takes the previous step's outputs, and that "
+                    "step would write none");
+      }
+    }
+    phases.push_back(std::move(phase));
+  }
+
+  int status = kExitOk;
+  for (Phase& phase : phases) {
+    if (!common.dry_run) {
+      // Run time: a chained phase reads the files its previous phase really wrote (an input that failed there has
+      // no output here, and was reported then).
+      std::vector<Job> runnable;
+      for (Job& job : phase.jobs) {
+        std::error_code ec;
+        if (phase.chained && !std::filesystem::is_regular_file(job.input, ec)) continue;
+        job.probe.reset();
+        runnable.push_back(std::move(job));
+      }
+      if (phase.chained && runnable.empty()) {
+        to_stderr("rsz: " + printable(o.batch_file) + ": a chained step's inputs were not written (the step before it "
+                  "failed on every input); stopped\n");
+        return kExitFailed;
+      }
+      phase.jobs = std::move(runnable);
+    }
+    status = std::max(status, run_jobs(phase.jobs, common));
+    common.verbose = false;  // the backend note once per run, not once per phase
   }
   if (!common.quiet && !common.dry_run) to_stderr("rsz: outputs are under " + printable(folder) + "\n");
   return status;

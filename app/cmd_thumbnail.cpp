@@ -2,10 +2,6 @@
 // --size box keeping its aspect ratio, only shrunk unless --enlarge, with antialiased linear filtering (DirectML
 // RESAMPLE3's Antialiased, SEMANTICS.md §1.7) unless --no-antialias; EXIF orientation is applied and ICC, EXIF and
 // XMP are kept, as in every command (--no-exif, --strip).
-#include <algorithm>
-#include <cctype>
-#include <cstring>
-
 #include "commands.h"
 
 namespace rsz::app {
@@ -41,26 +37,29 @@ void setup_thumbnail(CLI::App& app, ThumbnailOptions& o) {
 }
 
 int run_thumbnail(const ThumbnailOptions& t) {
+  // The intent of resample's flags, then the thumbnail defaults: a plain N is an N x N box, fitted inside it unless
+  // --fit or the size's suffix says otherwise, never enlarged unless --enlarge or the '<' suffix, antialiased.
   ResampleOptions o = t.resample;
-  std::string size = o.size;
-  if (!size.empty() && std::all_of(size.begin(), size.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
-    size += "x" + size;  // N: an N x N box
-  }
-  const bool suffix = !size.empty() && std::strchr("!^<>", size.back()) != nullptr;
-  if (t.enlarge && suffix && size.back() == '>') {
-    usage_error("thumbnail: --size " + o.size + " --enlarge: the '>' suffix only shrinks; drop one");
-  }
-  const bool percent = !size.empty() && size.back() == '%';  // N%: a factor, not a box (no suffix allowed)
-  if (!suffix && !percent && o.fit.empty()) {
-    if (t.enlarge) {
-      o.fit = "inside";
-    } else {
-      size += ">";
-    }
-  }
-  o.size = size;
-  o.antialias = !t.no_antialias && o.mode != "nearest";
-  return run_resample(o);
+  o.square_size = true;
+  const CommonOptions& common = o.common;
+  if (common.output.empty()) usage_error("thumbnail: -o/--output is required");
+  const std::uint64_t budget = memory_budget(common.max_memory);
+  io::ResizeIntent intent = resample_intent(o, budget);
+  if (t.no_antialias) intent.config.antialiased = false;
+  io::apply_thumbnail_defaults(intent, t.enlarge);
+  return run_resize(common, intent, budget);
+}
+
+OperatorCommand thumbnail_command() {
+  OperatorCommand c;
+  c.command = "thumbnail";
+  c.op = "thumbnail";
+  c.setup = subcommand(setup_thumbnail, run_thumbnail);
+  c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
+                    const CommonOptions& common, std::vector<std::string>&) {
+    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common);
+  };
+  return c;
 }
 
 }  // namespace rsz::app

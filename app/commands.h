@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "common.h"
+#include "rsz/io/batch_file.h"
 #include "rsz/io/config.h"
+#include "rsz/io/resize.h"
 
 namespace rsz::app {
 
@@ -50,24 +52,12 @@ const OperatorCommand* find_operator(const std::string& op);
 OperatorCommand resample_command();
 OperatorCommand upsample_command();
 OperatorCommand roi_align_command();
+OperatorCommand thumbnail_command();
 
-// Per-input adjustments of a resample config around io::resolve (friendly size flags, presets).
-struct ResampleTweak {
-  std::function<void(const Dims& input_sizes, io::ResampleConfig& config)> before_resolve;
-  std::function<void(const Dims& input_sizes, io::ResolvedResample& resolved)> after_resolve;
-  // --fit contain: the output is a zero-filled canvas of `sizes` and the resampled image lands at (top, left).
-  struct Canvas {
-    Dims sizes;
-    std::int64_t top = 0;
-    std::int64_t left = 0;
-  };
-  std::function<std::optional<Canvas>(const Dims& input_sizes)> canvas;
-};
-
-// Jobs applying one operator config to every input; `output` is a file, folder or template (see plan_output).
-std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResampleConfig& config,
-                                    const std::string& output, const CommonOptions& common,
-                                    const ResampleTweak& tweak = {});
+// Jobs applying one resize intent (io/resize.h) to every input: images in image mode (H and W only), .npy tensors
+// in tensor mode; `output` is a file, folder or template (see plan_output).
+std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
+                                    const std::string& output, const CommonOptions& common);
 std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
                                     const std::string& output, const CommonOptions& common);
 // roi_align: with a dataset-form ROI file the images come from the file (and `inputs` must be empty when
@@ -100,9 +90,14 @@ struct ResampleOptions {
   std::string gravity;
   bool antialias = false;
   std::string rounding_direction;
+  bool square_size = false;  // a plain --size N is an N x N box (thumbnail), not a width
 };
 void setup_resample(CLI::App& app, ResampleOptions& options);
 int run_resample(const ResampleOptions& options);
+// The resize intent that resample's flags and --config file say (a usage error for flags that contradict).
+io::ResizeIntent resample_intent(const ResampleOptions& options, std::uint64_t budget);
+// Runs one intent over the common options' inputs (resample and thumbnail).
+int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, std::uint64_t budget);
 
 // `rsz thumbnail`: resample preset for the everyday photo job: fit within a box, only shrinking unless --enlarge,
 // antialiased unless --no-antialias, EXIF orientation applied and metadata kept (the common flags' defaults).

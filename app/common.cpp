@@ -765,6 +765,8 @@ struct Prepared {
   std::string warning;
   std::uint64_t bytes = 0;
   bool skipped = false;  // --skip-existing: every output is there already
+  InputProbe probe;
+  JobPlan plan;
 };
 
 // Whether every path names an existing regular file (and there is at least one).
@@ -784,10 +786,10 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
       return prepared;
     }
   }
-  InputProbe probe;
-  JobPlan plan;
+  InputProbe& probe = prepared.probe;
+  JobPlan& plan = prepared.plan;
   try {
-    probe = probe_input(job.input, options);
+    probe = job.probe ? *job.probe : probe_input(job.input, options);
     plan = job.plan(probe);
     prepared.warning = plan.warning;
   } catch (const Error& e) {
@@ -877,21 +879,15 @@ class MemoryBudget {
   std::uint64_t free_;
 };
 
-}  // namespace
-
-int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
-  if (options.verbose) std::fprintf(stderr, "%s\n", backend_note(options).c_str());
-  const std::uint64_t budget = memory_budget(options.max_memory);
-  const int threads =
-      options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+// Planning of every job (in parallel): a usage error found for any job is thrown, before anything is written.
+std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOptions& options, std::uint64_t budget,
+                                  int threads) {
   const auto count = static_cast<std::int64_t>(jobs.size());
-
-  // Planning: every input's header, before anything is written.
   std::vector<Prepared> prepared(jobs.size());
 #pragma omp parallel for num_threads(std::max(1, std::min(threads, static_cast<int>(jobs.size())))) schedule(dynamic, 1)
   for (std::int64_t i = 0; i < count; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    if (options.skip_existing && all_exist(jobs[k].planned_outputs)) {
+    if (options.skip_existing && !jobs[k].probe && all_exist(jobs[k].planned_outputs)) {
       prepared[k].skipped = true;  // a resumed run: not even probed
       continue;
     }
@@ -904,6 +900,56 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   for (const Prepared& p : prepared) {
     if (!p.usage.empty()) throw Error(ErrorCode::Usage, p.usage);
   }
+  return prepared;
+}
+
+int thread_count(const CommonOptions& options) {
+  return options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, const CommonOptions& options) {
+  const std::vector<Prepared> prepared =
+      prepare_all(jobs, options, memory_budget(options.max_memory), thread_count(options));
+  std::map<std::string, InputProbe> probes;
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    const Prepared& p = prepared[k];
+    if (!p.failure.empty()) continue;
+    for (const std::string& out : jobs[k].planned_outputs) {
+      if (p.skipped) {  // --skip-existing: the output is there to be read
+        try {
+          probes[out] = probe_input(out, options);
+        } catch (const std::exception&) {
+        }
+        continue;
+      }
+      InputProbe read_back;
+      read_back.sizes = p.plan.output;
+      read_back.from_image = !is_npy_path(out);
+      if (read_back.from_image) {
+        read_back.type = compute_type(options);
+        read_back.bit_depth = p.skipped ? 8 : output_depth(options, p.probe.from_image, p.probe.bit_depth);
+        if (options.grayscale && read_back.sizes.size() == 4) {
+          read_back.sizes[1] = read_back.sizes[1] == 2 || read_back.sizes[1] == 4 ? 2 : 1;
+        }
+      } else {
+        read_back.type = p.plan.type;
+      }
+      probes[out] = read_back;
+    }
+  }
+  return probes;
+}
+
+int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
+  if (options.verbose) std::fprintf(stderr, "%s\n", backend_note(options).c_str());
+  const std::uint64_t budget = memory_budget(options.max_memory);
+  const int threads = thread_count(options);
+  const auto count = static_cast<std::int64_t>(jobs.size());
+
+  // Planning: every input's header, before anything is written.
+  const std::vector<Prepared> prepared = prepare_all(jobs, options, budget, threads);
   for (std::size_t k = 0; k < prepared.size(); ++k) {
     if (prepared[k].warning.empty()) continue;
     to_stderr("rsz: " + printable(prepared[k].warning) + "\n");

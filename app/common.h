@@ -194,7 +194,15 @@ struct Job {
   std::vector<io::CropRecord> planned_crops;
   std::function<JobPlan(const InputProbe&)> plan;
   std::function<std::vector<OutputRecord>(int threads)> run;
+  // A chained batch step's input does not exist before the step it comes from has run: planning (and --dry-run)
+  // use this probe, predicted from that step's plan (predict_outputs), instead of reading the file.
+  std::optional<InputProbe> probe;
 };
+
+// Plans the jobs as run_jobs would (throwing the usage error it would, before anything is written) and returns, for
+// every planned output of every job that would succeed, the probe reading that output back would give: what a
+// chained step that takes these outputs as inputs is planned with.
+std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, const CommonOptions& options);
 
 // check_outputs over every planned output of the jobs.
 void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& jobs,

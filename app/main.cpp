@@ -59,14 +59,12 @@ int main(int argc, char** argv) {
                "RESAMPLE1, UPSAMPLE_2D and ROI_ALIGN"};
   app.set_version_flag("-V,--version", std::string("rsz ") + RSZ_VERSION);
   app.require_subcommand(1);
-  // The operator subcommands come from the operator table; thumbnail (a resample preset), run and info are the
-  // others.
+  // The operator subcommands (thumbnail, a resample preset, among them) come from the operator table; run and info
+  // are the others.
   std::vector<std::pair<std::string, std::function<int()>>> operators;
   for (const OperatorCommand& entry : operator_commands()) operators.emplace_back(entry.command, entry.setup(app));
-  ThumbnailOptions thumbnail;
   RunOptions run;
   InfoOptions info;
-  setup_thumbnail(app, thumbnail);
   setup_run(app, run);
   setup_info(app, info);
   app.footer(
@@ -91,7 +89,6 @@ int main(int argc, char** argv) {
     for (const auto& [command, run_operator] : operators) {
       if (app.got_subcommand(command)) return run_operator();
     }
-    if (app.got_subcommand("thumbnail")) return run_thumbnail(thumbnail);
     if (app.got_subcommand("run")) return run_run(run);
     if (app.got_subcommand("info")) return run_info(info);
   } catch (const rsz::Error& e) {

@@ -4,7 +4,8 @@
 namespace rsz::app {
 
 const std::vector<OperatorCommand>& operator_commands() {
-  static const std::vector<OperatorCommand> table = {resample_command(), upsample_command(), roi_align_command()};
+  static const std::vector<OperatorCommand> table = {resample_command(), upsample_command(), roi_align_command(),
+                                                           thumbnail_command()};
   return table;
 }
 

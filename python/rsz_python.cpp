@@ -14,6 +14,7 @@
 #include "rsz/error.h"
 #include "rsz/io/config.h"
 #include "rsz/io/image.h"
+#include "rsz/io/resize.h"
 #include "rsz/resample.h"
 #include "rsz/roi_align.h"
 #include "rsz/upsample2d.h"
@@ -147,41 +148,56 @@ py::list backends_py() {
   return out;
 }
 
+// rsz.resample (tensor mode, no box), rsz.resize and rsz.thumbnail (image mode, a box): one resize intent
+// (rsz/io/resize.h) planned by the same function as the command line's.
 py::array resample_py(const py::array& x, std::optional<py::array> out, std::optional<std::array<float, 4>> scales,
                       std::optional<std::array<std::int64_t, 4>> sizes, std::optional<std::string> mode,
                       std::optional<std::array<float, 4>> input_offsets,
                       std::optional<std::array<float, 4>> output_offsets, std::optional<std::string> preset,
-                      bool antialias, std::optional<std::string> rounding_direction, const Exec& x_exec) {
+                      std::optional<bool> antialias, std::optional<std::string> rounding_direction,
+                      std::optional<std::string> size, std::optional<std::string> fit,
+                      std::optional<std::string> gravity, bool thumbnail, bool enlarge, bool image,
+                      const Exec& x_exec) {
   const ConstTensorView in = const_view(x, "x");
-  io::ResampleConfig config;
-  std::optional<io::ResamplePreset> convention;
+  const char* op = thumbnail ? "thumbnail" : image ? "resize" : "resample";
+  io::ResizeIntent intent;
+  io::ResampleConfig& config = intent.config;
   if (preset) {
-    convention = io::parse_resample_preset(*preset, "preset");
-    config = io::preset_config(*convention);
+    intent.preset = io::parse_resample_preset(*preset, "preset");
+    config = io::preset_config(*intent.preset);
   }
-  if (const auto m = interpolation(mode, "resample")) config.interpolation = m;
+  if (const auto m = interpolation(mode, op)) config.interpolation = m;
   if (input_offsets) config.input_pixel_offsets = input_offsets;
   if (output_offsets) config.output_pixel_offsets = output_offsets;
-  config.antialiased = antialias;
+  if (antialias) config.antialiased = *antialias;
   if (rounding_direction) {
     config.rounding_direction = io::parse_nearest_rounding(*rounding_direction, "rounding_direction");
   }
   config.scales = scales;
   config.output_sizes = sizes;
-  if (!sizes && out) {
+  if (size) intent.box = io::parse_size(*size, "size", thumbnail);
+  if (fit) intent.fit = io::parse_fit(*fit, "fit");
+  if (gravity) intent.gravity = io::parse_gravity(*gravity, "gravity");
+  if (thumbnail) io::apply_thumbnail_defaults(intent, enlarge);
+  if (!intent.box && !config.output_sizes && out) {
     const Layout l = layout_of(*out, "out");
-    if (l.sizes.size() != 4) value_error("resample: out has rank " + std::to_string(l.sizes.size()) + "; rank 4 is needed");
+    if (l.sizes.size() != 4) value_error(std::string(op) + ": out has rank " + std::to_string(l.sizes.size()) + "; rank 4 is needed");
     config.output_sizes = std::array<std::int64_t, 4>{l.sizes[0], l.sizes[1], l.sizes[2], l.sizes[3]};
   }
-  if (!config.scales && !config.output_sizes) value_error("resample: give scales, sizes or out");
-  io::ResolvedResample resolved = io::resolve(config, in.sizes());
-  if (convention == io::ResamplePreset::AlignCorners) io::apply_align_corners(resolved, in.sizes());
-  py::array result = output_array(out, resolved.output_sizes, result_type(in.dtype()), "resample");
-  const TensorView o = mutable_view(result, "out");
+  if (!intent.box && !config.scales && !config.output_sizes) {
+    value_error(std::string(op) + ": give " + (image ? "size, scales, sizes or out" : "scales, sizes or out"));
+  }
+  const io::ResizePlan plan = io::plan_resize(intent, in.sizes(), image);
+  py::array result = output_array(out, plan.canvas, result_type(in.dtype()), op);
+  if (plan.padded()) result.attr("fill")(0);
+  const TensorView whole = mutable_view(result, "out");
+  auto* origin = static_cast<std::byte*>(whole.data()) + (plan.top * whole.stride(2) + plan.left * whole.stride(3)) *
+                                                             static_cast<std::int64_t>(element_size(whole.dtype()));
+  const TensorView o(origin, whole.dtype(), plan.call_sizes, whole.strides());
   const ExecOptions e = exec(x_exec);
   {
     const py::gil_scoped_release release;
-    resample(in, o, resolved.params, e);
+    resample(in, o, plan.params, e);
   }
   return result;
 }
@@ -315,7 +331,8 @@ PYBIND11_MODULE(_rsz, m) {
   m.def("backends", &backends_py);
   m.def("resample", &resample_py, py::arg("x"), py::arg("out"), py::arg("scales"), py::arg("sizes"), py::arg("mode"),
         py::arg("input_pixel_offsets"), py::arg("output_pixel_offsets"), py::arg("preset"), py::arg("antialias"),
-        py::arg("rounding_direction"), py::arg("exec"));
+        py::arg("rounding_direction"), py::arg("size"), py::arg("fit"), py::arg("gravity"), py::arg("thumbnail"),
+        py::arg("enlarge"), py::arg("image"), py::arg("exec"));
   m.def("upsample2d", &upsample2d_py, py::arg("x"), py::arg("out"), py::arg("factor_h"), py::arg("factor_w"),
         py::arg("mode"), py::arg("exec"));
   m.def(

@@ -5,6 +5,7 @@ set(RSZ_TEST_DATA_DIR "${CMAKE_CURRENT_LIST_DIR}/data")
 foreach(rsz_io_test IN ITEMS rsz_npy_tests:unit/npy_test.cpp
                              rsz_onnx_golden_tests:golden/onnx_golden_test.cpp
                              rsz_config_tests:unit/config_test.cpp
+                             rsz_resize_tests:unit/resize_test.cpp
                              rsz_image_tests:unit/image_test.cpp
                              rsz_unorm_input_tests:unit/unorm_input_test.cpp
                              rsz_annotations_tests:unit/annotations_test.cpp)

@@ -3,6 +3,7 @@
 
 #include "json_util.h"
 #include "rsz/error.h"
+#include "rsz/io/batch_file.h"
 #include "rsz/io/config.h"
 
 namespace rsz::io {
@@ -64,7 +65,10 @@ struct StepOperator {
 };
 const StepOperator kStepOperators[] = {
     {"resample", [](const Ref& c, const char* context) -> BatchStep::Config {
-       return detail::parse_resample_object(c, context);
+       return detail::parse_resize_object(c, context, false);
+     }, false},
+    {"thumbnail", [](const Ref& c, const char* context) -> BatchStep::Config {
+       return detail::parse_resize_object(c, context, true);
      }, false},
     {"upsample2d", [](const Ref& c, const char* context) -> BatchStep::Config {
        return detail::parse_upsample2d_object(c, context);

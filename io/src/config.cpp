@@ -1,5 +1,6 @@
 // Operator config files (CLI_CONTRACT.md): parsing, overlay and resolution to the core parameter structs.
 #include "rsz/io/config.h"
+#include "rsz/io/resize.h"
 
 #include <algorithm>
 #include <charconv>
@@ -38,11 +39,14 @@ void check_config_object(const Ref& ref, std::vector<std::string> keys, const ch
 
 }  // namespace
 
-ResampleConfig parse_resample_object(const Ref& ref, const char* op_context) {
-  check_config_object(ref,
-                      {"interpolation", "scales", "input_pixel_offsets", "output_pixel_offsets", "output_sizes",
-                       "rounding_direction", "antialiased"},
-                      "resample", op_context);
+namespace {
+
+const std::vector<std::string> kResampleKeys = {"interpolation",      "scales",       "input_pixel_offsets",
+                                                "output_pixel_offsets", "output_sizes", "rounding_direction",
+                                                "antialiased"};
+
+// The resample fields of an object whose keys were checked.
+ResampleConfig resample_fields(const Ref& ref) {
   ResampleConfig config;
   if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
   if (const auto r = ref.find("scales")) {
@@ -63,6 +67,56 @@ ResampleConfig parse_resample_object(const Ref& ref, const char* op_context) {
   if (const auto r = ref.find("rounding_direction")) config.rounding_direction = get_nearest_rounding(*r);
   if (const auto r = ref.find("antialiased")) config.antialiased = get_bool(*r);
   return config;
+}
+
+}  // namespace
+
+ResampleConfig parse_resample_object(const Ref& ref, const char* op_context) {
+  check_config_object(ref, kResampleKeys, "resample", op_context);
+  return resample_fields(ref);
+}
+
+ResizeIntent parse_resize_object(const Ref& ref, const char* op_context, bool thumbnail) {
+  std::vector<std::string> keys = kResampleKeys;
+  for (const char* key : {"size", "fit", "gravity", "preset"}) keys.emplace_back(key);
+  if (thumbnail) keys.emplace_back("enlarge");
+  check_config_object(ref, keys, thumbnail ? "thumbnail" : "resample", op_context);
+  ResizeIntent intent;
+  intent.config = resample_fields(ref);
+  const auto named = [&](const char* key, auto parse) {
+    const auto r = ref.find(key);
+    if (!r) return decltype(parse(std::string()))();
+    const std::string text = get_string(*r);
+    try {
+      return parse(text);
+    } catch (const Error& e) {
+      r->fail(e.what());
+    }
+  };
+  if (ref.find("size")) {
+    intent.box = named("size", [&](const std::string& t) { return std::optional(parse_size(t, "size", thumbnail)); });
+  }
+  if (ref.find("fit")) intent.fit = named("fit", [](const std::string& t) { return std::optional(parse_fit(t, "fit")); });
+  if (ref.find("gravity")) {
+    intent.gravity = named("gravity", [](const std::string& t) { return std::optional(parse_gravity(t, "gravity")); });
+  }
+  if (ref.find("preset")) {
+    intent.preset =
+        named("preset", [](const std::string& t) { return std::optional(parse_resample_preset(t, "preset")); });
+    intent.config = overlay(preset_config(*intent.preset), intent.config);
+  }
+  try {
+    if (thumbnail) {
+      if (!intent.box) ref.required("size");
+      const auto enlarge = ref.find("enlarge");
+      apply_thumbnail_defaults(intent, enlarge && get_bool(*enlarge));
+    }
+    check_intent(intent);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::Usage) throw;
+    ref.fail(e.what());
+  }
+  return intent;
 }
 
 Upsample2dConfig parse_upsample2d_object(const Ref& ref, const char* op_context) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "rsz/io/config.h"
+#include "rsz/io/resize.h"
 
 namespace rsz::io::detail {
 
@@ -117,6 +118,9 @@ std::string resolve_path(const std::string& base_dir, const std::string& path);
 // `op_context` says where the expected op comes from in the message for a mismatching "op" key.
 NearestRounding get_nearest_rounding(const Ref& ref);
 ResampleConfig parse_resample_object(const Ref& ref, const char* op_context);
+// A resample (or, with `thumbnail`, a thumbnail) step's config: the resample keys plus the resize intent's "size",
+// "fit", "gravity", "preset" (and thumbnail's "enlarge"), checked as a whole (resize.h).
+ResizeIntent parse_resize_object(const Ref& ref, const char* op_context, bool thumbnail);
 Upsample2dConfig parse_upsample2d_object(const Ref& ref, const char* op_context);
 RoiAlignConfig parse_roi_align_object(const Ref& ref, const char* op_context);
 

@@ -21,7 +21,7 @@ import numpy as np
 from . import _rsz
 
 __version__ = _rsz.__version__
-__all__ = ["resample", "upsample2d", "roi_align", "read_image", "write_image", "backends"]
+__all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "read_image", "write_image", "backends"]
 
 
 def backends():
@@ -136,8 +136,79 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
                            None if scales4 is None else [float(s) for s in scales4], sizes4, mode,
                            _offsets(input_pixel_offsets, "input_pixel_offsets"),
                            _offsets(output_pixel_offsets, "output_pixel_offsets"), preset, bool(antialias),
-                           rounding_direction, _exec(threads, backend, device))
+                           rounding_direction, None, None, None, False, False, False, _exec(threads, backend, device))
     return _give_back(result, out, back)
+
+
+def _size_text(size, name):
+    """size as the command line's --size text: a string as written, N (an N x N box) or (height, width)."""
+    if isinstance(size, str):
+        return size
+    if isinstance(size, numbers.Integral) and not isinstance(size, bool):
+        return "%dx%d" % (size, size)
+    try:
+        values = list(size)
+    except TypeError:
+        values = None
+    if values is None or len(values) != 2:
+        raise ValueError("%s = %r; give a string as --size takes ('256x256>', 'x100', '50%%'), an integer N (an N x N "
+                         "box) or (height, width) with None for a side that keeps the aspect ratio" % (name, size))
+    height, width = values
+    return "%sx%s" % ("" if width is None else int(width), "" if height is None else int(height))
+
+
+def _image(x, name):
+    array, back = _as_array(x, name)
+    if array.ndim == 3:
+        array = array[np.newaxis]
+    return array, back
+
+
+def resize(image, size=None, fit=None, gravity=None, scales=None, mode=None, preset=None, antialias=None,
+           rounding_direction=None, out=None, threads=0, backend="auto", device=0):
+    """Resizes an image, (1, C, H, W) or (C, H, W) as read_image returns it, as rsz resample does on image files.
+
+    size: the box, as the command line's --size ("224x224", "256x256>" shrink only, "x100", "50%", ...), an
+    integer N (an N x N box) or (height, width) (None for a side that keeps the aspect ratio). Or scales: one
+    number or (H, W). fit: "fill" (the default: exactly the box), "inside", "outside", "cover" (cropped at gravity) or
+    "contain" (padded with zeros at gravity). gravity: "center" (default), "north", "southeast", ... The image's
+    channels are never resampled: sizes and scales address height and width. mode, preset, antialias and
+    rounding_direction as in resample. The result has the image's layout ((C, H, W) in, (C, H, W) out).
+    """
+    return _resize(image, size, fit, gravity, scales, mode, preset, antialias, rounding_direction, False, False, out,
+                   threads, backend, device)
+
+
+def thumbnail(image, size, fit=None, gravity=None, enlarge=False, mode=None, antialias=None, out=None, threads=0,
+              backend="auto", device=0):
+    """rsz thumbnail on an image: fitted within the box, aspect kept, only shrinking unless enlarge, antialiased.
+
+    size: an integer N (an N x N box), "WxH" or any --size form (a suffix replaces the defaults), or (height, width).
+    fit: "inside" (default), "cover" (square thumbnails, cropped at gravity), "contain", "outside" or "fill".
+    """
+    return _resize(image, size, fit, gravity, None, mode, None, antialias, None, True, bool(enlarge), out, threads,
+                   backend, device)
+
+
+def _resize(image, size, fit, gravity, scales, mode, preset, antialias, rounding_direction, thumb, enlarge, out,
+            threads, backend, device):
+    array, back = _image(image, "image")
+    squeeze = np.ndim(image) == 3
+    array_out = _as_out(out)
+    if array_out is not None and array_out.ndim == 3:
+        array_out = array_out[np.newaxis]
+    if size is None and scales is None:
+        raise ValueError("%s: give size%s" % ("thumbnail" if thumb else "resize", "" if thumb else " or scales"))
+    size_text = None if size is None else _size_text(size, "size")
+    scales4 = _four(scales, "scales", 1.0)
+    result = _rsz.resample(array, array_out, None if scales4 is None else [float(s) for s in scales4], None, mode,
+                           None, None, preset, None if antialias is None else bool(antialias), rounding_direction,
+                           size_text, fit, gravity, thumb, enlarge, True, _exec(threads, backend, device))
+    if out is not None:
+        return out
+    if squeeze:
+        result = result[0]
+    return back(result) if back is not None else result
 
 
 def upsample2d(x, factor, mode="nearest", out=None, threads=0, backend="auto", device=0):

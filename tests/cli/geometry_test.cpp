@@ -61,6 +61,57 @@ TEST(Geometry, CoverIsAnExactCropOfTheCoveringResize) {
   }
 }
 
+// The preset's scales come from the resized image, not from the window cover keeps of it: the window is still an
+// exact crop of the same resize (the window's scale was (200 - 1) / (451 - 1) before, far from the crop).
+TEST(Geometry, CoverWithAlignCornersIsACropOfTheAlignCornersResize) {
+  ScratchDir dir("cover-align-corners");
+  const Tensor whole = resample_to_npy(dir, "--size 301x200 --preset align_corners");
+  const Tensor crop = resample_to_npy(dir, "--size 200x200 --fit cover --preset align_corners");
+  ASSERT_EQ(crop.sizes(), (Dims{1, 3, 200, 200}));
+  for (std::int64_t c = 0; c < 3; ++c) {
+    for (std::int64_t y = 0; y < 200; ++y) {
+      const float* want = whole.data_as<float>() + (c * 200 + y) * 301 + 50;
+      const float* got = crop.data_as<float>() + (c * 200 + y) * 200;
+      ASSERT_EQ(std::memcmp(want, got, 200 * sizeof(float)), 0) << "row " << y;
+    }
+  }
+}
+
+// An image's channels are never resampled: a config's N and C entries apply to .npy tensors only.
+TEST(Geometry, ConfigSizesAddressAnImagesHeightAndWidthOnly) {
+  ScratchDir dir("image-mode");
+  io::Image rgba;
+  rgba.width = 40;
+  rgba.height = 30;
+  rgba.channels = 4;
+  rgba.data8.resize(40 * 30 * 4);
+  for (std::int64_t i = 0; i < 40 * 30; ++i) {  // a red disc on a transparent background
+    const std::int64_t x = i % 40 - 20, y = i / 40 - 15;
+    const bool in = x * x + y * y < 100;
+    const std::uint8_t px[4] = {static_cast<std::uint8_t>(in ? 255 : 0), 0, 0, static_cast<std::uint8_t>(in ? 255 : 0)};
+    std::memcpy(&rgba.data8[static_cast<std::size_t>(i) * 4], px, 4);
+  }
+  io::write_image((dir / "disc.png"), rgba);
+  const std::string config = std::string(RSZ_SOURCE_DIR) + "/configs/resample_size.json";  // [1, 3, 224, 224]
+  ASSERT_EQ(run_rsz(dir, "resample -i disc.png -o out.png --config " + config).status, 0);
+  const io::Image out = io::read_image((dir / "out.png"));
+  ASSERT_EQ(out.channels, 4);
+  ASSERT_EQ(out.width, 224);
+  ASSERT_EQ(out.height, 224);
+  const std::uint8_t* centre = &out.data8[(112 * 224 + 112) * 4];
+  EXPECT_EQ(centre[0], 255);
+  EXPECT_EQ(centre[1], 0);
+  EXPECT_EQ(centre[2], 0);
+  EXPECT_EQ(centre[3], 255);
+  for (std::size_t i = 0; i < out.data8.size(); i += 4) ASSERT_EQ(out.data8[i + 2], 0) << "blue at " << i / 4;
+  // A .npy tensor is resampled on all four axes as configured (DirectML), here 1 x 4 -> 1 x 3 channels.
+  Tensor x(DataType::Float32, {1, 4, 5, 6});
+  for (std::int64_t i = 0; i < x.element_count(); ++i) x.data_as<float>()[i] = static_cast<float>(i % 7);
+  io::write_npy((dir / "x.npy"), x.view());
+  ASSERT_EQ(run_rsz(dir, "resample -i x.npy -o y.npy --config " + config).status, 0);
+  EXPECT_EQ(io::read_npy((dir / "y.npy")).sizes(), (Dims{1, 3, 224, 224}));
+}
+
 TEST(Geometry, ContainPlacesTheInsideResizeOnAZeroCanvas) {
   ScratchDir dir("contain");
   const Tensor inside = resample_to_npy(dir, "--size 200x200 --fit inside");  // 200 x 133
@@ -87,9 +138,9 @@ TEST(Geometry, ConflictingOrIncompleteRequestsAreUsageErrors) {
       {"--size 'abc>'", "not a size"},
       {"--size 0x10", "not a size"},
       {"--size '200x200>' --fit cover", "drop one"},
-      {"--size 200x200 --gravity north", "only with --fit cover or contain"},
+      {"--size 200x200 --gravity north", "only with fit cover or contain"},
       {"--size 200x --fit cover", "needs both sides"},
-      {"--scale 2 --fit inside", "give the box with --size"},
+      {"--scale 2 --fit inside", "give the box as a size WxH"},
       {"--size '200^'", "need both sides"},
   };
   for (const auto& [flags, needle] : cases) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/cli_support.h"
+#include "rsz/io/npy.h"
 #include "support/test_util.h"
 
 namespace fs = std::filesystem;
@@ -132,6 +133,46 @@ TEST(ChainedSteps, AStepCanRunOnThePreviousStepsOutputs) {
   r = run_rsz(dir, "run bad.json");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("the first step has no previous step"), std::string::npos) << r.err;
+}
+
+// The whole batch is planned before anything is written, chained steps included: a request a chained step cannot
+// meet (found from what the step before it would write) stops the run with nothing written, and --dry-run says the
+// same; a chained roi_align step whose ROI file names its own images (it would not run on the previous outputs) is
+// refused; a chained step is planned with the sizes the step before it will write (a thumbnail step here).
+TEST(ChainedSteps, TheWholeChainIsPlannedBeforeAnythingIsWritten) {
+  ScratchDir dir("chain-plan");
+  const std::string head = "{\"inputs\": [\"" + photo("chelsea.png") + "\"], \"output_dir\": \"out\", \"steps\": [" +
+                           "{\"op\": \"resample\", \"config\": {\"scales\": [1, 1, 0.5, 0.5]}, \"output\": "
+                           "\"half/{stem}.png\"}, ";
+  test::write_file(dir / "big.json", head + "{\"op\": \"resample\", \"config\": {\"scales\": [1, 1, 1000, 1000]}, "
+                                            "\"output\": \"big/{stem}.png\", \"input\": \"previous\"}]}");
+  for (const char* flags : {"", " --dry-run"}) {
+    const auto r = run_rsz(dir, std::string("run big.json") + flags);
+    EXPECT_EQ(r.status, 2) << flags;
+    EXPECT_NE(r.err.find("out/half/chelsea.png: the output would be 225000 x 150000 pixels"), std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "out")) << flags;
+  }
+  test::write_file(dir / "crops.json",
+                   head + "{\"op\": \"roi_align\", \"config\": {\"output_height\": 8, \"output_width\": 8}, \"rois\": \"" +
+                       std::string(RSZ_SOURCE_DIR) + "/samples/rois/dataset.json\", \"output\": \"c/{id}.png\", "
+                       "\"input\": \"previous\"}]}");
+  for (const char* flags : {"", " --dry-run"}) {
+    const auto r = run_rsz(dir, std::string("run crops.json") + flags);
+    EXPECT_EQ(r.status, 2) << flags;
+    EXPECT_NE(r.err.find("names its own images"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "out")) << flags;
+  }
+  test::write_file(dir / "thumb.json",
+                   head + "{\"op\": \"thumbnail\", \"config\": {\"size\": \"100\", \"fit\": \"cover\"}, "
+                          "\"output\": \"t/{stem}.npy\", \"input\": \"previous\"}]}");
+  auto r = run_rsz(dir, "run thumb.json --dry-run --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"output\":\"out/t/chelsea.npy\""), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+  r = run_rsz(dir, "run thumb.json -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_npy(dir / "out/t/chelsea.npy").sizes(), (Dims{1, 3, 100, 100}));
 }
 
 TEST(Streams, StandardInputAndOutputCarryImages) {

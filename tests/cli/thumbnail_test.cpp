@@ -63,11 +63,13 @@ TEST(Resample3Cli, RoundingDirectionIsTheCoreOperator) {
                                        std::pair{"round_prefer_floor", NearestRounding::RoundPreferFloor}}) {
     const Tensor got = npy_of(dir, "resample -i " + kPhoto + " --scale 0.5 --mode nearest --input-offsets 0 "
                                    "--output-offsets 0.5 --rounding-direction " + std::string(name));
+    // An image's batch and channel axes are copied (image mode, rsz/io/resize.h): the offsets given for every axis
+    // apply to H and W only (on C, 0.5 with floor would take each channel from the one before it).
     ResampleParams p;
     p.interpolation = InterpolationMode::Nearest;
     p.scales = {1, 1, 0.5f, 0.5f};
     p.input_pixel_offsets = {0, 0, 0, 0};
-    p.output_pixel_offsets = {0.5f, 0.5f, 0.5f, 0.5f};
+    p.output_pixel_offsets = {0, 0, 0.5f, 0.5f};
     p.rounding_direction = rounding;
     EXPECT_TRUE(same_bits(got, core_result(p, {1, 3, 150, 225}))) << name;
   }
@@ -94,7 +96,7 @@ TEST(Thumbnail, FitsWithinTheBoxOnlyShrinkingAntialiased) {
   EXPECT_EQ(npy_of(dir, in + " --size x100").sizes(), (Dims{1, 3, 100, 150}));
   const auto both = run_rsz(dir, in + " --size '300x300>' --enlarge -o t.png");
   EXPECT_EQ(both.status, 2);
-  EXPECT_NE(both.err.find("--enlarge"), std::string::npos) << both.err;
+  EXPECT_NE(both.err.find("with enlarge: the '>' suffix only shrinks"), std::string::npos) << both.err;
   const auto missing = run_rsz(dir, in + " -o t.png");
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("--size"), std::string::npos) << missing.err;

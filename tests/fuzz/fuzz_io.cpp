@@ -11,6 +11,7 @@
 
 #include "rsz/error.h"
 #include "rsz/io/annotations.h"
+#include "rsz/io/batch_file.h"
 #include "rsz/io/config.h"
 #include "rsz/io/image.h"
 #include "rsz/io/npy.h"

@@ -1,6 +1,7 @@
 // rsz::io JSON files: operator configs, ROI files and batch files (config.h), their defaults (CLI_CONTRACT.md),
 // overlay and resolve, every class of refused file with its one-line message, and the JSON Schemas in
 // configs/schema against the keys the parsers accept.
+#include "rsz/io/batch_file.h"
 #include "rsz/io/config.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +33,13 @@ using Keys = std::vector<std::string>;
 // The keys each parser accepts, in the order its "unknown key" message lists them. The schemas must list the same.
 const Keys kResampleKeys = {"op",           "interpolation", "scales", "input_pixel_offsets", "output_pixel_offsets",
                             "output_sizes", "rounding_direction", "antialiased", "$schema"};
+// A resample or thumbnail step of a batch file: the resample keys and the resize intent's (resize.schema.json).
+const Keys kResizeKeys = {"op",           "interpolation",      "scales",      "input_pixel_offsets", "output_pixel_offsets",
+                          "output_sizes", "rounding_direction", "antialiased", "size",                "fit",
+                          "gravity",      "preset",             "$schema"};
+const Keys kThumbnailKeys = {"op",      "interpolation",      "scales",      "input_pixel_offsets", "output_pixel_offsets",
+                             "output_sizes", "rounding_direction", "antialiased", "size", "fit",
+                             "gravity", "preset", "enlarge", "$schema"};
 const Keys kUpsample2dKeys = {"op", "interpolation", "scale_size", "$schema"};
 const Keys kScaleSizeKeys = {"height", "width"};
 const Keys kRoiAlignKeys = {"op",
@@ -679,8 +687,10 @@ TEST(ConfigBatchFiles, TheRepositoryBatchFile) {
   EXPECT_FALSE(b.dtype.has_value());
   ASSERT_EQ(b.steps.size(), 3u);
 
-  const auto* resample = std::get_if<ResampleConfig>(&b.steps[0].config);
-  ASSERT_NE(resample, nullptr);
+  const auto* intent = std::get_if<ResizeIntent>(&b.steps[0].config);
+  ASSERT_NE(intent, nullptr);
+  EXPECT_FALSE(intent->box.has_value());
+  const ResampleConfig* resample = &intent->config;
   EXPECT_EQ(resample->scales, (std::array<float, 4>{1, 1, 0.5f, 0.5f}));
   EXPECT_FALSE(resample->interpolation.has_value());
   EXPECT_EQ(b.steps[0].output_template, "half/{stem}{ext}");
@@ -720,7 +730,7 @@ TEST(ConfigBatchFiles, DefaultsAndPaths) {
   EXPECT_EQ(b.steps[1].output_template, "{stem}_{op}{ext}");
   EXPECT_EQ(b.steps[2].output_template, "{stem}_{index}{ext}");
   EXPECT_EQ(b.steps[2].rois_path, "jobs/one/r.json");
-  EXPECT_EQ(std::get<ResampleConfig>(b.steps[0].config).output_sizes, (std::array<std::int64_t, 4>{1, 3, 8, 8}));
+  EXPECT_EQ(std::get<ResizeIntent>(b.steps[0].config).config.output_sizes, (std::array<std::int64_t, 4>{1, 3, 8, 8}));
 
   const BatchFile no_base = parse_batch_file(
       R"({"inputs": ["x/./a.png"], "output_dir": "o/../p", "dtype": "float32",
@@ -751,7 +761,7 @@ TEST(ConfigBatchFiles, Refusals) {
   EXPECT_EQ(with_steps(R"({"op": "upsample2d", "config": {"op": "resample"}})"),
             "b.json: key \"op\" at /steps/0/config/op: expected \"upsample2d\" (the step's \"op\"), got \"resample\"");
   EXPECT_EQ(with_steps(R"({"op": "resize", "config": {}})"),
-            "b.json: key \"op\" at /steps/0/op: expected one of \"resample\", \"upsample2d\", \"roi_align\", got "
+            "b.json: key \"op\" at /steps/0/op: expected one of \"resample\", \"thumbnail\", \"upsample2d\", \"roi_align\", got "
             "\"resize\"");
   EXPECT_EQ(with_steps(R"({"config": {}})"), "b.json: key \"op\" at /steps/0/op: required key is missing");
   EXPECT_EQ(with_steps(R"({"op": "resample"})"), "b.json: key \"config\" at /steps/0/config: required key is missing");
@@ -768,15 +778,15 @@ TEST(ConfigBatchFiles, Refusals) {
   EXPECT_EQ(with_steps(R"({"op": "resample", "config": {}, "outputs": "x"})"),
             "b.json: unknown key \"outputs\" at /steps/0/outputs; allowed keys: " + join(kStepKeys));
   EXPECT_EQ(with_steps(R"({"op": "resample", "config": {"scale": 2}})"),
-            "b.json: unknown key \"scale\" at /steps/0/config/scale; allowed keys: " + join(kResampleKeys));
-  EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {}, "output": "{stem}_{index}{ext}"})"),
+            "b.json: unknown key \"scale\" at /steps/0/config/scale; allowed keys: " + join(kResizeKeys));
+  EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {"size": "8x8"}, "output": "{stem}_{index}{ext}"})"),
                   "key \"output\" at /steps/0/output: expected a template with placeholders {stem} {ext} {op} {dir} {relpath} {parent} "
                   "({index} {label} {id} are only for roi_align steps), got \"{stem}_{index}{ext}\"");
-  EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {}, "output": "{name}.png"})"), "at /steps/0/output");
-  EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {}, "output": "{stem.png"})"), "closed by '}'");
-  EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {}, "output": "/abs/{stem}.png"})"),
+  EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {"size": "8x8"}, "output": "{name}.png"})"), "at /steps/0/output");
+  EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {"size": "8x8"}, "output": "{stem.png"})"), "closed by '}'");
+  EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {"size": "8x8"}, "output": "/abs/{stem}.png"})"),
                   "at /steps/0/output: expected a relative name template");
-  EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {}, "output": ""})"), "expected a non-empty string");
+  EXPECT_CONTAINS(with_steps(R"({"op": "resample", "config": {"size": "8x8"}, "output": ""})"), "expected a non-empty string");
   EXPECT_EQ(with_steps(R"(3)"), "b.json: key \"steps\" at /steps/0: expected an object, got 3");
 
   EXPECT_EQ(batch_error(R"({"inputs": ["a.png"], "steps": []})"),
@@ -878,6 +888,7 @@ std::set<std::string> as_set(const Keys& keys) { return {keys.begin(), keys.end(
 TEST(ConfigSchemas, ListExactlyTheKeysTheParsersAccept) {
   const std::map<std::string, std::map<std::string, std::set<std::string>>> expected = {
       {"resample.schema.json", {{"", as_set(kResampleKeys)}}},
+      {"resize.schema.json", {{"", as_set(kThumbnailKeys)}}},
       {"upsample2d.schema.json", {{"", as_set(kUpsample2dKeys)}, {"/properties/scale_size", as_set(kScaleSizeKeys)}}},
       {"roi_align.schema.json", {{"", as_set(kRoiAlignKeys)}}},
       {"rois.schema.json",
@@ -908,9 +919,9 @@ TEST(ConfigSchemas, ListExactlyTheKeysTheParsersAccept) {
                                                        : std::vector<std::string>{};
     EXPECT_EQ(open, expected_open);
   }
-  // The batch step refers to the three operator schemas.
+  // The batch step refers to the operator schemas (resample and thumbnail steps to the resize intent's).
   const std::string step = read_schema("batch.schema.json")["$defs"]["step"].dump();
-  for (const char* ref : {"\"resample.schema.json\"", "\"upsample2d.schema.json\"", "\"roi_align.schema.json\""}) {
+  for (const char* ref : {"\"resize.schema.json\"", "\"upsample2d.schema.json\"", "\"roi_align.schema.json\""}) {
     EXPECT_NE(step.find(ref), std::string::npos) << ref;
   }
   // The top level of the ROI schema is one of the two forms.

@@ -147,39 +147,7 @@ struct RoiFile {
 RoiFile parse_roi_file(const std::string& json_text, const std::string& source, const std::string& base_dir);
 RoiFile read_roi_file(const std::string& path);
 
-// ---- batch files (rsz run) ----
-// {"inputs": ["photos/", "more/*.jpg", "one.png"], "output_dir": "out/batch", "dtype": "float32",
-//  "steps": [{"op": "resample", "config": {...resample keys...}, "output": "{stem}_small.png"},
-//            {"op": "roi_align", "config": {...}, "rois": "boxes.json", "output": "crops/{stem}_{index}.png"}]}
-// inputs are resolved against the batch file's folder; each step runs on every input independently.
-// "output" is a name template ({stem}, {ext}, {index}, {label}, {id}); default "{stem}_{op}{ext}" ("{stem}_{index}{ext}"
-// for roi_align). dtype is optional ("float32" default, or "float16").
-// Details: "steps" is a non-empty array; each step needs "op" and "config" (an object of that op's config keys; an
-// "op" inside it must match the step's). "rois" is required for roi_align steps and refused for the others.
-// "output" must be relative (it is placed under the output folder) and use only the placeholders above ({index},
-// {label} and {id} only in roi_align steps). "inputs" (a non-empty array of files, folders or glob patterns) is
-// required unless every step is roi_align (dataset ROI files name their own images). Relative inputs are prefixed
-// with base_dir; plain paths are also lexically normalized, glob patterns (containing * ? [) are left as written.
-// A step with "input": "previous" runs on the outputs the previous step wrote (not the batch's inputs), once that
-// step is done: "half then double" chains (not allowed on the first step).
-// "output_dir" is resolved against base_dir; when absent it is "out" in base_dir. Messages name JSON paths such as
-// /steps/1/config/scales/2.
-struct BatchStep {
-  using Config = std::variant<ResampleConfig, Upsample2dConfig, RoiAlignConfig>;
-  std::string op;  // "resample", "upsample2d" or "roi_align": the step's operator, matching `config`
-  Config config;
-  std::string output_template;
-  std::string rois_path;  // roi_align only: resolved against the batch file's folder
-  bool chained = false;   // "input": "previous": the step runs on the previous step's outputs, after it
-};
-struct BatchFile {
-  std::vector<std::string> inputs;
-  std::string output_dir;
-  std::optional<DataType> dtype;
-  std::vector<BatchStep> steps;
-};
-BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir);
-BatchFile read_batch_file(const std::string& path);
+// Batch files (rsz run): rsz/io/batch_file.h.
 
 }  // namespace rsz::io
 
