@@ -113,6 +113,33 @@ std::string suspicious_boxes(const RoiList& list, const RoiAlignParams& p, std::
          " (legal ROI_ALIGN; --rois-check off allows them silently, error refuses them)";
 }
 
+// The box the operator uses for a float16 result: each coordinate rounded to float16 (ROI_ALIGN's rois have the
+// output's type), as rois_as stores it; a float32 result uses the box as given.
+std::array<float, 4> box_used(const std::array<float, 4>& box, DataType type) {
+  if (type != DataType::Float16) return box;
+  std::array<float, 4> used{};
+  for (std::size_t j = 0; j < 4; ++j) used[j] = static_cast<float>(Float16(box[j]));
+  return used;
+}
+
+// For a float16 result: "" when every JSON box is a float16 value, else one line saying how many were rounded
+// (so the crops are not silently of other boxes than the ones given; the manifest records the boxes used).
+std::string rounded_boxes(const RoiList& list, DataType type) {
+  if (type != DataType::Float16 || list.tensor) return "";  // .npy ROIs are used in their own type
+  std::size_t rounded = 0;
+  std::string first;
+  for (const io::RoiEntry& e : list.entries) {
+    if (box_used(e.box, type) == e.box) continue;
+    if (++rounded == 1) first = e.id;
+  }
+  if (rounded == 0) return "";
+  return std::to_string(rounded) + " of " + std::to_string(list.entries.size()) +
+         " boxes are not float16 values and are rounded to float16 for this float16 run (" +
+         (first.empty() ? std::string("e.g. the first") : "e.g. " + first) +
+         "; steps of 2 pixels from 2048, 4 from 4096); the manifest records the boxes used; --dtype float32 keeps "
+         "them as given";
+}
+
 Tensor batch_indices_of(const RoiList& list) {
   if (list.batch_indices) {
     Tensor copy(DataType::UInt32, list.batch_indices->sizes());
@@ -201,6 +228,9 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
       if (!boxes.empty() && check == "error") throw Error(ErrorCode::Usage, input + ": " + boxes);
       if (!boxes.empty()) plan.warning = input + ": " + boxes;
     }
+    if (const std::string rounded = rounded_boxes(list, probe.type); !rounded.empty()) {
+      plan.warning += (plan.warning.empty() ? input + ": " : "; ") + rounded;
+    }
     const std::int64_t count = roi_count(list);
     const std::int64_t channels = probe.sizes.size() == 4 ? probe.sizes[1] : 0;
     plan.result = {count, channels, resolved.output_height, resolved.output_width};
@@ -215,7 +245,9 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
     for (std::size_t r = 0; r < planned.paths.size(); ++r) {
       const io::RoiEntry& e = list.entries[r];
       const std::array<float, 4> box = list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : e.box;
-      crops.push_back({planned.paths[r], input, box, e.label, e.id});
+      // An image's compute type is --dtype's; a tensor's is known once it is read (run() records the box used).
+      const DataType type = is_npy_path(input) ? DataType::Float32 : compute_type(common);
+      crops.push_back({planned.paths[r], input, box_used(box, type), e.label, e.id});
     }
   }
   job.planned_crops = crops;
@@ -243,7 +275,10 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
       const auto* base = static_cast<const std::byte*>(result.data()) +
                          static_cast<std::int64_t>(r) * crop_elements * static_cast<std::int64_t>(element_size(type));
       save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
-      records.push_back({planned.paths[r], crop_sizes, to_string(type), crops[r]});
+      io::CropRecord crop = crops[r];
+      crop.box = box_used(list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : list.entries[r].box,
+                          rois.dtype());  // the box the operator used
+      records.push_back({planned.paths[r], crop_sizes, to_string(type), crop});
     }
     return records;
   };

@@ -116,6 +116,29 @@ TEST(Annotations, AMissingImageFailsAloneAndTheManifestListsWhatWasWritten) {
   EXPECT_EQ(lines[1].substr(0, 12), "crops/1.png,");
 }
 
+// A float16 run crops with float16 boxes (ROI_ALIGN's rois have the output's type): it says so, and the manifest
+// records the boxes the crops were cut with, not the ones given.
+TEST(Annotations, Float16BoxesAreRecordedAsUsedAndAnnounced) {
+  ScratchDir dir("annotation-float16");
+  test::write_file(dir / "coco.json", R"({"images": [{"id": 1, "file_name": "chelsea.png"}],
+    "annotations": [{"id": 7, "image_id": 1, "bbox": [10.3, 20.7, 89.8, 60.2], "category_id": 1}],
+    "categories": [{"id": 1, "name": "thing"}]})");
+  const std::string common = "roi-align --rois coco.json --image-root " + source("samples/photos") +
+                             " --output-size 8x8 -o 'crops/{id}.png' --manifest m.jsonl -q";
+  auto r = run_rsz(dir, common);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(test::read_text(dir.path() / "m.jsonl").find("\"box\":[10.3,20.7,100.1,80.9]"), std::string::npos)
+      << test::read_text(dir.path() / "m.jsonl");
+  r = run_rsz(dir, common + " --dtype float16");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("1 of 1 boxes are not float16 values and are rounded to float16"), std::string::npos) << r.err;
+  // float16(10.3) = 10.296875, float16(20.7) = 20.703125, float16(100.1) = 100.125, float16(80.9) = 80.875.
+  EXPECT_NE(test::read_text(dir.path() / "m.jsonl").find("\"box\":[10.296875,20.703125,100.125,80.875]"),
+            std::string::npos)
+      << test::read_text(dir.path() / "m.jsonl");
+}
+
 TEST(Annotations, MalformedFilesAndMisusedFlagsAreOneLineUsageErrors) {
   ScratchDir dir("annotation-errors");
   test::write_file(dir / "coco.json", R"({"images": [{"id": 1, "file_name": "a.png"}],
