@@ -1,4 +1,4 @@
-// Operator config files (CLI_CONTRACT.md): parsing, overlay and resolution to the core parameter structs.
+// Operator config files (docs/CLI_CONTRACT.md): parsing, overlay and resolution to the core parameter structs.
 #include "rsz/io/config.h"
 #include "rsz/io/resize.h"
 
@@ -421,34 +421,6 @@ ResampleConfig preset_config(ResamplePreset preset) {
       break;
   }
   return config;
-}
-
-void set_target_size(ResampleConfig& config, const Dims& in, std::int64_t width, std::int64_t height) {
-  if (in.size() != 4) {
-    throw Error(ErrorCode::InvalidShape, "resample: a target size needs a rank-4 input; this one has sizes " +
-                                             dims_to_string(in));
-  }
-  if (width < 0 || height < 0 || (width == 0 && height == 0)) {
-    usage("resample: a target size of " + std::to_string(width) + " x " + std::to_string(height) +
-          "; give a width or a height >= 1 (0 keeps the aspect ratio)");
-  }
-  const auto keep_aspect = [](std::int64_t side, std::int64_t num, std::int64_t den) {
-    return std::max<std::int64_t>(
-        1, std::llround(static_cast<double>(side) * static_cast<double>(num) / static_cast<double>(den)));
-  };
-  const std::int64_t h = height > 0 ? height : keep_aspect(width, in[2], in[3]);
-  const std::int64_t w = width > 0 ? width : keep_aspect(height, in[3], in[2]);
-  config.output_sizes = std::array<std::int64_t, 4>{in[0], in[1], h, w};
-  config.scales = std::array<float, 4>{1.0f, 1.0f, static_cast<float>(h) / static_cast<float>(in[2]),
-                                       static_cast<float>(w) / static_cast<float>(in[3])};
-}
-
-void apply_align_corners(ResolvedResample& resolved, const Dims& in) {
-  for (std::size_t a = 0; a < 4 && a < in.size(); ++a) {
-    const std::int64_t n = in[a];
-    const std::int64_t m = resolved.output_sizes[a];
-    resolved.params.scales[a] = n > 1 && m > 1 ? static_cast<float>(m - 1) / static_cast<float>(n - 1) : 1.0f;
-  }
 }
 
 }  // namespace rsz::io

@@ -69,6 +69,45 @@ def test_resample_flags_match_the_keywords(tmp_path, flags, kwargs):
     assert np.array_equal(rsz.resample(rsz.read_image(PHOTO), **kwargs), np.load(out))
 
 
+@pytest.mark.parametrize("command,flags,call", [
+    ("resample", ["--size", "200x200", "--fit", "cover", "--gravity", "north"],
+     lambda im: rsz.resize(im, "200x200", fit="cover", gravity="north")),
+    ("resample", ["--size", "200x200", "--fit", "cover", "--preset", "align_corners"],
+     lambda im: rsz.resize(im, (200, 200), fit="cover", preset="align_corners")),
+    ("resample", ["--size", "300x300", "--fit", "contain", "--gravity", "southeast"],
+     lambda im: rsz.resize(im[0], 300, fit="contain", gravity="southeast")[np.newaxis]),
+    ("resample", ["--height", "100"], lambda im: rsz.resize(im, (100, None))),
+    ("resample", ["--size", "50%"], lambda im: rsz.resize(im, "50%")),
+    ("thumbnail", ["--size", "128"], lambda im: rsz.thumbnail(im, 128)),
+    ("thumbnail", ["--size", "96", "--fit", "cover"], lambda im: rsz.thumbnail(im, 96, fit="cover")),
+    ("thumbnail", ["--size", "1000", "--enlarge"], lambda im: rsz.thumbnail(im, 1000, enlarge=True)),
+])
+def test_resize_and_thumbnail_match_the_cli(tmp_path, command, flags, call):
+    """rsz.resize / rsz.thumbnail plan as the command line does (one planning function), to the bit."""
+    out = tmp_path / "out.npy"
+    cli(command, "-i", PHOTO, "-o", str(out), "-q", *flags)
+    got = call(rsz.read_image(PHOTO))
+    want = np.load(out)
+    assert got.shape == want.shape
+    assert np.array_equal(got, want)
+
+
+def test_resize_keeps_an_images_channels_and_refuses_what_means_nothing():
+    rgba = np.zeros((1, 4, 30, 40), np.float32)
+    rgba[:, 0] = 1.0
+    rgba[:, 3] = 1.0
+    small = rsz.resize(rgba, scales=0.5)
+    assert small.shape == (1, 4, 15, 20)
+    assert np.all(small[:, 0] == 1.0) and np.all(small[:, 1:3] == 0.0) and np.all(small[:, 3] == 1.0)
+    assert rsz.thumbnail(rgba, 64).shape == (1, 4, 30, 40)  # only shrinking
+    with pytest.raises(ValueError, match="only with fit cover or contain"):
+        rsz.resize(rgba, "20x20", gravity="north")
+    with pytest.raises(ValueError, match="sides up to"):
+        rsz.resize(rgba, "1e20%")
+    with pytest.raises(ValueError, match="give size"):
+        rsz.resize(rgba)
+
+
 def test_upsample_and_roi_align_match_the_cli(tmp_path):
     up = tmp_path / "up.npy"
     cli("upsample", "-i", CAMERA, "-o", str(up), "--factor", "2,3", "--mode", "linear", "-q")
@@ -323,3 +362,5 @@ def test_readme_example_runs(tmp_path, monkeypatch):
     assert scope["up"].shape == (1, 3, 960, 1280)
     assert tuple(scope["crops"].shape) == (1, 3, 7, 7)
     assert rsz.read_image(tmp_path / "small.png").shape == (1, 3, 150, 225)
+    assert scope["square"].shape == (1, 3, 224, 224)
+    assert scope["thumb"].shape == (1, 3, 106, 160)

@@ -1,4 +1,4 @@
-// rsz::io JSON files: operator configs, ROI files and batch files (config.h), their defaults (CLI_CONTRACT.md),
+// rsz::io JSON files: operator configs, ROI files and batch files (config.h), their defaults (docs/CLI_CONTRACT.md),
 // overlay and resolve, every class of refused file with its one-line message, and the JSON Schemas in
 // configs/schema against the keys the parsers accept.
 #include "rsz/io/batch_file.h"
@@ -206,7 +206,7 @@ TEST(ConfigFiles, EveryConfigInTheRepositoryParses) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Defaults (CLI_CONTRACT.md), resolve and overlay
+// Defaults (docs/CLI_CONTRACT.md), resolve and overlay
 
 TEST(ConfigResolve, ResampleDefaults) {
   ResampleConfig c;

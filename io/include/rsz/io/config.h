@@ -1,4 +1,4 @@
-// JSON files: operator configs (CLI_CONTRACT.md), ROI files and batch files.
+// JSON files: operator configs (docs/CLI_CONTRACT.md), ROI files and batch files.
 //
 // Every parse error is an rsz::Error with ErrorCode::Usage and a one-line message naming the file, the key, its
 // JSON pointer path, the value received and what is allowed, e.g.
@@ -114,12 +114,7 @@ const char* to_string(ResamplePreset preset);  // "half_pixel", "align_corners",
 ResamplePreset parse_resample_preset(const std::string& text, const std::string& what);
 // The config fields a preset sets: both offsets, and for nearest_floor the interpolation.
 ResampleConfig preset_config(ResamplePreset preset);
-// A target output width and/or height for a rank-4 input: sets output_sizes (N and C kept) and the matching scales
-// out / in (float32). A side given as 0 keeps the aspect ratio: round(other * in_this / in_other), at least 1.
-// Throws ErrorCode::Usage when both are 0 or one is negative.
-void set_target_size(ResampleConfig& config, const Dims& input_sizes, std::int64_t width, std::int64_t height);
-// The align_corners preset's scales, applied after resolve: (out - 1) / (in - 1) per axis, 1 where either is 1.
-void apply_align_corners(ResolvedResample& resolved, const Dims& input_sizes);
+// Sizes, boxes, fits and the align_corners preset's scales are planned by rsz/io/resize.h (plan_resize).
 
 // ---- ROI files ----
 // Plain tensor form: {"rois": [[x1, y1, x2, y2], ...], "batch_indices": [b, ...]} (batch_indices optional, default 0)
