@@ -60,7 +60,7 @@ io::ResampleConfig fixed_flags(const ResampleOptions& o) {
 }  // namespace
 
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
-                                    const std::string& output, const CommonOptions& common) {
+                                    const std::string& output, const CommonOptions& common, const char* op) {
   io::check_intent(intent);
   const auto plan_for = [intent](const std::string& input, const Dims& sizes, bool image) {
     if (sizes.size() != 4) {
@@ -72,10 +72,10 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
   std::vector<Job> jobs;
   for (const std::string& input : inputs) {
     const std::string out =
-        plan_output(output, inputs.size(), {input, "resample", default_extension(input), "", "", ""}, "{stem}{ext}");
+        plan_output(output, inputs.size(), {input, op, default_extension(input), "", "", ""}, "{stem}{ext}");
     Job job;
     job.input = input;
-    job.op = "resample";
+    job.op = op;
     job.size_flags = "--scale, --size, --width/--height or the config's scales/output_sizes";
     job.planned_outputs = {out};
     job.plan = [input, plan_for](const InputProbe& probe) {
@@ -185,7 +185,7 @@ OperatorCommand resample_command() {
   c.setup = subcommand(setup_resample, run_resample);
   c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
                     const CommonOptions& common, std::vector<std::string>&) {
-    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common);
+    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common, "resample");
   };
   return c;
 }
@@ -196,6 +196,7 @@ io::ResizeIntent resample_intent(const ResampleOptions& o, std::uint64_t budget)
   const io::ResampleConfig file_config =
       common.config.empty() ? io::ResampleConfig{} : io::read_resample_config(common.config);
   io::ResizeIntent intent;
+  intent.spelling = io::kFlagSpelling;
   intent.config = io::overlay(file_config, fixed_flags(o));
   if (!o.preset.empty()) intent.preset = io::parse_resample_preset(o.preset, "--preset");
   if (!o.size.empty()) {
@@ -207,7 +208,11 @@ io::ResizeIntent resample_intent(const ResampleOptions& o, std::uint64_t budget)
   }
   if (!o.fit.empty()) intent.fit = io::parse_fit(o.fit, "--fit");
   if (!o.gravity.empty()) intent.gravity = io::parse_gravity(o.gravity, "--gravity");
-  if (!intent.box && !intent.config.scales && !intent.config.output_sizes) {
+  if (intent.box) {  // the size flags replace a config file's scales and output sizes (flags over the file)
+    intent.config.scales.reset();
+    intent.config.output_sizes.reset();
+  }
+  if (!intent.box && !intent.fit && !intent.gravity && !intent.config.scales && !intent.config.output_sizes) {
     usage_error("resample: no scale given; use --scale, --size, --width, --height, --scales, --output-sizes or a "
                 "config with \"scales\" or \"output_sizes\"");
   }
@@ -218,14 +223,14 @@ io::ResizeIntent resample_intent(const ResampleOptions& o, std::uint64_t budget)
 int run_resample(const ResampleOptions& o) {
   if (o.common.output.empty()) usage_error("resample: -o/--output is required");
   const std::uint64_t budget = memory_budget(o.common.max_memory);
-  return run_resize(o.common, resample_intent(o, budget), budget);
+  return run_resize(o.common, resample_intent(o, budget), budget, "resample");
 }
 
-int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, std::uint64_t budget) {
+int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, std::uint64_t budget, const char* op) {
   io::check_intent(intent);
   const std::vector<std::string> inputs = input_list(common, budget);
   const std::string output = output_target(common, inputs);
-  const std::vector<Job> jobs = make_resample_jobs(inputs, intent, output, common);
+  const std::vector<Job> jobs = make_resample_jobs(inputs, intent, output, common, op);
   check_jobs(inputs, jobs, {common.config});
   const int status = run_jobs(jobs, common);
   finish_stdout(common, output);

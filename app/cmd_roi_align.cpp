@@ -124,7 +124,7 @@ std::array<float, 4> box_used(const std::array<float, 4>& box, DataType type) {
 
 // For a float16 result: "" when every JSON box is a float16 value, else one line saying how many were rounded
 // (so the crops are not silently of other boxes than the ones given; the manifest records the boxes used).
-std::string rounded_boxes(const RoiList& list, DataType type) {
+std::string rounded_boxes(const RoiList& list, DataType type, bool from_image) {
   if (type != DataType::Float16 || list.tensor) return "";  // .npy ROIs are used in their own type
   std::size_t rounded = 0;
   std::string first;
@@ -136,8 +136,8 @@ std::string rounded_boxes(const RoiList& list, DataType type) {
   return std::to_string(rounded) + " of " + std::to_string(list.entries.size()) +
          " boxes are not float16 values and are rounded to float16 for this float16 run (" +
          (first.empty() ? std::string("e.g. the first") : "e.g. " + first) +
-         "; steps of 2 pixels from 2048, 4 from 4096); the manifest records the boxes used; --dtype float32 keeps "
-         "them as given";
+         "; steps of 2 pixels from 2048, 4 from 4096); the manifest records the boxes used" +
+         (from_image ? "; --dtype float32 keeps them as given" : "; a float32 tensor keeps them as given");
 }
 
 Tensor batch_indices_of(const RoiList& list) {
@@ -213,6 +213,15 @@ PlannedCrops plan_crops(const std::string& input, std::size_t input_count, const
   return planned;
 }
 
+// A .npy input's data type from its header; float32 where it cannot be read (the job then fails, reporting why).
+DataType npy_type(const std::string& input, const CommonOptions& common) {
+  try {
+    return probe_input(input, common).type;
+  } catch (const std::exception&) {
+    return DataType::Float32;
+  }
+}
+
 Job make_job(const std::string& input, std::size_t input_count, const RoiList& list,
              const io::ResolvedRoiAlign& resolved, const std::string& output, const CommonOptions& common) {
   const PlannedCrops planned = plan_crops(input, input_count, list, output);
@@ -228,7 +237,7 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
       if (!boxes.empty() && check == "error") throw Error(ErrorCode::Usage, input + ": " + boxes);
       if (!boxes.empty()) plan.warning = input + ": " + boxes;
     }
-    if (const std::string rounded = rounded_boxes(list, probe.type); !rounded.empty()) {
+    if (const std::string rounded = rounded_boxes(list, probe.type, probe.from_image); !rounded.empty()) {
       plan.warning += (plan.warning.empty() ? input + ": " : "; ") + rounded;
     }
     const std::int64_t count = roi_count(list);
@@ -245,8 +254,8 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
     for (std::size_t r = 0; r < planned.paths.size(); ++r) {
       const io::RoiEntry& e = list.entries[r];
       const std::array<float, 4> box = list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : e.box;
-      // An image's compute type is --dtype's; a tensor's is known once it is read (run() records the box used).
-      const DataType type = is_npy_path(input) ? DataType::Float32 : compute_type(common);
+      // The type the operator will run in: an image's is --dtype's, a tensor's its own (from its header).
+      const DataType type = is_npy_path(input) ? npy_type(input, common) : compute_type(common);
       crops.push_back({planned.paths[r], input, box_used(box, type), e.label, e.id});
     }
   }

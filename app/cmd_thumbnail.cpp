@@ -47,7 +47,7 @@ int run_thumbnail(const ThumbnailOptions& t) {
   io::ResizeIntent intent = resample_intent(o, budget);
   if (t.no_antialias) intent.config.antialiased = false;
   io::apply_thumbnail_defaults(intent, t.enlarge);
-  return run_resize(common, intent, budget);
+  return run_resize(common, intent, budget, "thumbnail");
 }
 
 OperatorCommand thumbnail_command() {
@@ -57,7 +57,7 @@ OperatorCommand thumbnail_command() {
   c.setup = subcommand(setup_thumbnail, run_thumbnail);
   c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
                     const CommonOptions& common, std::vector<std::string>&) {
-    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common);
+    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common, "thumbnail");
   };
   return c;
 }

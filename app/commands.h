@@ -56,8 +56,9 @@ OperatorCommand thumbnail_command();
 
 // Jobs applying one resize intent (io/resize.h) to every input: images in image mode (H and W only), .npy tensors
 // in tensor mode; `output` is a file, folder or template (see plan_output).
+// `op` names the jobs ("resample" or "thumbnail"): {op} in names, --json records.
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
-                                    const std::string& output, const CommonOptions& common);
+                                    const std::string& output, const CommonOptions& common, const char* op);
 std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
                                     const std::string& output, const CommonOptions& common);
 // roi_align: with a dataset-form ROI file the images come from the file (and `inputs` must be empty when
@@ -97,7 +98,7 @@ int run_resample(const ResampleOptions& options);
 // The resize intent that resample's flags and --config file say (a usage error for flags that contradict).
 io::ResizeIntent resample_intent(const ResampleOptions& options, std::uint64_t budget);
 // Runs one intent over the common options' inputs (resample and thumbnail).
-int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, std::uint64_t budget);
+int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, std::uint64_t budget, const char* op);
 
 // `rsz thumbnail`: resample preset for the everyday photo job: fit within a box, only shrinking unless --enlarge,
 // antialiased unless --no-antialias, EXIF orientation applied and metadata kept (the common flags' defaults).

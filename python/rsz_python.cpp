@@ -158,9 +158,15 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
                       std::optional<std::string> size, std::optional<std::string> fit,
                       std::optional<std::string> gravity, bool thumbnail, bool enlarge, bool image,
                       const Exec& x_exec) {
-  const ConstTensorView in = const_view(x, "x");
+  const ConstTensorView in = const_view(x, image ? "image" : "x");
   const char* op = thumbnail ? "thumbnail" : image ? "resize" : "resample";
+  if (image && (in.rank() != 4 || in.size(0) != 1 || in.size(1) < 1 || in.size(1) > 4)) {
+    value_error(std::string(op) + ": image has shape " + dims_to_string(in.sizes()) +
+                "; an image is (1, C, H, W) or (C, H, W) with 1 to 4 channels, as read_image gives it (an (H, W, C) "
+                "array is image.transpose(2, 0, 1))");
+  }
   io::ResizeIntent intent;
+  intent.spelling.scales = "scales, sizes or out";
   io::ResampleConfig& config = intent.config;
   if (preset) {
     intent.preset = io::parse_resample_preset(*preset, "preset");

@@ -77,9 +77,10 @@ ResampleConfig parse_resample_object(const Ref& ref, const char* op_context) {
 }
 
 ResizeIntent parse_resize_object(const Ref& ref, const char* op_context, bool thumbnail) {
-  std::vector<std::string> keys = kResampleKeys;
-  for (const char* key : {"size", "fit", "gravity", "preset"}) keys.emplace_back(key);
-  if (thumbnail) keys.emplace_back("enlarge");
+  // A thumbnail step takes what rsz thumbnail's flags say (--size --fit --gravity --mode --enlarge --no-antialias).
+  std::vector<std::string> keys = thumbnail ? std::vector<std::string>{"interpolation", "antialiased"} : kResampleKeys;
+  for (const char* key : {"size", "fit", "gravity"}) keys.emplace_back(key);
+  keys.emplace_back(thumbnail ? "enlarge" : "preset");
   check_config_object(ref, keys, thumbnail ? "thumbnail" : "resample", op_context);
   ResizeIntent intent;
   intent.config = resample_fields(ref);
@@ -105,12 +106,11 @@ ResizeIntent parse_resize_object(const Ref& ref, const char* op_context, bool th
         named("preset", [](const std::string& t) { return std::optional(parse_resample_preset(t, "preset")); });
     intent.config = overlay(preset_config(*intent.preset), intent.config);
   }
+  if (thumbnail && !intent.box) ref.required("size");
+  const auto enlarge = ref.find("enlarge");
+  const bool enlarged = enlarge && get_bool(*enlarge);
   try {
-    if (thumbnail) {
-      if (!intent.box) ref.required("size");
-      const auto enlarge = ref.find("enlarge");
-      apply_thumbnail_defaults(intent, enlarge && get_bool(*enlarge));
-    }
+    if (thumbnail) apply_thumbnail_defaults(intent, enlarged);
     check_intent(intent);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::Usage) throw;

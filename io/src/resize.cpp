@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "rsz/error.h"
@@ -50,8 +51,9 @@ constexpr double kMaxSide = 2147483647.0;
 std::int64_t side(double in, double scale, const std::string& what) {
   const double v = std::round(in * scale);
   if (!(v < kMaxSide)) {
-    usage(what + ": the resized side would be " + std::to_string(in * scale) + " pixels; sides up to 2147483646 "
-          "are allowed");
+    char amount[32];
+    std::snprintf(amount, sizeof amount, "%.3g", in * scale);
+    usage(what + ": the resized side would be " + amount + " pixels; sides up to 2147483646 are allowed");
   }
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(v));
 }
@@ -92,7 +94,7 @@ BoxPlan plan_box(std::int64_t in_w, std::int64_t in_h, const ResizeIntent& inten
   const Fit fit = effective_fit(intent);
   const bool only_shrink = intent.only_shrink || b.only_shrink;
   const bool only_enlarge = intent.only_enlarge || b.only_enlarge;
-  const std::string what = "size " + to_string(b);
+  const std::string what = intent.spelling.size + " " + to_string(b);
   BoxPlan p;
   const auto w = static_cast<double>(in_w);
   const auto h = static_cast<double>(in_h);
@@ -126,9 +128,12 @@ BoxPlan plan_box(std::int64_t in_w, std::int64_t in_h, const ResizeIntent& inten
         p.resized_h = sx >= sy ? side(h, sx, what) : b.height;
         break;
     }
-    const bool larger = in_w > b.width || in_h > b.height;
     const bool smaller = in_w < b.width && in_h < b.height;
-    keep = (only_shrink && !larger) || (only_enlarge && !smaller);
+    if (only_shrink && fit == Fit::Fill) {  // each axis at most the input's
+      p.resized_w = std::min(p.resized_w, in_w);
+      p.resized_h = std::min(p.resized_h, in_h);
+    }
+    keep = (only_shrink && (p.resized_w > in_w || p.resized_h > in_h)) || (only_enlarge && !smaller);
   }
   if (keep) {
     p.resized_w = in_w;
@@ -178,6 +183,7 @@ ResizeBox parse_size(const std::string& text, const std::string& what, bool squa
     const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
     if (ec != std::errc() || end != body.data() + body.size() || !(v > 0) || !std::isfinite(v) || b.fit) bad();
     b.percent = v;
+    b.text = text;
     return b;
   }
   const std::size_t x = body.find('x');
@@ -190,6 +196,7 @@ ResizeBox parse_size(const std::string& text, const std::string& what, bool squa
   if (x != std::string::npos) number(body.substr(x + 1), b.height);
   if (b.width == 0 && b.height == 0) bad();
   if (square && x == std::string::npos) b.height = b.width;
+  b.text = text;
   if (b.fit && (b.width == 0 || b.height == 0) && *b.fit != Fit::Inside) {
     usage(what + " " + text + ": ! and ^ need both sides (WxH)");
   }
@@ -197,6 +204,7 @@ ResizeBox parse_size(const std::string& text, const std::string& what, bool squa
 }
 
 std::string to_string(const ResizeBox& b) {
+  if (!b.text.empty()) return b.text;
   std::string text;
   if (b.percent > 0) {
     char buf[32];
@@ -214,40 +222,43 @@ std::string to_string(const ResizeBox& b) {
 
 void check_intent(const ResizeIntent& intent) {
   const ResampleConfig& c = intent.config;
+  const IntentSpelling& n = intent.spelling;
+  if (!intent.box && (intent.fit || intent.gravity)) {
+    usage(n.fit + " and " + n.gravity + " place an image in a box; give the box with " + n.size + " WxH");
+  }
   if (!intent.box && !c.scales && !c.output_sizes) {
-    if (intent.fit || intent.gravity) {
-      usage("fit and gravity place an image in a box; give the box as a size WxH");
-    }
-    usage("no target size: give a size (WxH, Wx, xH, N%), scales or output sizes");
+    usage("no target size: give " + n.size + " (WxH, Wx, xH, N%) or " + n.scales);
   }
-  if (!intent.box) {
-    if (intent.fit || intent.gravity) {
-      usage("fit and gravity place an image in a box; give the box as a size WxH, not as scales or output sizes");
-    }
-    return;
-  }
+  if (!intent.box) return;
   const ResizeBox& b = *intent.box;
+  if (c.scales || c.output_sizes) {
+    usage(n.size + " " + to_string(b) + " and " + n.scales + " both set the output size; give one");
+  }
   if (b.fit && intent.fit) {
-    usage(std::string("size ") + to_string(b) + " with fit " + to_string(*intent.fit) +
+    usage(n.size + " " + to_string(b) + " with " + n.fit + " " + to_string(*intent.fit) +
           ": the size's suffix already says how it fits; drop one");
   }
   if ((intent.only_shrink || b.only_shrink) && (intent.only_enlarge || b.only_enlarge)) {
-    usage("size " + to_string(b) + ": only shrinking and only enlarging at once leave nothing to do; drop one");
+    usage(n.size + " " + to_string(b) + ": only shrinking and only enlarging at once leave nothing to do; drop one");
   }
   const Fit fit = effective_fit(intent);
   if (intent.gravity && fit != Fit::Cover && fit != Fit::Contain) {
-    usage(std::string("gravity ") + to_string(*intent.gravity) +
-          ": only with fit cover or contain (it places the crop or the padding)");
+    usage(n.gravity + " " + to_string(*intent.gravity) + ": only with " + n.fit +
+          " cover or contain (it places the crop or the padding)");
   }
   if ((fit == Fit::Cover || fit == Fit::Contain) && (b.percent > 0 || b.width == 0 || b.height == 0)) {
-    usage(std::string("fit ") + to_string(fit) + " with size " + to_string(b) + ": needs both sides of the box (WxH)");
+    usage(n.fit + " " + to_string(fit) + " with " + n.size + " " + to_string(b) + ": needs both sides of the box (WxH)");
   }
 }
 
+const IntentSpelling kFlagSpelling = {"--size", "--fit", "--gravity", "--enlarge", "--scale"};
+
 void apply_thumbnail_defaults(ResizeIntent& intent, bool enlarge) {
-  if (!intent.box) usage("thumbnail: a size is required (the box: N, WxH, Wx, xH or N%)");
+  const IntentSpelling& n = intent.spelling;
+  if (!intent.box) usage("thumbnail: " + n.size + " is required (the box: N, WxH, Wx, xH or N%)");
   if (enlarge && intent.box->only_shrink) {
-    usage("thumbnail: size " + to_string(*intent.box) + " with enlarge: the '>' suffix only shrinks; drop one");
+    usage("thumbnail: " + n.size + " " + to_string(*intent.box) + " with " + n.enlarge +
+          ": the '>' suffix only shrinks; drop one");
   }
   if (!intent.box->fit) {
     if (!intent.fit) intent.fit = Fit::Inside;

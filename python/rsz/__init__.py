@@ -159,6 +159,9 @@ def _size_text(size, name):
 
 def _image(x, name):
     array, back = _as_array(x, name)
+    if array.ndim == 2:
+        raise ValueError("%s has shape %s; an image is (1, C, H, W) or (C, H, W), as read_image gives it (a gray "
+                         "(H, W) array is image[None])" % (name, tuple(array.shape)))
     if array.ndim == 3:
         array = array[np.newaxis]
     return array, back
@@ -197,8 +200,8 @@ def _resize(image, size, fit, gravity, scales, mode, preset, antialias, rounding
     array_out = _as_out(out)
     if array_out is not None and array_out.ndim == 3:
         array_out = array_out[np.newaxis]
-    if size is None and scales is None:
-        raise ValueError("%s: give size%s" % ("thumbnail" if thumb else "resize", "" if thumb else " or scales"))
+    if size is None and scales is None and out is None:
+        raise ValueError("%s: give size%s" % ("thumbnail" if thumb else "resize", "" if thumb else ", scales or out"))
     size_text = None if size is None else _size_text(size, "size")
     scales4 = _four(scales, "scales", 1.0)
     result = _rsz.resample(array, array_out, None if scales4 is None else [float(s) for s in scales4], None, mode,

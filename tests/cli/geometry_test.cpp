@@ -138,9 +138,9 @@ TEST(Geometry, ConflictingOrIncompleteRequestsAreUsageErrors) {
       {"--size 'abc>'", "not a size"},
       {"--size 0x10", "not a size"},
       {"--size '200x200>' --fit cover", "drop one"},
-      {"--size 200x200 --gravity north", "only with fit cover or contain"},
+      {"--size 200x200 --gravity north", "--gravity north: only with --fit cover or contain"},
       {"--size 200x --fit cover", "needs both sides"},
-      {"--scale 2 --fit inside", "give the box as a size WxH"},
+      {"--scale 2 --fit inside", "give the box with --size WxH"},
       {"--size '200^'", "need both sides"},
   };
   for (const auto& [flags, needle] : cases) {

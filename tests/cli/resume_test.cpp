@@ -172,6 +172,13 @@ TEST(ChainedSteps, TheWholeChainIsPlannedBeforeAnythingIsWritten) {
   EXPECT_FALSE(fs::exists(dir.path() / "out"));
   r = run_rsz(dir, "run thumb.json -q");
   ASSERT_EQ(r.status, 0) << r.err;
+  // A thumbnail step and a resample step with the default names ({stem}_{op}{ext}) do not clash.
+  test::write_file(dir / "both.json", "{\"inputs\": [\"" + photo("chelsea.png") + "\"], \"output_dir\": \"both\", "
+                   "\"steps\": [{\"op\": \"thumbnail\", \"config\": {\"size\": \"64\"}}, "
+                   "{\"op\": \"resample\", \"config\": {\"size\": \"64x64\"}}]}");
+  ASSERT_EQ(run_rsz(dir, "run both.json -q").status, 0);
+  EXPECT_EQ(list_files(dir.path() / "both"),
+            (std::vector<std::string>{"chelsea_resample.png", "chelsea_thumbnail.png"}));
   EXPECT_EQ(io::read_npy(dir / "out/t/chelsea.npy").sizes(), (Dims{1, 3, 100, 100}));
 }
 

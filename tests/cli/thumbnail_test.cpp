@@ -96,7 +96,7 @@ TEST(Thumbnail, FitsWithinTheBoxOnlyShrinkingAntialiased) {
   EXPECT_EQ(npy_of(dir, in + " --size x100").sizes(), (Dims{1, 3, 100, 150}));
   const auto both = run_rsz(dir, in + " --size '300x300>' --enlarge -o t.png");
   EXPECT_EQ(both.status, 2);
-  EXPECT_NE(both.err.find("with enlarge: the '>' suffix only shrinks"), std::string::npos) << both.err;
+  EXPECT_NE(both.err.find("--size 300x300> with --enlarge: the '>' suffix only shrinks"), std::string::npos) << both.err;
   const auto missing = run_rsz(dir, in + " -o t.png");
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("--size"), std::string::npos) << missing.err;

@@ -96,6 +96,23 @@ TEST(ResizeIntent, OnlyShrinkKeepsSmallImagesWhateverTheFit) {
   cover.fit = Fit::Cover;
   cover.only_shrink = true;
   EXPECT_EQ(plan_resize(cover, {1, 3, 10, 20}, true).canvas, (Dims{1, 3, 10, 20}));  // not enlarged to the box
+  // A box larger than the image on one side only: cover and outside would still enlarge, fill would stretch that
+  // side; under only_shrink nothing grows (cover crops the kept image to the box where it is larger).
+  ResizeIntent wide_cover = box_intent("2000x300");
+  wide_cover.fit = Fit::Cover;
+  wide_cover.only_shrink = true;
+  const ResizePlan kept = plan_resize(wide_cover, {1, 3, 400, 600}, true);
+  EXPECT_EQ(kept.canvas, (Dims{1, 3, 300, 600}));
+  EXPECT_EQ(kept.params.scales[2], 1.0f);
+  EXPECT_EQ(kept.params.output_pixel_offsets[2], -0.5f - 50.0f);  // the centred window of rows 50..349
+  ResizeIntent wide_outside = box_intent("2000x100");
+  wide_outside.fit = Fit::Outside;
+  wide_outside.only_shrink = true;
+  EXPECT_EQ(plan_resize(wide_outside, {1, 3, 400, 600}, true).canvas, (Dims{1, 3, 400, 600}));
+  ResizeIntent wide_fill = box_intent("2000x100");
+  wide_fill.fit = Fit::Fill;
+  wide_fill.only_shrink = true;
+  EXPECT_EQ(plan_resize(wide_fill, {1, 3, 400, 600}, true).canvas, (Dims{1, 3, 100, 600}));
   ResizeIntent percent = box_intent("150%");
   percent.only_shrink = true;
   EXPECT_EQ(plan_resize(percent, {1, 3, 10, 20}, true).canvas, (Dims{1, 3, 10, 20}));
@@ -112,8 +129,8 @@ TEST(ResizeIntent, OnlyShrinkKeepsSmallImagesWhateverTheFit) {
 }
 
 TEST(ResizeIntent, RefusesWhatCannotMeanAnything) {
-  EXPECT_NE(usage_of([] { plan_resize(box_intent("1e20%"), {1, 3, 10, 20}, true); }).find("sides up to"),
-            std::string::npos);
+  EXPECT_EQ(usage_of([] { plan_resize(box_intent("1e20%"), {1, 3, 10, 20}, true); }),
+            "size 1e20%: the resized side would be 2e+19 pixels; sides up to 2147483646 are allowed");
   EXPECT_NE(usage_of([] { parse_size("99999999999x2", "size"); }).find("not a size"), std::string::npos);
   EXPECT_NE(usage_of([] { check_intent(ResizeIntent{}); }).find("no target size"), std::string::npos);
   ResizeIntent gravity = box_intent("20x20");
@@ -164,7 +181,13 @@ TEST(ResizeIntent, BatchStepsSayWhatTheFlagsSay) {
   EXPECT_NE(error(R"({"op": "resample", "config": {}})").find("no target size"), std::string::npos);
   EXPECT_NE(error(R"({"op": "resample", "config": {"size": "9x9", "enlarge": true}})").find("unknown key \"enlarge\""),
             std::string::npos);
-  EXPECT_NE(error(R"({"op": "thumbnail", "config": {}})").find("\"size\" at /steps/0/config/size: required key"),
+  EXPECT_EQ(error(R"({"op": "thumbnail", "config": {}})"),
+            "b.json: key \"size\" at /steps/0/config/size: required key is missing");
+  EXPECT_NE(error(R"({"op": "resample", "config": {"size": "9x9", "scales": [1, 1, 2, 2]}})")
+                .find("size 9x9 and scales or output sizes both set the output size; give one"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"op": "thumbnail", "config": {"size": "9", "preset": "align_corners"}})")
+                .find("unknown key \"preset\""),
             std::string::npos);
 }
 

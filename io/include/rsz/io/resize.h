@@ -37,6 +37,7 @@ Gravity parse_gravity(const std::string& text, const std::string& what);
 // optionally followed by ! (fill), ^ (outside), > (inside, only shrink) or < (inside, only enlarge); `square` makes
 // a plain "N" an N x N box (rsz thumbnail) instead of a width.
 struct ResizeBox {
+  std::string text;         // as the user wrote it, for messages ("" when built in code)
   std::int64_t width = 0;   // 0: from the other side and the aspect ratio
   std::int64_t height = 0;
   double percent = 0;       // N%: both sides times N / 100 (width and height unused)
@@ -47,20 +48,33 @@ struct ResizeBox {
 ResizeBox parse_size(const std::string& text, const std::string& what, bool square = false);
 std::string to_string(const ResizeBox& box);  // "200x100", "x100", "50%", with the suffix it was given
 
-// Where the target comes from, in order: `box` (a size), else the config's scales / output_sizes.
+// How a front end spells the intent's fields in messages: JSON keys and Python keywords by default; the command line
+// names its flags.
+struct IntentSpelling {
+  std::string size = "size";
+  std::string fit = "fit";
+  std::string gravity = "gravity";
+  std::string enlarge = "enlarge";
+  std::string scales = "scales or output sizes";
+};
+extern const IntentSpelling kFlagSpelling;  // --size, --fit, --gravity, --enlarge, --scale
+
+// Where the target comes from: `box` (a size), or the config's scales / output_sizes (not both).
 struct ResizeIntent {
   ResampleConfig config;                   // operator fields; scales / output_sizes when there is no box
   std::optional<ResamplePreset> preset;    // a coordinate convention, under the config's own offsets and mode
   std::optional<ResizeBox> box;            // --size / --width / --height
   std::optional<Fit> fit;                  // how the box is met (default: the box's suffix, else fill)
   std::optional<Gravity> gravity;          // where cover crops and contain pads (default center)
-  bool only_shrink = false;                // images smaller than the box keep their size (thumbnail's default)
+  bool only_shrink = false;                // never enlarged (thumbnail's default): see plan_resize
   bool only_enlarge = false;
+  IntentSpelling spelling;                 // for messages
 };
 
-// Refuses an intent that cannot mean anything, whatever the input (ErrorCode::Usage): no target; fit or gravity
-// without a box; gravity without cover / contain; cover / contain without both sides; a fit given twice (suffix and
-// fit); both only_shrink and only_enlarge. Field names in messages are the JSON / Python keywords (size, fit, ...).
+// Refuses an intent that cannot mean anything, whatever the input (ErrorCode::Usage): no target; a box together with
+// scales or output sizes; fit or gravity without a box; gravity without cover / contain; cover / contain without
+// both sides; a fit given twice (suffix and fit); both only_shrink and only_enlarge. Messages name the fields as
+// `intent.spelling` says.
 void check_intent(const ResizeIntent& intent);
 
 // rsz thumbnail's defaults, for an intent with a box: fitted inside the box unless a fit or the box's suffix says
@@ -68,6 +82,11 @@ void check_intent(const ResizeIntent& intent);
 // the config says otherwise or asks for nearest. Throws ErrorCode::Usage for enlarge with the '>' suffix.
 void apply_thumbnail_defaults(ResizeIntent& intent, bool enlarge);
 
+// Only shrinking (the '>' suffix, thumbnail's default): an image is never enlarged on either axis. Where the fit
+// would enlarge it (any side of the resized image larger than the input's), it keeps its size; fill clamps each
+// axis to the input's; cover then crops the kept image to the box where it is larger (never pads); contain always
+// gives the box, the kept image padded. Only enlarging ('<') keeps images that are not smaller than the box.
+//
 // The exact operator call for one input, and where its result goes. The resample call writes `call_sizes`; the
 // output tensor is `canvas`, with the call's result at (top, left) (contain pads: the rest is zero). For every other
 // fit canvas == call_sizes and top == left == 0 (cover crops through the output offsets, not a copy).
