@@ -26,13 +26,26 @@ namespace rsz::cpu {
 namespace {
 
 bool cpu_runs_avx2() {
+#if RSZ_CPU_X86_64
   return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx2");
+#else
+  return false;  // the AVX2 table exists on x86-64 only
+#endif
+}
+
+// The AVX2 table where this build has one (x86-64), else the baseline.
+const SimdKernels& widest_table() {
+#if RSZ_CPU_X86_64
+  return kAvx2Kernels;
+#else
+  return kBaselineKernels;
+#endif
 }
 
 // The tables this CPU can run.
 std::vector<const SimdKernels*> tables() {
   std::vector<const SimdKernels*> all = {&kBaselineKernels};
-  if (cpu_runs_avx2()) all.push_back(&kAvx2Kernels);
+  if (cpu_runs_avx2()) all.push_back(&widest_table());
   return all;
 }
 
@@ -90,7 +103,7 @@ float blended(float a, float b, float w) { return detail::canonical_nan(a + w * 
 TEST(SimdDispatch, ChoosesAvx2WhereTheCpuHasItUnlessTheBaselineIsAsked) {
   const char* env = std::getenv("RSZ_CPU_BASELINE");
   const bool baseline = env != nullptr && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
-  const SimdKernels& expected = !baseline && cpu_runs_avx2() ? kAvx2Kernels : kBaselineKernels;
+  const SimdKernels& expected = !baseline && cpu_runs_avx2() ? widest_table() : kBaselineKernels;
   EXPECT_EQ(&simd(), &expected) << "running " << simd().name << ", expected " << expected.name;
 }
 
@@ -114,6 +127,7 @@ TEST(SimdKernels, TablesAreComplete) {
     EXPECT_NE(vec->accumulate_y_sample, nullptr);
     EXPECT_NE(vec->accumulate_outside, nullptr);
   }
+#if RSZ_CPU_X86_64
   // The AVX2 table has every strategy.
   EXPECT_NE(kAvx2Kernels.filter_row_doubling, nullptr);
   EXPECT_NE(kAvx2Kernels.halve_and_blend, nullptr);
@@ -121,6 +135,11 @@ TEST(SimdKernels, TablesAreComplete) {
   EXPECT_NE(kAvx2Kernels.blend_rows_f16, nullptr);
   EXPECT_NE(kAvx2Kernels.blend_rows_stream, nullptr);
   EXPECT_NE(kAvx2Kernels.sum_taps, nullptr);
+  EXPECT_TRUE(kAvx2Kernels.f16_maps);
+  EXPECT_EQ(kAvx2Kernels.isa, Isa::Avx2);
+#endif
+  EXPECT_EQ(kBaselineKernels.isa, Isa::Baseline);
+  EXPECT_FALSE(kBaselineKernels.f16_maps);
 }
 
 // Every float16 pattern, in runs starting at every phase of a vector.

@@ -1,7 +1,7 @@
 // ROI_ALIGN inner loops, written once with GCC vector extensions and compiled once per instruction set, inside the
 // namespace of each SimdKernels table (simd.h): simd_avx2.cpp under its target pragma with 8-lane vectors,
 // simd_baseline.cpp with 4-lane vectors. No include guard on purpose. The includer defines RSZ_SIMD_LANES and has
-// included cpu/simd.h, rsz/float16.h and <immintrin.h>.
+// included cpu/simd.h, rsz/float16.h and, on x86-64, <immintrin.h>.
 //
 // Every function here evaluates, per channel and per sample, exactly the reference's expressions in the reference's
 // order (lerp along x on the top and bottom rows, then along y, `a + w * (b - a)`, a zero weight taking the first
@@ -34,8 +34,10 @@ inline void store_vec(float* p, Vec v) { __builtin_memcpy(p, &v, sizeof v); }
 inline Vec splat(float x) {
 #if RSZ_SIMD_LANES == 8
   return _mm256_set1_ps(x);
-#else
+#elif RSZ_CPU_X86_64
   return _mm_set1_ps(x);
+#else
+  return Vec{} + x;  // GCC broadcasts the scalar operand (a dup on aarch64)
 #endif
 }
 
@@ -259,9 +261,14 @@ inline void transpose8x8(const float* src, std::int64_t src_stride, float* dst, 
 }
 
 // The same for 16-bit elements (float16 bits), with SSE2 (every x86-64 CPU): pairs, then quads, then halves of
-// the rows interleaved.
+// the rows interleaved; elsewhere element by element (the compiler vectorizes what it can).
 inline void transpose8x8(const std::uint16_t* src, std::int64_t src_stride, std::uint16_t* dst,
                          std::int64_t dst_stride) {
+#if !RSZ_CPU_X86_64
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) dst[j * dst_stride + i] = src[i * src_stride + j];
+  }
+#else
   __m128i r[8];
   for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_stride));
   __m128i a[8];
@@ -280,6 +287,7 @@ inline void transpose8x8(const std::uint16_t* src, std::int64_t src_stride, std:
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * j) * dst_stride), _mm_unpacklo_epi64(b[j], b[j + 4]));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * j + 1) * dst_stride), _mm_unpackhi_epi64(b[j], b[j + 4]));
   }
+#endif
 }
 
 // dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols: 8 x 8 blocks, then the edges.

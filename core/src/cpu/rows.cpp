@@ -1,6 +1,8 @@
 #include "cpu/rows.h"
 
-#include <immintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h>  // SSE2 streaming stores (every x86-64 CPU)
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -32,6 +34,9 @@ void store_row_computed(const SimdKernels& vec, void* base, DataType type, std::
 }
 
 void copy_bytes(void* dst, const void* src, std::size_t bytes, bool stream) {
+#if !defined(__x86_64__)
+  stream = false;  // streaming stores are an x86-64 path; elsewhere a plain copy writes the same bytes
+#endif
   if (!stream) {
     std::memcpy(dst, src, bytes);
     return;
@@ -45,13 +50,19 @@ void copy_bytes(void* dst, const void* src, std::size_t bytes, bool stream) {
   d += head;
   s += head;
   bytes -= head;
+#if defined(__x86_64__)
   for (; bytes >= 16; bytes -= 16, d += 16, s += 16) {
     _mm_stream_si128(reinterpret_cast<__m128i*>(d), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
   }
+#endif
   std::memcpy(d, s, bytes);
 }
 
-void stream_fence() { _mm_sfence(); }
+void stream_fence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
 
 bool stream_output(const TensorView& output) {
   return output.stride(output.rank() - 1) == 1 &&

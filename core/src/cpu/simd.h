@@ -24,9 +24,17 @@
 
 namespace rsz::cpu {
 
+// Where the x86-64 table exists: simd_avx2.cpp is built for x86-64 only (core/CMakeLists.txt), and the baseline table
+// uses SSE2 there and plain GCC vector extensions everywhere else (aarch64, ...), with the same results.
+#if defined(__x86_64__)
+#define RSZ_CPU_X86_64 1
+#else
+#define RSZ_CPU_X86_64 0
+#endif
+
 enum class Isa {
-  Baseline,  // x86-64: SSE2, GCC vector extensions of 4 lanes
-  Avx2,      // AVX2 + F16C (with AVX): 8 lanes, float16 conversions in hardware
+  Baseline,  // GCC vector extensions of 4 lanes (SSE2 on x86-64; NEON or scalar code elsewhere, as the compiler picks)
+  Avx2,      // x86-64 only: AVX2 + F16C (with AVX): 8 lanes, float16 conversions in hardware
 };
 
 // ROI_ALIGN channels-last pooling of one ROI over a map of `pixel` channels (8, 16, 24 or 32) of type T.
@@ -108,11 +116,14 @@ struct SimdKernels {
   }
 };
 
-// Constant-initialized (constexpr where defined): usable from any static initializer.
+// Constant-initialized (constexpr where defined): usable from any static initializer. Each table is filled field by
+// field by name (a constexpr function), so two entries of the same signature cannot be swapped unnoticed.
 extern const SimdKernels kBaselineKernels;  // simd_baseline.cpp
-extern const SimdKernels kAvx2Kernels;      // simd_avx2.cpp
+#if RSZ_CPU_X86_64
+extern const SimdKernels kAvx2Kernels;  // simd_avx2.cpp
+#endif
 
-// The table of this process, chosen once: AVX2 + F16C where the CPU has them, unless the environment variable
+// The table of this process, chosen once: AVX2 + F16C where the CPU has them (x86-64), unless the environment variable
 // RSZ_CPU_BASELINE is set to something other than "" or "0" (the tests use it to run the baseline kernels on any
 // machine). Results never depend on it.
 const SimdKernels& simd();

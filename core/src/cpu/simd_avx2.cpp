@@ -230,26 +230,35 @@ std::int64_t sum_taps(const float* src, const TapTable& t, const float* wt, std:
 
 namespace rsz::cpu {
 
-constexpr SimdKernels kAvx2Kernels = {
-    Isa::Avx2,
-    "AVX2 + F16C",
-    avx2::widen_f16,
-    avx2::narrow_f16,
-    avx2::canonicalize_nans,
-    avx2::lerp_pairs,
-    avx2::filter_row_halving,
-    avx2::filter_row_doubling,
-    avx2::halve_and_blend,
-    avx2::pairs_and_blend,
-    avx2::blend_rows,
-    avx2::blend_rows_f16,
-    avx2::blend_rows_stream,
-    avx2::sum_taps,
-    true,
-    avx2::map_kernels<float>(),
-    avx2::map_kernels<std::uint16_t>(),
-    avx2::accumulate_y_sample,
-    avx2::accumulate_outside,
-};
+namespace {
+
+// Named fields (simd.h): every kernel this ISA has.
+constexpr SimdKernels avx2_kernels() {
+  SimdKernels k{};
+  k.isa = Isa::Avx2;
+  k.name = "AVX2 + F16C";
+  k.widen_f16 = avx2::widen_f16;
+  k.narrow_f16 = avx2::narrow_f16;
+  k.canonicalize_nans = avx2::canonicalize_nans;
+  k.lerp_pairs = avx2::lerp_pairs;
+  k.filter_row_halving = avx2::filter_row_halving;
+  k.filter_row_doubling = avx2::filter_row_doubling;
+  k.halve_and_blend = avx2::halve_and_blend;
+  k.pairs_and_blend = avx2::pairs_and_blend;
+  k.blend_rows = avx2::blend_rows;
+  k.blend_rows_f16 = avx2::blend_rows_f16;
+  k.blend_rows_stream = avx2::blend_rows_stream;
+  k.sum_taps = avx2::sum_taps;
+  k.f16_maps = true;
+  k.map_f32 = avx2::map_kernels<float>();
+  k.map_f16 = avx2::map_kernels<std::uint16_t>();
+  k.accumulate_y_sample = avx2::accumulate_y_sample;
+  k.accumulate_outside = avx2::accumulate_outside;
+  return k;
+}
+
+}  // namespace
+
+constexpr SimdKernels kAvx2Kernels = avx2_kernels();
 
 }  // namespace rsz::cpu
