@@ -204,7 +204,8 @@ ImageInfo header_info(const std::string& path, const FileBytes& bytes, ImageForm
     detail::decoded_facts(path, bytes, format, facts);
   }
   ImageInfo info;
-  const bool transpose = format == ImageFormat::Jpeg && options.apply_exif_orientation && facts.orientation >= 5;
+  // JPEG's EXIF orientation and TIFF's Orientation tag: the size of the image as read_image makes it.
+  const bool transpose = options.apply_exif_orientation && facts.orientation >= 5;
   info.width = transpose ? facts.height : facts.width;
   info.height = transpose ? facts.width : facts.height;
   info.channels = facts.channels;

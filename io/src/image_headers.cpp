@@ -6,9 +6,10 @@
 // short that a codec would otherwise decode partially with only a warning:
 //  * JPEG: the marker segments are walked up to the end-of-image marker (FF D9), through the entropy-coded data of
 //    every scan; a file that ends before it is refused. The frame header (SOFn) gives the size, APP1 "Exif" gives
-//    the orientation (tag 0x0112).
+//    the orientation (tag 0x0112). Stray bytes before a marker are skipped, as libjpeg skips them.
 //  * BMP (uncompressed and bit-field), binary PPM/PGM: the file must hold the whole pixel array the header
-//    announces. WebP: the file must hold the whole RIFF container. TIFF: truncation is left to libtiff.
+//    announces. WebP: the file must hold the whole RIFF container. TIFF (and BigTIFF): the first directory gives
+//    the size and the Orientation tag (274); truncation is left to libtiff.
 #include <climits>
 #include <cstring>
 
@@ -145,21 +146,25 @@ HeaderFacts parse_jpeg(const std::string& path, const Bytes& in, bool whole, con
   bool have_scan = false;
   std::size_t pos = 2;  // after SOI (checked by the sniffer)
   for (;;) {
+    // Bytes where a marker should start (a writer's or a downloader's garbage, FF 00 pairs included) are skipped up
+    // to the next marker, as libjpeg skips them: it warns of "extraneous bytes before marker" and decodes the same
+    // pixels, so the file is read as other decoders read it.
     if (!in.has(pos, 1)) fail_truncated(path, kJpeg, in.size(), kBeforeEoi);
-    if (in.u8(pos) != 0xff) fail_corrupt(path, kJpeg, "no marker at byte " + std::to_string(pos));
+    if (in.u8(pos) != 0xff) {
+      const void* ff = std::memchr(in.at(pos), 0xff, in.size() - pos);
+      pos = ff != nullptr ? static_cast<std::size_t>(static_cast<const std::uint8_t*>(ff) - in.at(0)) : in.size();
+      continue;
+    }
     while (in.has(pos + 1, 1) && in.u8(pos + 1) == 0xff) ++pos;  // fill bytes
     if (!in.has(pos + 1, 1)) fail_truncated(path, kJpeg, in.size(), kBeforeEoi);
     const std::uint32_t marker = in.u8(pos + 1);
     pos += 2;
+    if (marker == 0x00) continue;  // FF 00 outside scan data: more skipped bytes
     if (marker == 0xd9) {
       if (!have_frame || !have_scan) fail_corrupt(path, kJpeg, "the end-of-image marker comes before any image data");
       return facts;
     }
-    if (marker == 0x00 || marker == 0xd8) {
-      fail_corrupt(
-          path, kJpeg,
-          std::string("unexpected marker FF ") + (marker ? "D8" : "00") + " at byte " + std::to_string(pos - 2));
-    }
+    if (marker == 0xd8) fail_corrupt(path, kJpeg, "unexpected marker FF D8 at byte " + std::to_string(pos - 2));
     if ((marker >= 0xd0 && marker <= 0xd7) || marker == 0x01) continue;  // markers without a segment
     if (!in.has(pos, 2)) fail_truncated(path, kJpeg, in.size(), kBeforeEoi);
     const std::size_t length = in.be16(pos);
@@ -411,7 +416,19 @@ HeaderFacts parse_webp(const std::string& path, const Bytes& in, bool whole, con
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// TIFF (size of the first image only; channels and depth come from decoding)
+// TIFF (size and orientation of the first image only; channels and depth come from decoding). Classic TIFF (magic
+// 42: 4-byte offsets, 12-byte entries) and BigTIFF (magic 43: 8-byte offsets, 20-byte entries, sizes also as LONG8).
+
+const char* tiff_tag_name(std::uint64_t tag) {
+  switch (tag) {
+    case 256: return "ImageWidth";
+    case 257: return "ImageLength";
+    case 278: return "RowsPerStrip";
+    case 322: return "TileWidth";
+    case 323: return "TileLength";
+    default: return "a size tag";
+  }
+}
 
 HeaderFacts parse_tiff(const std::string& path, const Bytes& in, const ImageReadOptions& options) {
   constexpr ImageFormat kTiff = ImageFormat::Tiff;
@@ -419,6 +436,11 @@ HeaderFacts parse_tiff(const std::string& path, const Bytes& in, const ImageRead
   if (!in.has(0, 16)) fail_truncated(path, kTiff, in.size(), "inside the header");
   const EndianReader r{in.at(0), in.u8(0) == 'I'};
   const bool big = r.get(2, 2) == 43;
+  if (big && (r.get(4, 2) != 8 || r.get(6, 2) != 0)) {
+    fail_corrupt(path, kTiff,
+                 "the BigTIFF header gives offset size " + std::to_string(r.get(4, 2)) + " and reserved value " +
+                     std::to_string(r.get(6, 2)) + " (8 and 0 are required)");
+  }
   const int offset_size = big ? 8 : 4;
   const std::uint64_t ifd = big ? r.get(8, 8) : r.get(4, 4);
   const std::size_t count_size = big ? 8 : 2;
@@ -439,6 +461,17 @@ HeaderFacts parse_tiff(const std::string& path, const Bytes& in, const ImageRead
     const std::size_t e = dir + count_size + static_cast<std::size_t>(i) * entry_size;
     if (!in.has(e, entry_size)) fail_corrupt(path, kTiff, "the first image directory is cut short");
     const std::uint64_t tag = r.get(e, 2);
+    const std::uint64_t type = r.get(e + 2, 2);
+    const std::size_t value = e + 4 + static_cast<std::size_t>(offset_size);
+    if (tag == 274) {
+      // Orientation, one SHORT held in the entry. Values other than 1..8 are ignored, as JPEG's EXIF ones are.
+      const std::uint64_t o = type == 3 && r.get(e + 4, offset_size) >= 1 ? r.get(value, 2) : 0;
+      if (o >= 2 && o <= 8) {
+        facts.orientation = static_cast<int>(o);
+        facts.orientation_offset = value;
+      }
+      continue;
+    }
     std::int64_t* field = tag == 256 ? &width
                           : tag == 257 ? &height
                           : tag == 278 ? &rows_per_strip
@@ -446,12 +479,20 @@ HeaderFacts parse_tiff(const std::string& path, const Bytes& in, const ImageRead
                           : tag == 323 ? &tile_length
                                        : nullptr;
     if (field == nullptr) continue;
-    const std::uint64_t type = r.get(e + 2, 2);
-    const std::size_t value = e + 4 + static_cast<std::size_t>(offset_size);
     std::int64_t v = -1;
-    if (type == 3) v = static_cast<std::int64_t>(r.get(value, 2));               // SHORT
-    if (type == 4) v = static_cast<std::int64_t>(r.get(value, 4));               // LONG
-    if (type == 16 && big) v = static_cast<std::int64_t>(r.get(value, 8) >> 1);  // LONG8 (halved: keeps it >= 0)
+    if (type == 3) v = static_cast<std::int64_t>(r.get(value, 2));  // SHORT
+    if (type == 4) v = static_cast<std::int64_t>(r.get(value, 4));  // LONG
+    if (type == 16 && big) {
+      // LONG8, read whole: a BigTIFF writer may store any size this way, and the pixel limit must see the real
+      // size. libtiff keeps these fields in 32 bits, so a larger value is no TIFF it can read.
+      const std::uint64_t long8 = r.get(value, 8);
+      if (long8 > 0xffffffffULL) {
+        fail_corrupt(path, kTiff,
+                     std::string(tiff_tag_name(tag)) + " " + std::to_string(long8) +
+                         " is larger than 4294967295, the most a TIFF reader allows");
+      }
+      v = static_cast<std::int64_t>(long8);
+    }
     *field = v;
   }
   if (width <= 0 || height <= 0) {

@@ -54,16 +54,21 @@ void write_file_atomic(const std::string& path, const std::uint8_t* data, std::s
 
 // ----- Header facts and orientation (image_headers.cpp): bounds-checked parsers, no codec library
 
+// Where the value of an orientation tag sits in a file or a TIFF structure; kNoOrientation: nowhere.
+constexpr std::size_t kNoOrientation = static_cast<std::size_t>(-1);
+
 // What the header of a file says.
 struct HeaderFacts {
   std::int64_t width = 0;  // as stored (before any orientation)
   std::int64_t height = 0;
   int channels = 0;  // 0: known only after decoding (TIFF)
   int bit_depth = 0;
-  int orientation = 1;  // EXIF orientation, 1..8 (JPEG only)
+  int orientation = 1;  // EXIF orientation (JPEG) or the Orientation tag (TIFF), 1..8
+  // TIFF: the file offset of the Orientation tag's value (one SHORT in the file's byte order) when it is 2..8.
+  std::size_t orientation_offset = kNoOrientation;
 };
 
-// The size and, for JPEG, the EXIF orientation of a JPEG, BMP, PPM/PGM, WebP or TIFF file; refuses images above
+// The size and, for JPEG and TIFF, the orientation of a JPEG, BMP, PPM/PGM, WebP or TIFF file; refuses images above
 // max_pixels. `whole`: also checks that the file holds all the data the header announces (refusing a truncated
 // file); otherwise reads only as far as the size (throwing NeedMoreBytes when a prefix ends too early).
 HeaderFacts parse_header(const std::string& path, const FileBytes& bytes, ImageFormat format, bool whole,
@@ -100,7 +105,6 @@ inline bool profile_fits(const std::string& profile, int channels) {
 
 // Where the value of the EXIF orientation tag (0x0112, one SHORT) sits in a TIFF structure (the payload of an APP1
 // Exif segment or a PNG eXIf chunk), or kNoOrientation.
-constexpr std::size_t kNoOrientation = static_cast<std::size_t>(-1);
 std::size_t exif_orientation_offset(const std::uint8_t* tiff, std::size_t length);
 
 // The rows of an image being encoded, handed over in bands: band(first, count) returns `count` packed rows from row

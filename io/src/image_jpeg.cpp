@@ -4,9 +4,11 @@
 // max_pixels is refused before libjpeg allocates anything. libjpeg then decodes with its defaults (accurate integer
 // IDCT, fancy upsampling) to RGB or gray; CMYK (Adobe, inverted) becomes RGB as c = k - ((255 - c) * k >> 8) per
 // channel. Rows land straight in the image buffer; with an EXIF orientation other than 1 each decoded row is
-// placed where it belongs in the upright image, so no second full-size buffer exists either way. Any libjpeg
-// warning (corrupt data, a premature end of a segment) makes the file a failed input, with libjpeg's text in rsz's
-// one-line message; libjpeg never prints.
+// placed where it belongs in the upright image, so no second full-size buffer exists either way. A libjpeg warning
+// about lost or damaged data (corrupt data, a premature end of a segment or of the file) makes the file a failed
+// input, with libjpeg's text in rsz's one-line message; the warnings libjpeg recovers from exactly (stray bytes
+// before a marker, which it skips; an unknown JFIF revision) are dropped, so such files decode as other tools decode
+// them. libjpeg never prints.
 // Encoding: jpeg_set_defaults + jpeg_set_quality(quality, baseline) for RGB or gray input, 4:2:0 chroma
 // subsampling, baseline Huffman tables.
 //
@@ -20,6 +22,8 @@
 #include <new>
 
 #include <jpeglib.h>
+// After jpeglib.h: the message codes.
+#include <jerror.h>
 
 #include "image_internal.h"
 
@@ -38,9 +42,15 @@ struct JpegErrors {
   std::longjmp(errors->jump, 1);
 }
 
-// Warnings (level -1) are counted and the first one kept; trace messages are dropped. Nothing is printed.
+// Warnings after which libjpeg decodes exactly the pixels the file holds: bytes before a marker that is not one
+// (skipped whole; scraped datasets are full of them), and a JFIF revision newer than it knows (the header is read
+// all the same). Every other warning means lost or guessed data.
+bool is_harmless_warning(int code) { return code == JWRN_EXTRANEOUS_DATA || code == JWRN_JFIF_MAJOR; }
+
+// Warnings (level -1) other than harmless ones are counted and the first one kept; trace messages are dropped.
+// Nothing is printed.
 void on_jpeg_message(j_common_ptr cinfo, int level) {
-  if (level >= 0) return;
+  if (level >= 0 || is_harmless_warning(cinfo->err->msg_code)) return;
   auto* errors = reinterpret_cast<JpegErrors*>(cinfo->err);
   if (cinfo->err->num_warnings++ == 0) (*cinfo->err->format_message)(cinfo, errors->message);
 }

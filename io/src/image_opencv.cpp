@@ -4,8 +4,10 @@
 // jobs therefore never load OpenCV (and the GDAL, GStreamer, OpenEXR... libraries Debian's build pulls in).
 //
 // The module is looked for at $RSZ_OPENCV_MODULE when that is set (and only there), else where `cmake --install`
-// puts it, else in the build tree. Pixels are decoded with IMREAD_UNCHANGED (stored depth, channels and
-// orientation), and BGR(A) is swapped to RGB(A) here.
+// puts it, else in the build tree. Pixels are decoded with IMREAD_UNCHANGED (stored depth and channels), and BGR(A)
+// is swapped to RGB(A) here. A TIFF's Orientation tag is applied here, as JPEG's EXIF orientation is: OpenCV's TIFF
+// decoder turns the pixels itself whatever the flags (fully or partly, by version), so it is given the file with the
+// tag set to 1 and always returns the stored pixels.
 #include <dlfcn.h>
 
 #include <climits>
@@ -120,15 +122,30 @@ class Decoded {
 constexpr int kDepth8 = 0;   // CV_8U
 constexpr int kDepth16 = 2;  // CV_16U
 
+// Decodes the stored pixels (a TIFF's Orientation tag not applied; see the top of this file).
 RszCvPixels decode(const Module& module, const std::string& path, const FileBytes& bytes, ImageFormat format,
                    const HeaderFacts& facts) {
   if (bytes.size > static_cast<std::size_t>(INT_MAX)) {
     fail(ErrorCode::Format, path,
          "the file is " + std::to_string(bytes.size) + " bytes long; files of at most 2 GiB are allowed");
   }
+  const std::uint8_t* data = bytes.data;
+  std::vector<std::uint8_t> unturned;  // the file with its Orientation tag set to 1
+  if (facts.orientation_offset != kNoOrientation) {
+    try {
+      unturned.assign(bytes.data, bytes.data + bytes.size);
+    } catch (const std::bad_alloc&) {
+      fail(ErrorCode::Io, path, "cannot read: out of memory for a copy of the " + std::to_string(bytes.size) +
+                                    "-byte file");
+    }
+    const bool little = unturned[0] == 'I';
+    unturned[facts.orientation_offset] = little ? 1 : 0;
+    unturned[facts.orientation_offset + 1] = little ? 0 : 1;
+    data = unturned.data();
+  }
   RszCvPixels pixels{};
   char message[256];
-  const int status = module.decode(bytes.data, bytes.size, &pixels, message, sizeof message);
+  const int status = module.decode(data, bytes.size, &pixels, message, sizeof message);
   if (status == RSZ_CV_OUT_OF_MEMORY) {
     fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");
   }
@@ -160,16 +177,18 @@ void check_decoded(const std::string& path, ImageFormat format, const HeaderFact
   }
 }
 
-// Copies BGR(A) `pixels` into `out` in RGB(A) order. (EXIF orientation is JPEG's, and JPEG is read elsewhere.)
+// Copies the stored BGR(A) `pixels` into `out` in RGB(A) order, each pixel where `orient` puts it in the upright
+// image (orientation 1: where it is).
 template <typename T>
-void copy_pixels(const RszCvPixels& pixels, std::vector<T, SampleAllocator<T>>& out) {
+void copy_pixels(const RszCvPixels& pixels, const Orientation& orient, std::vector<T, SampleAllocator<T>>& out) {
   const int c = pixels.channels;
   out.resize(static_cast<std::size_t>(pixels.width) * static_cast<std::size_t>(pixels.height) *
              static_cast<std::size_t>(c));
-  T* dst = out.data();
+  const std::int64_t step = orient.x_step(c);
   for (int y = 0; y < pixels.height; ++y) {
     const T* src = reinterpret_cast<const T*>(pixels.data + pixels.step * static_cast<std::size_t>(y));
-    for (int x = 0; x < pixels.width; ++x, src += c, dst += c) {
+    T* dst = out.data() + orient.row_start(y, c);
+    for (int x = 0; x < pixels.width; ++x, src += c, dst += step) {
       if (c >= 3) {
         dst[0] = src[2];
         dst[1] = src[1];
@@ -281,17 +300,18 @@ Image read_opencv(const std::string& path, const FileBytes& bytes, ImageFormat f
   const Decoded decoded(module, decode(module, path, bytes, format, facts));
   const RszCvPixels& pixels = decoded.pixels();
   check_decoded(path, format, facts, pixels);
+  const Orientation orient(options.apply_exif_orientation ? facts.orientation : 1, pixels.width, pixels.height);
   Image image;
-  image.width = pixels.width;
-  image.height = pixels.height;
+  image.width = orient.out_width;
+  image.height = orient.out_height;
   image.channels = pixels.channels;
   try {
     if (pixels.depth == kDepth16) {
       image.bit_depth = 16;
-      copy_pixels(pixels, image.data16);
+      copy_pixels(pixels, orient, image.data16);
     } else {
       image.bit_depth = 8;
-      copy_pixels(pixels, image.data8);
+      copy_pixels(pixels, orient, image.data8);
     }
   } catch (const std::bad_alloc&) {
     fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");

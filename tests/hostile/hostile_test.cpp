@@ -15,9 +15,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "cli/cli_support.h"
 #include "rsz/io/image.h"
@@ -258,6 +260,35 @@ TEST(Hostile, ImagesDeclaringHugeSizesAreRefusedBeforeDecoding) {
     const auto d = run_limited(dir, std::string("resample -i ") + name + " -o out.png --scale 0.1");
     EXPECT_EQ(d.status, 1) << name << ": " << d.err;
     expect_rsz_lines(d, name);
+  }
+  EXPECT_FALSE(fs::exists(dir / "out.png"));
+}
+
+// A 212-byte little-endian BigTIFF declaring width x height 8-bit gray pixels in one strip (its sizes as LONG8), with
+// no pixel data.
+std::string bigtiff_claiming(std::uint64_t width, std::uint64_t height) {
+  const auto le = [](std::uint64_t v, int size) {
+    std::string out;
+    for (int i = 0; i < size; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+    return out;
+  };
+  const std::pair<unsigned, std::pair<unsigned, std::uint64_t>> entries[] = {
+      {256, {16, width}}, {257, {16, height}}, {258, {3, 8}},     {259, {3, 1}},     {262, {3, 1}},
+      {273, {16, 300}},   {277, {3, 1}},       {278, {16, height}}, {279, {16, width * height}}};
+  std::string tiff = std::string("II\x2b\x00\x08\x00\x00\x00", 8) + le(16, 8) + le(std::size(entries), 8);
+  for (const auto& [tag, value] : entries) tiff += le(tag, 2) + le(value.first, 2) + le(1, 8) + le(value.second, 8);
+  return tiff + le(0, 8);
+}
+
+TEST(Hostile, BigTiffDeclaringAGigapixelIsRefusedFromItsHeader) {
+  // 32768 x 32768 = 2^30 pixels in LONG8 fields: the header probe read them halved (16384 x 16384, exactly
+  // max_pixels), so `rsz info` decoded a gigabyte of pixels before failing on something else. Under a 1 GiB
+  // address-space limit only a refusal from the header passes.
+  ScratchDir dir("bigtiff");
+  test::write_file(dir / "giga.tif", bigtiff_claiming(32768, 32768));
+  for (const char* args : {"info giga.tif", "resample -i giga.tif -o out.png --scale 0.01"}) {
+    const auto r = run_limited(dir, args, 1L << 20);
+    expect_refused(r, 1, "giga.tif: the image is 32768 x 32768 pixels, more than max_pixels (268435456)", args);
   }
   EXPECT_FALSE(fs::exists(dir / "out.png"));
 }

@@ -413,6 +413,134 @@ TEST_F(ImageTest, InvalidExifOrientationIsIgnored) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// TIFF Orientation and BigTIFF, from files written here byte by byte
+
+// What make_tiff writes: one strip of uncompressed 8-bit gray or RGB samples.
+struct TiffSpec {
+  std::uint64_t width = 0;
+  std::uint64_t height = 0;
+  int channels = 1;     // 1 (gray) or 3 (RGB)
+  std::string samples;  // width * height * channels bytes, or "" for a file whose pixels are missing
+  int orientation = 0;  // the Orientation tag (274); 0: none
+  bool little = true;   // "II", else "MM"
+  bool big = false;     // BigTIFF (magic 43, 8-byte offsets), else classic TIFF (magic 42)
+  int size_type = 4;    // the type of ImageWidth and ImageLength: 3 SHORT, 4 LONG, 16 LONG8 (BigTIFF only)
+};
+
+std::string make_tiff(const TiffSpec& spec) {
+  struct Entry {
+    std::uint64_t tag;
+    int type;
+    std::vector<std::uint64_t> values;
+  };
+  const auto type_size = [](int type) -> std::size_t { return type == 3 ? 2 : type == 4 ? 4 : 8; };
+  const std::size_t offset_size = spec.big ? 8 : 4;
+  const int offset_type = spec.big ? 16 : 4;
+  const auto channels = static_cast<std::uint64_t>(spec.channels);
+  std::vector<Entry> entries = {{256, spec.size_type, {spec.width}},
+                                {257, spec.size_type, {spec.height}},
+                                {258, 3, std::vector<std::uint64_t>(spec.channels, 8)},
+                                {259, 3, {1}},                          // no compression
+                                {262, 3, {spec.channels == 1 ? 1u : 2u}},  // BlackIsZero or RGB
+                                {273, offset_type, {0}},                // StripOffsets, set below
+                                {277, 3, {channels}},
+                                {278, 4, {spec.height}},
+                                {279, offset_type, {spec.width * spec.height * channels}},
+                                {284, 3, {1}}};  // interleaved samples
+  if (spec.orientation != 0) {
+    entries.insert(entries.begin() + 6, Entry{274, 3, {static_cast<std::uint64_t>(spec.orientation)}});
+  }
+  const std::size_t header = spec.big ? 16 : 8;
+  const std::size_t directory = (spec.big ? 8 : 2) + entries.size() * (spec.big ? 20 : 12) + offset_size;
+  std::size_t outside = 0;  // values too long for their entry follow the directory, then come the samples
+  for (const Entry& e : entries) {
+    if (e.values.size() * type_size(e.type) > offset_size) outside += e.values.size() * type_size(e.type);
+  }
+  entries[5].values[0] = header + directory + outside;
+  std::string out = spec.little ? "II" : "MM";
+  std::string more;
+  const auto put = [&](std::string& into, std::uint64_t v, std::size_t size) {
+    for (std::size_t i = 0; i < size; ++i) {
+      into += static_cast<char>((v >> (8 * (spec.little ? i : size - 1 - i))) & 0xff);
+    }
+  };
+  put(out, spec.big ? 43 : 42, 2);
+  if (spec.big) {
+    put(out, 8, 2);  // offset size
+    put(out, 0, 2);
+  }
+  put(out, header, offset_size);  // the first directory
+  put(out, entries.size(), spec.big ? 8 : 2);
+  for (const Entry& e : entries) {
+    put(out, e.tag, 2);
+    put(out, static_cast<std::uint64_t>(e.type), 2);
+    put(out, e.values.size(), offset_size);
+    const std::size_t size = e.values.size() * type_size(e.type);
+    if (size > offset_size) put(out, header + directory + more.size(), offset_size);
+    for (const std::uint64_t v : e.values) put(size > offset_size ? more : out, v, type_size(e.type));
+    if (size <= offset_size) put(out, 0, offset_size - size);
+  }
+  put(out, 0, offset_size);  // no next directory
+  return out + more + spec.samples;
+}
+
+// A TIFF's Orientation tag (274) is applied as JPEG's EXIF orientation is: an upright image by default (sides
+// swapped for 5..8, in read_image_info too), the stored one with apply_exif_orientation off. A 3 x 2 RGB image whose
+// pixel labels 0..5 (A B C / D E F) come out where upright_blocks says; OpenCV alone refused 5..8 ("not a valid
+// TIFF": its decoder turns TIFFs itself), and turned 2..4 even when the stored pixels were asked for.
+TEST_F(ImageTest, TiffOrientationIsAppliedLikeJpegExif) {
+  const auto sample = [](int label, int channel) { return static_cast<std::uint8_t>(10 + 40 * label + 7 * channel); };
+  std::string stored;
+  for (int label = 0; label < 6; ++label) {
+    for (int k = 0; k < 3; ++k) stored += static_cast<char>(sample(label, k));
+  }
+  ImageReadOptions as_stored;
+  as_stored.apply_exif_orientation = false;
+  for (const bool big : {false, true}) {
+    for (const bool little : {true, false}) {
+      for (int orientation = 1; orientation <= 8; ++orientation) {
+        SCOPED_TRACE("orientation " + std::to_string(orientation) + (little ? " II" : " MM") + (big ? " BigTIFF" : ""));
+        TiffSpec spec;
+        spec.width = 3;
+        spec.height = 2;
+        spec.channels = 3;
+        spec.samples = stored;
+        spec.orientation = orientation;
+        spec.little = little;
+        spec.big = big;
+        const std::string file = path("o" + std::to_string(orientation) + ".tif");
+        write_file(file, make_tiff(spec));
+        const Upright upright = upright_blocks(orientation);
+        Image expected;
+        expected.width = upright.columns;
+        expected.height = upright.rows;
+        expected.channels = 3;
+        for (const int label : upright.labels) {
+          for (int k = 0; k < 3; ++k) expected.data8.push_back(sample(label, k));
+        }
+        expect_same_image(read_image(file), expected);
+        expect_info(read_image_info(file), upright.columns, upright.rows, 3, 8, "tiff");
+        expect_same_image(read_image(file, as_stored),
+                          make_image8(3, 2, 3, std::vector<std::uint8_t>(stored.begin(), stored.end())));
+        expect_info(read_image_info(file, as_stored), 3, 2, 3, 8, "tiff");
+      }
+    }
+  }
+  // Orientation 6 spelled out: stored 3 x 2 gray 1 2 3 / 4 5 6 is upright 2 x 3 4 1 / 5 2 / 6 3.
+  TiffSpec gray;
+  gray.width = 3;
+  gray.height = 2;
+  gray.samples = std::string("\x01\x02\x03\x04\x05\x06", 6);
+  gray.orientation = 6;
+  write_file(path("gray6.tif"), make_tiff(gray));
+  expect_same_image(read_image(path("gray6.tif")), make_image8(2, 3, 1, {4, 1, 5, 2, 6, 3}));
+  // Values outside 1..8 are ignored, as in JPEG.
+  gray.orientation = 9;
+  write_file(path("gray9.tif"), make_tiff(gray));
+  expect_same_image(read_image(path("gray9.tif")), make_image8(3, 2, 1, {1, 2, 3, 4, 5, 6}));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // Pixel limit, damaged and foreign files
 
 TEST_F(ImageTest, PixelLimitIsCheckedBeforeDecoding) {
@@ -441,6 +569,49 @@ TEST_F(ImageTest, JpegHeaderClaimingAHugeSizeIsRefused) {
   write_file(path("huge.jpg"), bytes);
   expect_error([&] { read_image(path("huge.jpg")); }, ErrorCode::Format, {"60000 x 60000", "max_pixels"});
   expect_error([&] { read_image_info(path("huge.jpg")); }, ErrorCode::Format, {"60000 x 60000", "max_pixels"});
+}
+
+// BigTIFF's ImageWidth and ImageLength (SHORT, LONG or LONG8, either byte order) are read from the header: a small
+// file decodes at its size, and a tiny file declaring more than max_pixels is refused before any decoding (a LONG8
+// size used to be read halved, so 32768 x 32768 passed as 16384 x 16384 and was decoded: 1.1 GB, 11 s).
+TEST_F(ImageTest, BigTiffSizesAreReadFromTheHeader) {
+  for (const bool little : {true, false}) {
+    for (const int type : {3, 4, 16}) {
+      SCOPED_TRACE("type " + std::to_string(type) + (little ? " II" : " MM"));
+      TiffSpec spec;
+      spec.big = true;
+      spec.little = little;
+      spec.size_type = type;
+      spec.width = 5;
+      spec.height = 3;
+      spec.samples = std::string("\x00\x10\x20\x30\x40\x50\x60\x70\x80\x90\xa0\xb0\xc0\xd0\xe0", 15);
+      write_file(path("small.tif"), make_tiff(spec));
+      expect_info(read_image_info(path("small.tif")), 5, 3, 1, 8, "tiff");
+      expect_same_image(read_image(path("small.tif")),
+                        make_image8(5, 3, 1, {0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0,
+                                              0xb0, 0xc0, 0xd0, 0xe0}));
+
+      spec.samples.clear();  // the header alone: 40000 x 30000 (1.2 gigapixels) in a file of under 300 bytes
+      spec.width = 40000;
+      spec.height = 30000;
+      const std::string huge = path("huge.tif");
+      write_file(huge, make_tiff(spec));
+      expect_error([&] { read_image(huge); }, ErrorCode::Format, {huge + ": ", "40000 x 30000", "max_pixels"});
+      expect_error([&] { read_image_info(huge); }, ErrorCode::Format, {huge + ": ", "40000 x 30000", "max_pixels"});
+    }
+  }
+  TiffSpec spec;
+  spec.big = true;
+  spec.size_type = 16;
+  spec.width = 32768;  // 2^30 pixels
+  spec.height = 32768;
+  write_file(path("giga.tif"), make_tiff(spec));
+  expect_error([&] { read_image_info(path("giga.tif")); }, ErrorCode::Format, {"32768 x 32768", "max_pixels"});
+  spec.width = std::uint64_t{1} << 33;  // more than libtiff's 32 bits
+  spec.height = 1;
+  write_file(path("wide.tif"), make_tiff(spec));
+  expect_error([&] { read_image_info(path("wide.tif")); }, ErrorCode::Format,
+               {"not a valid TIFF file", "ImageWidth 8589934592"});
 }
 
 TEST(ImageDamagedTest, TruncatedJpegFixtureIsRefused) {

@@ -211,6 +211,91 @@ TEST_F(JpegCodecTest, CorruptScanDataIsAFailedReadNotAWarning) {
   }
 }
 
+// `bytes` with `inserted` put in before the `nth` (0: first, -1: last) marker FF `marker`.
+std::vector<unsigned char> insert_before(const std::vector<unsigned char>& bytes, unsigned char marker, int nth,
+                                         const std::vector<unsigned char>& inserted) {
+  std::vector<std::size_t> found;
+  for (std::size_t i = 2; i + 1 < bytes.size(); ++i) {
+    if (bytes[i] == 0xff && bytes[i + 1] == marker) found.push_back(i);
+  }
+  EXPECT_FALSE(found.empty()) << "no marker FF " << std::hex << int{marker};
+  if (found.empty()) return bytes;
+  const std::size_t at = nth < 0 ? found.back() : found.at(static_cast<std::size_t>(nth));
+  std::vector<unsigned char> out(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(at));
+  out.insert(out.end(), inserted.begin(), inserted.end());
+  out.insert(out.end(), bytes.begin() + static_cast<std::ptrdiff_t>(at), bytes.end());
+  return out;
+}
+
+void write_bytes(const std::string& file, const std::vector<unsigned char>& bytes) {
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+TEST_F(JpegCodecTest, ExtraneousBytesBeforeAMarkerAreSkippedAsLibjpegSkipsThem) {
+  // Stray bytes where a marker should start (libjpeg: "Corrupt JPEG data: N extraneous bytes before marker 0xNN",
+  // common in scraped datasets) are skipped whole: the pixels are exactly the clean file's, as ImageMagick, vips
+  // and Pillow read them. Before the frame header, a table, a scan (also between progressive scans) and the end.
+  const std::vector<unsigned char> garbage = {0x12, 0x34, 0x56};
+  const std::vector<unsigned char> with_zero = {0x01, 0xff, 0x00, 0x02};  // an FF 00 pair is skipped too
+  const struct {
+    const char* fixture;
+    unsigned char marker;
+    int nth;
+    const std::vector<unsigned char>& inserted;
+  } cases[] = {{"jpeg_444.jpg", 0xc0, 0, garbage},     {"jpeg_444.jpg", 0xc4, 0, with_zero},
+               {"jpeg_444.jpg", 0xda, 0, garbage},     {"jpeg_444.jpg", 0xd9, -1, garbage},
+               {"jpeg_progressive.jpg", 0xda, -1, garbage}, {"jpeg_gray.jpg", 0xda, 0, with_zero}};
+  int n = 0;
+  for (const auto& c : cases) {
+    const std::string what = std::string(c.fixture) + " before FF " + std::to_string(int{c.marker});
+    const Image clean = read_image(fixture(c.fixture));
+    const std::string file = path("stray" + std::to_string(n++) + ".jpg");
+    write_bytes(file, insert_before(file_bytes(fixture(c.fixture)), c.marker, c.nth, c.inserted));
+    try {
+      expect_same_pixels(read_image(file), clean, what);
+      const ImageInfo info = read_image_info(file);
+      EXPECT_EQ(info.width, clean.width) << what;
+      EXPECT_EQ(info.height, clean.height) << what;
+    } catch (const Error& e) {
+      ADD_FAILURE() << what << ": " << e.what();
+    }
+  }
+}
+
+TEST_F(JpegCodecTest, TruncatedJpegsStillFailWithStrayBytes) {
+  // Skipping stray bytes recovers nothing that is missing: a file cut in its scan data is refused as truncated, and
+  // with its end-of-image marker put back libjpeg's "premature end of data segment" stays a failure.
+  const std::vector<unsigned char> stray =
+      insert_before(file_bytes(fixture("jpeg_444.jpg")), 0xda, 0, std::vector<unsigned char>{0x12, 0x34, 0x56});
+  std::vector<unsigned char> cut(stray.begin(), stray.begin() + static_cast<std::ptrdiff_t>(stray.size() * 2 / 3));
+  const std::string truncated = path("truncated.jpg");
+  write_bytes(truncated, cut);
+  cut.push_back(0xff);
+  cut.push_back(0xd9);
+  const std::string ended = path("ended.jpg");
+  write_bytes(ended, cut);
+  const struct {
+    std::string file;
+    std::string message;  // after the path
+  } cases[] = {
+      {truncated, ": the JPEG file is truncated: it ends after " + std::to_string(cut.size() - 2) +
+                      " bytes, before the end-of-image marker (FF D9); a complete JPEG file is required"},
+      {ended, ": not a valid JPEG file: libjpeg: Corrupt JPEG data: premature end of data segment; a valid JPEG file "
+              "is required"}};
+  for (const auto& [file, message] : cases) {
+    try {
+      (void)read_image(file);
+      ADD_FAILURE() << file << ": a truncated JPEG was decoded";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(e.code(), ErrorCode::Format) << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+      EXPECT_EQ(m, file + message);
+    }
+  }
+}
+
 // The module is loaded at first use only, and without it BMP/TIFF/WebP/PPM fail cleanly while PNG and JPEG work.
 // Each case runs in a child process so that this process's module state stays untouched.
 int in_child(const std::function<int()>& body) {

@@ -2,9 +2,9 @@
 //
 // Reading: PNG through libpng (gray, gray+alpha, RGB, RGBA, palette; 1/2/4/8/16 bits; palette and low bit depths
 // expand to 8 bits, tRNS to an alpha channel); JPEG through libjpeg-turbo; BMP, TIFF, WebP, PPM/PGM through OpenCV
-// imgcodecs, loaded only when a file of those formats is first read or written. JPEG EXIF
-// orientation is applied by default, so pixel coordinates refer to the upright image. Images larger than
-// `max_pixels` are refused from their header, before the pixel buffer is allocated.
+// imgcodecs, loaded only when a file of those formats is first read or written. The EXIF orientation of JPEGs and
+// the Orientation tag of TIFFs are applied by default, so pixel coordinates refer to the upright image. Images
+// larger than `max_pixels` are refused from their header, before the pixel buffer is allocated.
 // Writing: the format follows the extension (.png, .jpg/.jpeg, .bmp, .tif/.tiff, .webp, .ppm/.pgm); 16-bit pixels
 // are kept where the format can hold them (PNG, TIFF, PPM/PGM) and refused with a clear error otherwise. Writes are
 // atomic: a temporary file in the same folder renamed over the target only when complete.
