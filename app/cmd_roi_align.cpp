@@ -283,7 +283,16 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
     for (std::size_t r = 0; r < planned.paths.size(); ++r) {
       const auto* base = static_cast<const std::byte*>(result.data()) +
                          static_cast<std::int64_t>(r) * crop_elements * static_cast<std::int64_t>(element_size(type));
-      save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
+      try {
+        save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
+      } catch (const std::exception& e) {
+        // The crops already written are complete and stay: they are accounted, with the failure.
+        const auto* error = dynamic_cast<const Error*>(&e);
+        throw PartialFailure(error != nullptr ? error->code() : ErrorCode::Io,
+                             std::string(e.what()) + " (after " + std::to_string(r) + " of its " +
+                                 std::to_string(planned.paths.size()) + " crops were written)",
+                             records);
+      }
       io::CropRecord crop = crops[r];
       crop.box = box_used(list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : list.entries[r].box,
                           rois.dtype());  // the box the operator used

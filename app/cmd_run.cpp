@@ -41,7 +41,7 @@ int run_run(const RunOptions& o) {
   const std::string folder = common.output.empty() ? batch.output_dir : common.output;
   if (folder.empty()) usage_error(o.batch_file + ": no output folder; set \"output_dir\" or pass -o");
   const std::vector<std::string> inputs = batch.inputs.empty() ? std::vector<std::string>{}
-                                                               : expand_inputs(batch.inputs, false);
+                                                               : expand_inputs(batch.inputs, batch.recursive, batch.hidden);
   // Steps run in phases: a step with "input": "previous" starts a new phase, whose inputs are the outputs the
   // previous step writes. The whole batch is planned before anything is written: a chained phase is planned from
   // what the step before it will write (predict_outputs), so a request that cannot be met in any phase stops the

@@ -1,5 +1,6 @@
 #include "common.h"
 
+#include <fnmatch.h>
 #include <glob.h>
 #include <omp.h>
 #include <sys/resource.h>
@@ -26,6 +27,7 @@
 #include "rsz/error.h"
 #include "rsz/float16.h"
 #include "rsz/io/npy.h"
+#include "rsz/io/naming.h"
 
 namespace fs = std::filesystem;
 
@@ -39,29 +41,90 @@ std::string lowercase(std::string s) {
 
 bool has_glob_characters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
-std::vector<std::string> list_folder(const std::string& folder, bool recursive) {
+// A name starting with '.': hidden files (macOS's AppleDouble "._x.jpg" beside every copied photo, editors'
+// swap files) and folders (.git, .cache) are left out of folder listings and patterns unless --hidden asks.
+bool is_hidden(const fs::path& path) {
+  const std::string name = path.filename().string();
+  return !name.empty() && name[0] == '.' && name != "." && name != "..";
+}
+
+// Every regular file below `folder` (recursively or not) for which `keep` says yes, sorted; hidden entries (and what
+// is inside hidden folders) only with `hidden`.
+template <typename Keep>
+std::vector<std::string> walk_folder(const std::string& folder, bool recursive, bool hidden, const Keep& keep) {
   std::vector<std::string> files;
-  const auto consider = [&](const fs::directory_entry& entry) {
-    std::error_code ec;
-    const std::string path = entry.path().string();
-    if (entry.is_regular_file(ec) && (io::is_readable_image_path(path) || is_npy_path(path))) {
-      files.push_back(path);
-    }
-  };
   std::error_code ec;
-  if (recursive) {
-    for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-      consider(*it);
+  for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    std::error_code entry_ec;
+    const bool folder_entry = it->is_directory(entry_ec);
+    if (!hidden && is_hidden(it->path())) {
+      if (folder_entry) it.disable_recursion_pending();
+      continue;
     }
-  } else {
-    for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-      consider(*it);
+    if (folder_entry) {
+      if (!recursive) it.disable_recursion_pending();
+      continue;
     }
+    if (it->is_regular_file(entry_ec) && keep(it->path())) files.push_back(it->path().string());
   }
   if (ec) usage_error(folder + ": cannot list the folder: " + ec.message());
   std::sort(files.begin(), files.end());
   return files;
+}
+
+std::vector<std::string> list_folder(const std::string& folder, bool recursive, bool hidden) {
+  return walk_folder(folder, recursive, hidden, [](const fs::path& p) {
+    return io::is_readable_image_path(p.string()) || is_npy_path(p.string());
+  });
+}
+
+std::vector<std::string> split_components(const std::string& path) {
+  std::vector<std::string> parts;
+  for (const auto& part : fs::path(path)) {
+    if (!part.empty()) parts.push_back(part.string());
+  }
+  return parts;
+}
+
+// Whether path components [si, end) match pattern components [pi, end): fnmatch per component, "**" any number of
+// components (none included); a leading '.' is matched only by a '.' in the pattern unless `hidden`.
+bool match_components(const std::vector<std::string>& pattern, std::size_t pi, const std::vector<std::string>& path,
+                      std::size_t si, bool hidden) {
+  if (pi == pattern.size()) return si == path.size();
+  if (pattern[pi] == "**") {
+    for (std::size_t k = si; k <= path.size(); ++k) {
+      if (match_components(pattern, pi + 1, path, k, hidden)) return true;
+    }
+    return false;
+  }
+  if (si == path.size() || ::fnmatch(pattern[pi].c_str(), path[si].c_str(), hidden ? 0 : FNM_PERIOD) != 0) {
+    return false;
+  }
+  return match_components(pattern, pi + 1, path, si + 1, hidden);
+}
+
+// A pattern with a "**" component: the files below its fixed leading folders whose path matches, sorted; each
+// input's folder below those leading folders is recorded for {dir} and {relpath}.
+// The leading components of a pattern that hold no pattern characters: the folder a "**" walk starts from ("." for
+// none); `fixed` is their count.
+fs::path pattern_root(const std::vector<std::string>& parts, std::size_t& fixed) {
+  fixed = 0;
+  fs::path root;
+  while (fixed < parts.size() && !has_glob_characters(parts[fixed]) && parts[fixed] != "**") root /= parts[fixed++];
+  return root.empty() ? fs::path(".") : root;
+}
+
+std::vector<std::string> globstar_paths(const std::string& pattern, bool hidden) {
+  const std::vector<std::string> parts = split_components(pattern);
+  std::size_t fixed = 0;
+  const fs::path root = pattern_root(parts, fixed);
+  const std::vector<std::string> rest(parts.begin() + static_cast<std::ptrdiff_t>(fixed), parts.end());
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return {};
+  return walk_folder(root.string(), true, hidden, [&](const fs::path& p) {
+    return match_components(rest, 0, split_components(p.lexically_relative(root).string()), 0, hidden);
+  });
 }
 
 std::vector<std::string> glob_paths(const std::string& pattern) {
@@ -280,7 +343,10 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_flag("-n,--dry-run", options.dry_run, "List what would be written and write nothing");
   command.add_flag("-q,--quiet", options.quiet, "No progress bar and no summary (errors are still reported)");
   command.add_flag("-r,--recursive", options.recursive, "Descend into sub-folders of input folders");
-  command.add_flag("--no-exif", options.no_exif, "Do not apply JPEG EXIF orientation (keep pixels as stored)");
+  command.add_flag("--hidden", options.hidden,
+                   "Also take hidden files and folders (names starting with '.', such as macOS's ._photo.jpg) from "
+                   "folders and patterns; a file named on its own is always taken");
+  command.add_flag("--no-exif", options.no_exif, "Do not apply the EXIF orientation of JPEGs and TIFFs (keep pixels as stored)");
   command.add_option("--alpha", options.alpha,
                      "Alpha handling: premultiplied (default; no dark fringes) or straight")
       ->check(CLI::IsMember({"premultiplied", "straight"}));
@@ -325,7 +391,7 @@ std::map<std::string, std::string>& input_dirs() {
 
 }  // namespace
 
-std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns, bool recursive) {
+std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns, bool recursive, bool hidden) {
   if (patterns.empty()) usage_error("no input given; use -i FILE, -i FOLDER or -i 'PATTERN'");
   std::vector<std::string> result;
   std::set<std::string> seen;
@@ -335,7 +401,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
   for (const std::string& pattern : patterns) {
     std::error_code ec;
     if (fs::is_directory(pattern, ec)) {
-      const auto files = list_folder(pattern, recursive);
+      const auto files = list_folder(pattern, recursive, hidden);
       for (const auto& f : files) {
         add(f);
         const std::string dir = fs::path(f).parent_path().lexically_relative(pattern).string();
@@ -344,10 +410,17 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
       if (files.empty()) add(pattern);  // probe_input reports the empty folder as a failed input
     } else if (!fs::exists(pattern, ec) && has_glob_characters(pattern)) {
       std::size_t matched = 0;
-      for (const auto& f : glob_paths(pattern)) {
-        if (fs::is_regular_file(f, ec)) {
-          add(f);
-          ++matched;
+      const std::vector<std::string> parts = split_components(pattern);
+      const bool globstar = std::find(parts.begin(), parts.end(), "**") != parts.end();
+      for (const auto& f : globstar ? globstar_paths(pattern, hidden) : glob_paths(pattern)) {
+        if (!fs::is_regular_file(f, ec)) continue;
+        if (!hidden && !globstar && is_hidden(f)) continue;  // glob(3) leaves dot files out unless named with '.'
+        add(f);
+        ++matched;
+        if (globstar) {  // {dir} / {relpath}: the folders the "**" walked through
+          std::size_t fixed = 0;
+          const std::string dir = fs::path(f).parent_path().lexically_relative(pattern_root(parts, fixed)).string();
+          input_dirs()[f] = dir == "." ? "" : dir;
         }
       }
       if (matched == 0) add(pattern);  // reported as a failed input: the others still run
@@ -670,8 +743,8 @@ std::string expand_template(const std::string& pattern, const NameFields& f) {
     } else if (key == "id") {
       out += f.id.empty() ? (f.index.empty() ? std::string("0") : f.index) : sanitize_name_part(f.id);
     } else {
-      usage_error("output template '" + pattern + "': unknown placeholder {" + key +
-                  "}; allowed: {stem} {ext} {op} {dir} {relpath} {parent} {index} {label} {id}");
+      usage_error("output template '" + pattern + "': unknown placeholder {" + key + "}; allowed: " +
+                  io::placeholder_list(true));
     }
     i = close;
   }
@@ -1021,6 +1094,9 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
       shared_budget.acquire(plan.bytes);
       try {
         records = job.run(kernel_threads);
+      } catch (const PartialFailure& e) {
+        records = e.written();
+        error = with_input(job.input, e.what());
       } catch (const std::exception& e) {
         error = with_input(job.input, e.what());
       } catch (...) {

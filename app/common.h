@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "rsz/error.h"
 #include "rsz/exec.h"
 #include "rsz/io/annotations.h"
 #include "rsz/io/image.h"
@@ -33,6 +34,7 @@ struct CommonOptions {
   bool dry_run = false;
   bool quiet = false;
   bool recursive = false;
+  bool hidden = false;  // --hidden: names starting with '.' are inputs too
   bool no_exif = false;
   std::string alpha = "premultiplied";
   std::string backend = "auto";
@@ -81,7 +83,9 @@ void add_backend_options(CLI::App& command, CommonOptions& options);
 // Files, folders (their images and .npy files, sorted; recursively with --recursive) and quoted globs, expanded in
 // order, duplicates dropped. A path that does not exist, or a pattern or folder that matches nothing, is a usage
 // error.
-std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns, bool recursive);
+// Patterns may use "**" for any number of folders ('photos/**/*.jpg'); {dir} and {relpath} then follow the folders it
+// matched. Hidden files and folders (names starting with '.') are left out of folders and patterns unless `hidden`.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns, bool recursive, bool hidden = false);
 
 bool is_npy_path(const std::string& path);
 
@@ -172,6 +176,19 @@ struct OutputRecord {
   Dims shape;
   std::string dtype;
   std::optional<io::CropRecord> crop;  // roi-align crops: a line of the manifest
+};
+
+// A job that fails after some of its outputs were written (a crop that cannot be saved after others were): those
+// outputs are complete (written atomically) and stay; the runner counts them, prints their --json lines and lists them
+// in the manifest, and reports the failure.
+class PartialFailure : public Error {
+ public:
+  PartialFailure(ErrorCode code, const std::string& message, std::vector<OutputRecord> written)
+      : Error(code, message), written_(std::move(written)) {}
+  const std::vector<OutputRecord>& written() const { return written_; }
+
+ private:
+  std::vector<OutputRecord> written_;
 };
 
 // What a job will produce, computed from its input's probe before anything runs.

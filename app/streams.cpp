@@ -103,7 +103,7 @@ std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t 
     }
     patterns.push_back(stdin_path);
   }
-  return expand_inputs(patterns, options.recursive);
+  return expand_inputs(patterns, options.recursive, options.hidden);
 }
 
 std::string output_target(const CommonOptions& options, const std::vector<std::string>& inputs) {

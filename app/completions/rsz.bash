@@ -3,7 +3,7 @@
 # bash-completion package); or source it from ~/.bashrc. tests/cli checks it against `rsz <command> --help`.
 
 _rsz_flags() {
-  local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive
+  local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive --hidden
             --no-exif --alpha --backend --device -v --verbose --max-pixels --max-memory --quality --png-compression --skip-existing
             --grayscale --depth --format --strip"
   case $1 in

@@ -5,6 +5,7 @@
 #include "rsz/error.h"
 #include "rsz/io/batch_file.h"
 #include "rsz/io/config.h"
+#include "rsz/io/naming.h"
 
 namespace rsz::io {
 namespace {
@@ -37,22 +38,7 @@ std::string get_output_template(const Ref& ref, bool roi_align) {
   for (const auto& part : std::filesystem::path(text)) {
     if (part == "..") ref.fail_expected("a template that stays inside the output folder (no \"..\" components)");
   }
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '{') continue;
-    const std::size_t close = text.find('}', i);
-    if (close == std::string::npos) ref.fail_expected("a template whose '{' placeholders are closed by '}'");
-    const std::string name = text.substr(i + 1, close - i - 1);
-    const bool common = name == "stem" || name == "ext" || name == "op" || name == "dir" || name == "relpath" ||
-                        name == "parent";
-    const bool crop = name == "index" || name == "label" || name == "id";
-    if (!common && !(crop && roi_align)) {
-      ref.fail_expected(roi_align ? "a template with placeholders {stem} {ext} {op} {dir} {relpath} {parent} {index} "
-                                    "{label} {id}"
-                                  : "a template with placeholders {stem} {ext} {op} {dir} {relpath} {parent} ({index} "
-                                    "{label} {id} are only for roi_align steps)");
-    }
-    i = close;
-  }
+  if (const std::string problem = template_problem(text, roi_align); !problem.empty()) ref.fail_expected(problem);
   return text;
 }
 
@@ -120,7 +106,7 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir) {
   const Json json = detail::parse_json(json_text, source);
   const Ref root(json, source);
-  detail::expect_object(root, {"inputs", "output_dir", "dtype", "steps", "$schema"});
+  detail::expect_object(root, {"inputs", "output_dir", "dtype", "recursive", "hidden", "steps", "$schema"});
   if (const auto schema = root.find("$schema")) detail::get_string(*schema);
   BatchFile batch;
 
@@ -149,6 +135,8 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
     batch.output_dir = detail::resolve_path(base_dir, "out");
   }
 
+  if (const auto recursive = root.find("recursive")) batch.recursive = detail::get_bool(*recursive);
+  if (const auto hidden = root.find("hidden")) batch.hidden = detail::get_bool(*hidden);
   if (const auto dtype = root.find("dtype")) {
     batch.dtype = detail::get_enum<DataType>(
         *dtype, {{to_string(DataType::Float32), DataType::Float32}, {to_string(DataType::Float16), DataType::Float16}});

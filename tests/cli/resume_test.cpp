@@ -107,6 +107,54 @@ TEST(Trees, InputsCanBeGivenAsArguments) {
   EXPECT_EQ(list_files(dir.path() / "out"), (std::vector<std::string>{"camera.png", "chelsea.png"}));
 }
 
+// "**" matches any number of folders ({relpath} follows them); hidden files and folders (macOS's ._x.png beside every
+// copied photo, .cache/) are left out of folders and patterns unless --hidden; batch files say "recursive".
+TEST(Trees, GlobstarRecursesAndHiddenFilesAreSkipped) {
+  ScratchDir dir("globstar");
+  for (const char* sub : {"tree/a/b", "tree/.cache"}) fs::create_directories(dir.path() / sub);
+  fs::copy_file(photo("camera.png"), dir / "tree/top.png");
+  fs::copy_file(photo("camera.png"), dir / "tree/a/b/deep.png");
+  fs::copy_file(photo("camera.png"), dir / "tree/.cache/cached.png");
+  test::write_file(dir / "tree/a/._deep.png", "Mac OS X resource fork, not a PNG");
+  auto r = run_rsz(dir, "resample -i 'tree/**/*.png' -o 'out/{relpath}.png' --scale 0.25 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"), (std::vector<std::string>{"a/b/deep.png", "top.png"}));
+  r = run_rsz(dir, "resample -i tree -r -o folder/ --scale 0.25 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "folder"), (std::vector<std::string>{"deep.png", "top.png"}));
+  // Asked for: the hidden ones are inputs too (the AppleDouble file then fails alone, exit 1).
+  r = run_rsz(dir, "resample -i 'tree/**/*.png' --hidden -o 'hidden/{relpath}.png' --scale 0.25 -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("._deep.png"), std::string::npos) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "hidden"),
+            (std::vector<std::string>{".cache/cached.png", "a/b/deep.png", "top.png"}));
+  test::write_file(dir / "tree.json", R"({"inputs": ["tree"], "recursive": true, "output_dir": "batch",
+      "steps": [{"op": "thumbnail", "config": {"size": "16"}, "output": "{relpath}.png"}]})");
+  r = run_rsz(dir, "run tree.json -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "batch"), (std::vector<std::string>{"a/b/deep.png", "top.png"}));
+}
+
+// A job that fails after writing some of its crops accounts for them: the summary counts them and the manifest and
+// --json list them.
+TEST(Trees, CropsWrittenBeforeAFailureAreAccounted) {
+  ScratchDir dir("partial-crops");
+  fs::create_directories(dir.path() / "crops");
+  test::write_file(dir / "crops/nose", "a file where the nose crops' folder would go");
+  const auto r = run_rsz(dir, "roi-align --rois " + std::string(RSZ_SOURCE_DIR) +
+                                  "/samples/rois/dataset.json --output-size 8x8 -o 'crops/{label}/{id}.png' "
+                                  "--manifest m.jsonl --json -j 1");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("after 2 of its 3 crops were written"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 of 2 inputs failed; 4 files written"), std::string::npos) << r.err;
+  const std::string manifest = test::read_text(dir.path() / "m.jsonl");
+  EXPECT_NE(manifest.find("crops/eye/chelsea-left-eye.png"), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("crops/eye/chelsea-right-eye.png"), std::string::npos) << manifest;
+  EXPECT_EQ(manifest.find("chelsea-nose"), std::string::npos) << manifest;
+  EXPECT_NE(r.out.find("\"output\":\"crops/eye/chelsea-right-eye.png\""), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir.path() / "crops/eye/chelsea-left-eye.png"));
+}
+
 TEST(ChainedSteps, AStepCanRunOnThePreviousStepsOutputs) {
   ScratchDir dir("chain");
   const std::string inputs = "\"inputs\": [\"" + photo("chelsea.png") + "\", \"" + photo("camera.png") + "\"]";

@@ -45,6 +45,8 @@ struct BatchFile {
   std::vector<std::string> inputs;
   std::string output_dir;
   std::optional<DataType> dtype;
+  bool recursive = false;  // "recursive": input folders are walked down their sub-folders (the command line's -r)
+  bool hidden = false;     // "hidden": names starting with '.' are inputs too (--hidden)
   std::vector<BatchStep> steps;
 };
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir);

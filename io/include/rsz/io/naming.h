@@ -1,0 +1,27 @@
+// Output name templates: the one table of placeholders that the command line's -o and batch files' "output" share.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#pragma GCC visibility push(default)
+
+namespace rsz::io {
+
+struct NamePlaceholder {
+  const char* name;     // "stem": written {stem}
+  const char* meaning;  // for help texts and messages
+  bool crops_only;      // {index}, {label}, {id}: name one ROI crop each (roi_align)
+};
+// {stem} {ext} {op} {dir} {relpath} {parent} {index} {label} {id}, in that order.
+const std::vector<NamePlaceholder>& name_placeholders();
+// "{stem} {ext} {op} {dir} {relpath} {parent}" and, with `crops`, " {index} {label} {id}".
+std::string placeholder_list(bool crops);
+// What is wrong with a template ("" when nothing): a '{' without '}', or a placeholder that is unknown or (without
+// `crops`) names a crop. The text is "a template with placeholders ..." or "a template whose '{' ...", ready for
+// "expected ..." messages.
+std::string template_problem(const std::string& text, bool crops);
+
+}  // namespace rsz::io
+
+#pragma GCC visibility pop

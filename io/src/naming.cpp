@@ -1,0 +1,51 @@
+// The placeholders of output name templates (naming.h).
+#include "rsz/io/naming.h"
+
+namespace rsz::io {
+
+const std::vector<NamePlaceholder>& name_placeholders() {
+  static const std::vector<NamePlaceholder> table = {
+      {"stem", "the input's file name without extension", false},
+      {"ext", "the output's extension with its dot (the input's for images, .npy for tensors)", false},
+      {"op", "the operator or command (resample, thumbnail, upsample2d, roi_align)", false},
+      {"dir", "the input's folder below the -i folder it was found in (\".\" at its top)", false},
+      {"relpath", "the input's path below the -i folder, without extension", false},
+      {"parent", "the name of the input's folder", false},
+      {"index", "the crop's number in its image, from 0", true},
+      {"label", "the crop's label, file-name-safe (\"unlabeled\" without one)", true},
+      {"id", "the crop's id, file-name-safe (its index without one)", true},
+  };
+  return table;
+}
+
+std::string placeholder_list(bool crops) {
+  std::string list;
+  for (const NamePlaceholder& p : name_placeholders()) {
+    if (p.crops_only && !crops) continue;
+    list += (list.empty() ? "{" : " {") + std::string(p.name) + "}";
+  }
+  return list;
+}
+
+std::string template_problem(const std::string& text, bool crops) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '{') continue;
+    const std::size_t close = text.find('}', i);
+    if (close == std::string::npos) return "a template whose '{' placeholders are closed by '}'";
+    const std::string name = text.substr(i + 1, close - i - 1);
+    bool known = false;
+    for (const NamePlaceholder& p : name_placeholders()) {
+      if (name == p.name && (crops || !p.crops_only)) known = true;
+    }
+    if (!known) {
+      return crops ? "a template with placeholders " + placeholder_list(true)
+                   : "a template with placeholders " + placeholder_list(false) + " (" +
+                         placeholder_list(true).substr(placeholder_list(false).size() + 1) +
+                         " are only for roi_align steps)";
+    }
+    i = close;
+  }
+  return "";
+}
+
+}  // namespace rsz::io
