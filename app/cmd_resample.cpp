@@ -14,45 +14,20 @@
 namespace rsz::app {
 namespace {
 
-std::array<float, 4> four(const std::string& flag, const std::string& text) {
-  const auto v = parse_float_list(flag, text, 1, 4);
-  if (v.size() == 1) return {v[0], v[0], v[0], v[0]};
-  if (v.size() != 4) usage_error(flag + " " + text + ": give 1 value (all axes) or 4 values (N,C,H,W)");
-  return {v[0], v[1], v[2], v[3]};
-}
-
 // Flag values that do not depend on the input; --size/--width/--height are applied per input.
 io::ResampleConfig fixed_flags(const ResampleOptions& o) {
   io::ResampleConfig flags;
   // A --preset flag sets its offsets (and mode) over the config file's; the other flags over both.
   if (!o.preset.empty()) flags = io::preset_config(io::parse_resample_preset(o.preset, "--preset"));
-  if (!o.mode.empty()) flags.interpolation = parse_interpolation(o.mode);
-  const auto positive = [](const std::string& flag, const std::string& text, const std::vector<float>& v) {
-    for (const float x : v) {
-      if (!(x > 0.0f)) usage_error(flag + " " + text + ": every scale must be > 0");
-    }
-  };
-  if (!o.scales.empty()) {
-    const auto v = parse_float_list("--scales", o.scales, 4, 4);
-    positive("--scales", o.scales, v);
-    flags.scales = std::array<float, 4>{v[0], v[1], v[2], v[3]};
-  }
-  if (!o.scale.empty()) {
+  flags = io::overlay(flags, field_config<io::ResampleConfig>(o.fields));
+  if (!o.scale.empty()) {  // the shorthand of --scales for images: H and W
     const auto v = parse_float_list("--scale", o.scale, 1, 2);
-    positive("--scale", o.scale, v);
+    for (const float x : v) {
+      if (!(x > 0.0f)) usage_error("--scale " + o.scale + ": every scale must be > 0");
+    }
     const float sx = v[0];
     const float sy = v.size() == 2 ? v[1] : v[0];
     flags.scales = std::array<float, 4>{1.0f, 1.0f, sy, sx};
-  }
-  if (!o.output_sizes.empty()) {
-    const auto v = parse_int_list("--output-sizes", o.output_sizes, ',', 4);
-    flags.output_sizes = std::array<std::int64_t, 4>{v[0], v[1], v[2], v[3]};
-  }
-  if (!o.input_offsets.empty()) flags.input_pixel_offsets = four("--input-offsets", o.input_offsets);
-  if (!o.output_offsets.empty()) flags.output_pixel_offsets = four("--output-offsets", o.output_offsets);
-  if (o.antialias) flags.antialiased = true;
-  if (!o.rounding_direction.empty()) {
-    flags.rounding_direction = io::parse_nearest_rounding(o.rounding_direction, "--rounding-direction");
   }
   return flags;
 }
@@ -125,7 +100,6 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
 void setup_resample(CLI::App& app, ResampleOptions& o) {
   CLI::App* cmd = app.add_subcommand("resample", "Resize images or rank-4 tensors (DirectML RESAMPLE1)");
   add_common_options(*cmd, o.common);
-  cmd->add_option("--mode", o.mode, "nearest or linear (default linear)")->check(CLI::IsMember({"nearest", "linear"}));
   auto* scale = cmd->add_option("--scale", o.scale, "Scale factor S, or SX,SY (x first)");
   auto* size = cmd->add_option("--size", o.size,
                                "Output size: WxH (exactly, unless --fit says otherwise), Wx or xH (aspect kept), N%, "
@@ -145,22 +119,15 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
                     ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
   auto* height = cmd->add_option("--height", o.height, "Output height; the width keeps the aspect ratio")
                      ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
-  auto* scales = cmd->add_option("--scales", o.scales, "All four scales N,C,H,W");
-  cmd->add_option("--input-offsets", o.input_offsets, "input_pixel_offsets: one value or N,C,H,W (default 0.5)");
-  cmd->add_option("--output-offsets", o.output_offsets, "output_pixel_offsets: one value or N,C,H,W (default -0.5)");
-  auto* sizes = cmd->add_option("--output-sizes", o.output_sizes, "All four output sizes N,C,H,W");
   cmd->add_option("--preset", o.preset,
                   "Coordinate convention: half_pixel (default: DirectML RESAMPLE, PyTorch align_corners=False, "
                   "OpenCV INTER_LINEAR), align_corners, asymmetric, nearest_floor (PyTorch/OpenCV nearest)")
       ->check(CLI::IsMember({"half_pixel", "align_corners", "asymmetric", "nearest_floor"}));
-  cmd->add_flag("--antialias", o.antialias,
-                "Antialiased linear downscaling (DirectML RESAMPLE3, ONNX antialias=1, like PyTorch's "
-                "antialias=True): the triangle filter widened by 1/scale on each shrunk axis; off by default, so "
-                "resample stays exact RESAMPLE1 (rsz thumbnail turns it on)");
-  cmd->add_option("--rounding-direction", o.rounding_direction,
-                  "Nearest mode's rounding (DirectML RESAMPLE2, ONNX nearest_mode): round_prefer_ceil (default), "
-                  "round_prefer_floor, floor, ceil; DirectML's decreasing = floor, increasing = ceil")
-      ->check(CLI::IsMember({"round_prefer_ceil", "round_prefer_floor", "floor", "ceil", "decreasing", "increasing"}));
+  // The config fields' flags: --mode, --scales, --input-offsets, --output-offsets, --output-sizes,
+  // --rounding-direction, --antialias (io/ops.h).
+  const auto fields = add_field_flags(*cmd, io::resample_spec(), o.fields);
+  CLI::Option* scales = fields.at("scales");
+  CLI::Option* sizes = fields.at("output_sizes");
   scale->excludes(size)->excludes(width)->excludes(height)->excludes(scales);
   size->excludes(width)->excludes(height)->excludes(sizes);
   width->excludes(sizes);

@@ -396,15 +396,11 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
                   "(.jsonl or .csv)");
   cmd->add_option("--batch-indices", o.batch_indices, "uint32 .npy [R] batch index per ROI (default: all 0)");
   cmd->add_option("--output-size", o.output_size, "Crop size WxH (output_width x output_height)");
-  cmd->add_option("--reduction", o.reduction, "average (default) or max")->check(CLI::IsMember({"average", "max"}));
-  cmd->add_option("--mode", o.mode, "linear (default) or nearest")->check(CLI::IsMember({"nearest", "linear"}));
+  // The config fields' flags: --mode, --reduction, --oob-value, --input-offset, --output-offset, --align-corners.
+  add_field_flags(*cmd, io::roi_align_spec(), o.fields);
   cmd->add_option("--samples", o.samples,
                   "Samples per output pixel and axis: N, or MIN:MAX (default 1:4294967295, adaptive)");
   cmd->add_option("--spatial-scale", o.spatial_scale, "ROI coordinate scale S, or SX,SY (default 1)");
-  cmd->add_option("--oob-value", o.oob_value, "out_of_bounds_input_value (default 0)");
-  cmd->add_option("--input-offset", o.input_offset, "input_pixel_offset (default 0.5)");
-  cmd->add_option("--output-offset", o.output_offset, "output_pixel_offset (default -0.5)");
-  cmd->add_flag("--align-corners", o.align_corners, "align_regions_to_corners");
   cmd->add_option("--max-samples", o.common.max_samples,
                   "Refuse ROIs that need more interpolated samples than this in total (R x C x outputs x samples; "
                   "default 68719476736, 0: no limit)")
@@ -444,9 +440,7 @@ int run_roi_align(const RoiAlignOptions& o) {
   if (!is_npy_path(o.rois)) check_json_budget(o.rois, "--rois", budget);
   const io::RoiAlignConfig file_config =
       common.config.empty() ? io::RoiAlignConfig{} : io::read_roi_align_config(common.config);
-  io::RoiAlignConfig flags;
-  if (!o.mode.empty()) flags.interpolation = parse_interpolation(o.mode);
-  if (!o.reduction.empty()) flags.reduction = o.reduction == "max" ? RoiReduction::Max : RoiReduction::Average;
+  io::RoiAlignConfig flags = field_config<io::RoiAlignConfig>(o.fields);
   if (!o.output_size.empty()) {
     const auto v = parse_int_list("--output-size", o.output_size, 'x', 2);
     flags.output_width = v[0];
@@ -464,12 +458,6 @@ int run_roi_align(const RoiAlignOptions& o) {
     flags.spatial_scale_x = v[0];
     flags.spatial_scale_y = v.back();
   }
-  if (!o.oob_value.empty()) flags.out_of_bounds_input_value = parse_float_list("--oob-value", o.oob_value, 1, 1)[0];
-  if (!o.input_offset.empty()) flags.input_pixel_offset = parse_float_list("--input-offset", o.input_offset, 1, 1)[0];
-  if (!o.output_offset.empty()) {
-    flags.output_pixel_offset = parse_float_list("--output-offset", o.output_offset, 1, 1)[0];
-  }
-  if (o.align_corners) flags.align_regions_to_corners = true;
   const io::RoiAlignConfig merged = io::overlay(file_config, flags);
   if (!merged.output_height || !merged.output_width) {
     usage_error("roi-align: no crop size given; use --output-size WxH or a config with \"output_height\" and "

@@ -12,8 +12,8 @@ void setup_thumbnail(CLI::App& app, ThumbnailOptions& o) {
   ResampleOptions& r = o.resample;
   add_common_options(*cmd, r.common);
   cmd->add_option("--size", r.size,
-                  "The box: N (NxN), WxH, Wx or xH, or N%; a suffix as in --help of resample (! ^ > <) replaces "
-                  "the default (fit inside, only shrink)")
+                  "The box: N (NxN, also with a suffix: 256> is a 256x256 box), WxH, Wx or xH, or N%; a suffix as "
+                  "in --help of resample (! ^ > <) replaces the default (fit inside, only shrink)")
       ->required();
   cmd->add_option("--fit", r.fit,
                   "inside (default), cover (fill the box, then crop it at --gravity: square thumbnails), contain "
@@ -22,7 +22,9 @@ void setup_thumbnail(CLI::App& app, ThumbnailOptions& o) {
   cmd->add_option("--gravity", r.gravity, "Where cover crops and contain pads (default center)")
       ->check(CLI::IsMember({"center", "north", "south", "east", "west", "northeast", "northwest", "southeast",
                              "southwest"}));
-  cmd->add_option("--mode", r.mode, "linear (default) or nearest (not antialiased)")
+  cmd->add_option_function<std::string>(
+         "--mode", [&r](const std::string& mode) { r.fields["interpolation"] = mode; },
+         "linear (default) or nearest (not antialiased)")
       ->check(CLI::IsMember({"nearest", "linear"}));
   cmd->add_flag("--enlarge", o.enlarge, "Also enlarge images smaller than the box (default: they keep their size)");
   cmd->add_flag("--no-antialias", o.no_antialias,

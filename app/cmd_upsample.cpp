@@ -10,10 +10,6 @@
 
 namespace rsz::app {
 
-InterpolationMode parse_interpolation(const std::string& mode) {
-  return mode == "nearest" ? InterpolationMode::Nearest : InterpolationMode::Linear;
-}
-
 std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
                                     const std::string& output, const CommonOptions& common) {
   const Upsample2dParams params = io::resolve(config);
@@ -74,7 +70,7 @@ void setup_upsample(CLI::App& app, UpsampleOptions& o) {
       "upsample", "Upsample images or rank-4/5 tensors by integer factors (DirectML UPSAMPLE_2D)");
   add_common_options(*cmd, o.common);
   cmd->add_option("--factor", o.factor, "Integer factor F, or H,W (height first)");
-  cmd->add_option("--mode", o.mode, "nearest (default) or linear")->check(CLI::IsMember({"nearest", "linear"}));
+  add_field_flags(*cmd, io::upsample2d_spec(), o.fields);  // --mode
   cmd->footer(
       "Examples:\n"
       "  rsz upsample -i icon.png -o icon@2x.png --factor 2\n"
@@ -100,8 +96,7 @@ int run_upsample(const UpsampleOptions& o) {
   if (!common.config.empty()) check_json_budget(common.config, "--config", memory_budget(common.max_memory));
   const io::Upsample2dConfig file_config =
       common.config.empty() ? io::Upsample2dConfig{} : io::read_upsample2d_config(common.config);
-  io::Upsample2dConfig flags;
-  if (!o.mode.empty()) flags.interpolation = parse_interpolation(o.mode);
+  io::Upsample2dConfig flags = field_config<io::Upsample2dConfig>(o.fields);
   if (!o.factor.empty()) {
     const bool pair = o.factor.find(',') != std::string::npos;
     const auto v = parse_int_list("--factor", o.factor, ',', pair ? 2 : 1);

@@ -18,8 +18,6 @@
 
 namespace rsz::app {
 
-InterpolationMode parse_interpolation(const std::string& mode);
-
 // The operator table: one row per operator subcommand, all the rest of the program knows about it (main.cpp
 // registers and dispatches the subcommands from it, `rsz run` finds a batch step's operator in it). A new operator
 // is its cmd_<name>.cpp (flags, config overlay, jobs), one row here, and one in io's batch-step table.
@@ -77,20 +75,14 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
 
 struct ResampleOptions {
   CommonOptions common;
-  std::string mode;
+  FieldTexts fields;  // the config fields' flags (io/ops.h): --mode, --scales, --input-offsets, ...
   std::string scale;
   std::string size;
   std::int64_t width = 0;
   std::int64_t height = 0;
-  std::string scales;
-  std::string input_offsets;
-  std::string output_offsets;
-  std::string output_sizes;
   std::string preset;
   std::string fit;
   std::string gravity;
-  bool antialias = false;
-  std::string rounding_direction;
   bool square_size = false;  // a plain --size N is an N x N box (thumbnail), not a width
 };
 void setup_resample(CLI::App& app, ResampleOptions& options);
@@ -112,7 +104,7 @@ int run_thumbnail(const ThumbnailOptions& options);
 
 struct UpsampleOptions {
   CommonOptions common;
-  std::string mode;
+  FieldTexts fields;  // --mode
   std::string factor;
 };
 void setup_upsample(CLI::App& app, UpsampleOptions& options);
@@ -120,17 +112,12 @@ int run_upsample(const UpsampleOptions& options);
 
 struct RoiAlignOptions {
   CommonOptions common;
+  FieldTexts fields;  // --mode, --reduction, --oob-value, --input-offset, --output-offset, --align-corners
   std::string rois;
   std::string batch_indices;
   std::string output_size;
-  std::string reduction;
-  std::string mode;
   std::string samples;
   std::string spatial_scale;
-  std::string oob_value;
-  std::string input_offset;
-  std::string output_offset;
-  bool align_corners = false;
   std::string image_root;
   std::string names;
 };

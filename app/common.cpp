@@ -481,6 +481,30 @@ io::AlphaMode alpha_mode(const CommonOptions& options) {
   return options.alpha == "straight" ? io::AlphaMode::Straight : io::AlphaMode::Premultiplied;
 }
 
+std::map<std::string, CLI::Option*> add_field_flags(CLI::App& command, const io::OperatorSpec& spec, FieldTexts& texts) {
+  std::map<std::string, CLI::Option*> options;
+  for (const io::FieldSpec& field : spec.fields) {
+    if (field.flag.empty()) continue;  // set through a shorthand of the command (--output-size, --samples, ...)
+    std::string help = field.help;
+    if (!field.default_json.empty() && field.kind != io::FieldKind::Bool) {  // a flag's default is its absence
+      std::string shown = field.default_json;
+      shown.erase(std::remove(shown.begin(), shown.end(), '"'), shown.end());
+      help += " (default " + shown + ")";
+    }
+    const std::string key = field.key;
+    CLI::Option* option = nullptr;
+    if (field.kind == io::FieldKind::Bool) {
+      option = command.add_flag_callback(field.flag, [&texts, key] { texts[key] = "true"; }, help);
+    } else {
+      option = command.add_option_function<std::string>(
+          field.flag, [&texts, key](const std::string& text) { texts[key] = text; }, help);
+      if (field.kind == io::FieldKind::Enum) option->check(CLI::IsMember(field.choices));
+    }
+    options[key] = option;
+  }
+  return options;
+}
+
 void add_backend_options(CLI::App& command, CommonOptions& options) {
   const auto usable = [](std::string& value) -> std::string {
     if (value != "cuda") return "";

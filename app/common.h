@@ -15,6 +15,7 @@
 #include "rsz/exec.h"
 #include "rsz/io/annotations.h"
 #include "rsz/io/image.h"
+#include "rsz/io/ops.h"
 #include "rsz/tensor.h"
 
 namespace rsz::app {
@@ -76,6 +77,18 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
 // --backend and --device (every operator and rsz run): `cuda` is refused as a usage error where this build has no
 // usable CUDA backend, saying why.
 void add_backend_options(CLI::App& command, CommonOptions& options);
+
+// The flags of an operator's config fields, made from its spec (io/ops.h): each field with a flag is registered on
+// `command` with the spec's help and default and, for enums, its choices; the text given lands in texts[key] (a Bool
+// field's flag stores "true"). Returns the options by key (for excludes). field_config turns the texts into a config.
+using FieldTexts = std::map<std::string, std::string>;
+std::map<std::string, CLI::Option*> add_field_flags(CLI::App& command, const io::OperatorSpec& spec, FieldTexts& texts);
+template <typename Config>
+Config field_config(const FieldTexts& texts) {
+  Config config;
+  for (const auto& [key, text] : texts) io::set_field(config, key, text);
+  return config;
+}
 
 // Throws rsz::Error with ErrorCode::Usage (exit status 2).
 [[noreturn]] void usage_error(const std::string& message);

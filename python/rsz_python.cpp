@@ -14,6 +14,7 @@
 #include "rsz/error.h"
 #include "rsz/io/config.h"
 #include "rsz/io/image.h"
+#include "rsz/io/ops.h"
 #include "rsz/io/resize.h"
 #include "rsz/resample.h"
 #include "rsz/roi_align.h"
@@ -335,6 +336,28 @@ PYBIND11_MODULE(_rsz, m) {
   py::class_<Exec>(m, "Exec").def(py::init<int, std::string, int>(), py::arg("threads"), py::arg("backend"),
                                    py::arg("device"));
   m.def("backends", &backends_py);
+  // The operator spec tables (rsz/io/ops.h): what the Python keywords are checked against (tests/python).
+  m.def("operator_specs", [] {
+    py::list out;
+    for (const io::OperatorSpec* spec : io::operator_specs()) {
+      py::list fields;
+      for (const io::FieldSpec& f : spec->fields) {
+        py::dict field;
+        field["key"] = f.key;
+        field["flag"] = f.flag;
+        field["kind"] = io::to_string(f.kind);
+        field["choices"] = f.choices;
+        field["default"] = f.default_json;
+        fields.append(field);
+      }
+      py::dict d;
+      d["op"] = spec->op;
+      d["command"] = spec->command;
+      d["fields"] = fields;
+      out.append(d);
+    }
+    return out;
+  });
   m.def("resample", &resample_py, py::arg("x"), py::arg("out"), py::arg("scales"), py::arg("sizes"), py::arg("mode"),
         py::arg("input_pixel_offsets"), py::arg("output_pixel_offsets"), py::arg("preset"), py::arg("antialias"),
         py::arg("rounding_direction"), py::arg("size"), py::arg("fit"), py::arg("gravity"), py::arg("thumbnail"),

@@ -10,13 +10,12 @@
 #include <vector>
 
 #include "json_util.h"
+#include "op_fields.h"
 #include "rsz/error.h"
 
 namespace rsz::io {
 namespace detail {
 namespace {
-
-constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 
 // The optional "op" key must name the operator being read.
 void check_op(const Ref& object, const char* op, const char* op_context) {
@@ -39,51 +38,22 @@ void check_config_object(const Ref& ref, std::vector<std::string> keys, const ch
 
 }  // namespace
 
-namespace {
-
-const std::vector<std::string> kResampleKeys = {"interpolation",      "scales",       "input_pixel_offsets",
-                                                "output_pixel_offsets", "output_sizes", "rounding_direction",
-                                                "antialiased"};
-
-// The resample fields of an object whose keys were checked.
-ResampleConfig resample_fields(const Ref& ref) {
-  ResampleConfig config;
-  if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
-  if (const auto r = ref.find("scales")) {
-    const std::array<float, 4> scales = get_float4(*r);
-    for (std::size_t i = 0; i < 4; ++i) {
-      if (!(scales[i] > 0.0f)) r->element(i).fail_expected("a number > 0");
-    }
-    config.scales = scales;
-  }
-  if (const auto r = ref.find("input_pixel_offsets")) config.input_pixel_offsets = get_float4(*r);
-  if (const auto r = ref.find("output_pixel_offsets")) config.output_pixel_offsets = get_float4(*r);
-  if (const auto r = ref.find("output_sizes")) {
-    expect_array(*r, "integers", 4);
-    std::array<std::int64_t, 4> sizes{};
-    for (std::size_t i = 0; i < 4; ++i) sizes[i] = get_int(r->element(i), 1, kInt64Max);
-    config.output_sizes = sizes;
-  }
-  if (const auto r = ref.find("rounding_direction")) config.rounding_direction = get_nearest_rounding(*r);
-  if (const auto r = ref.find("antialiased")) config.antialiased = get_bool(*r);
-  return config;
-}
-
-}  // namespace
-
+// Every operator config object is read field by field through the operator's table (ops.cpp): its keys are the
+// table's, in the table's order.
 ResampleConfig parse_resample_object(const Ref& ref, const char* op_context) {
-  check_config_object(ref, kResampleKeys, "resample", op_context);
-  return resample_fields(ref);
+  check_config_object(ref, resample_spec().keys(), "resample", op_context);
+  return read_fields(ref, resample_table());
 }
 
 ResizeIntent parse_resize_object(const Ref& ref, const char* op_context, bool thumbnail) {
   // A thumbnail step takes what rsz thumbnail's flags say (--size --fit --gravity --mode --enlarge --no-antialias).
-  std::vector<std::string> keys = thumbnail ? std::vector<std::string>{"interpolation", "antialiased"} : kResampleKeys;
+  std::vector<std::string> keys =
+      thumbnail ? std::vector<std::string>{"interpolation", "antialiased"} : resample_spec().keys();
   for (const char* key : {"size", "fit", "gravity"}) keys.emplace_back(key);
   keys.emplace_back(thumbnail ? "enlarge" : "preset");
   check_config_object(ref, keys, thumbnail ? "thumbnail" : "resample", op_context);
   ResizeIntent intent;
-  intent.config = resample_fields(ref);
+  intent.config = read_fields(ref, resample_table());
   const auto named = [&](const char* key, auto parse) {
     const auto r = ref.find(key);
     if (!r) return decltype(parse(std::string()))();
@@ -120,39 +90,13 @@ ResizeIntent parse_resize_object(const Ref& ref, const char* op_context, bool th
 }
 
 Upsample2dConfig parse_upsample2d_object(const Ref& ref, const char* op_context) {
-  check_config_object(ref, {"interpolation", "scale_size"}, "upsample2d", op_context);
-  Upsample2dConfig config;
-  if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
-  if (const auto r = ref.find("scale_size")) {
-    expect_object(*r, {"height", "width"});
-    ScaleSize size;
-    size.height = get_uint32(r->required("height"), 1);
-    size.width = get_uint32(r->required("width"), 1);
-    config.scale_size = size;
-  }
-  return config;
+  check_config_object(ref, upsample2d_spec().keys(), "upsample2d", op_context);
+  return read_fields(ref, upsample2d_table());
 }
 
 RoiAlignConfig parse_roi_align_object(const Ref& ref, const char* op_context) {
-  check_config_object(ref,
-                      {"interpolation", "reduction", "spatial_scale_x", "spatial_scale_y", "out_of_bounds_input_value",
-                       "minimum_samples_per_output", "maximum_samples_per_output", "output_height", "output_width",
-                       "input_pixel_offset", "output_pixel_offset", "align_regions_to_corners"},
-                      "roi_align", op_context);
-  RoiAlignConfig config;
-  if (const auto r = ref.find("interpolation")) config.interpolation = get_interpolation(*r);
-  if (const auto r = ref.find("reduction")) config.reduction = get_reduction(*r);
-  if (const auto r = ref.find("spatial_scale_x")) config.spatial_scale_x = get_float(*r);
-  if (const auto r = ref.find("spatial_scale_y")) config.spatial_scale_y = get_float(*r);
-  if (const auto r = ref.find("out_of_bounds_input_value")) config.out_of_bounds_input_value = get_float(*r);
-  if (const auto r = ref.find("minimum_samples_per_output")) config.minimum_samples_per_output = get_uint32(*r, 1);
-  if (const auto r = ref.find("maximum_samples_per_output")) config.maximum_samples_per_output = get_uint32(*r, 1);
-  if (const auto r = ref.find("output_height")) config.output_height = get_int(*r, 1, kInt64Max);
-  if (const auto r = ref.find("output_width")) config.output_width = get_int(*r, 1, kInt64Max);
-  if (const auto r = ref.find("input_pixel_offset")) config.input_pixel_offset = get_float(*r);
-  if (const auto r = ref.find("output_pixel_offset")) config.output_pixel_offset = get_float(*r);
-  if (const auto r = ref.find("align_regions_to_corners")) config.align_regions_to_corners = get_bool(*r);
-  return config;
+  check_config_object(ref, roi_align_spec().keys(), "roi_align", op_context);
+  return read_fields(ref, roi_align_table());
 }
 
 }  // namespace detail
@@ -170,11 +114,6 @@ std::string format_float(float value) {
 }
 
 [[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::Usage, message); }
-
-template <typename T>
-void take(std::optional<T>& field, const std::optional<T>& over) {
-  if (over) field = over;
-}
 
 void check_finite4(const char* op, const char* key, const std::array<float, 4>& values) {
   for (std::size_t i = 0; i < 4; ++i) {
@@ -220,39 +159,15 @@ RoiAlignConfig read_roi_align_config(const std::string& path) {
 }
 
 ResampleConfig overlay(const ResampleConfig& base, const ResampleConfig& over) {
-  ResampleConfig out = base;
-  take(out.interpolation, over.interpolation);
-  take(out.scales, over.scales);
-  take(out.input_pixel_offsets, over.input_pixel_offsets);
-  take(out.output_pixel_offsets, over.output_pixel_offsets);
-  take(out.output_sizes, over.output_sizes);
-  take(out.rounding_direction, over.rounding_direction);
-  take(out.antialiased, over.antialiased);
-  return out;
+  return detail::overlay_fields(base, over, detail::resample_table());
 }
 
 Upsample2dConfig overlay(const Upsample2dConfig& base, const Upsample2dConfig& over) {
-  Upsample2dConfig out = base;
-  take(out.interpolation, over.interpolation);
-  take(out.scale_size, over.scale_size);
-  return out;
+  return detail::overlay_fields(base, over, detail::upsample2d_table());
 }
 
 RoiAlignConfig overlay(const RoiAlignConfig& base, const RoiAlignConfig& over) {
-  RoiAlignConfig out = base;
-  take(out.interpolation, over.interpolation);
-  take(out.reduction, over.reduction);
-  take(out.spatial_scale_x, over.spatial_scale_x);
-  take(out.spatial_scale_y, over.spatial_scale_y);
-  take(out.out_of_bounds_input_value, over.out_of_bounds_input_value);
-  take(out.minimum_samples_per_output, over.minimum_samples_per_output);
-  take(out.maximum_samples_per_output, over.maximum_samples_per_output);
-  take(out.output_height, over.output_height);
-  take(out.output_width, over.output_width);
-  take(out.input_pixel_offset, over.input_pixel_offset);
-  take(out.output_pixel_offset, over.output_pixel_offset);
-  take(out.align_regions_to_corners, over.align_regions_to_corners);
-  return out;
+  return detail::overlay_fields(base, over, detail::roi_align_table());
 }
 
 ResolvedResample resolve(const ResampleConfig& config, const Dims& input_sizes) {
@@ -267,17 +182,9 @@ ResolvedResample resolve(const ResampleConfig& config, const Dims& input_sizes) 
     }
   }
   ResolvedResample out;
-  if (config.interpolation) out.params.interpolation = *config.interpolation;
-  if (config.rounding_direction) out.params.rounding_direction = *config.rounding_direction;
-  if (config.antialiased) out.params.antialiased = *config.antialiased;
-  if (config.input_pixel_offsets) {
-    check_finite4("resample", "input_pixel_offsets", *config.input_pixel_offsets);
-    out.params.input_pixel_offsets = *config.input_pixel_offsets;
-  }
-  if (config.output_pixel_offsets) {
-    check_finite4("resample", "output_pixel_offsets", *config.output_pixel_offsets);
-    out.params.output_pixel_offsets = *config.output_pixel_offsets;
-  }
+  detail::copy_to_params(config, out.params, detail::resample_table());
+  check_finite4("resample", "input_pixel_offsets", out.params.input_pixel_offsets);
+  check_finite4("resample", "output_pixel_offsets", out.params.output_pixel_offsets);
   if (config.output_sizes) {
     for (std::size_t i = 0; i < 4; ++i) {
       if ((*config.output_sizes)[i] < 1) {
@@ -313,7 +220,7 @@ ResolvedResample resolve(const ResampleConfig& config, const Dims& input_sizes) 
 
 Upsample2dParams resolve(const Upsample2dConfig& config) {
   Upsample2dParams params;
-  if (config.interpolation) params.interpolation = *config.interpolation;
+  detail::copy_to_params(config, params, detail::upsample2d_table());
   if (!config.scale_size) {
     usage(
         "upsample2d: \"scale_size\" is required ({\"height\": H, \"width\": W})");
@@ -322,7 +229,6 @@ Upsample2dParams resolve(const Upsample2dConfig& config) {
     usage("upsample2d: \"scale_size\" = {\"height\": " + std::to_string(config.scale_size->height) +
           ", \"width\": " + std::to_string(config.scale_size->width) + "}; both must be >= 1");
   }
-  params.scale_size = *config.scale_size;
   return params;
 }
 
@@ -339,16 +245,7 @@ ResolvedRoiAlign resolve(const RoiAlignConfig& config) {
   }
   out.output_height = *config.output_height;
   out.output_width = *config.output_width;
-  if (config.interpolation) p.interpolation = *config.interpolation;
-  if (config.reduction) p.reduction = *config.reduction;
-  if (config.spatial_scale_x) p.spatial_scale_x = *config.spatial_scale_x;
-  if (config.spatial_scale_y) p.spatial_scale_y = *config.spatial_scale_y;
-  if (config.out_of_bounds_input_value) p.out_of_bounds_input_value = *config.out_of_bounds_input_value;
-  if (config.minimum_samples_per_output) p.minimum_samples_per_output = *config.minimum_samples_per_output;
-  if (config.maximum_samples_per_output) p.maximum_samples_per_output = *config.maximum_samples_per_output;
-  if (config.input_pixel_offset) p.input_pixel_offset = *config.input_pixel_offset;
-  if (config.output_pixel_offset) p.output_pixel_offset = *config.output_pixel_offset;
-  if (config.align_regions_to_corners) p.align_regions_to_corners = *config.align_regions_to_corners;
+  detail::copy_to_params(config, p, detail::roi_align_table());
   check_finite("roi_align", "spatial_scale_x", p.spatial_scale_x);
   check_finite("roi_align", "spatial_scale_y", p.spatial_scale_y);
   check_finite("roi_align", "input_pixel_offset", p.input_pixel_offset);

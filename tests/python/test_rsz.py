@@ -4,6 +4,7 @@ of docs/SEMANTICS.md §5 (their tolerances), zero-copy inputs and outputs, DLPac
 Run by ctest (python.pytest) with PYTHONPATH=build/python, RSZ_BINARY (the CLI) and RSZ_SOURCE_DIR set.
 """
 
+import inspect
 import json
 import os
 import subprocess
@@ -106,6 +107,33 @@ def test_resize_keeps_an_images_channels_and_refuses_what_means_nothing():
         rsz.resize(rgba, "1e20%")
     with pytest.raises(ValueError, match="give size"):
         rsz.resize(rgba)
+
+
+# Python keywords that spell a config field otherwise (the rest are the JSON keys themselves).
+RENAMED = {
+    "resample": {"interpolation": "mode", "output_sizes": "sizes", "antialiased": "antialias"},
+    "upsample2d": {"interpolation": "mode", "scale_size": "factor"},
+    "roi_align": {"interpolation": "mode", "spatial_scale_x": "spatial_scale", "spatial_scale_y": "spatial_scale",
+                  "output_height": "output_size", "output_width": "output_size"},
+}
+
+
+def test_every_config_field_is_a_keyword_with_the_cores_default():
+    """The operator spec tables (rsz/io/ops.h) against the Python signatures: a field added to an operator without
+    its keyword, or a keyword whose default differs from the core's, fails here."""
+    functions = {"resample": rsz.resample, "upsample2d": rsz.upsample2d, "roi_align": rsz.roi_align}
+    specs = rsz._rsz.operator_specs()
+    assert [s["op"] for s in specs] == ["resample", "upsample2d", "roi_align"]
+    for spec in specs:
+        parameters = inspect.signature(functions[spec["op"]]).parameters
+        for field in spec["fields"]:
+            keyword = RENAMED[spec["op"]].get(field["key"], field["key"])
+            assert keyword in parameters, (spec["op"], field["key"])
+            default = parameters[keyword].default
+            if keyword == field["key"] and field["default"] and default is not None:
+                assert default == json.loads(field["default"]), (spec["op"], keyword)
+            if field["kind"] == "enum" and default is not None and isinstance(default, str):
+                assert default in field["choices"], (spec["op"], keyword)
 
 
 def test_upsample_and_roi_align_match_the_cli(tmp_path):

@@ -3,6 +3,7 @@
 // configs/schema against the keys the parsers accept.
 #include "rsz/io/batch_file.h"
 #include "rsz/io/config.h"
+#include "rsz/io/ops.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -884,6 +885,85 @@ void collect_object_schemas(const Json& node, const std::string& pointer,
 }
 
 std::set<std::string> as_set(const Keys& keys) { return {keys.begin(), keys.end()}; }
+
+// The operator spec tables (rsz/io/ops.h) are the source: each schema lists exactly a table's keys, each enum's
+// spellings and each default (read from the core's Params) as the table says, and the batch steps' resize schema
+// describes the resample keys as resample's own schema does. A field added to a table without its schema fails here.
+TEST(OperatorSpecs, SchemasFollowTheTables) {
+  const std::map<std::string, std::string> schema_of = {
+      {"resample", "resample.schema.json"}, {"upsample2d", "upsample2d.schema.json"}, {"roi_align", "roi_align.schema.json"}};
+  ASSERT_EQ(operator_specs().size(), 3u);
+  for (const OperatorSpec* spec : operator_specs()) {
+    SCOPED_TRACE(spec->op);
+    const Json schema = read_schema(schema_of.at(spec->op));
+    const Json& properties = schema.at("properties");
+    std::set<std::string> listed;
+    for (const auto& item : properties.items()) listed.insert(item.key());
+    std::set<std::string> keys{"op", "$schema"};
+    for (const FieldSpec& field : spec->fields) keys.insert(field.key);
+    EXPECT_EQ(listed, keys);
+    EXPECT_EQ(properties.at("op").value("const", ""), spec->op);
+    for (const FieldSpec& field : spec->fields) {
+      SCOPED_TRACE(field.key);
+      if (!properties.contains(field.key)) continue;
+      const Json& property = properties.at(field.key);
+      if (field.kind == FieldKind::Enum) {
+        EXPECT_EQ(property.at("enum"), Json(field.choices));
+      }
+      if (field.kind == FieldKind::Bool) {
+        EXPECT_EQ(property.value("type", ""), "boolean");
+      }
+      if (field.default_json.empty()) {
+        EXPECT_FALSE(property.contains("default"));
+      } else {
+        ASSERT_TRUE(property.contains("default"));
+        EXPECT_EQ(property.at("default"), Json::parse(field.default_json));
+      }
+    }
+  }
+  const Json resample = read_schema("resample.schema.json").at("properties");
+  const Json resize = read_schema("resize.schema.json").at("properties");
+  for (const FieldSpec& field : resample_spec().fields) EXPECT_EQ(resize.at(field.key), resample.at(field.key)) << field.key;
+}
+
+// The flag text of every kind of field, through the tables.
+TEST(OperatorSpecs, FlagTextSetsTheField) {
+  ResampleConfig r;
+  set_field(r, "interpolation", "nearest");
+  set_field(r, "scales", "1,1,0.5,2");
+  set_field(r, "input_pixel_offsets", "0");
+  set_field(r, "output_sizes", "1,3,8,9");
+  set_field(r, "rounding_direction", "decreasing");
+  set_field(r, "antialiased", "true");
+  EXPECT_EQ(r.interpolation, InterpolationMode::Nearest);
+  EXPECT_EQ(r.scales, (std::array<float, 4>{1, 1, 0.5f, 2}));
+  EXPECT_EQ(r.input_pixel_offsets, (std::array<float, 4>{0, 0, 0, 0}));
+  EXPECT_EQ(r.output_sizes, (std::array<std::int64_t, 4>{1, 3, 8, 9}));
+  EXPECT_EQ(r.rounding_direction, NearestRounding::Floor);
+  EXPECT_EQ(r.antialiased, true);
+  RoiAlignConfig a;
+  set_field(a, "out_of_bounds_input_value", "-1.5");
+  set_field(a, "maximum_samples_per_output", "4294967295");
+  set_field(a, "output_height", "7");
+  set_field(a, "reduction", "max");
+  EXPECT_EQ(a.out_of_bounds_input_value, -1.5f);
+  EXPECT_EQ(a.maximum_samples_per_output, 4294967295u);
+  EXPECT_EQ(a.output_height, 7);
+  EXPECT_EQ(a.reduction, RoiReduction::Max);
+  Upsample2dConfig u;
+  set_field(u, "scale_size", "2x3");
+  EXPECT_EQ(u.scale_size->height, 2u);
+  EXPECT_EQ(u.scale_size->width, 3u);
+  EXPECT_EQ(error_of([&] { set_field(r, "scales", "1,1,0,1"); }), "--scales 1,1,0,1: every scale must be > 0");
+  EXPECT_EQ(error_of([&] { set_field(r, "output_pixel_offsets", "1,2"); }),
+            "--output-offsets 1,2: 2 values given; give 1 value (every axis) or 4 values (N,C,H,W)");
+  EXPECT_EQ(error_of([&] { set_field(a, "reduction", "sum"); }), "--reduction sum: average or max is allowed");
+  EXPECT_EQ(error_of([&] { set_field(a, "minimum_samples_per_output", "0"); }),
+            "minimum_samples_per_output 0: '0' is not a whole number >= 1 (at most 4294967295)");
+  EXPECT_EQ(error_of([&] { set_field(a, "input_pixel_offset", "x"); }), "--input-offset x: 'x' is not a finite number");
+  EXPECT_EQ(error_of([&] { set_field(a, "sampling_ratio", "2"); }, ErrorCode::InvalidArgument),
+            "roi_align has no field \"sampling_ratio\"");
+}
 
 TEST(ConfigSchemas, ListExactlyTheKeysTheParsersAccept) {
   const std::map<std::string, std::map<std::string, std::set<std::string>>> expected = {

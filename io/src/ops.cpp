@@ -1,0 +1,436 @@
+// The operator spec layer (ops.h): the three operators' field tables, and the generic readers they are made of.
+#include "rsz/io/ops.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "op_fields.h"
+#include "rsz/error.h"
+
+namespace rsz::io {
+namespace detail {
+namespace {
+
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kUInt32Max = std::numeric_limits<std::uint32_t>::max();
+
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::Usage, message); }
+
+// ---- defaults as JSON text, from the core Params ----
+
+std::string json_of(float v) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, result.ptr);
+}
+std::string json_of(bool v) { return v ? "true" : "false"; }
+std::string json_of(std::uint32_t v) { return std::to_string(v); }
+std::string json_of(const std::array<float, 4>& v) {
+  return "[" + json_of(v[0]) + ", " + json_of(v[1]) + ", " + json_of(v[2]) + ", " + json_of(v[3]) + "]";
+}
+template <typename E, typename = std::enable_if_t<std::is_enum_v<E>>>
+std::string json_of(E v) {
+  return std::string("\"") + to_string(v) + "\"";
+}
+
+// ---- flag text ----
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, separator)) items.push_back(item);
+  if (!text.empty() && text.back() == separator) items.emplace_back();
+  return items;
+}
+
+std::vector<float> text_floats(const std::string& flag, const std::string& text) {
+  std::vector<float> values;
+  for (const std::string& item : split(text, ',')) {
+    float v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || !std::isfinite(v)) {
+      usage(flag + " " + text + ": '" + item + "' is not a finite number");
+    }
+    values.push_back(v);
+  }
+  return values;
+}
+
+float text_float(const std::string& flag, const std::string& text) {
+  const std::vector<float> v = text_floats(flag, text);
+  if (v.size() != 1) usage(flag + " " + text + ": " + std::to_string(v.size()) + " values given; one number is allowed");
+  return v[0];
+}
+
+std::array<float, 4> text_floats4(const std::string& flag, const std::string& text, bool one_for_all) {
+  const std::vector<float> v = text_floats(flag, text);
+  if (one_for_all && v.size() == 1) return {v[0], v[0], v[0], v[0]};
+  if (v.size() != 4) {
+    usage(flag + " " + text + ": " + std::to_string(v.size()) + " values given; " +
+          (one_for_all ? "give 1 value (every axis) or 4 values (N,C,H,W)" : "give 4 values (N,C,H,W)"));
+  }
+  return {v[0], v[1], v[2], v[3]};
+}
+
+std::int64_t text_int(const std::string& flag, const std::string& text, const std::string& item, std::int64_t max) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+  if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 1 || v > max) {
+    usage(flag + " " + text + ": '" + item + "' is not a whole number >= 1" +
+          (max == kUInt32Max ? " (at most 4294967295)" : ""));
+  }
+  return v;
+}
+
+template <typename E>
+using Choices = std::vector<std::pair<std::string, E>>;
+
+template <typename E>
+std::string allowed_list(const Choices<E>& choices) {
+  std::string list;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i].first;
+  }
+  return list;
+}
+
+// ---- one binding per kind ----
+
+template <typename Config>
+using Params = typename ParamsOf<Config>::type;
+
+template <typename Config, typename T>
+FieldBinding<Config> bind(FieldSpec spec, std::optional<T> Config::*member,
+                          std::function<T(const Ref&)> from_json,
+                          std::function<T(const std::string&, const std::string&)> from_text) {
+  FieldBinding<Config> b;
+  b.spec = std::move(spec);
+  b.from_json = [member, from_json](const Ref& r, Config& c) { c.*member = from_json(r); };
+  b.from_text = [member, from_text](const std::string& flag, const std::string& text, Config& c) {
+    c.*member = from_text(flag, text);
+  };
+  b.overlay = [member](Config& base, const Config& over) {
+    if (over.*member) base.*member = over.*member;
+  };
+  return b;
+}
+
+// The field is a member of the core Params: its default is read from there, and resolve copies it there.
+template <typename Config, typename T>
+FieldBinding<Config> in_params(FieldBinding<Config> b, std::optional<T> Config::*member, T Params<Config>::*param) {
+  b.spec.default_json = json_of(Params<Config>{}.*param);
+  b.to_params = [member, param](const Config& c, Params<Config>& p) {
+    if (c.*member) p.*param = *(c.*member);
+  };
+  return b;
+}
+
+template <typename Config, typename E>
+FieldBinding<Config> enum_field(const char* key, const char* flag, const char* help, std::optional<E> Config::*member,
+                                E Params<Config>::*param, Choices<E> choices) {
+  FieldSpec spec{key, flag, help, FieldKind::Enum, {}, ""};
+  for (const auto& choice : choices) spec.choices.push_back(choice.first);
+  auto from_json = [choices](const Ref& r) -> E {
+    std::string allowed;
+    for (const auto& choice : choices) allowed += (allowed.empty() ? "\"" : ", \"") + choice.first + "\"";
+    if (r.json().is_string()) {
+      for (const auto& choice : choices) {
+        if (r.json().get_ref<const std::string&>() == choice.first) return choice.second;
+      }
+    }
+    r.fail_expected("one of " + allowed);
+  };
+  auto from_text = [choices](const std::string& what, const std::string& text) -> E {
+    for (const auto& choice : choices) {
+      if (text == choice.first) return choice.second;
+    }
+    usage(what + " " + text + ": " + allowed_list(choices) + " is allowed");
+  };
+  return in_params(bind<Config, E>(spec, member, from_json, from_text), member, param);
+}
+
+template <typename Config>
+FieldBinding<Config> bool_field(const char* key, const char* flag, const char* help,
+                                std::optional<bool> Config::*member, bool Params<Config>::*param) {
+  auto from_text = [](const std::string& what, const std::string& text) {
+    if (text == "true") return true;
+    if (text == "false") return false;
+    usage(what + " " + text + ": true or false is allowed");
+  };
+  return in_params(bind<Config, bool>({key, flag, help, FieldKind::Bool, {}, ""}, member, get_bool, from_text), member,
+                   param);
+}
+
+template <typename Config>
+FieldBinding<Config> float_field(const char* key, const char* flag, const char* help,
+                                 std::optional<float> Config::*member, float Params<Config>::*param) {
+  return in_params(bind<Config, float>({key, flag, help, FieldKind::Float, {}, ""}, member, get_float, text_float),
+                   member, param);
+}
+
+template <typename Config>
+FieldBinding<Config> floats4_field(const char* key, const char* flag, const char* help,
+                                   std::optional<std::array<float, 4>> Config::*member,
+                                   std::array<float, 4> Params<Config>::*param) {
+  auto from_text = [](const std::string& what, const std::string& text) { return text_floats4(what, text, true); };
+  return in_params(bind<Config, std::array<float, 4>>({key, flag, help, FieldKind::Floats4, {}, ""}, member,
+                                                      get_float4, from_text),
+                   member, param);
+}
+
+template <typename Config>
+FieldBinding<Config> scales4_field(const char* key, const char* flag, const char* help,
+                                   std::optional<std::array<float, 4>> Config::*member) {
+  auto from_json = [](const Ref& r) {
+    const std::array<float, 4> scales = get_float4(r);
+    for (std::size_t i = 0; i < 4; ++i) {
+      if (!(scales[i] > 0.0f)) r.element(i).fail_expected("a number > 0");
+    }
+    return scales;
+  };
+  auto from_text = [](const std::string& what, const std::string& text) {
+    const std::array<float, 4> scales = text_floats4(what, text, false);
+    for (const float s : scales) {
+      if (!(s > 0.0f)) usage(what + " " + text + ": every scale must be > 0");
+    }
+    return scales;
+  };
+  return bind<Config, std::array<float, 4>>({key, flag, help, FieldKind::Scales4, {}, ""}, member, from_json,
+                                            from_text);
+}
+
+template <typename Config>
+FieldBinding<Config> sizes4_field(const char* key, const char* flag, const char* help,
+                                  std::optional<std::array<std::int64_t, 4>> Config::*member) {
+  auto from_json = [](const Ref& r) {
+    expect_array(r, "integers", 4);
+    std::array<std::int64_t, 4> sizes{};
+    for (std::size_t i = 0; i < 4; ++i) sizes[i] = get_int(r.element(i), 1, kInt64Max);
+    return sizes;
+  };
+  auto from_text = [](const std::string& what, const std::string& text) {
+    const std::vector<std::string> items = split(text, ',');
+    if (items.size() != 4) usage(what + " " + text + ": expected 4 whole numbers separated by ','");
+    std::array<std::int64_t, 4> sizes{};
+    for (std::size_t i = 0; i < 4; ++i) sizes[i] = text_int(what, text, items[i], kInt64Max);
+    return sizes;
+  };
+  return bind<Config, std::array<std::int64_t, 4>>({key, flag, help, FieldKind::Sizes4, {}, ""}, member, from_json,
+                                                   from_text);
+}
+
+template <typename Config>
+FieldBinding<Config> count_field(const char* key, const char* flag, const char* help,
+                                 std::optional<std::uint32_t> Config::*member,
+                                 std::uint32_t Params<Config>::*param) {
+  auto from_json = [](const Ref& r) { return get_uint32(r, 1); };
+  auto from_text = [](const std::string& what, const std::string& text) {
+    return static_cast<std::uint32_t>(text_int(what, text, text, kUInt32Max));
+  };
+  return in_params(bind<Config, std::uint32_t>({key, flag, help, FieldKind::Count, {}, ""}, member, from_json,
+                                               from_text),
+                   member, param);
+}
+
+template <typename Config>
+FieldBinding<Config> size_field(const char* key, const char* flag, const char* help,
+                                std::optional<std::int64_t> Config::*member) {
+  auto from_json = [](const Ref& r) { return get_int(r, 1, kInt64Max); };
+  auto from_text = [](const std::string& what, const std::string& text) {
+    return text_int(what, text, text, kInt64Max);
+  };
+  return bind<Config, std::int64_t>({key, flag, help, FieldKind::Size, {}, ""}, member, from_json, from_text);
+}
+
+template <typename Config>
+FieldBinding<Config> scale_size_field(const char* key, const char* help, std::optional<ScaleSize> Config::*member,
+                                      ScaleSize Params<Config>::*param) {
+  auto from_json = [](const Ref& r) {
+    expect_object(r, {"height", "width"});
+    ScaleSize size;
+    size.height = get_uint32(r.required("height"), 1);
+    size.width = get_uint32(r.required("width"), 1);
+    return size;
+  };
+  auto from_text = [](const std::string& what, const std::string& text) {
+    const std::vector<std::string> items = split(text, 'x');
+    if (items.size() != 2) usage(what + " " + text + ": give HEIGHTxWIDTH");
+    ScaleSize size;
+    size.height = static_cast<std::uint32_t>(text_int(what, text, items[0], kUInt32Max));
+    size.width = static_cast<std::uint32_t>(text_int(what, text, items[1], kUInt32Max));
+    return size;
+  };
+  FieldBinding<Config> b =
+      bind<Config, ScaleSize>({key, "", help, FieldKind::ScaleSize, {}, ""}, member, from_json, from_text);
+  b.to_params = [member, param](const Config& c, Params<Config>& p) {
+    if (c.*member) p.*param = *(c.*member);
+  };
+  return b;  // required: no default
+}
+
+Choices<InterpolationMode> interpolations() {
+  return {{to_string(InterpolationMode::Nearest), InterpolationMode::Nearest},
+          {to_string(InterpolationMode::Linear), InterpolationMode::Linear}};
+}
+
+template <typename Config>
+OperatorTable<Config> make_table(const char* op, const char* command, std::vector<FieldBinding<Config>> fields) {
+  OperatorTable<Config> table;
+  table.spec.op = op;
+  table.spec.command = command;
+  for (const auto& field : fields) table.spec.fields.push_back(field.spec);
+  table.fields = std::move(fields);
+  return table;
+}
+
+}  // namespace
+
+const OperatorTable<ResampleConfig>& resample_table() {
+  using C = ResampleConfig;
+  using P = ResampleParams;
+  static const OperatorTable<C> table = make_table<C>(
+      "resample", "resample",
+      {enum_field<C>("interpolation", "--mode", "nearest or linear", &C::interpolation, &P::interpolation,
+                     interpolations()),
+       scales4_field<C>("scales", "--scales",
+                        "All four scales N,C,H,W (output / input; on images N and C are copied whatever they say)",
+                        &C::scales),
+       floats4_field<C>("input_pixel_offsets", "--input-offsets", "input_pixel_offsets: one value or N,C,H,W",
+                        &C::input_pixel_offsets, &P::input_pixel_offsets),
+       floats4_field<C>("output_pixel_offsets", "--output-offsets", "output_pixel_offsets: one value or N,C,H,W",
+                        &C::output_pixel_offsets, &P::output_pixel_offsets),
+       sizes4_field<C>("output_sizes", "--output-sizes",
+                       "All four output sizes N,C,H,W (on images N and C are the image's whatever they say)",
+                       &C::output_sizes),
+       enum_field<C>("rounding_direction", "--rounding-direction",
+                     "Nearest mode's rounding (DirectML RESAMPLE2, ONNX nearest_mode); DirectML's decreasing = floor, "
+                     "increasing = ceil",
+                     &C::rounding_direction, &P::rounding_direction,
+                     {{to_string(NearestRounding::RoundPreferCeil), NearestRounding::RoundPreferCeil},
+                      {to_string(NearestRounding::RoundPreferFloor), NearestRounding::RoundPreferFloor},
+                      {to_string(NearestRounding::Floor), NearestRounding::Floor},
+                      {to_string(NearestRounding::Ceil), NearestRounding::Ceil},
+                      {"decreasing", NearestRounding::Floor},
+                      {"increasing", NearestRounding::Ceil}}),
+       bool_field<C>("antialiased", "--antialias",
+                     "Antialiased linear downscaling (DirectML RESAMPLE3, ONNX antialias=1, like PyTorch's "
+                     "antialias=True): the triangle filter widened by 1/scale on each shrunk axis; resample stays "
+                     "exact RESAMPLE1 without it (rsz thumbnail turns it on)",
+                     &C::antialiased, &P::antialiased)});
+  return table;
+}
+
+const OperatorTable<Upsample2dConfig>& upsample2d_table() {
+  using C = Upsample2dConfig;
+  using P = Upsample2dParams;
+  static const OperatorTable<C> table = make_table<C>(
+      "upsample2d", "upsample",
+      {enum_field<C>("interpolation", "--mode", "nearest (replication) or linear", &C::interpolation,
+                     &P::interpolation, interpolations()),
+       scale_size_field<C>("scale_size", "Integer factors {\"height\": H, \"width\": W} (the command line's --factor)",
+                           &C::scale_size, &P::scale_size)});
+  return table;
+}
+
+const OperatorTable<RoiAlignConfig>& roi_align_table() {
+  using C = RoiAlignConfig;
+  using P = RoiAlignParams;
+  static const OperatorTable<C> table = make_table<C>(
+      "roi_align", "roi-align",
+      {enum_field<C>("interpolation", "--mode", "linear or nearest", &C::interpolation, &P::interpolation,
+                     interpolations()),
+       enum_field<C>("reduction", "--reduction", "average or max", &C::reduction, &P::reduction,
+                     {{to_string(RoiReduction::Average), RoiReduction::Average},
+                      {to_string(RoiReduction::Max), RoiReduction::Max}}),
+       float_field<C>("spatial_scale_x", "", "Scale of the boxes' x coordinates (--spatial-scale S or SX,SY)",
+                      &C::spatial_scale_x, &P::spatial_scale_x),
+       float_field<C>("spatial_scale_y", "", "Scale of the boxes' y coordinates (--spatial-scale S or SX,SY)",
+                      &C::spatial_scale_y, &P::spatial_scale_y),
+       float_field<C>("out_of_bounds_input_value", "--oob-value", "out_of_bounds_input_value: the value of samples "
+                      "outside the input", &C::out_of_bounds_input_value, &P::out_of_bounds_input_value),
+       count_field<C>("minimum_samples_per_output", "", "Fewest samples per output pixel and axis (--samples N or "
+                      "MIN:MAX)", &C::minimum_samples_per_output, &P::minimum_samples_per_output),
+       count_field<C>("maximum_samples_per_output", "", "Most samples per output pixel and axis (--samples N or "
+                      "MIN:MAX)", &C::maximum_samples_per_output, &P::maximum_samples_per_output),
+       size_field<C>("output_height", "", "Crop height (--output-size WxH)", &C::output_height),
+       size_field<C>("output_width", "", "Crop width (--output-size WxH)", &C::output_width),
+       float_field<C>("input_pixel_offset", "--input-offset", "input_pixel_offset", &C::input_pixel_offset,
+                      &P::input_pixel_offset),
+       float_field<C>("output_pixel_offset", "--output-offset", "output_pixel_offset", &C::output_pixel_offset,
+                      &P::output_pixel_offset),
+       bool_field<C>("align_regions_to_corners", "--align-corners", "align_regions_to_corners",
+                     &C::align_regions_to_corners, &P::align_regions_to_corners)});
+  return table;
+}
+
+namespace {
+
+template <typename Config>
+void set_from_text(const OperatorTable<Config>& table, Config& config, const std::string& key,
+                   const std::string& text) {
+  for (const auto& field : table.fields) {
+    if (field.spec.key != key) continue;
+    field.from_text(field.spec.flag.empty() ? key : field.spec.flag, text, config);
+    return;
+  }
+  throw Error(ErrorCode::InvalidArgument, table.spec.op + " has no field \"" + key + "\"");
+}
+
+}  // namespace
+}  // namespace detail
+
+const char* to_string(FieldKind kind) {
+  switch (kind) {
+    case FieldKind::Enum: return "enum";
+    case FieldKind::Bool: return "bool";
+    case FieldKind::Float: return "float";
+    case FieldKind::Floats4: return "floats4";
+    case FieldKind::Scales4: return "scales4";
+    case FieldKind::Sizes4: return "sizes4";
+    case FieldKind::Count: return "count";
+    case FieldKind::Size: return "size";
+    case FieldKind::ScaleSize: return "scale_size";
+  }
+  return "?";
+}
+
+std::vector<std::string> OperatorSpec::keys() const {
+  std::vector<std::string> out;
+  for (const FieldSpec& f : fields) out.push_back(f.key);
+  return out;
+}
+
+const FieldSpec* OperatorSpec::find(const std::string& key) const {
+  for (const FieldSpec& f : fields) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+const OperatorSpec& resample_spec() { return detail::resample_table().spec; }
+const OperatorSpec& upsample2d_spec() { return detail::upsample2d_table().spec; }
+const OperatorSpec& roi_align_spec() { return detail::roi_align_table().spec; }
+
+const std::vector<const OperatorSpec*>& operator_specs() {
+  static const std::vector<const OperatorSpec*> specs = {&resample_spec(), &upsample2d_spec(), &roi_align_spec()};
+  return specs;
+}
+
+void set_field(ResampleConfig& config, const std::string& key, const std::string& text) {
+  detail::set_from_text(detail::resample_table(), config, key, text);
+}
+void set_field(Upsample2dConfig& config, const std::string& key, const std::string& text) {
+  detail::set_from_text(detail::upsample2d_table(), config, key, text);
+}
+void set_field(RoiAlignConfig& config, const std::string& key, const std::string& text) {
+  detail::set_from_text(detail::roi_align_table(), config, key, text);
+}
+
+}  // namespace rsz::io
