@@ -198,4 +198,15 @@ std::string with_exif_orientation(const std::string& jpeg, int orientation, bool
   return jpeg.substr(0, 2) + exif_segment(orientation, little_endian) + jpeg.substr(2);
 }
 
+std::string error_message(const std::function<void()>& call, ErrorCode expected) {
+  try {
+    call();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), expected) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "no error";
+}
+
 }  // namespace rsz::test

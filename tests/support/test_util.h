@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "rsz/error.h"
 #include "rsz/tensor.h"
 
 namespace rsz::test {
@@ -50,6 +52,10 @@ Dims nhwc_strides(const Dims& nchw_sizes);
 
 // A whole file's bytes (a failed expectation if it cannot be opened), and a file written with exactly `bytes`.
 std::string read_file(const std::string& path);
+
+// The message of the rsz::Error that `call` throws, after checking its code; a test failure (and "no error") when it
+// throws none.
+std::string error_message(const std::function<void()>& call, ErrorCode expected);
 void write_file(const std::string& path, const std::string& bytes);
 
 // An APP1 Exif segment holding a Make tag and the orientation tag (1-8; others are invalid), in big- or

@@ -12,18 +12,13 @@
 #include "rsz/resample.h"
 #include "rsz/roi_align.h"
 #include "rsz/upsample2d.h"
+#include "support/test_util.h"
 
 namespace rsz {
 namespace {
 
 std::string message_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
-    return e.what();
-  }
-  return "no error";
+  return test::error_message(call, ErrorCode::InvalidArgument);
 }
 
 TEST(Backends, TheRegistryListsReferenceAndCpuOnHostMemory) {

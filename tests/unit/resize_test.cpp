@@ -12,6 +12,7 @@
 
 #include "rsz/error.h"
 #include "rsz/io/batch_file.h"
+#include "support/test_util.h"
 
 namespace rsz::io {
 namespace {
@@ -22,16 +23,7 @@ ResizeIntent box_intent(const std::string& size) {
   return intent;
 }
 
-std::string usage_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::Usage) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
+std::string usage_of(const std::function<void()>& f) { return test::error_message(f, ErrorCode::Usage); }
 
 TEST(ResizeIntent, ImageModeCopiesTheBatchAndChannelAxes) {
   // The shipped configs/resample_size.json: output_sizes [1, 3, 224, 224].
