@@ -398,6 +398,26 @@ PYBIND11_MODULE(_rsz, m) {
       py::arg("spatial_scale_y"), py::arg("out_of_bounds_input_value"), py::arg("minimum_samples_per_output"),
       py::arg("maximum_samples_per_output"), py::arg("input_pixel_offset"), py::arg("output_pixel_offset"),
       py::arg("align_regions_to_corners"), py::arg("exec"));
+  m.def(
+      "image_info",
+      [](const std::string& path, bool exif, std::int64_t max_pixels) {
+        io::ImageReadOptions options;
+        options.apply_exif_orientation = exif;
+        options.max_pixels = max_pixels;
+        io::ImageInfo info;
+        {
+          const py::gil_scoped_release release;
+          info = io::read_image_info(path, options);
+        }
+        py::dict d;
+        d["width"] = info.width;
+        d["height"] = info.height;
+        d["channels"] = info.channels;
+        d["bit_depth"] = info.bit_depth;
+        d["format"] = info.format;
+        return d;
+      },
+      py::arg("path"), py::arg("exif"), py::arg("max_pixels"));
   m.def("read_image", &read_image_py, py::arg("path"), py::arg("dtype"), py::arg("alpha"), py::arg("exif"),
         py::arg("max_pixels"));
   m.def("write_image", &write_image_py, py::arg("path"), py::arg("image"), py::arg("bit_depth"), py::arg("alpha"),

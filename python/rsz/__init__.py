@@ -21,7 +21,8 @@ import numpy as np
 from . import _rsz
 
 __version__ = _rsz.__version__
-__all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "read_image", "write_image", "backends"]
+__all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "info", "read_image", "write_image",
+           "backends"]
 
 
 def backends():
@@ -286,6 +287,19 @@ def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average"
                             float(output_pixel_offset), bool(align_regions_to_corners),
                             _exec(threads, backend, device))
     return _give_back(result, out, back)
+
+
+def info(path, exif=True, max_pixels=1 << 28):
+    """What an image or .npy file holds, from its header alone (nothing decoded), as rsz info says it.
+
+    Images: a dict of width, height, channels, bit_depth and format ("png", "jpeg", "tiff", ...), the size upright
+    unless exif=False. .npy files: a dict of shape (a tuple) and dtype ("float32", ...).
+    """
+    path = str(path)
+    if path.lower().endswith(".npy"):
+        array = np.load(path, mmap_mode="r")
+        return {"shape": tuple(array.shape), "dtype": str(array.dtype)}
+    return _rsz.image_info(path, bool(exif), int(max_pixels))
 
 
 def read_image(path, dtype="float32", alpha="premultiplied", exif=True, max_pixels=1 << 28):

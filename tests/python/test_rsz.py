@@ -136,6 +136,14 @@ def test_every_config_field_is_a_keyword_with_the_cores_default():
                 assert default in field["choices"], (spec["op"], keyword)
 
 
+def test_info_reads_headers_as_the_cli_does(tmp_path):
+    assert rsz.info(PHOTO) == {"width": 451, "height": 300, "channels": 3, "bit_depth": 8, "format": "png"}
+    np.save(tmp_path / "x.npy", np.zeros((2, 3, 4, 5), np.float16))
+    assert rsz.info(tmp_path / "x.npy") == {"shape": (2, 3, 4, 5), "dtype": "float16"}
+    with pytest.raises(ValueError, match="no-such.png"):
+        rsz.info(tmp_path / "no-such.png")
+
+
 def test_upsample_and_roi_align_match_the_cli(tmp_path):
     up = tmp_path / "up.npy"
     cli("upsample", "-i", CAMERA, "-o", str(up), "--factor", "2,3", "--mode", "linear", "-q")
