@@ -427,6 +427,9 @@ OperatorCommand roi_align_command() {
     other_inputs.push_back(step.rois_path);
     RoiSource source;
     source.rois_path = step.rois_path;
+    source.image_root = step.image_root;
+    source.names_path = step.names_path;
+    if (!step.names_path.empty()) other_inputs.push_back(step.names_path);
     return make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, common, false);
   };
   return c;

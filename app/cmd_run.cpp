@@ -38,6 +38,9 @@ int run_run(const RunOptions& o) {
   const io::BatchFile batch = io::read_batch_file(o.batch_file);
   CommonOptions common = o.common;
   if (batch.dtype) common.dtype = to_string(*batch.dtype);
+  if (batch.quality) common.quality = *batch.quality;
+  if (batch.png_compression) common.png_compression = *batch.png_compression;
+  common.strip = common.strip || batch.strip;
   const std::string folder = common.output.empty() ? batch.output_dir : common.output;
   if (folder.empty()) usage_error(o.batch_file + ": no output folder; set \"output_dir\" or pass -o");
   const std::vector<std::string> inputs = batch.inputs.empty() ? std::vector<std::string>{}
@@ -50,6 +53,7 @@ int run_run(const RunOptions& o) {
     std::vector<Job> jobs;
     std::vector<std::string> last_step_outputs;  // what the next chained step takes
     bool chained = false;
+    std::string manifest;  // a roi_align step's "manifest", under the output folder (one per phase)
   };
   std::vector<Phase> phases;
   std::vector<std::string> other_inputs{o.batch_file};
@@ -65,6 +69,13 @@ int run_run(const RunOptions& o) {
       const OperatorCommand* entry = find_operator(step.op);
       if (entry == nullptr) usage_error(o.batch_file + ": step " + std::to_string(index) + ": no operator " + step.op);
       std::vector<Job> step_jobs = entry->batch_jobs(phase_inputs, step, output, common, other_inputs);
+      if (!step.manifest.empty()) {
+        if (!phase.manifest.empty()) {
+          usage_error(o.batch_file + ": steps run together (no \"input\": \"previous\" between them) write one "
+                      "manifest; step " + std::to_string(index) + " names a second");
+        }
+        phase.manifest = (std::filesystem::path(folder) / step.manifest).string();
+      }
       phase.last_step_outputs.clear();
       for (Job& job : step_jobs) {
         if (phase.chained && !predicted.count(job.input)) {
@@ -84,6 +95,13 @@ int run_run(const RunOptions& o) {
     std::vector<std::string> all_inputs;
     for (const Job& job : phase.jobs) all_inputs.push_back(job.input);
     check_jobs(all_inputs, phase.jobs, other_inputs);
+    if (!phase.manifest.empty()) {
+      std::vector<std::string> outputs{phase.manifest};
+      for (const Job& job : phase.jobs) {
+        outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
+      }
+      check_outputs(all_inputs, outputs, other_inputs);  // the manifest is an output like the crops
+    }
     other_inputs.insert(other_inputs.end(), all_inputs.begin(), all_inputs.end());  // never overwritten later
     const bool several_phases = index < batch.steps.size() || !phases.empty();
     if (several_phases) predicted = predict_outputs(phase.jobs, common);  // a usage error stops all, here
@@ -119,7 +137,9 @@ int run_run(const RunOptions& o) {
       }
       phase.jobs = std::move(runnable);
     }
-    status = std::max(status, run_jobs(phase.jobs, common));
+    CommonOptions phase_options = common;
+    phase_options.manifest = phase.manifest;
+    status = std::max(status, run_jobs(phase.jobs, phase_options));
     common.verbose = false;  // the backend note once per run, not once per phase
   }
   if (!common.quiet && !common.dry_run) to_stderr("rsz: outputs are under " + printable(folder) + "\n");

@@ -74,7 +74,7 @@ const StepOperator& step_operator(const Ref& op) {
 }
 
 BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
-  detail::expect_object(step, {"op", "config", "output", "rois", "input"});
+  detail::expect_object(step, {"op", "config", "output", "rois", "image_root", "names", "manifest", "input"});
   const Ref op = step.required("op");
   const StepOperator& entry = step_operator(op);
   BatchStep out;
@@ -83,8 +83,29 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
   const bool roi_align = entry.crops;
   if (roi_align) {
     out.rois_path = detail::resolve_path(base_dir, detail::get_nonempty_string(step.required("rois")));
-  } else if (const auto rois = step.find("rois")) {
-    rois->fail("\"rois\" is only for roi_align steps; this step's op is \"" + out.op + "\"");
+    if (const auto root = step.find("image_root")) {
+      out.image_root = detail::resolve_path(base_dir, detail::get_nonempty_string(*root));
+    }
+    if (const auto names = step.find("names")) {
+      out.names_path = detail::resolve_path(base_dir, detail::get_nonempty_string(*names));
+    }
+    if (const auto manifest = step.find("manifest")) {
+      const std::string text = detail::get_nonempty_string(*manifest);
+      const std::filesystem::path path(text);
+      if (path.is_absolute()) manifest->fail_expected("a relative path (it is placed under the output folder)");
+      for (const auto& part : path) {
+        if (part == "..") manifest->fail_expected("a path that stays inside the output folder (no \"..\")");
+      }
+      const std::string ext = path.extension().string();
+      if (ext != ".jsonl" && ext != ".csv") manifest->fail_expected("a .jsonl or .csv file name");
+      out.manifest = text;
+    }
+  } else {
+    for (const char* key : {"rois", "image_root", "names", "manifest"}) {
+      if (const auto ref = step.find(key)) {
+        ref->fail(std::string("\"") + key + "\" is only for roi_align steps; this step's op is \"" + out.op + "\"");
+      }
+    }
   }
   if (const auto input = step.find("input")) {
     if (!input->json().is_string() || input->json().get_ref<const std::string&>() != "previous") {
@@ -106,7 +127,8 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir) {
   const Json json = detail::parse_json(json_text, source);
   const Ref root(json, source);
-  detail::expect_object(root, {"inputs", "output_dir", "dtype", "recursive", "hidden", "steps", "$schema"});
+  detail::expect_object(root, {"inputs", "output_dir", "dtype", "recursive", "hidden", "quality", "png_compression",
+                               "strip", "steps", "$schema"});
   if (const auto schema = root.find("$schema")) detail::get_string(*schema);
   BatchFile batch;
 
@@ -136,6 +158,11 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
   }
 
   if (const auto recursive = root.find("recursive")) batch.recursive = detail::get_bool(*recursive);
+  if (const auto quality = root.find("quality")) batch.quality = static_cast<int>(detail::get_int(*quality, 1, 100));
+  if (const auto level = root.find("png_compression")) {
+    batch.png_compression = static_cast<int>(detail::get_int(*level, 0, 9));
+  }
+  if (const auto strip = root.find("strip")) batch.strip = detail::get_bool(*strip);
   if (const auto hidden = root.find("hidden")) batch.hidden = detail::get_bool(*hidden);
   if (const auto dtype = root.find("dtype")) {
     batch.dtype = detail::get_enum<DataType>(

@@ -155,6 +155,37 @@ TEST(Trees, CropsWrittenBeforeAFailureAreAccounted) {
   EXPECT_TRUE(fs::exists(dir.path() / "crops/eye/chelsea-left-eye.png"));
 }
 
+// A batch file says what the command line's flags say: dataset annotations with their image folder and a manifest
+// for a roi_align step, the output quality and metadata for the run.
+TEST(BatchFiles, SayWhatTheFlagsSay) {
+  ScratchDir dir("batch-flags");
+  const std::string root = RSZ_SOURCE_DIR;
+  test::write_file(dir / "job.json",
+                   "{\"inputs\": [\"" + photo("rocket.jpg") + "\"], \"output_dir\": \"out\", \"quality\": 40, "
+                   "\"strip\": true, \"steps\": [{\"op\": \"thumbnail\", \"config\": {\"size\": \"200\"}, "
+                   "\"output\": \"t/{stem}.jpg\"}, {\"op\": \"roi_align\", \"config\": {\"output_height\": 32, "
+                   "\"output_width\": 32}, \"rois\": \"" + root + "/samples/annotations/coco.json\", \"image_root\": \"" +
+                   root + "/samples/photos\", \"manifest\": \"crops.jsonl\", \"output\": \"c/{label}/{id}.png\"}]}");
+  auto r = run_rsz(dir, "run job.json -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto crops = list_files(dir.path() / "out/c");
+  ASSERT_FALSE(crops.empty());
+  std::size_t lines = 0;
+  for (const char ch : test::read_text(dir.path() / "out/crops.jsonl")) lines += ch == '\n' ? 1 : 0;
+  EXPECT_EQ(lines, crops.size());
+  // The same thumbnail from the command line with the same flags: the same bytes.
+  r = run_rsz(dir, "thumbnail -i " + photo("rocket.jpg") + " -o same.jpg --size 200 --quality 40 --strip -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir / "out/t/rocket.jpg"), test::read_file(dir / "same.jpg"));
+  r = run_rsz(dir, "thumbnail -i " + photo("rocket.jpg") + " -o default.jpg --size 200 -q");
+  EXPECT_NE(test::read_file(dir / "out/t/rocket.jpg"), test::read_file(dir / "default.jpg"));
+  test::write_file(dir / "bad.json", "{\"inputs\": [\"" + photo("rocket.jpg") + "\"], \"steps\": [{\"op\": \"resample\", "
+                   "\"config\": {\"size\": \"9x9\"}, \"manifest\": \"m.jsonl\"}]}");
+  r = run_rsz(dir, "run bad.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("\"manifest\" is only for roi_align steps"), std::string::npos) << r.err;
+}
+
 TEST(ChainedSteps, AStepCanRunOnThePreviousStepsOutputs) {
   ScratchDir dir("chain");
   const std::string inputs = "\"inputs\": [\"" + photo("chelsea.png") + "\", \"" + photo("camera.png") + "\"]";

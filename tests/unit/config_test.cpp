@@ -61,8 +61,9 @@ const Keys kPlainRoiKeys = {"rois", "batch_indices", "$schema"};
 const Keys kDatasetKeys = {"images", "$schema"};
 const Keys kImageKeys = {"path", "rois"};
 const Keys kRoiKeys = {"box", "label", "id"};
-const Keys kBatchKeys = {"inputs", "output_dir", "dtype", "recursive", "hidden", "steps", "$schema"};
-const Keys kStepKeys = {"op", "config", "output", "rois", "input"};
+const Keys kBatchKeys = {"inputs", "output_dir", "dtype",  "recursive", "hidden",
+                         "quality", "png_compression", "strip", "steps",  "$schema"};
+const Keys kStepKeys = {"op", "config", "output", "rois", "image_root", "names", "manifest", "input"};
 
 std::string repo(const std::string& relative) { return std::string(RSZ_SOURCE_DIR) + "/" + relative; }
 

@@ -38,7 +38,10 @@ struct BatchStep {
   std::string op;  // "resample", "thumbnail", "upsample2d" or "roi_align": the step's operator, matching `config`
   Config config;
   std::string output_template;
-  std::string rois_path;  // roi_align only: resolved against the batch file's folder
+  std::string rois_path;   // roi_align only: resolved against the batch file's folder
+  std::string image_root;  // roi_align only, "image_root": COCO / VOC image folder (--image-root), resolved likewise
+  std::string names_path;  // roi_align only, "names": YOLO class names (--names), resolved likewise
+  std::string manifest;    // roi_align only, "manifest": the crop manifest, relative to the output folder
   bool chained = false;   // "input": "previous": the step runs on the previous step's outputs, after it
 };
 struct BatchFile {
@@ -47,6 +50,9 @@ struct BatchFile {
   std::optional<DataType> dtype;
   bool recursive = false;  // "recursive": input folders are walked down their sub-folders (the command line's -r)
   bool hidden = false;     // "hidden": names starting with '.' are inputs too (--hidden)
+  std::optional<int> quality;          // "quality": JPEG / WebP quality of image outputs, 1-100 (--quality)
+  std::optional<int> png_compression;  // "png_compression": zlib level 0-9 (--png-compression)
+  bool strip = false;                  // "strip": image outputs without the inputs' metadata (--strip)
   std::vector<BatchStep> steps;
 };
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir);
