@@ -1,5 +1,8 @@
-// Shared plumbing of the subcommands: common flags, input expansion, loading and saving tensors, output naming,
-// and the parallel job runner with progress, --json records and the failure summary. No math lives here.
+// The pipeline the subcommands share, declared in one place and implemented by stage: options.cpp (common flags,
+// the memory budget, operator field flags, backend and execution options), inputs.cpp (input expansion, header
+// probes, loading), outputs.cpp (writing results, output names and their checks), runner.cpp (planning every job
+// before anything is written, chained-step prediction, the parallel job runner with progress, --json records,
+// the manifest and the summary). No math lives here.
 #pragma once
 
 #include <CLI/CLI.hpp>

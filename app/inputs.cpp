@@ -1,0 +1,261 @@
+// The command line's inputs: files, folders (recursively with -r), patterns with "**", hidden names left out
+// unless --hidden; the header probe planning works from; loading an input as the operator's tensor.
+#include <fnmatch.h>
+#include <glob.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+#include "common.h"
+#include "pipeline_internal.h"
+#include "rsz/error.h"
+#include "rsz/io/npy.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz::app {
+namespace detail {
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string canonical_or_absolute(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  return ec ? fs::absolute(path).lexically_normal().string() : p.string();
+}
+
+std::map<std::string, std::string>& input_dirs() {
+  static std::map<std::string, std::string> dirs;
+  return dirs;
+}
+
+}  // namespace detail
+
+using detail::canonical_or_absolute;
+using detail::input_dirs;
+using detail::lowercase;
+
+namespace {
+
+bool has_glob_characters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// A name starting with '.': hidden files (macOS's AppleDouble "._x.jpg" beside every copied photo, editors'
+// swap files) and folders (.git, .cache) are left out of folder listings and patterns unless --hidden asks.
+bool is_hidden(const fs::path& path) {
+  const std::string name = path.filename().string();
+  return !name.empty() && name[0] == '.' && name != "." && name != "..";
+}
+
+// Every regular file below `folder` (recursively or not) for which `keep` says yes, sorted; hidden entries (and what
+// is inside hidden folders) only with `hidden`.
+template <typename Keep>
+std::vector<std::string> walk_folder(const std::string& folder, bool recursive, bool hidden, const Keep& keep) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    std::error_code entry_ec;
+    const bool folder_entry = it->is_directory(entry_ec);
+    if (!hidden && is_hidden(it->path())) {
+      if (folder_entry) it.disable_recursion_pending();
+      continue;
+    }
+    if (folder_entry) {
+      if (!recursive) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(entry_ec) && keep(it->path())) files.push_back(it->path().string());
+  }
+  if (ec) usage_error(folder + ": cannot list the folder: " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<std::string> list_folder(const std::string& folder, bool recursive, bool hidden) {
+  return walk_folder(folder, recursive, hidden, [](const fs::path& p) {
+    return io::is_readable_image_path(p.string()) || is_npy_path(p.string());
+  });
+}
+
+std::vector<std::string> split_components(const std::string& path) {
+  std::vector<std::string> parts;
+  for (const auto& part : fs::path(path)) {
+    if (!part.empty()) parts.push_back(part.string());
+  }
+  return parts;
+}
+
+// Whether path components [si, end) match pattern components [pi, end): fnmatch per component, "**" any number of
+// components (none included); a leading '.' is matched only by a '.' in the pattern unless `hidden`.
+bool match_components(const std::vector<std::string>& pattern, std::size_t pi, const std::vector<std::string>& path,
+                      std::size_t si, bool hidden) {
+  if (pi == pattern.size()) return si == path.size();
+  if (pattern[pi] == "**") {
+    for (std::size_t k = si; k <= path.size(); ++k) {
+      if (match_components(pattern, pi + 1, path, k, hidden)) return true;
+    }
+    return false;
+  }
+  if (si == path.size() || ::fnmatch(pattern[pi].c_str(), path[si].c_str(), hidden ? 0 : FNM_PERIOD) != 0) {
+    return false;
+  }
+  return match_components(pattern, pi + 1, path, si + 1, hidden);
+}
+
+// The leading components of a pattern that hold no pattern characters: the folder a "**" walk starts from ("." for
+// none); `fixed` is their count.
+fs::path pattern_root(const std::vector<std::string>& parts, std::size_t& fixed) {
+  fixed = 0;
+  fs::path root;
+  while (fixed < parts.size() && !has_glob_characters(parts[fixed]) && parts[fixed] != "**") root /= parts[fixed++];
+  return root.empty() ? fs::path(".") : root;
+}
+
+// A pattern with a "**" component: the files below its fixed leading folders whose path matches, sorted.
+std::vector<std::string> globstar_paths(const std::string& pattern, bool hidden) {
+  const std::vector<std::string> parts = split_components(pattern);
+  std::size_t fixed = 0;
+  const fs::path root = pattern_root(parts, fixed);
+  const std::vector<std::string> rest(parts.begin() + static_cast<std::ptrdiff_t>(fixed), parts.end());
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return {};
+  return walk_folder(root.string(), true, hidden, [&](const fs::path& p) {
+    return match_components(rest, 0, split_components(p.lexically_relative(root).string()), 0, hidden);
+  });
+}
+
+std::vector<std::string> glob_paths(const std::string& pattern) {
+  glob_t result{};
+  const int rc = ::glob(pattern.c_str(), 0, nullptr, &result);
+  std::vector<std::string> paths;
+  if (rc == 0) {
+    for (std::size_t i = 0; i < result.gl_pathc; ++i) paths.emplace_back(result.gl_pathv[i]);
+  }
+  ::globfree(&result);
+  if (rc != 0 && rc != GLOB_NOMATCH) usage_error(pattern + ": cannot expand the pattern");
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+}  // namespace
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns, bool recursive, bool hidden) {
+  if (patterns.empty()) usage_error("no input given; use -i FILE, -i FOLDER or -i 'PATTERN'");
+  std::vector<std::string> result;
+  std::set<std::string> seen;
+  const auto add = [&](const std::string& path) {
+    if (seen.insert(canonical_or_absolute(path)).second) result.push_back(path);
+  };
+  for (const std::string& pattern : patterns) {
+    std::error_code ec;
+    if (fs::is_directory(pattern, ec)) {
+      const auto files = list_folder(pattern, recursive, hidden);
+      for (const auto& f : files) {
+        add(f);
+        const std::string dir = fs::path(f).parent_path().lexically_relative(pattern).string();
+        input_dirs()[f] = dir == "." ? "" : dir;
+      }
+      if (files.empty()) add(pattern);  // probe_input reports the empty folder as a failed input
+    } else if (!fs::exists(pattern, ec) && has_glob_characters(pattern)) {
+      std::size_t matched = 0;
+      const std::vector<std::string> parts = split_components(pattern);
+      const bool globstar = std::find(parts.begin(), parts.end(), "**") != parts.end();
+      for (const auto& f : globstar ? globstar_paths(pattern, hidden) : glob_paths(pattern)) {
+        if (!fs::is_regular_file(f, ec)) continue;
+        if (!hidden && !globstar && is_hidden(f)) continue;  // glob(3) leaves dot files out unless named with '.'
+        add(f);
+        ++matched;
+        if (globstar) {  // {dir} / {relpath}: the folders the "**" walked through
+          std::size_t fixed = 0;
+          const std::string dir = fs::path(f).parent_path().lexically_relative(pattern_root(parts, fixed)).string();
+          input_dirs()[f] = dir == "." ? "" : dir;
+        }
+      }
+      if (matched == 0) add(pattern);  // reported as a failed input: the others still run
+    } else {
+      add(pattern);  // a missing file is a failed input too (probe_input names it)
+    }
+  }
+  return result;
+}
+
+bool is_npy_path(const std::string& path) { return lowercase(fs::path(path).extension().string()) == ".npy"; }
+
+InputProbe probe_input(const std::string& path, const CommonOptions& options) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) {
+    throw Error(ErrorCode::Io, path + (has_glob_characters(path) ? ": the pattern matches no file"
+                                                                 : ": no such file or folder"));
+  }
+  if (fs::is_directory(status)) {
+    throw Error(ErrorCode::Io, path + ": the folder holds no images or .npy files" +
+                                   (options.recursive ? "" : " (-r descends into sub-folders)"));
+  }
+  InputProbe probe;
+  if (is_npy_path(path)) {
+    const io::NpyInfo info = io::read_npy_info(path);
+    if (info.dtype != DataType::Float32 && info.dtype != DataType::Float16) {
+      throw Error(ErrorCode::InvalidDataType, path + ": a " + to_string(info.dtype) +
+                                                  " tensor cannot be an operator input; float32 or float16 is needed");
+    }
+    probe.sizes = info.sizes;
+    probe.type = info.dtype;
+    return probe;
+  }
+  io::ImageReadOptions read_options;
+  read_options.apply_exif_orientation = !options.no_exif;
+  read_options.max_pixels = options.max_pixels;
+  const io::ImageInfo info = io::read_image_info(path, read_options);
+  probe.sizes = {1, info.channels, info.height, info.width};
+  probe.type = compute_type(options);
+  probe.from_image = true;
+  probe.bit_depth = info.bit_depth;
+  return probe;
+}
+
+
+ConstTensorView LoadedInput::view() const {
+  if (!in_place) return tensor.view();
+  const std::int64_t c = image.channels;
+  const bool deep = image.bit_depth == 16;
+  return ConstTensorView(deep ? static_cast<const void*>(image.data16.data()) : image.data8.data(),
+                         deep ? DataType::UNorm16 : DataType::UNorm8, {1, c, image.height, image.width},
+                         {image.height * image.width * c, 1, image.width * c, c});
+}
+
+LoadedInput load_input(const std::string& path, const CommonOptions& options) {
+  LoadedInput loaded;
+  if (is_npy_path(path)) {
+    loaded.tensor = io::read_npy(path);
+    if (loaded.tensor.dtype() != DataType::Float32 && loaded.tensor.dtype() != DataType::Float16) {
+      throw Error(ErrorCode::InvalidDataType, path + ": a " + to_string(loaded.tensor.dtype()) +
+                                                  " tensor cannot be an operator input; float32 or float16 is needed");
+    }
+    loaded.result_type = loaded.tensor.dtype();
+    return loaded;
+  }
+  io::ImageReadOptions read_options;
+  read_options.apply_exif_orientation = !options.no_exif;
+  read_options.max_pixels = options.max_pixels;
+  loaded.image = io::read_image(path, read_options);
+  loaded.from_image = true;
+  loaded.bit_depth = loaded.image.bit_depth;
+  loaded.result_type = compute_type(options);
+  loaded.icc_profile = loaded.image.icc_profile;
+  loaded.exif = loaded.image.exif;
+  loaded.xmp = loaded.image.xmp;
+  loaded.in_place = image_runs_in_place(loaded.image.channels, options);
+  if (!loaded.in_place) {
+    loaded.tensor = io::image_to_tensor(loaded.image, loaded.result_type, alpha_mode(options));
+    loaded.image = io::Image{};  // the pixels are not needed any more
+  }
+  return loaded;
+}
+
+}  // namespace rsz::app

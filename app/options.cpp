@@ -1,0 +1,345 @@
+// The command line's options: common flags and their checks, the memory budget, the operator fields' flags, the
+// backend flags, and the execution options a job runs with.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include "common.h"
+#include "rsz/error.h"
+#include "rsz/io/ops.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz::app {
+
+void usage_error(const std::string& message) { throw Error(ErrorCode::Usage, message); }
+
+void to_stderr(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+CLI::Validator whole_number(std::int64_t min, std::int64_t max) {
+  const std::string allowed = max == std::numeric_limits<std::int64_t>::max()
+                                  ? "a whole number >= " + std::to_string(min)
+                                  : "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, allowed](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || end == text.c_str() || *end != '\0' || errno == ERANGE || v < min || v > max) {
+          return "'" + printable(text) + "' is not allowed; " + allowed + " is";
+        }
+        return std::string();
+      },
+      allowed);
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+  static const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(units)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  std::ostringstream s;
+  if (unit == 0) {
+    s << bytes << " bytes";
+  } else {
+    s.setf(std::ios::fixed);
+    s.precision(value < 10 ? 2 : 1);
+    s << value << " " << units[unit];
+  }
+  return s.str();
+}
+
+namespace {
+
+// The memory this process may use by default: min(4 GiB, half the RAM, half of RLIMIT_AS, half the cgroup limit).
+std::uint64_t default_memory_budget() {
+  std::uint64_t budget = std::uint64_t{4} << 30;
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0) {
+    budget = std::min(budget, static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 2);
+  }
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    budget = std::min(budget, static_cast<std::uint64_t>(limit.rlim_cur) / 2);
+  }
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+  std::uint64_t cgroup_limit = 0;
+  if (cgroup >> cgroup_limit && cgroup_limit > 0) budget = std::min(budget, cgroup_limit / 2);
+  return std::max<std::uint64_t>(budget, std::uint64_t{64} << 20);
+}
+
+}  // namespace
+
+std::uint64_t memory_budget(const std::string& text) {
+  if (text.empty()) return default_memory_budget();
+  const auto refuse = [&]() -> std::uint64_t {
+    usage_error("--max-memory " + printable(text) +
+                ": not a memory size; a number with an optional unit K, M, G or T (powers of 1024, e.g. 512M or "
+                "1.5G) of at least 1M is allowed");
+  };
+  char* end = nullptr;
+  const double number = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !std::isfinite(number) || number <= 0) return refuse();
+  std::string unit(end);
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::toupper(c); });
+  if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
+  if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
+  double scale = 1;
+  if (unit == "K") {
+    scale = 1024.0;
+  } else if (unit == "M") {
+    scale = 1024.0 * 1024;
+  } else if (unit == "G") {
+    scale = 1024.0 * 1024 * 1024;
+  } else if (unit == "T") {
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  } else if (!unit.empty() && unit != "B") {
+    return refuse();
+  }
+  const double bytes = number * scale;
+  if (bytes < 1024.0 * 1024 || bytes > 1e19) return refuse();
+  return static_cast<std::uint64_t>(bytes);
+}
+
+void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget) {
+  // A parsed JSON document takes up to about 40 times its text (a number becomes a 16-byte value in a vector).
+  constexpr std::uint64_t kParsedPerByte = 40;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return;  // the reader reports missing and unreadable files
+  if (static_cast<std::uint64_t>(size) > budget / kParsedPerByte) {
+    usage_error(flag + " " + path + ": a " + bytes_text(size) + " JSON file needs about " +
+                bytes_text(static_cast<std::uint64_t>(size) * kParsedPerByte) + " to read, over the memory budget of " +
+                bytes_text(budget) + " (--max-memory)");
+  }
+}
+
+void add_common_options(CLI::App& command, CommonOptions& options, bool with_config) {
+  command.add_option("-i,--input,inputs", options.inputs,
+                     "Input images or .npy tensors: files, folders or quoted globs ('photos/*.jpg'); repeatable, "
+                     "or given as arguments: rsz resample a.jpg b.jpg -o out/ --scale 0.5; - reads standard input");
+  command.add_option("-o,--output", options.output,
+                     "Output file, folder (- is standard output), or name template using {stem} {ext} {op} {index} "
+                     "{label} {id}, and "
+                     "{dir} {relpath} {parent} (the input's folder below -i's, with its stem, its folder's name: "
+                     "-r -o 'out/{relpath}.png' mirrors a tree)");
+  if (with_config) command.add_option("--config", options.config, "Operator config JSON; flags override its keys");
+  command.add_option("--dtype", options.dtype, "Compute type for images: float32 or float16 (default float32)")
+      ->check(CLI::IsMember({"float32", "float16"}));
+  command.add_option("-j,--jobs", options.jobs, "Inputs processed in parallel (default 0: all cores)")
+      ->check(whole_number(0, 4096));
+  command.add_flag("--json", options.json, "Print one JSON line per output (path, shape, dtype, seconds) on stdout");
+  command.add_flag("-n,--dry-run", options.dry_run, "List what would be written and write nothing");
+  command.add_flag("-q,--quiet", options.quiet, "No progress bar and no summary (errors are still reported)");
+  command.add_flag("-r,--recursive", options.recursive, "Descend into sub-folders of input folders");
+  command.add_flag("--hidden", options.hidden,
+                   "Also take hidden files and folders (names starting with '.', such as macOS's ._photo.jpg) from "
+                   "folders and patterns; a file named on its own is always taken");
+  command.add_flag("--no-exif", options.no_exif, "Do not apply the EXIF orientation of JPEGs and TIFFs (keep pixels as stored)");
+  command.add_option("--alpha", options.alpha,
+                     "Alpha handling: premultiplied (default; no dark fringes) or straight")
+      ->check(CLI::IsMember({"premultiplied", "straight"}));
+  add_backend_options(command, options);
+  command.add_option("--max-pixels", options.max_pixels,
+                     "Refuse input and output images with more pixels than this, before decoding (default 268435456)")
+      ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
+  command.add_option("--max-memory", options.max_memory,
+                     "Memory budget, e.g. 2G or 512M: inputs and outputs that would need more are refused before "
+                     "anything is allocated (default: min(4G, half the RAM))");
+  command.add_option("--quality", options.quality,
+                     "JPEG quality 1-100 (default 95); for .webp, a quality makes the file lossy (default lossless)")
+      ->check(whole_number(1, 100));
+  command.add_option("--format", options.format,
+                     "Format of -i - (else detected from its first bytes) and -o - (else the input's): png, jpg, "
+                     "bmp, tif, webp, ppm, pgm or npy")
+      ->check(CLI::IsMember({"png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "ppm", "pgm", "npy"}));
+  command.add_flag("--strip", options.strip,
+                   "Leave the input's metadata out of image outputs: the ICC colour profile, EXIF and XMP (by "
+                   "default PNG and JPEG outputs keep them; EXIF's orientation reads 1 once applied)");
+  command.add_flag("--grayscale", options.grayscale,
+                   "Write image outputs in gray (alpha kept): ITU-R BT.601 luma 0.299 R + 0.587 G + 0.114 B, as "
+                   "libjpeg and Pillow convert; .npy outputs are left as computed");
+  command.add_option("--depth", options.depth, "Bits per sample of image outputs: 8 or 16 (default: the input's)")
+      ->check(CLI::IsMember({8, 16}));
+  command.add_flag("--skip-existing", options.skip_existing,
+                   "Resume an interrupted run: an input whose outputs all exist is skipped without being read "
+                   "(outputs are written complete or not at all, so an existing one is whole)");
+  command.add_option("--png-compression", options.png_compression,
+                     "PNG zlib level 0-9 with adaptive filters (9: smallest, slowest); default: a fast setting "
+                     "(level 2, Sub filter)")
+      ->check(whole_number(0, 9));
+}
+
+DataType compute_type(const CommonOptions& options) {
+  return options.dtype == "float16" ? DataType::Float16 : DataType::Float32;
+}
+
+bool image_runs_in_place(int channels, const CommonOptions& options) {
+  // The unorm view holds p / M exactly as image_to_tensor's float32 tensor would (same double quotient, rounded
+  // once), so results are the same bits; float16 tensors and premultiplied alpha need the conversion.
+  const bool has_alpha = channels == 2 || channels == 4;
+  return compute_type(options) == DataType::Float32 && (!has_alpha || alpha_mode(options) == io::AlphaMode::Straight);
+}
+
+io::AlphaMode alpha_mode(const CommonOptions& options) {
+  return options.alpha == "straight" ? io::AlphaMode::Straight : io::AlphaMode::Premultiplied;
+}
+
+std::map<std::string, CLI::Option*> add_field_flags(CLI::App& command, const io::OperatorSpec& spec, FieldTexts& texts) {
+  std::map<std::string, CLI::Option*> options;
+  for (const io::FieldSpec& field : spec.fields) {
+    if (field.flag.empty()) continue;  // set through a shorthand of the command (--output-size, --samples, ...)
+    std::string help = field.help;
+    if (!field.default_json.empty() && field.kind != io::FieldKind::Bool) {  // a flag's default is its absence
+      std::string shown = field.default_json;
+      shown.erase(std::remove(shown.begin(), shown.end(), '"'), shown.end());
+      help += " (default " + shown + ")";
+    }
+    const std::string key = field.key;
+    CLI::Option* option = nullptr;
+    if (field.kind == io::FieldKind::Bool) {
+      option = command.add_flag_callback(field.flag, [&texts, key] { texts[key] = "true"; }, help);
+    } else {
+      option = command.add_option_function<std::string>(
+          field.flag, [&texts, key](const std::string& text) { texts[key] = text; }, help);
+      if (field.kind == io::FieldKind::Enum) option->check(CLI::IsMember(field.choices));
+    }
+    options[key] = option;
+  }
+  return options;
+}
+
+void add_backend_options(CLI::App& command, CommonOptions& options) {
+  const auto usable = [](std::string& value) -> std::string {
+    if (value != "cuda") return "";
+    for (const BackendInfo& b : backends()) {
+      if (b.backend == Backend::Cuda) return b.available ? "" : "cuda cannot run here: " + b.note;
+    }
+    return "this build of rsz has no CUDA backend (build it with -DRSZ_CUDA=ON where nvcc and a GPU are present); "
+           "auto, cpu or reference is allowed";
+  };
+  command
+      .add_option("--backend", options.backend,
+                  "Kernel backend: auto (default: cpu), cpu, reference (the naive oracle), or cuda (an NVIDIA GPU, in "
+                  "builds with RSZ_CUDA: pixels go to the GPU and results come back, the same bits as cpu); rsz info "
+                  "--backends lists them")
+      ->check(CLI::IsMember({"auto", "cpu", "reference", "cuda"}))
+      ->check(CLI::Validator(usable, "", "usable backend"));
+  command.add_option("--device", options.device, "The GPU that --backend cuda runs on (default 0)")
+      ->check(whole_number(0, 1023));
+  command.add_flag("-v,--verbose", options.verbose, "Say on stderr which backend runs the operators, and why");
+}
+
+std::string backend_note(const CommonOptions& options) {
+  std::string cpu;
+  std::string cuda_note = "cuda is not in this build (configured without RSZ_CUDA)";
+  bool cuda_available = false;
+  ExecOptions described;
+  described.device = options.device;
+  for (const BackendInfo& b : backends(described)) {
+    if (b.backend == Backend::Cpu) cpu = b.note;
+    if (b.backend == Backend::Cuda) {
+      cuda_available = b.available;
+      cuda_note = b.available ? b.note : "cuda cannot run here: " + b.note;
+    }
+  }
+  if (options.backend == "cuda") {
+    return "rsz: backend cuda (" + cuda_note + "; pixels are copied to the GPU and the results back)";
+  }
+  if (options.backend == "reference") return "rsz: backend reference (the naive oracle: one output at a time)";
+  if (options.backend == "cpu") return "rsz: backend cpu (" + cpu + ")";
+  return "rsz: backend auto: cpu (" + cpu + "); " +
+         (cuda_available ? "cuda (" + cuda_note +
+                               ") only with --backend cuda: the pixels are in host memory, and a GPU's start-up and "
+                               "copies cost more than the CPU needs for one image"
+                         : cuda_note);
+}
+
+ExecOptions exec_options(const CommonOptions& options, int threads) {
+  ExecOptions exec;
+  exec.backend = io::parse_backend(options.backend, "--backend");
+  exec.device = options.device;
+  exec.num_threads = std::max(1, threads);
+  exec.max_samples = options.max_samples;
+  return exec;
+}
+
+std::vector<float> parse_float_list(const std::string& flag, const std::string& text, std::size_t min_count,
+                                    std::size_t max_count) {
+  std::vector<float> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    char* end = nullptr;
+    const float v = std::strtof(item.c_str(), &end);
+    if (item.empty() || end == item.c_str() || *end != '\0' || !std::isfinite(v)) {
+      usage_error(flag + " " + text + ": '" + item + "' is not a finite number");
+    }
+    values.push_back(v);
+  }
+  if (values.size() < min_count || values.size() > max_count) {
+    usage_error(flag + " " + text + ": " + std::to_string(values.size()) + " values given; " +
+                (min_count == max_count ? std::to_string(min_count)
+                                        : std::to_string(min_count) + " to " + std::to_string(max_count)) +
+                " comma-separated numbers are allowed");
+  }
+  return values;
+}
+
+std::vector<std::int64_t> parse_int_list(const std::string& flag, const std::string& text, char separator,
+                                         std::size_t count) {
+  std::vector<std::int64_t> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, separator)) {
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || end == item.c_str() || *end != '\0' || v < 1) {
+      usage_error(flag + " " + text + ": '" + item + "' is not a whole number >= 1");
+    }
+    values.push_back(v);
+  }
+  if (values.size() != count) {
+    usage_error(flag + " " + text + ": expected " + std::to_string(count) + " whole numbers separated by '" +
+                std::string(1, separator) + "'");
+  }
+  return values;
+}
+
+}  // namespace rsz::app

@@ -1,0 +1,250 @@
+// The command line's outputs: writing results (atomically, PNG and JPEG band by band), output names (templates,
+// folders, files) and the checks that no output replaces an input or another output.
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+#include "common.h"
+#include "pipeline_internal.h"
+#include "rsz/error.h"
+#include "rsz/io/naming.h"
+#include "rsz/io/npy.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz::app {
+namespace detail {
+
+int output_depth(const CommonOptions& options, bool from_image, int input_depth) {
+  if (options.depth != 0) return options.depth;
+  return from_image ? input_depth : 8;
+}
+
+}  // namespace detail
+
+using detail::canonical_or_absolute;
+using detail::input_dirs;
+using detail::output_depth;
+
+namespace {
+
+std::string sanitize_name_part(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    // Bytes of multi-byte UTF-8 characters (>= 0x80) are kept, so "猫" and "狗" stay two different folders.
+    const auto u = static_cast<unsigned char>(c);
+    const bool safe = std::isalnum(u) || u >= 0x80 || c == '-' || c == '_' || c == '.' || c == ' ';
+    out += safe ? c : '_';
+  }
+  if (out.empty() || out == "." || out == "..") out = "_";
+  return out;
+}
+
+void create_parent(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) throw Error(ErrorCode::Io, path + ": cannot create the folder " + parent.string() + ": " + ec.message());
+}
+
+// The image a result tensor becomes: gray when asked, the output depth, the alpha convention.
+io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source, const CommonOptions& options) {
+  const int depth = output_depth(options, source.from_image, source.bit_depth);
+  return options.grayscale ? io::tensor_to_image(to_grayscale(tensor).view(), depth, alpha_mode(options))
+                           : io::tensor_to_image(tensor, depth, alpha_mode(options));
+}
+
+bool encodes_rows(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+}
+
+bool names_output_file(const std::string& output) {
+  return is_npy_path(output) || io::is_readable_image_path(output);
+}
+
+}  // namespace
+
+bool offset_shifts_exactly(float output_pixel_offset, std::int64_t rows) {
+  for (std::int64_t y = 0; y < rows; ++y) {
+    const float shifted = output_pixel_offset - static_cast<float>(y);
+    if (static_cast<double>(shifted) != static_cast<double>(output_pixel_offset) - static_cast<double>(y) ||
+        static_cast<float>(y) != static_cast<double>(y)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void save_output_rows(const std::string& path, const Dims& sizes, DataType type, const LoadedInput& source,
+                      const CommonOptions& options, const BandCompute& compute) {
+  if (is_npy_path(path) || !encodes_rows(path) || sizes.size() != 4 || sizes[0] != 1) {
+    Tensor result(type, sizes, TensorInit::Uninitialized);
+    compute(0, result.view());
+    save_output(path, result.view(), source, options);
+    return;
+  }
+  create_parent(path);
+  const std::int64_t c = sizes[1];
+  const std::int64_t h = sizes[2];
+  const std::int64_t w = sizes[3];
+  // Bands of about 4 MiB of float32 results: large enough to keep every thread busy, small next to any image.
+  const std::int64_t band_rows =
+      std::min(h, std::max<std::int64_t>(16, (std::int64_t{4} << 20) / std::max<std::int64_t>(1, w * c * 4)));
+  Tensor band(type, {1, c, band_rows, w}, TensorInit::Uninitialized);
+  io::Image header;
+  header.width = w;
+  header.height = h;
+  header.channels = options.grayscale ? (c == 2 || c == 4 ? 2 : 1) : static_cast<int>(c);
+  header.bit_depth = output_depth(options, source.from_image, source.bit_depth);
+  if (!options.strip) {
+    header.icc_profile = source.icc_profile;
+    header.exif = source.exif;
+    header.xmp = source.xmp;
+  }
+  io::ImageWriteOptions write;
+  write.quality = options.quality;
+  write.png_compression = options.png_compression;
+  io::write_image_rows(path, header, band_rows, [&](std::int64_t first, io::Image& rows) {
+    const TensorView view(band.data(), type, {1, c, rows.height, w}, band.layout().strides());
+    compute(first, view);
+    io::Image image = result_image(view, source, options);
+    rows.data8.swap(image.data8);
+    rows.data16.swap(image.data16);
+  }, write);
+}
+
+void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
+                 const CommonOptions& options) {
+  create_parent(path);
+  if (is_npy_path(path)) {
+    io::write_npy(path, tensor);
+  } else {
+    io::ImageWriteOptions write;
+    write.quality = options.quality;
+    write.png_compression = options.png_compression;
+    io::Image image = result_image(tensor, source, options);
+    // The colour profile travels with the pixels (io writes it where the format and channels allow).
+    if (!options.strip) {
+      image.icc_profile = source.icc_profile;
+      image.exif = source.exif;
+      image.xmp = source.xmp;
+    }
+    io::write_image(path, image, write);
+  }
+}
+
+bool output_is_template(const std::string& output) { return output.find('{') != std::string::npos; }
+
+bool output_is_folder(const std::string& output, std::size_t input_count) {
+  if (!output.empty() && output.back() == '/') return true;
+  std::error_code ec;
+  if (fs::is_directory(output, ec)) {
+    if (names_output_file(output)) {
+      usage_error("-o " + output + ": this is an existing folder with a file name; end it with '/' to write into it, "
+                  "or choose another file name");
+    }
+    return true;
+  }
+  if (input_count > 1) {
+    if (names_output_file(output)) {
+      usage_error("-o " + output + ": one file name for " + std::to_string(input_count) +
+                  " inputs; give a folder (ending in '/') or a name template such as 'out/{stem}" +
+                  fs::path(output).extension().string() + "'");
+    }
+    return true;
+  }
+  return false;
+}
+
+std::string expand_template(const std::string& pattern, const NameFields& f) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '{') {
+      out += pattern[i];
+      continue;
+    }
+    const std::size_t close = pattern.find('}', i);
+    if (close == std::string::npos) usage_error("output template '" + pattern + "': '{' without a closing '}'");
+    const std::string key = pattern.substr(i + 1, close - i - 1);
+    if (key == "dir" || key == "relpath") {
+      // The input's folder below the -i folder it came from (-r mirrors a tree); relpath adds the stem.
+      const auto found = input_dirs().find(f.input);
+      const std::string dir = found == input_dirs().end() ? "" : found->second;
+      std::string stem = fs::path(f.input).stem().string();
+      if (stem == "." || stem == "..") stem = "_";
+      out += key == "dir" ? (dir.empty() ? "." : dir) : (dir.empty() ? stem : dir + "/" + stem);
+    } else if (key == "parent") {
+      const std::string parent = fs::absolute(f.input).parent_path().filename().string();
+      out += parent.empty() || parent == "." || parent == ".." ? std::string("_") : parent;
+    } else if (key == "stem") {
+      // A stem of "." or ".." (a file named "..." has one) would climb folders once placed in a path.
+      const std::string stem = fs::path(f.input).stem().string();
+      out += stem == "." || stem == ".." ? std::string("_") : stem;
+    } else if (key == "ext") {
+      out += f.ext;
+    } else if (key == "op") {
+      out += f.op;
+    } else if (key == "index") {
+      if (f.index.empty()) usage_error("output template '" + pattern + "': {index} is only for roi-align crops");
+      out += f.index;
+    } else if (key == "label") {
+      out += f.label.empty() ? std::string("unlabeled") : sanitize_name_part(f.label);
+    } else if (key == "id") {
+      out += f.id.empty() ? (f.index.empty() ? std::string("0") : f.index) : sanitize_name_part(f.id);
+    } else {
+      usage_error("output template '" + pattern + "': unknown placeholder {" + key + "}; allowed: " +
+                  io::placeholder_list(true));
+    }
+    i = close;
+  }
+  return out;
+}
+
+std::string plan_output(const std::string& output, std::size_t input_count, const NameFields& fields,
+                        const std::string& folder_template) {
+  if (output.empty()) usage_error("-o/--output is required");
+  if (output_is_template(output)) return expand_template(output, fields);
+  if (output_is_folder(output, input_count)) {
+    return (fs::path(output) / expand_template(folder_template, fields)).string();
+  }
+  return output;
+}
+
+std::string default_extension(const std::string& input) {
+  // Formats rsz reads but cannot write (PBM, PNM) give PNG results.
+  if (!is_npy_path(input) && !io::is_image_path(input)) return ".png";
+  return fs::path(input).extension().string();
+}
+
+void check_outputs(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+                   const std::vector<std::string>& other_inputs) {
+  std::set<std::string> input_set;
+  for (const auto& in : inputs) input_set.insert(canonical_or_absolute(in));
+  for (const auto& in : other_inputs) {
+    if (!in.empty()) input_set.insert(canonical_or_absolute(in));
+  }
+  std::set<std::string> planned;
+  for (const auto& out : outputs) {
+    const std::string key = canonical_or_absolute(out);
+    if (input_set.count(key)) {
+      usage_error(out + ": the output would overwrite an input; choose another -o");
+    }
+    if (!planned.insert(key).second) {
+      usage_error(out + ": two outputs would get this same name; use a template with {stem}, {index} or {id}");
+    }
+    std::error_code ec;
+    if (fs::is_directory(out, ec)) usage_error(out + ": the output is an existing folder, not a file name");
+  }
+}
+
+void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& jobs,
+                const std::vector<std::string>& other_inputs) {
+  std::vector<std::string> outputs;
+  for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
+  check_outputs(inputs, outputs, other_inputs);
+}
+
+}  // namespace rsz::app

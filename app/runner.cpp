@@ -1,0 +1,438 @@
+// The command line's job runner: plans every job from its input's header before anything is written (usage errors
+// stop the run, unusable inputs fail alone), predicts what chained steps will read, then runs the jobs on --jobs
+// threads within the memory budget, with the progress line, --json records, the manifest and the summary.
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "common.h"
+#include "pipeline_internal.h"
+#include "rsz/error.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz::app {
+
+using detail::output_depth;
+
+namespace {
+
+// The progress line on a terminal: a bar, done/total, the rate and the time left (from the rate so far).
+class Progress {
+ public:
+  Progress(std::size_t total, bool enabled)
+      : total_(total), enabled_(enabled && total > 0), start_(std::chrono::steady_clock::now()) {
+    draw(0);
+  }
+  void step(std::size_t done) { draw(done); }
+  void finish() {
+    if (enabled_) to_stderr("\r\033[K");
+  }
+
+ private:
+  void draw(std::size_t done) {
+    if (!enabled_) return;
+    constexpr std::size_t kWidth = 30;
+    const std::size_t filled = total_ ? done * kWidth / total_ : kWidth;
+    std::string line = "\r[" + std::string(filled, '=') + std::string(kWidth - filled, ' ') + "] " +
+                       std::to_string(done) + "/" + std::to_string(total_);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (done > 0 && seconds > 0.0) {
+      const double rate = static_cast<double>(done) / seconds;
+      const auto left = static_cast<long long>(static_cast<double>(total_ - done) / rate + 0.5);
+      char text[64];
+      std::snprintf(text, sizeof text, "  %.1f/s  ETA %lld:%02lld", rate, left / 60, left % 60);
+      line += text;
+    }
+    to_stderr(line + "\033[K");
+  }
+  std::size_t total_;
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+namespace {
+
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+
+std::uint64_t tensor_bytes(const Dims& sizes, std::uint64_t element_bytes) {
+  std::uint64_t bytes = element_bytes;
+  for (const std::int64_t s : sizes) bytes = saturating_mul(bytes, static_cast<std::uint64_t>(std::max<std::int64_t>(s, 0)));
+  return bytes;
+}
+
+// The library names its own knobs (ExecOptions::max_samples); a CLI user is told the flag that sets it.
+std::string for_cli(std::string message) {
+  const std::string knob = "(ExecOptions::max_samples)";
+  const std::size_t at = message.find(knob);
+  if (at != std::string::npos) message.replace(at, knob.size(), "(--max-samples; 0 lifts it)");
+  return message;
+}
+
+std::string with_input(const std::string& input, const std::string& message) {
+  return message.rfind(input, 0) == 0 ? for_cli(message) : input + ": " + for_cli(message);
+}
+
+// JSON text for stdout: invalid UTF-8 in a file name is replaced (U+FFFD) rather than failing the dump.
+std::string json_line(const nlohmann::json& record) {
+  return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// What planning found for one job: a failure (the input cannot be used: exit 1, the others run), a usage error (the
+// request cannot be met: exit 2, nothing runs), or the memory the job holds while it runs.
+struct Prepared {
+  std::string failure;
+  std::string usage;
+  std::string warning;
+  std::uint64_t bytes = 0;
+  bool skipped = false;  // --skip-existing: every output is there already
+  InputProbe probe;
+  JobPlan plan;
+};
+
+// Whether every path names an existing regular file (and there is at least one).
+bool all_exist(const std::vector<std::string>& paths) {
+  std::error_code ec;
+  for (const std::string& p : paths) {
+    if (!fs::is_regular_file(p, ec)) return false;
+  }
+  return !paths.empty();
+}
+
+Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t budget) {
+  Prepared prepared;
+  for (const std::string& out : job.planned_outputs) {
+    if (!is_npy_path(out) && !io::is_image_path(out)) {  // whatever the input: a usage error
+      prepared.usage = out + ": " + io::image_output_problem(out, 1, 1, 3, 8) + ", or .npy for tensors";
+      return prepared;
+    }
+  }
+  InputProbe& probe = prepared.probe;
+  JobPlan& plan = prepared.plan;
+  try {
+    probe = job.probe ? *job.probe : probe_input(job.input, options);
+    plan = job.plan(probe);
+    prepared.warning = plan.warning;
+  } catch (const Error& e) {
+    // Parameters that cannot be met for this input's size (a scale whose output overflows...) are the request's
+    // fault; shapes, types, unreadable or corrupt files are the input's.
+    const bool request = e.code() == ErrorCode::Usage || e.code() == ErrorCode::InvalidArgument;
+    (request ? prepared.usage : prepared.failure) = with_input(job.input, e.what());
+    return prepared;
+  } catch (const std::exception& e) {
+    prepared.failure = with_input(job.input, e.what());
+    return prepared;
+  }
+  const int depth = output_depth(options, probe.from_image, probe.bit_depth);
+  bool image_outputs = false;
+  for (const std::string& out : job.planned_outputs) {
+    if (is_npy_path(out)) continue;
+    image_outputs = true;
+    const Dims& o = plan.output;
+    if (o.size() != 4 || o[0] != 1 || o[1] < 1 || o[1] > 4) {
+      prepared.usage = out + ": a " + dims_to_string(o) +
+                       " tensor cannot be written as an image (1 x C x H x W with C from 1 to 4 is needed); write "
+                       ".npy instead";
+      return prepared;
+    }
+    const int channels = options.grayscale ? (o[1] == 2 || o[1] == 4 ? 2 : 1) : static_cast<int>(o[1]);
+    if (const std::string problem = io::image_output_problem(out, o[3], o[2], channels, depth);
+        !problem.empty()) {
+      prepared.usage = out + ": " + problem;
+      return prepared;
+    }
+    std::int64_t pixels = 0;
+    if (__builtin_mul_overflow(o[2], o[3], &pixels) || pixels > options.max_pixels) {
+      prepared.usage = job.input + ": the output would be " + std::to_string(o[3]) + " x " + std::to_string(o[2]) +
+                       " pixels, more than --max-pixels " + std::to_string(options.max_pixels) + "; lower " +
+                       job.size_flags + " (or raise --max-pixels)";
+      return prepared;
+    }
+  }
+  // Peak memory: the decoded input, the float copy of an image (when it is not used in place), the result, and the
+  // encoded form of one output image (pixels + file bytes).
+  const std::uint64_t decoded =
+      tensor_bytes(probe.sizes, probe.from_image ? static_cast<std::uint64_t>(depth / 8) : element_size(probe.type));
+  const bool in_place = probe.from_image && image_runs_in_place(static_cast<int>(probe.sizes[1]), options);
+  const std::uint64_t float_copy =
+      probe.from_image && !in_place ? tensor_bytes(probe.sizes, element_size(probe.type)) : 0;
+  const std::uint64_t result = tensor_bytes(plan.result, element_size(plan.type));
+  const std::uint64_t encode = image_outputs ? 2 * tensor_bytes(plan.output, static_cast<std::uint64_t>(depth / 8)) : 0;
+  const std::uint64_t after = saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes);
+  prepared.bytes = float_copy > 0 ? std::max(saturating_add(decoded, float_copy), after) : saturating_add(decoded, after);
+  if (prepared.bytes > budget) {
+    const std::uint64_t input_alone = saturating_add(decoded, float_copy);
+    if (input_alone > budget) {
+      prepared.failure = job.input + ": reading this " + dims_to_string(probe.sizes) + " input needs about " +
+                         bytes_text(input_alone) + ", over the memory budget of " + bytes_text(budget) +
+                         " (--max-memory)";
+    } else {
+      prepared.usage = job.input + ": this " + job.op + " needs about " + bytes_text(prepared.bytes) +
+                       " of memory (its result is " + dims_to_string(plan.result) + " " + to_string(plan.type) +
+                       "), over the memory budget of " + bytes_text(budget) + " (--max-memory); lower " +
+                       job.size_flags + " or raise --max-memory";
+    }
+  }
+  return prepared;
+}
+
+// Shares the memory budget between the jobs that run at once: a job waits until its share is free. Every job fits
+// the whole budget (planning refused the others), so a waiting job only waits for running ones.
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(std::uint64_t total) : free_(total) {}
+  void acquire(std::uint64_t bytes) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    freed_.wait(lock, [&] { return bytes <= free_; });
+    free_ -= bytes;
+  }
+  void release(std::uint64_t bytes) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      free_ += bytes;
+    }
+    freed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::uint64_t free_;
+};
+
+// Planning of every job (in parallel): a usage error found for any job is thrown, before anything is written.
+std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOptions& options, std::uint64_t budget,
+                                  int threads) {
+  const auto count = static_cast<std::int64_t>(jobs.size());
+  std::vector<Prepared> prepared(jobs.size());
+#pragma omp parallel for num_threads(std::max(1, std::min(threads, static_cast<int>(jobs.size())))) schedule(dynamic, 1)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (options.skip_existing && !jobs[k].probe && all_exist(jobs[k].planned_outputs)) {
+      prepared[k].skipped = true;  // a resumed run: not even probed
+      continue;
+    }
+    try {  // nothing may leave an OpenMP region by exception
+      prepared[k] = prepare(jobs[k], options, budget);
+    } catch (const std::exception& e) {
+      prepared[k].failure = with_input(jobs[k].input, e.what());
+    }
+  }
+  for (const Prepared& p : prepared) {
+    if (!p.usage.empty()) throw Error(ErrorCode::Usage, p.usage);
+  }
+  return prepared;
+}
+
+int thread_count(const CommonOptions& options) {
+  return options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, const CommonOptions& options) {
+  const std::vector<Prepared> prepared =
+      prepare_all(jobs, options, memory_budget(options.max_memory), thread_count(options));
+  std::map<std::string, InputProbe> probes;
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    const Prepared& p = prepared[k];
+    if (!p.failure.empty()) continue;
+    for (const std::string& out : jobs[k].planned_outputs) {
+      if (p.skipped) {  // --skip-existing: the output is there to be read
+        try {
+          probes[out] = probe_input(out, options);
+        } catch (const std::exception&) {
+        }
+        continue;
+      }
+      InputProbe read_back;
+      read_back.sizes = p.plan.output;
+      read_back.from_image = !is_npy_path(out);
+      if (read_back.from_image) {
+        read_back.type = compute_type(options);
+        read_back.bit_depth = p.skipped ? 8 : output_depth(options, p.probe.from_image, p.probe.bit_depth);
+        if (options.grayscale && read_back.sizes.size() == 4) {
+          read_back.sizes[1] = read_back.sizes[1] == 2 || read_back.sizes[1] == 4 ? 2 : 1;
+        }
+      } else {
+        read_back.type = p.plan.type;
+      }
+      probes[out] = read_back;
+    }
+  }
+  return probes;
+}
+
+int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
+  if (options.verbose) std::fprintf(stderr, "%s\n", backend_note(options).c_str());
+  const std::uint64_t budget = memory_budget(options.max_memory);
+  const int threads = thread_count(options);
+  const auto count = static_cast<std::int64_t>(jobs.size());
+
+  // Planning: every input's header, before anything is written.
+  const std::vector<Prepared> prepared = prepare_all(jobs, options, budget, threads);
+  for (std::size_t k = 0; k < prepared.size(); ++k) {
+    if (prepared[k].warning.empty()) continue;
+    to_stderr("rsz: " + printable(prepared[k].warning) + "\n");
+    if (options.json) {
+      std::cout << json_line({{"input", jobs[k].input}, {"op", jobs[k].op}, {"warning", prepared[k].warning}}) << "\n"
+                << std::flush;
+    }
+  }
+
+  std::mutex mutex;
+  std::size_t failed = 0;
+  const auto report_failure = [&](const Job& job, const std::string& error) {
+    ++failed;
+    to_stderr("rsz: " + printable(error) + "\n");
+    if (options.json) {
+      std::cout << json_line({{"input", job.input}, {"op", job.op}, {"error", error}}) << "\n" << std::flush;
+    }
+  };
+
+  if (options.dry_run) {
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const Job& job = jobs[k];
+      if (!prepared[k].failure.empty()) {
+        report_failure(job, prepared[k].failure);
+        continue;
+      }
+      if (prepared[k].skipped) continue;  // nothing would be written
+      for (const auto& out : job.planned_outputs) {
+        if (options.json) {
+          std::cout << json_line({{"input", job.input}, {"output", out}, {"op", job.op}, {"dry_run", true}}) << "\n";
+        } else {
+          std::cout << printable(job.input) << " -> " << printable(out) << "\n";
+        }
+      }
+    }
+    return failed > 0 ? kExitFailed : kExitOk;
+  }
+
+  // Inputs run in parallel first; cores left over when there are fewer inputs than threads go to the kernels.
+  const std::size_t parallel_inputs = std::clamp<std::size_t>(jobs.size(), 1, static_cast<std::size_t>(threads));
+  const int kernel_threads = std::max(1, threads / static_cast<int>(parallel_inputs));
+  MemoryBudget shared_budget(budget);
+  std::vector<std::vector<io::CropRecord>> crops(jobs.size());  // the manifest's lines, in job order
+  std::size_t done = 0;
+  std::size_t written = 0;
+  std::size_t skipped = 0;
+  Progress progress(jobs.size(), !options.quiet && ::isatty(STDERR_FILENO) != 0);
+  const auto start = std::chrono::steady_clock::now();
+
+  const auto run_one = [&](const Job& job, const Prepared& plan, std::vector<io::CropRecord>& job_crops) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<OutputRecord> records;
+    std::string error = plan.failure;
+    if (plan.skipped) {
+      const std::lock_guard<std::mutex> lock(mutex);
+      ++done;
+      ++skipped;
+      job_crops = job.planned_crops;
+      if (options.json) {
+        for (const auto& out : job.planned_outputs) {
+          std::cout << json_line({{"input", job.input}, {"output", out}, {"op", job.op}, {"skipped", true}}) << "\n"
+                    << std::flush;
+        }
+      }
+      progress.step(done);
+      return;
+    }
+    if (error.empty()) {
+      shared_budget.acquire(plan.bytes);
+      try {
+        records = job.run(kernel_threads);
+      } catch (const PartialFailure& e) {
+        records = e.written();
+        error = with_input(job.input, e.what());
+      } catch (const std::exception& e) {
+        error = with_input(job.input, e.what());
+      } catch (...) {
+        error = job.input + ": failed with an unknown error";
+      }
+      shared_budget.release(plan.bytes);
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::lock_guard<std::mutex> lock(mutex);
+    ++done;
+    if (!error.empty()) {
+      progress.finish();
+      report_failure(job, error);
+    }
+    written += records.size();
+    for (const auto& r : records) {
+      if (r.crop) job_crops.push_back(*r.crop);
+    }
+    if (options.json) {
+      for (const auto& r : records) {
+        std::cout << json_line({{"input", job.input},
+                                {"output", r.path},
+                                {"op", job.op},
+                                {"shape", r.shape},
+                                {"dtype", r.dtype},
+                                {"seconds", seconds}})
+                  << "\n"
+                  << std::flush;
+      }
+    }
+    progress.step(done);
+  };
+
+  // One threading runtime for the whole program: the inputs are spread over an OpenMP team and each input's kernels
+  // open a nested team of `kernel_threads`, so at most `threads` threads compute at once.
+  if (kernel_threads > 1 && parallel_inputs > 1) omp_set_max_active_levels(2);
+#pragma omp parallel for num_threads(static_cast<int>(parallel_inputs)) schedule(dynamic, 1)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    run_one(jobs[k], prepared[k], crops[k]);
+  }
+  progress.finish();
+  if (!options.manifest.empty()) {
+    std::vector<io::CropRecord> lines;
+    for (auto& c : crops) lines.insert(lines.end(), c.begin(), c.end());
+    try {
+      io::write_manifest(options.manifest, lines);
+    } catch (const std::exception& e) {
+      to_stderr("rsz: " + printable(e.what()) + "\n");
+      return kExitFailed;
+    }
+  }
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (failed > 0) {
+    to_stderr("rsz: " + std::to_string(failed) + " of " + std::to_string(jobs.size()) + " input" +
+              (jobs.size() == 1 ? "" : "s") + " failed; " + std::to_string(written) + " file" +
+              (written == 1 ? "" : "s") + " written" +
+              (skipped > 0 ? "; " + std::to_string(skipped) + " skipped (outputs exist)" : "") + "\n");
+    return kExitFailed;
+  }
+  if (!options.quiet) {
+    std::ostringstream s;
+    s.precision(3);
+    s << "rsz: wrote " << written << " file" << (written == 1 ? "" : "s") << " in " << total << " s";
+    if (skipped > 0) s << "; skipped " << skipped << " input" << (skipped == 1 ? "" : "s") << " whose outputs exist";
+    to_stderr(s.str() + "\n");
+  }
+  return kExitOk;
+}
+
+}  // namespace rsz::app
