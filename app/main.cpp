@@ -93,7 +93,12 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("info")) return run_info(info);
   } catch (const rsz::Error& e) {
     // Errors raised while inputs are processed are caught and counted by the job runner; one that reaches here was
-    // found before anything ran (a flag, a config or ROI file that cannot be read or used): a usage error.
+    // found before anything ran (a flag, a config or ROI file that cannot be read or used): a usage error, unless it
+    // is a bug inside rsz (exit 1, said as such).
+    if (e.code() == rsz::ErrorCode::Internal) {
+      to_stderr("rsz: " + printable(e.what()) + " (a bug in rsz; please report it)\n");
+      return kExitFailed;
+    }
     to_stderr("rsz: " + printable(e.what()) + "\n");
     return kExitUsage;
   } catch (const std::exception& e) {

@@ -328,8 +328,8 @@ PYBIND11_MODULE(_rsz, m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const rsz::Error& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const rsz::Error& e) {  // a bug inside rsz is not the caller's value: RuntimeError
+      PyErr_SetString(e.code() == rsz::ErrorCode::Internal ? PyExc_RuntimeError : PyExc_ValueError, e.what());
     }
   });
   m.attr("__version__") = RSZ_VERSION;

@@ -10,6 +10,7 @@ const char* to_string(ErrorCode code) {
     case ErrorCode::Io: return "i/o error";
     case ErrorCode::Format: return "format error";
     case ErrorCode::Usage: return "usage error";
+    case ErrorCode::Internal: return "internal error";
   }
   return "unknown error";
 }

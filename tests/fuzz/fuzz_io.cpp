@@ -38,7 +38,8 @@ void batch_file(const std::string& path) { (void)rsz::io::read_batch_file(path);
 void annotations(const std::string& path, rsz::io::AnnotationFormat format) {
   try {
     (void)rsz::io::detect_annotation_format(path);
-  } catch (const rsz::Error&) {
+  } catch (const rsz::Error& e) {
+    if (e.code() == rsz::ErrorCode::Internal) throw;
   }
   (void)rsz::io::read_annotations(path, format, {});
 }
@@ -51,7 +52,8 @@ void image(const std::string& path) {
   options.max_pixels = kMaxPixels;
   try {
     (void)rsz::io::read_image_info(path, options);
-  } catch (const rsz::Error&) {
+  } catch (const rsz::Error& e) {
+    if (e.code() == rsz::ErrorCode::Internal) throw;
   }
   (void)rsz::io::read_image(path, options);
 }
@@ -106,8 +108,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   rsz_fuzz::write_file(path, data, size);
   try {
     rsz_fuzz::RSZ_FUZZ_CALL(path);
-  } catch (const rsz::Error&) {
-    // a refused input: the expected outcome for most of them
+  } catch (const rsz::Error& e) {
+    // a refused input: the expected outcome for most of them; an internal error is a bug: it aborts the run
+    if (e.code() == rsz::ErrorCode::Internal) throw;
   }
   return 0;
 }

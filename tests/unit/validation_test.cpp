@@ -52,6 +52,22 @@ struct ResampleCase {
   }
 };
 
+// One hierarchy: a broken invariant (RSZ_ASSERT) is an rsz::Error with code Internal, told apart from the caller's
+// mistakes by its code, never by a second exception family.
+TEST(ErrorHierarchy, InternalErrorsAreErrorsWithTheirOwnCode) {
+  const auto broken = [](int x) { RSZ_ASSERT(x == 1); };
+  try {
+    broken(2);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Internal);
+    EXPECT_NE(std::string(e.what()).find("assertion 'x == 1' failed"), std::string::npos) << e.what();
+    EXPECT_NE(dynamic_cast<const InternalError*>(&e), nullptr);
+  }
+  EXPECT_NO_THROW(broken(1));
+  EXPECT_STREQ(to_string(ErrorCode::Internal), "internal error");
+}
+
 TEST(ResampleValidation, InputRankMustBe4) {
   ResampleCase c;
   Tensor in3 = test::iota_f32({1, 2, 2});

@@ -1,10 +1,14 @@
 // Errors raised by rsz.
 //
-// Two kinds, kept apart on purpose:
-//  * rsz::Error: the caller asked for something the contract does not allow (a bad shape, parameter, file...).
-//    Its message names the operator or file, the parameter, the value received and what was allowed, on one line.
-//  * rsz::InternalError: a broken invariant inside rsz itself (a bug). Raised by RSZ_ASSERT, which is active in
-//    every build type; it is never used to validate user input.
+// One hierarchy: every exception rsz throws is an rsz::Error, so one handler catches them all, and its code tells
+// the two kinds apart:
+//  * the caller asked for something the contract does not allow (a bad shape, parameter, file...): every code but
+//    Internal. The message names the operator or file, the parameter, the value received and what was allowed, on
+//    one line.
+//  * rsz::InternalError (code Internal): a broken invariant inside rsz itself (a bug). Raised by RSZ_ASSERT, which
+//    is active in every build type, and by the io library where it finds its own state inconsistent; it is never
+//    used to validate user input. Front ends report it as a bug (the command line exits 1, Python raises
+//    RuntimeError), and the fuzzers let it abort the run.
 #pragma once
 
 #include <stdexcept>
@@ -22,6 +26,7 @@ enum class ErrorCode {
   Io,               // a file that cannot be opened, read or written
   Format,           // a file whose content is not in the expected format
   Usage,            // a command-line flag or config file that cannot be used as given (nothing was run)
+  Internal,         // a bug inside rsz (InternalError)
 };
 
 const char* to_string(ErrorCode code);
@@ -35,9 +40,9 @@ class Error : public std::runtime_error {
   ErrorCode code_;
 };
 
-class InternalError : public std::logic_error {
+class InternalError : public Error {
  public:
-  using std::logic_error::logic_error;
+  explicit InternalError(const std::string& message) : Error(ErrorCode::Internal, message) {}
 };
 
 namespace detail {
