@@ -20,7 +20,8 @@ void setup_run(CLI::App& app, RunOptions& o) {
   cmd->add_flag("-q,--quiet", o.common.quiet, "No progress bar and no summary");
   add_backend_options(*cmd, o.common);
   cmd->add_option("--max-memory", o.common.max_memory,
-                  "Memory budget, e.g. 2G or 512M (default: min(4G, half the RAM))");
+                  "Memory budget, e.g. 2G or 512M (default: the smallest of 4G, half the RAM, half of ulimit -v and "
+                  "half the cgroup's memory.max)");
   cmd->add_option("--max-pixels", o.common.max_pixels,
                   "Refuse input and output images with more pixels than this (default 268435456)")
       ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));

@@ -181,7 +181,8 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
       ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
   command.add_option("--max-memory", options.max_memory,
                      "Memory budget, e.g. 2G or 512M: inputs and outputs that would need more are refused before "
-                     "anything is allocated (default: min(4G, half the RAM))");
+                     "anything is allocated (default: the smallest of 4G, half the RAM, half of ulimit -v and half "
+                     "the cgroup's memory.max)");
   command.add_option("--quality", options.quality,
                      "JPEG quality 1-100 (default 95); for .webp, a quality makes the file lossy (default lossless)")
       ->check(whole_number(1, 100));
@@ -191,7 +192,8 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
       ->check(CLI::IsMember({"png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "ppm", "pgm", "npy"}));
   command.add_flag("--strip", options.strip,
                    "Leave the input's metadata out of image outputs: the ICC colour profile, EXIF and XMP (by "
-                   "default PNG and JPEG outputs keep them; EXIF's orientation reads 1 once applied)");
+                   "default PNG, JPEG and WebP outputs keep them, TIFF outputs the ICC profile and XMP; EXIF's "
+                   "orientation reads 1 once applied)");
   command.add_flag("--grayscale", options.grayscale,
                    "Write image outputs in gray (alpha kept): ITU-R BT.601 luma 0.299 R + 0.587 G + 0.114 B, as "
                    "libjpeg and Pillow convert; .npy outputs are left as computed");
