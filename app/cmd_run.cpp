@@ -44,8 +44,8 @@ int run_run(const RunOptions& o) {
   common.strip = common.strip || batch.strip;
   const std::string folder = common.output.empty() ? batch.output_dir : common.output;
   if (folder.empty()) usage_error(o.batch_file + ": no output folder; set \"output_dir\" or pass -o");
-  const std::vector<std::string> inputs = batch.inputs.empty() ? std::vector<std::string>{}
-                                                               : expand_inputs(batch.inputs, batch.recursive, batch.hidden);
+  const std::vector<std::string> inputs =
+      batch.inputs.empty() ? std::vector<std::string>{} : expand_inputs(batch.inputs, batch.recursive, batch.hidden);
   // Steps run in phases: a step with "input": "previous" starts a new phase, whose inputs are the outputs the
   // previous step writes. The whole batch is planned before anything is written: a chained phase is planned from
   // what the step before it will write (predict_outputs), so a request that cannot be met in any phase stops the
@@ -81,8 +81,8 @@ int run_run(const RunOptions& o) {
       for (Job& job : step_jobs) {
         if (phase.chained && !predicted.count(job.input)) {
           usage_error(o.batch_file + ": step " + std::to_string(index) + " (/steps/" + std::to_string(index) +
-                      ") takes \"input\": \"previous\", but its ROI file names its own images (" + printable(job.input) +
-                      "); drop \"input\": \"previous\" or give plain-form ROIs");
+                      ") takes \"input\": \"previous\", but its ROI file names its own images (" +
+                      printable(job.input) + "); drop \"input\": \"previous\" or give plain-form ROIs");
         }
         if (phase.chained) job.probe = predicted.at(job.input);
         job.size_flags = "the config of step " + std::to_string(index) + " (/steps/" + std::to_string(index) +

@@ -171,7 +171,8 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_flag("--hidden", options.hidden,
                    "Also take hidden files and folders (names starting with '.', such as macOS's ._photo.jpg) from "
                    "folders and patterns; a file named on its own is always taken");
-  command.add_flag("--no-exif", options.no_exif, "Do not apply the EXIF orientation of JPEGs and TIFFs (keep pixels as stored)");
+  command.add_flag("--no-exif", options.no_exif,
+                   "Do not apply the EXIF orientation of JPEGs and TIFFs (keep pixels as stored)");
   command.add_option("--alpha", options.alpha,
                      "Alpha handling: premultiplied (default; no dark fringes) or straight")
       ->check(CLI::IsMember({"premultiplied", "straight"}));
@@ -186,10 +187,17 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   command.add_option("--quality", options.quality,
                      "JPEG quality 1-100 (default 95); for .webp, a quality makes the file lossy (default lossless)")
       ->check(whole_number(1, 100));
+  // The choices are the writable formats of rsz::io's codec table, and npy.
+  std::vector<std::string> formats;
+  for (const std::string& ext : io::writable_image_extensions()) formats.push_back(ext.substr(1));
+  formats.emplace_back("npy");
+  std::string listed;
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    listed += (i == 0 ? "" : i + 1 == formats.size() ? " or " : ", ") + formats[i];
+  }
   command.add_option("--format", options.format,
-                     "Format of -i - (else detected from its first bytes) and -o - (else the input's): png, jpg, "
-                     "bmp, tif, webp, ppm, pgm or npy")
-      ->check(CLI::IsMember({"png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "ppm", "pgm", "npy"}));
+                     "Format of -i - (else detected from its first bytes) and -o - (else the input's): " + listed)
+      ->check(CLI::IsMember(formats));
   command.add_flag("--strip", options.strip,
                    "Leave the input's metadata out of image outputs: the ICC colour profile, EXIF and XMP (by "
                    "default PNG, JPEG and WebP outputs keep them, TIFF outputs the ICC profile and XMP; EXIF's "
@@ -223,7 +231,8 @@ io::AlphaMode alpha_mode(const CommonOptions& options) {
   return options.alpha == "straight" ? io::AlphaMode::Straight : io::AlphaMode::Premultiplied;
 }
 
-std::map<std::string, CLI::Option*> add_field_flags(CLI::App& command, const io::OperatorSpec& spec, FieldTexts& texts) {
+std::map<std::string, CLI::Option*> add_field_flags(CLI::App& command, const io::OperatorSpec& spec,
+                                                     FieldTexts& texts) {
   std::map<std::string, CLI::Option*> options;
   for (const io::FieldSpec& field : spec.fields) {
     if (field.flag.empty()) continue;  // set through a shorthand of the command (--output-size, --samples, ...)

@@ -55,11 +55,6 @@ io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source,
                            : io::tensor_to_image(tensor, depth, alpha_mode(options));
 }
 
-bool encodes_rows(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
-}
 
 bool names_output_file(const std::string& output) {
   return is_npy_path(output) || io::is_readable_image_path(output);
@@ -80,7 +75,7 @@ bool offset_shifts_exactly(float output_pixel_offset, std::int64_t rows) {
 
 void save_output_rows(const std::string& path, const Dims& sizes, DataType type, const LoadedInput& source,
                       const CommonOptions& options, const BandCompute& compute) {
-  if (is_npy_path(path) || !encodes_rows(path) || sizes.size() != 4 || sizes[0] != 1) {
+  if (is_npy_path(path) || !io::encodes_image_rows(path) || sizes.size() != 4 || sizes[0] != 1) {
     Tensor result(type, sizes, TensorInit::Uninitialized);
     compute(0, result.view());
     save_output(path, result.view(), source, options);

@@ -1,6 +1,6 @@
-// Image files: format detection, reading, header facts and atomic writing. The codecs live in image_png.cpp
-// (libpng) and image_opencv.cpp (OpenCV imgcodecs); the helpers shared between them are declared in
-// image_internal.h.
+// Image files: format detection, reading, header facts and atomic writing, through the codec table
+// (codecs/codec.h), which names the functions that probe, decode and encode each format and what each can hold. The
+// helpers shared with the codecs are declared in image_internal.h.
 #include "rsz/io/image.h"
 
 #include <fcntl.h>
@@ -8,53 +8,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <utility>
 
+#include "codecs/codec.h"
 #include "image_internal.h"
 
 namespace rsz::io {
 namespace detail {
 
-const char* format_name(ImageFormat format) {
-  switch (format) {
-    case ImageFormat::Png: return "png";
-    case ImageFormat::Jpeg: return "jpeg";
-    case ImageFormat::Bmp: return "bmp";
-    case ImageFormat::Tiff: return "tiff";
-    case ImageFormat::Webp: return "webp";
-    case ImageFormat::Ppm: return "ppm";
-    case ImageFormat::Pgm: return "pgm";
-    case ImageFormat::Unknown: break;
-  }
-  return "";
-}
-
 std::string size_text(std::int64_t width, std::int64_t height) {
   return std::to_string(width) + " x " + std::to_string(height);
-}
-
-ImageFormat sniff_format(const std::uint8_t* data, std::size_t size) {
-  auto starts_with = [&](const char* magic, std::size_t length, std::size_t at = 0) {
-    return size >= at + length && std::memcmp(data + at, magic, length) == 0;
-  };
-  if (starts_with("\x89PNG\r\n\x1a\n", 8)) return ImageFormat::Png;
-  if (starts_with("\xff\xd8\xff", 3)) return ImageFormat::Jpeg;
-  if (starts_with("BM", 2) && size >= 18) return ImageFormat::Bmp;
-  if (starts_with("II\x2a\x00", 4) || starts_with("MM\x00\x2a", 4) || starts_with("II\x2b\x00", 4) ||
-      starts_with("MM\x00\x2b", 4)) {
-    return ImageFormat::Tiff;
-  }
-  if (starts_with("RIFF", 4) && starts_with("WEBP", 4, 8)) return ImageFormat::Webp;
-  if (size >= 3 && data[0] == 'P' && std::isspace(data[2])) {
-    if (data[1] == '3' || data[1] == '6') return ImageFormat::Ppm;
-    if (data[1] == '1' || data[1] == '2' || data[1] == '4' || data[1] == '5') return ImageFormat::Pgm;
-  }
-  return ImageFormat::Unknown;
 }
 
 void check_pixel_limit(const std::string& path, std::int64_t width, std::int64_t height,
@@ -102,13 +68,48 @@ void write_file_atomic(const std::string& path, const std::uint8_t* data, std::s
   file.commit();
 }
 
+Orientation::Orientation(int orientation, std::int64_t w, std::int64_t h) {
+  const bool transpose = orientation >= 5;
+  out_width = transpose ? h : w;
+  out_height = transpose ? w : h;
+  switch (orientation) {
+    case 2: x0 = w - 1, xx = -1; break;                                       // mirrored left-right
+    case 3: x0 = w - 1, xx = -1, y0 = h - 1, yy = -1; break;                  // turned 180 degrees
+    case 4: y0 = h - 1, yy = -1; break;                                       // mirrored top-bottom
+    case 5: xx = 0, xy = 1, yx = 1, yy = 0; break;                            // transposed
+    case 6: x0 = h - 1, xx = 0, xy = -1, yx = 1, yy = 0; break;               // turn 90 degrees clockwise
+    case 7: x0 = h - 1, xx = 0, xy = -1, y0 = w - 1, yx = -1, yy = 0; break;  // transverse
+    case 8: xx = 0, xy = 1, y0 = w - 1, yx = -1, yy = 0; break;               // turn 90 degrees anticlockwise
+    default: break;
+  }
+}
+
+ImageInfo info_from_header(const Codec& codec, const std::string& path, const FileBytes& bytes,
+                           const ImageReadOptions& options) {
+  HeaderFacts facts = codec.probe(codec, path, bytes, /*whole=*/false, options);
+  if (facts.channels == 0) {
+    if (!bytes.complete) throw NeedMoreBytes{};
+    if (codec.decoded_facts == nullptr) throw InternalError("rsz::io: a header probe left the channels unknown");
+    codec.decoded_facts(codec, path, bytes, facts);
+  }
+  ImageInfo info;
+  // JPEG's EXIF orientation and TIFF's Orientation tag: the size of the image as read_image makes it.
+  const bool transpose = options.apply_exif_orientation && facts.orientation >= 5;
+  info.width = transpose ? facts.height : facts.width;
+  info.height = transpose ? facts.width : facts.height;
+  info.channels = facts.channels;
+  info.bit_depth = facts.bit_depth;
+  info.format = codec.name;
+  return info;
+}
+
 }  // namespace detail
 
 namespace {
 
+using detail::Codec;
 using detail::fail;
 using detail::FileBytes;
-using detail::ImageFormat;
 
 // Reads a file on demand: a prefix first, all of it when asked.
 class FileReader {
@@ -149,25 +150,6 @@ class FileReader {
 
 constexpr std::size_t kHeaderPrefix = std::size_t{256} << 10;
 
-std::string lower_extension(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
-
-ImageFormat format_of_extension(const std::string& path) {
-  const std::string ext = lower_extension(path);
-  if (ext == ".png") return ImageFormat::Png;
-  if (ext == ".jpg" || ext == ".jpeg") return ImageFormat::Jpeg;
-  if (ext == ".bmp") return ImageFormat::Bmp;
-  if (ext == ".tif" || ext == ".tiff") return ImageFormat::Tiff;
-  if (ext == ".webp") return ImageFormat::Webp;
-  if (ext == ".ppm") return ImageFormat::Ppm;
-  if (ext == ".pgm") return ImageFormat::Pgm;
-  return ImageFormat::Unknown;
-}
-
 void check_read_options(const std::string& path, const ImageReadOptions& options) {
   if (options.max_pixels < 1) {
     fail(ErrorCode::InvalidArgument, path,
@@ -176,13 +158,13 @@ void check_read_options(const std::string& path, const ImageReadOptions& options
 }
 
 // Opens the file and identifies its format from its first bytes.
-ImageFormat identify(const std::string& path, FileReader& reader) {
+const Codec& identify(const std::string& path, FileReader& reader) {
   const FileBytes head = reader.read_up_to(kHeaderPrefix);
   if (head.size == 0)
     fail(ErrorCode::Format, path,
-         "the file is empty (0 bytes); an image file is required: " + std::string(detail::kReadableFormats));
-  const ImageFormat format = detail::sniff_format(head.data, head.size);
-  if (format == ImageFormat::Unknown) {
+         "the file is empty (0 bytes); an image file is required: " + detail::readable_formats_text());
+  const Codec* codec = detail::sniff_codec(head.data, head.size);
+  if (codec == nullptr) {
     std::string shown;
     for (std::size_t i = 0; i < std::min<std::size_t>(head.size, 8); ++i) {
       char hex[4];
@@ -190,28 +172,10 @@ ImageFormat identify(const std::string& path, FileReader& reader) {
       shown += (i ? " " : "") + std::string(hex);
     }
     fail(ErrorCode::Format, path,
-         "not an image file of a known format (it starts with bytes " + shown + "); " + detail::kReadableFormats);
+         "not an image file of a known format (it starts with bytes " + shown + "); " +
+             detail::readable_formats_text());
   }
-  return format;
-}
-
-// What the header says, for every format but PNG.
-ImageInfo header_info(const std::string& path, const FileBytes& bytes, ImageFormat format,
-                      const ImageReadOptions& options) {
-  detail::HeaderFacts facts = detail::parse_header(path, bytes, format, /*whole=*/false, options);
-  if (facts.channels == 0) {
-    if (!bytes.complete) throw detail::NeedMoreBytes{};
-    detail::decoded_facts(path, bytes, format, facts);
-  }
-  ImageInfo info;
-  // JPEG's EXIF orientation and TIFF's Orientation tag: the size of the image as read_image makes it.
-  const bool transpose = options.apply_exif_orientation && facts.orientation >= 5;
-  info.width = transpose ? facts.height : facts.width;
-  info.height = transpose ? facts.width : facts.height;
-  info.channels = facts.channels;
-  info.bit_depth = facts.bit_depth;
-  info.format = detail::format_name(format);
-  return info;
+  return *codec;
 }
 
 void check_write_options(const std::string& path, const ImageWriteOptions& options) {
@@ -228,32 +192,44 @@ void check_write_options(const std::string& path, const ImageWriteOptions& optio
 
 }  // namespace
 
-bool is_image_path(const std::string& path) { return format_of_extension(path) != ImageFormat::Unknown; }
+bool is_image_path(const std::string& path) { return detail::codec_for_extension(path) != nullptr; }
 
 bool is_readable_image_path(const std::string& path) {
-  const std::string ext = lower_extension(path);
-  return is_image_path(path) || ext == ".pbm" || ext == ".pnm";  // PBM and PNM are read (as gray or RGB) only
+  return detail::codec_for_extension(path, /*read_only_too=*/true) != nullptr;  // with .pbm and .pnm
+}
+
+std::vector<std::string> writable_image_extensions() {
+  std::vector<std::string> extensions;
+  for (const Codec& codec : detail::codecs()) {
+    if (!codec.writable()) continue;
+    for (const char* ext : codec.extensions) {
+      if (ext != nullptr) extensions.emplace_back(ext);
+    }
+  }
+  return extensions;
+}
+
+bool encodes_image_rows(const std::string& path) {
+  const Codec* codec = detail::codec_for_extension(path);
+  return codec != nullptr && codec->streams_rows();
 }
 
 Image read_image(const std::string& path, const ImageReadOptions& options) {
   check_read_options(path, options);
   FileReader reader(path);
-  const ImageFormat format = identify(path, reader);
+  const Codec& codec = identify(path, reader);
   const FileBytes bytes = reader.read_all();
-  if (format == ImageFormat::Png) return detail::read_png(path, bytes, options);
-  if (format == ImageFormat::Jpeg) return detail::read_jpeg(path, bytes, options);
-  return detail::read_opencv(path, bytes, format, options);
+  return codec.decode(codec, path, bytes, options);
 }
 
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options) {
   check_read_options(path, options);
   FileReader reader(path);
-  const ImageFormat format = identify(path, reader);
+  const Codec& codec = identify(path, reader);
   FileBytes bytes = reader.read_up_to(kHeaderPrefix);
   for (;;) {
     try {
-      if (format == ImageFormat::Png) return detail::read_png_info(path, bytes, options);
-      return header_info(path, bytes, format, options);
+      return codec.info(codec, path, bytes, options);
     } catch (const detail::NeedMoreBytes&) {
       if (bytes.complete) throw InternalError("rsz::io::read_image_info: NeedMoreBytes from a complete file");
       bytes = reader.read_all();
@@ -263,20 +239,19 @@ ImageInfo read_image_info(const std::string& path, const ImageReadOptions& optio
 
 std::string image_output_problem(const std::string& path, std::int64_t width, std::int64_t height, int channels,
                                  int bit_depth) {
-  const ImageFormat format = format_of_extension(path);
-  if (format == ImageFormat::Unknown) {
+  const Codec* codec = detail::codec_for_extension(path);
+  if (codec == nullptr) {
     const std::string ext = std::filesystem::path(path).extension().string();
     return (ext.empty() ? std::string("the file name has no extension")
                         : "extension '" + ext + "' is not an image format") +
-           " rsz can write; " + detail::kWritableExtensions;
+           " rsz can write; " + detail::writable_extensions_text();
   }
-  if (format == ImageFormat::Png) return "";  // PNG holds 1 to 4 channels of 8 or 16 bits at any size rsz makes
-  Image facts;  // header facts only: unfit_reason reads no pixels
+  Image facts;  // header facts only: write_problem reads no pixels
   facts.width = width;
   facts.height = height;
   facts.channels = channels;
   facts.bit_depth = bit_depth;
-  return detail::unfit_reason(facts, format);
+  return detail::write_problem(*codec, facts);
 }
 
 namespace detail {
@@ -297,41 +272,38 @@ RowFeed whole_image_feed(const Image& image) {
 
 namespace {
 
-ImageFormat writable_format(const std::string& path, const Image& image) {
-  const ImageFormat format = format_of_extension(path);
-  if (format == ImageFormat::Unknown) {
+const Codec& writable_codec(const std::string& path, const Image& image) {
+  const Codec* codec = detail::codec_for_extension(path);
+  if (codec == nullptr) {
     fail(ErrorCode::Format, path, image_output_problem(path, image.width, image.height, image.channels, 8));
   }
-  return format;
+  return *codec;
 }
 
-// Encodes `header`'s size and metadata with rows from `feed` (PNG, JPEG), and writes the file.
-void encode_and_write(const std::string& path, ImageFormat format, const Image& header,
+// Encodes `header`'s size and metadata with rows from `feed` (a codec that streams rows), and writes the file.
+void encode_and_write(const std::string& path, const Codec& codec, const Image& header,
                       const ImageWriteOptions& options, const detail::RowFeed& feed) {
-  std::vector<std::uint8_t> encoded =
-      format == ImageFormat::Png
-          ? detail::encode_png(path, header, options.png_compression, feed)
-          : detail::encode_jpeg(path, header, options.quality > 0 ? options.quality : kDefaultJpegQuality, feed);
+  std::vector<std::uint8_t> encoded = codec.encode_rows(codec, path, header, options, feed);
   detail::write_file_atomic(path, encoded.data(), encoded.size());
 }
 
 }  // namespace
 
 void write_image(const std::string& path, const Image& image, const ImageWriteOptions& options) {
-  const ImageFormat format = writable_format(path, image);
+  const Codec& codec = writable_codec(path, image);
   detail::check_image(path, image);
   check_write_options(path, options);
-  if (format == ImageFormat::Png || format == ImageFormat::Jpeg) {
-    encode_and_write(path, format, image, options, detail::whole_image_feed(image));
+  if (codec.streams_rows()) {
+    encode_and_write(path, codec, image, options, detail::whole_image_feed(image));
     return;
   }
-  const std::vector<std::uint8_t> encoded = detail::encode_opencv(path, image, format, options);
+  const std::vector<std::uint8_t> encoded = codec.encode(codec, path, image, options);
   detail::write_file_atomic(path, encoded.data(), encoded.size());
 }
 
 void write_image_rows(const std::string& path, const Image& header, std::int64_t band_rows,
                       const RowProducer& produce, const ImageWriteOptions& options) {
-  const ImageFormat format = writable_format(path, header);
+  const Codec& codec = writable_codec(path, header);
   check_write_options(path, options);
   if (band_rows < 1) band_rows = 1;
   Image band;
@@ -352,7 +324,7 @@ void write_image_rows(const std::string& path, const Image& header, std::int64_t
     produce(first, band);
     detail::check_image(path, band);
   };
-  if (format != ImageFormat::Png && format != ImageFormat::Jpeg) {
+  if (!codec.streams_rows()) {
     // Encoders that take the whole image: the bands are gathered first.
     Image whole = header;
     whole.data8.clear();
@@ -387,7 +359,7 @@ void write_image_rows(const std::string& path, const Image& header, std::int64_t
       return nullptr;
     }
   };
-  encode_and_write(path, format, header, options, feed);
+  encode_and_write(path, codec, header, options, feed);
 }
 
 void write_image(const std::string& path, const Image& image, int quality) {

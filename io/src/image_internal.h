@@ -1,4 +1,5 @@
-// Internal helpers shared by image.cpp, image_png.cpp and image_opencv.cpp (not installed, not public).
+// Internal helpers shared by image.cpp, the codec files (image_png.cpp, image_jpeg.cpp, image_opencv.cpp) and the
+// codec table with its header probes (codecs/; not installed, not public).
 #pragma once
 
 #include <cstddef>
@@ -14,20 +15,10 @@
 
 namespace rsz::io::detail {
 
-// What a file holds, from its first bytes (reading) or what its extension names (writing).
-enum class ImageFormat { Unknown, Png, Jpeg, Bmp, Tiff, Webp, Ppm, Pgm };
-
-// "png", "jpeg", ... as in ImageInfo::format ("" for Unknown).
-const char* format_name(ImageFormat format);
-
-constexpr const char* kReadableFormats = "PNG, JPEG, BMP, TIFF, WebP and PPM/PGM are allowed";
-constexpr const char* kWritableExtensions = ".png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .ppm and .pgm are allowed";
+struct Codec;  // codecs/codec.h: the codec table
 
 // "100 x 20".
 std::string size_text(std::int64_t width, std::int64_t height);
-
-// The format of a file from its magic bytes (Unknown when none matches).
-ImageFormat sniff_format(const std::uint8_t* data, std::size_t size);
 
 // Bytes of a file: a prefix, or all of it when `complete`.
 struct FileBytes {
@@ -52,7 +43,7 @@ void check_image(const std::string& path, const Image& image);
 // `path`. On any failure the temporary file is removed and `path` is left as it was. Does not create folders.
 void write_file_atomic(const std::string& path, const std::uint8_t* data, std::size_t size);
 
-// ----- Header facts and orientation (image_headers.cpp): bounds-checked parsers, no codec library
+// ----- Header facts and orientation
 
 // Where the value of an orientation tag sits in a file or a TIFF structure; kNoOrientation: nowhere.
 constexpr std::size_t kNoOrientation = static_cast<std::size_t>(-1);
@@ -68,18 +59,8 @@ struct HeaderFacts {
   std::size_t orientation_offset = kNoOrientation;
 };
 
-// The size and, for JPEG and TIFF, the orientation of a JPEG, BMP, PPM/PGM, WebP or TIFF file; refuses images above
-// max_pixels. `whole`: also checks that the file holds all the data the header announces (refusing a truncated
-// file); otherwise reads only as far as the size (throwing NeedMoreBytes when a prefix ends too early).
-HeaderFacts parse_header(const std::string& path, const FileBytes& bytes, ImageFormat format, bool whole,
-                         const ImageReadOptions& options);
-
-// "JPEG", "BMP", ...
-const char* display_name(ImageFormat format);
-[[noreturn]] void fail_corrupt(const std::string& path, ImageFormat format, const std::string& what);
-// Empty when `image` can be written in `format`, else the complaint (16 bits into an 8-bit format, alpha where the
-// format has none, a size over the format's limit).
-std::string unfit_reason(const Image& image, ImageFormat format);
+// "not a valid <format> file: <what>; a valid <format> file is required" (ErrorCode::Format).
+[[noreturn]] void fail_corrupt(const std::string& path, const Codec& codec, const std::string& what);
 
 // Where the stored pixel (x, y) of a w x h image lands in the upright image of EXIF orientation 1..8: at column
 // x0 + x * xx + y * xy and row y0 + x * yx + y * yy of an out_width x out_height image.
@@ -116,25 +97,5 @@ struct RowFeed {
 };
 // A feed over the samples of a whole image.
 RowFeed whole_image_feed(const Image& image);
-
-// ----- PNG (image_png.cpp, libpng)
-Image read_png(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
-// Header-level facts; throws NeedMoreBytes when `bytes` is an incomplete prefix that ends too early.
-ImageInfo read_png_info(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
-// `compression`: zlib level 0..9 with adaptive filters, or -1 for the fast default (ImageWriteOptions).
-// `header`: size, channels, bit depth and metadata (its samples are not read); the rows come from `feed`.
-std::vector<std::uint8_t> encode_png(const std::string& path, const Image& header, int compression,
-                                     const RowFeed& feed);
-
-// ----- JPEG (image_jpeg.cpp, libjpeg-turbo)
-Image read_jpeg(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
-std::vector<std::uint8_t> encode_jpeg(const std::string& path, const Image& header, int quality, const RowFeed& feed);
-
-// ----- BMP, TIFF, WebP, PPM/PGM (image_opencv.cpp: OpenCV imgcodecs in a module loaded at first use)
-Image read_opencv(const std::string& path, const FileBytes& bytes, ImageFormat format, const ImageReadOptions& options);
-// Fills the channels and bit depth of `facts` (known for TIFF only after decoding) from the decoded file.
-void decoded_facts(const std::string& path, const FileBytes& bytes, ImageFormat format, HeaderFacts& facts);
-std::vector<std::uint8_t> encode_opencv(const std::string& path, const Image& image, ImageFormat format,
-                                        const ImageWriteOptions& options);
 
 }  // namespace rsz::io::detail

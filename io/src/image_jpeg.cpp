@@ -1,6 +1,6 @@
 // JPEG through libjpeg-turbo, from and to memory.
 //
-// Decoding: the header parser (image_headers.cpp) first walks the whole file, so a truncated file or an image above
+// Decoding: the header probe (codecs/jpeg.cpp) first walks the whole file, so a truncated file or an image above
 // max_pixels is refused before libjpeg allocates anything. libjpeg then decodes with its defaults (accurate integer
 // IDCT, fancy upsampling) to RGB or gray; CMYK (Adobe, inverted) becomes RGB as c = k - ((255 - c) * k >> 8) per
 // channel. Rows land straight in the image buffer; with an EXIF orientation other than 1 each decoded row is
@@ -25,6 +25,7 @@
 // After jpeglib.h: the message codes.
 #include <jerror.h>
 
+#include "codecs/codec.h"
 #include "image_internal.h"
 
 namespace rsz::io::detail {
@@ -293,8 +294,8 @@ bool run_jpeg_write(JpegWriteJob* job) {
 
 }  // namespace
 
-Image read_jpeg(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
-  const HeaderFacts facts = parse_header(path, bytes, ImageFormat::Jpeg, /*whole=*/true, options);
+Image read_jpeg(const Codec& codec, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
+  const HeaderFacts facts = codec.probe(codec, path, bytes, /*whole=*/true, options);
   Image image;
   JpegReadJob job;
   job.data = bytes.data;
@@ -310,15 +311,17 @@ Image read_jpeg(const std::string& path, const FileBytes& bytes, const ImageRead
     case ReadStatus::OutOfMemory:
       fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");
     case ReadStatus::SizeMismatch:
-      fail_corrupt(path, ImageFormat::Jpeg, "libjpeg reads a size other than the frame header's");
+      fail_corrupt(path, codec, "libjpeg reads a size other than the frame header's");
     case ReadStatus::Warning:
     case ReadStatus::LibjpegError: break;
   }
-  fail_corrupt(path, ImageFormat::Jpeg, std::string("libjpeg: ") + job.errors.message);
+  fail_corrupt(path, codec, std::string("libjpeg: ") + job.errors.message);
 }
 
-std::vector<std::uint8_t> encode_jpeg(const std::string& path, const Image& image, int quality, const RowFeed& feed) {
-  if (const std::string reason = unfit_reason(image, ImageFormat::Jpeg); !reason.empty()) {
+std::vector<std::uint8_t> encode_jpeg(const Codec& codec, const std::string& path, const Image& image,
+                                      const ImageWriteOptions& options, const RowFeed& feed) {
+  const int quality = options.quality > 0 ? options.quality : kDefaultJpegQuality;
+  if (const std::string reason = write_problem(codec, image); !reason.empty()) {
     fail(ErrorCode::Format, path, reason);
   }
   JpegWriteJob job;

@@ -1,7 +1,8 @@
 // BMP, TIFF, WebP and PPM/PGM through OpenCV imgcodecs, reached through librsz_opencv_codecs.so (opencv_module.h),
 // which is loaded with dlopen the first time a file of these formats is read or written. The module also reads and
-// writes the metadata OpenCV leaves out: WebP's ICCP, EXIF and XMP chunks, TIFF's ICC profile and XMP tags. Start-up and PNG/JPEG
-// jobs therefore never load OpenCV (and the GDAL, GStreamer, OpenEXR... libraries Debian's build pulls in).
+// writes the metadata OpenCV leaves out: WebP's ICCP, EXIF and XMP chunks, TIFF's ICC profile and XMP tags. Start-up
+// and PNG/JPEG jobs therefore never load OpenCV (and the GDAL, GStreamer, OpenEXR... libraries Debian's build pulls
+// in).
 //
 // The module is looked for at $RSZ_OPENCV_MODULE when that is set (and only there), else where `cmake --install`
 // puts it, else in the build tree. Pixels are decoded with IMREAD_UNCHANGED (stored depth and channels), and BGR(A)
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <new>
 
+#include "codecs/codec.h"
 #include "image_internal.h"
 #include "opencv_module.h"
 
@@ -93,11 +95,11 @@ const Module& opencv_module() {
 }
 
 // The module, or a failure naming the file, the format and the way out.
-const Module& need_module(const std::string& path, ImageFormat format, const char* doing) {
+const Module& need_module(const std::string& path, const Codec& codec, const char* doing) {
   const Module& module = opencv_module();
   if (!module.error.empty()) {
     fail(ErrorCode::Io, path,
-         std::string(doing) + " " + display_name(format) +
+         std::string(doing) + " " + codec.display_name +
              " needs OpenCV imgcodecs through rsz's module librsz_opencv_codecs.so, which cannot be loaded (" +
              module.error +
              "); install libopencv-imgcodecs or point RSZ_OPENCV_MODULE at the module (PNG and JPEG need neither)");
@@ -123,7 +125,7 @@ constexpr int kDepth8 = 0;   // CV_8U
 constexpr int kDepth16 = 2;  // CV_16U
 
 // Decodes the stored pixels (a TIFF's Orientation tag not applied; see the top of this file).
-RszCvPixels decode(const Module& module, const std::string& path, const FileBytes& bytes, ImageFormat format,
+RszCvPixels decode(const Module& module, const std::string& path, const FileBytes& bytes, const Codec& codec,
                    const HeaderFacts& facts) {
   if (bytes.size > static_cast<std::size_t>(INT_MAX)) {
     fail(ErrorCode::Format, path,
@@ -150,28 +152,28 @@ RszCvPixels decode(const Module& module, const std::string& path, const FileByte
     fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");
   }
   if (status != RSZ_CV_OK) {
-    fail_corrupt(path, format,
+    fail_corrupt(path, codec,
                  message[0] != '\0' ? "OpenCV cannot decode it (" + std::string(message) + ")"
                                     : std::string("OpenCV cannot decode its pixel data"));
   }
   return pixels;
 }
 
-void check_decoded(const std::string& path, ImageFormat format, const HeaderFacts& facts, const RszCvPixels& p) {
+void check_decoded(const std::string& path, const Codec& codec, const HeaderFacts& facts, const RszCvPixels& p) {
   if (p.depth != kDepth8 && p.depth != kDepth16) {
     static const char* const kDepths[] = {"8-bit unsigned", "8-bit signed", "16-bit unsigned", "16-bit signed",
                                           "32-bit signed",  "32-bit float", "64-bit float",    "16-bit float"};
     fail(ErrorCode::Format, path,
-         std::string(display_name(format)) + " samples of type " + kDepths[p.depth & 7] +
+         std::string(codec.display_name) + " samples of type " + kDepths[p.depth & 7] +
              " are not supported; 8- or 16-bit unsigned samples are allowed");
   }
   if (p.channels < 1 || p.channels > 4) {
     fail(ErrorCode::Format, path,
-         std::string(display_name(format)) + " image with " + std::to_string(p.channels) +
+         std::string(codec.display_name) + " image with " + std::to_string(p.channels) +
              " channels is not supported; 1 to 4 channels are allowed");
   }
   if (p.width != facts.width || p.height != facts.height) {
-    fail_corrupt(path, format,
+    fail_corrupt(path, codec,
                  "the header gives size " + size_text(facts.width, facts.height) + " but the pixels decode as " +
                      size_text(p.width, p.height));
   }
@@ -222,21 +224,15 @@ std::vector<T> to_bgr(const Image& image, const std::vector<T, SampleAllocator<T
   return out;
 }
 
-// The container extension the module's metadata functions take, or null for formats without metadata.
-const char* metadata_ext(ImageFormat format) {
-  return format == ImageFormat::Webp ? ".webp" : format == ImageFormat::Tiff ? ".tiff" : nullptr;
-}
-
 // The ICC profile, EXIF and XMP of a WebP or TIFF file into `image` (formats without metadata: nothing).
-void read_metadata(const Module& module, const std::string& path, const FileBytes& bytes, ImageFormat format,
+void read_metadata(const Module& module, const std::string& path, const FileBytes& bytes, const Codec& codec,
                    Image& image) {
-  const char* ext = metadata_ext(format);
-  if (ext == nullptr) return;
+  if (codec.metadata_read == 0) return;
   RszCvMetadata m{};
   char message[256];
-  const int status = module.read_metadata(ext, bytes.data, bytes.size, &m, message, sizeof message);
+  const int status = module.read_metadata(codec.module_ext, bytes.data, bytes.size, &m, message, sizeof message);
   if (status == RSZ_CV_OUT_OF_MEMORY) fail(ErrorCode::Io, path, "cannot read its metadata: out of memory");
-  if (status != RSZ_CV_OK) fail_corrupt(path, format, std::string("its metadata cannot be read: ") + message);
+  if (status != RSZ_CV_OK) fail_corrupt(path, codec, std::string("its metadata cannot be read: ") + message);
   const auto take = [&](unsigned char* blob, std::size_t size, std::string& into) {
     if (blob != nullptr) into.assign(reinterpret_cast<const char*>(blob), size);
     module.free(blob);
@@ -248,13 +244,13 @@ void read_metadata(const Module& module, const std::string& path, const FileByte
 
 // `encoded` with the image's metadata added where the format holds it: WebP the ICC profile (when it fits the
 // written channels), EXIF and XMP; TIFF the ICC profile and XMP.
-void add_metadata(const Module& module, const std::string& path, const Image& image, ImageFormat format,
+void add_metadata(const Module& module, const std::string& path, const Image& image, const Codec& codec,
                   int out_channels, std::vector<std::uint8_t>& encoded) {
-  const char* ext = metadata_ext(format);
-  if (ext == nullptr) return;
-  const bool icc = profile_fits(image.icc_profile, out_channels);
-  const bool exif = format == ImageFormat::Webp && !image.exif.empty();
-  if (!icc && !exif && image.xmp.empty()) return;
+  if (codec.metadata_written == 0) return;
+  const bool icc = (codec.metadata_written & kIcc) && profile_fits(image.icc_profile, out_channels);
+  const bool exif = (codec.metadata_written & kExif) && !image.exif.empty();
+  const bool xmp = (codec.metadata_written & kXmp) && !image.xmp.empty();
+  if (!icc && !exif && !xmp) return;
   const auto blob = [](const std::string& s) {
     return reinterpret_cast<unsigned char*>(const_cast<char*>(s.data()));
   };
@@ -267,13 +263,16 @@ void add_metadata(const Module& module, const std::string& path, const Image& im
     m.exif = blob(image.exif);
     m.exif_size = image.exif.size();
   }
-  m.xmp = blob(image.xmp);
-  m.xmp_size = image.xmp.size();
+  if (xmp) {
+    m.xmp = blob(image.xmp);
+    m.xmp_size = image.xmp.size();
+  }
   unsigned char* out = nullptr;
   std::size_t out_size = 0;
   char message[256];
   const int status =
-      module.add_metadata(ext, encoded.data(), encoded.size(), &m, &out, &out_size, message, sizeof message);
+      module.add_metadata(codec.module_ext, encoded.data(), encoded.size(), &m, &out, &out_size, message,
+                          sizeof message);
   if (status == RSZ_CV_OK) {
     try {
       encoded.assign(out, out + out_size);
@@ -287,19 +286,19 @@ void add_metadata(const Module& module, const std::string& path, const Image& im
   module.free(out);
   if (status == RSZ_CV_OUT_OF_MEMORY) fail(ErrorCode::Io, path, "cannot write: out of memory while adding metadata");
   fail(ErrorCode::Io, path,
-       std::string("cannot write the ") + display_name(format) + " image's metadata: " + message +
+       std::string("cannot write the ") + codec.display_name + " image's metadata: " + message +
            " (--strip writes the image without it)");
 }
 
 }  // namespace
 
-Image read_opencv(const std::string& path, const FileBytes& bytes, ImageFormat format,
+Image read_opencv(const Codec& codec, const std::string& path, const FileBytes& bytes,
                   const ImageReadOptions& options) {
-  const HeaderFacts facts = parse_header(path, bytes, format, /*whole=*/true, options);
-  const Module& module = need_module(path, format, "reading");
-  const Decoded decoded(module, decode(module, path, bytes, format, facts));
+  const HeaderFacts facts = codec.probe(codec, path, bytes, /*whole=*/true, options);
+  const Module& module = need_module(path, codec, "reading");
+  const Decoded decoded(module, decode(module, path, bytes, codec, facts));
   const RszCvPixels& pixels = decoded.pixels();
-  check_decoded(path, format, facts, pixels);
+  check_decoded(path, codec, facts, pixels);
   const Orientation orient(options.apply_exif_orientation ? facts.orientation : 1, pixels.width, pixels.height);
   Image image;
   image.width = orient.out_width;
@@ -316,45 +315,25 @@ Image read_opencv(const std::string& path, const FileBytes& bytes, ImageFormat f
   } catch (const std::bad_alloc&) {
     fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");
   }
-  read_metadata(module, path, bytes, format, image);
+  read_metadata(module, path, bytes, codec, image);
   return image;
 }
 
-void decoded_facts(const std::string& path, const FileBytes& bytes, ImageFormat format, HeaderFacts& facts) {
-  const Module& module = need_module(path, format, "reading");
-  const Decoded decoded(module, decode(module, path, bytes, format, facts));
-  check_decoded(path, format, facts, decoded.pixels());
+void decoded_facts(const Codec& codec, const std::string& path, const FileBytes& bytes, HeaderFacts& facts) {
+  const Module& module = need_module(path, codec, "reading");
+  const Decoded decoded(module, decode(module, path, bytes, codec, facts));
+  check_decoded(path, codec, facts, decoded.pixels());
   facts.channels = decoded.pixels().channels;
   facts.bit_depth = decoded.pixels().depth == kDepth16 ? 16 : 8;
 }
 
-std::vector<std::uint8_t> encode_opencv(const std::string& path, const Image& image, ImageFormat format,
-                                        const ImageWriteOptions& options) {
-  if (const std::string reason = unfit_reason(image, format); !reason.empty()) fail(ErrorCode::Format, path, reason);
-  // WebP has no gray: gray is written as RGB with three equal channels (and reads back as 3 channels).
-  const int out_channels = format == ImageFormat::Webp && image.channels == 1 ? 3 : image.channels;
-  constexpr int kWebpQuality = 64;  // cv::IMWRITE_WEBP_QUALITY
-  constexpr int kPxmBinary = 32;    // cv::IMWRITE_PXM_BINARY
-  std::vector<int> params;
-  const char* ext = nullptr;
-  switch (format) {
-    case ImageFormat::Bmp: ext = ".bmp"; break;
-    case ImageFormat::Tiff: ext = ".tiff"; break;
-    case ImageFormat::Webp:
-      ext = ".webp";
-      params = {kWebpQuality, options.quality > 0 ? options.quality : 101};  // above 100: lossless
-      break;
-    case ImageFormat::Ppm:
-      ext = ".ppm";
-      params = {kPxmBinary, 1};
-      break;
-    case ImageFormat::Pgm:
-      ext = ".pgm";
-      params = {kPxmBinary, 1};
-      break;
-    default: throw InternalError("rsz::io::encode_opencv: unexpected format");
-  }
-  const Module& module = need_module(path, format, "writing");
+std::vector<std::uint8_t> encode_opencv(const Codec& codec, const std::string& path, const Image& image,
+                                        const std::vector<int>& params) {
+  if (const std::string reason = write_problem(codec, image); !reason.empty()) fail(ErrorCode::Format, path, reason);
+  const int out_channels = codec.gray_as_rgb && image.channels == 1 ? 3 : image.channels;
+  const char* ext = codec.module_ext;
+  if (ext == nullptr) throw InternalError("rsz::io::encode_opencv: unexpected format");
+  const Module& module = need_module(path, codec, "writing");
   unsigned char* encoded = nullptr;
   std::size_t encoded_size = 0;
   char message[256];
@@ -382,7 +361,7 @@ std::vector<std::uint8_t> encode_opencv(const std::string& path, const Image& im
       std::vector<std::uint8_t> out(encoded, encoded + encoded_size);
       module.free(encoded);
       encoded = nullptr;
-      add_metadata(module, path, image, format, out_channels, out);
+      add_metadata(module, path, image, codec, out_channels, out);
       return out;
     }
   } catch (const std::bad_alloc&) {
@@ -391,9 +370,9 @@ std::vector<std::uint8_t> encode_opencv(const std::string& path, const Image& im
   module.free(encoded);
   if (status == RSZ_CV_OUT_OF_MEMORY) {
     fail(ErrorCode::Io, path,
-         std::string("cannot write: out of memory while encoding the ") + display_name(format) + " image");
+         std::string("cannot write: out of memory while encoding the ") + codec.display_name + " image");
   }
-  fail(ErrorCode::Io, path, std::string("cannot encode the ") + display_name(format) + " image: " + message);
+  fail(ErrorCode::Io, path, std::string("cannot encode the ") + codec.display_name + " image: " + message);
 }
 
 }  // namespace rsz::io::detail

@@ -11,6 +11,7 @@
 #include <limits>
 #include <new>
 
+#include "codecs/codec.h"
 #include "image_internal.h"
 
 namespace rsz::io::detail {
@@ -333,7 +334,7 @@ bool run_png_write(PngWriteJob* job) {
 
 }  // namespace
 
-Image read_png(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
+Image read_png(const Codec&, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
   Image image;
   PngReadJob job;
   job.data = bytes.data;
@@ -345,7 +346,8 @@ Image read_png(const std::string& path, const FileBytes& bytes, const ImageReadO
   return image;
 }
 
-ImageInfo read_png_info(const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
+ImageInfo read_png_info(const Codec& codec, const std::string& path, const FileBytes& bytes,
+                        const ImageReadOptions& options) {
   PngReadJob job;
   job.data = bytes.data;
   job.size = bytes.size;
@@ -358,12 +360,13 @@ ImageInfo read_png_info(const std::string& path, const FileBytes& bytes, const I
   info.height = job.height;
   info.channels = job.channels;
   info.bit_depth = job.bit_depth;
-  info.format = "png";
+  info.format = codec.name;
   return info;
 }
 
-std::vector<std::uint8_t> encode_png(const std::string& path, const Image& image, int compression,
-                                     const RowFeed& feed) {
+std::vector<std::uint8_t> encode_png(const Codec&, const std::string& path, const Image& image,
+                                     const ImageWriteOptions& options, const RowFeed& feed) {
+  const int compression = options.png_compression;
   constexpr std::int64_t kMaxSide = 0x7fffffff;  // PNG's limit on width and height
   if (image.width > kMaxSide || image.height > kMaxSide) {
     fail(ErrorCode::Format, path,

@@ -93,6 +93,12 @@ struct ImageInfo {
 bool is_image_path(const std::string& path);
 // True when the extension names an image format rsz can read: the writable ones, plus .pbm and .pnm.
 bool is_readable_image_path(const std::string& path);
+// The extensions that name a format rsz can write, lower case with the dot, in the order of rsz::io's codec table:
+// .png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .ppm, .pgm (for lists of choices, such as a --format flag's).
+std::vector<std::string> writable_image_extensions();
+// True when write_image_rows encodes each band as it is produced for this path's format (PNG, JPEG), so that only one
+// band of samples exists at a time; other formats gather the bands first. False for a path of no writable format.
+bool encodes_image_rows(const std::string& path);
 Image read_image(const std::string& path, const ImageReadOptions& options = {});
 // Header-level facts (for `rsz info`): reads no more of the file than needed.
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options = {});
