@@ -44,6 +44,11 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     }
     return io::plan_resize(intent, sizes, image);
   };
+  // Output rows [first, ...) are the rows of a call whose output offset is shifted by `first`: the same bits, so PNG
+  // and JPEG outputs are encoded band by band as they are computed (not with contain's padded canvas).
+  const auto banded = [](const io::ResizePlan& p) {
+    return !p.padded() && offset_shifts_exactly(p.params.output_pixel_offsets[2], p.call_sizes[2]);
+  };
   std::vector<Job> jobs;
   for (const std::string& input : inputs) {
     const std::string out =
@@ -53,22 +58,22 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     job.op = op;
     job.size_flags = "--scale, --size, --width/--height or the config's scales/output_sizes";
     job.planned_outputs = {out};
-    job.plan = [input, plan_for](const InputProbe& probe) {
+    job.plan = [input, plan_for, banded](const InputProbe& probe) {
       JobPlan plan;
-      plan.result = plan_for(input, probe.sizes, probe.from_image).canvas;
+      const io::ResizePlan resize = plan_for(input, probe.sizes, probe.from_image);
+      plan.result = resize.canvas;
+      plan.banded = banded(resize);
       plan.type = probe.type;
       plan.output = plan.result;
       return plan;
     };
-    job.run = [input, out, plan_for, common](int threads) {
+    job.run = [input, out, plan_for, banded, common](int threads) {
       const LoadedInput loaded = load_input(input, common);
       const io::ResizePlan plan = plan_for(input, loaded.sizes(), loaded.from_image);
       const ExecOptions exec = exec_options(common, threads);
       const std::vector<OutputRecord> record{{out, plan.canvas, to_string(loaded.result_type), std::nullopt}};
       if (!plan.padded()) {
-        if (offset_shifts_exactly(plan.params.output_pixel_offsets[2], plan.call_sizes[2])) {
-          // Output rows [first, ...) are the rows of a call whose output offset is shifted by `first`: the same
-          // bits, so PNG and JPEG outputs are encoded band by band as they are computed.
+        if (banded(plan)) {
           save_output_rows(out, plan.call_sizes, loaded.result_type, loaded, common,
                            [&](std::int64_t first, const TensorView& band) {
                              ResampleParams params = plan.params;

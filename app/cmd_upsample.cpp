@@ -10,6 +10,19 @@
 
 namespace rsz::app {
 
+namespace {
+
+// Image outputs are encoded in bands as they are computed (save_output_rows): a band other than the whole result is
+// UPSAMPLE_2D's identity with RESAMPLE1 (SEMANTICS.md §2: integer scales, offsets 0.5 / -0.5), with the output offset
+// shifted to the band's first row, exact where the factors and the shifted offsets are exact in float32.
+bool upsample_bands(const Upsample2dParams& params, const Dims& sizes) {
+  constexpr std::uint32_t kExactFloat = 1u << 24;
+  return sizes.size() == 4 && params.scale_size.height < kExactFloat && params.scale_size.width < kExactFloat &&
+         offset_shifts_exactly(-0.5f, sizes[2]) && offset_shifts_exactly(-0.5f, sizes[3]);
+}
+
+}  // namespace
+
 std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
                                     const std::string& output, const CommonOptions& common) {
   const Upsample2dParams params = io::resolve(config);
@@ -25,6 +38,7 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
     job.plan = [params](const InputProbe& probe) {
       JobPlan plan;
       plan.result = upsample2d_output_sizes(probe.sizes, params.scale_size);
+      plan.banded = upsample_bands(params, plan.result);
       plan.type = probe.type;
       plan.output = plan.result;
       return plan;
@@ -34,12 +48,7 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
       const Dims sizes = upsample2d_output_sizes(loaded.sizes(), params.scale_size);
       const ExecOptions exec = exec_options(common, threads);
       const std::vector<OutputRecord> record{{out, sizes, to_string(loaded.result_type), std::nullopt}};
-      constexpr std::uint32_t kExactFloat = 1u << 24;
-      if (sizes.size() == 4 && params.scale_size.height < kExactFloat && params.scale_size.width < kExactFloat &&
-          offset_shifts_exactly(-0.5f, sizes[2]) && offset_shifts_exactly(-0.5f, sizes[3])) {
-        // Image outputs are encoded in bands as they are computed. A band other than the whole result is
-        // UPSAMPLE_2D's identity with RESAMPLE1 (SEMANTICS.md §2: integer scales, offsets 0.5 / -0.5), with the
-        // output offset shifted to the band's first row: the same bits.
+      if (upsample_bands(params, sizes)) {
         save_output_rows(out, sizes, loaded.result_type, loaded, common,
                          [&](std::int64_t first, const TensorView& band) {
                            if (first == 0 && band.size(2) == sizes[2]) {

@@ -146,6 +146,8 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options);
 // Writes a tensor as .npy or as an image (the format follows the extension), creating parent folders.
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
                  const CommonOptions& options);
+// The rows of one band of save_output_rows for a result of these sizes: about 4 MiB of float32 results.
+std::int64_t band_rows(const Dims& sizes);
 // Writes output rows [first_row, first_row + band rows) of the result into `band` (a 1 x C x rows x W view).
 using BandCompute = std::function<void(std::int64_t first_row, const TensorView& band)>;
 // save_output for a 1 x C x H x W result (`sizes`, `type`) that can be computed band by band: a PNG or JPEG image
@@ -214,6 +216,9 @@ struct JobPlan {
   Dims output;                        // the tensor of one output file (the result, or one ROI's crop)
   std::uint64_t extra_bytes = 0;      // other working memory (ROI tensors)
   std::string warning;                // one line for stderr (and a --json record) before anything runs; "" for none
+  // The job computes its one output with save_output_rows: an output whose format encodes rows (PNG, JPEG) then
+  // holds one band of the result at a time, not the whole result (the memory budget counts it so).
+  bool banded = false;
 };
 
 // One unit of work: an input, its planned outputs, the plan from its probe, and the function that processes it with

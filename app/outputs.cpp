@@ -73,6 +73,13 @@ bool offset_shifts_exactly(float output_pixel_offset, std::int64_t rows) {
   return true;
 }
 
+std::int64_t band_rows(const Dims& sizes) {
+  // Bands of about 4 MiB of float32 results: large enough to keep every thread busy, small next to any image.
+  const std::int64_t h = sizes.size() == 4 ? sizes[2] : 1;
+  const std::int64_t row = sizes.size() == 4 ? sizes[1] * sizes[3] * 4 : 1;
+  return std::min(h, std::max<std::int64_t>(16, (std::int64_t{4} << 20) / std::max<std::int64_t>(1, row)));
+}
+
 void save_output_rows(const std::string& path, const Dims& sizes, DataType type, const LoadedInput& source,
                       const CommonOptions& options, const BandCompute& compute) {
   if (is_npy_path(path) || !io::encodes_image_rows(path) || sizes.size() != 4 || sizes[0] != 1) {
@@ -85,10 +92,8 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   const std::int64_t c = sizes[1];
   const std::int64_t h = sizes[2];
   const std::int64_t w = sizes[3];
-  // Bands of about 4 MiB of float32 results: large enough to keep every thread busy, small next to any image.
-  const std::int64_t band_rows =
-      std::min(h, std::max<std::int64_t>(16, (std::int64_t{4} << 20) / std::max<std::int64_t>(1, w * c * 4)));
-  Tensor band(type, {1, c, band_rows, w}, TensorInit::Uninitialized);
+  const std::int64_t rows_per_band = band_rows(sizes);
+  Tensor band(type, {1, c, rows_per_band, w}, TensorInit::Uninitialized);
   io::Image header;
   header.width = w;
   header.height = h;
@@ -102,7 +107,7 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   io::ImageWriteOptions write;
   write.quality = options.quality;
   write.png_compression = options.png_compression;
-  io::write_image_rows(path, header, band_rows, [&](std::int64_t first, io::Image& rows) {
+  io::write_image_rows(path, header, rows_per_band, [&](std::int64_t first, io::Image& rows) {
     const TensorView view(band.data(), type, {1, c, rows.height, w}, band.layout().strides());
     compute(first, view);
     io::Image image = result_image(view, source, options);

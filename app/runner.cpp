@@ -170,14 +170,24 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
     }
   }
   // Peak memory: the decoded input, the float copy of an image (when it is not used in place), the result, and the
-  // encoded form of one output image (pixels + file bytes).
+  // encoded form of one output image (pixels + file bytes). A banded job writing PNG or JPEG holds one band of the
+  // result and of its pixels at a time, and the encoded file (at most the raw pixels' size is counted).
+  const bool one_band = plan.banded && job.planned_outputs.size() == 1 && !is_npy_path(job.planned_outputs[0]) &&
+                        io::encodes_image_rows(job.planned_outputs[0]) && plan.result.size() == 4 &&
+                        plan.result[0] == 1;
   const std::uint64_t decoded =
       tensor_bytes(probe.sizes, probe.from_image ? static_cast<std::uint64_t>(depth / 8) : element_size(probe.type));
   const bool in_place = probe.from_image && image_runs_in_place(static_cast<int>(probe.sizes[1]), options);
   const std::uint64_t float_copy =
       probe.from_image && !in_place ? tensor_bytes(probe.sizes, element_size(probe.type)) : 0;
-  const std::uint64_t result = tensor_bytes(plan.result, element_size(plan.type));
-  const std::uint64_t encode = image_outputs ? 2 * tensor_bytes(plan.output, static_cast<std::uint64_t>(depth / 8)) : 0;
+  Dims band = plan.result;
+  if (one_band) band[2] = band_rows(plan.result);
+  const std::uint64_t result = tensor_bytes(band, element_size(plan.type));
+  const auto sample = static_cast<std::uint64_t>(depth / 8);
+  const std::uint64_t encode =
+      !image_outputs ? 0
+      : one_band     ? saturating_add(2 * tensor_bytes(band, sample), tensor_bytes(plan.output, sample))
+                     : 2 * tensor_bytes(plan.output, sample);
   const std::uint64_t after = saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes);
   prepared.bytes = float_copy > 0 ? std::max(saturating_add(decoded, float_copy), after) : saturating_add(decoded, after);
   if (prepared.bytes > budget) {

@@ -107,5 +107,22 @@ TEST(BandedOutput, ThumbnailPercent) {
   EXPECT_EQ(image.height, 150);
 }
 
+// The memory budget counts what a banded output holds: one band of the result and of its pixels, and the encoded
+// file, not the whole float result. A x4 upsample to PNG (a 1804 x 1200 float32 result of 26 MB) fits 20M and gives
+// the bytes of an unlimited run; the same result as .npy (held whole) is refused under the same budget.
+TEST(BandedOutput, TheMemoryBudgetCountsOneBand) {
+  ScratchDir dir("banded-budget");
+  const std::string up = "upsample -i " + kPhoto + " --factor 4 -q";
+  ASSERT_EQ(run_rsz(dir, up + " -o free.png").status, 0);
+  const auto r = run_rsz(dir, up + " -o tight.png --max-memory 20M");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir / "tight.png"), test::read_file(dir / "free.png"));
+  const auto whole = run_rsz(dir, up + " -o whole.npy --max-memory 20M");
+  EXPECT_EQ(whole.status, 2);
+  EXPECT_NE(whole.err.find("over the memory budget of 20.0 MiB"), std::string::npos) << whole.err;
+  const auto resample = run_rsz(dir, "resample -i " + kPhoto + " --scale 4 -o r.png --max-memory 20M -q");
+  EXPECT_EQ(resample.status, 0) << resample.err;
+}
+
 }  // namespace
 }  // namespace rsz
