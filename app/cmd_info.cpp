@@ -78,7 +78,7 @@ int run_info(const InfoOptions& o) {
                            : printable(path) + ": " + text)
                 << "\n";
     } catch (const std::exception& e) {
-      const std::string message = e.what();
+      const std::string message = for_cli(e.what());
       to_stderr("rsz: " + printable(message.rfind(path, 0) == 0 ? message : path + ": " + message) + "\n");
       status = kExitFailed;
     }

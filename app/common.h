@@ -93,6 +93,10 @@ Config field_config(const FieldTexts& texts) {
   return config;
 }
 
+// A library message for the command line: the library names its own knobs (ExecOptions::max_samples, the
+// max_pixels option); a command-line user is told the flag that sets them.
+std::string for_cli(std::string message);
+
 // Throws rsz::Error with ErrorCode::Usage (exit status 2).
 [[noreturn]] void usage_error(const std::string& message);
 

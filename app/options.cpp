@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -18,6 +19,16 @@
 namespace fs = std::filesystem;
 
 namespace rsz::app {
+
+std::string for_cli(std::string message) {
+  const std::pair<const char*, const char*> knobs[] = {{"(ExecOptions::max_samples)", "(--max-samples; 0 lifts it)"},
+                                                       {"more than max_pixels (", "more than --max-pixels ("}};
+  for (const auto& [knob, flag] : knobs) {
+    const std::size_t at = message.find(knob);
+    if (at != std::string::npos) message.replace(at, std::strlen(knob), flag);
+  }
+  return message;
+}
 
 void usage_error(const std::string& message) { throw Error(ErrorCode::Usage, message); }
 

@@ -81,14 +81,6 @@ std::uint64_t tensor_bytes(const Dims& sizes, std::uint64_t element_bytes) {
   return bytes;
 }
 
-// The library names its own knobs (ExecOptions::max_samples); a CLI user is told the flag that sets it.
-std::string for_cli(std::string message) {
-  const std::string knob = "(ExecOptions::max_samples)";
-  const std::size_t at = message.find(knob);
-  if (at != std::string::npos) message.replace(at, knob.size(), "(--max-samples; 0 lifts it)");
-  return message;
-}
-
 std::string with_input(const std::string& input, const std::string& message) {
   return message.rfind(input, 0) == 0 ? for_cli(message) : input + ": " + for_cli(message);
 }

@@ -288,7 +288,7 @@ TEST(Hostile, BigTiffDeclaringAGigapixelIsRefusedFromItsHeader) {
   test::write_file(dir / "giga.tif", bigtiff_claiming(32768, 32768));
   for (const char* args : {"info giga.tif", "resample -i giga.tif -o out.png --scale 0.01"}) {
     const auto r = run_limited(dir, args, 1L << 20);
-    expect_refused(r, 1, "giga.tif: the image is 32768 x 32768 pixels, more than max_pixels (268435456)", args);
+    expect_refused(r, 1, "giga.tif: the image is 32768 x 32768 pixels, more than --max-pixels (268435456)", args);
   }
   EXPECT_FALSE(fs::exists(dir / "out.png"));
 }
