@@ -430,7 +430,10 @@ OperatorCommand roi_align_command() {
     source.image_root = step.image_root;
     source.names_path = step.names_path;
     if (!step.names_path.empty()) other_inputs.push_back(step.names_path);
-    return make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, common, false);
+    CommonOptions step_options = common;
+    if (!step.rois_check.empty()) step_options.rois_check = step.rois_check;
+    return make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, step_options,
+                               false);
   };
   return c;
 }

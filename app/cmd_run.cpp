@@ -42,6 +42,10 @@ int run_run(const RunOptions& o) {
   if (batch.quality) common.quality = *batch.quality;
   if (batch.png_compression) common.png_compression = *batch.png_compression;
   common.strip = common.strip || batch.strip;
+  common.grayscale = common.grayscale || batch.grayscale;
+  if (batch.depth != 0) common.depth = batch.depth;
+  if (!batch.alpha.empty()) common.alpha = batch.alpha;
+  common.no_exif = common.no_exif || !batch.exif;
   const std::string folder = common.output.empty() ? batch.output_dir : common.output;
   if (folder.empty()) usage_error(o.batch_file + ": no output folder; set \"output_dir\" or pass -o");
   const std::vector<std::string> inputs =

@@ -74,7 +74,8 @@ const StepOperator& step_operator(const Ref& op) {
 }
 
 BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
-  detail::expect_object(step, {"op", "config", "output", "rois", "image_root", "names", "manifest", "input"});
+  detail::expect_object(step,
+                        {"op", "config", "output", "rois", "image_root", "names", "manifest", "rois_check", "input"});
   const Ref op = step.required("op");
   const StepOperator& entry = step_operator(op);
   BatchStep out;
@@ -89,6 +90,9 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
     if (const auto names = step.find("names")) {
       out.names_path = detail::resolve_path(base_dir, detail::get_nonempty_string(*names));
     }
+    if (const auto check = step.find("rois_check")) {
+      out.rois_check = detail::get_enum<std::string>(*check, {{"warn", "warn"}, {"error", "error"}, {"off", "off"}});
+    }
     if (const auto manifest = step.find("manifest")) {
       const std::string text = detail::get_nonempty_string(*manifest);
       const std::filesystem::path path(text);
@@ -101,7 +105,7 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
       out.manifest = text;
     }
   } else {
-    for (const char* key : {"rois", "image_root", "names", "manifest"}) {
+    for (const char* key : {"rois", "image_root", "names", "manifest", "rois_check"}) {
       if (const auto ref = step.find(key)) {
         ref->fail(std::string("\"") + key + "\" is only for roi_align steps; this step's op is \"" + out.op + "\"");
       }
@@ -128,7 +132,7 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
   const Json json = detail::parse_json(json_text, source);
   const Ref root(json, source);
   detail::expect_object(root, {"inputs", "output_dir", "dtype", "recursive", "hidden", "quality", "png_compression",
-                               "strip", "steps", "$schema"});
+                               "strip", "grayscale", "depth", "alpha", "exif", "steps", "$schema"});
   if (const auto schema = root.find("$schema")) detail::get_string(*schema);
   BatchFile batch;
 
@@ -163,6 +167,17 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
     batch.png_compression = static_cast<int>(detail::get_int(*level, 0, 9));
   }
   if (const auto strip = root.find("strip")) batch.strip = detail::get_bool(*strip);
+  if (const auto gray = root.find("grayscale")) batch.grayscale = detail::get_bool(*gray);
+  if (const auto depth = root.find("depth")) {
+    if (!depth->json().is_number_integer() || (depth->json() != 8 && depth->json() != 16)) {
+      depth->fail_expected("8 or 16 (bits per sample of image outputs)");
+    }
+    batch.depth = depth->json().get<int>();
+  }
+  if (const auto alpha = root.find("alpha")) {
+    batch.alpha = detail::get_enum<std::string>(*alpha, {{"premultiplied", "premultiplied"}, {"straight", "straight"}});
+  }
+  if (const auto exif = root.find("exif")) batch.exif = detail::get_bool(*exif);
   if (const auto hidden = root.find("hidden")) batch.hidden = detail::get_bool(*hidden);
   if (const auto dtype = root.find("dtype")) {
     batch.dtype = detail::get_enum<DataType>(

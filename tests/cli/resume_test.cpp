@@ -162,10 +162,10 @@ TEST(BatchFiles, SayWhatTheFlagsSay) {
   const std::string root = RSZ_SOURCE_DIR;
   test::write_file(dir / "job.json",
                    "{\"inputs\": [\"" + photo("rocket.jpg") + "\"], \"output_dir\": \"out\", \"quality\": 40, "
-                   "\"strip\": true, \"steps\": [{\"op\": \"thumbnail\", \"config\": {\"size\": \"200\"}, "
+                   "\"strip\": true, \"grayscale\": true, \"exif\": false, \"steps\": [{\"op\": \"thumbnail\", \"config\": {\"size\": \"200\"}, "
                    "\"output\": \"t/{stem}.jpg\"}, {\"op\": \"roi_align\", \"config\": {\"output_height\": 32, "
                    "\"output_width\": 32}, \"rois\": \"" + root + "/samples/annotations/coco.json\", \"image_root\": \"" +
-                   root + "/samples/photos\", \"manifest\": \"crops.jsonl\", \"output\": \"c/{label}/{id}.png\"}]}");
+                   root + "/samples/photos\", \"manifest\": \"crops.jsonl\", \"rois_check\": \"error\", \"output\": \"c/{label}/{id}.png\"}]}");
   auto r = run_rsz(dir, "run job.json -q");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto crops = list_files(dir.path() / "out/c");
@@ -174,7 +174,8 @@ TEST(BatchFiles, SayWhatTheFlagsSay) {
   for (const char ch : test::read_text(dir.path() / "out/crops.jsonl")) lines += ch == '\n' ? 1 : 0;
   EXPECT_EQ(lines, crops.size());
   // The same thumbnail from the command line with the same flags: the same bytes.
-  r = run_rsz(dir, "thumbnail -i " + photo("rocket.jpg") + " -o same.jpg --size 200 --quality 40 --strip -q");
+  r = run_rsz(dir, "thumbnail -i " + photo("rocket.jpg") +
+                      " -o same.jpg --size 200 --quality 40 --strip --grayscale --no-exif -q");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(test::read_file(dir / "out/t/rocket.jpg"), test::read_file(dir / "same.jpg"));
   r = run_rsz(dir, "thumbnail -i " + photo("rocket.jpg") + " -o default.jpg --size 200 -q");

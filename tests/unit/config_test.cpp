@@ -62,8 +62,9 @@ const Keys kDatasetKeys = {"images", "$schema"};
 const Keys kImageKeys = {"path", "rois"};
 const Keys kRoiKeys = {"box", "label", "id"};
 const Keys kBatchKeys = {"inputs", "output_dir", "dtype",  "recursive", "hidden",
-                         "quality", "png_compression", "strip", "steps",  "$schema"};
-const Keys kStepKeys = {"op", "config", "output", "rois", "image_root", "names", "manifest", "input"};
+                         "quality", "png_compression", "strip", "grayscale", "depth", "alpha", "exif", "steps",
+                         "$schema"};
+const Keys kStepKeys = {"op", "config", "output", "rois", "image_root", "names", "manifest", "rois_check", "input"};
 
 std::string repo(const std::string& relative) { return std::string(RSZ_SOURCE_DIR) + "/" + relative; }
 

@@ -42,6 +42,7 @@ struct BatchStep {
   std::string image_root;  // roi_align only, "image_root": COCO / VOC image folder (--image-root), resolved likewise
   std::string names_path;  // roi_align only, "names": YOLO class names (--names), resolved likewise
   std::string manifest;    // roi_align only, "manifest": the crop manifest, relative to the output folder
+  std::string rois_check;  // roi_align only, "rois_check": "warn", "error" or "off" (--rois-check); "" for warn
   bool chained = false;   // "input": "previous": the step runs on the previous step's outputs, after it
 };
 struct BatchFile {
@@ -53,6 +54,10 @@ struct BatchFile {
   std::optional<int> quality;          // "quality": JPEG / WebP quality of image outputs, 1-100 (--quality)
   std::optional<int> png_compression;  // "png_compression": zlib level 0-9 (--png-compression)
   bool strip = false;                  // "strip": image outputs without the inputs' metadata (--strip)
+  bool grayscale = false;              // "grayscale": gray image outputs (--grayscale)
+  int depth = 0;                       // "depth": 8 or 16 bits per sample of image outputs (--depth); 0 follows inputs
+  std::string alpha;                   // "alpha": "premultiplied" or "straight" (--alpha); "" for the default
+  bool exif = true;                    // "exif": false keeps stored pixels (--no-exif)
   std::vector<BatchStep> steps;
 };
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir);
