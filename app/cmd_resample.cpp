@@ -114,12 +114,11 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
                   "How WxH is met, as in sharp: fill (default: exactly), inside (within, aspect kept; ImageMagick's "
                   "plain WxH), outside (covering, aspect kept), cover (outside, then cropped to WxH), contain "
                   "(inside, then padded to WxH with black / transparent)")
-      ->check(CLI::IsMember({"fill", "inside", "outside", "cover", "contain"}));
+      ->check(CLI::IsMember(io::fit_names()));
   cmd->add_option("--gravity", o.gravity,
                   "Where cover crops and contain pads: center (default), north, south, east, west, northeast, "
                   "northwest, southeast, southwest")
-      ->check(CLI::IsMember({"center", "north", "south", "east", "west", "northeast", "northwest", "southeast",
-                             "southwest"}));
+      ->check(CLI::IsMember(io::gravity_names()));
   auto* width = cmd->add_option("--width", o.width, "Output width; the height keeps the aspect ratio")
                     ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
   auto* height = cmd->add_option("--height", o.height, "Output height; the width keeps the aspect ratio")
@@ -127,7 +126,7 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
   cmd->add_option("--preset", o.preset,
                   "Coordinate convention: half_pixel (default: DirectML RESAMPLE, PyTorch align_corners=False, "
                   "OpenCV INTER_LINEAR), align_corners, asymmetric, nearest_floor (PyTorch/OpenCV nearest)")
-      ->check(CLI::IsMember({"half_pixel", "align_corners", "asymmetric", "nearest_floor"}));
+      ->check(CLI::IsMember(io::resample_preset_names()));
   // The config fields' flags: --mode, --scales, --input-offsets, --output-offsets, --output-sizes,
   // --rounding-direction, --antialias (io/ops.h).
   const auto fields = add_field_flags(*cmd, io::resample_spec(), o.fields);
@@ -155,11 +154,15 @@ OperatorCommand resample_command() {
   c.command = "resample";
   c.op = "resample";
   c.setup = subcommand(setup_resample, run_resample);
-  c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
-                    const CommonOptions& common, std::vector<std::string>&) {
-    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common, "resample");
-  };
+  c.batch_jobs = resize_step_jobs("resample");
   return c;
+}
+
+decltype(OperatorCommand::batch_jobs) resize_step_jobs(const char* op) {
+  return [op](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
+              const CommonOptions& common, std::vector<std::string>&) {
+    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common, op);
+  };
 }
 
 io::ResizeIntent resample_intent(const ResampleOptions& o, std::uint64_t budget) {
@@ -199,7 +202,6 @@ int run_resample(const ResampleOptions& o) {
 }
 
 int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, std::uint64_t budget, const char* op) {
-  io::check_intent(intent);
   const std::vector<std::string> inputs = input_list(common, budget);
   const std::string output = output_target(common, inputs);
   const std::vector<Job> jobs = make_resample_jobs(inputs, intent, output, common, op);

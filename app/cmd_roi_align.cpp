@@ -390,7 +390,7 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
   cmd->add_option("--rois-check", o.common.rois_check,
                   "Boxes outside the image, empty or inverted (legal ROI_ALIGN, likely dataset mistakes): warn "
                   "(default: one line per image, crops still written), error (refuse the run) or off; images only")
-      ->check(CLI::IsMember({"warn", "error", "off"}));
+      ->check(CLI::IsMember(io::rois_check_names()));
   cmd->add_option("--manifest", o.common.manifest,
                   "Also write a crop manifest: one line per crop with its path, source image, box, label and id "
                   "(.jsonl or .csv)");

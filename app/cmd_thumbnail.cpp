@@ -18,14 +18,13 @@ void setup_thumbnail(CLI::App& app, ThumbnailOptions& o) {
   cmd->add_option("--fit", r.fit,
                   "inside (default), cover (fill the box, then crop it at --gravity: square thumbnails), contain "
                   "(pad to the box), outside, fill")
-      ->check(CLI::IsMember({"fill", "inside", "outside", "cover", "contain"}));
+      ->check(CLI::IsMember(io::fit_names()));
   cmd->add_option("--gravity", r.gravity, "Where cover crops and contain pads (default center)")
-      ->check(CLI::IsMember({"center", "north", "south", "east", "west", "northeast", "northwest", "southeast",
-                             "southwest"}));
+      ->check(CLI::IsMember(io::gravity_names()));
   cmd->add_option_function<std::string>(
          "--mode", [&r](const std::string& mode) { r.fields["interpolation"] = mode; },
          "linear (default) or nearest (not antialiased)")
-      ->check(CLI::IsMember({"nearest", "linear"}));
+      ->check(CLI::IsMember(io::resample_spec().find("interpolation")->choices));
   cmd->add_flag("--enlarge", o.enlarge, "Also enlarge images smaller than the box (default: they keep their size)");
   cmd->add_flag("--no-antialias", o.no_antialias,
                 "Exact RESAMPLE1 2-tap filtering (aliases when shrinking by more than 2x)");
@@ -57,10 +56,7 @@ OperatorCommand thumbnail_command() {
   c.command = "thumbnail";
   c.op = "thumbnail";
   c.setup = subcommand(setup_thumbnail, run_thumbnail);
-  c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
-                    const CommonOptions& common, std::vector<std::string>&) {
-    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common, "thumbnail");
-  };
+  c.batch_jobs = resize_step_jobs("thumbnail");
   return c;
 }
 

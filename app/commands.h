@@ -57,6 +57,8 @@ OperatorCommand thumbnail_command();
 // `op` names the jobs ("resample" or "thumbnail"): {op} in names, --json records.
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
                                     const std::string& output, const CommonOptions& common, const char* op);
+// The batch_jobs of a resample or thumbnail step (its config is a resize intent): make_resample_jobs named `op`.
+decltype(OperatorCommand::batch_jobs) resize_step_jobs(const char* op);
 std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
                                     const std::string& output, const CommonOptions& common);
 // roi_align: with a dataset-form ROI file the images come from the file (and `inputs` must be empty when

@@ -165,14 +165,15 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
       std::size_t matched = 0;
       const std::vector<std::string> parts = split_components(pattern);
       const bool globstar = std::find(parts.begin(), parts.end(), "**") != parts.end();
+      std::size_t fixed = 0;
+      const fs::path root = pattern_root(parts, fixed);  // where a "**" walk starts
       for (const auto& f : globstar ? globstar_paths(pattern, hidden) : glob_paths(pattern)) {
         if (!fs::is_regular_file(f, ec)) continue;
         if (!hidden && !globstar && is_hidden(f)) continue;  // glob(3) leaves dot files out unless named with '.'
         add(f);
         ++matched;
         if (globstar) {  // {dir} / {relpath}: the folders the "**" walked through
-          std::size_t fixed = 0;
-          const std::string dir = fs::path(f).parent_path().lexically_relative(pattern_root(parts, fixed)).string();
+          const std::string dir = fs::path(f).parent_path().lexically_relative(root).string();
           input_dirs()[f] = dir == "." ? "" : dir;
         }
       }

@@ -186,7 +186,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                    "Do not apply the EXIF orientation of JPEGs and TIFFs (keep pixels as stored)");
   command.add_option("--alpha", options.alpha,
                      "Alpha handling: premultiplied (default; no dark fringes) or straight")
-      ->check(CLI::IsMember({"premultiplied", "straight"}));
+      ->check(CLI::IsMember(io::alpha_mode_names()));
   add_backend_options(command, options);
   command.add_option("--max-pixels", options.max_pixels,
                      "Refuse input and output images with more pixels than this, before decoding (default 268435456)")
@@ -239,7 +239,7 @@ bool image_runs_in_place(int channels, const CommonOptions& options) {
 }
 
 io::AlphaMode alpha_mode(const CommonOptions& options) {
-  return options.alpha == "straight" ? io::AlphaMode::Straight : io::AlphaMode::Premultiplied;
+  return io::parse_alpha_mode(options.alpha, "--alpha");
 }
 
 std::map<std::string, CLI::Option*> add_field_flags(CLI::App& command, const io::OperatorSpec& spec,

@@ -21,10 +21,16 @@ int output_depth(const CommonOptions& options, bool from_image, int input_depth)
   return from_image ? input_depth : 8;
 }
 
+int output_channels(const CommonOptions& options, std::int64_t channels) {
+  if (!options.grayscale) return static_cast<int>(channels);
+  return channels == 2 || channels == 4 ? 2 : 1;
+}
+
 }  // namespace detail
 
 using detail::canonical_or_absolute;
 using detail::input_dirs;
+using detail::output_channels;
 using detail::output_depth;
 
 namespace {
@@ -97,7 +103,7 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   io::Image header;
   header.width = w;
   header.height = h;
-  header.channels = options.grayscale ? (c == 2 || c == 4 ? 2 : 1) : static_cast<int>(c);
+  header.channels = output_channels(options, c);
   header.bit_depth = output_depth(options, source.from_image, source.bit_depth);
   if (!options.strip) {
     header.icc_profile = source.icc_profile;

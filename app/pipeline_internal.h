@@ -17,5 +17,7 @@ std::string canonical_or_absolute(const std::string& path);
 std::map<std::string, std::string>& input_dirs();
 // Bits per sample of an image output: --depth, else the input image's, else 8.
 int output_depth(const CommonOptions& options, bool from_image, int input_depth);
+// Channels of an image output of a result of `channels`: with --grayscale 1, or 2 where there is alpha.
+int output_channels(const CommonOptions& options, std::int64_t channels);
 
 }  // namespace rsz::app::detail

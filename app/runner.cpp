@@ -23,6 +23,7 @@ namespace fs = std::filesystem;
 
 namespace rsz::app {
 
+using detail::output_channels;
 using detail::output_depth;
 
 namespace {
@@ -147,7 +148,7 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
                        ".npy instead";
       return prepared;
     }
-    const int channels = options.grayscale ? (o[1] == 2 || o[1] == 4 ? 2 : 1) : static_cast<int>(o[1]);
+    const int channels = output_channels(options, o[1]);
     if (const std::string problem = io::image_output_problem(out, o[3], o[2], channels, depth);
         !problem.empty()) {
       prepared.usage = out + ": " + problem;
@@ -272,10 +273,8 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
       read_back.from_image = !is_npy_path(out);
       if (read_back.from_image) {
         read_back.type = compute_type(options);
-        read_back.bit_depth = p.skipped ? 8 : output_depth(options, p.probe.from_image, p.probe.bit_depth);
-        if (options.grayscale && read_back.sizes.size() == 4) {
-          read_back.sizes[1] = read_back.sizes[1] == 2 || read_back.sizes[1] == 4 ? 2 : 1;
-        }
+        read_back.bit_depth = output_depth(options, p.probe.from_image, p.probe.bit_depth);
+        if (read_back.sizes.size() == 4) read_back.sizes[1] = output_channels(options, read_back.sizes[1]);
       } else {
         read_back.type = p.plan.type;
       }

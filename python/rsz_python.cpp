@@ -249,11 +249,7 @@ py::array roi_align_py(const py::array& x, const py::array& rois, const py::arra
   return result;
 }
 
-io::AlphaMode alpha_mode(const std::string& alpha) {
-  if (alpha == "premultiplied") return io::AlphaMode::Premultiplied;
-  if (alpha == "straight") return io::AlphaMode::Straight;
-  value_error("alpha = \"" + alpha + "\"; premultiplied or straight is allowed");
-}
+io::AlphaMode alpha_mode(const std::string& alpha) { return io::parse_alpha_mode(alpha, "alpha"); }
 
 // An array owning a heap object (a Tensor or an Image) through a capsule: no copy of the pixels.
 // The capsule is made first: from then on it owns `owner` (a failure below deletes it once, through the capsule).

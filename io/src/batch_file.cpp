@@ -5,6 +5,7 @@
 #include "rsz/error.h"
 #include "rsz/io/batch_file.h"
 #include "rsz/io/config.h"
+#include "rsz/io/image.h"
 #include "rsz/io/naming.h"
 
 namespace rsz::io {
@@ -14,6 +15,13 @@ using detail::Json;
 using detail::Ref;
 
 constexpr const char* kStepContext = "the step's \"op\"";
+
+// One of `names`, as written.
+std::string one_of(const Ref& ref, const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, std::string>> choices;
+  for (const std::string& name : names) choices.emplace_back(name, name);
+  return detail::get_enum<std::string>(ref, choices);
+}
 
 bool is_glob(const std::string& pattern) { return pattern.find_first_of("*?[") != std::string::npos; }
 
@@ -91,7 +99,7 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
       out.names_path = detail::resolve_path(base_dir, detail::get_nonempty_string(*names));
     }
     if (const auto check = step.find("rois_check")) {
-      out.rois_check = detail::get_enum<std::string>(*check, {{"warn", "warn"}, {"error", "error"}, {"off", "off"}});
+      out.rois_check = one_of(*check, rois_check_names());
     }
     if (const auto manifest = step.find("manifest")) {
       const std::string text = detail::get_nonempty_string(*manifest);
@@ -127,6 +135,8 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
 }
 
 }  // namespace
+
+std::vector<std::string> rois_check_names() { return {"warn", "error", "off"}; }
 
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir) {
   const Json json = detail::parse_json(json_text, source);
@@ -175,7 +185,7 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
     batch.depth = depth->json().get<int>();
   }
   if (const auto alpha = root.find("alpha")) {
-    batch.alpha = detail::get_enum<std::string>(*alpha, {{"premultiplied", "premultiplied"}, {"straight", "straight"}});
+    batch.alpha = one_of(*alpha, alpha_mode_names());
   }
   if (const auto exif = root.find("exif")) batch.exif = detail::get_bool(*exif);
   if (const auto hidden = root.find("hidden")) batch.hidden = detail::get_bool(*hidden);

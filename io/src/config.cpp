@@ -54,26 +54,26 @@ ResizeIntent parse_resize_object(const Ref& ref, const char* op_context, bool th
   check_config_object(ref, keys, thumbnail ? "thumbnail" : "resample", op_context);
   ResizeIntent intent;
   intent.config = read_fields(ref, resample_table());
-  const auto named = [&](const char* key, auto parse) {
-    const auto r = ref.find(key);
-    if (!r) return decltype(parse(std::string()))();
-    const std::string text = get_string(*r);
+  // A string key read by one of resize.h's parsers, whose usage error then names the key's JSON path.
+  const auto text_of = [](const Ref& r, auto parse) {
+    const std::string text = get_string(r);
     try {
       return parse(text);
     } catch (const Error& e) {
-      r->fail(e.what());
+      r.fail(e.what());
     }
   };
-  if (ref.find("size")) {
-    intent.box = named("size", [&](const std::string& t) { return std::optional(parse_size(t, "size", thumbnail)); });
+  if (const auto r = ref.find("size")) {
+    intent.box = text_of(*r, [&](const std::string& t) { return parse_size(t, "size", thumbnail); });
   }
-  if (ref.find("fit")) intent.fit = named("fit", [](const std::string& t) { return std::optional(parse_fit(t, "fit")); });
-  if (ref.find("gravity")) {
-    intent.gravity = named("gravity", [](const std::string& t) { return std::optional(parse_gravity(t, "gravity")); });
+  if (const auto r = ref.find("fit")) {
+    intent.fit = text_of(*r, [](const std::string& t) { return parse_fit(t, "fit"); });
   }
-  if (ref.find("preset")) {
-    intent.preset =
-        named("preset", [](const std::string& t) { return std::optional(parse_resample_preset(t, "preset")); });
+  if (const auto r = ref.find("gravity")) {
+    intent.gravity = text_of(*r, [](const std::string& t) { return parse_gravity(t, "gravity"); });
+  }
+  if (const auto r = ref.find("preset")) {
+    intent.preset = text_of(*r, [](const std::string& t) { return parse_resample_preset(t, "preset"); });
     intent.config = overlay(preset_config(*intent.preset), intent.config);
   }
   if (thumbnail && !intent.box) ref.required("size");
@@ -271,9 +271,19 @@ const char* to_string(ResamplePreset preset) {
   return "unknown";
 }
 
+namespace {
+constexpr ResamplePreset kPresets[] = {ResamplePreset::HalfPixel, ResamplePreset::AlignCorners,
+                                       ResamplePreset::Asymmetric, ResamplePreset::NearestFloor};
+}  // namespace
+
+std::vector<std::string> resample_preset_names() {
+  std::vector<std::string> names;
+  for (const ResamplePreset p : kPresets) names.emplace_back(to_string(p));
+  return names;
+}
+
 ResamplePreset parse_resample_preset(const std::string& text, const std::string& what) {
-  for (const ResamplePreset p : {ResamplePreset::HalfPixel, ResamplePreset::AlignCorners, ResamplePreset::Asymmetric,
-                                 ResamplePreset::NearestFloor}) {
+  for (const ResamplePreset p : kPresets) {
     if (text == to_string(p)) return p;
   }
   usage(what + " = \"" + text + "\" is not a preset; half_pixel, align_corners, asymmetric or nearest_floor is allowed");

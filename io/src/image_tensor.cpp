@@ -23,6 +23,19 @@
 #include "rsz/io/image.h"
 
 namespace rsz::io {
+
+const char* to_string(AlphaMode mode) { return mode == AlphaMode::Straight ? "straight" : "premultiplied"; }
+
+std::vector<std::string> alpha_mode_names() {
+  return {to_string(AlphaMode::Premultiplied), to_string(AlphaMode::Straight)};
+}
+
+AlphaMode parse_alpha_mode(const std::string& text, const std::string& what) {
+  for (const AlphaMode mode : {AlphaMode::Premultiplied, AlphaMode::Straight}) {
+    if (text == to_string(mode)) return mode;
+  }
+  throw Error(ErrorCode::Usage, what + " = \"" + text + "\"; premultiplied or straight is allowed");
+}
 namespace {
 
 [[noreturn]] void fail(ErrorCode code, const char* function, const std::string& what) {

@@ -298,26 +298,6 @@ std::array<float, 4> get_float4(const Ref& ref) {
   return values;
 }
 
-InterpolationMode get_interpolation(const Ref& ref) {
-  return get_enum<InterpolationMode>(ref, {{to_string(InterpolationMode::Nearest), InterpolationMode::Nearest},
-                                           {to_string(InterpolationMode::Linear), InterpolationMode::Linear}});
-}
-
-NearestRounding get_nearest_rounding(const Ref& ref) {
-  return get_enum<NearestRounding>(
-      ref, {{to_string(NearestRounding::RoundPreferCeil), NearestRounding::RoundPreferCeil},
-            {to_string(NearestRounding::RoundPreferFloor), NearestRounding::RoundPreferFloor},
-            {to_string(NearestRounding::Floor), NearestRounding::Floor},
-            {to_string(NearestRounding::Ceil), NearestRounding::Ceil},
-            {"decreasing", NearestRounding::Floor},
-            {"increasing", NearestRounding::Ceil}});
-}
-
-RoiReduction get_reduction(const Ref& ref) {
-  return get_enum<RoiReduction>(ref, {{to_string(RoiReduction::Average), RoiReduction::Average},
-                                      {to_string(RoiReduction::Max), RoiReduction::Max}});
-}
-
 std::string resolve_path(const std::string& base_dir, const std::string& path) {
   const std::filesystem::path p(path);
   if (p.is_absolute() || base_dir.empty()) return p.lexically_normal().string();

@@ -92,13 +92,14 @@ std::int64_t get_int(const Ref& ref, std::int64_t min, std::int64_t max);
 std::uint32_t get_uint32(const Ref& ref, std::uint32_t min);
 std::array<float, 4> get_float4(const Ref& ref);
 
-// One of the listed strings; the message lists them all.
-template <typename T>
-T get_enum(const Ref& ref, std::initializer_list<std::pair<const char*, T>> choices) {
+// One of the listed strings (`choices`: pairs of a spelling and its value, in any container); the message lists
+// them all.
+template <typename T, typename Choices>
+T get_enum(const Ref& ref, const Choices& choices) {
   std::string allowed;
   for (const auto& choice : choices) {
     if (!allowed.empty()) allowed += ", ";
-    allowed += std::string("\"") + choice.first + "\"";
+    allowed += "\"" + std::string(choice.first) + "\"";
   }
   if (!ref.json().is_string()) ref.fail_expected("one of " + allowed);
   const std::string& text = ref.json().get_ref<const std::string&>();
@@ -107,16 +108,16 @@ T get_enum(const Ref& ref, std::initializer_list<std::pair<const char*, T>> choi
   }
   ref.fail_expected("one of " + allowed);
 }
-
-InterpolationMode get_interpolation(const Ref& ref);
-RoiReduction get_reduction(const Ref& ref);
+template <typename T>
+T get_enum(const Ref& ref, std::initializer_list<std::pair<const char*, T>> choices) {
+  return get_enum<T, std::initializer_list<std::pair<const char*, T>>>(ref, choices);
+}
 
 // A path written in a file, resolved against `base_dir` when relative, lexically normalized ("a/../b" -> "b").
 std::string resolve_path(const std::string& base_dir, const std::string& path);
 
 // ---- the per-operator config objects (config.cpp), shared by the config files and the steps of batch files ----
 // `op_context` says where the expected op comes from in the message for a mismatching "op" key.
-NearestRounding get_nearest_rounding(const Ref& ref);
 ResampleConfig parse_resample_object(const Ref& ref, const char* op_context);
 // A resample (or, with `thumbnail`, a thumbnail) step's config: the resample keys plus the resize intent's "size",
 // "fit", "gravity", "preset" (and thumbnail's "enlarge"), checked as a whole (resize.h).

@@ -65,7 +65,9 @@ std::vector<float> text_floats(const std::string& flag, const std::string& text)
 
 float text_float(const std::string& flag, const std::string& text) {
   const std::vector<float> v = text_floats(flag, text);
-  if (v.size() != 1) usage(flag + " " + text + ": " + std::to_string(v.size()) + " values given; one number is allowed");
+  if (v.size() != 1) {
+    usage(flag + " " + text + ": " + std::to_string(v.size()) + " values given; one number is allowed");
+  }
   return v[0];
 }
 
@@ -137,16 +139,7 @@ FieldBinding<Config> enum_field(const char* key, const char* flag, const char* h
                                 E Params<Config>::*param, Choices<E> choices) {
   FieldSpec spec{key, flag, help, FieldKind::Enum, {}, ""};
   for (const auto& choice : choices) spec.choices.push_back(choice.first);
-  auto from_json = [choices](const Ref& r) -> E {
-    std::string allowed;
-    for (const auto& choice : choices) allowed += (allowed.empty() ? "\"" : ", \"") + choice.first + "\"";
-    if (r.json().is_string()) {
-      for (const auto& choice : choices) {
-        if (r.json().get_ref<const std::string&>() == choice.first) return choice.second;
-      }
-    }
-    r.fail_expected("one of " + allowed);
-  };
+  auto from_json = [choices](const Ref& r) { return get_enum<E>(r, choices); };
   auto from_text = [choices](const std::string& what, const std::string& text) -> E {
     for (const auto& choice : choices) {
       if (text == choice.first) return choice.second;

@@ -160,6 +160,16 @@ BoxPlan plan_box(std::int64_t in_w, std::int64_t in_h, const ResizeIntent& inten
 const char* to_string(Fit fit) { return name_of(kFits, fit); }
 const char* to_string(Gravity gravity) { return name_of(kGravities, gravity); }
 Fit parse_fit(const std::string& text, const std::string& what) { return parse_named(kFits, text, what); }
+template <typename Enum, std::size_t N>
+std::vector<std::string> names_of(const std::pair<const char*, Enum> (&table)[N]) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.emplace_back(entry.first);
+  return names;
+}
+
+std::vector<std::string> fit_names() { return names_of(kFits); }
+std::vector<std::string> gravity_names() { return names_of(kGravities); }
+
 Gravity parse_gravity(const std::string& text, const std::string& what) {
   return parse_named(kGravities, text, what);
 }
@@ -310,7 +320,7 @@ ResizePlan plan_resize(const ResizeIntent& intent, const Dims& in, bool image) {
   }
   plan.call_sizes = resolved.output_sizes;
   plan.canvas = resolved.output_sizes;
-  if (box && intent.box) {
+  if (box) {
     const Fit fit = effective_fit(intent);
     if (fit == Fit::Cover) {  // the output window over the resized image: shifted output offsets, no copy
       resolved.params.output_pixel_offsets[2] -= static_cast<float>(box->offset_y);

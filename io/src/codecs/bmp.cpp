@@ -2,7 +2,6 @@
 //
 // The probe reads the size, bit count and compression of uncompressed, bit-field and RLE files, and (with `whole`)
 // refuses an uncompressed or bit-field file that does not hold the whole pixel array its header announces.
-#include <climits>
 
 #include "codecs/header_reader.h"
 
@@ -86,7 +85,7 @@ std::vector<std::uint8_t> encode_bmp(const Codec& codec, const std::string& path
 }  // namespace
 
 Codec bmp_codec() {
-  Codec c;
+  Codec c = opencv_codec();
   c.format = ImageFormat::Bmp;
   c.name = "bmp";
   c.display_name = "BMP";
@@ -94,15 +93,10 @@ Codec bmp_codec() {
   c.extensions = {".bmp", nullptr};
   c.sniff = sniff_bmp;
   c.probe = probe_bmp;
-  c.decoded_facts = decoded_facts;
-  c.info = info_from_header;
-  c.decode = read_opencv;
   c.encode = encode_bmp;
   c.depths = kWrites8;
   c.channels = kGray | kRgb;
   c.channels_refusal = "cannot hold an alpha channel here";  // OpenCV writes no alpha to BMP
-  c.max_side = INT_MAX;  // OpenCV's int sizes
-  c.max_side_reason = " through OpenCV";
   c.module_ext = ".bmp";
   return c;
 }

@@ -156,5 +156,8 @@ void decoded_facts(const Codec& codec, const std::string& path, const FileBytes&
 // the codec carries.
 std::vector<std::uint8_t> encode_opencv(const Codec& codec, const std::string& path, const Image& image,
                                         const std::vector<int>& params);
+// What every entry read through OpenCV shares: channels and depth decoded where the header probe cannot tell, the
+// info from the header, OpenCV's decoder, and OpenCV's int sizes as the largest side; the entries add the rest.
+Codec opencv_codec();
 
 }  // namespace rsz::io::detail

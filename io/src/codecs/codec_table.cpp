@@ -1,6 +1,7 @@
 // The codec table, its lookups, and what is derived from it: the lists of formats and extensions that messages name,
 // and the checks of what each format can hold.
 #include <algorithm>
+#include <climits>
 #include <cctype>
 #include <filesystem>
 
@@ -153,6 +154,16 @@ std::string write_problem(const Codec& codec, const Image& image) {
            " pixels; at most " + std::to_string(codec.max_side) + " a side is allowed";
   }
   return {};
+}
+
+Codec opencv_codec() {
+  Codec c;
+  c.decoded_facts = decoded_facts;
+  c.info = info_from_header;
+  c.decode = read_opencv;
+  c.max_side = INT_MAX;  // OpenCV's int sizes
+  c.max_side_reason = " through OpenCV";
+  return c;
 }
 
 }  // namespace rsz::io::detail

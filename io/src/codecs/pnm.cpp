@@ -103,16 +103,11 @@ std::vector<std::uint8_t> encode_pnm(const Codec& codec, const std::string& path
 
 // What PPM and PGM share.
 Codec pnm_codec() {
-  Codec c;
+  Codec c = opencv_codec();
   c.family = "PPM/PGM";
   c.probe = probe_pnm;
-  c.decoded_facts = decoded_facts;
-  c.info = info_from_header;
-  c.decode = read_opencv;
   c.encode = encode_pnm;
   c.depths = kWrites8 | kWrites16;
-  c.max_side = INT_MAX;  // OpenCV's int sizes
-  c.max_side_reason = " through OpenCV";
   return c;
 }
 

@@ -4,7 +4,6 @@
 // The probe reads the size and orientation of the first image only; channels and depth come from decoding.
 // Classic TIFF (magic 42: 4-byte offsets, 12-byte entries) and BigTIFF (magic 43: 8-byte offsets, 20-byte entries,
 // sizes also as LONG8). Truncation is left to libtiff.
-#include <climits>
 
 #include "codecs/header_reader.h"
 
@@ -118,7 +117,7 @@ std::vector<std::uint8_t> encode_tiff(const Codec& codec, const std::string& pat
 }  // namespace
 
 Codec tiff_codec() {
-  Codec c;
+  Codec c = opencv_codec();
   c.format = ImageFormat::Tiff;
   c.name = "tiff";
   c.display_name = "TIFF";
@@ -126,15 +125,10 @@ Codec tiff_codec() {
   c.extensions = {".tif", ".tiff"};
   c.sniff = sniff_tiff;
   c.probe = probe_tiff;
-  c.decoded_facts = decoded_facts;
-  c.info = info_from_header;
-  c.decode = read_opencv;
   c.metadata_read = kIcc | kXmp;  // the ICC profile and XMP tags of the first directory
   c.encode = encode_tiff;
   c.depths = kWrites8 | kWrites16;
   c.channels = kGray | kRgb | kRgba;
-  c.max_side = INT_MAX;  // OpenCV's int sizes
-  c.max_side_reason = " through OpenCV";
   c.metadata_written = kIcc | kXmp;  // TIFF's EXIF is a directory of its own, not a blob: not written
   c.module_ext = ".tiff";
   return c;

@@ -64,7 +64,7 @@ std::vector<std::uint8_t> encode_webp(const Codec& codec, const std::string& pat
 }  // namespace
 
 Codec webp_codec() {
-  Codec c;
+  Codec c = opencv_codec();
   c.format = ImageFormat::Webp;
   c.name = "webp";
   c.display_name = "WebP";
@@ -72,15 +72,13 @@ Codec webp_codec() {
   c.extensions = {".webp", nullptr};
   c.sniff = sniff_webp;
   c.probe = probe_webp;
-  c.decoded_facts = decoded_facts;
-  c.info = info_from_header;
-  c.decode = read_opencv;
   c.metadata_read = kIcc | kExif | kXmp;  // ICCP, EXIF and "XMP " chunks
   c.encode = encode_webp;
   c.depths = kWrites8;
   c.channels = kGray | kRgb | kRgba;
   c.gray_as_rgb = true;  // WebP has no gray
-  c.max_side = 16383;    // the VP8L / VP8X limit
+  c.max_side = 16383;    // the VP8L / VP8X limit, below OpenCV's
+  c.max_side_reason = "";
   c.metadata_written = kIcc | kExif | kXmp;
   c.module_ext = ".webp";
   return c;

@@ -33,6 +33,9 @@ namespace rsz::io {
 // step is done: "half then double" chains (not allowed on the first step).
 // "output_dir" is resolved against base_dir; when absent it is "out" in base_dir. Messages name JSON paths such as
 // /steps/1/config/scales/2.
+// The spellings of a roi_align step's "rois_check" and of the command line's --rois-check: "warn", "error", "off".
+std::vector<std::string> rois_check_names();
+
 struct BatchStep {
   using Config = std::variant<ResizeIntent, Upsample2dConfig, RoiAlignConfig>;
   std::string op;  // "resample", "thumbnail", "upsample2d" or "roi_align": the step's operator, matching `config`

@@ -112,6 +112,7 @@ enum class ResamplePreset { HalfPixel, AlignCorners, Asymmetric, NearestFloor };
 const char* to_string(ResamplePreset preset);  // "half_pixel", "align_corners", "asymmetric", "nearest_floor"
 // Throws ErrorCode::Usage naming `what` (a flag or parameter name), the text and the allowed names.
 ResamplePreset parse_resample_preset(const std::string& text, const std::string& what);
+std::vector<std::string> resample_preset_names();  // every preset's name, in the order above
 // The config fields a preset sets: both offsets, and for nearest_floor the interpolation.
 ResampleConfig preset_config(ResamplePreset preset);
 // Sizes, boxes, fits and the align_corners preset's scales are planned by rsz/io/resize.h (plan_resize).

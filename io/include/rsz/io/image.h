@@ -139,6 +139,10 @@ enum class AlphaMode {
   Premultiplied,  // colour is multiplied by alpha in the tensor, so linear filtering makes no dark halos
   Straight,       // colour and alpha are independent channels
 };
+const char* to_string(AlphaMode mode);  // "premultiplied", "straight"
+std::vector<std::string> alpha_mode_names();
+// Throws ErrorCode::Usage: `what` = "TEXT"; premultiplied or straight is allowed.
+AlphaMode parse_alpha_mode(const std::string& text, const std::string& what);
 
 // A packed 1 x C x H x W tensor of `type` (float32 or float16).
 Tensor image_to_tensor(const Image& image, DataType type, AlphaMode alpha = AlphaMode::Premultiplied);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rsz/io/config.h"
 
@@ -32,6 +33,9 @@ const char* to_string(Gravity gravity);  // "center", "north", ..., "southwest"
 // Throw ErrorCode::Usage naming `what`, the text and the allowed names.
 Fit parse_fit(const std::string& text, const std::string& what);
 Gravity parse_gravity(const std::string& text, const std::string& what);
+// Every spelling, in the order messages list them (for choices of flags).
+std::vector<std::string> fit_names();
+std::vector<std::string> gravity_names();
 
 // A box or a percentage. parse_size reads ImageMagick's geometry: "WxH", "Wx", "xH", "W" (a width), "N%", each
 // optionally followed by ! (fill), ^ (outside), > (inside, only shrink) or < (inside, only enlarge); `square` makes
