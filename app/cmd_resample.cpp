@@ -22,12 +22,12 @@ io::ResampleConfig fixed_flags(const ResampleOptions& o) {
   flags = io::overlay(flags, field_config<io::ResampleConfig>(o.fields));
   if (!o.scale.empty()) {  // the shorthand of --scales for images: H and W
     const auto v = parse_float_list("--scale", o.scale, 1, 2);
-    for (const float x : v) {
-      if (!(x > 0.0f)) usage_error("--scale " + o.scale + ": every scale must be > 0");
-    }
     const float sx = v[0];
     const float sy = v.size() == 2 ? v[1] : v[0];
     flags.scales = std::array<float, 4>{1.0f, 1.0f, sy, sx};
+    ResampleParams scales_only;
+    scales_only.scales = *flags.scales;
+    check_flag("--scale", o.scale, scales_only);
   }
   return flags;
 }

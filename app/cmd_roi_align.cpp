@@ -234,7 +234,7 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
     JobPlan plan;
     if (probe.from_image && check != "off") {
       const std::string boxes = suspicious_boxes(list, resolved.params, probe.sizes[3], probe.sizes[2]);
-      if (!boxes.empty() && check == "error") throw Error(ErrorCode::Usage, input + ": " + boxes);
+      if (!boxes.empty() && check == "error") throw Error(ErrorCode::InvalidArgument, input + ": " + boxes);
       if (!boxes.empty()) plan.warning = input + ": " + boxes;
     }
     if (const std::string rounded = rounded_boxes(list, probe.type, probe.from_image); !rounded.empty()) {

@@ -97,7 +97,7 @@ Config field_config(const FieldTexts& texts) {
 // max_pixels option); a command-line user is told the flag that sets them.
 std::string for_cli(std::string message);
 
-// Throws rsz::Error with ErrorCode::Usage (exit status 2).
+// Throws rsz::Error with ErrorCode::InvalidArgument (exit status 2).
 [[noreturn]] void usage_error(const std::string& message);
 
 // Files, folders (their images and .npy files, sorted; recursively with --recursive) and quoted globs, expanded in
@@ -262,6 +262,19 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
 std::string backend_note(const CommonOptions& options);
 
 // Parsing helpers for flag values; each throws a usage error naming the flag.
+// The core's range check (check_params) of parameters set by a flag: refused as a usage error naming the flag and
+// its text in front of the core's message.
+template <typename Params>
+void check_flag(const std::string& flag, const std::string& text, const Params& params) {
+  try {
+    check_params(params);
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Error& e) {
+    usage_error(flag + " " + text + ": " + e.what());
+  }
+}
+
 std::vector<float> parse_float_list(const std::string& flag, const std::string& text, std::size_t min_count,
                                     std::size_t max_count);
 std::vector<std::int64_t> parse_int_list(const std::string& flag, const std::string& text, char separator,

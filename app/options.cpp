@@ -30,7 +30,7 @@ std::string for_cli(std::string message) {
   return message;
 }
 
-void usage_error(const std::string& message) { throw Error(ErrorCode::Usage, message); }
+void usage_error(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
 
 void to_stderr(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stderr);

@@ -129,7 +129,7 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
   } catch (const Error& e) {
     // Parameters that cannot be met for this input's size (a scale whose output overflows...) are the request's
     // fault; shapes, types, unreadable or corrupt files are the input's.
-    const bool request = e.code() == ErrorCode::Usage || e.code() == ErrorCode::InvalidArgument;
+    const bool request = e.code() == ErrorCode::InvalidArgument;
     (request ? prepared.usage : prepared.failure) = with_input(job.input, e.what());
     return prepared;
   } catch (const std::exception& e) {
@@ -242,7 +242,7 @@ std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOpti
     }
   }
   for (const Prepared& p : prepared) {
-    if (!p.usage.empty()) throw Error(ErrorCode::Usage, p.usage);
+    if (!p.usage.empty()) throw Error(ErrorCode::InvalidArgument, p.usage);
   }
   return prepared;
 }

@@ -9,7 +9,6 @@ const char* to_string(ErrorCode code) {
     case ErrorCode::InvalidDataType: return "invalid data type";
     case ErrorCode::Io: return "i/o error";
     case ErrorCode::Format: return "format error";
-    case ErrorCode::Usage: return "usage error";
     case ErrorCode::Internal: return "internal error";
   }
   return "unknown error";

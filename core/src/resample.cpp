@@ -27,6 +27,13 @@ void validate(const ConstTensorView& input, const TensorView& output, const Resa
   detail::check_data_types(kOp, input.dtype(), output.dtype());
   detail::check_sizes_positive(kOp, "input", input.layout());
   detail::check_sizes_positive(kOp, "output", output.layout());
+  check_params(params);
+  detail::check_output_writable(kOp, output, {&input});
+}
+
+}  // namespace
+
+void check_params(const ResampleParams& params) {
   check_scales(params.scales);
   for (std::size_t i = 0; i < 4; ++i) {
     detail::check_finite(kOp, "input_pixel_offsets[" + std::to_string(i) + "]", params.input_pixel_offsets[i]);
@@ -45,10 +52,7 @@ void validate(const ConstTensorView& input, const TensorView& output, const Resa
                    "rounding_direction has an unknown value; round_prefer_ceil, round_prefer_floor, floor or ceil "
                    "is allowed");
   }
-  detail::check_output_writable(kOp, output, {&input});
 }
-
-}  // namespace
 
 const char* to_string(InterpolationMode mode) {
   switch (mode) {

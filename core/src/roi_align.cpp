@@ -160,6 +160,13 @@ void validate(const ConstTensorView& input, const ConstTensorView& rois, const C
                  "output sizes " + dims_to_string(output.sizes()) + " do not match; {R, C, OH, OW} = " +
                      dims_to_string(expected) + " is required");
   }
+  check_params(params);
+  detail::check_output_writable(kOp, output, {&input, &rois, &batch_indices});
+}
+
+}  // namespace
+
+void check_params(const RoiAlignParams& params) {
   if (params.interpolation != InterpolationMode::Nearest && params.interpolation != InterpolationMode::Linear) {
     detail::fail(ErrorCode::InvalidArgument, kOp, "interpolation has an unknown value; nearest or linear is allowed");
   }
@@ -179,10 +186,7 @@ void validate(const ConstTensorView& input, const ConstTensorView& rois, const C
   detail::check_finite(kOp, "spatial_scale_y", params.spatial_scale_y);
   detail::check_finite(kOp, "input_pixel_offset", params.input_pixel_offset);
   detail::check_finite(kOp, "output_pixel_offset", params.output_pixel_offset);
-  detail::check_output_writable(kOp, output, {&input, &rois, &batch_indices});
 }
-
-}  // namespace
 
 void detail::check_roi(std::int64_t r, std::uint32_t batch_index, const std::array<float, 4>& box,
                        std::int64_t batch, float scale_x, float scale_y) {

@@ -19,9 +19,12 @@ void check_input_rank(const Dims& sizes) {
   }
 }
 
+// A scale is >= 1 and, given an input size (0: none yet), at most UINT32_MAX / that size.
 void check_scale(const char* name, std::uint32_t scale, std::int64_t input_size, const char* axis) {
+  if (scale < 1) detail::fail(ErrorCode::InvalidArgument, kOp, std::string(name) + " = 0 is not allowed; it must be >= 1");
+  if (input_size < 1) return;
   const std::int64_t limit = static_cast<std::int64_t>(std::numeric_limits<std::uint32_t>::max()) / input_size;
-  if (scale < 1 || scale > limit) {
+  if (scale > limit) {
     detail::fail(ErrorCode::InvalidArgument, kOp,
                  std::string(name) + " = " + std::to_string(scale) + " is out of range [1, " + std::to_string(limit) +
                      "] for input " + axis + " " + std::to_string(input_size) +
@@ -46,9 +49,7 @@ void validate(const ConstTensorView& input, const TensorView& output, const Upsa
   detail::check_rank(kOp, "output", output.layout(), input.rank());
   detail::check_data_types(kOp, input.dtype(), output.dtype());
   detail::check_sizes_positive(kOp, "input", input.layout());
-  if (params.interpolation != InterpolationMode::Nearest && params.interpolation != InterpolationMode::Linear) {
-    detail::fail(ErrorCode::InvalidArgument, kOp, "interpolation has an unknown value; nearest or linear is allowed");
-  }
+  check_params(params);
   const Dims expected = checked_output_sizes(input.sizes(), params.scale_size);
   if (output.sizes() != expected) {
     detail::fail(ErrorCode::InvalidShape, kOp,
@@ -59,6 +60,14 @@ void validate(const ConstTensorView& input, const TensorView& output, const Upsa
 }
 
 }  // namespace
+
+void check_params(const Upsample2dParams& params) {
+  if (params.interpolation != InterpolationMode::Nearest && params.interpolation != InterpolationMode::Linear) {
+    detail::fail(ErrorCode::InvalidArgument, kOp, "interpolation has an unknown value; nearest or linear is allowed");
+  }
+  check_scale("scale_size.height", params.scale_size.height, 0, "height");
+  check_scale("scale_size.width", params.scale_size.width, 0, "width");
+}
 
 Dims upsample2d_output_sizes(const Dims& input_sizes, const ScaleSize& scale_size) {
   check_input_rank(input_sizes);

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 using detail::Json;
 using detail::Ref;
 
-[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::Usage, message); }
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
 
 // Labels and ids become parts of file names: separators and control characters become '_', and so does the second
 // dot of "..".

@@ -83,7 +83,7 @@ ResizeIntent parse_resize_object(const Ref& ref, const char* op_context, bool th
     if (thumbnail) apply_thumbnail_defaults(intent, enlarged);
     check_intent(intent);
   } catch (const Error& e) {
-    if (e.code() != ErrorCode::Usage) throw;
+    if (e.code() != ErrorCode::InvalidArgument) throw;
     ref.fail(e.what());
   }
   return intent;
@@ -105,29 +105,7 @@ namespace {
 
 constexpr const char* kFileContext = "the operator this config file is read for";
 
-std::string format_float(float value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, result.ptr);
-}
-
-[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::Usage, message); }
-
-void check_finite4(const char* op, const char* key, const std::array<float, 4>& values) {
-  for (std::size_t i = 0; i < 4; ++i) {
-    if (!std::isfinite(values[i])) {
-      usage(std::string(op) + ": \"" + key + "\"[" + std::to_string(i) + "] = " + format_float(values[i]) +
-            "; it must be finite");
-    }
-  }
-}
-
-void check_finite(const char* op, const char* key, float value) {
-  if (!std::isfinite(value))
-    usage(std::string(op) + ": \"" + key + "\" = " + format_float(value) + "; it must be finite");
-}
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
 
 }  // namespace
 
@@ -183,8 +161,6 @@ ResolvedResample resolve(const ResampleConfig& config, const Dims& input_sizes) 
   }
   ResolvedResample out;
   detail::copy_to_params(config, out.params, detail::resample_table());
-  check_finite4("resample", "input_pixel_offsets", out.params.input_pixel_offsets);
-  check_finite4("resample", "output_pixel_offsets", out.params.output_pixel_offsets);
   if (config.output_sizes) {
     for (std::size_t i = 0; i < 4; ++i) {
       if ((*config.output_sizes)[i] < 1) {
@@ -194,13 +170,6 @@ ResolvedResample resolve(const ResampleConfig& config, const Dims& input_sizes) 
     }
   }
   if (config.scales) {
-    for (std::size_t i = 0; i < 4; ++i) {
-      const float s = (*config.scales)[i];
-      if (!std::isfinite(s) || !(s > 0.0f)) {
-        usage("resample: \"scales\"[" + std::to_string(i) + "] = " + format_float(s) +
-              "; each scale must be finite and > 0");
-      }
-    }
     out.params.scales = *config.scales;
   } else if (config.output_sizes) {
     for (std::size_t i = 0; i < 4; ++i) {
@@ -210,6 +179,8 @@ ResolvedResample resolve(const ResampleConfig& config, const Dims& input_sizes) 
     usage(
         "resample: \"scales\" is required unless \"output_sizes\" is given");
   }
+  // The ranges are the core's (the scales from output sizes pass them: both sizes are >= 1).
+  check_params(out.params);
   if (config.output_sizes) {
     out.output_sizes.assign(config.output_sizes->begin(), config.output_sizes->end());
   } else {
@@ -225,10 +196,7 @@ Upsample2dParams resolve(const Upsample2dConfig& config) {
     usage(
         "upsample2d: \"scale_size\" is required ({\"height\": H, \"width\": W})");
   }
-  if (config.scale_size->height < 1 || config.scale_size->width < 1) {
-    usage("upsample2d: \"scale_size\" = {\"height\": " + std::to_string(config.scale_size->height) +
-          ", \"width\": " + std::to_string(config.scale_size->width) + "}; both must be >= 1");
-  }
+  check_params(params);
   return params;
 }
 
@@ -246,18 +214,7 @@ ResolvedRoiAlign resolve(const RoiAlignConfig& config) {
   out.output_height = *config.output_height;
   out.output_width = *config.output_width;
   detail::copy_to_params(config, p, detail::roi_align_table());
-  check_finite("roi_align", "spatial_scale_x", p.spatial_scale_x);
-  check_finite("roi_align", "spatial_scale_y", p.spatial_scale_y);
-  check_finite("roi_align", "input_pixel_offset", p.input_pixel_offset);
-  check_finite("roi_align", "output_pixel_offset", p.output_pixel_offset);
-  if (p.minimum_samples_per_output < 1) {
-    usage("roi_align: \"minimum_samples_per_output\" = 0; it must be >= 1");
-  }
-  if (p.minimum_samples_per_output > p.maximum_samples_per_output) {
-    usage("roi_align: \"minimum_samples_per_output\" = " + std::to_string(p.minimum_samples_per_output) +
-          " is above \"maximum_samples_per_output\" = " + std::to_string(p.maximum_samples_per_output) +
-          "; the minimum must be <= the maximum");
-  }
+  check_params(p);
   return out;
 }
 

@@ -34,7 +34,7 @@ AlphaMode parse_alpha_mode(const std::string& text, const std::string& what) {
   for (const AlphaMode mode : {AlphaMode::Premultiplied, AlphaMode::Straight}) {
     if (text == to_string(mode)) return mode;
   }
-  throw Error(ErrorCode::Usage, what + " = \"" + text + "\"; premultiplied or straight is allowed");
+  throw Error(ErrorCode::InvalidArgument, what + " = \"" + text + "\"; premultiplied or straight is allowed");
 }
 namespace {
 

@@ -61,7 +61,7 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes, const
   std::size_t size = 0;
   const FileDescriptor fd = open_input_file(path, what, size);
   if (size > max_bytes) {
-    fail(ErrorCode::Usage, path,
+    fail(ErrorCode::InvalidArgument, path,
          "the file is " + std::to_string(size >> 20) + " MiB, larger than " + std::to_string(max_bytes >> 20) +
              " MiB; files of this kind are read up to " + std::to_string(max_bytes >> 20) + " MiB");
   }
@@ -76,7 +76,7 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes, const
     if (got == 0) break;
     text.append(buffer, static_cast<std::size_t>(got));
     if (text.size() > max_bytes) {
-      fail(ErrorCode::Usage, path, "larger than " + std::to_string(max_bytes >> 20) + " MiB; not a file rsz reads");
+      fail(ErrorCode::InvalidArgument, path, "larger than " + std::to_string(max_bytes >> 20) + " MiB; not a file rsz reads");
     }
   }
   return text;
@@ -106,7 +106,7 @@ Json parse_json(const std::string& text, const std::string& source) {
       case Json::parse_event_t::object_start:
       case Json::parse_event_t::array_start:
         if (depth >= kMaxJsonDepth) {
-          fail(ErrorCode::Usage, source,
+          fail(ErrorCode::InvalidArgument, source,
                "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at " + frames_pointer(frames));
         }
         frames.push_back(Frame{event == Json::parse_event_t::object_start, {}, {}, 0});
@@ -115,7 +115,7 @@ Json parse_json(const std::string& text, const std::string& source) {
         Frame& frame = frames.back();
         frame.key = parsed.get<std::string>();
         if (!frame.keys.insert(frame.key).second) {
-          fail(ErrorCode::Usage, source,
+          fail(ErrorCode::InvalidArgument, source,
                "duplicate key \"" + one_line(shorten(frame.key, 60)) + "\" at " + frames_pointer(frames) +
                    "; each key may appear once per object");
         }
@@ -156,7 +156,7 @@ Json parse_json(const std::string& text, const std::string& source) {
     } else if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
       what = what.substr(what.find("] ") + 2);
     }
-    fail(ErrorCode::Usage, source,
+    fail(ErrorCode::InvalidArgument, source,
          "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(column) + " (byte " +
              std::to_string(e.byte) + "): " + one_line(shorten(what, 200)));
   } catch (const Json::exception& e) {
@@ -172,7 +172,7 @@ Json parse_json(const std::string& text, const std::string& source) {
     const std::string where = frames.empty()
                                   ? std::string("invalid JSON")
                                   : "key \"" + one_line(shorten(key, 60)) + "\" at " + one_line(frames_pointer(frames));
-    fail(ErrorCode::Usage, source, where + ": " + one_line(shorten(what, 200)) + "; expected a finite number");
+    fail(ErrorCode::InvalidArgument, source, where + ": " + one_line(shorten(what, 200)) + "; expected a finite number");
   }
 }
 
@@ -187,7 +187,7 @@ std::optional<Ref> Ref::find(const std::string& name) const {
 Ref Ref::required(const std::string& name) const {
   std::optional<Ref> member = find(name);
   if (!member) {
-    throw Error(ErrorCode::Usage, *source_ + ": key \"" + name + "\" at " + pointer_ + "/" + pointer_token(name) +
+    throw Error(ErrorCode::InvalidArgument, *source_ + ": key \"" + name + "\" at " + pointer_ + "/" + pointer_token(name) +
                                       ": required key is missing");
   }
   return *member;
@@ -196,9 +196,9 @@ Ref Ref::required(const std::string& name) const {
 Ref Ref::element(std::size_t i) const { return Ref((*value_)[i], *source_, pointer_ + "/" + std::to_string(i), key_); }
 
 void Ref::fail(const std::string& what) const {
-  if (key_.empty() && pointer_.empty()) detail::fail(ErrorCode::Usage, *source_, "at the top level: " + what);
+  if (key_.empty() && pointer_.empty()) detail::fail(ErrorCode::InvalidArgument, *source_, "at the top level: " + what);
   const std::string where = pointer_.empty() ? std::string("the top level") : pointer_;
-  detail::fail(ErrorCode::Usage, *source_,
+  detail::fail(ErrorCode::InvalidArgument, *source_,
                "key \"" + one_line(shorten(key_, 60)) + "\" at " + one_line(where) + ": " + what);
 }
 
@@ -219,7 +219,7 @@ void expect_object(const Ref& ref, const std::vector<std::string>& allowed) {
     if (known) continue;
     std::string list;
     for (const std::string& name : allowed) list += (list.empty() ? "" : ", ") + name;
-    fail(ErrorCode::Usage, ref.source(),
+    fail(ErrorCode::InvalidArgument, ref.source(),
          "unknown key \"" + one_line(shorten(it.key(), 60)) + "\" at " + ref.pointer() + "/" +
              one_line(shorten(pointer_token(it.key()), 60)) + "; allowed keys: " + list);
   }

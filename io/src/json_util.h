@@ -2,7 +2,7 @@
 // duplicate-key and depth checks, and typed getters that throw the one-line messages described in config.h:
 //   SOURCE: key "scales" at /scales/2: expected a finite number, got "abc"
 //   SOURCE: unknown key "scale" at /scale; allowed keys: op, interpolation, ...
-// Every error is rsz::Error with ErrorCode::Usage, except read_text_file's ErrorCode::Io.
+// Every error is rsz::Error with ErrorCode::InvalidArgument, except read_text_file's ErrorCode::Io.
 #pragma once
 
 #include <array>
@@ -24,7 +24,7 @@ namespace rsz::io::detail {
 using Json = nlohmann::ordered_json;
 
 // The whole file as bytes; ErrorCode::Io naming the path when it cannot be opened or read (or is a folder).
-// Files over kMaxJsonFileBytes are refused with ErrorCode::Usage (they are not configs).
+// Files over kMaxJsonFileBytes are refused with ErrorCode::InvalidArgument (they are not configs).
 constexpr std::size_t kMaxJsonFileBytes = std::size_t{64} << 20;
 // Dataset annotations (COCO's train set is about 450 MB); the caller's memory budget applies as well.
 constexpr std::size_t kMaxAnnotationFileBytes = std::size_t{1} << 30;

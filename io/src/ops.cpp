@@ -20,7 +20,7 @@ namespace {
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kUInt32Max = std::numeric_limits<std::uint32_t>::max();
 
-[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::Usage, message); }
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
 
 // ---- defaults as JSON text, from the core Params ----
 
@@ -81,11 +81,13 @@ std::array<float, 4> text_floats4(const std::string& flag, const std::string& te
   return {v[0], v[1], v[2], v[3]};
 }
 
-std::int64_t text_int(const std::string& flag, const std::string& text, const std::string& item, std::int64_t max) {
+// A whole number in [min, max]: sizes start at 1; counts and factors at 0, their range being the core's.
+std::int64_t text_int(const std::string& flag, const std::string& text, const std::string& item, std::int64_t min,
+                      std::int64_t max) {
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-  if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 1 || v > max) {
-    usage(flag + " " + text + ": '" + item + "' is not a whole number >= 1" +
+  if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < min || v > max) {
+    usage(flag + " " + text + ": '" + item + "' is not a whole number >= " + std::to_string(min) +
           (max == kUInt32Max ? " (at most 4294967295)" : ""));
   }
   return v;
@@ -124,14 +126,44 @@ FieldBinding<Config> bind(FieldSpec spec, std::optional<T> Config::*member,
   return b;
 }
 
-// The field is a member of the core Params: its default is read from there, and resolve copies it there.
+// Ranges live in the core (check_params): a field's value is checked there as soon as it is read, alone among the
+// core's defaults (which pass), so a config key or a flag is refused with the file and key, or the flag and its
+// text, in front of the core's message. Rules between fields (minimum <= maximum samples) wait for resolve, which
+// checks the whole Params the same way.
+template <typename Config, typename T>
+FieldBinding<Config> checked_by_core(FieldBinding<Config> b, std::optional<T> Config::*member,
+                                     std::function<void(const T&, Params<Config>&)> set) {
+  auto check = [member, set](const Config& c, const std::function<void(const std::string&)>& refuse) {
+    Params<Config> p;
+    set(*(c.*member), p);
+    try {
+      rsz::check_params(p);
+    } catch (const InternalError&) {
+      throw;
+    } catch (const Error& e) {
+      refuse(e.what());
+    }
+  };
+  b.from_json = [read = b.from_json, check](const Ref& r, Config& c) {
+    read(r, c);
+    check(c, [&r](const std::string& what) { r.fail(what); });
+  };
+  b.from_text = [read = b.from_text, check](const std::string& flag, const std::string& text, Config& c) {
+    read(flag, text, c);
+    check(c, [&](const std::string& what) { usage(flag + " " + text + ": " + what); });
+  };
+  return b;
+}
+
+// The field is a member of the core Params: its default is read from there, its range is the core's, and resolve
+// copies it there.
 template <typename Config, typename T>
 FieldBinding<Config> in_params(FieldBinding<Config> b, std::optional<T> Config::*member, T Params<Config>::*param) {
   b.spec.default_json = json_of(Params<Config>{}.*param);
   b.to_params = [member, param](const Config& c, Params<Config>& p) {
     if (c.*member) p.*param = *(c.*member);
   };
-  return b;
+  return checked_by_core<Config, T>(std::move(b), member, [param](const T& v, Params<Config>& p) { p.*param = v; });
 }
 
 template <typename Config, typename E>
@@ -181,22 +213,10 @@ FieldBinding<Config> floats4_field(const char* key, const char* flag, const char
 template <typename Config>
 FieldBinding<Config> scales4_field(const char* key, const char* flag, const char* help,
                                    std::optional<std::array<float, 4>> Config::*member) {
-  auto from_json = [](const Ref& r) {
-    const std::array<float, 4> scales = get_float4(r);
-    for (std::size_t i = 0; i < 4; ++i) {
-      if (!(scales[i] > 0.0f)) r.element(i).fail_expected("a number > 0");
-    }
-    return scales;
-  };
-  auto from_text = [](const std::string& what, const std::string& text) {
-    const std::array<float, 4> scales = text_floats4(what, text, false);
-    for (const float s : scales) {
-      if (!(s > 0.0f)) usage(what + " " + text + ": every scale must be > 0");
-    }
-    return scales;
-  };
-  return bind<Config, std::array<float, 4>>({key, flag, help, FieldKind::Scales4, {}, ""}, member, from_json,
-                                            from_text);
+  auto from_text = [](const std::string& what, const std::string& text) { return text_floats4(what, text, false); };
+  return checked_by_core<Config, std::array<float, 4>>(
+      bind<Config, std::array<float, 4>>({key, flag, help, FieldKind::Scales4, {}, ""}, member, get_float4, from_text),
+      member, [](const std::array<float, 4>& v, Params<Config>& p) { p.scales = v; });
 }
 
 template <typename Config>
@@ -212,7 +232,7 @@ FieldBinding<Config> sizes4_field(const char* key, const char* flag, const char*
     const std::vector<std::string> items = split(text, ',');
     if (items.size() != 4) usage(what + " " + text + ": expected 4 whole numbers separated by ','");
     std::array<std::int64_t, 4> sizes{};
-    for (std::size_t i = 0; i < 4; ++i) sizes[i] = text_int(what, text, items[i], kInt64Max);
+    for (std::size_t i = 0; i < 4; ++i) sizes[i] = text_int(what, text, items[i], 1, kInt64Max);
     return sizes;
   };
   return bind<Config, std::array<std::int64_t, 4>>({key, flag, help, FieldKind::Sizes4, {}, ""}, member, from_json,
@@ -223,9 +243,9 @@ template <typename Config>
 FieldBinding<Config> count_field(const char* key, const char* flag, const char* help,
                                  std::optional<std::uint32_t> Config::*member,
                                  std::uint32_t Params<Config>::*param) {
-  auto from_json = [](const Ref& r) { return get_uint32(r, 1); };
+  auto from_json = [](const Ref& r) { return get_uint32(r, 0); };
   auto from_text = [](const std::string& what, const std::string& text) {
-    return static_cast<std::uint32_t>(text_int(what, text, text, kUInt32Max));
+    return static_cast<std::uint32_t>(text_int(what, text, text, 0, kUInt32Max));
   };
   return in_params(bind<Config, std::uint32_t>({key, flag, help, FieldKind::Count, {}, ""}, member, from_json,
                                                from_text),
@@ -237,7 +257,7 @@ FieldBinding<Config> size_field(const char* key, const char* flag, const char* h
                                 std::optional<std::int64_t> Config::*member) {
   auto from_json = [](const Ref& r) { return get_int(r, 1, kInt64Max); };
   auto from_text = [](const std::string& what, const std::string& text) {
-    return text_int(what, text, text, kInt64Max);
+    return text_int(what, text, text, 1, kInt64Max);
   };
   return bind<Config, std::int64_t>({key, flag, help, FieldKind::Size, {}, ""}, member, from_json, from_text);
 }
@@ -248,16 +268,16 @@ FieldBinding<Config> scale_size_field(const char* key, const char* help, std::op
   auto from_json = [](const Ref& r) {
     expect_object(r, {"height", "width"});
     ScaleSize size;
-    size.height = get_uint32(r.required("height"), 1);
-    size.width = get_uint32(r.required("width"), 1);
+    size.height = get_uint32(r.required("height"), 0);
+    size.width = get_uint32(r.required("width"), 0);
     return size;
   };
   auto from_text = [](const std::string& what, const std::string& text) {
     const std::vector<std::string> items = split(text, 'x');
     if (items.size() != 2) usage(what + " " + text + ": give HEIGHTxWIDTH");
     ScaleSize size;
-    size.height = static_cast<std::uint32_t>(text_int(what, text, items[0], kUInt32Max));
-    size.width = static_cast<std::uint32_t>(text_int(what, text, items[1], kUInt32Max));
+    size.height = static_cast<std::uint32_t>(text_int(what, text, items[0], 0, kUInt32Max));
+    size.width = static_cast<std::uint32_t>(text_int(what, text, items[1], 0, kUInt32Max));
     return size;
   };
   FieldBinding<Config> b =
@@ -265,7 +285,8 @@ FieldBinding<Config> scale_size_field(const char* key, const char* help, std::op
   b.to_params = [member, param](const Config& c, Params<Config>& p) {
     if (c.*member) p.*param = *(c.*member);
   };
-  return b;  // required: no default
+  return checked_by_core<Config, ScaleSize>(std::move(b), member,  // required: no default
+                                            [param](const ScaleSize& v, Params<Config>& p) { p.*param = v; });
 }
 
 Choices<InterpolationMode> interpolations() {

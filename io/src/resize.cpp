@@ -14,7 +14,7 @@
 namespace rsz::io {
 namespace {
 
-[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::Usage, message); }
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
 
 constexpr const char* kForms = "WxH, Wx, xH, W or N%, optionally followed by ! (exact), ^ (fill the box), "
                                "> (only shrink) or < (only enlarge)";

@@ -103,7 +103,7 @@ RoiFile parse_roi_file(const std::string& json_text, const std::string& source, 
   }
   if (!has_rois && !has_images) {
     detail::expect_object(root, {"rois", "batch_indices", "images", "$schema"});
-    throw Error(ErrorCode::Usage, source +
+    throw Error(ErrorCode::InvalidArgument, source +
                                       ": key \"rois\" at /rois: required key is missing (plain form "
                                       "{\"rois\": [[x1, y1, x2, y2], ...]}; or dataset form {\"images\": [...]})");
   }

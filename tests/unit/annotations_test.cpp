@@ -112,7 +112,7 @@ TEST_F(AnnotationsTest, ManifestQuotesCsvAndEscapesJson) {
     io::write_manifest(path("m.txt"), records);
     ADD_FAILURE() << "a .txt manifest was written";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::Usage);
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
   }
   EXPECT_FALSE(fs::exists(path("m.txt")));
 }

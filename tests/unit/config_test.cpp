@@ -77,7 +77,7 @@ std::string join(const Keys& keys) {
 }
 
 // The message of the rsz::Error that `f` throws; checks its code and that it is one line.
-std::string error_of(const std::function<void()>& f, ErrorCode code = ErrorCode::Usage) {
+std::string error_of(const std::function<void()>& f, ErrorCode code = ErrorCode::InvalidArgument) {
   try {
     f();
   } catch (const Error& e) {
@@ -254,15 +254,15 @@ TEST(ConfigResolve, ResampleRefusals) {
   EXPECT_CONTAINS(missing, "output_sizes");
   ResampleConfig c;
   c.scales = std::array<float, 4>{1, 1, 0, 1};
-  EXPECT_CONTAINS(error_of([&] { resolve(c, {1, 1, 4, 4}); }), "\"scales\"[2] = 0");
+  EXPECT_CONTAINS(error_of([&] { resolve(c, {1, 1, 4, 4}); }), "resample: scales[2] = 0 is not allowed");
   c.scales = std::array<float, 4>{1, 1, std::numeric_limits<float>::infinity(), 1};
-  EXPECT_CONTAINS(error_of([&] { resolve(c, {1, 1, 4, 4}); }), "\"scales\"[2] = inf");
+  EXPECT_CONTAINS(error_of([&] { resolve(c, {1, 1, 4, 4}); }), "resample: scales[2] = inf");
   c.scales = std::array<float, 4>{1, 1, 1, 1};
   c.output_sizes = std::array<std::int64_t, 4>{1, 0, 4, 4};
   EXPECT_CONTAINS(error_of([&] { resolve(c, {1, 1, 4, 4}); }), "\"output_sizes\"[1] = 0");
   c.output_sizes.reset();
   c.input_pixel_offsets = std::array<float, 4>{0, 0, 0, std::numeric_limits<float>::quiet_NaN()};
-  EXPECT_CONTAINS(error_of([&] { resolve(c, {1, 1, 4, 4}); }), "\"input_pixel_offsets\"[3] = nan");
+  EXPECT_CONTAINS(error_of([&] { resolve(c, {1, 1, 4, 4}); }), "resample: input_pixel_offsets[3] = nan");
   c.input_pixel_offsets.reset();
   EXPECT_CONTAINS(error_of([&] { resolve(c, {1, 4, 4}); }, ErrorCode::InvalidShape), "rank 3");
   EXPECT_CONTAINS(error_of([&] { resolve(c, {1, 0, 4, 4}); }, ErrorCode::InvalidShape), "axis 1");
@@ -278,7 +278,7 @@ TEST(ConfigResolve, Upsample2dDefaultsAndRefusals) {
   EXPECT_EQ(p.scale_size.height, 3u);
   EXPECT_EQ(p.scale_size.width, 4u);
   c.scale_size = ScaleSize{0, 4};
-  EXPECT_CONTAINS(error_of([&] { resolve(c); }), "\"scale_size\"");
+  EXPECT_CONTAINS(error_of([&] { resolve(c); }), "upsample2d: scale_size.height = 0 is not allowed; it must be >= 1");
 }
 
 TEST(ConfigResolve, RoiAlignDefaults) {
@@ -335,13 +335,12 @@ TEST(ConfigResolve, RoiAlignRefusals) {
   c.minimum_samples_per_output = 5;
   c.maximum_samples_per_output = 4;
   const std::string order = error_of([&] { resolve(c); });
-  EXPECT_CONTAINS(order, "\"minimum_samples_per_output\" = 5");
-  EXPECT_CONTAINS(order, "\"maximum_samples_per_output\" = 4");
+  EXPECT_CONTAINS(order, "roi_align: maximum_samples_per_output = 4 is below minimum_samples_per_output = 5");
   c.minimum_samples_per_output = 0;
-  EXPECT_CONTAINS(error_of([&] { resolve(c); }), "\"minimum_samples_per_output\" = 0");
+  EXPECT_CONTAINS(error_of([&] { resolve(c); }), "roi_align: minimum_samples_per_output = 0 is not allowed");
   c.minimum_samples_per_output.reset();
   c.spatial_scale_y = std::numeric_limits<float>::infinity();
-  EXPECT_CONTAINS(error_of([&] { resolve(c); }), "\"spatial_scale_y\" = inf");
+  EXPECT_CONTAINS(error_of([&] { resolve(c); }), "roi_align: spatial_scale_y = inf is not allowed");
 }
 
 TEST(ConfigOverlay, SetFieldsOfOverWinAndUnsetOnesKeepBase) {
@@ -452,10 +451,17 @@ TEST(ConfigErrors, NonIntegerAndOutOfRange) {
   EXPECT_CONTAINS(resample_error(R"({"scales": [1, 1, 1, -1e999]})"), "key \"scales\" at /scales/3: number overflow");
   EXPECT_EQ(roi_align_error(R"({"minimum_samples_per_output": 4294967296})"),
             "x.json: key \"minimum_samples_per_output\" at /minimum_samples_per_output: expected an integer in "
-            "[1, 4294967295], got 4294967296");
-  EXPECT_CONTAINS(roi_align_error(R"({"maximum_samples_per_output": 0})"), "in [1, 4294967295], got 0");
+            "[0, 4294967295], got 4294967296");
+  // A count's type is uint32; its range is the core's (check_params), named after the file and key.
+  EXPECT_EQ(roi_align_error(R"({"maximum_samples_per_output": 0})"),
+            "x.json: key \"maximum_samples_per_output\" at /maximum_samples_per_output: roi_align: "
+            "maximum_samples_per_output = 0 is below minimum_samples_per_output = 1; 1 <= minimum <= maximum is "
+            "required");
   EXPECT_EQ(upsample_error(R"({"scale_size": {"height": -1, "width": 2}})"),
-            "x.json: key \"height\" at /scale_size/height: expected an integer in [1, 4294967295], got -1");
+            "x.json: key \"height\" at /scale_size/height: expected an integer in [0, 4294967295], got -1");
+  EXPECT_EQ(upsample_error(R"({"scale_size": {"height": 0, "width": 2}})"),
+            "x.json: key \"scale_size\" at /scale_size: upsample2d: scale_size.height = 0 is not allowed; it must "
+            "be >= 1");
   EXPECT_EQ(resample_error(R"({"output_sizes": [1, 3, 0, 4]})"),
             "x.json: key \"output_sizes\" at /output_sizes/2: expected an integer >= 1 (at most "
             "9223372036854775807), got 0");
@@ -463,9 +469,11 @@ TEST(ConfigErrors, NonIntegerAndOutOfRange) {
             "x.json: key \"output_sizes\" at /output_sizes/2: expected an integer >= 1 (at most "
             "9223372036854775807), got 4.5");
   EXPECT_EQ(resample_error(R"({"scales": [1, 1, 0, 1]})"),
-            "x.json: key \"scales\" at /scales/2: expected a number > 0, got 0");
+            "x.json: key \"scales\" at /scales: resample: scales[2] = 0 is not allowed; each scale must be finite "
+            "and > 0");
   EXPECT_EQ(resample_error(R"({"scales": [1, 1, -2, 1]})"),
-            "x.json: key \"scales\" at /scales/2: expected a number > 0, got -2");
+            "x.json: key \"scales\" at /scales: resample: scales[2] = -2 is not allowed; each scale must be finite "
+            "and > 0");
   // Finite in JSON (float64) but not in float32.
   EXPECT_EQ(resample_error(R"({"input_pixel_offsets": [0, 0, 1e39, 0]})"),
             "x.json: key \"input_pixel_offsets\" at /input_pixel_offsets/2: expected a finite number (float32: "
@@ -527,7 +535,7 @@ TEST_F(ConfigFileTest, UnreadableAndRefusedFiles) {
   EXPECT_CONTAINS(error_of([&] { read_upsample2d_config(missing); }, ErrorCode::Io), missing);
   const std::string bad = write("bad.json", R"({"op": "upsample2d", "scale_size": {"height": 2, "width": 2.5}})");
   EXPECT_EQ(error_of([&] { read_upsample2d_config(bad); }),
-            bad + ": key \"width\" at /scale_size/width: expected an integer in [1, 4294967295], got 2.5");
+            bad + ": key \"width\" at /scale_size/width: expected an integer in [0, 4294967295], got 2.5");
   const std::string good = write("good.json", R"({"$schema": "schema/upsample2d.schema.json",
       "scale_size": {"height": 3, "width": 1}})");
   EXPECT_EQ(read_upsample2d_config(good).scale_size->height, 3u);
@@ -956,12 +964,17 @@ TEST(OperatorSpecs, FlagTextSetsTheField) {
   set_field(u, "scale_size", "2x3");
   EXPECT_EQ(u.scale_size->height, 2u);
   EXPECT_EQ(u.scale_size->width, 3u);
-  EXPECT_EQ(error_of([&] { set_field(r, "scales", "1,1,0,1"); }), "--scales 1,1,0,1: every scale must be > 0");
+  EXPECT_EQ(error_of([&] { set_field(r, "scales", "1,1,0,1"); }),
+            "--scales 1,1,0,1: resample: scales[2] = 0 is not allowed; each scale must be finite and > 0");
   EXPECT_EQ(error_of([&] { set_field(r, "output_pixel_offsets", "1,2"); }),
             "--output-offsets 1,2: 2 values given; give 1 value (every axis) or 4 values (N,C,H,W)");
   EXPECT_EQ(error_of([&] { set_field(a, "reduction", "sum"); }), "--reduction sum: average or max is allowed");
   EXPECT_EQ(error_of([&] { set_field(a, "minimum_samples_per_output", "0"); }),
-            "minimum_samples_per_output 0: '0' is not a whole number >= 1 (at most 4294967295)");
+            "minimum_samples_per_output 0: roi_align: minimum_samples_per_output = 0 is not allowed; it must be >= 1");
+  EXPECT_EQ(error_of([&] { set_field(a, "minimum_samples_per_output", "-1"); }),
+            "minimum_samples_per_output -1: '-1' is not a whole number >= 0 (at most 4294967295)");
+  EXPECT_EQ(error_of([&] { set_field(u, "scale_size", "0x2"); }),
+            "scale_size 0x2: upsample2d: scale_size.height = 0 is not allowed; it must be >= 1");
   EXPECT_EQ(error_of([&] { set_field(a, "input_pixel_offset", "x"); }), "--input-offset x: 'x' is not a finite number");
   EXPECT_EQ(error_of([&] { set_field(a, "sampling_ratio", "2"); }, ErrorCode::InvalidArgument),
             "roi_align has no field \"sampling_ratio\"");
@@ -1101,7 +1114,7 @@ TEST(ConfigResample3, RoundingDirectionAndAntialiased) {
     try {
       parse_resample_config(json, "x.json");
     } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::Usage);
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
       return std::string(e.what());
     }
     return std::string("no error");

@@ -23,7 +23,7 @@ ResizeIntent box_intent(const std::string& size) {
   return intent;
 }
 
-std::string usage_of(const std::function<void()>& f) { return test::error_message(f, ErrorCode::Usage); }
+std::string usage_of(const std::function<void()>& f) { return test::error_message(f, ErrorCode::InvalidArgument); }
 
 TEST(ResizeIntent, ImageModeCopiesTheBatchAndChannelAxes) {
   // The shipped configs/resample_size.json: output_sizes [1, 3, 224, 224].

@@ -9,6 +9,8 @@
 //    is active in every build type, and by the io library where it finds its own state inconsistent; it is never
 //    used to validate user input. Front ends report it as a bug (the command line exits 1, Python raises
 //    RuntimeError), and the fuzzers let it abort the run.
+// A code says what was wrong, not how a front end reports it: the command line's "usage or config error" (exit 2)
+// is its own reading of any non-internal error found before anything ran, and Python raises ValueError for them.
 #pragma once
 
 #include <stdexcept>
@@ -20,12 +22,12 @@
 namespace rsz {
 
 enum class ErrorCode {
-  InvalidArgument,  // a parameter value outside its allowed range
+  InvalidArgument,  // a parameter value outside its allowed range, or a setting (flag, config key) that cannot be
+                    // used as given
   InvalidShape,     // tensor sizes, strides or ranks that do not fit the operator
   InvalidDataType,  // a data type the operator does not accept here
   Io,               // a file that cannot be opened, read or written
   Format,           // a file whose content is not in the expected format
-  Usage,            // a command-line flag or config file that cannot be used as given (nothing was run)
   Internal,         // a bug inside rsz (InternalError)
 };
 

@@ -60,6 +60,12 @@ struct ResampleParams {
   bool antialiased = false;
 };
 
+// Checks the parameter values alone, without tensors: scales finite and > 0, offsets finite, known enum values.
+// resample() runs this same check; front ends call it as they read parameters (a config key, a flag), so a value
+// is refused before any input is read, with the rule and message written once, here. Throws rsz::Error
+// (InvalidArgument) naming the parameter, its value and what is allowed.
+void check_params(const ResampleParams& params);
+
 // The default output sizes for `scales`: max(1, floor(n * s)) per axis, computed in float32.
 // Throws rsz::Error when the rank is not 4 or a scale is not finite and > 0.
 Dims resample_output_sizes(const Dims& input_sizes, const std::array<float, 4>& scales);

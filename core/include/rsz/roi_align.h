@@ -59,6 +59,11 @@ struct RoiAlignParams {
   bool align_regions_to_corners = false;
 };
 
+// Checks the parameter values alone, without tensors: known enum values, 1 <= minimum_samples_per_output <=
+// maximum_samples_per_output, finite spatial scales and offsets. roi_align() runs this same check; front ends call it
+// as they read parameters. Throws rsz::Error (InvalidArgument) naming the parameter, its value and what is allowed.
+void check_params(const RoiAlignParams& params);
+
 // {R, C, output_height, output_width} for the given input and rois sizes. Throws rsz::Error on bad shapes.
 Dims roi_align_output_sizes(const Dims& input_sizes, const Dims& rois_sizes, std::int64_t output_height,
                             std::int64_t output_width);

@@ -32,6 +32,11 @@ struct Upsample2dParams {
   ScaleSize scale_size{};
 };
 
+// Checks the parameter values alone, without tensors: a known interpolation, scale_size.height and .width >= 1 (their
+// upper bound, UINT32_MAX / the input size, needs the input: upsample2d_output_sizes). upsample2d() runs this same
+// check; front ends call it as they read parameters. Throws rsz::Error (InvalidArgument) naming the parameter.
+void check_params(const Upsample2dParams& params);
+
 // Input sizes with H and W (the last two axes) multiplied by the scales. Throws rsz::Error on a bad rank or scale.
 Dims upsample2d_output_sizes(const Dims& input_sizes, const ScaleSize& scale_size);
 

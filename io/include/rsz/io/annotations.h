@@ -17,7 +17,7 @@
 //   line's box index). An image without a .txt has no boxes; a source where no image has one is refused.
 // Relative image paths resolve against `image_root` ("": the folder of the annotation file). Labels and ids become
 // parts of file names, so '/', '\' and control characters in them become '_'. Every malformed file or entry is an
-// rsz::Error (ErrorCode::Usage; Io for unreadable files) naming the file and the entry (a JSON pointer, an XML
+// rsz::Error (ErrorCode::InvalidArgument; Io for unreadable files) naming the file and the entry (a JSON pointer, an XML
 // element path, a line number).
 #pragma once
 
@@ -64,7 +64,7 @@ struct CropRecord {
 
 // Writes the crop manifest atomically: JSON Lines (one {"crop", "source", "box", "label", "id"} object per line)
 // for .jsonl, CSV with a header line (crop,source,x1,y1,x2,y2,label,id; fields quoted as RFC 4180 asks) for .csv.
-// Boxes are written as the shortest decimal that reads back as the same float32. Throws ErrorCode::Usage for
+// Boxes are written as the shortest decimal that reads back as the same float32. Throws ErrorCode::InvalidArgument for
 // another extension, ErrorCode::Io when the file cannot be written.
 void write_manifest(const std::string& path, const std::vector<CropRecord>& records);
 // Whether write_manifest accepts this path's extension.

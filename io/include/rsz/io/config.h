@@ -1,6 +1,6 @@
 // JSON files: operator configs (docs/CLI_CONTRACT.md), ROI files and batch files.
 //
-// Every parse error is an rsz::Error with ErrorCode::Usage and a one-line message naming the file, the key, its
+// Every parse error is an rsz::Error with ErrorCode::InvalidArgument and a one-line message naming the file, the key, its
 // JSON pointer path, the value received and what is allowed, e.g.
 //   configs/x.json: key "scales" at /scales/2: expected a finite number, got "abc"
 //   configs/x.json: unknown key "scale" at /scale; allowed keys: op, interpolation, scales, ...
@@ -43,11 +43,11 @@ struct ResampleConfig {
 };
 
 // "round_prefer_ceil", "round_prefer_floor", "floor", "ceil", or DirectML's names "decreasing" (floor) and
-// "increasing" (ceil). Throws ErrorCode::Usage naming `what`, the text and the allowed names.
+// "increasing" (ceil). Throws ErrorCode::InvalidArgument naming `what`, the text and the allowed names.
 NearestRounding parse_nearest_rounding(const std::string& text, const std::string& what);
 
 // "auto", "cpu", "reference" or "cuda" (the command line's --backend, the Python module's backend=). Throws
-// ErrorCode::Usage naming `what`, the text and the allowed names.
+// ErrorCode::InvalidArgument naming `what`, the text and the allowed names.
 Backend parse_backend(const std::string& text, const std::string& what);
 
 struct Upsample2dConfig {
@@ -87,9 +87,9 @@ RoiAlignConfig overlay(const RoiAlignConfig& base, const RoiAlignConfig& over);
 
 // Final parameters. resample: `scales` is required unless `output_sizes` is given, in which case each missing scale
 // is output / input per axis (float32); output sizes default to max(1, floor(in * scale)). upsample2d: scale_size
-// is required. roi_align: output_height and output_width are required. Missing required fields and values out of
-// range throw ErrorCode::Usage naming the key (scales finite and > 0, output sizes >= 1, offsets and spatial scales
-// finite, 1 <= minimum_samples_per_output <= maximum_samples_per_output, scale_size and output_height/width >= 1).
+// is required. roi_align: output_height and output_width are required. Missing required fields, output sizes and
+// output_height/width below 1 throw ErrorCode::InvalidArgument naming the key; the parameters' ranges are the core's
+// own check_params (resample.h, upsample2d.h, roi_align.h), run on the resolved Params, with its message.
 // resample's input_sizes must be rank 4 with sizes >= 1 (ErrorCode::InvalidShape otherwise).
 struct ResolvedResample {
   ResampleParams params;
@@ -110,7 +110,7 @@ ResolvedRoiAlign resolve(const RoiAlignConfig& config);
 // offsets 0 / 0), asymmetric (offsets 0 / 0), nearest_floor (PyTorch / OpenCV nearest: nearest, offsets 0.5 / 0).
 enum class ResamplePreset { HalfPixel, AlignCorners, Asymmetric, NearestFloor };
 const char* to_string(ResamplePreset preset);  // "half_pixel", "align_corners", "asymmetric", "nearest_floor"
-// Throws ErrorCode::Usage naming `what` (a flag or parameter name), the text and the allowed names.
+// Throws ErrorCode::InvalidArgument naming `what` (a flag or parameter name), the text and the allowed names.
 ResamplePreset parse_resample_preset(const std::string& text, const std::string& what);
 std::vector<std::string> resample_preset_names();  // every preset's name, in the order above
 // The config fields a preset sets: both offsets, and for nearest_floor the interpolation.

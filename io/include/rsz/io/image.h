@@ -141,7 +141,7 @@ enum class AlphaMode {
 };
 const char* to_string(AlphaMode mode);  // "premultiplied", "straight"
 std::vector<std::string> alpha_mode_names();
-// Throws ErrorCode::Usage: `what` = "TEXT"; premultiplied or straight is allowed.
+// Throws ErrorCode::InvalidArgument: `what` = "TEXT"; premultiplied or straight is allowed.
 AlphaMode parse_alpha_mode(const std::string& text, const std::string& what);
 
 // A packed 1 x C x H x W tensor of `type` (float32 or float16).

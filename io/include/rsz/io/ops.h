@@ -59,7 +59,7 @@ const OperatorSpec& roi_align_spec();
 const std::vector<const OperatorSpec*>& operator_specs();  // the three, in that order
 
 // Sets field `key` of a config from the text of its flag (numbers, comma lists, enum names; a Bool field takes
-// "true" or "false"). Throws ErrorCode::Usage naming the flag, the text and what is allowed; ErrorCode::InvalidArgument
+// "true" or "false"). Throws ErrorCode::InvalidArgument naming the flag, the text and what is allowed; ErrorCode::InvalidArgument
 // for a key the operator does not have.
 void set_field(ResampleConfig& config, const std::string& key, const std::string& text);
 void set_field(Upsample2dConfig& config, const std::string& key, const std::string& text);

@@ -30,7 +30,7 @@ enum class Fit { Fill, Inside, Outside, Cover, Contain };
 enum class Gravity { Center, North, South, East, West, NorthEast, NorthWest, SouthEast, SouthWest };
 const char* to_string(Fit fit);          // "fill", "inside", "outside", "cover", "contain"
 const char* to_string(Gravity gravity);  // "center", "north", ..., "southwest"
-// Throw ErrorCode::Usage naming `what`, the text and the allowed names.
+// Throw ErrorCode::InvalidArgument naming `what`, the text and the allowed names.
 Fit parse_fit(const std::string& text, const std::string& what);
 Gravity parse_gravity(const std::string& text, const std::string& what);
 // Every spelling, in the order messages list them (for choices of flags).
@@ -75,7 +75,7 @@ struct ResizeIntent {
   IntentSpelling spelling;                 // for messages
 };
 
-// Refuses an intent that cannot mean anything, whatever the input (ErrorCode::Usage): no target; a box together with
+// Refuses an intent that cannot mean anything, whatever the input (ErrorCode::InvalidArgument): no target; a box together with
 // scales or output sizes; fit or gravity without a box; gravity without cover / contain; cover / contain without
 // both sides; a fit given twice (suffix and fit); both only_shrink and only_enlarge. Messages name the fields as
 // `intent.spelling` says.
@@ -83,7 +83,7 @@ void check_intent(const ResizeIntent& intent);
 
 // rsz thumbnail's defaults, for an intent with a box: fitted inside the box unless a fit or the box's suffix says
 // otherwise; never enlarged unless `enlarge` (a suffix replaces both defaults); antialiased linear filtering unless
-// the config says otherwise or asks for nearest. Throws ErrorCode::Usage for enlarge with the '>' suffix.
+// the config says otherwise or asks for nearest. Throws ErrorCode::InvalidArgument for enlarge with the '>' suffix.
 void apply_thumbnail_defaults(ResizeIntent& intent, bool enlarge);
 
 // Only shrinking (the '>' suffix, thumbnail's default): an image is never enlarged on either axis. Where the fit
@@ -103,7 +103,7 @@ struct ResizePlan {
   bool padded() const { return canvas != call_sizes; }
 };
 // `image`: image mode (H and W only, see above); otherwise tensor mode. Input sizes must be rank 4, each >= 1
-// (ErrorCode::InvalidShape); a target whose sides overflow (2^31 or more) or an invalid intent is ErrorCode::Usage.
+// (ErrorCode::InvalidShape); a target whose sides overflow (2^31 or more) or an invalid intent is ErrorCode::InvalidArgument.
 ResizePlan plan_resize(const ResizeIntent& intent, const Dims& input_sizes, bool image);
 
 }  // namespace rsz::io
