@@ -11,6 +11,8 @@
 
 #include "common.h"
 #include "rsz/error.h"
+#include "rsz/io/image.h"
+#include "rsz/io/npy.h"
 
 namespace rsz::app {
 namespace {
@@ -42,22 +44,9 @@ std::string scratch_file(int slot, const std::string& name) {
   return path;
 }
 
-// The extension of a stream's format: --format's, else from the first bytes ("" when unknown).
-std::string sniff(const std::string& head) {
-  const auto starts = [&](const char* magic, std::size_t n) {
-    return head.size() >= n && head.compare(0, n, magic, n) == 0;
-  };
-  if (starts("\x89PNG", 4)) return ".png";
-  if (starts("\xFF\xD8\xFF", 3)) return ".jpg";
-  if (starts("\x93NUMPY", 6)) return ".npy";
-  if (starts("BM", 2)) return ".bmp";
-  if (starts("II*\0", 4) || starts("MM\0*", 4)) return ".tif";
-  if (head.size() >= 12 && head.compare(0, 4, "RIFF") == 0 && head.compare(8, 4, "WEBP") == 0) return ".webp";
-  if (head.size() >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '6') {
-    return head[1] == '5' || head[1] == '2' ? ".pgm" : head[1] == '6' || head[1] == '3' ? ".ppm" : ".pnm";
-  }
-  return "";
-}
+// The extension of a stream's format from its first bytes, as a file's would be identified: io's codec table, or
+// .npy ("" when neither knows them).
+std::string sniff(const std::string& head) { return io::starts_as_npy(head) ? ".npy" : io::sniff_image_extension(head); }
 
 std::string format_extension(const std::string& format) { return format.empty() ? "" : "." + format; }
 
@@ -93,8 +82,8 @@ std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t 
     if (std::ferror(stdin)) throw Error(ErrorCode::Io, "-i -: cannot read standard input");
     const std::string ext = options.format.empty() ? sniff(bytes) : format_extension(options.format);
     if (ext.empty()) {
-      usage_error("-i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP, PNM or .npy stream (or empty); give "
-                  "--format");
+      usage_error("-i -: standard input is not a " + io::readable_image_formats() +
+                  " image or a .npy tensor (or is empty); give --format");
     }
     stdin_path = scratch_file(0, "stdin" + ext);
     std::FILE* f = std::fopen(stdin_path.c_str(), "wb");

@@ -209,6 +209,13 @@ std::vector<std::string> writable_image_extensions() {
   return extensions;
 }
 
+std::string sniff_image_extension(const std::string& head) {
+  const Codec* codec = detail::sniff_codec(reinterpret_cast<const std::uint8_t*>(head.data()), head.size());
+  return codec != nullptr ? codec->extensions[0] : "";
+}
+
+const std::string& readable_image_formats() { return detail::readable_formats_list(); }
+
 bool encodes_image_rows(const std::string& path) {
   const Codec* codec = detail::codec_for_extension(path);
   return codec != nullptr && codec->streams_rows();

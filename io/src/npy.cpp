@@ -496,4 +496,6 @@ void write_npy(const std::string& path, const ConstTensorView& tensor) {
   file.commit();
 }
 
+bool starts_as_npy(const std::string& head) { return head.compare(0, kMagicSize, kMagic, kMagicSize) == 0; }
+
 }  // namespace rsz::io

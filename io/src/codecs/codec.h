@@ -113,6 +113,7 @@ const Codec* sniff_codec(const std::uint8_t* data, std::size_t size);
 // Lists for messages, from the table: "PNG, JPEG, BMP, TIFF, WebP and PPM/PGM are allowed" and ".png, .jpg, .jpeg,
 // .bmp, .tif, .tiff, .webp, .ppm and .pgm are allowed".
 const std::string& readable_formats_text();
+const std::string& readable_formats_list();  // "PNG, JPEG, BMP, TIFF, WebP or PPM/PGM"
 const std::string& writable_extensions_text();
 
 // Empty when `image` (its size, channels and bit depth; its samples are not read) can be written by `codec`, else

@@ -122,6 +122,11 @@ const Codec* sniff_codec(const std::uint8_t* data, std::size_t size) {
   return nullptr;
 }
 
+const std::string& readable_formats_list() {
+  static const std::string text = join(families([](const Codec&) { return true; }, false), "or");
+  return text;
+}
+
 const std::string& readable_formats_text() {
   static const std::string text = join(families([](const Codec&) { return true; }, false), "and") + " are allowed";
   return text;

@@ -96,6 +96,12 @@ bool is_readable_image_path(const std::string& path);
 // The extensions that name a format rsz can write, lower case with the dot, in the order of rsz::io's codec table:
 // .png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .ppm, .pgm (for lists of choices, such as a --format flag's).
 std::vector<std::string> writable_image_extensions();
+// The usual extension (".png", ".jpg", ...) of the image format a file starting with `head` is in, from the codec
+// table's sniffers (the ones read_image identifies files with); "" when no codec knows these bytes. For data without
+// a name, such as standard input.
+std::string sniff_image_extension(const std::string& head);
+// The formats rsz reads, for messages: "PNG, JPEG, BMP, TIFF, WebP or PPM/PGM".
+const std::string& readable_image_formats();
 // True when write_image_rows encodes each band as it is produced for this path's format (PNG, JPEG), so that only one
 // band of samples exists at a time; other formats gather the bands first. False for a path of no writable format.
 bool encodes_image_rows(const std::string& path);

@@ -39,6 +39,9 @@ NpyInfo read_npy_info(const std::string& path);
 
 void write_npy(const std::string& path, const ConstTensorView& tensor);
 
+// True when `head`, the first bytes of some data, starts as a .npy file does (its magic string).
+bool starts_as_npy(const std::string& head);
+
 }  // namespace rsz::io
 
 #pragma GCC visibility pop
