@@ -110,11 +110,11 @@ py::array output_array(const std::optional<py::array>& out, const Dims& sizes, D
   return *out;
 }
 
-std::optional<InterpolationMode> interpolation(const std::optional<std::string>& mode, const char* op) {
-  if (!mode) return std::nullopt;
-  if (*mode == "nearest") return InterpolationMode::Nearest;
-  if (*mode == "linear") return InterpolationMode::Linear;
-  value_error(std::string(op) + ": mode = \"" + *mode + "\"; nearest or linear is allowed");
+// An enum keyword (mode=, reduction=, rounding_direction=) read as its config field's text is, through the operator
+// spec table (rsz/io/ops.h): the same spellings, the refusal naming the keyword. None leaves the field unset.
+template <typename Config>
+void set_keyword(Config& config, const char* key, const std::optional<std::string>& text, const std::string& what) {
+  if (text) io::set_field(config, key, *text, what);
 }
 
 // threads, backend ("auto", "cpu", "reference" or "cuda": numpy arrays are in host memory, so cuda copies them to
@@ -173,13 +173,11 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
     intent.preset = io::parse_resample_preset(*preset, "preset");
     config = io::preset_config(*intent.preset);
   }
-  if (const auto m = interpolation(mode, op)) config.interpolation = m;
+  set_keyword(config, "interpolation", mode, std::string(op) + ": mode");
   if (input_offsets) config.input_pixel_offsets = input_offsets;
   if (output_offsets) config.output_pixel_offsets = output_offsets;
   if (antialias) config.antialiased = *antialias;
-  if (rounding_direction) {
-    config.rounding_direction = io::parse_nearest_rounding(*rounding_direction, "rounding_direction");
-  }
+  set_keyword(config, "rounding_direction", rounding_direction, std::string(op) + ": rounding_direction");
   config.scales = scales;
   config.output_sizes = sizes;
   if (size) intent.box = io::parse_size(*size, "size", thumbnail);
@@ -213,7 +211,7 @@ py::array upsample2d_py(const py::array& x, std::optional<py::array> out, std::u
                         std::uint32_t factor_w, std::optional<std::string> mode, const Exec& x_exec) {
   const ConstTensorView in = const_view(x, "x");
   io::Upsample2dConfig config;
-  config.interpolation = interpolation(mode, "upsample2d");
+  set_keyword(config, "interpolation", mode, "upsample2d: mode");
   config.scale_size = ScaleSize{factor_h, factor_w};
   const Upsample2dParams params = io::resolve(config);
   py::array result =
@@ -369,16 +367,8 @@ PYBIND11_MODULE(_rsz, m) {
          std::uint32_t maximum_samples_per_output, float input_pixel_offset, float output_pixel_offset,
          bool align_regions_to_corners, const Exec& x_exec) {
         io::RoiAlignConfig c;
-        c.interpolation = interpolation(mode, "roi_align");
-        if (reduction) {
-          if (*reduction == "average") {
-            c.reduction = rsz::RoiReduction::Average;
-          } else if (*reduction == "max") {
-            c.reduction = rsz::RoiReduction::Max;
-          } else {
-            throw py::value_error("roi_align: reduction = \"" + *reduction + "\"; average or max is allowed");
-          }
-        }
+        set_keyword(c, "interpolation", mode, "roi_align: mode");
+        set_keyword(c, "reduction", reduction, "roi_align: reduction");
         c.spatial_scale_x = spatial_scale_x;
         c.spatial_scale_y = spatial_scale_y;
         c.out_of_bounds_input_value = out_of_bounds_input_value;

@@ -246,18 +246,6 @@ ResamplePreset parse_resample_preset(const std::string& text, const std::string&
   usage(what + " = \"" + text + "\" is not a preset; half_pixel, align_corners, asymmetric or nearest_floor is allowed");
 }
 
-NearestRounding parse_nearest_rounding(const std::string& text, const std::string& what) {
-  for (const NearestRounding r : {NearestRounding::RoundPreferCeil, NearestRounding::RoundPreferFloor,
-                                  NearestRounding::Floor, NearestRounding::Ceil}) {
-    if (text == to_string(r)) return r;
-  }
-  if (text == "decreasing") return NearestRounding::Floor;
-  if (text == "increasing") return NearestRounding::Ceil;
-  usage(what + " = \"" + text +
-        "\" is not a rounding direction; round_prefer_ceil, round_prefer_floor, floor, ceil, decreasing (floor) or "
-        "increasing (ceil) is allowed");
-}
-
 Backend parse_backend(const std::string& text, const std::string& what) {
   for (const Backend b : {Backend::Auto, Backend::Cpu, Backend::Reference, Backend::Cuda}) {
     if (text == to_string(b)) return b;

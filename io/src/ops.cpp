@@ -388,10 +388,10 @@ namespace {
 
 template <typename Config>
 void set_from_text(const OperatorTable<Config>& table, Config& config, const std::string& key,
-                   const std::string& text) {
+                   const std::string& text, const std::string& what) {
   for (const auto& field : table.fields) {
     if (field.spec.key != key) continue;
-    field.from_text(field.spec.flag.empty() ? key : field.spec.flag, text, config);
+    field.from_text(!what.empty() ? what : field.spec.flag.empty() ? key : field.spec.flag, text, config);
     return;
   }
   throw Error(ErrorCode::InvalidArgument, table.spec.op + " has no field \"" + key + "\"");
@@ -437,14 +437,14 @@ const std::vector<const OperatorSpec*>& operator_specs() {
   return specs;
 }
 
-void set_field(ResampleConfig& config, const std::string& key, const std::string& text) {
-  detail::set_from_text(detail::resample_table(), config, key, text);
+void set_field(ResampleConfig& config, const std::string& key, const std::string& text, const std::string& what) {
+  detail::set_from_text(detail::resample_table(), config, key, text, what);
 }
-void set_field(Upsample2dConfig& config, const std::string& key, const std::string& text) {
-  detail::set_from_text(detail::upsample2d_table(), config, key, text);
+void set_field(Upsample2dConfig& config, const std::string& key, const std::string& text, const std::string& what) {
+  detail::set_from_text(detail::upsample2d_table(), config, key, text, what);
 }
-void set_field(RoiAlignConfig& config, const std::string& key, const std::string& text) {
-  detail::set_from_text(detail::roi_align_table(), config, key, text);
+void set_field(RoiAlignConfig& config, const std::string& key, const std::string& text, const std::string& what) {
+  detail::set_from_text(detail::roi_align_table(), config, key, text, what);
 }
 
 }  // namespace rsz::io

@@ -1105,7 +1105,9 @@ TEST(ConfigResample3, RoundingDirectionAndAntialiased) {
     const ResampleParams p = resolve(c, {1, 1, 4, 4}).params;
     EXPECT_EQ(p.rounding_direction, rounding) << name;
     EXPECT_TRUE(p.antialiased);
-    EXPECT_EQ(parse_nearest_rounding(name, "--rounding-direction"), rounding);
+    ResampleConfig flag;
+    set_field(flag, "rounding_direction", name);
+    EXPECT_EQ(flag.rounding_direction, rounding) << name;
   }
   const ResampleParams defaults = resolve(parse_resample_config(R"({"scales": [1, 1, 2, 2]})", "x.json"), {1, 1, 4, 4}).params;
   EXPECT_EQ(defaults.rounding_direction, NearestRounding::RoundPreferCeil);
@@ -1122,14 +1124,13 @@ TEST(ConfigResample3, RoundingDirectionAndAntialiased) {
   EXPECT_NE(message(R"({"rounding_direction": "nearest"})").find("rounding_direction"), std::string::npos);
   EXPECT_NE(message(R"({"rounding_direction": "nearest"})").find("round_prefer_floor"), std::string::npos);
   EXPECT_NE(message(R"({"antialiased": 1})").find("true or false"), std::string::npos);
-  try {
-    parse_nearest_rounding("up", "--rounding-direction");
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "--rounding-direction = \"up\" is not a rounding direction; round_prefer_ceil, round_prefer_floor, "
-              "floor, ceil, decreasing (floor) or increasing (ceil) is allowed");
-  }
+  ResampleConfig flag;
+  EXPECT_EQ(error_of([&] { set_field(flag, "rounding_direction", "up"); }),
+            "--rounding-direction up: round_prefer_ceil, round_prefer_floor, floor, ceil, decreasing or increasing is "
+            "allowed");
+  EXPECT_EQ(error_of([&] { set_field(flag, "rounding_direction", "up", "resample: rounding_direction"); }),
+            "resample: rounding_direction up: round_prefer_ceil, round_prefer_floor, floor, ceil, decreasing or "
+            "increasing is allowed");
 }
 
 }  // namespace

@@ -42,10 +42,6 @@ struct ResampleConfig {
   std::optional<bool> antialiased;                    // "antialiased" (DML_RESAMPLE3)
 };
 
-// "round_prefer_ceil", "round_prefer_floor", "floor", "ceil", or DirectML's names "decreasing" (floor) and
-// "increasing" (ceil). Throws ErrorCode::InvalidArgument naming `what`, the text and the allowed names.
-NearestRounding parse_nearest_rounding(const std::string& text, const std::string& what);
-
 // "auto", "cpu", "reference" or "cuda" (the command line's --backend, the Python module's backend=). Throws
 // ErrorCode::InvalidArgument naming `what`, the text and the allowed names.
 Backend parse_backend(const std::string& text, const std::string& what);

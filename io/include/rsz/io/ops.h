@@ -59,11 +59,13 @@ const OperatorSpec& roi_align_spec();
 const std::vector<const OperatorSpec*>& operator_specs();  // the three, in that order
 
 // Sets field `key` of a config from the text of its flag (numbers, comma lists, enum names; a Bool field takes
-// "true" or "false"). Throws ErrorCode::InvalidArgument naming the flag, the text and what is allowed; ErrorCode::InvalidArgument
-// for a key the operator does not have.
-void set_field(ResampleConfig& config, const std::string& key, const std::string& text);
-void set_field(Upsample2dConfig& config, const std::string& key, const std::string& text);
-void set_field(RoiAlignConfig& config, const std::string& key, const std::string& text);
+// "true" or "false"). Throws ErrorCode::InvalidArgument naming `what` (by default the flag, or the key where the
+// field has no flag of its own), the text and what is allowed, or a key the operator does not have. Python passes
+// its keyword as `what` ("roi_align: reduction").
+void set_field(ResampleConfig& config, const std::string& key, const std::string& text, const std::string& what = "");
+void set_field(Upsample2dConfig& config, const std::string& key, const std::string& text,
+               const std::string& what = "");
+void set_field(RoiAlignConfig& config, const std::string& key, const std::string& text, const std::string& what = "");
 
 }  // namespace rsz::io
 
