@@ -165,9 +165,9 @@ decltype(OperatorCommand::batch_jobs) resize_step_jobs(const char* op) {
   };
 }
 
-io::ResizeIntent resample_intent(const ResampleOptions& o, std::uint64_t budget) {
+io::ResizeIntent resample_intent(const ResampleOptions& o) {
   const CommonOptions& common = o.common;
-  if (!common.config.empty()) check_json_budget(common.config, "--config", budget);
+  if (!common.config.empty()) check_json_budget(common.config, "--config", common.memory_budget);
   const io::ResampleConfig file_config =
       common.config.empty() ? io::ResampleConfig{} : io::read_resample_config(common.config);
   io::ResizeIntent intent;
@@ -197,12 +197,11 @@ io::ResizeIntent resample_intent(const ResampleOptions& o, std::uint64_t budget)
 
 int run_resample(const ResampleOptions& o) {
   if (o.common.output.empty()) usage_error("resample: -o/--output is required");
-  const std::uint64_t budget = memory_budget(o.common.max_memory);
-  return run_resize(o.common, resample_intent(o, budget), budget, "resample");
+  return run_resize(o.common, resample_intent(o), "resample");
 }
 
-int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, std::uint64_t budget, const char* op) {
-  const std::vector<std::string> inputs = input_list(common, budget);
+int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, const char* op) {
+  const std::vector<std::string> inputs = input_list(common, common.memory_budget);
   const std::string output = output_target(common, inputs);
   const std::vector<Job> jobs = make_resample_jobs(inputs, intent, output, common, op);
   check_jobs(inputs, jobs, {common.config});

@@ -232,9 +232,11 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
   job.planned_outputs = planned.paths;
   job.plan = [input, list, resolved, planned, check = common.rois_check](const InputProbe& probe) {
     JobPlan plan;
-    if (probe.from_image && check != "off") {
+    if (probe.from_image && check != io::RoisCheck::Off) {
       const std::string boxes = suspicious_boxes(list, resolved.params, probe.sizes[3], probe.sizes[2]);
-      if (!boxes.empty() && check == "error") throw Error(ErrorCode::InvalidArgument, input + ": " + boxes);
+      if (!boxes.empty() && check == io::RoisCheck::Error) {
+        throw Error(ErrorCode::InvalidArgument, input + ": " + boxes);
+      }
       if (!boxes.empty()) plan.warning = input + ": " + boxes;
     }
     if (const std::string rounded = rounded_boxes(list, probe.type, probe.from_image); !rounded.empty()) {
@@ -255,7 +257,7 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
       const io::RoiEntry& e = list.entries[r];
       const std::array<float, 4> box = list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : e.box;
       // The type the operator will run in: an image's is --dtype's, a tensor's its own (from its header).
-      const DataType type = is_npy_path(input) ? npy_type(input, common) : compute_type(common);
+      const DataType type = is_npy_path(input) ? npy_type(input, common) : common.dtype;
       crops.push_back({planned.paths[r], input, box_used(box, type), e.label, e.id});
     }
   }
@@ -387,10 +389,10 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
                   "COCO / VOC: folder the annotations' image file names are relative to (default: the annotation "
                   "file's folder)");
   cmd->add_option("--names", o.names, "YOLO: class names file, one per line (default: class numbers as labels)");
-  cmd->add_option("--rois-check", o.common.rois_check,
-                  "Boxes outside the image, empty or inverted (legal ROI_ALIGN, likely dataset mistakes): warn "
-                  "(default: one line per image, crops still written), error (refuse the run) or off; images only")
-      ->check(CLI::IsMember(io::rois_check_names()));
+  add_choice_option(*cmd, "--rois-check", o.common.rois_check, io::rois_check_names(), io::parse_rois_check,
+                    "Boxes outside the image, empty or inverted (legal ROI_ALIGN, likely dataset mistakes): warn "
+                    "(default: one line per image, crops still written), error (refuse the run) or off; images "
+                    "only");
   cmd->add_option("--manifest", o.common.manifest,
                   "Also write a crop manifest: one line per crop with its path, source image, box, label and id "
                   "(.jsonl or .csv)");
@@ -423,7 +425,7 @@ OperatorCommand roi_align_command() {
   c.setup = subcommand(setup_roi_align, run_roi_align);
   c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
                     const CommonOptions& common, std::vector<std::string>& other_inputs) {
-    check_json_budget(step.rois_path, "\"rois\" of a roi_align step", memory_budget(common.max_memory));
+    check_json_budget(step.rois_path, "\"rois\" of a roi_align step", common.memory_budget);
     other_inputs.push_back(step.rois_path);
     RoiSource source;
     source.rois_path = step.rois_path;
@@ -431,7 +433,7 @@ OperatorCommand roi_align_command() {
     source.names_path = step.names_path;
     if (!step.names_path.empty()) other_inputs.push_back(step.names_path);
     CommonOptions step_options = common;
-    if (!step.rois_check.empty()) step_options.rois_check = step.rois_check;
+    if (step.rois_check) step_options.rois_check = *step.rois_check;
     return make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, step_options,
                                false);
   };
@@ -441,7 +443,7 @@ OperatorCommand roi_align_command() {
 int run_roi_align(const RoiAlignOptions& o) {
   const CommonOptions& common = o.common;
   if (common.output.empty()) usage_error("roi-align: -o/--output is required");
-  const std::uint64_t budget = memory_budget(common.max_memory);
+  const std::uint64_t budget = common.memory_budget;
   if (!common.config.empty()) check_json_budget(common.config, "--config", budget);
   if (!is_npy_path(o.rois)) check_json_budget(o.rois, "--rois", budget);
   const io::RoiAlignConfig file_config =

@@ -19,9 +19,9 @@ void setup_run(CLI::App& app, RunOptions& o) {
   cmd->add_flag("-n,--dry-run", o.common.dry_run, "List what would be written and write nothing");
   cmd->add_flag("-q,--quiet", o.common.quiet, "No progress bar and no summary");
   add_backend_options(*cmd, o.common);
-  cmd->add_option("--max-memory", o.common.max_memory,
-                  "Memory budget, e.g. 2G or 512M (default: the smallest of 4G, half the RAM, half of ulimit -v and "
-                  "half the cgroup's memory.max)");
+  add_max_memory_option(*cmd, o.common,
+                        "Memory budget, e.g. 2G or 512M (default: the smallest of 4G, half the RAM, half of ulimit -v "
+                        "and half the cgroup's memory.max)");
   cmd->add_option("--max-pixels", o.common.max_pixels,
                   "Refuse input and output images with more pixels than this (default 268435456)")
       ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
@@ -35,16 +35,16 @@ void setup_run(CLI::App& app, RunOptions& o) {
 }
 
 int run_run(const RunOptions& o) {
-  check_json_budget(o.batch_file, "batch file", memory_budget(o.common.max_memory));
+  check_json_budget(o.batch_file, "batch file", o.common.memory_budget);
   const io::BatchFile batch = io::read_batch_file(o.batch_file);
   CommonOptions common = o.common;
-  if (batch.dtype) common.dtype = to_string(*batch.dtype);
+  if (batch.dtype) common.dtype = *batch.dtype;
   if (batch.quality) common.quality = *batch.quality;
   if (batch.png_compression) common.png_compression = *batch.png_compression;
   common.strip = common.strip || batch.strip;
   common.grayscale = common.grayscale || batch.grayscale;
   if (batch.depth != 0) common.depth = batch.depth;
-  if (!batch.alpha.empty()) common.alpha = batch.alpha;
+  if (batch.alpha) common.alpha = *batch.alpha;
   common.no_exif = common.no_exif || !batch.exif;
   const std::string folder = common.output.empty() ? batch.output_dir : common.output;
   if (folder.empty()) usage_error(o.batch_file + ": no output folder; set \"output_dir\" or pass -o");

@@ -44,11 +44,10 @@ int run_thumbnail(const ThumbnailOptions& t) {
   o.square_size = true;
   const CommonOptions& common = o.common;
   if (common.output.empty()) usage_error("thumbnail: -o/--output is required");
-  const std::uint64_t budget = memory_budget(common.max_memory);
-  io::ResizeIntent intent = resample_intent(o, budget);
+  io::ResizeIntent intent = resample_intent(o);
   if (t.no_antialias) intent.config.antialiased = false;
   io::apply_thumbnail_defaults(intent, t.enlarge);
-  return run_resize(common, intent, budget, "thumbnail");
+  return run_resize(common, intent, "thumbnail");
 }
 
 OperatorCommand thumbnail_command() {

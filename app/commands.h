@@ -90,9 +90,9 @@ struct ResampleOptions {
 void setup_resample(CLI::App& app, ResampleOptions& options);
 int run_resample(const ResampleOptions& options);
 // The resize intent that resample's flags and --config file say (a usage error for flags that contradict).
-io::ResizeIntent resample_intent(const ResampleOptions& options, std::uint64_t budget);
+io::ResizeIntent resample_intent(const ResampleOptions& options);
 // Runs one intent over the common options' inputs (resample and thumbnail).
-int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, std::uint64_t budget, const char* op);
+int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, const char* op);
 
 // `rsz thumbnail`: resample preset for the everyday photo job: fit within a box, only shrinking unless --enlarge,
 // antialiased unless --no-antialias, EXIF orientation applied and metadata kept (the common flags' defaults).

@@ -17,6 +17,7 @@
 #include "rsz/error.h"
 #include "rsz/exec.h"
 #include "rsz/io/annotations.h"
+#include "rsz/io/batch_file.h"
 #include "rsz/io/image.h"
 #include "rsz/io/ops.h"
 #include "rsz/tensor.h"
@@ -28,11 +29,16 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
+// The memory budget of a run without --max-memory, in bytes: min(4 GiB, half of the physical memory, half of
+// RLIMIT_AS, half of the cgroup's memory.max), at least 64 MiB. Read from the system once per process.
+std::uint64_t default_memory_budget();
+
+// The flags as the command line (or a batch file) set them: each is typed once, as it is parsed, not at each use.
 struct CommonOptions {
   std::vector<std::string> inputs;
   std::string output;
   std::string config;
-  std::string dtype = "float32";
+  DataType dtype = DataType::Float32;  // --dtype: the compute type of images (float32 or float16)
   int jobs = 0;
   bool json = false;
   bool dry_run = false;
@@ -40,17 +46,17 @@ struct CommonOptions {
   bool recursive = false;
   bool hidden = false;  // --hidden: names starting with '.' are inputs too
   bool no_exif = false;
-  std::string alpha = "premultiplied";
-  std::string backend = "auto";
+  io::AlphaMode alpha = io::AlphaMode::Premultiplied;  // --alpha
+  Backend backend = Backend::Auto;                      // --backend
   int device = 0;  // --backend cuda: the GPU
   bool verbose = false;  // --verbose: one line on stderr saying which backend runs and why
   std::int64_t max_pixels = io::kDefaultMaxPixels;
-  std::string max_memory;        // --max-memory as given ("" = the default budget)
+  std::uint64_t memory_budget = default_memory_budget();  // --max-memory in bytes, else the default
   std::uint64_t max_samples = ExecOptions{}.max_samples;  // roi-align's sample budget (0: none)
   int quality = 0;           // 0: the format's default
   int png_compression = -1;  // -1: the fast default
   std::string manifest;      // roi-align: the crop manifest (.jsonl or .csv) written after the run; "" for none
-  std::string rois_check = "warn";  // roi-align on images: boxes outside, empty or inverted: warn, error or off
+  io::RoisCheck rois_check = io::RoisCheck::Warn;  // roi-align on images: boxes outside, empty or inverted
   bool skip_existing = false;       // keep inputs whose outputs all exist (a resumed run), without reading them
   std::string format;      // -i - / -o -: the stream's format (an extension without the dot); "" to detect
   bool strip = false;      // image outputs without the input's metadata (ICC profile, EXIF, XMP)
@@ -58,10 +64,6 @@ struct CommonOptions {
   int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input
 };
 
-// The memory budget of a run in bytes: --max-memory ("4G", "512M", "1.5GiB", "100000000"), or by default
-// min(4 GiB, half of the physical memory, half of RLIMIT_AS, the cgroup's memory.max). Throws a usage error naming the
-// flag for text that is not a size.
-std::uint64_t memory_budget(const std::string& flag_text);
 // "1.5 GiB"-style text for a byte count.
 std::string bytes_text(std::uint64_t bytes);
 // Writes `text` to stderr through C stdio. rsz never prints through std::cerr: the OpenCV codec module mutes
@@ -77,6 +79,22 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
 
 // Adds -i/-o/--config/--dtype/--jobs/--json/--dry-run/--quiet/... to a subcommand.
 void add_common_options(CLI::App& command, CommonOptions& options, bool with_config = true);
+// --max-memory with `help`: its text ("4G", "512M", "1.5GiB", "100000000") becomes options.memory_budget as the command
+// line is parsed. Text that is not a size throws rsz::Error (a usage error naming the flag and the text) out of
+// CLI::App::parse, not a CLI11 error: the message is rsz's own, with no "(see rsz --help)".
+void add_max_memory_option(CLI::App& command, CommonOptions& options, const std::string& help);
+// A flag whose text is one of `names` (io's list of an enum's spellings: --help shows them, and other text gets
+// CLI11's one-line "--flag: TEXT not in {...}" refusal), typed into `value` by io's `parse` as it is parsed. Not
+// CLI11's CheckedTransformer: its help and its refusal would spell out the mapping ("value in {a->0,...} OR {0,...}").
+template <typename T>
+CLI::Option* add_choice_option(CLI::App& command, const std::string& flag, T& value,
+                               const std::vector<std::string>& names,
+                               T (*parse)(const std::string& text, const std::string& what), const std::string& help) {
+  return command
+      .add_option_function<std::string>(
+          flag, [&value, parse, flag](const std::string& text) { value = parse(text, flag); }, help)
+      ->check(CLI::IsMember(names));
+}
 // --backend and --device (every operator and rsz run): `cuda` is refused as a usage error where this build has no
 // usable CUDA backend, saying why.
 void add_backend_options(CLI::App& command, CommonOptions& options);
@@ -137,10 +155,8 @@ struct InputProbe {
 // folder with no inputs, an unreadable or corrupt header, an image over --max-pixels, a non-float .npy.
 InputProbe probe_input(const std::string& path, const CommonOptions& options);
 
-DataType compute_type(const CommonOptions& options);
 // True when load_input keeps an image of `channels` as decoded (no float copy).
 bool image_runs_in_place(int channels, const CommonOptions& options);
-io::AlphaMode alpha_mode(const CommonOptions& options);
 // `threads`: kernel threads for this call (run_jobs hands out the cores left over when there are fewer inputs than
 // --jobs); results do not depend on it.
 ExecOptions exec_options(const CommonOptions& options, int threads);

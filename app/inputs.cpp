@@ -214,7 +214,7 @@ InputProbe probe_input(const std::string& path, const CommonOptions& options) {
   read_options.max_pixels = options.max_pixels;
   const io::ImageInfo info = io::read_image_info(path, read_options);
   probe.sizes = {1, info.channels, info.height, info.width};
-  probe.type = compute_type(options);
+  probe.type = options.dtype;
   probe.from_image = true;
   probe.bit_depth = info.bit_depth;
   return probe;
@@ -247,13 +247,13 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options) {
   loaded.image = io::read_image(path, read_options);
   loaded.from_image = true;
   loaded.bit_depth = loaded.image.bit_depth;
-  loaded.result_type = compute_type(options);
+  loaded.result_type = options.dtype;
   loaded.icc_profile = loaded.image.icc_profile;
   loaded.exif = loaded.image.exif;
   loaded.xmp = loaded.image.xmp;
   loaded.in_place = image_runs_in_place(loaded.image.channels, options);
   if (!loaded.in_place) {
-    loaded.tensor = io::image_to_tensor(loaded.image, loaded.result_type, alpha_mode(options));
+    loaded.tensor = io::image_to_tensor(loaded.image, loaded.result_type, options.alpha);
     loaded.image = io::Image{};  // the pixels are not needed any more
   }
   return loaded;

@@ -78,19 +78,19 @@ int main(int argc, char** argv) {
       "  rsz info photo.jpg\n"
       "Run 'rsz <command> --help' for the flags of a command.");
   try {
+    // Parsing types the flags' values once (common.h's CommonOptions); --max-memory's text that is not a size throws
+    // rsz::Error from here, with rsz's own message.
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitUsage;  // --help, --version
-    // One line: what was wrong and where to look.
-    to_stderr("rsz: " + printable(e.what()) + " (see rsz --help)\n");
-    return kExitUsage;
-  }
-  try {
     for (const auto& [command, run_operator] : operators) {
       if (app.got_subcommand(command)) return run_operator();
     }
     if (app.got_subcommand("run")) return run_run(run);
     if (app.got_subcommand("info")) return run_info(info);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitUsage;  // --help, --version
+    // One line: what was wrong and where to look.
+    to_stderr("rsz: " + printable(e.what()) + " (see rsz --help)\n");
+    return kExitUsage;
   } catch (const rsz::Error& e) {
     // Errors raised while inputs are processed are caught and counted by the job runner; one that reaches here was
     // found before anything ran (a flag, a config or ROI file that cannot be read or used): a usage error, unless it

@@ -14,6 +14,7 @@
 
 #include "common.h"
 #include "rsz/error.h"
+#include "rsz/io/config.h"
 #include "rsz/io/ops.h"
 
 namespace fs = std::filesystem;
@@ -98,7 +99,7 @@ std::string bytes_text(std::uint64_t bytes) {
 namespace {
 
 // The memory this process may use by default: min(4 GiB, half the RAM, half of RLIMIT_AS, half the cgroup limit).
-std::uint64_t default_memory_budget() {
+std::uint64_t system_memory_budget() {
   std::uint64_t budget = std::uint64_t{4} << 30;
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_size = ::sysconf(_SC_PAGESIZE);
@@ -115,10 +116,8 @@ std::uint64_t default_memory_budget() {
   return std::max<std::uint64_t>(budget, std::uint64_t{64} << 20);
 }
 
-}  // namespace
-
+// --max-memory's text in bytes; a usage error naming the flag and the text for text that is not a size.
 std::uint64_t memory_budget(const std::string& text) {
-  if (text.empty()) return default_memory_budget();
   const auto refuse = [&]() -> std::uint64_t {
     usage_error("--max-memory " + printable(text) +
                 ": not a memory size; a number with an optional unit K, M, G or T (powers of 1024, e.g. 512M or "
@@ -148,6 +147,29 @@ std::uint64_t memory_budget(const std::string& text) {
   return static_cast<std::uint64_t>(bytes);
 }
 
+// The compute types of images (io::image_to_tensor's): --dtype's choices are their names.
+constexpr DataType kComputeTypes[] = {DataType::Float32, DataType::Float16};
+
+DataType parse_compute_type(const std::string& text, const std::string& what) {
+  for (const DataType type : kComputeTypes) {
+    if (text == to_string(type)) return type;
+  }
+  usage_error(what + " = \"" + text + "\"; float32 or float16 is allowed");
+}
+
+}  // namespace
+
+std::uint64_t default_memory_budget() {
+  // Every subcommand's CommonOptions starts from it: the system (and the cgroup file) is read once.
+  static const std::uint64_t budget = system_memory_budget();
+  return budget;
+}
+
+void add_max_memory_option(CLI::App& command, CommonOptions& options, const std::string& help) {
+  command.add_option_function<std::string>(
+      "--max-memory", [&options](const std::string& text) { options.memory_budget = memory_budget(text); }, help);
+}
+
 void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget) {
   // A parsed JSON document takes up to about 40 times its text (a number becomes a 16-byte value in a vector).
   constexpr std::uint64_t kParsedPerByte = 40;
@@ -171,8 +193,10 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                      "{dir} {relpath} {parent} (the input's folder below -i's, with its stem, its folder's name: "
                      "-r -o 'out/{relpath}.png' mirrors a tree)");
   if (with_config) command.add_option("--config", options.config, "Operator config JSON; flags override its keys");
-  command.add_option("--dtype", options.dtype, "Compute type for images: float32 or float16 (default float32)")
-      ->check(CLI::IsMember({"float32", "float16"}));
+  std::vector<std::string> compute_types;
+  for (const DataType type : kComputeTypes) compute_types.emplace_back(to_string(type));
+  add_choice_option(command, "--dtype", options.dtype, compute_types, parse_compute_type,
+                    "Compute type for images: float32 or float16 (default float32)");
   command.add_option("-j,--jobs", options.jobs, "Inputs processed in parallel (default 0: all cores)")
       ->check(whole_number(0, 4096));
   command.add_flag("--json", options.json, "Print one JSON line per output (path, shape, dtype, seconds) on stdout");
@@ -184,17 +208,16 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                    "folders and patterns; a file named on its own is always taken");
   command.add_flag("--no-exif", options.no_exif,
                    "Do not apply the EXIF orientation of JPEGs and TIFFs (keep pixels as stored)");
-  command.add_option("--alpha", options.alpha,
-                     "Alpha handling: premultiplied (default; no dark fringes) or straight")
-      ->check(CLI::IsMember(io::alpha_mode_names()));
+  add_choice_option(command, "--alpha", options.alpha, io::alpha_mode_names(), io::parse_alpha_mode,
+                    "Alpha handling: premultiplied (default; no dark fringes) or straight");
   add_backend_options(command, options);
   command.add_option("--max-pixels", options.max_pixels,
                      "Refuse input and output images with more pixels than this, before decoding (default 268435456)")
       ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
-  command.add_option("--max-memory", options.max_memory,
-                     "Memory budget, e.g. 2G or 512M: inputs and outputs that would need more are refused before "
-                     "anything is allocated (default: the smallest of 4G, half the RAM, half of ulimit -v and half "
-                     "the cgroup's memory.max)");
+  add_max_memory_option(command, options,
+                        "Memory budget, e.g. 2G or 512M: inputs and outputs that would need more are refused before "
+                        "anything is allocated (default: the smallest of 4G, half the RAM, half of ulimit -v and half "
+                        "the cgroup's memory.max)");
   command.add_option("--quality", options.quality,
                      "JPEG quality 1-100 (default 95); for .webp, a quality makes the file lossy (default lossless)")
       ->check(whole_number(1, 100));
@@ -227,19 +250,11 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
       ->check(whole_number(0, 9));
 }
 
-DataType compute_type(const CommonOptions& options) {
-  return options.dtype == "float16" ? DataType::Float16 : DataType::Float32;
-}
-
 bool image_runs_in_place(int channels, const CommonOptions& options) {
   // The unorm view holds p / M exactly as image_to_tensor's float32 tensor would (same double quotient, rounded
   // once), so results are the same bits; float16 tensors and premultiplied alpha need the conversion.
   const bool has_alpha = channels == 2 || channels == 4;
-  return compute_type(options) == DataType::Float32 && (!has_alpha || alpha_mode(options) == io::AlphaMode::Straight);
-}
-
-io::AlphaMode alpha_mode(const CommonOptions& options) {
-  return io::parse_alpha_mode(options.alpha, "--alpha");
+  return options.dtype == DataType::Float32 && (!has_alpha || options.alpha == io::AlphaMode::Straight);
 }
 
 std::map<std::string, CLI::Option*> add_field_flags(CLI::App& command, const io::OperatorSpec& spec,
@@ -269,19 +284,17 @@ std::map<std::string, CLI::Option*> add_field_flags(CLI::App& command, const io:
 
 void add_backend_options(CLI::App& command, CommonOptions& options) {
   const auto usable = [](std::string& value) -> std::string {
-    if (value != "cuda") return "";
+    if (value != to_string(Backend::Cuda)) return "";
     for (const BackendInfo& b : backends()) {
       if (b.backend == Backend::Cuda) return b.available ? "" : "cuda cannot run here: " + b.note;
     }
     return "this build of rsz has no CUDA backend (build it with -DRSZ_CUDA=ON where nvcc and a GPU are present); "
            "auto, cpu or reference is allowed";
   };
-  command
-      .add_option("--backend", options.backend,
-                  "Kernel backend: auto (default: cpu), cpu, reference (the naive oracle), or cuda (an NVIDIA GPU, in "
-                  "builds with RSZ_CUDA: pixels go to the GPU and results come back, the same bits as cpu); rsz info "
-                  "--backends lists them")
-      ->check(CLI::IsMember({"auto", "cpu", "reference", "cuda"}))
+  add_choice_option(command, "--backend", options.backend, io::backend_names(), io::parse_backend,
+                    "Kernel backend: auto (default: cpu), cpu, reference (the naive oracle), or cuda (an NVIDIA GPU, "
+                    "in builds with RSZ_CUDA: pixels go to the GPU and results come back, the same bits as cpu); rsz "
+                    "info --backends lists them")
       ->check(CLI::Validator(usable, "", "usable backend"));
   command.add_option("--device", options.device, "The GPU that --backend cuda runs on (default 0)")
       ->check(whole_number(0, 1023));
@@ -301,11 +314,16 @@ std::string backend_note(const CommonOptions& options) {
       cuda_note = b.available ? b.note : "cuda cannot run here: " + b.note;
     }
   }
-  if (options.backend == "cuda") {
-    return "rsz: backend cuda (" + cuda_note + "; pixels are copied to the GPU and the results back)";
+  switch (options.backend) {
+    case Backend::Cuda:
+      return "rsz: backend cuda (" + cuda_note + "; pixels are copied to the GPU and the results back)";
+    case Backend::Reference:
+      return "rsz: backend reference (the naive oracle: one output at a time)";
+    case Backend::Cpu:
+      return "rsz: backend cpu (" + cpu + ")";
+    case Backend::Auto:
+      break;
   }
-  if (options.backend == "reference") return "rsz: backend reference (the naive oracle: one output at a time)";
-  if (options.backend == "cpu") return "rsz: backend cpu (" + cpu + ")";
   return "rsz: backend auto: cpu (" + cpu + "); " +
          (cuda_available ? "cuda (" + cuda_note +
                                ") only with --backend cuda: the pixels are in host memory, and a GPU's start-up and "
@@ -315,7 +333,7 @@ std::string backend_note(const CommonOptions& options) {
 
 ExecOptions exec_options(const CommonOptions& options, int threads) {
   ExecOptions exec;
-  exec.backend = io::parse_backend(options.backend, "--backend");
+  exec.backend = options.backend;
   exec.device = options.device;
   exec.num_threads = std::max(1, threads);
   exec.max_samples = options.max_samples;

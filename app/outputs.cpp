@@ -57,8 +57,8 @@ void create_parent(const std::string& path) {
 // The image a result tensor becomes: gray when asked, the output depth, the alpha convention.
 io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source, const CommonOptions& options) {
   const int depth = output_depth(options, source.from_image, source.bit_depth);
-  return options.grayscale ? io::tensor_to_image(to_grayscale(tensor).view(), depth, alpha_mode(options))
-                           : io::tensor_to_image(tensor, depth, alpha_mode(options));
+  return options.grayscale ? io::tensor_to_image(to_grayscale(tensor).view(), depth, options.alpha)
+                           : io::tensor_to_image(tensor, depth, options.alpha);
 }
 
 

@@ -255,7 +255,7 @@ int thread_count(const CommonOptions& options) {
 
 std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, const CommonOptions& options) {
   const std::vector<Prepared> prepared =
-      prepare_all(jobs, options, memory_budget(options.max_memory), thread_count(options));
+      prepare_all(jobs, options, options.memory_budget, thread_count(options));
   std::map<std::string, InputProbe> probes;
   for (std::size_t k = 0; k < jobs.size(); ++k) {
     const Prepared& p = prepared[k];
@@ -272,7 +272,7 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
       read_back.sizes = p.plan.output;
       read_back.from_image = !is_npy_path(out);
       if (read_back.from_image) {
-        read_back.type = compute_type(options);
+        read_back.type = options.dtype;
         read_back.bit_depth = output_depth(options, p.probe.from_image, p.probe.bit_depth);
         if (read_back.sizes.size() == 4) read_back.sizes[1] = output_channels(options, read_back.sizes[1]);
       } else {
@@ -286,7 +286,7 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
 
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   if (options.verbose) std::fprintf(stderr, "%s\n", backend_note(options).c_str());
-  const std::uint64_t budget = memory_budget(options.max_memory);
+  const std::uint64_t budget = options.memory_budget;
   const int threads = thread_count(options);
   const auto count = static_cast<std::int64_t>(jobs.size());
 

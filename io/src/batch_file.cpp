@@ -16,7 +16,7 @@ using detail::Ref;
 
 constexpr const char* kStepContext = "the step's \"op\"";
 
-// One of `names`, as written.
+// One of `names`, as written; a refusal names the JSON path, so an enum's parse_* then types the text without fail.
 std::string one_of(const Ref& ref, const std::vector<std::string>& names) {
   std::vector<std::pair<std::string, std::string>> choices;
   for (const std::string& name : names) choices.emplace_back(name, name);
@@ -99,7 +99,7 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
       out.names_path = detail::resolve_path(base_dir, detail::get_nonempty_string(*names));
     }
     if (const auto check = step.find("rois_check")) {
-      out.rois_check = one_of(*check, rois_check_names());
+      out.rois_check = parse_rois_check(one_of(*check, rois_check_names()), "\"rois_check\"");
     }
     if (const auto manifest = step.find("manifest")) {
       const std::string text = detail::get_nonempty_string(*manifest);
@@ -136,7 +136,34 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
 
 }  // namespace
 
-std::vector<std::string> rois_check_names() { return {"warn", "error", "off"}; }
+const char* to_string(RoisCheck check) {
+  switch (check) {
+    case RoisCheck::Warn:
+      return "warn";
+    case RoisCheck::Error:
+      return "error";
+    case RoisCheck::Off:
+      return "off";
+  }
+  return "?";
+}
+
+namespace {
+constexpr RoisCheck kRoisChecks[] = {RoisCheck::Warn, RoisCheck::Error, RoisCheck::Off};
+}  // namespace
+
+std::vector<std::string> rois_check_names() {
+  std::vector<std::string> names;
+  for (const RoisCheck check : kRoisChecks) names.emplace_back(to_string(check));
+  return names;
+}
+
+RoisCheck parse_rois_check(const std::string& text, const std::string& what) {
+  for (const RoisCheck check : kRoisChecks) {
+    if (text == to_string(check)) return check;
+  }
+  throw Error(ErrorCode::InvalidArgument, what + " = \"" + text + "\"; warn, error or off is allowed");
+}
 
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir) {
   const Json json = detail::parse_json(json_text, source);
@@ -185,7 +212,7 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
     batch.depth = depth->json().get<int>();
   }
   if (const auto alpha = root.find("alpha")) {
-    batch.alpha = one_of(*alpha, alpha_mode_names());
+    batch.alpha = parse_alpha_mode(one_of(*alpha, alpha_mode_names()), "\"alpha\"");
   }
   if (const auto exif = root.find("exif")) batch.exif = detail::get_bool(*exif);
   if (const auto hidden = root.find("hidden")) batch.hidden = detail::get_bool(*hidden);

@@ -246,8 +246,19 @@ ResamplePreset parse_resample_preset(const std::string& text, const std::string&
   usage(what + " = \"" + text + "\" is not a preset; half_pixel, align_corners, asymmetric or nearest_floor is allowed");
 }
 
+namespace {
+// Every backend a caller may name, in the order --help lists them (a build without CUDA still knows the name).
+constexpr Backend kBackends[] = {Backend::Auto, Backend::Cpu, Backend::Reference, Backend::Cuda};
+}  // namespace
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const Backend b : kBackends) names.emplace_back(to_string(b));
+  return names;
+}
+
 Backend parse_backend(const std::string& text, const std::string& what) {
-  for (const Backend b : {Backend::Auto, Backend::Cpu, Backend::Reference, Backend::Cuda}) {
+  for (const Backend b : kBackends) {
     if (text == to_string(b)) return b;
   }
   usage(what + " = \"" + text + "\"; auto, cpu, reference or cuda is allowed");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rsz/io/config.h"
+#include "rsz/io/image.h"
 #include "rsz/io/resize.h"
 
 #pragma GCC visibility push(default)
@@ -33,8 +34,19 @@ namespace rsz::io {
 // step is done: "half then double" chains (not allowed on the first step).
 // "output_dir" is resolved against base_dir; when absent it is "out" in base_dir. Messages name JSON paths such as
 // /steps/1/config/scales/2.
+
+// What a roi_align step's "rois_check" and the command line's --rois-check do with boxes outside the image, empty or
+// inverted (legal ROI_ALIGN, likely dataset mistakes) on images.
+enum class RoisCheck {
+  Warn,   // one line per image; the crops are still written
+  Error,  // the input is refused
+  Off,
+};
+const char* to_string(RoisCheck check);  // "warn", "error", "off"
 // The spellings of a roi_align step's "rois_check" and of the command line's --rois-check: "warn", "error", "off".
 std::vector<std::string> rois_check_names();
+// Throws ErrorCode::InvalidArgument: `what` = "TEXT"; warn, error or off is allowed.
+RoisCheck parse_rois_check(const std::string& text, const std::string& what);
 
 struct BatchStep {
   using Config = std::variant<ResizeIntent, Upsample2dConfig, RoiAlignConfig>;
@@ -45,7 +57,7 @@ struct BatchStep {
   std::string image_root;  // roi_align only, "image_root": COCO / VOC image folder (--image-root), resolved likewise
   std::string names_path;  // roi_align only, "names": YOLO class names (--names), resolved likewise
   std::string manifest;    // roi_align only, "manifest": the crop manifest, relative to the output folder
-  std::string rois_check;  // roi_align only, "rois_check": "warn", "error" or "off" (--rois-check); "" for warn
+  std::optional<RoisCheck> rois_check;  // roi_align only, "rois_check" (--rois-check); unset: warn
   bool chained = false;   // "input": "previous": the step runs on the previous step's outputs, after it
 };
 struct BatchFile {
@@ -59,7 +71,7 @@ struct BatchFile {
   bool strip = false;                  // "strip": image outputs without the inputs' metadata (--strip)
   bool grayscale = false;              // "grayscale": gray image outputs (--grayscale)
   int depth = 0;                       // "depth": 8 or 16 bits per sample of image outputs (--depth); 0 follows inputs
-  std::string alpha;                   // "alpha": "premultiplied" or "straight" (--alpha); "" for the default
+  std::optional<AlphaMode> alpha;      // "alpha": "premultiplied" or "straight" (--alpha); unset: the default
   bool exif = true;                    // "exif": false keeps stored pixels (--no-exif)
   std::vector<BatchStep> steps;
 };

@@ -45,6 +45,7 @@ struct ResampleConfig {
 // "auto", "cpu", "reference" or "cuda" (the command line's --backend, the Python module's backend=). Throws
 // ErrorCode::InvalidArgument naming `what`, the text and the allowed names.
 Backend parse_backend(const std::string& text, const std::string& what);
+std::vector<std::string> backend_names();  // "auto", "cpu", "reference", "cuda"
 
 struct Upsample2dConfig {
   std::optional<InterpolationMode> interpolation;
