@@ -1,13 +1,16 @@
-// rsz benchmark: the workloads of bench/workloads.json for rsz (float32 and float16, 1 and 2 threads) and OpenCV
+// rsz benchmark: the workloads of bench/workloads.json for rsz (float32 and float16, 1 and 2 threads or --threads) and OpenCV
 // (in-process, float32), plus this machine's copy bandwidth measured in the same run. Prints one JSON line per
 // measurement on stdout (bench/report.py turns them, with the peers' lines, into bench/RESULTS.md) and writes the
 // generated ROI boxes to the output folder so the peer scripts time the very same boxes.
 //
-// usage: rsz_bench WORKLOADS.json OUT_DIR [--quick] [--only SUBSTRING]   (--only: the workloads whose name has it)
+// usage: rsz_bench WORKLOADS.json OUT_DIR [--quick] [--only SUBSTRING] [--threads 1,4,16]
+//   --only: the workloads whose name has it; --threads: the thread counts to time (default 1,2), so the same binary
+//   measures scaling on a 2-core machine and a 16-core one.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -33,6 +36,23 @@ using nlohmann::json;
 
 bool g_quick = false;
 std::string g_only;  // run only the workloads whose name contains this
+std::vector<int> g_threads{1, 2};
+
+// "1,4,16": thread counts from 1 to 1024; empty on anything else.
+std::vector<int> parse_threads(const std::string& text) {
+  std::vector<int> counts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > 1024) return {};
+    counts.push_back(static_cast<int>(v));
+    start = comma + 1;
+  }
+  return counts;
+}
 
 bool selected(const json& w) { return w["name"].get<std::string>().find(g_only) != std::string::npos; }
 
@@ -263,7 +283,7 @@ void bench_roi_align(const json& w, rsz::DataType type, int threads, const std::
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: rsz_bench WORKLOADS.json OUT_DIR [--quick]\n";
+    std::cerr << "usage: rsz_bench WORKLOADS.json OUT_DIR [--quick] [--only SUBSTRING] [--threads 1,4,16]\n";
     return 2;
   }
   for (int i = 3; i < argc; ++i) {
@@ -272,8 +292,15 @@ int main(int argc, char** argv) {
       g_quick = true;
     } else if (arg == "--only" && i + 1 < argc) {
       g_only = argv[++i];
+    } else if (arg == "--threads" && i + 1 < argc) {
+      g_threads = parse_threads(argv[++i]);
+      if (g_threads.empty()) {
+        std::cerr << "rsz_bench: --threads " << argv[i] << ": give counts from 1 to 1024 separated by ','\n";
+        return 2;
+      }
     } else {
-      std::cerr << "rsz_bench: unknown argument '" << arg << "'; allowed: --quick, --only SUBSTRING\n";
+      std::cerr << "rsz_bench: unknown argument '" << arg
+                << "'; allowed: --quick, --only SUBSTRING, --threads COUNTS\n";
       return 2;
     }
   }
@@ -285,11 +312,11 @@ int main(int argc, char** argv) {
     if (!selected(w)) continue;
     const std::vector<float> boxes = make_rois(w, out_dir);
     for (const auto type : {rsz::DataType::Float32, rsz::DataType::Float16}) {
-      for (const int threads : {1, 2}) bench_roi_align(w, type, threads, boxes);
+      for (const int threads : g_threads) bench_roi_align(w, type, threads, boxes);
     }
   }
   for (const auto type : {rsz::DataType::Float32, rsz::DataType::Float16}) {
-    for (const int threads : {1, 2}) {
+    for (const int threads : g_threads) {
       for (const auto& w : workloads["resample"]) {
         if (selected(w)) bench_resample(w, type, threads);
       }
