@@ -17,11 +17,12 @@ namespace {
 // Flag values that do not depend on the input; --size/--width/--height are applied per input.
 io::ResampleConfig fixed_flags(const ResampleOptions& o) {
   io::ResampleConfig flags;
-  // A --preset flag sets its offsets (and mode) over the config file's; the other flags over both.
+  // A --preset flag sets its offsets (and mode) over the config file's; the other flags over both. plan_resize puts
+  // intent.preset under the whole config (the file's offsets would win), so the flag's fields are set here.
   if (!o.preset.empty()) flags = io::preset_config(io::parse_resample_preset(o.preset, "--preset"));
   flags = io::overlay(flags, field_config<io::ResampleConfig>(o.fields));
   if (!o.scale.empty()) {  // the shorthand of --scales for images: H and W
-    const auto v = parse_float_list("--scale", o.scale, 1, 2);
+    const auto v = io::parse_float_list(o.scale, "--scale", {1, 2}, "1 to 2 comma-separated numbers are allowed");
     const float sx = v[0];
     const float sy = v.size() == 2 ? v[1] : v[0];
     flags.scales = std::array<float, 4>{1.0f, 1.0f, sy, sx};

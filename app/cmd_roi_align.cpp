@@ -450,19 +450,20 @@ int run_roi_align(const RoiAlignOptions& o) {
       common.config.empty() ? io::RoiAlignConfig{} : io::read_roi_align_config(common.config);
   io::RoiAlignConfig flags = field_config<io::RoiAlignConfig>(o.fields);
   if (!o.output_size.empty()) {
-    const auto v = parse_int_list("--output-size", o.output_size, 'x', 2);
+    const auto v = io::parse_int_list(o.output_size, "--output-size", 'x', 2);
     flags.output_width = v[0];
     flags.output_height = v[1];
   }
   if (!o.samples.empty()) {
     const bool range = o.samples.find(':') != std::string::npos;
-    const auto v = parse_int_list("--samples", o.samples, ':', range ? 2 : 1);
+    const auto v = io::parse_int_list(o.samples, "--samples", ':', range ? 2 : 1);
     if (v[0] > UINT32_MAX || v.back() > UINT32_MAX) usage_error("--samples " + o.samples + ": at most 4294967295");
     flags.minimum_samples_per_output = static_cast<std::uint32_t>(v[0]);
     flags.maximum_samples_per_output = static_cast<std::uint32_t>(v.back());
   }
   if (!o.spatial_scale.empty()) {
-    const auto v = parse_float_list("--spatial-scale", o.spatial_scale, 1, 2);
+    const auto v = io::parse_float_list(o.spatial_scale, "--spatial-scale", {1, 2},
+                                        "1 to 2 comma-separated numbers are allowed");
     flags.spatial_scale_x = v[0];
     flags.spatial_scale_y = v.back();
   }

@@ -127,7 +127,10 @@ int run_run(const RunOptions& o) {
   for (Phase& phase : phases) {
     if (!common.dry_run) {
       // Run time: a chained phase reads the files its previous phase really wrote (an input that failed there has
-      // no output here, and was reported then).
+      // no output here, and was reported then). Their headers are read again rather than the predicted probes
+      // kept: the file is the truth where the prediction is not (a gray result written as WebP reads back as RGB;
+      // a file left by an earlier run stands where this run's job failed), and the memory budget and output checks
+      // must count what job.run will load.
       std::vector<Job> runnable;
       for (Job& job : phase.jobs) {
         std::error_code ec;

@@ -108,7 +108,7 @@ int run_upsample(const UpsampleOptions& o) {
   io::Upsample2dConfig flags = field_config<io::Upsample2dConfig>(o.fields);
   if (!o.factor.empty()) {
     const bool pair = o.factor.find(',') != std::string::npos;
-    const auto v = parse_int_list("--factor", o.factor, ',', pair ? 2 : 1);
+    const auto v = io::parse_int_list(o.factor, "--factor", ',', pair ? 2 : 1);
     if (v[0] > UINT32_MAX || v.back() > UINT32_MAX) {
       usage_error("--factor " + o.factor + ": factors must be <= 4294967295");
     }

@@ -277,7 +277,8 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
 // The line --verbose prints: the backend that runs the operators and why (for auto: why not cuda).
 std::string backend_note(const CommonOptions& options);
 
-// Parsing helpers for flag values; each throws a usage error naming the flag.
+// Flag values: numbers are read by io::parse_float_list / parse_int_list (rsz/io/ops.h), the readers of the operator
+// fields' flags, so shorthands and fields take the same text and refuse it in the same words.
 // The core's range check (check_params) of parameters set by a flag: refused as a usage error naming the flag and
 // its text in front of the core's message.
 template <typename Params>
@@ -290,10 +291,5 @@ void check_flag(const std::string& flag, const std::string& text, const Params& 
     usage_error(flag + " " + text + ": " + e.what());
   }
 }
-
-std::vector<float> parse_float_list(const std::string& flag, const std::string& text, std::size_t min_count,
-                                    std::size_t max_count);
-std::vector<std::int64_t> parse_int_list(const std::string& flag, const std::string& text, char separator,
-                                         std::size_t count);
 
 }  // namespace rsz::app

@@ -340,46 +340,4 @@ ExecOptions exec_options(const CommonOptions& options, int threads) {
   return exec;
 }
 
-std::vector<float> parse_float_list(const std::string& flag, const std::string& text, std::size_t min_count,
-                                    std::size_t max_count) {
-  std::vector<float> values;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    char* end = nullptr;
-    const float v = std::strtof(item.c_str(), &end);
-    if (item.empty() || end == item.c_str() || *end != '\0' || !std::isfinite(v)) {
-      usage_error(flag + " " + text + ": '" + item + "' is not a finite number");
-    }
-    values.push_back(v);
-  }
-  if (values.size() < min_count || values.size() > max_count) {
-    usage_error(flag + " " + text + ": " + std::to_string(values.size()) + " values given; " +
-                (min_count == max_count ? std::to_string(min_count)
-                                        : std::to_string(min_count) + " to " + std::to_string(max_count)) +
-                " comma-separated numbers are allowed");
-  }
-  return values;
-}
-
-std::vector<std::int64_t> parse_int_list(const std::string& flag, const std::string& text, char separator,
-                                         std::size_t count) {
-  std::vector<std::int64_t> values;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, separator)) {
-    char* end = nullptr;
-    const long long v = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || end == item.c_str() || *end != '\0' || v < 1) {
-      usage_error(flag + " " + text + ": '" + item + "' is not a whole number >= 1");
-    }
-    values.push_back(v);
-  }
-  if (values.size() != count) {
-    usage_error(flag + " " + text + ": expected " + std::to_string(count) + " whole numbers separated by '" +
-                std::string(1, separator) + "'");
-  }
-  return values;
-}
-
 }  // namespace rsz::app

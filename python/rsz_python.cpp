@@ -169,10 +169,8 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
   io::ResizeIntent intent;
   intent.spelling.scales = "scales, sizes or out";
   io::ResampleConfig& config = intent.config;
-  if (preset) {
-    intent.preset = io::parse_resample_preset(*preset, "preset");
-    config = io::preset_config(*intent.preset);
-  }
+  // plan_resize puts the preset's offsets and mode under the keywords'.
+  if (preset) intent.preset = io::parse_resample_preset(*preset, "preset");
   set_keyword(config, "interpolation", mode, std::string(op) + ": mode");
   if (input_offsets) config.input_pixel_offsets = input_offsets;
   if (output_offsets) config.output_pixel_offsets = output_offsets;

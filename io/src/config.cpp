@@ -73,8 +73,8 @@ ResizeIntent parse_resize_object(const Ref& ref, const char* op_context, bool th
     intent.gravity = text_of(*r, [](const std::string& t) { return parse_gravity(t, "gravity"); });
   }
   if (const auto r = ref.find("preset")) {
+    // Kept as the step says it: plan_resize puts the preset's fields under the step's own.
     intent.preset = text_of(*r, [](const std::string& t) { return parse_resample_preset(t, "preset"); });
-    intent.config = overlay(preset_config(*intent.preset), intent.config);
   }
   if (thumbnail && !intent.box) ref.required("size");
   const auto enlarge = ref.find("enlarge");

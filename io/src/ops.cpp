@@ -1,6 +1,8 @@
-// The operator spec layer (ops.h): the three operators' field tables, and the generic readers they are made of.
+// The operator spec layer (ops.h): the three operators' field tables, the generic readers they are made of, and the
+// readers of numbers in flag text that the command line's shorthands share with them.
 #include "rsz/io/ops.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -37,60 +39,6 @@ std::string json_of(const std::array<float, 4>& v) {
 template <typename E, typename = std::enable_if_t<std::is_enum_v<E>>>
 std::string json_of(E v) {
   return std::string("\"") + to_string(v) + "\"";
-}
-
-// ---- flag text ----
-
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> items;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, separator)) items.push_back(item);
-  if (!text.empty() && text.back() == separator) items.emplace_back();
-  return items;
-}
-
-std::vector<float> text_floats(const std::string& flag, const std::string& text) {
-  std::vector<float> values;
-  for (const std::string& item : split(text, ',')) {
-    float v = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || !std::isfinite(v)) {
-      usage(flag + " " + text + ": '" + item + "' is not a finite number");
-    }
-    values.push_back(v);
-  }
-  return values;
-}
-
-float text_float(const std::string& flag, const std::string& text) {
-  const std::vector<float> v = text_floats(flag, text);
-  if (v.size() != 1) {
-    usage(flag + " " + text + ": " + std::to_string(v.size()) + " values given; one number is allowed");
-  }
-  return v[0];
-}
-
-std::array<float, 4> text_floats4(const std::string& flag, const std::string& text, bool one_for_all) {
-  const std::vector<float> v = text_floats(flag, text);
-  if (one_for_all && v.size() == 1) return {v[0], v[0], v[0], v[0]};
-  if (v.size() != 4) {
-    usage(flag + " " + text + ": " + std::to_string(v.size()) + " values given; " +
-          (one_for_all ? "give 1 value (every axis) or 4 values (N,C,H,W)" : "give 4 values (N,C,H,W)"));
-  }
-  return {v[0], v[1], v[2], v[3]};
-}
-
-// A whole number in [min, max]: sizes start at 1; counts and factors at 0, their range being the core's.
-std::int64_t text_int(const std::string& flag, const std::string& text, const std::string& item, std::int64_t min,
-                      std::int64_t max) {
-  std::int64_t v = 0;
-  const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-  if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < min || v > max) {
-    usage(flag + " " + text + ": '" + item + "' is not a whole number >= " + std::to_string(min) +
-          (max == kUInt32Max ? " (at most 4294967295)" : ""));
-  }
-  return v;
 }
 
 template <typename E>
@@ -196,15 +144,27 @@ FieldBinding<Config> bool_field(const char* key, const char* flag, const char* h
 template <typename Config>
 FieldBinding<Config> float_field(const char* key, const char* flag, const char* help,
                                  std::optional<float> Config::*member, float Params<Config>::*param) {
-  return in_params(bind<Config, float>({key, flag, help, FieldKind::Float, {}, ""}, member, get_float, text_float),
+  auto from_text = [](const std::string& what, const std::string& text) {
+    return parse_float_list(text, what, {1}, "one number is allowed")[0];
+  };
+  return in_params(bind<Config, float>({key, flag, help, FieldKind::Float, {}, ""}, member, get_float, from_text),
                    member, param);
+}
+
+// 4 floats (N, C, H, W), or with `one_for_all` also 1 for every axis.
+std::array<float, 4> floats4_of(const std::string& what, const std::string& text, bool one_for_all) {
+  const std::vector<float> v =
+      one_for_all ? parse_float_list(text, what, {1, 4}, "give 1 value (every axis) or 4 values (N,C,H,W)")
+                  : parse_float_list(text, what, {4}, "give 4 values (N,C,H,W)");
+  if (v.size() == 1) return {v[0], v[0], v[0], v[0]};
+  return {v[0], v[1], v[2], v[3]};
 }
 
 template <typename Config>
 FieldBinding<Config> floats4_field(const char* key, const char* flag, const char* help,
                                    std::optional<std::array<float, 4>> Config::*member,
                                    std::array<float, 4> Params<Config>::*param) {
-  auto from_text = [](const std::string& what, const std::string& text) { return text_floats4(what, text, true); };
+  auto from_text = [](const std::string& what, const std::string& text) { return floats4_of(what, text, true); };
   return in_params(bind<Config, std::array<float, 4>>({key, flag, help, FieldKind::Floats4, {}, ""}, member,
                                                       get_float4, from_text),
                    member, param);
@@ -213,7 +173,7 @@ FieldBinding<Config> floats4_field(const char* key, const char* flag, const char
 template <typename Config>
 FieldBinding<Config> scales4_field(const char* key, const char* flag, const char* help,
                                    std::optional<std::array<float, 4>> Config::*member) {
-  auto from_text = [](const std::string& what, const std::string& text) { return text_floats4(what, text, false); };
+  auto from_text = [](const std::string& what, const std::string& text) { return floats4_of(what, text, false); };
   return checked_by_core<Config, std::array<float, 4>>(
       bind<Config, std::array<float, 4>>({key, flag, help, FieldKind::Scales4, {}, ""}, member, get_float4, from_text),
       member, [](const std::array<float, 4>& v, Params<Config>& p) { p.scales = v; });
@@ -229,11 +189,8 @@ FieldBinding<Config> sizes4_field(const char* key, const char* flag, const char*
     return sizes;
   };
   auto from_text = [](const std::string& what, const std::string& text) {
-    const std::vector<std::string> items = split(text, ',');
-    if (items.size() != 4) usage(what + " " + text + ": expected 4 whole numbers separated by ','");
-    std::array<std::int64_t, 4> sizes{};
-    for (std::size_t i = 0; i < 4; ++i) sizes[i] = text_int(what, text, items[i], 1, kInt64Max);
-    return sizes;
+    const std::vector<std::int64_t> v = parse_int_list(text, what, ',', 4);
+    return std::array<std::int64_t, 4>{v[0], v[1], v[2], v[3]};
   };
   return bind<Config, std::array<std::int64_t, 4>>({key, flag, help, FieldKind::Sizes4, {}, ""}, member, from_json,
                                                    from_text);
@@ -245,7 +202,7 @@ FieldBinding<Config> count_field(const char* key, const char* flag, const char* 
                                  std::uint32_t Params<Config>::*param) {
   auto from_json = [](const Ref& r) { return get_uint32(r, 0); };
   auto from_text = [](const std::string& what, const std::string& text) {
-    return static_cast<std::uint32_t>(text_int(what, text, text, 0, kUInt32Max));
+    return static_cast<std::uint32_t>(parse_int(text, what, 0, kUInt32Max));
   };
   return in_params(bind<Config, std::uint32_t>({key, flag, help, FieldKind::Count, {}, ""}, member, from_json,
                                                from_text),
@@ -257,7 +214,7 @@ FieldBinding<Config> size_field(const char* key, const char* flag, const char* h
                                 std::optional<std::int64_t> Config::*member) {
   auto from_json = [](const Ref& r) { return get_int(r, 1, kInt64Max); };
   auto from_text = [](const std::string& what, const std::string& text) {
-    return text_int(what, text, text, 1, kInt64Max);
+    return parse_int(text, what, 1, kInt64Max);
   };
   return bind<Config, std::int64_t>({key, flag, help, FieldKind::Size, {}, ""}, member, from_json, from_text);
 }
@@ -273,11 +230,10 @@ FieldBinding<Config> scale_size_field(const char* key, const char* help, std::op
     return size;
   };
   auto from_text = [](const std::string& what, const std::string& text) {
-    const std::vector<std::string> items = split(text, 'x');
-    if (items.size() != 2) usage(what + " " + text + ": give HEIGHTxWIDTH");
+    const std::vector<std::int64_t> v = parse_int_list(text, what, 'x', 2, 0, kUInt32Max, "give HEIGHTxWIDTH");
     ScaleSize size;
-    size.height = static_cast<std::uint32_t>(text_int(what, text, items[0], 0, kUInt32Max));
-    size.width = static_cast<std::uint32_t>(text_int(what, text, items[1], 0, kUInt32Max));
+    size.height = static_cast<std::uint32_t>(v[0]);
+    size.width = static_cast<std::uint32_t>(v[1]);
     return size;
   };
   FieldBinding<Config> b =
@@ -445,6 +401,74 @@ void set_field(Upsample2dConfig& config, const std::string& key, const std::stri
 }
 void set_field(RoiAlignConfig& config, const std::string& key, const std::string& text, const std::string& what) {
   detail::set_from_text(detail::roi_align_table(), config, key, text, what);
+}
+
+namespace {
+
+// ---- numbers in flag text ----
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, separator)) items.push_back(item);
+  if (!text.empty() && text.back() == separator) items.emplace_back();
+  return items;
+}
+
+[[noreturn]] void refuse(const std::string& what, const std::string& text, const std::string& why) {
+  throw Error(ErrorCode::InvalidArgument, what + " " + text + ": " + why);
+}
+
+// An item of `text`: sizes start at 1; counts and factors at 0, their range being the core's.
+std::int64_t whole_number(const std::string& item, const std::string& text, const std::string& what,
+                          std::int64_t min, std::int64_t max) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+  if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < min || v > max) {
+    refuse(what, text,
+           "'" + item + "' is not a whole number >= " + std::to_string(min) +
+               (max < std::numeric_limits<std::int64_t>::max() ? " (at most " + std::to_string(max) + ")" : ""));
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<float> parse_float_list(const std::string& text, const std::string& what,
+                                    const std::vector<std::size_t>& counts, const std::string& allowed) {
+  std::vector<float> values;
+  for (const std::string& item : split(text, ',')) {
+    float v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || !std::isfinite(v)) {
+      refuse(what, text, "'" + item + "' is not a finite number");
+    }
+    values.push_back(v);
+  }
+  if (std::find(counts.begin(), counts.end(), values.size()) == counts.end()) {
+    refuse(what, text, std::to_string(values.size()) + " values given; " + allowed);
+  }
+  return values;
+}
+
+std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& what, char separator,
+                                         std::size_t count, std::int64_t min, std::int64_t max,
+                                         const std::string& allowed) {
+  const std::vector<std::string> items = split(text, separator);
+  if (items.size() != count) {
+    refuse(what, text,
+           !allowed.empty() ? allowed
+                            : "expected " + std::to_string(count) + " whole numbers separated by '" +
+                                  std::string(1, separator) + "'");
+  }
+  std::vector<std::int64_t> values;
+  for (const std::string& item : items) values.push_back(whole_number(item, text, what, min, max));
+  return values;
+}
+
+std::int64_t parse_int(const std::string& text, const std::string& what, std::int64_t min, std::int64_t max) {
+  return whole_number(text, text, what, min, max);
 }
 
 }  // namespace rsz::io

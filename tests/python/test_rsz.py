@@ -75,6 +75,8 @@ def test_resample_flags_match_the_keywords(tmp_path, flags, kwargs):
      lambda im: rsz.resize(im, "200x200", fit="cover", gravity="north")),
     ("resample", ["--size", "200x200", "--fit", "cover", "--preset", "align_corners"],
      lambda im: rsz.resize(im, (200, 200), fit="cover", preset="align_corners")),
+    ("resample", ["--size", "90x60", "--preset", "nearest_floor", "--mode", "linear"],  # keywords over the preset
+     lambda im: rsz.resize(im, (60, 90), preset="nearest_floor", mode="linear")),
     ("resample", ["--size", "300x300", "--fit", "contain", "--gravity", "southeast"],
      lambda im: rsz.resize(im[0], 300, fit="contain", gravity="southeast")[np.newaxis]),
     ("resample", ["--height", "100"], lambda im: rsz.resize(im, (100, None))),

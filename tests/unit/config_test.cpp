@@ -980,6 +980,49 @@ TEST(OperatorSpecs, FlagTextSetsTheField) {
             "roi_align has no field \"sampling_ratio\"");
 }
 
+// The readers of numbers in flag text, shared by the fields' flags (above) and the commands' shorthands (--scale,
+// --factor, --output-size, --samples, --spatial-scale): one grammar, each caller's words for a wrong count.
+TEST(OperatorSpecs, FlagNumbersAreReadOneWay) {
+  constexpr const char* kScaleCounts = "1 to 2 comma-separated numbers are allowed";
+  EXPECT_EQ(parse_float_list("0.5,2", "--scale", {1, 2}, kScaleCounts), (std::vector<float>{0.5f, 2.0f}));
+  EXPECT_EQ(parse_float_list("-1.5e1", "--oob-value", {1}, "one number is allowed"), (std::vector<float>{-15.0f}));
+  EXPECT_EQ(error_of([] { parse_float_list("1,2,3", "--scale", {1, 2}, kScaleCounts); }),
+            "--scale 1,2,3: 3 values given; 1 to 2 comma-separated numbers are allowed");
+  // Whole items only: no spaces, no '+', no hex, no empty item (a trailing separator included), finite.
+  for (const std::string text : {"0.5,x", "0.5,", ",0.5", " 0.5", "+0.5", "0x1p-1", "0.5f", "inf", "nan", "1e39"}) {
+    const std::string message = error_of([&] { parse_float_list(text, "--scale", {1, 2}, kScaleCounts); });
+    EXPECT_EQ(message.rfind("--scale " + text + ": '", 0), 0u) << text << ": " << message;
+    EXPECT_NE(message.find("' is not a finite number"), std::string::npos) << text << ": " << message;
+  }
+  // The fields' flags refuse the same text in the same words.
+  ResampleConfig r;
+  EXPECT_EQ(error_of([&] { set_field(r, "scales", "1,1,0.5,"); }), "--scales 1,1,0.5,: '' is not a finite number");
+  EXPECT_EQ(error_of([&] { set_field(r, "scales", "1,1, 2,2"); }), "--scales 1,1, 2,2: ' 2' is not a finite number");
+
+  EXPECT_EQ(parse_int_list("24x20", "--output-size", 'x', 2), (std::vector<std::int64_t>{24, 20}));
+  EXPECT_EQ(parse_int_list("3", "--factor", ',', 1), (std::vector<std::int64_t>{3}));
+  // The count first: the separator gives the shape.
+  EXPECT_EQ(error_of([] { parse_int_list("8,8", "--output-size", 'x', 2); }),
+            "--output-size 8,8: expected 2 whole numbers separated by 'x'");
+  EXPECT_EQ(error_of([] { parse_int_list("8x", "--output-size", 'x', 2); }),
+            "--output-size 8x: '' is not a whole number >= 1");
+  EXPECT_EQ(error_of([] { parse_int_list("8x0", "--output-size", 'x', 2); }),
+            "--output-size 8x0: '0' is not a whole number >= 1");
+  EXPECT_EQ(error_of([] { parse_int_list("2:+3", "--samples", ':', 2); }),
+            "--samples 2:+3: '+3' is not a whole number >= 1");
+  EXPECT_EQ(error_of([] { parse_int_list("99999999999999999999", "--factor", ',', 1); }),
+            "--factor 99999999999999999999: '99999999999999999999' is not a whole number >= 1");
+  EXPECT_EQ(error_of([] { parse_int_list("2,3", "scale_size", 'x', 2, 0, 4294967295, "give HEIGHTxWIDTH"); }),
+            "scale_size 2,3: give HEIGHTxWIDTH");
+  EXPECT_EQ(parse_int("4294967295", "n", 0, 4294967295), 4294967295);
+  EXPECT_EQ(error_of([] { parse_int("4294967296", "n", 0, 4294967295); }),
+            "n 4294967296: '4294967296' is not a whole number >= 0 (at most 4294967295)");
+  Upsample2dConfig u;
+  EXPECT_EQ(error_of([&] { set_field(u, "scale_size", "2,3"); }), "scale_size 2,3: give HEIGHTxWIDTH");
+  EXPECT_EQ(error_of([&] { set_field(r, "output_sizes", "1,3,8"); }),
+            "--output-sizes 1,3,8: expected 4 whole numbers separated by ','");
+}
+
 TEST(ConfigSchemas, ListExactlyTheKeysTheParsersAccept) {
   const std::map<std::string, std::map<std::string, std::set<std::string>>> expected = {
       {"resample.schema.json", {{"", as_set(kResampleKeys)}}},

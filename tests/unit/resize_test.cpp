@@ -65,6 +65,35 @@ TEST(ResizeIntent, CoverWithAlignCornersScalesTheResizedImageNotTheWindow) {
   EXPECT_EQ(w.params.output_pixel_offsets[3], 0.0f);
 }
 
+// plan_resize is the one place a preset is applied: its offsets and mode, under the intent's own fields (a batch
+// step's keys, Python's keywords), in both modes.
+TEST(ResizeIntent, APresetLiesUnderTheIntentsOwnFields) {
+  ResizeIntent intent;
+  intent.config.scales = std::array<float, 4>{1, 1, 2, 2};
+  intent.preset = ResamplePreset::NearestFloor;
+  for (const bool image : {true, false}) {
+    const ResizePlan p = plan_resize(intent, {1, 1, 4, 4}, image);
+    EXPECT_EQ(p.params.interpolation, InterpolationMode::Nearest) << image;
+    EXPECT_EQ(p.params.input_pixel_offsets[2], 0.5f) << image;
+    EXPECT_EQ(p.params.output_pixel_offsets[2], 0.0f) << image;
+  }
+  intent.config.interpolation = InterpolationMode::Linear;
+  intent.config.output_pixel_offsets = std::array<float, 4>{0, 0, 0.25f, 0.25f};
+  const ResizePlan own = plan_resize(intent, {1, 1, 4, 4}, false);
+  EXPECT_EQ(own.params.interpolation, InterpolationMode::Linear);
+  EXPECT_EQ(own.params.output_pixel_offsets, (std::array<float, 4>{0, 0, 0.25f, 0.25f}));
+  EXPECT_EQ(own.params.input_pixel_offsets, (std::array<float, 4>{0.5f, 0.5f, 0.5f, 0.5f}));  // still the preset's
+  // A batch step says the same: its keys over its preset.
+  const BatchFile b = parse_batch_file(
+      R"({"inputs": ["a.npy"], "steps": [{"op": "resample", "config": {"scales": [1, 1, 2, 2],
+          "preset": "nearest_floor", "interpolation": "linear", "output_pixel_offsets": [0, 0, 0.25, 0.25]}}]})",
+      "b.json", "");
+  const ResizePlan step = plan_resize(std::get<ResizeIntent>(b.steps[0].config), {1, 1, 4, 4}, false);
+  EXPECT_EQ(step.params.interpolation, own.params.interpolation);
+  EXPECT_EQ(step.params.input_pixel_offsets, own.params.input_pixel_offsets);
+  EXPECT_EQ(step.params.output_pixel_offsets, own.params.output_pixel_offsets);
+}
+
 TEST(ResizeIntent, ContainPlacesTheCallOnThePaddedCanvas) {
   ResizeIntent intent = box_intent("200x200");
   intent.fit = Fit::Contain;
@@ -149,8 +178,13 @@ TEST(ResizeIntent, BatchStepsSayWhatTheFlagsSay) {
   EXPECT_EQ(cover.fit, Fit::Cover);
   EXPECT_EQ(cover.gravity, Gravity::North);
   EXPECT_EQ(cover.preset, ResamplePreset::AlignCorners);
-  EXPECT_EQ(cover.config.input_pixel_offsets, (std::array<float, 4>{0, 0, 0, 0}));
+  EXPECT_FALSE(cover.config.input_pixel_offsets);  // the step's own fields only: plan_resize applies the preset
   EXPECT_EQ(cover.box->width, 200);
+  // Planned, the step has the preset's offsets (0, not half-pixel) and scales, as --preset align_corners gives.
+  const ResizePlan planned = plan_resize(cover, {1, 3, 300, 450}, true);
+  EXPECT_EQ(planned.params.input_pixel_offsets, (std::array<float, 4>{0, 0, 0, 0}));
+  EXPECT_EQ(planned.params.output_pixel_offsets, (std::array<float, 4>{0, 0, 0, -50}));  // north: the window at x 50
+  EXPECT_EQ(planned.params.scales[3], 299.0f / 449.0f);
   const auto& thumb = std::get<ResizeIntent>(b.steps[1].config);
   EXPECT_EQ(b.steps[1].op, "thumbnail");
   EXPECT_EQ(thumb.box->height, 128);  // N is an N x N box

@@ -6,7 +6,7 @@
 //     of flags over a file (config.cpp);
 //   * the command line: each field's flag, its help ("(default ...)" appended), its choices and the parse of its text
 //     (app/options.cpp add_field_flags); shorthands that set several fields (--scale, --output-size, --samples,
-//     --spatial-scale, --factor) stay with their commands;
+//     --spatial-scale, --factor) stay with their commands, and read their numbers with the same readers (below);
 //   * the JSON Schemas in configs/schema and the Python keywords, checked against these tables by tests that fail
 //     on any drift (tests/unit/config_test.cpp, tests/python/test_rsz.py); the completions are checked against
 //     --help, which comes from here.
@@ -14,6 +14,9 @@
 // table (ops.cpp), the schema property and the Python keyword (the tests say so if they are missing).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -66,6 +69,25 @@ void set_field(ResampleConfig& config, const std::string& key, const std::string
 void set_field(Upsample2dConfig& config, const std::string& key, const std::string& text,
                const std::string& what = "");
 void set_field(RoiAlignConfig& config, const std::string& key, const std::string& text, const std::string& what = "");
+
+// Numbers in the text of a flag: the one reader behind set_field and the commands' shorthands (--scale, --factor,
+// --output-size, --samples, --spatial-scale), so that every flag takes and refuses the same text. Items are read
+// whole by std::from_chars (no spaces, no '+', no hex, no locale); an empty item ("1,,2", "1,") is refused.
+// Refusals throw ErrorCode::InvalidArgument beginning "<what> <text>: ", e.g. "--scale 0.5,x: 'x' is not a finite
+// number", "--output-size 8x0: '0' is not a whole number >= 1".
+//
+// Finite float32s separated by ','; a count not in `counts` is refused with "<n> values given; <allowed>"
+// ("1 to 2 comma-separated numbers are allowed", "one number is allowed": each caller words what it takes).
+std::vector<float> parse_float_list(const std::string& text, const std::string& what,
+                                    const std::vector<std::size_t>& counts, const std::string& allowed);
+// `count` whole numbers in [min, max] separated by `separator`. The count is checked first (the separator gives the
+// shape: "8,8" is not a WxH), refused with `allowed`, by default "expected <count> whole numbers separated by '<s>'".
+std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& what, char separator,
+                                         std::size_t count, std::int64_t min = 1,
+                                         std::int64_t max = std::numeric_limits<std::int64_t>::max(),
+                                         const std::string& allowed = "");
+// One whole number in [min, max]: "'<text>' is not a whole number >= <min>", with " (at most <max>)" below 2^63 - 1.
+std::int64_t parse_int(const std::string& text, const std::string& what, std::int64_t min, std::int64_t max);
 
 }  // namespace rsz::io
 

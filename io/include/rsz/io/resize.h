@@ -66,7 +66,9 @@ extern const IntentSpelling kFlagSpelling;  // --size, --fit, --gravity, --enlar
 // Where the target comes from: `box` (a size), or the config's scales / output_sizes (not both).
 struct ResizeIntent {
   ResampleConfig config;                   // operator fields; scales / output_sizes when there is no box
-  std::optional<ResamplePreset> preset;    // a coordinate convention, under the config's own offsets and mode
+  // A coordinate convention: plan_resize applies its fields (preset_config) under the config's own offsets and
+  // mode, so a front end leaves them out of `config`.
+  std::optional<ResamplePreset> preset;
   std::optional<ResizeBox> box;            // --size / --width / --height
   std::optional<Fit> fit;                  // how the box is met (default: the box's suffix, else fill)
   std::optional<Gravity> gravity;          // where cover crops and contain pads (default center)
