@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """PyTorch and torchvision timings of the bench/workloads.json workloads (run by bench/run.sh).
 
-usage: /usr/bin/python3 bench/peers_torch.py WORKLOADS.json OUT_DIR [--quick]
+usage: /usr/bin/python3 bench/peers_torch.py WORKLOADS.json OUT_DIR [--quick] [--only SUBSTRING] [--threads 1,4,16]
+(--only and --threads as rsz_bench's: the workloads whose name has SUBSTRING; the thread counts, default 1,2)
 Prints one JSON line per measurement, like rsz_bench: median time of
 torch.nn.functional.interpolate (resample: bilinear/nearest, align_corners=False; upsample: scale_factor) and
 torchvision.ops.roi_align (aligned=True, the same boxes rsz_bench wrote to OUT_DIR). float16 is attempted and
@@ -18,6 +19,14 @@ import torch.nn.functional as F
 import torchvision
 
 QUICK = "--quick" in sys.argv
+
+
+def option(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv[:-1] else default
+
+
+ONLY = option("--only", "")
+THREADS = [int(t) for t in option("--threads", "1,2").split(",")]
 
 
 def median_seconds(fn):
@@ -63,7 +72,9 @@ def main():
     workloads = json.load(open(sys.argv[1]))
     out_dir = sys.argv[2]
     dtypes = {"float32": torch.float32, "float16": torch.float16}
-    for threads in (1, 2):
+    for kind in ("resample", "upsample", "roi_align"):
+        workloads[kind] = [w for w in workloads[kind] if ONLY in w["name"]]
+    for threads in THREADS:
         torch.set_num_threads(threads)
         for name, dtype in dtypes.items():
             for w in workloads["resample"]:

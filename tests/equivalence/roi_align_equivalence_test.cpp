@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 #include "rsz/float16.h"
 #include "rsz/roi_align.h"
@@ -288,6 +289,72 @@ TEST_P(RoiAlignEquivalence, LargeOutputsWrittenWithStreamingStores) {
                                          to_string(reduction) +
                                          " threads " + std::to_string(threads)));
       }
+    }
+  }
+}
+
+// Maps of many channel blocks, whose copies take turns in the ring of two (a block's copy waits until the block
+// before it in its slot is pooled: 4 blocks of 25 channels), and a map whose copy is larger than the scratch kept
+// between calls (one block of 9 channels padded to 16 over 1100 x 1100: 77 MB, allocated for the call).
+TEST_P(RoiAlignEquivalence, BlocksTakeTurnsInTheRingOfCopies) {
+  const std::vector<float> corners = {10, 20, 40, 30, -5, 30, 6, 53, 25, 25, 25.5f, 26, 0, 0, 49, 39,
+                                      100, 200, 1000, 900, -5, 1050, 60, 1130, 250, 250, 251, 252, 0, 0, 1099, 1099};
+  std::uint32_t seed = 4200;
+  for (const auto& [sizes, first] : {std::pair{Dims{1, 100, 40, 50}, 0}, std::pair{Dims{1, 9, 1100, 1100}, 4}}) {
+    const Input in = make_input(sizes, DataType::Float32, false, seed++);
+    const Tensor boxes = test::make_f32({4, 4}, std::vector<float>(corners.begin() + first * 4,
+                                                                   corners.begin() + first * 4 + 16));
+    const Tensor batch = test::make_u32({4}, {0, 0, 0, 0});
+    const Dims out_sizes{4, sizes[1], 3, 4};
+    RoiAlignParams p;
+    p.minimum_samples_per_output = p.maximum_samples_per_output = 2;
+    const auto expected = run_into(out_sizes, DataType::Float32, false, [&](const TensorView& out) {
+      roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
+    });
+    for (const int threads : {1, 3, 7}) {
+      const auto got = run_into(out_sizes, DataType::Float32, false, [&](const TensorView& out) {
+        roi_align(in.view(), boxes.view(), batch.view(), out, p, {GetParam(), threads});
+      });
+      ASSERT_TRUE(test::bits_equal(expected, got, "C " + std::to_string(sizes[1]) + ", threads " +
+                                                      std::to_string(threads)));
+    }
+  }
+}
+
+// Calls on several threads at once, of different shapes, in turn: one of them holds the scratch the CPU backend keeps
+// between calls, the others use their own, and what an earlier call left in it never reaches a result.
+TEST_P(RoiAlignEquivalence, ConcurrentCallsAndReusedScratch) {
+  const Tensor boxes = test::make_f32({10, 4}, kBoxes);
+  const Tensor batch = test::make_u32({10}, kBatch);
+  RoiAlignParams p;
+  p.spatial_scale_x = 0.5f;
+  p.spatial_scale_y = 0.75f;
+  std::vector<Input> inputs;
+  std::vector<Dims> out_shapes;
+  std::vector<std::vector<float>> expected;
+  std::uint32_t seed = 4300;
+  for (const std::int64_t channels : {40, 64, 9, 33}) {
+    inputs.push_back(make_input({3, channels, 13 + channels % 5, 21}, DataType::Float32, false, seed++));
+    out_shapes.push_back({10, channels, 3, 5});
+    expected.push_back(run_into(out_shapes.back(), DataType::Float32, false, [&](const TensorView& out) {
+      roi_align(inputs.back().view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
+    }));
+  }
+  std::vector<std::vector<float>> got(inputs.size());
+  std::vector<std::thread> callers;
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      callers.emplace_back([&, k] {
+        got[k] = run_into(out_shapes[k], DataType::Float32, false, [&](const TensorView& out) {
+          roi_align(inputs[k].view(), boxes.view(), batch.view(), out, p, {GetParam(), 2});
+        });
+      });
+    }
+    for (std::thread& t : callers) t.join();
+    callers.clear();
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      ASSERT_TRUE(test::bits_equal(expected[k], got[k], "round " + std::to_string(round) + " call " +
+                                                            std::to_string(k)));
     }
   }
 }
