@@ -18,6 +18,7 @@
 #include "common.h"
 #include "pipeline_internal.h"
 #include "rsz/error.h"
+#include "rsz/io/image.h"
 
 namespace fs = std::filesystem;
 
@@ -274,7 +275,9 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
       if (read_back.from_image) {
         read_back.type = options.dtype;
         read_back.bit_depth = output_depth(options, p.probe.from_image, p.probe.bit_depth);
-        if (read_back.sizes.size() == 4) read_back.sizes[1] = output_channels(options, read_back.sizes[1]);
+        if (read_back.sizes.size() == 4) {  // what the file will hold: WebP writes gray as RGB
+          read_back.sizes[1] = io::channels_read_back(out, output_channels(options, read_back.sizes[1]));
+        }
       } else {
         read_back.type = p.plan.type;
       }

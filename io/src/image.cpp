@@ -209,6 +209,11 @@ std::vector<std::string> writable_image_extensions() {
   return extensions;
 }
 
+int channels_read_back(const std::string& path, int channels) {
+  const Codec* codec = detail::codec_for_extension(path);
+  return codec != nullptr && codec->gray_as_rgb && channels == 1 ? 3 : channels;
+}
+
 std::string sniff_image_extension(const std::string& head) {
   const Codec* codec = detail::sniff_codec(reinterpret_cast<const std::uint8_t*>(head.data()), head.size());
   return codec != nullptr ? codec->extensions[0] : "";

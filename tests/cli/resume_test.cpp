@@ -243,6 +243,19 @@ TEST(ChainedSteps, TheWholeChainIsPlannedBeforeAnythingIsWritten) {
     EXPECT_NE(r.err.find("names its own images"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir.path() / "out")) << flags;
   }
+  // A gray result written as WebP reads back as RGB (WebP has no gray): the plan knows, so a chained step that can
+  // only write gray is refused before the first step writes anything.
+  test::write_file(dir / "webp.json",
+                   "{\"inputs\": [\"" + photo("camera.png") + "\"], \"output_dir\": \"out\", \"steps\": [" +
+                       "{\"op\": \"resample\", \"config\": {\"scales\": [1, 1, 0.5, 0.5]}, \"output\": "
+                       "\"half/{stem}.webp\"}, {\"op\": \"resample\", \"config\": {\"scales\": [1, 1, 0.5, 0.5]}, "
+                       "\"output\": \"quarter/{stem}.pgm\", \"input\": \"previous\"}]}");
+  for (const char* flags : {"", " --dry-run"}) {
+    const auto r = run_rsz(dir, std::string("run webp.json") + flags);
+    EXPECT_EQ(r.status, 2) << flags << ": " << r.err;
+    EXPECT_NE(r.err.find("PGM"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "out")) << flags;
+  }
   test::write_file(dir / "thumb.json",
                    head + "{\"op\": \"thumbnail\", \"config\": {\"size\": \"100\", \"fit\": \"cover\"}, "
                           "\"output\": \"t/{stem}.npy\", \"input\": \"previous\"}]}");

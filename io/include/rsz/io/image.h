@@ -96,6 +96,9 @@ bool is_readable_image_path(const std::string& path);
 // The extensions that name a format rsz can write, lower case with the dot, in the order of rsz::io's codec table:
 // .png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .ppm, .pgm (for lists of choices, such as a --format flag's).
 std::vector<std::string> writable_image_extensions();
+// The channel count an image of `channels` channels written to `path` (its format from the extension) has when read
+// back: a format without gray (WebP) stores gray as RGB. `channels` for any other format or path.
+int channels_read_back(const std::string& path, int channels);
 // The usual extension (".png", ".jpg", ...) of the image format a file starting with `head` is in, from the codec
 // table's sniffers (the ones read_image identifies files with); "" when no codec knows these bytes. For data without
 // a name, such as standard input.
