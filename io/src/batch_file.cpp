@@ -1,6 +1,7 @@
 // Batch files (rsz run): inputs, output folder, dtype and the steps with their operator configs (config.h).
 #include <filesystem>
 
+#include "enum_names.h"
 #include "json_util.h"
 #include "rsz/error.h"
 #include "rsz/io/batch_file.h"
@@ -152,17 +153,10 @@ namespace {
 constexpr RoisCheck kRoisChecks[] = {RoisCheck::Warn, RoisCheck::Error, RoisCheck::Off};
 }  // namespace
 
-std::vector<std::string> rois_check_names() {
-  std::vector<std::string> names;
-  for (const RoisCheck check : kRoisChecks) names.emplace_back(to_string(check));
-  return names;
-}
+std::vector<std::string> rois_check_names() { return detail::enum_names(kRoisChecks); }
 
 RoisCheck parse_rois_check(const std::string& text, const std::string& what) {
-  for (const RoisCheck check : kRoisChecks) {
-    if (text == to_string(check)) return check;
-  }
-  throw Error(ErrorCode::InvalidArgument, what + " = \"" + text + "\"; warn, error or off is allowed");
+  return detail::parse_enum(kRoisChecks, text, what);
 }
 
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "enum_names.h"
 #include "json_util.h"
 #include "op_fields.h"
 #include "rsz/error.h"
@@ -233,17 +234,10 @@ constexpr ResamplePreset kPresets[] = {ResamplePreset::HalfPixel, ResamplePreset
                                        ResamplePreset::Asymmetric, ResamplePreset::NearestFloor};
 }  // namespace
 
-std::vector<std::string> resample_preset_names() {
-  std::vector<std::string> names;
-  for (const ResamplePreset p : kPresets) names.emplace_back(to_string(p));
-  return names;
-}
+std::vector<std::string> resample_preset_names() { return detail::enum_names(kPresets); }
 
 ResamplePreset parse_resample_preset(const std::string& text, const std::string& what) {
-  for (const ResamplePreset p : kPresets) {
-    if (text == to_string(p)) return p;
-  }
-  usage(what + " = \"" + text + "\" is not a preset; half_pixel, align_corners, asymmetric or nearest_floor is allowed");
+  return detail::parse_enum(kPresets, text, what, "preset");
 }
 
 namespace {
@@ -251,17 +245,10 @@ namespace {
 constexpr Backend kBackends[] = {Backend::Auto, Backend::Cpu, Backend::Reference, Backend::Cuda};
 }  // namespace
 
-std::vector<std::string> backend_names() {
-  std::vector<std::string> names;
-  for (const Backend b : kBackends) names.emplace_back(to_string(b));
-  return names;
-}
+std::vector<std::string> backend_names() { return detail::enum_names(kBackends); }
 
 Backend parse_backend(const std::string& text, const std::string& what) {
-  for (const Backend b : kBackends) {
-    if (text == to_string(b)) return b;
-  }
-  usage(what + " = \"" + text + "\"; auto, cpu, reference or cuda is allowed");
+  return detail::parse_enum(kBackends, text, what);
 }
 
 ResampleConfig preset_config(ResamplePreset preset) {

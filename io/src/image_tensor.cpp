@@ -18,6 +18,7 @@
 #include <cmath>
 #include <string>
 
+#include "enum_names.h"
 #include "rsz/error.h"
 #include "rsz/float16.h"
 #include "rsz/io/image.h"
@@ -26,15 +27,14 @@ namespace rsz::io {
 
 const char* to_string(AlphaMode mode) { return mode == AlphaMode::Straight ? "straight" : "premultiplied"; }
 
-std::vector<std::string> alpha_mode_names() {
-  return {to_string(AlphaMode::Premultiplied), to_string(AlphaMode::Straight)};
-}
+namespace {
+constexpr AlphaMode kAlphaModes[] = {AlphaMode::Premultiplied, AlphaMode::Straight};
+}  // namespace
+
+std::vector<std::string> alpha_mode_names() { return detail::enum_names(kAlphaModes); }
 
 AlphaMode parse_alpha_mode(const std::string& text, const std::string& what) {
-  for (const AlphaMode mode : {AlphaMode::Premultiplied, AlphaMode::Straight}) {
-    if (text == to_string(mode)) return mode;
-  }
-  throw Error(ErrorCode::InvalidArgument, what + " = \"" + text + "\"; premultiplied or straight is allowed");
+  return detail::parse_enum(kAlphaModes, text, what);
 }
 namespace {
 

@@ -96,44 +96,78 @@ std::string pointer_token(const std::string& key) {
   return token;
 }
 
-Json parse_json(const std::string& text, const std::string& source) {
-  std::vector<Frame> frames;
-  const auto element_done = [&frames] {
-    if (!frames.empty() && !frames.back().object) ++frames.back().index;
-  };
-  Json::parser_callback_t callback = [&](int depth, Json::parse_event_t event, Json& parsed) -> bool {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        if (depth >= kMaxJsonDepth) {
-          fail(ErrorCode::InvalidArgument, source,
-               "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at " + frames_pointer(frames));
-        }
-        frames.push_back(Frame{event == Json::parse_event_t::object_start, {}, {}, 0});
-        break;
-      case Json::parse_event_t::key: {
-        Frame& frame = frames.back();
-        frame.key = parsed.get<std::string>();
-        if (!frame.keys.insert(frame.key).second) {
-          fail(ErrorCode::InvalidArgument, source,
-               "duplicate key \"" + one_line(shorten(frame.key, 60)) + "\" at " + frames_pointer(frames) +
-                   "; each key may appear once per object");
-        }
-        break;
-      }
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        frames.pop_back();
-        element_done();
-        break;
-      case Json::parse_event_t::value:
-        element_done();
-        break;
+// The DOM of a JSON text, built by nlohmann's SAX DOM builder with rsz's checks on the way: the nesting depth, keys
+// given twice in one object, and the path being read (for messages). Not nlohmann's callback parser, which does the
+// same checks through a callback: in nlohmann 3.11 it scans a container from its first element each time an object
+// inside it ends, so a COCO file of 500k annotations took minutes instead of a second.
+class CheckedDomBuilder {
+ public:
+  CheckedDomBuilder(Json& result, const std::string& source) : dom_(result, true), source_(source) {}
+
+  bool null() { return value(dom_.null()); }
+  bool boolean(bool v) { return value(dom_.boolean(v)); }
+  bool number_integer(Json::number_integer_t v) { return value(dom_.number_integer(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) { return value(dom_.number_unsigned(v)); }
+  bool number_float(Json::number_float_t v, const Json::string_t& text) { return value(dom_.number_float(v, text)); }
+  bool string(Json::string_t& v) { return value(dom_.string(v)); }
+  bool binary(Json::binary_t& v) { return value(dom_.binary(v)); }
+  bool start_object(std::size_t size) {
+    open(true);
+    return dom_.start_object(size);
+  }
+  bool key(Json::string_t& key) {
+    Frame& frame = frames_.back();
+    frame.key = key;
+    if (!frame.keys.insert(key).second) {
+      fail(ErrorCode::InvalidArgument, source_,
+           "duplicate key \"" + one_line(shorten(key, 60)) + "\" at " + frames_pointer(frames_) +
+               "; each key may appear once per object");
     }
-    return true;
-  };
+    return dom_.key(key);
+  }
+  bool end_object() { return close(dom_.end_object()); }
+  bool start_array(std::size_t size) {
+    open(false);
+    return dom_.start_array(size);
+  }
+  bool end_array() { return close(dom_.end_array()); }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& error) {
+    return dom_.parse_error(position, token, error);  // throws `error`
+  }
+
+  const std::vector<Frame>& frames() const { return frames_; }
+
+ private:
+  void open(bool object) {
+    if (frames_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
+      fail(ErrorCode::InvalidArgument, source_,
+           "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at " + frames_pointer(frames_));
+    }
+    frames_.push_back(Frame{object, {}, {}, 0});
+  }
+  bool close(bool ok) {
+    frames_.pop_back();
+    return value(ok);
+  }
+  // A value (or a whole container) of the enclosing array is done: the next one has the next index.
+  bool value(bool ok) {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+    return ok;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  const std::string& source_;
+  std::vector<Frame> frames_;
+};
+
+Json parse_json(const std::string& text, const std::string& source) {
+  Json result;
+  CheckedDomBuilder builder(result, source);
+  const std::vector<Frame>& frames = builder.frames();
   try {
-    return Json::parse(text, callback);
+    Json::sax_parse(text, &builder);
+    return result;
   } catch (const Json::parse_error& e) {
     // Line and column of the byte where parsing stopped (e.byte is 1-based).
     const std::size_t byte = e.byte == 0 ? 0 : static_cast<std::size_t>(e.byte) - 1;

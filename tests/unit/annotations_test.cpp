@@ -50,6 +50,42 @@ TEST_F(AnnotationsTest, CocoBoxesAreXYWidthHeight) {
             "/data/images/sub/a.png");
 }
 
+// A COCO file of 150,000 annotations (the size class of real datasets: COCO train2017 has 860k) is read whole, each
+// box where it belongs, and a defect deep in it is named by its path. (Its speed is bench/RESULTS_CLI.md's: the JSON
+// reader builds the document in one pass, where nlohmann's callback parser rescanned the array at every annotation.)
+TEST_F(AnnotationsTest, LargeCocoFilesAreReadWholeAndDefectsNamedByPath) {
+  constexpr int kAnnotations = 150000;
+  constexpr int kImages = 1000;
+  std::string images;
+  for (int i = 0; i < kImages; ++i) {
+    images += (i ? "," : "") + std::string("{\"id\": ") + std::to_string(i) + ", \"file_name\": \"" +
+              std::to_string(i) + ".png\"}";
+  }
+  const auto annotations = [&](const std::string& last_extra) {
+    std::string text;
+    for (int k = 0; k < kAnnotations; ++k) {
+      text += (k ? "," : "") + std::string("{\"id\": ") + std::to_string(k) +
+              ", \"image_id\": " + std::to_string(k % kImages) + ", \"bbox\": [" + std::to_string(k % 97) +
+              ", 2, 3, 4], \"category_id\": 1" + (k + 1 == kAnnotations ? last_extra : "") + "}";
+    }
+    return text;
+  };
+  const std::string head = "{\"images\": [" + images + "], \"categories\": [{\"id\": 1, \"name\": \"x\"}], ";
+  test::write_file(path("big.json"), head + "\"annotations\": [" + annotations("") + "]}");
+  const io::RoiFile f = io::read_annotations(path("big.json"), io::AnnotationFormat::Coco, {});
+  ASSERT_EQ(f.images.size(), static_cast<std::size_t>(kImages));
+  std::size_t rois = 0;
+  for (const auto& image : f.images) rois += image.rois.size();
+  EXPECT_EQ(rois, static_cast<std::size_t>(kAnnotations));
+  // Annotation 149999 is the last of image 999: x = 149999 % 97 = 37.
+  EXPECT_EQ(f.images.back().rois.back().id, "149999");
+  EXPECT_EQ(f.images.back().rois.back().box, (std::array<float, 4>{37, 2, 40, 6}));
+  test::write_file(path("dup.json"), head + "\"annotations\": [" + annotations(", \"id\": 7") + "]}");
+  EXPECT_EQ(test::error_message([&] { io::read_annotations(path("dup.json"), io::AnnotationFormat::Coco, {}); },
+                                ErrorCode::InvalidArgument),
+            path("dup.json") + ": duplicate key \"id\" at /annotations/149999/id; each key may appear once per object");
+}
+
 TEST_F(AnnotationsTest, VocBoxesAreOneBasedInclusive) {
   test::write_file(path("v.xml"), "<?xml version=\"1.0\"?>\n<annotation><filename>b.jpg</filename>"
                                   "<object><name>dog</name><bndbox><xmin> 1 </xmin><ymin>2</ymin>"
