@@ -13,8 +13,7 @@ void setup_run(CLI::App& app, RunOptions& o) {
   CLI::App* cmd = app.add_subcommand("run", "Run a batch file: inputs (files, folders, globs) and the steps to apply");
   cmd->add_option("batch", o.batch_file, "Batch JSON file")->required();
   cmd->add_option("-o,--output", o.common.output, "Output folder (overrides the file's \"output_dir\")");
-  cmd->add_option("-j,--jobs", o.common.jobs, "Inputs processed in parallel (default 0: all cores)")
-      ->check(whole_number(0, 4096));
+  add_jobs_option(*cmd, o.common);
   cmd->add_flag("--json", o.common.json, "Print one JSON line per output on stdout");
   cmd->add_flag("-n,--dry-run", o.common.dry_run, "List what would be written and write nothing");
   cmd->add_flag("-q,--quiet", o.common.quiet, "No progress bar and no summary");

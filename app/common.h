@@ -79,6 +79,8 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
 
 // Adds -i/-o/--config/--dtype/--jobs/--json/--dry-run/--quiet/... to a subcommand.
 void add_common_options(CLI::App& command, CommonOptions& options, bool with_config = true);
+// -j/--jobs (every operator and rsz run): the threads of a run (runner.cpp, thread_count).
+void add_jobs_option(CLI::App& command, CommonOptions& options);
 // --max-memory with `help`: its text ("4G", "512M", "1.5GiB", "100000000") becomes options.memory_budget as the command
 // line is parsed. Text that is not a size throws rsz::Error (a usage error naming the flag and the text) out of
 // CLI::App::parse, not a CLI11 error: the message is rsz's own, with no "(see rsz --help)".

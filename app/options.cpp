@@ -165,6 +165,14 @@ std::uint64_t default_memory_budget() {
   return budget;
 }
 
+void add_jobs_option(CLI::App& command, CommonOptions& options) {
+  command
+      .add_option("-j,--jobs", options.jobs,
+                  "Threads: inputs processed in parallel, each input's kernels sharing the rest (default 0: the CPUs "
+                  "this process may use, its affinity and cgroup quota; at most 4 per such CPU)")
+      ->check(whole_number(0, 4096));
+}
+
 void add_max_memory_option(CLI::App& command, CommonOptions& options, const std::string& help) {
   command.add_option_function<std::string>(
       "--max-memory", [&options](const std::string& text) { options.memory_budget = memory_budget(text); }, help);
@@ -197,8 +205,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
   for (const DataType type : kComputeTypes) compute_types.emplace_back(to_string(type));
   add_choice_option(command, "--dtype", options.dtype, compute_types, parse_compute_type,
                     "Compute type for images: float32 or float16 (default float32)");
-  command.add_option("-j,--jobs", options.jobs, "Inputs processed in parallel (default 0: all cores)")
-      ->check(whole_number(0, 4096));
+  add_jobs_option(command, options);
   command.add_flag("--json", options.json, "Print one JSON line per output (path, shape, dtype, seconds) on stdout");
   command.add_flag("-n,--dry-run", options.dry_run, "List what would be written and write nothing");
   command.add_flag("-q,--quiet", options.quiet, "No progress bar and no summary (errors are still reported)");

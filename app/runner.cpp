@@ -248,8 +248,12 @@ std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOpti
   return prepared;
 }
 
+// Threads for the run: --jobs, or the CPUs this process may use (its affinity and cgroup quota: Slurm, taskset,
+// Kubernetes); at most 4 per usable CPU, since more only wait on one another, and a team the system cannot start
+// (under ulimit -v, say) would abort the process inside the OpenMP runtime.
 int thread_count(const CommonOptions& options) {
-  return options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cpus = usable_cpus();
+  return options.jobs > 0 ? std::min(options.jobs, 4 * cpus) : cpus;
 }
 
 }  // namespace

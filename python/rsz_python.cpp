@@ -126,7 +126,10 @@ struct Exec {
 };
 
 ExecOptions exec(const Exec& x) {
-  if (x.threads < 0) value_error("threads = " + std::to_string(x.threads) + "; 0 (all cores) or more is allowed");
+  if (x.threads < 0 || x.threads > kMaxThreads) {
+    value_error("threads = " + std::to_string(x.threads) + "; 0 (every CPU this process may use) to " +
+                std::to_string(kMaxThreads) + " is allowed");
+  }
   if (x.device < 0) value_error("device = " + std::to_string(x.device) + "; 0 or more is allowed");
   ExecOptions e;
   e.num_threads = x.threads;

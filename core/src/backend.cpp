@@ -40,15 +40,16 @@ const BackendOps kCpu{
              cpu::simd().name;
     },
     [](const ConstTensorView& in, const TensorView& out, const ResampleParams& p, const ExecOptions& o) {
-      cpu::resample_cpu(in, out, p, cpu::resolve_threads(o.num_threads));
+      cpu::resample_cpu(in, out, p, cpu::threads_for(o.num_threads, in.element_count() + out.element_count()));
     },
     [](const ConstTensorView& in, const TensorView& out, const Upsample2dParams& p, const ExecOptions& o) {
-      cpu::upsample2d_cpu(in, out, p, cpu::resolve_threads(o.num_threads));
+      cpu::upsample2d_cpu(in, out, p, cpu::threads_for(o.num_threads, in.element_count() + out.element_count()));
     },
     check_roi_values_on_host,
     [](const ConstTensorView& in, const ConstTensorView& rois, const ConstTensorView& indices, const TensorView& out,
        const RoiAlignParams& p, const ExecOptions& o) {
-      cpu::roi_align_cpu(in, rois, indices, out, p, cpu::resolve_threads(o.num_threads));
+      cpu::roi_align_cpu(in, rois, indices, out, p,
+                         cpu::threads_for(o.num_threads, in.element_count() + out.element_count()));
     },
     nullptr,
 };
@@ -78,6 +79,11 @@ MemorySpace common_memory(const char* op, std::initializer_list<const ConstTenso
 }
 
 const BackendOps& pick_backend(const char* op, const ExecOptions& options, MemorySpace memory) {
+  if (options.num_threads < 0 || options.num_threads > kMaxThreads) {
+    fail(ErrorCode::InvalidArgument, op,
+         "num_threads = " + std::to_string(options.num_threads) + " is not allowed; 0 (every usable CPU) to " +
+             std::to_string(kMaxThreads) + " is allowed");
+  }
   Backend wanted = options.backend;
   if (wanted == Backend::Auto) wanted = memory == MemorySpace::Host ? Backend::Cpu : Backend::Cuda;
   for (const BackendOps* b : registered_backends()) {

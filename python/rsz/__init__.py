@@ -115,7 +115,8 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     downscaled axis (close to torch's interpolate(..., antialias=True); docs/SEMANTICS.md section 1.7).
     rounding_direction: nearest mode's rounding (DirectML RESAMPLE2, ONNX nearest_mode): "round_prefer_ceil" (the
     default), "round_prefer_floor" (ONNX's default), "floor" or "ceil".
-    threads: worker threads, 0 for all cores; results never depend on it. backend: "auto" (the CPU), "cpu",
+    threads: at most this many worker threads, 0 for every CPU this process may use (its affinity and cgroup
+    quota), up to 1024; a small call uses fewer (one per 32768 elements); results never depend on it. backend: "auto" (the CPU), "cpu",
     "reference" or "cuda" (copies to the GPU `device` and back); results never depend on it either.
     """
     array, back = _as_array(x, "x")

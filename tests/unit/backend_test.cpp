@@ -86,6 +86,14 @@ TEST(Backends, RefusalsNameTheBackendAndTheMemory) {
   EXPECT_NE(message_of([&] { resample(host_in, host_out, p, {static_cast<Backend>(42)}); })
                 .find("backend has an unknown value; auto, reference, cpu or cuda is allowed"),
             std::string::npos);
+  // Thread counts are bounded: a clear refusal, not a thread team the system cannot start.
+  for (const int threads : {-1, kMaxThreads + 1, 100000}) {
+    ExecOptions options;
+    options.num_threads = threads;
+    EXPECT_EQ(message_of([&] { resample(host_in, host_out, p, options); }),
+              "resample: num_threads = " + std::to_string(threads) + " is not allowed; 0 (every usable CPU) to 1024 is "
+              "allowed");
+  }
   for (const float v : out) ASSERT_EQ(v, -7.0f) << "nothing is written before a refusal";
 
   // roi_align: the ROI values are read by the backend that runs the call; device ROIs never reach a host check.

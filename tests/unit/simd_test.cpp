@@ -4,6 +4,7 @@
 // zeros of both signs, subnormals and zero weights (which take the first tap alone). The operators' equivalence
 // tests run both tables through whole calls (the baseline_isa. repeat).
 #include "cpu/simd.h"
+#include "cpu/threads.h"
 
 #include <gtest/gtest.h>
 
@@ -99,6 +100,23 @@ std::string where(const SimdKernels& vec, const char* kernel, std::int64_t n, st
 }
 
 float blended(float a, float b, float w) { return detail::canonical_nan(a + w * (b - a)); }
+
+// Small work stays on few threads: one per grain of elements read and written, never more than asked, at least one;
+// 0 asks for every CPU this process may use.
+TEST(ThreadCounts, FollowTheWorkSize) {
+  EXPECT_EQ(cpu::threads_for(8, 0, 32768), 1);
+  EXPECT_EQ(cpu::threads_for(8, 15360, 32768), 1);  // a 1x3x64x64 -> 32x32 resample: 12288 + 3072 elements
+  EXPECT_EQ(cpu::threads_for(8, 3 * 32768 + 5, 32768), 3);
+  EXPECT_EQ(cpu::threads_for(8, std::int64_t{1} << 40, 32768), 8);
+  EXPECT_EQ(cpu::threads_for(0, std::int64_t{1} << 40, 32768), usable_cpus());
+  EXPECT_EQ(cpu::threads_for(3, 100, 1), 3);
+  EXPECT_GE(usable_cpus(), 1);
+  // ctest runs every test with RSZ_CPU_GRAIN=1 (tests/CMakeLists.txt), so the sweeps thread small tensors.
+  const char* grain = std::getenv("RSZ_CPU_GRAIN");
+  if (grain != nullptr && std::string(grain) == "1") {
+    EXPECT_EQ(cpu::grain_elements(), 1);
+  }
+}
 
 TEST(SimdDispatch, ChoosesAvx2WhereTheCpuHasItUnlessTheBaselineIsAsked) {
   const char* env = std::getenv("RSZ_CPU_BASELINE");

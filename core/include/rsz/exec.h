@@ -27,9 +27,19 @@ enum class Backend {
 // "auto", "reference", "cpu", "cuda".
 const char* to_string(Backend backend);
 
+// The most worker threads a call may ask for (ExecOptions::num_threads).
+constexpr int kMaxThreads = 1024;
+
+// The CPUs this process may use: those of its affinity mask (taskset, Slurm's binding, Kubernetes' cpuset), and no
+// more than its cgroup's CPU quota (cgroup v2 cpu.max, rounded up), at least 1. Read once per process.
+int usable_cpus();
+
 struct ExecOptions {
   Backend backend = Backend::Auto;
-  // Worker threads for backends that use them (Cpu); 0 means all hardware threads. Ignored by Reference.
+  // Worker threads for backends that use them (Cpu): at most this many, 0 for every CPU this process may use
+  // (rsz::usable_cpus), and 0 to kMaxThreads allowed (InvalidArgument otherwise). A call runs on fewer when its work
+  // is small: one thread per 32768 elements read or written (the work-size grain of PyTorch's CPU loops), so a 64 x 64
+  // image stays on one thread instead of waking a team for microseconds of work. Ignored by Reference.
   int num_threads = 0;
   // Cuda: the device ordinal, and the cudaStream_t the work is queued on (null: the default stream). Calls on device
   // tensors return once the work is queued, without synchronizing; the caller synchronizes the stream (with

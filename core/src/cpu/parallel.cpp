@@ -1,15 +1,31 @@
 #include "cpu/parallel.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
-#include <thread>
+
+#include "rsz/exec.h"
 
 namespace rsz::cpu {
 
-int resolve_threads(int requested) {
-  if (requested > 0) return requested;
-  const unsigned hardware = std::thread::hardware_concurrency();
-  return hardware > 0 ? static_cast<int>(hardware) : 1;
+int resolve_threads(int requested) { return requested > 0 ? requested : usable_cpus(); }
+
+std::int64_t grain_elements() {
+  static const std::int64_t grain = [] {
+    const char* value = std::getenv("RSZ_CPU_GRAIN");
+    char* end = nullptr;
+    const long long v = value != nullptr ? std::strtoll(value, &end, 10) : 0;
+    return value != nullptr && end != value && *end == '\0' && v >= 1 ? static_cast<std::int64_t>(v) : kGrainElements;
+  }();
+  return grain;
 }
+
+int threads_for(int requested, std::int64_t elements, std::int64_t grain) {
+  const std::int64_t by_work = std::max<std::int64_t>(1, elements / std::max<std::int64_t>(grain, 1));
+  return static_cast<int>(std::min<std::int64_t>(resolve_threads(requested), by_work));
+}
+
+int threads_for(int requested, std::int64_t elements) { return threads_for(requested, elements, grain_elements()); }
 
 void parallel_copy(void* target, const void* source, std::size_t bytes, int threads) {
   constexpr std::int64_t kGrain = std::int64_t{1} << 20;  // 1 MiB a task: enough to amortize scheduling

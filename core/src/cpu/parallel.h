@@ -8,10 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace rsz::cpu {
+#include "cpu/threads.h"
 
-// Threads to use for `requested` (0: all hardware threads).
-int resolve_threads(int requested);
+namespace rsz::cpu {
 
 // memcpy of `bytes` on up to `threads` threads, 1 MiB a task (the CUDA backend's copies through pinned memory).
 void parallel_copy(void* target, const void* source, std::size_t bytes, int threads);
