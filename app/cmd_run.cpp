@@ -24,6 +24,7 @@ void setup_run(CLI::App& app, RunOptions& o) {
   cmd->add_option("--max-pixels", o.common.max_pixels,
                   "Refuse input and output images with more pixels than this (default 268435456)")
       ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
+  add_no_sync_option(*cmd, o.common);
   cmd->add_flag("--skip-existing", o.common.skip_existing,
                 "Resume an interrupted run: inputs whose outputs all exist are skipped without being read");
   cmd->add_option("--max-samples", o.common.max_samples,

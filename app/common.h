@@ -60,6 +60,7 @@ struct CommonOptions {
   bool skip_existing = false;       // keep inputs whose outputs all exist (a resumed run), without reading them
   std::string format;      // -i - / -o -: the stream's format (an extension without the dot); "" to detect
   bool strip = false;      // image outputs without the input's metadata (ICC profile, EXIF, XMP)
+  bool no_sync = false;    // --no-sync: outputs are not flushed to disk one by one (io::set_sync_outputs)
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
   int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input
 };
@@ -81,6 +82,8 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
 void add_common_options(CLI::App& command, CommonOptions& options, bool with_config = true);
 // -j/--jobs (every operator and rsz run): the threads of a run (runner.cpp, thread_count).
 void add_jobs_option(CLI::App& command, CommonOptions& options);
+// --no-sync (every operator and rsz run): options.no_sync, for io::set_sync_outputs.
+void add_no_sync_option(CLI::App& command, CommonOptions& options);
 // --max-memory with `help`: its text ("4G", "512M", "1.5GiB", "100000000") becomes options.memory_budget as the command
 // line is parsed. Text that is not a size throws rsz::Error (a usage error naming the flag and the text) out of
 // CLI::App::parse, not a CLI11 error: the message is rsz's own, with no "(see rsz --help)".

@@ -19,6 +19,7 @@
 #include "pipeline_internal.h"
 #include "rsz/error.h"
 #include "rsz/io/image.h"
+#include "rsz/io/temporary_files.h"
 
 namespace fs = std::filesystem;
 
@@ -293,6 +294,7 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
 
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   if (options.verbose) std::fprintf(stderr, "%s\n", backend_note(options).c_str());
+  io::set_sync_outputs(!options.no_sync);
   const std::uint64_t budget = options.memory_budget;
   const int threads = thread_count(options);
   const auto count = static_cast<std::int64_t>(jobs.size());

@@ -5,7 +5,7 @@
 _rsz_flags() {
   local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive --hidden
             --no-exif --alpha --backend --device -v --verbose --max-pixels --max-memory --quality --png-compression --skip-existing
-            --grayscale --depth --format --strip"
+            --grayscale --depth --format --strip --no-sync"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
                     --output-sizes --preset --antialias --rounding-direction" ;;
@@ -14,7 +14,7 @@ _rsz_flags() {
     roi-align) echo "$io --rois --image-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
                      --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
     run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --device -v --verbose --max-memory --max-pixels
-               --skip-existing --max-samples" ;;
+               --skip-existing --max-samples --no-sync" ;;
     info) echo "-h --help -r --recursive --json --no-exif --backends" ;;
   esac
 }

@@ -140,8 +140,9 @@ void AtomicFile::write(const void* data, std::size_t size) {
 }
 
 void AtomicFile::commit() {
-  // Flush before the rename, so that a crash cannot leave the target name on an incomplete file.
-  if (::fsync(fd_.get()) != 0) fail_write(errno);
+  // Flush before the rename, so that a crash cannot leave the target name on an incomplete file (unless the program
+  // chose otherwise: set_sync_outputs).
+  if (sync_outputs() && ::fsync(fd_.get()) != 0) fail_write(errno);
   if (const int err = fd_.close(); err != 0) fail_write(err);
   if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
     fail(ErrorCode::Io, path_, "cannot replace the file with the finished temporary file: " + system_message(errno));
@@ -154,6 +155,13 @@ void AtomicFile::commit() {
 }  // namespace rsz::io::detail
 
 namespace rsz::io {
+
+namespace {
+std::atomic<bool> g_sync_outputs{true};
+}  // namespace
+
+void set_sync_outputs(bool sync) noexcept { g_sync_outputs.store(sync, std::memory_order_relaxed); }
+bool sync_outputs() noexcept { return g_sync_outputs.load(std::memory_order_relaxed); }
 
 void remove_temporary_files() noexcept {
   for (auto& slot : detail::live_temporaries) {

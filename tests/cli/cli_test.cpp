@@ -13,6 +13,7 @@
 #include "rsz/exec.h"
 #include "rsz/io/image.h"
 #include "rsz/io/npy.h"
+#include "rsz/io/temporary_files.h"
 #include "rsz/resample.h"
 #include "rsz/roi_align.h"
 #include "support/test_util.h"
@@ -148,6 +149,28 @@ TEST(Cli, VerboseNamesTheBackendAndWhy) {
 }
 
 // ---- resample ----
+
+// --no-sync leaves the flush to the system: the same bytes, nothing left beside them, for every command; the library's
+// default stays a flush per output.
+TEST(Cli, NoSyncWritesTheSameOutputs) {
+  EXPECT_TRUE(io::sync_outputs());
+  ScratchDir dir("no-sync");
+  for (const std::string flag : {"", " --no-sync"}) {
+    const std::string out = flag.empty() ? "synced" : "unsynced";
+    auto r = run_rsz(dir, "resample -i " + sample("camera.png") + " -i " + sample("chelsea.png") + " -o " + out +
+                              "/ --scale 0.5 -q" + flag);
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = run_rsz(dir, "thumbnail -i " + sample("chelsea.png") + " -o " + out + "/t.jpg --size 64 -q" + flag);
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_EQ(list_files(dir / "unsynced"), list_files(dir / "synced"));
+  for (const std::string& name : list_files(dir / "synced")) {
+    EXPECT_EQ(test::read_file(dir / ("unsynced/" + name)), test::read_file(dir / ("synced/" + name))) << name;
+  }
+  io::set_sync_outputs(false);
+  EXPECT_FALSE(io::sync_outputs());
+  io::set_sync_outputs(true);
+}
 
 TEST(Cli, ResampleImageByScaleMatchesTheLibrary) {
   ScratchDir dir("resample_scale");
