@@ -6,7 +6,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -63,6 +63,11 @@ struct CommonOptions {
   bool no_sync = false;    // --no-sync: outputs are not flushed to disk one by one (io::set_sync_outputs)
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
   int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input
+  // Alpha or 16 bits into a format without them (JPEG, BMP, PPM; 16 bits into WebP): by default the alpha is
+  // flattened onto `background` and the samples reduced to 8 bits, with one note per run; --strict refuses instead.
+  bool strict = false;
+  std::array<float, 3> background{1.0f, 1.0f, 1.0f};  // --background: RGB in [0, 1], white by default
+  bool lossless = false;                               // --lossless: WebP outputs lossless (default lossy)
 };
 
 // "1.5 GiB"-style text for a byte count.
@@ -183,6 +188,9 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
                       const CommonOptions& options, const BandCompute& compute);
 // A float tensor of 1 or 3 channels (2 or 4 with alpha) as gray: ITU-R BT.601 luma, alpha kept (app/pixels.cpp).
 Tensor to_grayscale(const ConstTensorView& tensor);
+// A result with alpha (2 or 4 channels) laid over `background` (RGB in [0, 1]; its luma for gray), without the alpha
+// channel: for formats that cannot hold alpha. `mode` says how the colours hold the alpha (premultiplied or not).
+Tensor flatten_alpha(const ConstTensorView& tensor, io::AlphaMode mode, const std::array<float, 3>& background);
 // Whether output_pixel_offset - y is exact in float32 for every whole y in [0, rows): then output row y of an
 // operator equals row 0 of the same call with that offset, bit for bit (SEMANTICS.md §1.1's o - op is the same
 // real number rounded once), which is what lets a result be computed in bands.

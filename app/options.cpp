@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -173,6 +175,40 @@ void add_jobs_option(CLI::App& command, CommonOptions& options) {
       ->check(whole_number(0, 4096));
 }
 
+namespace {
+
+// --background: white, black, gray, #RRGGBB or R,G,B (0 to 255) as RGB in [0, 1].
+std::array<float, 3> parse_background(const std::string& text) {
+  const auto refuse = [&]() -> std::array<float, 3> {
+    usage_error("--background " + printable(text) + ": white, black, gray, #RRGGBB or R,G,B (each 0 to 255) is allowed");
+  };
+  if (text == "white") return {1.0f, 1.0f, 1.0f};
+  if (text == "black") return {0.0f, 0.0f, 0.0f};
+  if (text == "gray" || text == "grey") return {128.0f / 255.0f, 128.0f / 255.0f, 128.0f / 255.0f};
+  std::array<int, 3> rgb{};
+  if (text.size() == 7 && text[0] == '#') {
+    for (std::size_t i = 0; i < 3; ++i) {
+      const std::string pair = text.substr(1 + 2 * i, 2);
+      if (!std::isxdigit(static_cast<unsigned char>(pair[0])) || !std::isxdigit(static_cast<unsigned char>(pair[1]))) {
+        return refuse();
+      }
+      rgb[i] = std::stoi(pair, nullptr, 16);
+    }
+  } else {
+    std::vector<std::int64_t> values;
+    try {
+      values = io::parse_int_list(text, "--background", ',', 3, 0, 255);
+    } catch (const Error&) {
+      return refuse();
+    }
+    for (std::size_t i = 0; i < 3; ++i) rgb[i] = static_cast<int>(values[i]);
+  }
+  return {static_cast<float>(rgb[0]) / 255.0f, static_cast<float>(rgb[1]) / 255.0f,
+          static_cast<float>(rgb[2]) / 255.0f};
+}
+
+}  // namespace
+
 void add_no_sync_option(CLI::App& command, CommonOptions& options) {
   command.add_flag("--no-sync", options.no_sync,
                    "Do not flush each output to disk before renaming it into place (about half the time of many "
@@ -232,9 +268,15 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                         "Memory budget, e.g. 2G or 512M: inputs and outputs that would need more are refused before "
                         "anything is allocated (default: the smallest of 4G, half the RAM, half of ulimit -v and half "
                         "the cgroup's memory.max)");
-  command.add_option("--quality", options.quality,
-                     "JPEG quality 1-100 (default 95); for .webp, a quality makes the file lossy (default lossless)")
+  command.add_option("--quality", options.quality, "JPEG and WebP quality 1-100 (default 95 for JPEG, 80 for WebP)")
       ->check(whole_number(1, 100));
+  command.add_flag("--lossless", options.lossless, "Write WebP outputs lossless (default: lossy, --quality)");
+  command.add_flag("--strict", options.strict,
+                   "Refuse alpha or 16-bit samples into a format that cannot hold them (JPEG, BMP, PPM; 16 bits into "
+                   "WebP) instead of flattening the alpha onto --background and reducing to 8 bits");
+  command.add_option_function<std::string>(
+      "--background", [&options](const std::string& text) { options.background = parse_background(text); },
+      "What alpha is flattened onto for formats without alpha: white (default), black, gray, #RRGGBB or R,G,B (0-255)");
   // The choices are the writable formats of rsz::io's codec table, and npy.
   std::vector<std::string> formats;
   for (const std::string& ext : io::writable_image_extensions()) formats.push_back(ext.substr(1));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "common.h"
@@ -21,9 +22,21 @@ int output_depth(const CommonOptions& options, bool from_image, int input_depth)
   return from_image ? input_depth : 8;
 }
 
+int output_depth(const CommonOptions& options, bool from_image, int input_depth, const std::string& path) {
+  const int depth = output_depth(options, from_image, input_depth);
+  if (options.depth != 0 || options.strict || is_npy_path(path)) return depth;
+  return depth == 16 && !io::format_keeps_16_bits(path) ? 8 : depth;
+}
+
 int output_channels(const CommonOptions& options, std::int64_t channels) {
   if (!options.grayscale) return static_cast<int>(channels);
   return channels == 2 || channels == 4 ? 2 : 1;
+}
+
+int output_channels(const CommonOptions& options, std::int64_t channels, const std::string& path) {
+  const int c = output_channels(options, channels);
+  if (options.strict || is_npy_path(path) || !io::is_image_path(path)) return c;
+  return (c == 2 || c == 4) && !io::format_keeps_alpha(path) ? c - 1 : c;
 }
 
 }  // namespace detail
@@ -54,11 +67,23 @@ void create_parent(const std::string& path) {
   if (ec) throw Error(ErrorCode::Io, path + ": cannot create the folder " + parent.string() + ": " + ec.message());
 }
 
-// The image a result tensor becomes: gray when asked, the output depth, the alpha convention.
-io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source, const CommonOptions& options) {
-  const int depth = output_depth(options, source.from_image, source.bit_depth);
-  return options.grayscale ? io::tensor_to_image(to_grayscale(tensor).view(), depth, options.alpha)
-                           : io::tensor_to_image(tensor, depth, options.alpha);
+// The image a result tensor becomes at `path`: gray when asked, flattened onto --background where the format has no
+// alpha, the output depth, the alpha convention.
+io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source, const CommonOptions& options,
+                       const std::string& path) {
+  const int depth = output_depth(options, source.from_image, source.bit_depth, path);
+  std::optional<Tensor> gray;
+  ConstTensorView image = tensor;
+  if (options.grayscale) {
+    gray = to_grayscale(tensor);
+    image = gray->view();
+  }
+  std::optional<Tensor> flat;
+  if (output_channels(options, tensor.size(1), path) < image.size(1)) {
+    flat = flatten_alpha(image, options.alpha, options.background);
+    image = flat->view();
+  }
+  return io::tensor_to_image(image, depth, options.alpha);
 }
 
 
@@ -103,8 +128,8 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   io::Image header;
   header.width = w;
   header.height = h;
-  header.channels = output_channels(options, c);
-  header.bit_depth = output_depth(options, source.from_image, source.bit_depth);
+  header.channels = output_channels(options, c, path);
+  header.bit_depth = output_depth(options, source.from_image, source.bit_depth, path);
   if (!options.strip) {
     header.icc_profile = source.icc_profile;
     header.exif = source.exif;
@@ -112,11 +137,12 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   }
   io::ImageWriteOptions write;
   write.quality = options.quality;
+  write.lossless = options.lossless;
   write.png_compression = options.png_compression;
   io::write_image_rows(path, header, rows_per_band, [&](std::int64_t first, io::Image& rows) {
     const TensorView view(band.data(), type, {1, c, rows.height, w}, band.layout().strides());
     compute(first, view);
-    io::Image image = result_image(view, source, options);
+    io::Image image = result_image(view, source, options, path);
     rows.data8.swap(image.data8);
     rows.data16.swap(image.data16);
   }, write);
@@ -130,8 +156,9 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
   } else {
     io::ImageWriteOptions write;
     write.quality = options.quality;
+    write.lossless = options.lossless;
     write.png_compression = options.png_compression;
-    io::Image image = result_image(tensor, source, options);
+    io::Image image = result_image(tensor, source, options, path);
     // The colour profile travels with the pixels (io writes it where the format and channels allow).
     if (!options.strip) {
       image.icc_profile = source.icc_profile;

@@ -2,6 +2,8 @@
 // the wiring at -O1 (app/CMakeLists.txt).
 #include "common.h"
 
+#include <algorithm>
+
 #include "rsz/float16.h"
 
 namespace rsz::app {
@@ -27,6 +29,35 @@ Tensor to_grayscale(const ConstTensorView& tensor) {
     }
   }
   return gray;
+}
+
+Tensor flatten_alpha(const ConstTensorView& tensor, io::AlphaMode mode, const std::array<float, 3>& background) {
+  const std::int64_t c = tensor.size(1);
+  const std::int64_t h = tensor.size(2);
+  const std::int64_t w = tensor.size(3);
+  Tensor flat(DataType::Float32, {1, c - 1, h, w}, TensorInit::Uninitialized);
+  float* out = flat.data_as<float>();
+  const auto at = [&](std::int64_t ch, std::int64_t y, std::int64_t x) {
+    const std::int64_t offset = ch * tensor.stride(1) + y * tensor.stride(2) + x * tensor.stride(3);
+    return tensor.dtype() == DataType::Float32 ? static_cast<const float*>(tensor.data())[offset]
+                                               : static_cast<const Float16*>(tensor.data())[offset].to_float();
+  };
+  // A gray image's background is the colour's BT.601 luma, as --grayscale would make it.
+  const std::array<double, 3> bg =
+      c == 4 ? std::array<double, 3>{background[0], background[1], background[2]}
+             : std::array<double, 3>{0.299 * background[0] + 0.587 * background[1] + 0.114 * background[2], 0, 0};
+  const bool premultiplied = mode == io::AlphaMode::Premultiplied;
+  for (std::int64_t ch = 0; ch < c - 1; ++ch) {
+    for (std::int64_t y = 0; y < h; ++y) {
+      for (std::int64_t x = 0; x < w; ++x) {
+        // Over: colour x alpha + background x (1 - alpha); a premultiplied colour already holds colour x alpha.
+        const double a = std::clamp(static_cast<double>(at(c - 1, y, x)), 0.0, 1.0);
+        const double colour = premultiplied ? at(ch, y, x) : at(ch, y, x) * a;
+        out[(ch * h + y) * w + x] = static_cast<float>(colour + bg[static_cast<std::size_t>(ch)] * (1.0 - a));
+      }
+    }
+  }
+  return flat;
 }
 
 }  // namespace rsz::app

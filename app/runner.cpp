@@ -99,6 +99,8 @@ struct Prepared {
   std::string failure;
   std::string usage;
   std::string warning;
+  bool flattened = false;  // an output's alpha is flattened onto --background (its format has none)
+  bool reduced = false;    // an output's 16-bit samples are reduced to 8 (its format has no 16 bits)
   std::uint64_t bytes = 0;
   bool skipped = false;  // --skip-existing: every output is there already
   InputProbe probe;
@@ -150,10 +152,14 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
                        ".npy instead";
       return prepared;
     }
-    const int channels = output_channels(options, o[1]);
-    if (const std::string problem = io::image_output_problem(out, o[3], o[2], channels, depth);
+    const int channels = output_channels(options, o[1], out);
+    const int out_depth = output_depth(options, probe.from_image, probe.bit_depth, out);
+    prepared.flattened = prepared.flattened || channels < output_channels(options, o[1]);
+    prepared.reduced = prepared.reduced || out_depth < depth;
+    if (const std::string problem = io::image_output_problem(out, o[3], o[2], channels, out_depth);
         !problem.empty()) {
-      prepared.usage = out + ": " + problem;
+      const bool deep = out_depth == 16 && !io::format_keeps_16_bits(out);
+      prepared.usage = out + ": " + problem + (deep ? " (--depth 8)" : "");
       return prepared;
     }
     std::int64_t pixels = 0;
@@ -243,10 +249,52 @@ std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOpti
       prepared[k].failure = with_input(jobs[k].input, e.what());
     }
   }
+  // Every problem of the request at once, so that a user fixes them in one go: one line per kind of problem (the same
+  // text after the output's name: "out/a.gif: extension '.gif' ... (and 199 more like it)"), then the count.
+  std::vector<std::pair<std::string, std::size_t>> kinds;  // the first message of each kind, and how many
+  std::map<std::string, std::size_t> kind_of;              // the text after the name -> index in kinds
+  std::size_t problems = 0;
   for (const Prepared& p : prepared) {
-    if (!p.usage.empty()) throw Error(ErrorCode::InvalidArgument, p.usage);
+    if (p.usage.empty()) continue;
+    ++problems;
+    const std::size_t colon = p.usage.find(": ");
+    const std::string what = colon == std::string::npos ? p.usage : p.usage.substr(colon + 2);
+    const auto [it, added] = kind_of.emplace(what, kinds.size());
+    if (added) kinds.emplace_back(p.usage, 0);
+    ++kinds[it->second].second;
+  }
+  const auto line = [](const std::pair<std::string, std::size_t>& kind) {
+    return kind.first + (kind.second > 1 ? " (and " + std::to_string(kind.second - 1) + " more like it)" : "");
+  };
+  if (kinds.size() == 1) throw Error(ErrorCode::InvalidArgument, line(kinds.front()));
+  if (!kinds.empty()) {
+    constexpr std::size_t kShown = 20;
+    for (std::size_t i = 0; i < kinds.size() && i < kShown; ++i) to_stderr("rsz: " + printable(line(kinds[i])) + "\n");
+    throw Error(ErrorCode::InvalidArgument,
+                std::to_string(problems) + " outputs cannot be written as asked" +
+                    (kinds.size() > kShown ? " (the first kinds above)" : " (above)") + "; nothing was written");
   }
   return prepared;
+}
+
+// One note line per kind of conversion a run makes for formats that cannot hold what it computed (not a stop; --strict
+// refuses instead).
+void note_conversions(const std::vector<Prepared>& prepared) {
+  std::size_t flattened = 0;
+  std::size_t reduced = 0;
+  for (const Prepared& p : prepared) {
+    flattened += p.flattened ? 1 : 0;
+    reduced += p.reduced ? 1 : 0;
+  }
+  const auto inputs = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " input" : " inputs"); };
+  if (flattened > 0) {
+    to_stderr("rsz: note: " + inputs(flattened) + " with alpha flattened onto the background for formats without "
+              "alpha (--background sets it; --strict refuses instead)\n");
+  }
+  if (reduced > 0) {
+    to_stderr("rsz: note: " + inputs(reduced) + " with 16-bit samples written with 8 bits for formats without 16 bits "
+              "(--strict refuses instead)\n");
+  }
 }
 
 // Threads for the run: --jobs, or the CPUs this process may use (its affinity and cgroup quota: Slurm, taskset,
@@ -279,9 +327,9 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
       read_back.from_image = !is_npy_path(out);
       if (read_back.from_image) {
         read_back.type = options.dtype;
-        read_back.bit_depth = output_depth(options, p.probe.from_image, p.probe.bit_depth);
+        read_back.bit_depth = output_depth(options, p.probe.from_image, p.probe.bit_depth, out);
         if (read_back.sizes.size() == 4) {  // what the file will hold: WebP writes gray as RGB
-          read_back.sizes[1] = io::channels_read_back(out, output_channels(options, read_back.sizes[1]));
+          read_back.sizes[1] = io::channels_read_back(out, output_channels(options, read_back.sizes[1], out));
         }
       } else {
         read_back.type = p.plan.type;
@@ -301,6 +349,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
 
   // Planning: every input's header, before anything is written.
   const std::vector<Prepared> prepared = prepare_all(jobs, options, budget, threads);
+  note_conversions(prepared);
   for (std::size_t k = 0; k < prepared.size(); ++k) {
     if (prepared[k].warning.empty()) continue;
     to_stderr("rsz: " + printable(prepared[k].warning) + "\n");

@@ -209,6 +209,16 @@ std::vector<std::string> writable_image_extensions() {
   return extensions;
 }
 
+bool format_keeps_alpha(const std::string& path) {
+  const Codec* codec = detail::codec_for_extension(path);
+  return codec != nullptr && (codec->writes_channels(2) || codec->writes_channels(4));
+}
+
+bool format_keeps_16_bits(const std::string& path) {
+  const Codec* codec = detail::codec_for_extension(path);
+  return codec != nullptr && codec->writes_depth(16);
+}
+
 int channels_read_back(const std::string& path, int channels) {
   const Codec* codec = detail::codec_for_extension(path);
   return codec != nullptr && codec->gray_as_rgb && channels == 1 ? 3 : channels;

@@ -172,6 +172,53 @@ TEST(Cli, NoSyncWritesTheSameOutputs) {
   io::set_sync_outputs(true);
 }
 
+// A folder of mixed images into formats that cannot hold all of them finishes: alpha is laid over --background
+// (white by default), 16 bits become 8 (the same bytes as --depth 8), one note each per run; --strict refuses and names
+// every problem at once.
+TEST(Cli, MixedFoldersFinish) {
+  ScratchDir dir("mixed");
+  fs::create_directories(dir.path() / "in");
+  io::Image rgba;
+  rgba.width = 3;
+  rgba.height = 1;
+  rgba.channels = 4;
+  rgba.bit_depth = 8;
+  rgba.data8 = {255, 0, 0, 255, 0, 255, 0, 0, 255, 0, 0, 128};  // opaque red, transparent green, half-covered red
+  io::write_image(dir / "in/rgba.png", rgba);
+  io::write_image(dir / "in/deep.png", make_image(4, 4, 3, 16));
+  auto r = run_rsz(dir, "resample -i in -o out/{stem}.ppm --scale 1 --background 10,20,30");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("rsz: note: 1 input with alpha flattened onto the background"), std::string::npos) << r.err;
+  const io::Image flat = io::read_image(dir / "out/rgba.ppm");
+  ASSERT_EQ(flat.channels, 3);
+  EXPECT_EQ(std::vector<int>(flat.data8.begin(), flat.data8.begin() + 6), (std::vector<int>{255, 0, 0, 10, 20, 30}));
+  // Half covered: red x 128/255 over (10, 20, 30) x 127/255.
+  const double a = 128.0 / 255.0;
+  const double want[3] = {255.0 * a + 10.0 * (1 - a), 20.0 * (1 - a), 30.0 * (1 - a)};
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(flat.data8[static_cast<std::size_t>(6 + k)], want[k], 1.0) << k;
+  // The default background is white; 16 bits into BMP become 8, with the bytes of --depth 8.
+  r = run_rsz(dir, "resample -i in -o bmp/{stem}.bmp --scale 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("rsz: note: 1 input with 16-bit samples written with 8 bits"), std::string::npos) << r.err;
+  const io::Image on_white = io::read_image(dir / "bmp/rgba.bmp");
+  EXPECT_EQ(std::vector<int>(on_white.data8.begin() + 3, on_white.data8.begin() + 6), (std::vector<int>{255, 255, 255}));
+  ASSERT_EQ(run_rsz(dir, "resample -i in/deep.png -o deep8.bmp --scale 1 --depth 8 -q").status, 0);
+  EXPECT_EQ(test::read_file(dir / "bmp/deep.bmp"), test::read_file(dir / "deep8.bmp"));
+  // --strict: both problems, then the count; nothing written.
+  r = run_rsz(dir, "resample -i in -o strict/{stem}.jpg --scale 1 --strict");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("strict/deep.jpg: JPEG cannot hold 16-bit samples"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("strict/rgba.jpg: JPEG cannot hold an alpha channel"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rsz: 2 outputs cannot be written as asked (above); nothing was written"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "strict"));
+  r = run_rsz(dir, "resample -i in -o x.jpg --scale 1 --background pink");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--background pink: white, black, gray, #RRGGBB or R,G,B (each 0 to 255) is allowed"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(Cli, ResampleImageByScaleMatchesTheLibrary) {
   ScratchDir dir("resample_scale");
   const auto r = run_rsz(dir, "resample -i " + sample("chelsea.png") + " -o half.png --scale 0.5 --json");
@@ -224,9 +271,11 @@ TEST(Cli, QualityAndPngCompressionFlags) {
   ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o small.png --scale 0.5 --png-compression 9 -q").status, 0);
   EXPECT_LT(fs::file_size(dir / "small.png"), fs::file_size(dir / "fast.png"));
   expect_same_pixels(io::read_image(dir / "fast.png"), io::read_image(dir / "small.png"), "PNG levels");
-  // Lossless WebP by default; a quality makes it lossy (and different).
-  ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o a.webp --scale 0.5 -q").status, 0);
+  // --lossless WebP keeps the samples; the default is lossy, a lower quality smaller.
+  ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o a.webp --scale 0.5 -q --lossless").status, 0);
   ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o b.webp --scale 0.5 --quality 50 -q").status, 0);
+  ASSERT_EQ(run_rsz(dir, "resample -i " + in + " -o c.webp --scale 0.5 -q").status, 0);
+  EXPECT_LT(fs::file_size(dir / "c.webp"), fs::file_size(dir / "a.webp"));
   expect_same_pixels(io::read_image(dir / "a.webp"), io::read_image(dir / "fast.png"), "lossless WebP");
   EXPECT_LT(fs::file_size(dir / "b.webp"), fs::file_size(dir / "a.webp"));
   for (const std::string bad : {"--quality 0", "--quality 101", "--png-compression 10", "--png-compression -2"}) {
@@ -603,7 +652,7 @@ TEST(Cli, BadInputIsReportedWithoutPartialOutput) {
        "nope.json"},
       {"missing rois", "", "roi-align -i " + sample("camera.png") + " --rois nope.json --output-size 8x8 -o out/", 2,
        "nope.json"},
-      {"16-bit to jpeg", "", "resample -i p16.png -o out/x.jpg --scale 1", 2, "16"},
+      {"16-bit to jpeg, strict", "", "resample -i p16.png -o out/x.jpg --scale 1 --strict", 2, "16"},
       {"batch index out of range", "",
        "roi-align -i x.npy --rois r.npy --batch-indices b.npy --output-size 2x2 -o out/y.npy", 1,
        "batch_indices[0] = 5"},

@@ -166,8 +166,10 @@ TEST(WebpAndTiffMetadata, IccExifAndXmpRoundTrip) {
   as_stored.apply_exif_orientation = false;
   image.exif = io::read_image(dir / "o3.jpg", as_stored).exif;  // a real EXIF block, orientation 3
   ASSERT_EQ(orientation_of(image.exif), 3);
+  io::ImageWriteOptions lossless;
+  lossless.lossless = true;
   for (const char* name : {"m.webp", "m.tiff"}) {
-    io::write_image(dir / name, image);
+    io::write_image(dir / name, image, lossless);
     const io::Image back = io::read_image(dir / name);
     EXPECT_EQ(back.icc_profile, image.icc_profile) << name;
     EXPECT_EQ(back.xmp, image.xmp) << name;

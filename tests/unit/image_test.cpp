@@ -248,10 +248,12 @@ TEST_F(ImageTest, LosslessFormatsRoundTripExactly) {
       {"m.webp", 3, 8, "webp"},
   };
   std::uint32_t seed = 7;
+  ImageWriteOptions lossless;
+  lossless.lossless = true;  // WebP is lossy by default
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const Image image = make_image(19, 11, c.channels, c.bit_depth, seed++);
-    write_image(path(c.name), image);
+    write_image(path(c.name), image, lossless);
     expect_same_image(read_image(path(c.name)), image);
     expect_info(read_image_info(path(c.name)), 19, 11, c.channels, c.bit_depth, c.format);
   }
@@ -262,17 +264,41 @@ TEST_F(ImageTest, WebpKeepsAlphaLosslesslyAndWritesGrayAsRgb) {
   Image rgba = make_image(17, 9, 4, 8, 3);
   for (std::size_t i = 3; i < rgba.data8.size(); i += 4)
     rgba.data8[i] = static_cast<std::uint8_t>(1 + rgba.data8[i] % 255);
-  write_image(path("rgba.webp"), rgba);
+  ImageWriteOptions lossless;
+  lossless.lossless = true;
+  write_image(path("rgba.webp"), rgba, lossless);
   expect_same_image(read_image(path("rgba.webp")), rgba);
   expect_info(read_image_info(path("rgba.webp")), 17, 9, 4, 8, "webp");
 
   const Image gray = make_image(5, 4, 1, 8, 4);
-  write_image(path("gray.webp"), gray);
+  write_image(path("gray.webp"), gray, lossless);
   const Image back = read_image(path("gray.webp"));
   ASSERT_EQ(back.channels, 3);
   for (std::size_t i = 0; i < gray.data8.size(); ++i) {
     for (int k = 0; k < 3; ++k) EXPECT_EQ(back.data8[i * 3 + static_cast<std::size_t>(k)], gray.data8[i]);
   }
+}
+
+// WebP is lossy by default (quality 80, as Pillow): a "VP8 " bitstream, where lossless=true writes "VP8L" with the
+// exact samples; a lower quality writes fewer bytes.
+TEST_F(ImageTest, WebpIsLossyByDefault) {
+  const Image image = make_image(64, 48, 3, 8, 11);
+  ImageWriteOptions lossless;
+  lossless.lossless = true;
+  ImageWriteOptions low;
+  low.quality = 30;
+  write_image(path("lossy.webp"), image);
+  write_image(path("lossless.webp"), image, lossless);
+  write_image(path("low.webp"), image, low);
+  const auto fourcc = [&](const char* name) {
+    const std::string bytes = test::read_file(path(name));
+    return bytes.size() >= 16 ? bytes.substr(12, 4) : std::string();
+  };
+  EXPECT_EQ(fourcc("lossy.webp"), "VP8 ");
+  EXPECT_EQ(fourcc("low.webp"), "VP8 ");
+  EXPECT_EQ(fourcc("lossless.webp"), "VP8L");
+  expect_same_image(read_image(path("lossless.webp")), image);
+  EXPECT_LT(fs::file_size(path("low.webp")), fs::file_size(path("lossy.webp")));
 }
 
 // A smooth image, which JPEG keeps closely.

@@ -58,7 +58,9 @@ HeaderFacts probe_webp(const Codec& codec, const std::string& path, const FileBy
 std::vector<std::uint8_t> encode_webp(const Codec& codec, const std::string& path, const Image& image,
                                       const ImageWriteOptions& options) {
   constexpr int kWebpQuality = 64;  // cv::IMWRITE_WEBP_QUALITY; above 100: lossless
-  return encode_opencv(codec, path, image, {kWebpQuality, options.quality > 0 ? options.quality : 101});
+  // OpenCV's WebP quality above 100 means lossless.
+  const int quality = options.lossless ? 101 : options.quality > 0 ? options.quality : kDefaultWebpQuality;
+  return encode_opencv(codec, path, image, {kWebpQuality, quality});
 }
 
 }  // namespace

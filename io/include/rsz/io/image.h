@@ -96,6 +96,10 @@ bool is_readable_image_path(const std::string& path);
 // The extensions that name a format rsz can write, lower case with the dot, in the order of rsz::io's codec table:
 // .png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .ppm, .pgm (for lists of choices, such as a --format flag's).
 std::vector<std::string> writable_image_extensions();
+// Whether the format of `path` (its extension) holds an alpha channel, and 16-bit samples; false for a path of no
+// writable format.
+bool format_keeps_alpha(const std::string& path);
+bool format_keeps_16_bits(const std::string& path);
 // The channel count an image of `channels` channels written to `path` (its format from the extension) has when read
 // back: a format without gray (WebP) stores gray as RGB. `channels` for any other format or path.
 int channels_read_back(const std::string& path, int channels);
@@ -112,10 +116,13 @@ Image read_image(const std::string& path, const ImageReadOptions& options = {});
 // Header-level facts (for `rsz info`): reads no more of the file than needed.
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options = {});
 constexpr int kDefaultJpegQuality = 95;
+constexpr int kDefaultWebpQuality = 80;  // Pillow's default (vips and cwebp use 75)
 
 struct ImageWriteOptions {
-  // JPEG quality 1..100 (0: the default, 95). For WebP a quality 1..100 writes a lossy file; 0 keeps WebP lossless.
+  // JPEG and WebP quality 1..100 (0: the format's default, 95 for JPEG, 80 for WebP).
   int quality = 0;
+  // WebP: lossless instead of lossy (the quality is then not used).
+  bool lossless = false;
   // PNG zlib level: 0 (stored) to 9 (smallest, slowest); -1 (default): level 2 with the Sub filter, which writes as
   // fast as other tools' defaults at a size close to theirs.
   int png_compression = -1;
