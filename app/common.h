@@ -77,6 +77,7 @@ std::string bytes_text(std::uint64_t bytes);
 void to_stderr(const std::string& text);
 // A one-line, control-character-free form of a message or file name: newlines, tabs and other control bytes are
 // shown as \n, \t, \xHH, so a hostile file name cannot forge or split message lines.
+// Standard input's and output's scratch copies are named as such ("standard input (-i -)").
 std::string printable(const std::string& text);
 // A whole-number flag check with a short message ("--jobs: 'abc' is not a whole number; 0 to 4096 is allowed").
 CLI::Validator whole_number(std::int64_t min, std::int64_t max);

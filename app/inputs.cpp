@@ -152,6 +152,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
     if (seen.insert(canonical_or_absolute(path)).second) result.push_back(path);
   };
   for (const std::string& pattern : patterns) {
+    if (pattern.empty()) usage_error("-i \"\": an empty name; give a file, a folder or a quoted pattern");
     std::error_code ec;
     if (fs::is_directory(pattern, ec)) {
       const auto files = list_folder(pattern, recursive, hidden);

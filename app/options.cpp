@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common.h"
+#include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/config.h"
 #include "rsz/io/ops.h"
@@ -40,7 +41,8 @@ void to_stderr(const std::string& text) {
   std::fflush(stderr);
 }
 
-std::string printable(const std::string& text) {
+std::string printable(const std::string& message) {
+  const std::string text = with_stream_names(message);
   std::string out;
   out.reserve(text.size());
   for (const char ch : text) {

@@ -52,6 +52,19 @@ std::string format_extension(const std::string& format) { return format.empty() 
 
 }  // namespace
 
+std::string with_stream_names(const std::string& text) {
+  std::string out = text;
+  const std::pair<const char*, const char*> names[] = {{g_files[0], "standard input (-i -)"},
+                                                       {g_files[1], "standard output (-o -)"}};
+  for (const auto& [path, name] : names) {
+    if (path[0] == '\0') continue;
+    for (std::size_t at = out.find(path); at != std::string::npos; at = out.find(path, at + std::strlen(name))) {
+      out.replace(at, std::strlen(path), name);
+    }
+  }
+  return out;
+}
+
 void remove_stream_files() noexcept {
   for (char* f : g_files) {
     if (f[0] != '\0') ::unlink(f);

@@ -20,5 +20,8 @@ std::string output_target(const CommonOptions& options, const std::vector<std::s
 void finish_stdout(const CommonOptions& options, const std::string& target);
 // Unlinks the scratch files and folder; async-signal-safe (the signal handler calls it).
 void remove_stream_files() noexcept;
+// `text` with the scratch copies of standard input and output named as such ("standard input (-i -)"): messages
+// speak of what the user gave, not of rsz's temporary files.
+std::string with_stream_names(const std::string& text);
 
 }  // namespace rsz::app

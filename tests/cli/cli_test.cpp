@@ -627,6 +627,8 @@ TEST(Cli, BadInputIsReportedWithoutPartialOutput) {
       {"rank 3 tensor", "", "resample -i r3.npy -o out/x.npy --scale 2", 1, "rank"},
       {"scale zero", "", "resample -i " + sample("camera.png") + " -o out/x.png --scales 1,1,0,1", 2,
        "--scales 1,1,0,1: resample: scales[2] = 0 is not allowed"},
+      {"empty input name", "", "resample -i '' -o out/x.png --scale 0.5", 2,
+       "-i \"\": an empty name; give a file, a folder or a quoted pattern"},
       {"--scale zero", "", "resample -i " + sample("camera.png") + " -o out/x.png --scale 0.5,0", 2,
        "--scale 0.5,0: resample: scales[2] = 0 is not allowed; each scale must be finite and > 0"},
       // Shorthands read their numbers as the fields' flags do (io::parse_float_list / parse_int_list).

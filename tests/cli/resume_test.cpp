@@ -297,6 +297,11 @@ TEST(Streams, StandardInputAndOutputCarryImages) {
   EXPECT_EQ(r.err,
             "rsz: -i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP or PPM/PGM image or a .npy tensor (or is "
             "empty); give --format\n");
+  // A stream that is not what --format says is named as standard input, not as rsz's scratch copy of it.
+  r = test::run_shell(dir, "echo 'not an image' | " + rsz + " resample -i - -o x.png --scale 2 --format png");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.rfind("rsz: standard input (-i -): not an image file of a known format", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find("rsz-stream-"), std::string::npos) << r.err;
   // Every format rsz reads is recognized on standard input as its files are (the codec table's sniffers): the same
   // bytes as from the file.
   for (const std::string ext : {"bmp", "tif", "webp", "ppm", "pgm", "npy"}) {
