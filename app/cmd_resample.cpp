@@ -206,9 +206,7 @@ int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, cons
   const std::string output = output_target(common, inputs);
   const std::vector<Job> jobs = make_resample_jobs(inputs, intent, output, common, op);
   check_jobs(inputs, jobs, {common.config});
-  const int status = run_jobs(jobs, common);
-  finish_stdout(common, output);
-  return status;
+  return finish_stdout(common, output, run_jobs(jobs, common));
 }
 
 }  // namespace rsz::app

@@ -489,9 +489,7 @@ int run_roi_align(const RoiAlignOptions& o) {
     for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
     check_outputs(all_inputs, outputs, others);  // the manifest is an output like the crops
   }
-  const int status = run_jobs(jobs, common);
-  finish_stdout(common, output);
-  return status;
+  return finish_stdout(common, output, run_jobs(jobs, common));
 }
 
 }  // namespace rsz::app

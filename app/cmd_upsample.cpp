@@ -120,9 +120,7 @@ int run_upsample(const UpsampleOptions& o) {
   const std::string output = output_target(common, inputs);
   const std::vector<Job> jobs = make_upsample_jobs(inputs, merged, output, common);
   check_jobs(inputs, jobs, {common.config});
-  const int status = run_jobs(jobs, common);
-  finish_stdout(common, output);
-  return status;
+  return finish_stdout(common, output, run_jobs(jobs, common));
 }
 
 }  // namespace rsz::app

@@ -119,21 +119,22 @@ std::string output_target(const CommonOptions& options, const std::vector<std::s
   return scratch_file(1, "stdout" + ext);
 }
 
-void finish_stdout(const CommonOptions& options, const std::string& target) {
-  if (options.output != "-" || options.dry_run) return;
+int finish_stdout(const CommonOptions& options, const std::string& target, int status) {
+  if (options.output != "-" || options.dry_run) return status;
   std::FILE* in = std::fopen(target.c_str(), "rb");
-  if (in == nullptr) return;  // not written: the failure was reported
+  if (in == nullptr) return status;  // not written: the failure was reported
   char buffer[65536];
   std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, in)) > 0) {
-    if (std::fwrite(buffer, 1, got, stdout) != got) {
-      std::fclose(in);
-      throw Error(ErrorCode::Io, "-o -: cannot write standard output");
-    }
-  }
+  bool ok = true;
+  while (ok && (got = std::fread(buffer, 1, sizeof buffer, in)) > 0) ok = std::fwrite(buffer, 1, got, stdout) == got;
   std::fclose(in);
-  if (std::fflush(stdout) != 0) throw Error(ErrorCode::Io, "-o -: cannot write standard output");
+  ok = ok && std::fflush(stdout) == 0;
+  const int error = errno;
   ::unlink(target.c_str());
+  if (ok) return status;
+  // A write that failed is the run's failure (exit 1), not a usage error: the output was made, it could not go out.
+  to_stderr(std::string("rsz: -o -: cannot write standard output: ") + std::strerror(error) + "\n");
+  return kExitFailed;
 }
 
 }  // namespace rsz::app

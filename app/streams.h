@@ -16,8 +16,9 @@ std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t 
 // The output path jobs write: `options.output`, or for "-" a scratch file named for the format (--format, else
 // the single input's extension). A usage error unless there is exactly one input, and with --json.
 std::string output_target(const CommonOptions& options, const std::vector<std::string>& inputs);
-// After a run with -o -: copies the scratch output to standard output (nothing when it was not written).
-void finish_stdout(const CommonOptions& options, const std::string& target);
+// After a run with -o -: copies the scratch output to standard output (nothing when it was not written) and returns
+// the run's exit status: `status`, or kExitFailed, saying why, when standard output could not take it (full, closed).
+int finish_stdout(const CommonOptions& options, const std::string& target, int status);
 // Unlinks the scratch files and folder; async-signal-safe (the signal handler calls it).
 void remove_stream_files() noexcept;
 // `text` with the scratch copies of standard input and output named as such ("standard input (-i -)"): messages

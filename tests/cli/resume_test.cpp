@@ -297,6 +297,12 @@ TEST(Streams, StandardInputAndOutputCarryImages) {
   EXPECT_EQ(r.err,
             "rsz: -i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP or PPM/PGM image or a .npy tensor (or is "
             "empty); give --format\n");
+  // Standard output that cannot take the image (full) fails the run (exit 1), saying so; nothing is left behind.
+  if (fs::exists("/dev/full")) {
+    r = test::run_shell(dir, rsz + " resample -i " + photo("chelsea.png") + " -o - --scale 0.5 -q > /dev/full");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "rsz: -o -: cannot write standard output: No space left on device\n");
+  }
   // A stream that is not what --format says is named as standard input, not as rsz's scratch copy of it.
   r = test::run_shell(dir, "echo 'not an image' | " + rsz + " resample -i - -o x.png --scale 2 --format png");
   EXPECT_EQ(r.status, 1);
