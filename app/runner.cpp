@@ -470,6 +470,14 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     std::vector<io::CropRecord> lines;
     for (auto& c : crops) lines.insert(lines.end(), c.begin(), c.end());
     try {
+      // Its folder is made as an output's is (a manifest beside crops that go to a new folder is the common case).
+      const fs::path folder = fs::path(options.manifest).parent_path();
+      std::error_code ec;
+      if (!folder.empty()) fs::create_directories(folder, ec);
+      if (ec) {
+        throw Error(ErrorCode::Io, options.manifest + ": cannot create the folder " + folder.string() + ": " +
+                                       ec.message());
+      }
       io::write_manifest(options.manifest, lines);
     } catch (const std::exception& e) {
       to_stderr("rsz: " + printable(e.what()) + "\n");

@@ -114,6 +114,11 @@ TEST(Annotations, AMissingImageFailsAloneAndTheManifestListsWhatWasWritten) {
   const auto lines = lines_of(test::read_text(dir.path() / "crops.csv"));
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1].substr(0, 12), "crops/1.png,");
+  // A manifest in a folder that does not exist yet is written there, as outputs are.
+  const auto again = run_rsz(dir, "roi-align --rois coco.json --image-root " + source("samples/photos") +
+                                      " --output-size 8x8 -o 'crops2/{id}.png' -q --manifest new/folder/crops.csv");
+  EXPECT_EQ(again.status, 1);
+  EXPECT_EQ(lines_of(test::read_text(dir.path() / "new/folder/crops.csv")).size(), 2u) << again.err;
 }
 
 // A float16 run crops with float16 boxes (ROI_ALIGN's rois have the output's type): it says so, and the manifest
