@@ -325,7 +325,12 @@ std::string float_text(float v) {
   return std::string(buffer, result.ptr);
 }
 
-std::string csv_field(const std::string& text) {
+// A text cell of the CSV manifest. One that a spreadsheet would run as a formula (starting with =, +, -, @, a tab or
+// a carriage return: a label "=cmd|' /C calc'!A0" from an untrusted dataset) gets a leading ' (OWASP's advice), which
+// spreadsheets show as text; then cells with a comma, quote or line break are quoted.
+std::string csv_field(const std::string& value) {
+  const bool formula = !value.empty() && std::string("=+-@\t\r").find(value.front()) != std::string::npos;
+  const std::string text = formula ? "'" + value : value;
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string out = "\"";
   for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);

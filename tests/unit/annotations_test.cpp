@@ -133,17 +133,22 @@ TEST_F(AnnotationsTest, YoloBoxesAreScaledByTheImageSize) {
 TEST_F(AnnotationsTest, ManifestQuotesCsvAndEscapesJson) {
   const std::vector<io::CropRecord> records = {
       {"out/a,1.png", "in/\"x\".png", {0.1f, 2, 3.5f, -4}, "cat, big", "id\n2"},
-      {"out/b.png", "in/y.png", {1e-8f, 1e20f, 0, 0}, "", ""}};
+      {"out/b.png", "in/y.png", {1e-8f, 1e20f, 0, 0}, "", ""},
+      {"out/c.png", "in/z.png", {0, 0, 1, 1}, "=cmd|' /C calc'!A0", "@SUM(1,2)"}};
   io::write_manifest(path("m.csv"), records);
+  // Cells a spreadsheet would run as formulas start with ' (numbers such as -4 are not text cells).
   EXPECT_EQ(test::read_file(path("m.csv")),
             "crop,source,x1,y1,x2,y2,label,id\n"
             "\"out/a,1.png\",\"in/\"\"x\"\".png\",0.1,2,3.5,-4,\"cat, big\",\"id\n2\"\n"
-            "out/b.png,in/y.png,1e-08,1e+20,0,0,,\n");
+            "out/b.png,in/y.png,1e-08,1e+20,0,0,,\n"
+            "out/c.png,in/z.png,0,0,1,1,'=cmd|' /C calc'!A0,\"'@SUM(1,2)\"\n");
   io::write_manifest(path("m.jsonl"), records);
   EXPECT_EQ(test::read_file(path("m.jsonl")),
             "{\"crop\":\"out/a,1.png\",\"source\":\"in/\\\"x\\\".png\",\"box\":[0.1,2,3.5,-4],\"label\":\"cat, big\","
             "\"id\":\"id\\n2\"}\n"
-            "{\"crop\":\"out/b.png\",\"source\":\"in/y.png\",\"box\":[1e-08,1e+20,0,0],\"label\":\"\",\"id\":\"\"}\n");
+            "{\"crop\":\"out/b.png\",\"source\":\"in/y.png\",\"box\":[1e-08,1e+20,0,0],\"label\":\"\",\"id\":\"\"}\n"
+            "{\"crop\":\"out/c.png\",\"source\":\"in/z.png\",\"box\":[0,0,1,1],\"label\":\"=cmd|' /C calc'!A0\","
+            "\"id\":\"@SUM(1,2)\"}\n");  // JSON keeps the text as it is
   try {
     io::write_manifest(path("m.txt"), records);
     ADD_FAILURE() << "a .txt manifest was written";
