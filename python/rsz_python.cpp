@@ -250,6 +250,16 @@ py::array roi_align_py(const py::array& x, const py::array& rois, const py::arra
 
 io::AlphaMode alpha_mode(const std::string& alpha) { return io::parse_alpha_mode(alpha, "alpha"); }
 
+// A path argument, refused when it holds a NUL byte: Python strings may, and the C library would end the name there,
+// reading or writing another file than the one named. (rsz/__init__.py refuses them first, naming the path.)
+void checked_path(const std::string& path, const char* op) {
+  const std::size_t nul = path.find('\0');
+  if (nul != std::string::npos) {
+    value_error(std::string(op) + ": path has a NUL byte (at index " + std::to_string(nul) +
+                "); file names cannot hold one");
+  }
+}
+
 // An array owning a heap object (a Tensor or an Image) through a capsule: no copy of the pixels.
 // The capsule is made first: from then on it owns `owner` (a failure below deletes it once, through the capsule).
 template <typename T>
@@ -263,6 +273,7 @@ py::array owning_array(T* owner, const void* data, DataType type, const Dims& si
 
 py::array read_image_py(const std::string& path, const std::string& dtype, const std::string& alpha, bool exif,
                         std::int64_t max_pixels) {
+  checked_path(path, "read_image");
   if (dtype != "float32" && dtype != "float16" && dtype != "uint") {
     value_error("read_image: dtype = \"" + dtype + "\"; float32, float16 or uint (the decoded samples) is allowed");
   }
@@ -297,6 +308,7 @@ py::array read_image_py(const std::string& path, const std::string& dtype, const
 
 void write_image_py(const std::string& path, const py::array& array, int bit_depth, const std::string& alpha,
                     int quality, int png_compression) {
+  checked_path(path, "write_image");
   const ConstTensorView tensor = const_view(array, "image");
   if (tensor.dtype() != DataType::Float32 && tensor.dtype() != DataType::Float16) {
     value_error("write_image: image has dtype " + std::string(to_string(tensor.dtype())) +
@@ -388,6 +400,7 @@ PYBIND11_MODULE(_rsz, m) {
   m.def(
       "image_info",
       [](const std::string& path, bool exif, std::int64_t max_pixels) {
+        checked_path(path, "info");
         io::ImageReadOptions options;
         options.apply_exif_orientation = exif;
         options.max_pixels = max_pixels;

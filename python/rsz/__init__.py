@@ -2,27 +2,63 @@
 
 Every function takes numpy arrays or any DLPack producer (torch CPU tensors, ...) of float32 or float16, with any
 non-negative strides, and reads them in place: no conversion, no contiguous copy. uint8 / uint16 arrays are image
-samples (the value of p is p / 255 or p / 65535, docs/SEMANTICS.md §0) and give float32 results. The result is a
-new array of the input's kind (a torch tensor for a torch input), or ``out`` when given, written in place. The
-parameters are those of rsz's JSON configs (docs/SEMANTICS.md), with the same names and defaults. The GIL is
-released while the kernels run. Errors raise ValueError with rsz's one-line message.
+samples (the value of p is p / 255 or p / 65535, docs/SEMANTICS.md §0) and give float32 results. float64 (numpy's
+default) is converted to float32, a copy, and gives float32 results: the kernels compute in float32, so a float64
+result would only claim digits it does not have. Torch tensors with the negative or conjugate bit set (lazy views
+such as t.conj().imag) are resolved first (a copy). The result is a new array of the input's kind (a torch tensor
+for a torch input), or ``out`` when given, written in place. The parameters are those of rsz's JSON configs
+(docs/SEMANTICS.md), with the same names and defaults. The GIL is released while the kernels run. Errors raise
+ValueError with rsz's one-line message; a dtype that is not allowed raises rsz.DTypeError, both a TypeError (numpy's
+habit) and a ValueError.
 
     >>> import numpy as np, rsz
-    >>> x = np.random.rand(1, 3, 480, 640).astype(np.float32)
-    >>> rsz.resample(x, scales=0.5).shape
-    (1, 3, 240, 320)
+    >>> x = np.random.rand(1, 3, 480, 640)
+    >>> rsz.resample(x, scales=0.5).shape, rsz.resample(x, scales=0.5).dtype
+    ((1, 3, 240, 320), dtype('float32'))
 """
 
-import numbers
-import sys
+# Imports under private names: dir(rsz) shows the module's own names only.
+import importlib.machinery as _machinery
+import numbers as _numbers
+import os as _os
+import sys as _sys
 
-import numpy as np
+import numpy as _np
 
-from . import _rsz
+
+def _extension_error(error):
+    """Why `from . import _rsz` failed, said so that it can be fixed: the extension missing (only this file was
+    copied or installed), or there and not loading (built for another Python, a library missing)."""
+    folder = _os.path.dirname(_os.path.abspath(__file__))
+    found = sorted(name for name in _os.listdir(folder) if name.startswith("_rsz.") and not name.endswith(".py"))
+    loadable = [name for name in found if name in ["_rsz" + suffix for suffix in _machinery.EXTENSION_SUFFIXES]]
+    build = ("with `cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build --target _rsz` "
+             "(bash scripts/test.sh installs pybind11-dev and python3-dev and builds everything), then import it from "
+             "the build tree (PYTHONPATH=build/python) or install it (cmake --install build)")
+    if loadable:
+        return ImportError("rsz: the compiled extension %s in %s does not load (%s); rebuild it %s"
+                           % (loadable[0], folder, error, build))
+    if found:
+        return ImportError("rsz: the compiled extension %s in %s was built for another Python than this one (%s, "
+                           "which loads _rsz%s); build it %s"
+                           % (found[0], folder, _sys.executable, _machinery.EXTENSION_SUFFIXES[0], build))
+    return ImportError("rsz: the compiled extension _rsz is not in %s (only the Python half is there); build it %s"
+                       % (folder, build))
+
+
+try:
+    from . import _rsz
+except ImportError as _error:  # without this, Python reports a misleading "circular import"
+    raise _extension_error(_error) from None
 
 __version__ = _rsz.__version__
 __all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "info", "read_image", "write_image",
-           "backends"]
+           "backends", "DTypeError"]
+
+
+class DTypeError(TypeError, ValueError):
+    """An array of a dtype the argument does not take. A TypeError, as numpy raises for unsupported dtypes, and a
+    ValueError, as every other rsz refusal is (numpy's AxisError is an IndexError and a ValueError the same way)."""
 
 
 def backends():
@@ -34,25 +70,92 @@ def _exec(threads, backend, device):
     return _rsz.Exec(int(threads), str(backend), int(device))
 
 
-def _as_array(x, name):
-    """A numpy view of x (itself for numpy, np.from_dlpack for DLPack producers) and how to give results back."""
-    if isinstance(x, np.ndarray):
+# What each kind of argument takes, as the refusals say it.
+_OPERAND = "float32, float16, float64 (computed as float32) or uint8 / uint16 image samples is allowed"
+_BOXES = "float or integer coordinates are allowed"
+_INDICES = "integers (or whole floats) are allowed"
+_OUT = "float32 or float16 is allowed (out is written in place, in the type the kernels write)"
+
+
+# The torch dtypes numpy's from_dlpack reads; the rest are refused before it is asked.
+_TORCH_DLPACK_TYPES = {"torch." + t for t in ("float16", "float32", "float64", "uint8", "int8", "int16", "int32",
+                                              "int64", "complex64", "complex128")}
+
+
+def _is_torch(x):
+    return type(x).__module__.split(".")[0] == "torch"
+
+
+def _as_array(x, name, allowed=_OPERAND):
+    """A numpy view of x (itself for numpy, np.from_dlpack for DLPack producers) and how to give results back.
+
+    Torch tensors are checked first for what DLPack cannot carry, or would carry wrongly: the negative and conjugate
+    bits (the memory holds the values un-negated, so DLPack readers would read the wrong sign) are resolved into a
+    copy; tensors off the CPU or requiring grad are refused as torch's .numpy() refuses them."""
+    if isinstance(x, _np.ndarray):
         return x, None
-    if hasattr(x, "__dlpack__"):
-        module = sys.modules.get(type(x).__module__.split(".")[0])
-        back = getattr(module, "from_dlpack", None)
-        return np.from_dlpack(x), back
-    raise ValueError("%s is a %s; a numpy array or a DLPack tensor (e.g. a torch CPU tensor) is needed"
-                     % (name, type(x).__name__))
+    if not hasattr(x, "__dlpack__"):
+        raise ValueError("%s is a %s; a numpy array or a DLPack tensor (e.g. a torch CPU tensor) is needed"
+                         % (name, type(x).__name__))
+    module = _sys.modules.get(type(x).__module__.split(".")[0])
+    back = getattr(module, "from_dlpack", None)
+    if _is_torch(x):
+        if str(x.dtype) not in _TORCH_DLPACK_TYPES:  # bfloat16, bool, quantized: numpy raises a bare RuntimeError
+            raise DTypeError("%s has dtype %s; %s" % (name, x.dtype, allowed))
+        if x.device.type != "cpu":
+            raise ValueError("%s is on device %s; a CPU tensor is needed (.cpu(); backend=\"cuda\" runs the kernels "
+                             "on the GPU from host memory)" % (name, x.device))
+        if x.requires_grad:
+            raise ValueError("%s requires grad; rsz computes no gradients: pass %s.detach()"
+                             % (name, name.rsplit(": ", 1)[-1]))
+        x = x.resolve_conj().resolve_neg()
+    try:
+        return _np.from_dlpack(x), back
+    except (RuntimeError, BufferError, TypeError) as error:  # what another producer's DLPack (or numpy) cannot carry
+        dtype = getattr(x, "dtype", None)
+        if dtype is not None and "type" in str(error).lower():
+            raise DTypeError("%s has dtype %s; %s" % (name, dtype, allowed)) from None
+        raise ValueError("%s (a %s) cannot be read through DLPack: %s" % (name, type(x).__name__, error)) from None
 
 
-def _as_out(out):
+def _operand(x, name):
+    """An operator's input (or write_image's image) as an array the kernels read: float32, float16 or image samples
+    as they are, float64 converted to float32 (the kernels compute in float32 anyway)."""
+    array, back = _as_array(x, name)
+    dtype = array.dtype
+    if dtype.kind == "f" and dtype.itemsize == 8:
+        return array.astype(_np.float32), back
+    if not ((dtype.kind == "f" and dtype.itemsize in (2, 4)) or (dtype.kind == "u" and dtype.itemsize in (1, 2))):
+        raise DTypeError("%s has dtype %s; %s" % (name, dtype.name, _OPERAND))
+    return array, back
+
+
+def _as_out(out, op):
     """out as a writeable numpy view of the same memory (torch CPU tensors through .numpy())."""
-    if out is None or isinstance(out, np.ndarray):
-        return out
-    if hasattr(out, "numpy") and hasattr(out, "__dlpack__"):
-        return out.numpy()  # shares the tensor's memory, writeable
-    raise ValueError("out is a %s; a writeable numpy array or torch CPU tensor is needed" % type(out).__name__)
+    if out is None:
+        return None
+    if isinstance(out, _np.ndarray):
+        array = out
+    elif hasattr(out, "numpy") and hasattr(out, "__dlpack__"):
+        if _is_torch(out):
+            if out.is_neg() or out.is_conj():
+                raise ValueError("%s: out has its %s bit set (a lazy view such as t.conj().imag): the memory holds "
+                                 "other values than the tensor shows, so it cannot be written in place; pass a plain "
+                                 "tensor" % (op, "negative" if out.is_neg() else "conjugate"))
+            if out.device.type != "cpu":
+                raise ValueError("%s: out is on device %s; a CPU tensor is needed" % (op, out.device))
+            if out.requires_grad:
+                raise ValueError("%s: out requires grad; rsz computes no gradients: pass a tensor that does not"
+                                 % op)
+            if str(out.dtype) not in ("torch.float32", "torch.float16"):
+                raise DTypeError("%s: out has dtype %s; %s" % (op, out.dtype, _OUT))
+        array = out.numpy()  # shares the tensor's memory, writeable
+    else:
+        raise ValueError("%s: out is a %s; a writeable numpy array or torch CPU tensor is needed"
+                         % (op, type(out).__name__))
+    if not (array.dtype.kind == "f" and array.dtype.itemsize in (2, 4)):
+        raise DTypeError("%s: out has dtype %s; %s" % (op, array.dtype.name, _OUT))
+    return array
 
 
 def _give_back(result, out, back):
@@ -65,7 +168,7 @@ def _four(value, name, fill):
     """A scalar (H and W; N and C take fill), 2 values (H, W) or 4 values (N, C, H, W)."""
     if value is None:
         return None
-    if isinstance(value, numbers.Number):
+    if isinstance(value, _numbers.Number):
         return [fill, fill, value, value]
     values = list(value)
     if len(values) == 2:
@@ -79,7 +182,7 @@ def _offsets(value, name):
     """One number (every axis) or 4 values (N, C, H, W)."""
     if value is None:
         return None
-    if isinstance(value, numbers.Number):
+    if isinstance(value, _numbers.Number):
         return [float(value)] * 4
     values = [float(v) for v in value]
     if len(values) != 4:
@@ -88,7 +191,7 @@ def _offsets(value, name):
 
 
 def _pair(value, name):
-    if isinstance(value, numbers.Number):
+    if isinstance(value, _numbers.Number):
         if value != int(value):
             raise ValueError("%s = %r; whole numbers are needed" % (name, value))
         return int(value), int(value)
@@ -102,6 +205,8 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
              preset=None, antialias=False, rounding_direction=None, out=None, threads=0, backend="auto", device=0):
     """DirectML RESAMPLE1 on a rank-4 (N, C, H, W) tensor.
 
+    x: float32 or float16 (the result has its type), uint8 / uint16 image samples (float32 results), or float64,
+    converted to float32 (the kernels compute in float32) with a float32 result.
     scales: the output/input ratio: one number (H and W), (H, W), or 4 values (N, C, H, W; N and C default to 1).
     sizes: the output sizes instead, (H, W) or 4 values; the scales are then sizes / input sizes (float32).
     Give scales, sizes, or out (whose shape is the output's). With both, scales place the samples and sizes
@@ -116,14 +221,15 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     rounding_direction: nearest mode's rounding (DirectML RESAMPLE2, ONNX nearest_mode): "round_prefer_ceil" (the
     default), "round_prefer_floor" (ONNX's default), "floor" or "ceil".
     threads: at most this many worker threads, 0 for every CPU this process may use (its affinity and cgroup
-    quota), up to 1024; a small call uses fewer (one per 32768 elements); results never depend on it. backend: "auto" (the CPU), "cpu",
-    "reference" or "cuda" (copies to the GPU `device` and back); results never depend on it either.
+    quota), up to 1024; a small call uses fewer (one per 32768 elements); results never depend on it. backend:
+    "auto" (the CPU), "cpu", "reference" or "cuda" (copies to the GPU `device` and back); results never depend on
+    it either.
     """
-    array, back = _as_array(x, "x")
-    array_out = _as_out(out)
+    array, back = _operand(x, "resample: x")
+    array_out = _as_out(out, "resample")
     scales4 = _four(scales, "scales", 1.0)
     if sizes is not None:
-        sizes_list = list(sizes) if not isinstance(sizes, numbers.Number) else [sizes, sizes]
+        sizes_list = list(sizes) if not isinstance(sizes, _numbers.Number) else [sizes, sizes]
         if len(sizes_list) not in (2, 4):
             raise ValueError("sizes has %d values; give 1 (H and W), 2 (H, W) or 4 (N, C, H, W)" % len(sizes_list))
         if array.ndim != 4:
@@ -146,7 +252,7 @@ def _size_text(size, name):
     """size as the command line's --size text: a string as written, N (an N x N box) or (height, width)."""
     if isinstance(size, str):
         return size
-    if isinstance(size, numbers.Integral) and not isinstance(size, bool):
+    if isinstance(size, _numbers.Integral) and not isinstance(size, bool):
         return "%dx%d" % (size, size)
     try:
         values = list(size)
@@ -160,12 +266,10 @@ def _size_text(size, name):
 
 
 def _image(x, name):
-    array, back = _as_array(x, name)
+    array, back = _operand(x, name)
     if array.ndim == 2:
         raise ValueError("%s has shape %s; an image is (1, C, H, W) or (C, H, W), as read_image gives it (a gray "
                          "(H, W) array is image[None])" % (name, tuple(array.shape)))
-    if array.ndim == 3:
-        array = array[np.newaxis]
     return array, back
 
 
@@ -178,7 +282,8 @@ def resize(image, size=None, fit=None, gravity=None, scales=None, mode=None, pre
     number or (H, W). fit: "fill" (the default: exactly the box), "inside", "outside", "cover" (cropped at gravity) or
     "contain" (padded with zeros at gravity). gravity: "center" (default), "north", "southeast", ... The image's
     channels are never resampled: sizes and scales address height and width. mode, preset, antialias and
-    rounding_direction as in resample. The result has the image's layout ((C, H, W) in, (C, H, W) out).
+    rounding_direction as in resample. The result has the image's layout ((C, H, W) in, (C, H, W) out), and the
+    types are resample's (float64 computed as float32, a float32 result).
     """
     return _resize(image, size, fit, gravity, scales, mode, preset, antialias, rounding_direction, False, False, out,
                    threads, backend, device)
@@ -189,7 +294,8 @@ def thumbnail(image, size, fit=None, gravity=None, enlarge=False, mode=None, ant
     """rsz thumbnail on an image: fitted within the box, aspect kept, only shrinking unless enlarge, antialiased.
 
     size: an integer N (an N x N box), "WxH" or any --size form (a suffix replaces the defaults), or (height, width).
-    fit: "inside" (default), "cover" (square thumbnails, cropped at gravity), "contain", "outside" or "fill".
+    fit: "inside" (default), "cover" (square thumbnails, cropped at gravity), "contain", "outside" or "fill". Types
+    and layouts as in resize.
     """
     return _resize(image, size, fit, gravity, None, mode, None, antialias, None, True, bool(enlarge), out, threads,
                    backend, device)
@@ -197,13 +303,16 @@ def thumbnail(image, size, fit=None, gravity=None, enlarge=False, mode=None, ant
 
 def _resize(image, size, fit, gravity, scales, mode, preset, antialias, rounding_direction, thumb, enlarge, out,
             threads, backend, device):
-    array, back = _image(image, "image")
-    squeeze = np.ndim(image) == 3
-    array_out = _as_out(out)
+    op = "thumbnail" if thumb else "resize"
+    array, back = _image(image, op + ": image")
+    squeeze = array.ndim == 3
+    if squeeze:
+        array = array[_np.newaxis]
+    array_out = _as_out(out, op)
     if array_out is not None and array_out.ndim == 3:
-        array_out = array_out[np.newaxis]
+        array_out = array_out[_np.newaxis]
     if size is None and scales is None and out is None:
-        raise ValueError("%s: give size%s" % ("thumbnail" if thumb else "resize", "" if thumb else ", scales or out"))
+        raise ValueError("%s: give size%s" % (op, "" if thumb else ", scales or out"))
     size_text = None if size is None else _size_text(size, "size")
     scales4 = _four(scales, "scales", 1.0)
     result = _rsz.resample(array, array_out, None if scales4 is None else [float(s) for s in scales4], None, mode,
@@ -220,15 +329,61 @@ def upsample2d(x, factor, mode="nearest", out=None, threads=0, backend="auto", d
     """DirectML UPSAMPLE_2D on a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) tensor.
 
     factor: an integer (H and W) or (height, width), the JSON config's scale_size. mode: "nearest" (default:
-    replication) or "linear" (RESAMPLE1 linear with scales factor and pixel-centre offsets).
+    replication) or "linear" (RESAMPLE1 linear with scales factor and pixel-centre offsets). Types as in resample
+    (float64 computed as float32, a float32 result).
     """
-    array, back = _as_array(x, "x")
-    array_out = _as_out(out)
+    array, back = _operand(x, "upsample2d: x")
+    array_out = _as_out(out, "upsample2d")
     fh, fw = _pair(factor, "factor")
     if fh < 1 or fw < 1:
         raise ValueError("upsample2d: factor = (%d, %d); both must be >= 1" % (fh, fw))
     result = _rsz.upsample2d(array, array_out, fh, fw, mode, _exec(threads, backend, device))
     return _give_back(result, out, back)
+
+
+def _numbers_of(value, name, allowed):
+    """An argument of numbers as a numpy array: arrays and tensors through _as_array, nested lists through numpy."""
+    if isinstance(value, _np.ndarray) or hasattr(value, "__dlpack__"):
+        array = _as_array(value, name, allowed)[0]
+    else:
+        try:
+            array = _np.asarray(value)
+        except ValueError:  # ragged lists
+            raise ValueError("%s is ragged (rows of different lengths); rows of 4 (or 5) numbers are needed"
+                             % name) from None
+    if array.dtype.kind not in "fiu":
+        raise DTypeError("%s has dtype %s; %s" % (name, array.dtype.name, allowed))
+    return array
+
+
+def _box_table(rois, batch_indices):
+    """rois in any of its forms as (boxes (R, 4), batch indices or None): an (R, 4) array, torchvision's (R, 5)
+    with the batch index first, a list of R boxes, or torchvision's list of (K_i, 4) boxes per image i."""
+    if isinstance(rois, (list, tuple)):
+        parts = [_numbers_of(r, "roi_align: rois[%d]" % i, _BOXES) for i, r in enumerate(rois)]
+        # torchvision's List[Tensor]: image i's boxes are rois[i] (an image without boxes may be an empty list).
+        if any(p.ndim == 2 for p in parts) and all(p.ndim == 2 or p.shape == (0,) for p in parts):
+            parts = [p if p.ndim == 2 else p.reshape(0, 4) for p in parts]
+            for i, p in enumerate(parts):
+                if p.shape[1] != 4:
+                    raise ValueError("roi_align: rois[%d] has shape %s; a list of boxes per image holds (K_i, 4) "
+                                     "arrays, [x1, y1, x2, y2] for image i" % (i, tuple(p.shape)))
+            if batch_indices is not None:
+                raise ValueError("roi_align: rois is a list of boxes per image (its positions are the batch "
+                                 "indices) and batch_indices is given; give one")
+            counts = [p.shape[0] for p in parts]
+            return _np.concatenate(parts), _np.repeat(_np.arange(len(parts), dtype=_np.uint32), counts)
+        if any(p.ndim != 1 for p in parts):
+            raise ValueError("roi_align: rois mixes shapes %s; give (R, 4) boxes, (R, 5) rows with the batch index "
+                             "first, or one (K_i, 4) array per image" % sorted({p.shape for p in parts}))
+        boxes = _np.stack(parts) if parts else _np.zeros((0, 4), _np.float32)
+    else:
+        boxes = _numbers_of(rois, "roi_align: rois", _BOXES)
+    if boxes.ndim == 2 and boxes.shape[1] == 5:
+        if batch_indices is not None:
+            raise ValueError("roi_align: rois has 5 columns (batch index first) and batch_indices is given; give one")
+        return boxes[:, 1:], boxes[:, 0]
+    return boxes, batch_indices
 
 
 def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average", mode="linear", spatial_scale=1.0,
@@ -237,44 +392,39 @@ def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average"
               align_regions_to_corners=False, out=None, threads=0, backend="auto", device=0):
     """DirectML ROI_ALIGN (with the ROI_ALIGN1 extensions) on an (N, C, H, W) tensor; returns (R, C, OH, OW).
 
-    rois: (R, 4) boxes [x1, y1, x2, y2] in input pixels (times spatial_scale), or torchvision's (R, 5) form with the
-    batch index first (then batch_indices must be None). Converted to x's float type (float32 for uint8/uint16 x).
-    batch_indices: R integers (default all 0). output_size: an integer or (height, width).
+    x: types as in resample (float64 computed as float32, a float32 result).
+    rois: (R, 4) boxes [x1, y1, x2, y2] in input pixels (times spatial_scale), torchvision's (R, 5) form with the
+    batch index first, or torchvision's list form: one (K_i, 4) array or tensor per image i, the batch index of each
+    box its list position, the results in list order (with either of these, batch_indices must be None). Float or
+    integer coordinates, converted to x's float type (float32 for float64 and uint8/uint16 x; out's type when
+    given). batch_indices: R integers (default all 0). output_size: an integer or (height, width).
     reduction: "average" or "max"; mode: "linear" or "nearest"; spatial_scale: one number or (x, y).
     Conveniences that map exactly (docs/SEMANTICS.md §5): sampling_ratio=k > 0 sets minimum and maximum samples per
     output to k (torchvision's sampling_ratio; k <= 0 keeps the adaptive default); aligned=False sets
     input_pixel_offset to 0 (torchvision's aligned=False, exactly for boxes at least 1 pixel wide after
     spatial_scale: torchvision widens smaller ones; aligned=True is the default offsets).
     """
-    array, back = _as_array(x, "x")
-    array_out = _as_out(out)
+    array, back = _operand(x, "roi_align: x")
+    array_out = _as_out(out, "roi_align")
     if output_size is None:
         raise ValueError("roi_align: output_size is required (an integer or (height, width))")
     oh, ow = _pair(output_size, "output_size")
+    boxes, batch_indices = _box_table(rois, batch_indices)
     # The boxes have the output's type: x's float type, float32 for image samples, or out's.
-    box_type = array_out.dtype if array_out is not None else (np.float32 if array.dtype.kind == "u" else array.dtype)
-    boxes, _ = _as_array(rois, "rois") if not isinstance(rois, (list, tuple)) else (np.asarray(rois), None)
-    boxes = np.asarray(boxes)
-    if boxes.ndim == 2 and boxes.shape[1] == 5:
-        if batch_indices is not None:
-            raise ValueError("roi_align: rois has 5 columns (batch index first) and batch_indices is given; give one")
-        batch_indices = boxes[:, 0]
-        boxes = boxes[:, 1:]
+    box_type = array_out.dtype if array_out is not None else (_np.float32 if array.dtype.kind == "u" else array.dtype)
     if boxes.dtype != box_type:
         boxes = boxes.astype(box_type)
     count = boxes.shape[-2] if boxes.ndim >= 2 else 0
     if batch_indices is None:
-        indices = np.zeros(count, dtype=np.uint32)
+        indices = _np.zeros(count, dtype=_np.uint32)
     else:
-        raw, _ = _as_array(batch_indices, "batch_indices") if not isinstance(batch_indices, (list, tuple)) else (
-            np.asarray(batch_indices), None)
-        raw = np.asarray(raw)
-        if raw.dtype.kind == "f" and not np.all(raw == np.floor(raw)):
+        raw = _numbers_of(batch_indices, "roi_align: batch_indices", _INDICES)
+        if raw.dtype.kind == "f" and not _np.all(raw == _np.floor(raw)):
             raise ValueError("roi_align: batch_indices must be whole numbers")
         if raw.size and (raw.min() < 0 or raw.max() > 4294967295):
             raise ValueError("roi_align: batch_indices must be in [0, 2^32)")
-        indices = raw.astype(np.uint32)
-    if isinstance(spatial_scale, numbers.Number):
+        indices = raw.astype(_np.uint32)
+    if isinstance(spatial_scale, _numbers.Number):
         scale_x = scale_y = float(spatial_scale)
     else:
         scale_x, scale_y = (float(v) for v in spatial_scale)
@@ -290,15 +440,24 @@ def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average"
     return _give_back(result, out, back)
 
 
+def _path(path, op):
+    """A path argument as text: str, bytes or os.PathLike, refused when it holds a NUL byte (the C library would cut
+    the name there and read or write another file than the one named)."""
+    text = _os.fsdecode(path)
+    if "\0" in text:
+        raise ValueError("%s: path %r has a NUL byte; file names cannot hold one" % (op, text))
+    return text
+
+
 def info(path, exif=True, max_pixels=1 << 28):
     """What an image or .npy file holds, from its header alone (nothing decoded), as rsz info says it.
 
     Images: a dict of width, height, channels, bit_depth and format ("png", "jpeg", "tiff", ...), the size upright
     unless exif=False. .npy files: a dict of shape (a tuple) and dtype ("float32", ...).
     """
-    path = str(path)
+    path = _path(path, "info")
     if path.lower().endswith(".npy"):
-        array = np.load(path, mmap_mode="r")
+        array = _np.load(path, mmap_mode="r")
         return {"shape": tuple(array.shape), "dtype": str(array.dtype)}
     return _rsz.image_info(path, bool(exif), int(max_pixels))
 
@@ -308,20 +467,34 @@ def read_image(path, dtype="float32", alpha="premultiplied", exif=True, max_pixe
 
     dtype "float32" or "float16": samples p become p / (2^bits - 1); with alpha="premultiplied" (the CLI's default)
     colour is multiplied by alpha, "straight" keeps them apart. dtype "uint": the decoded uint8 / uint16 samples
-    themselves, as a strided view of the interleaved pixels (no copy), which every operator reads as p / (2^bits - 1).
-    exif: apply the JPEG EXIF orientation. Images over max_pixels are refused from their header.
+    themselves, as a strided view of the interleaved pixels (no copy), which every operator reads as p / (2^bits - 1)
+    and write_image writes back as they are. exif: apply the JPEG EXIF orientation. Images over max_pixels are
+    refused from their header.
     """
-    return _rsz.read_image(str(path), dtype, alpha, bool(exif), int(max_pixels))
+    return _rsz.read_image(_path(path, "read_image"), dtype, alpha, bool(exif), int(max_pixels))
 
 
-def write_image(path, image, bit_depth=8, alpha="premultiplied", quality=0, png_compression=-1):
-    """Writes a float (1, C, H, W) or (C, H, W) tensor of values in [0, 1] as an image; the extension picks the format.
+def write_image(path, image, bit_depth=None, alpha=None, quality=0, png_compression=-1):
+    """Writes a (1, C, H, W) or (C, H, W) image as a file; the extension picks the format.
 
-    Values are rounded to bit_depth (8 or 16) bits, saturated; alpha as in read_image. quality: JPEG / lossy WebP
-    1..100 (0: JPEG 95, WebP lossless). png_compression: zlib level 0..9 (-1: rsz's fast default). The file is
-    written atomically (a temporary file renamed over the target).
+    image: float32 / float16 values in [0, 1] (float64 is converted to float32), rounded to bit_depth (8, the
+    default, or 16) bits, saturated, with alpha as in read_image ("premultiplied" by default); or uint8 / uint16
+    samples, as read_image(..., dtype="uint") gives them, written as they are (bit_depth defaults to theirs, and
+    alpha to "straight": decoded samples are not premultiplied). quality: JPEG / lossy WebP 1..100 (0: JPEG 95,
+    WebP lossless). png_compression: zlib level 0..9 (-1: rsz's fast default). The file is written atomically (a
+    temporary file renamed over the target).
     """
-    array, _ = _as_array(image, "image")
+    path = _path(path, "write_image")
+    array, _ = _image(image, "write_image: image")
     if array.ndim == 3:
-        array = array[np.newaxis]
-    _rsz.write_image(str(path), array, int(bit_depth), alpha, int(quality), int(png_compression))
+        array = array[_np.newaxis]
+    if array.dtype.kind == "u":
+        depth = 8 * array.dtype.itemsize
+        bit_depth = depth if bit_depth is None else bit_depth
+        alpha = "straight" if alpha is None else alpha
+        # As the values p / (2^depth - 1) they stand for: float32 holds them closely enough that rounding to
+        # `depth` bits gives every p back, so the file holds the samples themselves.
+        array = array.astype(_np.float32) / _np.float32((1 << depth) - 1)
+    bit_depth = 8 if bit_depth is None else bit_depth
+    alpha = "premultiplied" if alpha is None else alpha
+    _rsz.write_image(path, array, int(bit_depth), alpha, int(quality), int(png_compression))

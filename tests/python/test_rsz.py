@@ -5,9 +5,12 @@ Run by ctest (python.pytest) with PYTHONPATH=build/python, RSZ_BINARY (the CLI) 
 """
 
 import inspect
+import importlib.machinery
 import json
 import os
+import shutil
 import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -341,7 +344,7 @@ def test_backends_are_listed_and_give_the_same_bits():
     (lambda x: rsz.resample(x, scales=2, mode="cubic"), "nearest or linear is allowed"),
     (lambda x: rsz.resample(x, scales=2, preset="bicubic"), "is not a preset"),
     (lambda x: rsz.resample(x[:, :, ::-1], scales=2), "strides must be non-negative"),
-    (lambda x: rsz.resample(x.astype(np.float64), scales=2), "has dtype float64"),
+    (lambda x: rsz.resample(x.astype(np.int32), scales=2), "has dtype int32"),
     (lambda x: rsz.upsample2d(x, 2, out=np.zeros((1, 2, 12, 11), np.float32)), "out has shape"),
     (lambda x: rsz.resample(x[0], scales=2), "rank"),
     (lambda x: rsz.upsample2d(x, 0), "both must be >= 1"),
@@ -399,6 +402,248 @@ def test_readme_example_runs(tmp_path, monkeypatch):
     assert scope["half"].shape == (1, 3, 240, 320)
     assert scope["up"].shape == (1, 3, 960, 1280)
     assert tuple(scope["crops"].shape) == (1, 3, 7, 7)
+    assert scope["half"].dtype == np.float32 and scope["crops"].dtype == pytest.importorskip("torch").float32
+    assert tuple(scope["per_image"].shape) == (2, 3, 7, 7)
+    assert np.array_equal(rsz.read_image(tmp_path / "copy.png", dtype="uint"), rsz.read_image(PHOTO, dtype="uint"))
     assert rsz.read_image(tmp_path / "small.png").shape == (1, 3, 150, 225)
     assert scope["square"].shape == (1, 3, 224, 224)
     assert scope["thumb"].shape == (1, 3, 106, 160)
+
+
+# ---- numpy and torch habits: float64, torchvision's list of boxes, dtypes, lazy torch views ----
+
+def test_float64_is_computed_as_float32_and_gives_float32():
+    """numpy's default dtype: converted to float32 (the kernels compute in float32), a float32 result, the same bits
+    as the float32 call; torch float64 tensors give float32 tensors."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    x64 = np.random.default_rng(12).uniform(0.0, 1.0, size=(2, 3, 21, 34))
+    x32 = x64.astype(np.float32)
+    boxes64 = np.array([[1.25, 2.0, 30.5, 17.0], [-3.0, 4.0, 12.0, 20.0]])
+    calls = [
+        lambda x, b: rsz.resample(x, scales=(0.61, 1.7)),
+        lambda x, b: rsz.resize(x[:1], "20x12"),
+        lambda x, b: rsz.resize(x[0], scales=0.5),
+        lambda x, b: rsz.thumbnail(x[:1], 16),
+        lambda x, b: rsz.upsample2d(x, (2, 3), mode="linear"),
+        lambda x, b: rsz.roi_align(x, b, [1, 0], output_size=(5, 4), sampling_ratio=2),
+    ]
+    for call in calls:
+        got = call(x64, boxes64)
+        assert got.dtype == np.float32
+        # Float64 boxes take x's float type the same way: float32 here.
+        assert np.array_equal(got.view(np.uint32), call(x32, boxes64.astype(np.float32)).view(np.uint32))
+        t = call(torch.from_numpy(x64), torch.from_numpy(boxes64))
+        assert isinstance(t, torch.Tensor) and t.dtype == torch.float32
+        assert np.array_equal(t.numpy(), got)
+    # Against torch computing in float64: float32's rounding only, within SEMANTICS.md §5's tolerance.
+    close(rsz.resample(x64, sizes=(40, 50)),
+          F.interpolate(torch.from_numpy(x64), size=(40, 50), mode="bilinear", align_corners=False).numpy(),
+          "float64 bilinear")
+    # float16 x with float64 boxes: the boxes become float16, as x's float type.
+    x16 = x32.astype(np.float16)
+    assert np.array_equal(rsz.roi_align(x16, boxes64, output_size=3).view(np.uint16),
+                          rsz.roi_align(x16, boxes64.astype(np.float16), output_size=3).view(np.uint16))
+
+
+def test_roi_align_takes_torchvisions_list_of_boxes_per_image():
+    """torchvision.ops.roi_align's List[Tensor] form: rois[i] holds image i's (K_i, 4) boxes, results in list order."""
+    torch = pytest.importorskip("torch")
+    ops = pytest.importorskip("torchvision.ops")
+    x = random_tensor((3, 4, 30, 40), 13, low=0.0, high=1.0)
+    rng = np.random.default_rng(14)
+    per_image = []
+    for count in [4, 0, 3]:  # an image without boxes too
+        corners = rng.uniform(-3, 42, size=(count, 2, 2))
+        per_image.append(np.concatenate([corners.min(axis=1), corners.max(axis=1) + 2.0], axis=1).astype(np.float32))
+    tensors = [torch.from_numpy(b) for b in per_image]
+    t = torch.from_numpy(x)
+    for aligned in [True, False]:
+        want = ops.roi_align(t, tensors, output_size=(5, 6), spatial_scale=0.75, sampling_ratio=2, aligned=aligned)
+        got = rsz.roi_align(t, tensors, output_size=(5, 6), spatial_scale=0.75, sampling_ratio=2, aligned=aligned)
+        assert isinstance(got, torch.Tensor) and tuple(got.shape) == (7, 4, 5, 6)
+        close(got.numpy(), want.numpy(), "list of boxes, aligned=%s" % aligned)
+    # The same boxes as the (R, 5) table, and as numpy arrays or nested lists per image: the same bits.
+    table = np.concatenate([np.concatenate([np.full((len(b), 1), i, np.float32), b], axis=1)
+                            for i, b in enumerate(per_image)])
+    want = rsz.roi_align(x, table, output_size=3, sampling_ratio=2)
+    assert np.array_equal(rsz.roi_align(x, per_image, output_size=3, sampling_ratio=2), want)
+    assert np.array_equal(rsz.roi_align(x, tuple(b.tolist() for b in per_image), output_size=3, sampling_ratio=2),
+                          want)
+    with pytest.raises(ValueError) as caught:
+        rsz.roi_align(x, [table[:2], table[2:]], output_size=3)
+    assert str(caught.value) == ("roi_align: rois[0] has shape (2, 5); a list of boxes per image holds (K_i, 4) "
+                                 "arrays, [x1, y1, x2, y2] for image i")
+    with pytest.raises(ValueError) as caught:
+        rsz.roi_align(x, per_image, [0] * 7, output_size=3)
+    assert str(caught.value) == ("roi_align: rois is a list of boxes per image (its positions are the batch indices) "
+                                 "and batch_indices is given; give one")
+    assert rsz.roi_align(x, [], output_size=3).shape == (0, 4, 3, 3)
+
+
+OPERAND = "float32, float16, float64 (computed as float32) or uint8 / uint16 image samples is allowed"
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda x, torch: rsz.resample(x.astype(np.int32), scales=2), "resample: x has dtype int32; " + OPERAND),
+    (lambda x, torch: rsz.upsample2d(x.astype(np.complex64), 2), "upsample2d: x has dtype complex64; " + OPERAND),
+    (lambda x, torch: rsz.resize(x > 0, "4x4"), "resize: image has dtype bool; " + OPERAND),
+    (lambda x, torch: rsz.thumbnail(x.astype(np.uint32), 4), "thumbnail: image has dtype uint32; " + OPERAND),
+    (lambda x, torch: rsz.resample(torch.from_numpy(x).bfloat16(), scales=2),
+     "resample: x has dtype torch.bfloat16; " + OPERAND),
+    (lambda x, torch: rsz.resample(torch.from_numpy(x) > 0, scales=2), "resample: x has dtype torch.bool; " + OPERAND),
+    (lambda x, torch: rsz.roi_align(torch.from_numpy(x).long(), [[0, 0, 1, 1]], output_size=2),
+     "roi_align: x has dtype int64; " + OPERAND),
+    (lambda x, torch: rsz.roi_align(x, np.zeros((1, 4), np.complex64), output_size=2),
+     "roi_align: rois has dtype complex64; float or integer coordinates are allowed"),
+    (lambda x, torch: rsz.roi_align(x, [torch.zeros((1, 4), dtype=torch.bfloat16)], output_size=2),
+     "roi_align: rois[0] has dtype torch.bfloat16; float or integer coordinates are allowed"),
+    (lambda x, torch: rsz.roi_align(x, [[0, 0, 1, 1]], np.array([True]), output_size=2),
+     "roi_align: batch_indices has dtype bool; integers (or whole floats) are allowed"),
+    (lambda x, torch: rsz.resample(x, out=np.zeros((1, 2, 12, 10))),
+     "resample: out has dtype float64; float32 or float16 is allowed (out is written in place, in the type the "
+     "kernels write)"),
+    (lambda x, torch: rsz.upsample2d(x, 2, out=torch.zeros((1, 2, 12, 10), dtype=torch.bfloat16)),
+     "upsample2d: out has dtype torch.bfloat16; float32 or float16 is allowed (out is written in place, in the type "
+     "the kernels write)"),
+    (lambda x, torch: rsz.write_image("never.png", x.astype(np.int16)),
+     "write_image: image has dtype int16; " + OPERAND),
+])
+def test_unsupported_dtypes_name_the_argument_the_dtype_and_what_is_allowed(call, message):
+    """One DTypeError, a TypeError (numpy's habit) and a ValueError (rsz's) at once, never a bare RuntimeError."""
+    torch = pytest.importorskip("torch")
+    x = random_tensor((1, 2, 6, 5), 15)
+    with pytest.raises(rsz.DTypeError) as caught:
+        call(x, torch)
+    assert isinstance(caught.value, TypeError) and isinstance(caught.value, ValueError)
+    assert str(caught.value) == message
+
+
+def test_torch_negative_and_conjugate_bits_are_resolved_not_misread():
+    """t.conj().imag is a lazy view: its memory holds imag, the tensor shows -imag. Read through DLPack as is, the
+    sign would be wrong; rsz resolves such inputs and refuses such an out."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    real = torch.from_numpy(random_tensor((1, 2, 9, 11), 16))
+    imag = torch.from_numpy(random_tensor((1, 2, 9, 11), 17))
+    lazy = torch.complex(real, imag).conj().imag
+    assert lazy.is_neg()
+    plain = -imag
+    got = rsz.resample(lazy, sizes=(18, 22))
+    assert torch.equal(got, rsz.resample(plain, sizes=(18, 22)))
+    close(got.numpy(), F.interpolate(plain, size=(18, 22), mode="bilinear", align_corners=False).numpy(), "neg view")
+    assert torch.equal(rsz.upsample2d(lazy, 2), F.interpolate(plain, scale_factor=2, mode="nearest"))
+    boxes = torch.complex(torch.zeros(1, 4), -torch.tensor([[1.0, 2.0, 7.0, 8.0]])).conj().imag  # shows 1, 2, 7, 8
+    assert torch.equal(rsz.roi_align(real, boxes, output_size=2),
+                       rsz.roi_align(real, torch.tensor([[1.0, 2.0, 7.0, 8.0]]), output_size=2))
+    out = torch.complex(torch.zeros(1, 2, 18, 22), torch.zeros(1, 2, 18, 22)).conj().imag
+    with pytest.raises(ValueError) as caught:
+        rsz.resample(real, out=out)
+    assert str(caught.value) == ("resample: out has its negative bit set (a lazy view such as t.conj().imag): the "
+                                 "memory holds other values than the tensor shows, so it cannot be written in place; "
+                                 "pass a plain tensor")
+    # What DLPack cannot carry, said as torch's .numpy() would.
+    with pytest.raises(ValueError) as caught:
+        rsz.resample(real.clone().requires_grad_(), scales=2)
+    assert str(caught.value) == "resample: x requires grad; rsz computes no gradients: pass x.detach()"
+    with pytest.raises(ValueError) as caught:
+        rsz.resample(torch.empty((1, 1, 2, 2), device="meta"), scales=2)
+    assert str(caught.value) == ("resample: x is on device meta; a CPU tensor is needed (.cpu(); backend=\"cuda\" runs "
+                                 "the kernels on the GPU from host memory)")
+
+
+# ---- files: uint samples written back, NUL bytes in paths ----
+
+def test_uint_samples_round_trip_through_write_image(tmp_path):
+    samples = rsz.read_image(PHOTO, dtype="uint")
+    rsz.write_image(tmp_path / "copy.png", samples)
+    back = rsz.read_image(tmp_path / "copy.png", dtype="uint")
+    assert back.dtype == np.uint8 and np.array_equal(back, samples)
+    rsz.write_image(tmp_path / "chw.png", samples[0])  # (C, H, W) too
+    assert np.array_equal(rsz.read_image(tmp_path / "chw.png", dtype="uint"), samples)
+    # 16-bit samples keep their depth; 8-bit ones written at 16 bits are p * 257.
+    deep = (np.arange(3 * 7 * 5, dtype=np.uint32).reshape(1, 3, 7, 5) * 619 % 65536).astype(np.uint16)
+    rsz.write_image(tmp_path / "deep.png", deep)
+    back16 = rsz.read_image(tmp_path / "deep.png", dtype="uint")
+    assert back16.dtype == np.uint16 and np.array_equal(back16, deep)
+    rsz.write_image(tmp_path / "wide.png", samples, bit_depth=16)
+    assert np.array_equal(rsz.read_image(tmp_path / "wide.png", dtype="uint"), samples.astype(np.uint16) * 257)
+    # Decoded samples are straight alpha: colour under alpha 0 is kept, as it was read.
+    rgba = np.zeros((1, 4, 2, 3), np.uint8)
+    rgba[0, :3] = 200
+    rgba[0, 3, 0] = 255
+    rsz.write_image(tmp_path / "rgba.png", rgba)
+    assert np.array_equal(rsz.read_image(tmp_path / "rgba.png", dtype="uint"), rgba)
+    # The float values the samples stand for give the same file.
+    rsz.write_image(tmp_path / "float.png", samples.astype(np.float64) / 255)
+    assert np.array_equal(rsz.read_image(tmp_path / "float.png", dtype="uint"), samples)
+
+
+@pytest.mark.parametrize("call,op", [
+    (lambda d: rsz.write_image(str(d / "out.png") + "\0.jpg", np.zeros((1, 3, 2, 2), np.float32)), "write_image"),
+    (lambda d: rsz.read_image(PHOTO + "\0.jpg"), "read_image"),
+    (lambda d: rsz.info(PHOTO + "\0.jpg"), "info"),
+    (lambda d: rsz.info(str(d / "x.npy") + "\0.npy"), "info"),
+    (lambda d: rsz.read_image(os.fsencode(PHOTO) + b"\0"), "read_image"),
+])
+def test_paths_with_a_nul_byte_are_refused(tmp_path, call, op):
+    """The C library would end the name at the NUL: out.png\\0.jpg would silently write out.png as a PNG."""
+    np.save(tmp_path / "x.npy", np.zeros(2, np.float32))
+    with pytest.raises(ValueError) as caught:
+        call(tmp_path)
+    path = str(caught.value).split(": path ", 1)[1].rsplit(" has a NUL byte", 1)[0]
+    assert str(caught.value) == "%s: path %s has a NUL byte; file names cannot hold one" % (op, path)
+    assert "\\x00" in path
+    assert sorted(os.listdir(tmp_path)) == ["x.npy"]  # nothing written
+    # The extension refuses them too, when called directly.
+    with pytest.raises(ValueError) as caught:
+        rsz._rsz.write_image(str(tmp_path / "out.png") + "\0.jpg", np.zeros((1, 3, 2, 2), np.float32), 8,
+                             "premultiplied", 0, -1)
+    assert str(caught.value) == ("write_image: path has a NUL byte (at index %d); file names cannot hold one"
+                                 % len(str(tmp_path / "out.png")))
+    assert sorted(os.listdir(tmp_path)) == ["x.npy"]
+
+
+# ---- the package itself ----
+
+def test_the_namespace_holds_the_public_names_only():
+    public = sorted(name for name in dir(rsz) if not name.startswith("_"))
+    assert public == sorted(rsz.__all__)
+    assert public == ["DTypeError", "backends", "info", "read_image", "resample", "resize", "roi_align", "thumbnail",
+                      "upsample2d", "write_image"]
+    for imported in ["np", "numbers", "sys", "os", "numpy"]:
+        assert not hasattr(rsz, imported)
+    scope = {}
+    exec("from rsz import *", scope)
+    assert sorted(name for name in scope if name != "__builtins__") == public
+
+
+def test_import_without_the_extension_says_what_is_missing_and_how_to_build_it(tmp_path):
+    """The Python half alone (copied or installed without _rsz): not Python's misleading "circular import"."""
+    package = tmp_path / "rsz"
+    package.mkdir()
+    shutil.copy(os.path.join(SOURCE, "python", "rsz", "__init__.py"), package / "__init__.py")
+    build = ("with `cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build --target _rsz` "
+             "(bash scripts/test.sh installs pybind11-dev and python3-dev and builds everything), then import it from "
+             "the build tree (PYTHONPATH=build/python) or install it (cmake --install build)")
+
+    def failure():
+        done = subprocess.run([sys.executable, "-c", "import rsz"], capture_output=True, text=True, cwd=tmp_path,
+                              env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+        assert done.returncode == 1
+        assert "circular import" not in done.stderr
+        return done.stderr.strip().splitlines()[-1]
+
+    assert failure() == ("ImportError: rsz: the compiled extension _rsz is not in %s (only the Python half is "
+                         "there); build it %s" % (package, build))
+    # An extension for another Python (another ABI tag) is named as such.
+    (package / "_rsz.cpython-39-x86_64-linux-gnu.so").write_bytes(b"")
+    assert failure() == ("ImportError: rsz: the compiled extension _rsz.cpython-39-x86_64-linux-gnu.so in %s was "
+                         "built for another Python than this one (%s, which loads _rsz%s); build it %s"
+                         % (package, sys.executable, importlib.machinery.EXTENSION_SUFFIXES[0], build))
+    # One for this Python that does not load: the loader's reason is kept.
+    broken = "_rsz" + importlib.machinery.EXTENSION_SUFFIXES[0]
+    (package / broken).write_bytes(b"not an ELF file")
+    last = failure()
+    assert last.startswith("ImportError: rsz: the compiled extension %s in %s does not load (" % (broken, package))
+    assert last.endswith("); rebuild it " + build)
