@@ -339,6 +339,7 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
   }
   io::AnnotationOptions annotation_options;
   annotation_options.image_root = source.image_root;
+  annotation_options.allow_outside_root = source.allow_outside_root;
   annotation_options.yolo_names = source.names_path;
   annotation_options.image_options.apply_exif_orientation = !common.no_exif;
   annotation_options.image_options.max_pixels = common.max_pixels;
@@ -388,6 +389,9 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
   cmd->add_option("--image-root", o.image_root,
                   "COCO / VOC: folder the annotations' image file names are relative to (default: the annotation "
                   "file's folder)");
+  cmd->add_flag("--allow-outside-root", o.allow_outside_root,
+                "COCO / VOC: take image names that leave the image root (absolute, or '..' above it); refused by "
+                "default, since a dataset file could otherwise point rsz at any file");
   cmd->add_option("--names", o.names, "YOLO: class names file, one per line (default: class numbers as labels)");
   add_choice_option(*cmd, "--rois-check", o.common.rois_check, io::rois_check_names(), io::parse_rois_check,
                     "Boxes outside the image, empty or inverted (legal ROI_ALIGN, likely dataset mistakes): warn "
@@ -478,7 +482,7 @@ int run_roi_align(const RoiAlignOptions& o) {
   if (!common.manifest.empty() && !io::is_manifest_path(common.manifest)) {
     usage_error("--manifest " + common.manifest + ": a manifest is .jsonl (JSON Lines) or .csv");
   }
-  const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, {o.rois, o.batch_indices, o.image_root, o.names},
+  const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, {o.rois, o.batch_indices, o.image_root, o.names, o.allow_outside_root},
                                                     output, common);
   std::vector<std::string> all_inputs;
   for (const Job& job : jobs) all_inputs.push_back(job.input);

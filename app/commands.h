@@ -70,6 +70,7 @@ struct RoiSource {
   std::string batch_indices_path;  // .npy only; empty: from the JSON, or all 0
   std::string image_root;          // COCO / VOC: where image paths resolve ("": the annotation file's folder)
   std::string names_path;          // YOLO: class names, one per line ("": class numbers as labels)
+  bool allow_outside_root = false;  // COCO / VOC: image names may leave the image root (--allow-outside-root)
 };
 std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
                                      const RoiSource& source, const std::string& output, const CommonOptions& common,
@@ -122,6 +123,7 @@ struct RoiAlignOptions {
   std::string spatial_scale;
   std::string image_root;
   std::string names;
+  bool allow_outside_root = false;
 };
 void setup_roi_align(CLI::App& app, RoiAlignOptions& options);
 int run_roi_align(const RoiAlignOptions& options);

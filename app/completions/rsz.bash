@@ -11,7 +11,7 @@ _rsz_flags() {
                     --output-sizes --preset --antialias --rounding-direction" ;;
     thumbnail) echo "$io --size --fit --gravity --mode --enlarge --no-antialias" ;;
     upsample) echo "$io --factor --mode" ;;
-    roi-align) echo "$io --rois --image-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
+    roi-align) echo "$io --rois --image-root --allow-outside-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
                      --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
     run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --device -v --verbose --max-memory --max-pixels
                --skip-existing --max-samples --no-sync" ;;

@@ -59,6 +59,19 @@ std::string root_for(const std::string& annotation_path, const AnnotationOptions
   return fs::path(annotation_path).parent_path().string();
 }
 
+// A COCO / VOC image name resolved under `base`; one that leaves it is refused unless the options allow it.
+std::string image_under_root(const std::string& base, const std::string& name, const std::string& where,
+                             const AnnotationOptions& options) {
+  if (!options.allow_outside_root) {
+    const fs::path normal = fs::path(name).lexically_normal();
+    if (normal.is_absolute() || normal.has_root_name() || (!normal.empty() && *normal.begin() == "..")) {
+      usage(where + ": the image name \"" + name + "\" leaves the image root " + (base.empty() ? "." : base) +
+            " (absolute, or '..' above it); --allow-outside-root takes such names");
+    }
+  }
+  return detail::resolve_path(base, name);
+}
+
 // The files of a folder with this extension (lowercase compared), sorted by name.
 std::vector<std::string> files_with_extension(const std::string& folder, const std::string& ext) {
   std::vector<std::string> files;
@@ -109,7 +122,9 @@ RoiFile read_coco(const std::string& path, const AnnotationOptions& options) {
     const Ref id = im.required("id");
     const auto [at, fresh] = image_of.emplace(coco_id(id), file.images.size());
     if (!fresh) id.fail("image id " + at->first + " is listed twice; image ids must be unique");
-    file.images.push_back({detail::resolve_path(base, detail::get_nonempty_string(im.required("file_name"))), {}});
+    file.images.push_back({image_under_root(base, detail::get_nonempty_string(im.required("file_name")),
+                                            path + ": " + im.pointer() + "/file_name", options),
+                           {}});
   }
   std::map<std::string, std::string> ids_seen;
   const Ref annotations = root.required("annotations");
@@ -172,7 +187,7 @@ double voc_number(const std::string& path, const pugi::xml_node& box, const char
   return v;
 }
 
-RoiImage read_voc_file(const std::string& path, const std::string& base) {
+RoiImage read_voc_file(const std::string& path, const std::string& base, const AnnotationOptions& options) {
   const std::string text = detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file");
   pugi::xml_document doc;
   const pugi::xml_parse_result parsed = doc.load_buffer(text.data(), text.size());
@@ -185,7 +200,7 @@ RoiImage read_voc_file(const std::string& path, const std::string& base) {
   const std::string name = trimmed(filename.child_value());
   if (!filename || name.empty()) usage(voc_where(path, annotation) + ": <filename> is missing or empty");
   RoiImage image;
-  image.path = detail::resolve_path(base, name);
+  image.path = image_under_root(base, name, voc_where(path, filename), options);
   const std::string stem = name_part(fs::path(path).stem().string());
   std::size_t k = 0;
   for (const pugi::xml_node object : annotation.children("object")) {
@@ -218,7 +233,7 @@ RoiFile read_voc(const std::string& path, const AnnotationOptions& options) {
   if (files.empty()) usage(path + ": the folder holds no .xml files");
   std::map<std::string, std::string> seen;  // image path -> the file naming it
   for (const std::string& f : files) {
-    RoiImage image = read_voc_file(f, base);
+    RoiImage image = read_voc_file(f, base, options);
     const auto [first, fresh] = seen.emplace(image.path, f);
     if (!fresh) usage(f + ": image \"" + image.path + "\" is also annotated by " + first->second);
     file.images.push_back(std::move(image));

@@ -86,6 +86,31 @@ TEST_F(AnnotationsTest, LargeCocoFilesAreReadWholeAndDefectsNamedByPath) {
             path("dup.json") + ": duplicate key \"id\" at /annotations/149999/id; each key may appear once per object");
 }
 
+// A dataset file must not point rsz at any file of the machine: image names that leave the image root (absolute, or
+// '..' above it) are refused, naming the entry, unless allowed.
+TEST_F(AnnotationsTest, ImageNamesStayUnderTheRootUnlessAllowed) {
+  for (const std::string name : {"../secret.png", "/etc/passwd", "a/../../b.png"}) {
+    test::write_file(path("c.json"), R"({"images": [{"id": 1, "file_name": ")" + name +
+                                         R"("}], "annotations": [{"id": 1, "image_id": 1, "bbox": [0, 0, 1, 1]}]})");
+    EXPECT_EQ(test::error_message([&] { io::read_annotations(path("c.json"), io::AnnotationFormat::Coco, {}); },
+                                  ErrorCode::InvalidArgument),
+              path("c.json") + ": /images/0/file_name: the image name \"" + name + "\" leaves the image root " +
+                  dir_.string() + " (absolute, or '..' above it); --allow-outside-root takes such names")
+        << name;
+    io::AnnotationOptions allowed;
+    allowed.allow_outside_root = true;
+    EXPECT_EQ(io::read_annotations(path("c.json"), io::AnnotationFormat::Coco, allowed).images.size(), 1u) << name;
+  }
+  // Inside the root, '..' that stays inside is fine.
+  test::write_file(path("c.json"), R"({"images": [{"id": 1, "file_name": "a/../b.png"}], "annotations": []})");
+  EXPECT_EQ(io::read_annotations(path("c.json"), io::AnnotationFormat::Coco, {}).images.size(), 1u);
+  test::write_file(path("v.xml"), "<annotation><filename>../x.png</filename></annotation>");
+  EXPECT_NE(test::error_message([&] { io::read_annotations(path("v.xml"), io::AnnotationFormat::Voc, {}); },
+                                ErrorCode::InvalidArgument)
+                .find("the image name \"../x.png\" leaves the image root"),
+            std::string::npos);
+}
+
 TEST_F(AnnotationsTest, VocBoxesAreOneBasedInclusive) {
   test::write_file(path("v.xml"), "<?xml version=\"1.0\"?>\n<annotation><filename>b.jpg</filename>"
                                   "<object><name>dog</name><bndbox><xmin> 1 </xmin><ymin>2</ymin>"

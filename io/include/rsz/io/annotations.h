@@ -43,6 +43,9 @@ AnnotationFormat detect_annotation_format(const std::string& path);
 
 struct AnnotationOptions {
   std::string image_root;               // "": the annotation file's folder (a folder source: that folder)
+  // COCO / VOC image names that leave the root (absolute, or ".." above it) are refused (InvalidArgument) unless
+  // this is set: a dataset file from elsewhere must not point rsz at any file of the machine.
+  bool allow_outside_root = false;
   std::string yolo_names;               // YOLO class names, one per line; "": class numbers as labels
   std::vector<std::string> yolo_images; // YOLO: the images whose .txt files are looked up (required)
   ImageReadOptions image_options;       // YOLO: how the images' sizes are read (EXIF orientation, pixel limit)
