@@ -307,7 +307,7 @@ py::array read_image_py(const std::string& path, const std::string& dtype, const
 }
 
 void write_image_py(const std::string& path, const py::array& array, int bit_depth, const std::string& alpha,
-                    int quality, int png_compression) {
+                    int quality, int png_compression, bool lossless) {
   checked_path(path, "write_image");
   const ConstTensorView tensor = const_view(array, "image");
   if (tensor.dtype() != DataType::Float32 && tensor.dtype() != DataType::Float16) {
@@ -320,6 +320,7 @@ void write_image_py(const std::string& path, const py::array& array, int bit_dep
   const io::AlphaMode mode = alpha_mode(alpha);
   io::ImageWriteOptions options;
   options.quality = quality;
+  options.lossless = lossless;
   options.png_compression = png_compression;
   const py::gil_scoped_release release;
   io::write_image(path, io::tensor_to_image(tensor, bit_depth, mode), options);
@@ -421,5 +422,5 @@ PYBIND11_MODULE(_rsz, m) {
   m.def("read_image", &read_image_py, py::arg("path"), py::arg("dtype"), py::arg("alpha"), py::arg("exif"),
         py::arg("max_pixels"));
   m.def("write_image", &write_image_py, py::arg("path"), py::arg("image"), py::arg("bit_depth"), py::arg("alpha"),
-        py::arg("quality"), py::arg("png_compression"));
+        py::arg("quality"), py::arg("png_compression"), py::arg("lossless"));
 }

@@ -474,14 +474,14 @@ def read_image(path, dtype="float32", alpha="premultiplied", exif=True, max_pixe
     return _rsz.read_image(_path(path, "read_image"), dtype, alpha, bool(exif), int(max_pixels))
 
 
-def write_image(path, image, bit_depth=None, alpha=None, quality=0, png_compression=-1):
+def write_image(path, image, bit_depth=None, alpha=None, quality=0, png_compression=-1, lossless=False):
     """Writes a (1, C, H, W) or (C, H, W) image as a file; the extension picks the format.
 
     image: float32 / float16 values in [0, 1] (float64 is converted to float32), rounded to bit_depth (8, the
     default, or 16) bits, saturated, with alpha as in read_image ("premultiplied" by default); or uint8 / uint16
     samples, as read_image(..., dtype="uint") gives them, written as they are (bit_depth defaults to theirs, and
-    alpha to "straight": decoded samples are not premultiplied). quality: JPEG / lossy WebP 1..100 (0: JPEG 95,
-    WebP lossless). png_compression: zlib level 0..9 (-1: rsz's fast default). The file is written atomically (a
+    alpha to "straight": decoded samples are not premultiplied). quality: JPEG / WebP 1..100 (0: JPEG 95, WebP 80;
+    WebP is lossy unless lossless=True). png_compression: zlib level 0..9 (-1: rsz's fast default). The file is written atomically (a
     temporary file renamed over the target).
     """
     path = _path(path, "write_image")
@@ -497,4 +497,4 @@ def write_image(path, image, bit_depth=None, alpha=None, quality=0, png_compress
         array = array.astype(_np.float32) / _np.float32((1 << depth) - 1)
     bit_depth = 8 if bit_depth is None else bit_depth
     alpha = "premultiplied" if alpha is None else alpha
-    _rsz.write_image(path, array, int(bit_depth), alpha, int(quality), int(png_compression))
+    _rsz.write_image(path, array, int(bit_depth), alpha, int(quality), int(png_compression), bool(lossless))

@@ -554,6 +554,16 @@ def test_torch_negative_and_conjugate_bits_are_resolved_not_misread():
 
 # ---- files: uint samples written back, NUL bytes in paths ----
 
+def test_webp_is_lossy_by_default_and_lossless_on_request(tmp_path):
+    samples = rsz.read_image(PHOTO, dtype="uint")
+    rsz.write_image(tmp_path / "lossy.webp", samples)
+    rsz.write_image(tmp_path / "exact.webp", samples, lossless=True)
+    assert (tmp_path / "lossy.webp").read_bytes()[12:16] == b"VP8 "
+    assert (tmp_path / "exact.webp").read_bytes()[12:16] == b"VP8L"
+    assert np.array_equal(rsz.read_image(tmp_path / "exact.webp", dtype="uint"), samples)
+    assert (tmp_path / "lossy.webp").stat().st_size < (tmp_path / "exact.webp").stat().st_size
+
+
 def test_uint_samples_round_trip_through_write_image(tmp_path):
     samples = rsz.read_image(PHOTO, dtype="uint")
     rsz.write_image(tmp_path / "copy.png", samples)
@@ -598,7 +608,7 @@ def test_paths_with_a_nul_byte_are_refused(tmp_path, call, op):
     # The extension refuses them too, when called directly.
     with pytest.raises(ValueError) as caught:
         rsz._rsz.write_image(str(tmp_path / "out.png") + "\0.jpg", np.zeros((1, 3, 2, 2), np.float32), 8,
-                             "premultiplied", 0, -1)
+                             "premultiplied", 0, -1, False)
     assert str(caught.value) == ("write_image: path has a NUL byte (at index %d); file names cannot hold one"
                                  % len(str(tmp_path / "out.png")))
     assert sorted(os.listdir(tmp_path)) == ["x.npy"]
