@@ -28,8 +28,9 @@ using detail::Ref;
 
 [[noreturn]] void usage(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
 
-// Labels and ids become parts of file names: separators and control characters become '_', and so does the second
-// dot of "..".
+// Ids and stems become parts of file names: separators and control characters become '_', and so does the second
+// dot of "..". Labels stay the dataset's class names (the manifest records them); the {label} placeholder makes
+// them safe where a file name is made.
 std::string name_part(const std::string& text) {
   std::string out;
   for (const char c : text) {
@@ -108,7 +109,7 @@ RoiFile read_coco(const std::string& path, const AnnotationOptions& options) {
     for (std::size_t i = 0; i < categories->json().size(); ++i) {
       const Ref c = categories->element(i);
       if (!c.json().is_object()) c.fail_expected("a category object {\"id\", \"name\"}");
-      names[coco_id(c.required("id"))] = name_part(detail::get_nonempty_string(c.required("name")));
+      names[coco_id(c.required("id"))] = detail::get_nonempty_string(c.required("name"));  // as the dataset says
     }
   }
   RoiFile file;
@@ -215,7 +216,7 @@ RoiImage read_voc_file(const std::string& path, const std::string& base, const A
     RoiEntry roi;
     roi.box = {to_float32(xmin - 1, where), to_float32(ymin - 1, where), to_float32(xmax, where),
                to_float32(ymax, where)};
-    roi.label = name_part(trimmed(object.child_value("name")));
+    roi.label = trimmed(object.child_value("name"));
     roi.id = stem + "-" + std::to_string(k);
     image.rois.push_back(std::move(roi));
     ++k;
@@ -248,7 +249,7 @@ std::vector<std::string> read_names(const std::string& path) {
   if (path.empty()) return names;
   std::istringstream lines(detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file"));
   std::string line;
-  while (std::getline(lines, line)) names.push_back(name_part(trimmed(line)));
+  while (std::getline(lines, line)) names.push_back(trimmed(line));
   while (!names.empty() && names.back().empty()) names.pop_back();
   return names;
 }

@@ -93,10 +93,14 @@ TEST(Annotations, LabelsBecomeSafeFolderNamesAndImagesWithoutBoxesAreSkipped) {
                     {"id": 9, "image_id": 1, "bbox": [10, 20, 30, 40], "category_id": 5}],
     "categories": [{"id": 3, "name": "cat/dog"}, {"id": 4, "name": "猫"}, {"id": 5, "name": "狗"}]})");
   const auto r = run_rsz(dir, "roi-align --rois coco.json --image-root " + source("samples/photos") +
-                                  " --output-size 8x8 -o 'crops/{label}/{id}.png' -q");
+                                  " --output-size 8x8 -o 'crops/{label}/{id}.png' -q --manifest crops.jsonl");
   ASSERT_EQ(r.status, 0) << r.err;
   // Separators become '_'; other characters, non-ASCII ones included, stay (two classes, two folders).
   EXPECT_EQ(list_files(dir.path() / "crops"), (std::vector<std::string>{"cat_dog/7.png", "狗/9.png", "猫/8.png"}));
+  // The manifest keeps the class name itself beside the safe path.
+  const std::string manifest = test::read_text(dir.path() / "crops.jsonl");
+  EXPECT_NE(manifest.find("\"crop\":\"crops/cat_dog/7.png\""), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("\"label\":\"cat/dog\""), std::string::npos) << manifest;
 }
 
 TEST(Annotations, AMissingImageFailsAloneAndTheManifestListsWhatWasWritten) {
