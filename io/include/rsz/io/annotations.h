@@ -15,8 +15,9 @@
 //   the box is [(cx - w / 2) W, (cy - h / 2) H, (cx + w / 2) W, (cy + h / 2) H] in double, rounded once. Label: the
 //   class name from a names file (line k names class k), or the class number without one; id: "<stem>-<k>" (k: the
 //   line's box index). An image without a .txt has no boxes; a source where no image has one is refused.
-// Relative image paths resolve against `image_root` ("": the folder of the annotation file). Labels and ids become
-// parts of file names, so '/', '\' and control characters in them become '_'. Every malformed file or entry is an
+// Relative image paths resolve against `image_root` ("": the folder of the annotation file). Labels are the class
+// names as the dataset spells them (the {label} placeholder makes them safe in file names); ids become parts of file
+// names, so '/', '\' and control characters in them become '_'. Every malformed file or entry is an
 // rsz::Error (ErrorCode::InvalidArgument; Io for unreadable files) naming the file and the entry (a JSON pointer, an XML
 // element path, a line number).
 #pragma once
