@@ -168,7 +168,7 @@ decltype(OperatorCommand::batch_jobs) resize_step_jobs(const char* op) {
 
 io::ResizeIntent resample_intent(const ResampleOptions& o) {
   const CommonOptions& common = o.common;
-  if (!common.config.empty()) check_json_budget(common.config, "--config", common.memory_budget);
+  if (!common.config.empty()) check_json_budget(common.config, "--config", common.memory_budget());
   const io::ResampleConfig file_config =
       common.config.empty() ? io::ResampleConfig{} : io::read_resample_config(common.config);
   io::ResizeIntent intent;
@@ -202,7 +202,7 @@ int run_resample(const ResampleOptions& o) {
 }
 
 int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, const char* op) {
-  const std::vector<std::string> inputs = input_list(common, common.memory_budget);
+  const std::vector<std::string> inputs = input_list(common, common.memory_budget());
   const std::string output = output_target(common, inputs);
   const std::vector<Job> jobs = make_resample_jobs(inputs, intent, output, common, op);
   check_jobs(inputs, jobs, {common.config});

@@ -429,7 +429,7 @@ OperatorCommand roi_align_command() {
   c.setup = subcommand(setup_roi_align, run_roi_align);
   c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
                     const CommonOptions& common, std::vector<std::string>& other_inputs) {
-    check_json_budget(step.rois_path, "\"rois\" of a roi_align step", common.memory_budget);
+    check_json_budget(step.rois_path, "\"rois\" of a roi_align step", common.memory_budget());
     other_inputs.push_back(step.rois_path);
     RoiSource source;
     source.rois_path = step.rois_path;
@@ -447,7 +447,7 @@ OperatorCommand roi_align_command() {
 int run_roi_align(const RoiAlignOptions& o) {
   const CommonOptions& common = o.common;
   if (common.output.empty()) usage_error("roi-align: -o/--output is required");
-  const std::uint64_t budget = common.memory_budget;
+  const std::uint64_t budget = common.memory_budget();
   if (!common.config.empty()) check_json_budget(common.config, "--config", budget);
   if (!is_npy_path(o.rois)) check_json_budget(o.rois, "--rois", budget);
   const io::RoiAlignConfig file_config =

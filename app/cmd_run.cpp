@@ -35,7 +35,7 @@ void setup_run(CLI::App& app, RunOptions& o) {
 }
 
 int run_run(const RunOptions& o) {
-  check_json_budget(o.batch_file, "batch file", o.common.memory_budget);
+  check_json_budget(o.batch_file, "batch file", o.common.memory_budget());
   const io::BatchFile batch = io::read_batch_file(o.batch_file);
   CommonOptions common = o.common;
   if (batch.dtype) common.dtype = *batch.dtype;

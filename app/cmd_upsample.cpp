@@ -102,7 +102,7 @@ OperatorCommand upsample_command() {
 int run_upsample(const UpsampleOptions& o) {
   const CommonOptions& common = o.common;
   if (common.output.empty()) usage_error("upsample: -o/--output is required");
-  if (!common.config.empty()) check_json_budget(common.config, "--config", common.memory_budget);
+  if (!common.config.empty()) check_json_budget(common.config, "--config", common.memory_budget());
   const io::Upsample2dConfig file_config =
       common.config.empty() ? io::Upsample2dConfig{} : io::read_upsample2d_config(common.config);
   io::Upsample2dConfig flags = field_config<io::Upsample2dConfig>(o.fields);
@@ -116,7 +116,7 @@ int run_upsample(const UpsampleOptions& o) {
   }
   const io::Upsample2dConfig merged = io::overlay(file_config, flags);
   if (!merged.scale_size) usage_error("upsample: no factor given; use --factor or a config with \"scale_size\"");
-  const std::vector<std::string> inputs = input_list(common, common.memory_budget);
+  const std::vector<std::string> inputs = input_list(common, common.memory_budget());
   const std::string output = output_target(common, inputs);
   const std::vector<Job> jobs = make_upsample_jobs(inputs, merged, output, common);
   check_jobs(inputs, jobs, {common.config});

@@ -51,7 +51,7 @@ struct CommonOptions {
   int device = 0;  // --backend cuda: the GPU
   bool verbose = false;  // --verbose: one line on stderr saying which backend runs and why
   std::int64_t max_pixels = io::kDefaultMaxPixels;
-  std::uint64_t memory_budget = default_memory_budget();  // --max-memory in bytes, else the default
+  std::uint64_t max_memory = 0;  // --max-memory in bytes; 0: not given (memory_budget() is then the default)
   std::uint64_t max_samples = ExecOptions{}.max_samples;  // roi-align's sample budget (0: none)
   int quality = 0;           // 0: the format's default
   int png_compression = -1;  // -1: the fast default
@@ -68,6 +68,9 @@ struct CommonOptions {
   bool strict = false;
   std::array<float, 3> background{1.0f, 1.0f, 1.0f};  // --background: RGB in [0, 1], white by default
   bool lossless = false;                               // --lossless: WebP outputs lossless (default lossy)
+  // The run's memory budget: --max-memory, else default_memory_budget(), read from the system only when a command
+  // needs it (not at start-up, where every subcommand's options are made, --version and --help included).
+  std::uint64_t memory_budget() const { return max_memory != 0 ? max_memory : default_memory_budget(); }
 };
 
 // "1.5 GiB"-style text for a byte count.
@@ -90,7 +93,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
 void add_jobs_option(CLI::App& command, CommonOptions& options);
 // --no-sync (every operator and rsz run): options.no_sync, for io::set_sync_outputs.
 void add_no_sync_option(CLI::App& command, CommonOptions& options);
-// --max-memory with `help`: its text ("4G", "512M", "1.5GiB", "100000000") becomes options.memory_budget as the command
+// --max-memory with `help`: its text ("4G", "512M", "1.5GiB", "100000000") becomes options.max_memory as the command
 // line is parsed. Text that is not a size throws rsz::Error (a usage error naming the flag and the text) out of
 // CLI::App::parse, not a CLI11 error: the message is rsz's own, with no "(see rsz --help)".
 void add_max_memory_option(CLI::App& command, CommonOptions& options, const std::string& help);

@@ -164,7 +164,7 @@ DataType parse_compute_type(const std::string& text, const std::string& what) {
 }  // namespace
 
 std::uint64_t default_memory_budget() {
-  // Every subcommand's CommonOptions starts from it: the system (and the cgroup file) is read once.
+  // Read once, the first time a command needs it (CommonOptions::memory_budget).
   static const std::uint64_t budget = system_memory_budget();
   return budget;
 }
@@ -220,7 +220,7 @@ void add_no_sync_option(CLI::App& command, CommonOptions& options) {
 
 void add_max_memory_option(CLI::App& command, CommonOptions& options, const std::string& help) {
   command.add_option_function<std::string>(
-      "--max-memory", [&options](const std::string& text) { options.memory_budget = memory_budget(text); }, help);
+      "--max-memory", [&options](const std::string& text) { options.max_memory = memory_budget(text); }, help);
 }
 
 void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget) {

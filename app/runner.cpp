@@ -309,7 +309,7 @@ int thread_count(const CommonOptions& options) {
 
 std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, const CommonOptions& options) {
   const std::vector<Prepared> prepared =
-      prepare_all(jobs, options, options.memory_budget, thread_count(options));
+      prepare_all(jobs, options, options.memory_budget(), thread_count(options));
   std::map<std::string, InputProbe> probes;
   for (std::size_t k = 0; k < jobs.size(); ++k) {
     const Prepared& p = prepared[k];
@@ -343,7 +343,7 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   if (options.verbose) std::fprintf(stderr, "%s\n", backend_note(options).c_str());
   io::set_sync_outputs(!options.no_sync);
-  const std::uint64_t budget = options.memory_budget;
+  const std::uint64_t budget = options.memory_budget();
   const int threads = thread_count(options);
   const auto count = static_cast<std::int64_t>(jobs.size());
 
