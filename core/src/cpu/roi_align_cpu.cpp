@@ -65,6 +65,17 @@ std::uint32_t axis_samples(float extent, std::int64_t out_size, const RoiAlignPa
   return detail::roi_sample_count(extent, out_size, p.minimum_samples_per_output, p.maximum_samples_per_output);
 }
 
+// ROI r's box in the input's pixels (the spatial scales applied, in float32): x1, y1, x2, y2.
+std::array<float, 4> scaled_box(const ConstTensorView& rois, std::int64_t r, const RoiAlignParams& p) {
+  const std::int64_t roi_stride = rois.stride(rois.rank() - 2);
+  const std::int64_t coord_stride = rois.stride(rois.rank() - 1);
+  const auto coord = [&](int j) {
+    return detail::load_element(rois.data(), rois.dtype(), r * roi_stride + j * coord_stride);
+  };
+  return {coord(0) * p.spatial_scale_x, coord(1) * p.spatial_scale_y, coord(2) * p.spatial_scale_x,
+          coord(3) * p.spatial_scale_y};
+}
+
 // Entry e of the table is sample k of output index o, at e = o * samples + k, or e = k * out_size + o when
 // `ix_major`. Offsets are index * stride - `base_index * stride`, where base_index is the smallest tap index when
 // `relative` (the plane path reads a span of each row starting there) and 0 otherwise. The entries go to `arena`,
@@ -453,8 +464,6 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
   const std::int64_t channels = output.size(1);
   const std::int64_t out_h = output.size(2);
   const std::int64_t out_w = output.size(3);
-  const std::int64_t roi_stride = rois.stride(rois.rank() - 2);
-  const std::int64_t coord_stride = rois.stride(rois.rank() - 1);
   const std::int64_t index_stride = batch_indices.stride(batch_indices.rank() - 1);
 
   const bool channels_last = channels >= kChannelsLastMinChannels;
@@ -474,14 +483,7 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
                         channels % block_channels == 0 && (type == DataType::Float32 || f16_map);
   const std::int64_t x_stride = in_place ? input.stride(3) : pixel;
   const std::int64_t y_stride = in_place ? input.stride(2) : pixel * input.size(3);
-  // The box of ROI r, scaled: x1, y1, x2, y2.
-  const auto box = [&](std::int64_t r) {
-    const auto coord = [&](int j) {
-      return detail::load_element(rois.data(), rois.dtype(), r * roi_stride + j * coord_stride);
-    };
-    return std::array<float, 4>{coord(0) * p.spatial_scale_x, coord(1) * p.spatial_scale_y,
-                                coord(2) * p.spatial_scale_x, coord(3) * p.spatial_scale_y};
-  };
+  const auto box = [&](std::int64_t r) { return scaled_box(rois, r, p); };
   // Where each ROI's tables start in the arena (bytes): its x axis, then its y axis.
   std::vector<std::size_t> offsets(static_cast<std::size_t>(roi_count) + 1, 0);
   for (std::int64_t r = 0; r < roi_count; ++r) {
@@ -560,22 +562,12 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
   const std::int64_t roi_count = output.size(0);
   const std::int64_t out_h = output.size(2);
   const std::int64_t out_w = output.size(3);
-  const std::int64_t roi_stride = rois.stride(rois.rank() - 2);
-  const std::int64_t coord_stride = rois.stride(rois.rank() - 1);
   std::vector<std::uint64_t> entries(static_cast<std::size_t>(roi_count));
   std::uint64_t total = 0;
   for (std::int64_t r = 0; r < roi_count; ++r) {
-    const auto coord = [&](int j) {
-      return detail::load_element(rois.data(), rois.dtype(), r * roi_stride + j * coord_stride);
-    };
-    const float x1 = coord(0) * p.spatial_scale_x;
-    const float y1 = coord(1) * p.spatial_scale_y;
-    const float x2 = coord(2) * p.spatial_scale_x;
-    const float y2 = coord(3) * p.spatial_scale_y;
-    const std::uint32_t sx =
-        detail::roi_sample_count(x2 - x1, out_w, p.minimum_samples_per_output, p.maximum_samples_per_output);
-    const std::uint32_t sy =
-        detail::roi_sample_count(y2 - y1, out_h, p.minimum_samples_per_output, p.maximum_samples_per_output);
+    const auto [x1, y1, x2, y2] = scaled_box(rois, r, p);
+    const std::uint32_t sx = axis_samples(x2 - x1, out_w, p);
+    const std::uint32_t sy = axis_samples(y2 - y1, out_h, p);
     const std::uint64_t x_entries = detail::saturating_mul(static_cast<std::uint64_t>(out_w), sx);
     const std::uint64_t y_entries = detail::saturating_mul(static_cast<std::uint64_t>(out_h), sy);
     const std::uint64_t e = x_entries > UINT64_MAX - y_entries ? UINT64_MAX : x_entries + y_entries;
