@@ -7,6 +7,19 @@
 #include "rsz/float16.h"
 
 namespace rsz::app {
+namespace {
+
+// Element (0, ch, y, x) of a float32 or float16 result.
+float sample(const ConstTensorView& tensor, std::int64_t ch, std::int64_t y, std::int64_t x) {
+  const std::int64_t offset = ch * tensor.stride(1) + y * tensor.stride(2) + x * tensor.stride(3);
+  return tensor.dtype() == DataType::Float32 ? static_cast<const float*>(tensor.data())[offset]
+                                             : static_cast<const Float16*>(tensor.data())[offset].to_float();
+}
+
+// ITU-R BT.601 luma, as libjpeg's and Pillow's RGB -> L: 0.299 R + 0.587 G + 0.114 B (in double).
+double luma(double r, double g, double b) { return 0.299 * r + 0.587 * g + 0.114 * b; }
+
+}  // namespace
 
 Tensor to_grayscale(const ConstTensorView& tensor) {
   const std::int64_t c = tensor.size(1);
@@ -15,16 +28,12 @@ Tensor to_grayscale(const ConstTensorView& tensor) {
   const bool alpha = c == 2 || c == 4;
   Tensor gray(DataType::Float32, {1, alpha ? 2 : 1, h, w}, TensorInit::Uninitialized);
   float* out = gray.data_as<float>();
-  const auto at = [&](std::int64_t ch, std::int64_t y, std::int64_t x) {
-    const std::int64_t offset = ch * tensor.stride(1) + y * tensor.stride(2) + x * tensor.stride(3);
-    return tensor.dtype() == DataType::Float32 ? static_cast<const float*>(tensor.data())[offset]
-                                               : static_cast<const Float16*>(tensor.data())[offset].to_float();
-  };
+  const auto at = [&](std::int64_t ch, std::int64_t y, std::int64_t x) { return sample(tensor, ch, y, x); };
   for (std::int64_t y = 0; y < h; ++y) {
     for (std::int64_t x = 0; x < w; ++x) {
-      // ITU-R BT.601 luma, as libjpeg's and Pillow's RGB -> L: 0.299 R + 0.587 G + 0.114 B (in double, rounded once).
-      const double luma = c >= 3 ? 0.299 * at(0, y, x) + 0.587 * at(1, y, x) + 0.114 * at(2, y, x) : at(0, y, x);
-      out[y * w + x] = static_cast<float>(luma);
+      // Rounded to float32 once.
+      const double value = c >= 3 ? luma(at(0, y, x), at(1, y, x), at(2, y, x)) : at(0, y, x);
+      out[y * w + x] = static_cast<float>(value);
       if (alpha) out[h * w + y * w + x] = at(c - 1, y, x);
     }
   }
@@ -37,15 +46,11 @@ Tensor flatten_alpha(const ConstTensorView& tensor, io::AlphaMode mode, const st
   const std::int64_t w = tensor.size(3);
   Tensor flat(DataType::Float32, {1, c - 1, h, w}, TensorInit::Uninitialized);
   float* out = flat.data_as<float>();
-  const auto at = [&](std::int64_t ch, std::int64_t y, std::int64_t x) {
-    const std::int64_t offset = ch * tensor.stride(1) + y * tensor.stride(2) + x * tensor.stride(3);
-    return tensor.dtype() == DataType::Float32 ? static_cast<const float*>(tensor.data())[offset]
-                                               : static_cast<const Float16*>(tensor.data())[offset].to_float();
-  };
+  const auto at = [&](std::int64_t ch, std::int64_t y, std::int64_t x) { return sample(tensor, ch, y, x); };
   // A gray image's background is the colour's BT.601 luma, as --grayscale would make it.
   const std::array<double, 3> bg =
       c == 4 ? std::array<double, 3>{background[0], background[1], background[2]}
-             : std::array<double, 3>{0.299 * background[0] + 0.587 * background[1] + 0.114 * background[2], 0, 0};
+             : std::array<double, 3>{luma(background[0], background[1], background[2]), 0, 0};
   const bool premultiplied = mode == io::AlphaMode::Premultiplied;
   for (std::int64_t ch = 0; ch < c - 1; ++ch) {
     for (std::int64_t y = 0; y < h; ++y) {
