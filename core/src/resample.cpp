@@ -2,8 +2,13 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "backend.h"
+#include "cpu/cpu.h"
+#include "cpu/threads.h"
+#include "detail/coords.h"
+#include "reference/reference.h"
 #include "detail/validate.h"
 
 namespace rsz {
@@ -99,6 +104,66 @@ void resample(const ConstTensorView& input, const TensorView& output, const Resa
   const ConstTensorView out = output;
   const detail::BackendOps& backend = detail::pick_backend(kOp, options, detail::common_memory(kOp, {&input, &out}));
   backend.resample(input, output, params, options);
+}
+
+std::array<std::int64_t, 2> resample_rows_read(std::int64_t input_height, std::int64_t output_rows,
+                                               const ResampleParams& params) {
+  check_params(params);
+  if (input_height < 1 || output_rows < 1) {
+    detail::fail(ErrorCode::InvalidArgument, kOp,
+                 "input height " + std::to_string(input_height) + " and output rows " + std::to_string(output_rows) +
+                     " are not allowed; both must be >= 1");
+  }
+  // x grows with the output row (every step of resample_source_coord is monotonic), so the first output row reads
+  // the lowest rows and the last one the highest.
+  const float scale = params.scales[2];
+  const auto source = [&](std::int64_t o) {
+    return detail::resample_source_coord(o, scale, params.input_pixel_offsets[2], params.output_pixel_offsets[2]);
+  };
+  const float x0 = source(0);
+  const float x1 = source(output_rows - 1);
+  if (params.interpolation == InterpolationMode::Nearest) {
+    return {detail::nearest_index(x0, input_height, params.rounding_direction),
+            detail::nearest_index(x1, input_height, params.rounding_direction) + 1};
+  }
+  if (params.antialiased && scale < 1.0f) {
+    std::vector<float> weights;
+    const std::int64_t first = detail::antialias_taps(x0, input_height, scale, weights);
+    const std::int64_t last = detail::antialias_taps(x1, input_height, scale, weights);
+    return {first, last + static_cast<std::int64_t>(weights.size())};
+  }
+  return {detail::linear_taps(x0, input_height).i0, detail::linear_taps(x1, input_height).i1 + 1};
+}
+
+void resample_rows(const ConstTensorView& band, std::int64_t first_row, std::int64_t input_height,
+                   const TensorView& output, const ResampleParams& params, const ExecOptions& options) {
+  validate(band, output, params);
+  if (first_row < 0 || input_height - first_row < band.size(2)) {
+    detail::fail(ErrorCode::InvalidArgument, kOp,
+                 "a band of " + std::to_string(band.size(2)) + " rows from row " + std::to_string(first_row) +
+                     " is not within an input of " + std::to_string(input_height) + " rows");
+  }
+  const std::array<std::int64_t, 2> read = resample_rows_read(input_height, output.size(2), params);
+  if (read[0] < first_row || read[1] > first_row + band.size(2)) {
+    detail::fail(ErrorCode::InvalidArgument, kOp,
+                 "the output reads input rows [" + std::to_string(read[0]) + ", " + std::to_string(read[1]) +
+                     ") and the band holds rows [" + std::to_string(first_row) + ", " +
+                     std::to_string(first_row + band.size(2)) + ")");
+  }
+  const ConstTensorView out = output;
+  const detail::BackendOps& backend = detail::pick_backend(kOp, options, detail::common_memory(kOp, {&band, &out}));
+  const detail::RowWindow rows{first_row, input_height};
+  switch (backend.id) {
+    case Backend::Reference: reference::resample_reference(band, output, params, rows); return;
+    case Backend::Cpu:
+      cpu::resample_cpu(band, output, params,
+                        cpu::threads_for(options.num_threads, band.element_count() + output.element_count()), rows);
+      return;
+    default:
+      detail::fail(ErrorCode::InvalidArgument, kOp,
+                   std::string("resample_rows runs on the host backends (reference, cpu); ") + to_string(backend.id) +
+                       " was asked for");
+  }
 }
 
 }  // namespace rsz

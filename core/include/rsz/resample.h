@@ -73,6 +73,22 @@ Dims resample_output_sizes(const Dims& input_sizes, const std::array<float, 4>& 
 void resample(const ConstTensorView& input, const TensorView& output, const ResampleParams& params,
               const ExecOptions& options = {});
 
+// A tall input band by band, for memory: a decoder's rows go through the filter as they come and the whole input
+// never exists at once (rsz thumbnail's camera-size JPEGs). `band` holds input rows [first_row, first_row +
+// band.size(2)) of an input `input_height` rows tall whose other sizes are band's. The output is what resample()
+// computes from that whole input, bit for bit: the coordinates, clamps and antialias normalization use the whole
+// height. The band must hold every row the output reads (resample_rows_read); output rows can be a band too, by
+// shifting output_pixel_offsets[2] by the band's first output row where that is exact. Host backends only
+// (Reference, Cpu; Auto picks Cpu). Throws rsz::Error as resample() does, and InvalidArgument naming both row ranges
+// when the band misses a row the output reads, or when another backend is asked for.
+void resample_rows(const ConstTensorView& band, std::int64_t first_row, std::int64_t input_height,
+                   const TensorView& output, const ResampleParams& params, const ExecOptions& options = {});
+
+// The input rows [first, last) that `output_rows` output rows (from row 0, as `params` place them) read from an input
+// `input_height` rows tall: every row any filter tap of theirs touches. Throws as check_params.
+std::array<std::int64_t, 2> resample_rows_read(std::int64_t input_height, std::int64_t output_rows,
+                                               const ResampleParams& params);
+
 }  // namespace rsz
 
 #pragma GCC visibility pop

@@ -7,15 +7,18 @@
 #include "rsz/resample.h"
 #include "rsz/roi_align.h"
 #include "rsz/upsample2d.h"
+#include "detail/row_window.h"
 
 namespace rsz::cpu {
 
-void resample_cpu(const ConstTensorView& input, const TensorView& output, const ResampleParams& params, int threads);
+// `rows`: the input is a band of a taller one (rsz::resample_rows).
+void resample_cpu(const ConstTensorView& input, const TensorView& output, const ResampleParams& params, int threads,
+                  const detail::RowWindow& rows = {});
 // resample_cpu's linear mode with params.antialiased and a scale < 1 (SEMANTICS.md §1.7), with resample_cpu's table
 // of vector kernels.
 struct SimdKernels;
 void resample_antialiased_cpu(const SimdKernels& vec, const ConstTensorView& input, const TensorView& output,
-                              const ResampleParams& params, int threads);
+                              const ResampleParams& params, int threads, const detail::RowWindow& rows);
 void upsample2d_cpu(const ConstTensorView& input, const TensorView& output, const Upsample2dParams& params,
                     int threads);
 void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,

@@ -55,10 +55,12 @@ struct CachedRow {
 
 class AntialiasKernel {
  public:
-  AntialiasKernel(const SimdKernels& vec, const ConstTensorView& input, const std::array<TapTable, 4>& t,
-                  const std::vector<float>& wt, const LinearTable& w_lerp, std::size_t cache_rows)
+  AntialiasKernel(const SimdKernels& vec, const ConstTensorView& input, std::int64_t base,
+                  const std::array<TapTable, 4>& t, const std::vector<float>& wt, const LinearTable& w_lerp,
+                  std::size_t cache_rows)
       : vec_(vec),
         input_(input),
+        base_(base),
         t_(t),
         wt_(wt),
         w_lerp_(w_lerp),
@@ -74,7 +76,7 @@ class AntialiasKernel {
   const float* row(std::size_t n, std::size_t c, std::size_t h) {
     combine(0, n, [&](std::int64_t ni, float* dst) {
       combine(1, c, [&](std::int64_t ci, float* dst_c) {
-        h_row(ni * input_.stride(0) + ci * input_.stride(1), h, dst_c);
+        h_row(base_ + ni * input_.stride(0) + ci * input_.stride(1), h, dst_c);
       }, dst);
     }, levels_[0].data());
     return levels_[0].data();
@@ -168,6 +170,7 @@ class AntialiasKernel {
 
   const SimdKernels& vec_;
   const ConstTensorView& input_;
+  std::int64_t base_;  // added to every offset: H indices are the whole input's, the band holds some of its rows
   const std::array<TapTable, 4>& t_;
   const std::vector<float>& wt_;
   const LinearTable& w_lerp_;
@@ -182,20 +185,21 @@ class AntialiasKernel {
 }  // namespace
 
 void resample_antialiased_cpu(const SimdKernels& vec, const ConstTensorView& input, const TensorView& output,
-                              const ResampleParams& p, int threads) {
+                              const ResampleParams& p, int threads, const detail::RowWindow& window) {
+  const std::array<std::int64_t, 4> lengths{input.size(0), input.size(1), window.rows(input), input.size(3)};
   std::int64_t taps = 0;
   for (int a = 0; a < 4; ++a) {
     const auto i = static_cast<std::size_t>(a);
-    taps += table_taps(output.size(a), input.size(a), p.scales[i], p.antialiased);
+    taps += table_taps(output.size(a), lengths[i], p.scales[i], p.antialiased);
     if (taps > kMaxTableTaps) {
-      reference::resample_reference(input, output, p);
+      reference::resample_reference(input, output, p, window);
       return;
     }
   }
   std::array<TapTable, 4> t;
   for (int a = 0; a < 4; ++a) {
     const auto i = static_cast<std::size_t>(a);
-    t[i] = make_tap_table(output.size(a), input.size(a), p.scales[i], p.input_pixel_offsets[i],
+    t[i] = make_tap_table(output.size(a), lengths[i], p.scales[i], p.input_pixel_offsets[i],
                           p.output_pixel_offsets[i], p.antialiased);
   }
   const std::int64_t ow = output.size(3);
@@ -224,7 +228,7 @@ void resample_antialiased_cpu(const SimdKernels& vec, const ConstTensorView& inp
   const bool stream = stream_output(output);
   const std::int64_t grain = std::max<std::int64_t>(8, rows / (static_cast<std::int64_t>(threads) * 4));
   parallel_for(rows, grain, threads, [&](std::int64_t begin, std::int64_t end) {
-    AntialiasKernel kernel(vec, input, t, wt, w_lerp, cache_rows);
+    AntialiasKernel kernel(vec, input, window.base(input), t, wt, w_lerp, cache_rows);
     for (std::int64_t row = begin; row < end; ++row) {
       const auto h = static_cast<std::size_t>(row % oh);
       const auto c = static_cast<std::size_t>((row / oh) % oc);

@@ -42,22 +42,25 @@ std::int64_t repeat_factor(const std::vector<std::int64_t>& offsets, std::int64_
   return k;
 }
 
-// Per axis, the input element offset (index times stride) each output index reads in nearest mode.
+// Per axis, the input element offset (index times stride) each output index reads in nearest mode; the H offsets
+// are relative to the band `rows` describes.
 std::array<std::vector<std::int64_t>, 4> nearest_offsets(const ConstTensorView& input, const TensorView& output,
-                                                         const ResampleParams& p) {
+                                                         const ResampleParams& p, const detail::RowWindow& rows) {
   std::array<std::vector<std::int64_t>, 4> tables;
   for (int a = 0; a < 4; ++a) {
     const auto i = static_cast<std::size_t>(a);
-    tables[i] = make_nearest_table(output.size(a), input.size(a), p.scales[i], p.input_pixel_offsets[i],
-                                   p.output_pixel_offsets[i], p.rounding_direction);
-    for (auto& index : tables[i]) index *= input.stride(a);
+    tables[i] = make_nearest_table(output.size(a), a == 2 ? rows.rows(input) : input.size(a), p.scales[i],
+                                   p.input_pixel_offsets[i], p.output_pixel_offsets[i], p.rounding_direction);
+    const std::int64_t base = a == 2 ? rows.base(input) : 0;
+    for (auto& index : tables[i]) index = index * input.stride(a) + base;
   }
   return tables;
 }
 
 template <typename T>
-void nearest_rows(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads) {
-  const std::array<std::vector<std::int64_t>, 4> tables = nearest_offsets(input, output, p);
+void nearest_rows(const ConstTensorView& input, const TensorView& output, const ResampleParams& p, int threads,
+                  const detail::RowWindow& window) {
+  const std::array<std::vector<std::int64_t>, 4> tables = nearest_offsets(input, output, p, window);
   const std::int64_t oc = output.size(1);
   const std::int64_t oh = output.size(2);
   const std::int64_t ow = output.size(3);
@@ -248,13 +251,14 @@ class LinearRowKernel {
 };
 
 void linear(const SimdKernels& vec, const ConstTensorView& input, const TensorView& output, const ResampleParams& p,
-            int threads) {
+            int threads, const detail::RowWindow& window) {
   std::array<LinearTable, 4> t;
   for (int a = 0; a < 4; ++a) {
     const auto i = static_cast<std::size_t>(a);
-    t[i] = make_linear_table(output.size(a), input.size(a), p.scales[i], p.input_pixel_offsets[i],
-                             p.output_pixel_offsets[i]);
+    t[i] = make_linear_table(output.size(a), a == 2 ? window.rows(input) : input.size(a), p.scales[i],
+                             p.input_pixel_offsets[i], p.output_pixel_offsets[i]);
   }
+  const std::int64_t base = window.base(input);  // H offsets are relative to the band
   const std::int64_t oc = output.size(1);
   const std::int64_t oh = output.size(2);
   const std::int64_t ow = output.size(3);
@@ -289,7 +293,7 @@ void linear(const SimdKernels& vec, const ConstTensorView& input, const TensorVi
       const bool two_n = t[0].w[n] != 0.0f;
       if (!two_c && !two_n) {
         // The common case (whole N and C indices): one plane, blended along H straight from the cached rows.
-        const std::int64_t plane = t[0].i0[n] * input.stride(0) + t[1].i0[c] * input.stride(1);
+        const std::int64_t plane = base + t[0].i0[n] * input.stride(0) + t[1].i0[c] * input.stride(1);
         const std::int64_t off0 = plane + t[2].i0[h] * input.stride(2);
         const std::int64_t off1 = plane + t[2].i1[h] * input.stride(2);
         const float wy = t[2].w[h];
@@ -323,7 +327,7 @@ void linear(const SimdKernels& vec, const ConstTensorView& input, const TensorVi
         const bool second_n = k >= 2;
         const bool second_c = k % 2 == 1;
         if ((second_n && !two_n) || (second_c && !two_c)) continue;
-        const std::int64_t plane = (second_n ? t[0].i1[n] : t[0].i0[n]) * input.stride(0) +
+        const std::int64_t plane = base + (second_n ? t[0].i1[n] : t[0].i0[n]) * input.stride(0) +
                                    (second_c ? t[1].i1[c] : t[1].i0[c]) * input.stride(1);
         const std::int64_t off0 = plane + t[2].i0[h] * input.stride(2);
         const std::int64_t off1 = plane + t[2].i1[h] * input.stride(2);
@@ -347,8 +351,8 @@ void linear(const SimdKernels& vec, const ConstTensorView& input, const TensorVi
 // Nearest from unorm samples: each output row is its gathered samples widened (load_row with the W table's
 // offsets as one gather per element), then stored.
 void nearest_unorm(const SimdKernels& vec, const ConstTensorView& input, const TensorView& output,
-                   const ResampleParams& p, int threads) {
-  const std::array<std::vector<std::int64_t>, 4> tables = nearest_offsets(input, output, p);
+                   const ResampleParams& p, int threads, const detail::RowWindow& window) {
+  const std::array<std::vector<std::int64_t>, 4> tables = nearest_offsets(input, output, p, window);
   const std::int64_t oc = output.size(1);
   const std::int64_t oh = output.size(2);
   const std::int64_t ow = output.size(3);
@@ -376,21 +380,22 @@ void nearest_unorm(const SimdKernels& vec, const ConstTensorView& input, const T
 
 }  // namespace
 
-void resample_cpu(const ConstTensorView& input, const TensorView& output, const ResampleParams& params, int threads) {
+void resample_cpu(const ConstTensorView& input, const TensorView& output, const ResampleParams& params, int threads,
+                  const detail::RowWindow& rows) {
   const SimdKernels& vec = simd();
   if (params.interpolation == InterpolationMode::Nearest) {
     if (input.dtype() == DataType::UNorm8 || input.dtype() == DataType::UNorm16) {
-      nearest_unorm(vec, input, output, params, threads);
+      nearest_unorm(vec, input, output, params, threads, rows);
     } else if (input.dtype() == DataType::Float32) {
-      nearest_rows<float>(input, output, params, threads);
+      nearest_rows<float>(input, output, params, threads, rows);
     } else {
-      nearest_rows<std::uint16_t>(input, output, params, threads);
+      nearest_rows<std::uint16_t>(input, output, params, threads, rows);
     }
   } else if (params.antialiased && (params.scales[0] < 1.0f || params.scales[1] < 1.0f ||
                                      params.scales[2] < 1.0f || params.scales[3] < 1.0f)) {
-    resample_antialiased_cpu(vec, input, output, params, threads);
+    resample_antialiased_cpu(vec, input, output, params, threads, rows);
   } else {
-    linear(vec, input, output, params, threads);
+    linear(vec, input, output, params, threads, rows);
   }
 }
 

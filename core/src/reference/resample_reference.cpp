@@ -40,8 +40,11 @@ float combine_linear(const void* data, DataType type, const std::array<AxisSampl
 
 }  // namespace
 
-void resample_reference(const ConstTensorView& input, const TensorView& output, const ResampleParams& params) {
+void resample_reference(const ConstTensorView& input, const TensorView& output, const ResampleParams& params,
+                        const detail::RowWindow& rows) {
   const DataType type = input.dtype();
+  const std::array<std::int64_t, 4> lengths{input.size(0), input.size(1), rows.rows(input), input.size(3)};
+  const std::int64_t base = rows.base(input);
   std::array<std::int64_t, 4> o{};
   std::array<AxisSample, 4> axes{};  // every field used is set per element; kept to reuse the weight vectors
   for (o[0] = 0; o[0] < output.size(0); ++o[0]) {
@@ -49,21 +52,21 @@ void resample_reference(const ConstTensorView& input, const TensorView& output, 
       for (o[2] = 0; o[2] < output.size(2); ++o[2]) {
         for (o[3] = 0; o[3] < output.size(3); ++o[3]) {
           std::int64_t out_offset = 0;
-          std::int64_t in_offset = 0;
+          std::int64_t in_offset = base;
           for (int a = 0; a < 4; ++a) {
             const auto i = static_cast<std::size_t>(a);
             out_offset += o[i] * output.stride(a);
             const float x = detail::resample_source_coord(o[i], params.scales[i], params.input_pixel_offsets[i],
                                                           params.output_pixel_offsets[i]);
             if (params.interpolation == InterpolationMode::Nearest) {
-              in_offset += detail::nearest_index(x, input.size(a), params.rounding_direction) * input.stride(a);
+              in_offset += detail::nearest_index(x, lengths[i], params.rounding_direction) * input.stride(a);
             } else if (params.antialiased && params.scales[i] < 1.0f) {
               axes[i].antialiased = true;
               axes[i].stride = input.stride(a);
-              axes[i].first = detail::antialias_taps(x, input.size(a), params.scales[i], axes[i].weights);
+              axes[i].first = detail::antialias_taps(x, lengths[i], params.scales[i], axes[i].weights);
             } else {
               axes[i].antialiased = false;
-              axes[i].taps = detail::linear_taps(x, input.size(a));
+              axes[i].taps = detail::linear_taps(x, lengths[i]);
               axes[i].stride = input.stride(a);
             }
           }
@@ -71,7 +74,7 @@ void resample_reference(const ConstTensorView& input, const TensorView& output, 
             detail::copy_element(input.data(), type, in_offset, output.data(), output.dtype(), out_offset);
           } else {
             detail::store_computed(output.data(), output.dtype(), out_offset,
-                                  combine_linear(input.data(), type, axes, 0, 0));
+                                  combine_linear(input.data(), type, axes, 0, base));
           }
         }
       }
