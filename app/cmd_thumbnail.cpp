@@ -28,13 +28,17 @@ void setup_thumbnail(CLI::App& app, ThumbnailOptions& o) {
   cmd->add_flag("--enlarge", o.enlarge, "Also enlarge images smaller than the box (default: they keep their size)");
   cmd->add_flag("--no-antialias", o.no_antialias,
                 "Exact RESAMPLE1 2-tap filtering (aliases when shrinking by more than 2x)");
+  add_shrink_on_load(*cmd, r.common);
   cmd->footer(
       "Examples:\n"
       "  rsz thumbnail -i 'photos/*.jpg' -o thumbs/ --size 256\n"
       "  rsz thumbnail -r -i photos/ -o 'thumbs/{relpath}/{stem}.jpg' --size 320x240 --quality 85\n"
       "  rsz thumbnail -i 'photos/*.jpg' -o squares/ --size 128 --fit cover --jobs 2\n"
-      "Differences from vipsthumbnail: no shrink-on-load (every pixel is read, results are exact and the same on "
-      "every machine), and images smaller than the box are kept as they are unless --enlarge.");
+      "  rsz thumbnail -i 'camera/*.jpg' -o thumbs/ --size 512 --shrink-on-load   (fast, not exact)\n"
+      "Large JPEGs are decoded band by band into the filter, so a camera-size photo is never whole in memory.\n"
+      "Differences from vipsthumbnail: no shrink-on-load unless --shrink-on-load (by default every pixel is read, "
+      "results are exact and the same on every machine), and images smaller than the box are kept as they are "
+      "unless --enlarge.");
 }
 
 int run_thumbnail(const ThumbnailOptions& t) {

@@ -68,6 +68,7 @@ struct CommonOptions {
   bool strict = false;
   std::array<float, 3> background{1.0f, 1.0f, 1.0f};  // --background: RGB in [0, 1], white by default
   bool lossless = false;                               // --lossless: WebP outputs lossless (default lossy)
+  bool shrink_on_load = false;  // resample / thumbnail --shrink-on-load: JPEGs decoded at 1/2, 1/4 or 1/8 first
   // The run's memory budget: --max-memory, else default_memory_budget(), read from the system only when a command
   // needs it (not at start-up, where every subcommand's options are made, --version and --help included).
   std::uint64_t memory_budget() const { return max_memory != 0 ? max_memory : default_memory_budget(); }
@@ -176,7 +177,8 @@ bool image_runs_in_place(int channels, const CommonOptions& options);
 ExecOptions exec_options(const CommonOptions& options, int threads);
 // Every operator reads unorm inputs, so an image whose values need no conversion other than p / (2^b - 1) (float32
 // compute type; no premultiplied alpha) is kept as decoded, with no float copy (image_runs_in_place).
-LoadedInput load_input(const std::string& path, const CommonOptions& options);
+// `jpeg_shrink`: a JPEG is decoded at 1 / jpeg_shrink of its size (io::ImageReadOptions::jpeg_shrink).
+LoadedInput load_input(const std::string& path, const CommonOptions& options, int jpeg_shrink = 1);
 // Writes a tensor as .npy or as an image (the format follows the extension), creating parent folders.
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
                  const CommonOptions& options);

@@ -231,7 +231,7 @@ ConstTensorView LoadedInput::view() const {
                          {image.height * image.width * c, 1, image.width * c, c});
 }
 
-LoadedInput load_input(const std::string& path, const CommonOptions& options) {
+LoadedInput load_input(const std::string& path, const CommonOptions& options, int jpeg_shrink) {
   LoadedInput loaded;
   if (is_npy_path(path)) {
     loaded.tensor = io::read_npy(path);
@@ -245,6 +245,7 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options) {
   io::ImageReadOptions read_options;
   read_options.apply_exif_orientation = !options.no_exif;
   read_options.max_pixels = options.max_pixels;
+  read_options.jpeg_shrink = jpeg_shrink;
   loaded.image = io::read_image(path, read_options);
   loaded.from_image = true;
   loaded.bit_depth = loaded.image.bit_depth;

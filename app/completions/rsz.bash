@@ -8,8 +8,8 @@ _rsz_flags() {
             --grayscale --depth --format --strip --no-sync --lossless --strict --background"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
-                    --output-sizes --preset --antialias --rounding-direction" ;;
-    thumbnail) echo "$io --size --fit --gravity --mode --enlarge --no-antialias" ;;
+                    --output-sizes --preset --antialias --rounding-direction --shrink-on-load" ;;
+    thumbnail) echo "$io --size --fit --gravity --mode --enlarge --no-antialias --shrink-on-load" ;;
     upsample) echo "$io --factor --mode" ;;
     roi-align) echo "$io --rois --image-root --allow-outside-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
                      --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;

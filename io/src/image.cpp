@@ -155,6 +155,10 @@ void check_read_options(const std::string& path, const ImageReadOptions& options
     fail(ErrorCode::InvalidArgument, path,
          "max_pixels " + std::to_string(options.max_pixels) + " is not allowed; a value >= 1 is required");
   }
+  if (options.jpeg_shrink != 1 && options.jpeg_shrink != 2 && options.jpeg_shrink != 4 && options.jpeg_shrink != 8) {
+    fail(ErrorCode::InvalidArgument, path,
+         "jpeg_shrink " + std::to_string(options.jpeg_shrink) + " is not allowed; 1, 2, 4 or 8 is");
+  }
 }
 
 // Opens the file and identifies its format from its first bytes.
@@ -235,6 +239,24 @@ Image read_image(const std::string& path, const ImageReadOptions& options) {
   const Codec& codec = identify(path, reader);
   const FileBytes bytes = reader.read_all();
   return codec.decode(codec, path, bytes, options);
+}
+
+void ImageRows::read(std::uint8_t* dst, std::int64_t count) {
+  if (count < 0 || count > header_.height - next_) {
+    throw Error(ErrorCode::InvalidArgument, "rsz::io::ImageRows::read: " + std::to_string(count) + " rows from row " +
+                                                std::to_string(next_) + " of " + std::to_string(header_.height));
+  }
+  decode(dst, count);
+  next_ += count;
+}
+
+std::unique_ptr<ImageRows> open_image_rows(const std::string& path, const ImageReadOptions& options) {
+  check_read_options(path, options);
+  auto reader = std::make_shared<FileReader>(path);
+  const Codec& codec = identify(path, *reader);
+  if (codec.open_rows == nullptr) return nullptr;
+  const FileBytes bytes = reader->read_all();
+  return codec.open_rows(codec, path, reader, bytes, options);
 }
 
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options) {

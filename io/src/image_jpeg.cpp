@@ -73,40 +73,45 @@ struct JpegReadJob {
   const std::uint8_t* data = nullptr;
   std::size_t size = 0;
   int orientation = 1;
-  std::int64_t expected_width = 0;
+  std::int64_t expected_width = 0;  // the frame header's size
   std::int64_t expected_height = 0;
+  int shrink = 1;  // libjpeg's DCT scaling: the image is decoded at 1 / shrink (1, 2, 4 or 8)
   Image* image = nullptr;
   // State.
   std::uint8_t* row = nullptr;  // a decoded row (CMYK or oriented output), owned by the caller (delete[])
-  int channels = 0;
+  int components = 0;           // samples a decoded pixel has (4 for CMYK)
+  int channels = 0;             // samples a pixel of the image has
+  std::int64_t width = 0;       // the decoded size (the frame's, or shrunk), as stored (before the orientation)
+  std::int64_t height = 0;
   // Out.
   JpegErrors errors{};
 };
 
-// Sizes the image for the job (upright) and allocates the scratch row when needed; false when out of memory.
-bool allocate_pixels(JpegReadJob* job, int components, bool need_row) noexcept {
+// Sizes the image for the job (upright), allocating its samples for `rows` rows (the whole height: -1), and the
+// scratch row when needed; false when out of memory.
+bool allocate_pixels(JpegReadJob* job, bool need_row, std::int64_t rows) noexcept {
   try {
-    const Orientation orient(job->orientation, job->expected_width, job->expected_height);
+    const Orientation orient(job->orientation, job->width, job->height);
     Image& image = *job->image;
     image.width = orient.out_width;
     image.height = orient.out_height;
     image.channels = job->channels;
     image.bit_depth = 8;
-    image.data8.resize(static_cast<std::size_t>(image.width * image.height * job->channels));
-    if (need_row) job->row = new std::uint8_t[static_cast<std::size_t>(job->expected_width * components)];
+    image.data8.resize(static_cast<std::size_t>(image.width * (rows < 0 ? image.height : rows) * job->channels));
+    if (need_row) job->row = new std::uint8_t[static_cast<std::size_t>(job->width * job->components)];
     return true;
   } catch (...) {
     return false;
   }
 }
 
-// Places stored row `y` (in `row`, `components` samples a pixel) into the upright image.
-void place_row(const JpegReadJob& job, const Orientation& orient, std::int64_t y, int components) {
+// Converts the decoded row in job.row (CMYK, or a copy for an oriented image) to the image's samples at dst, `step`
+// samples apart.
+void convert_row(const JpegReadJob& job, std::uint8_t* dst, std::int64_t step) {
   const int c = job.channels;
-  std::uint8_t* dst = job.image->data8.data() + orient.row_start(y, c);
-  const std::int64_t step = orient.x_step(c);
+  const int components = job.components;
   const std::uint8_t* src = job.row;
-  for (std::int64_t x = 0; x < job.expected_width; ++x, src += components, dst += step) {
+  for (std::int64_t x = 0; x < job.width; ++x, src += components, dst += step) {
     if (components == 4) {
       const int k = src[3];
       for (int i = 0; i < 3; ++i) dst[i] = static_cast<std::uint8_t>(k - ((255 - src[i]) * k >> 8));
@@ -159,6 +164,38 @@ bool copy_app1(Image* image, jpeg_saved_marker_ptr marker, bool reset_orientatio
   }
 }
 
+// The header, metadata and output setup both readers share, up to jpeg_start_decompress; run under the caller's
+// setjmp. Sets the job's components, channels and decoded size.
+ReadStatus begin_read(jpeg_decompress_struct* cinfo, JpegReadJob* job) {
+  jpeg_create_decompress(cinfo);
+  jpeg_mem_src(cinfo, job->data, static_cast<unsigned long>(job->size));
+  jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF);  // ICC profile chunks
+  jpeg_save_markers(cinfo, JPEG_APP0 + 1, 0xFFFF);  // EXIF and XMP
+  jpeg_read_header(cinfo, TRUE);
+  if (!copy_app1(job->image, cinfo->marker_list, job->orientation != 1)) return ReadStatus::OutOfMemory;
+  if (cinfo->num_components != 4) {  // a CMYK file's profile does not describe the RGB pixels rsz makes of it
+    JOCTET* profile = nullptr;
+    unsigned int length = 0;
+    if (jpeg_read_icc_profile(cinfo, &profile, &length) && profile != nullptr) {
+      const bool copied = copy_profile(job->image, profile, length);
+      std::free(profile);
+      if (!copied) return ReadStatus::OutOfMemory;
+    }
+  }
+  if (cinfo->image_width != job->expected_width || cinfo->image_height != job->expected_height) {
+    return ReadStatus::SizeMismatch;
+  }
+  job->components = cinfo->num_components == 4 ? 4 : cinfo->num_components == 1 ? 1 : 3;
+  cinfo->out_color_space = job->components == 4 ? JCS_CMYK : job->components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  job->channels = job->components == 1 ? 1 : 3;
+  cinfo->scale_num = 1;
+  cinfo->scale_denom = static_cast<unsigned int>(job->shrink);
+  jpeg_calc_output_dimensions(cinfo);
+  job->width = cinfo->output_width;
+  job->height = cinfo->output_height;
+  return ReadStatus::Ok;
+}
+
 ReadStatus run_jpeg_read(JpegReadJob* job) {
   jpeg_decompress_struct cinfo{};
   init_errors(&job->errors);
@@ -167,52 +204,68 @@ ReadStatus run_jpeg_read(JpegReadJob* job) {
     jpeg_destroy_decompress(&cinfo);
     return ReadStatus::LibjpegError;
   }
-  jpeg_create_decompress(&cinfo);
-  jpeg_mem_src(&cinfo, job->data, static_cast<unsigned long>(job->size));
-  jpeg_save_markers(&cinfo, JPEG_APP0 + 2, 0xFFFF);  // ICC profile chunks
-  jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);  // EXIF and XMP
-  jpeg_read_header(&cinfo, TRUE);
-  if (!copy_app1(job->image, cinfo.marker_list, job->orientation != 1)) {
+  const ReadStatus begun = begin_read(&cinfo, job);
+  const bool direct = job->components != 4 && job->orientation == 1;
+  if (begun != ReadStatus::Ok || !allocate_pixels(job, !direct, -1)) {
     jpeg_destroy_decompress(&cinfo);
-    return ReadStatus::OutOfMemory;
-  }
-  if (cinfo.num_components != 4) {  // a CMYK file's profile does not describe the RGB pixels rsz makes of it
-    JOCTET* profile = nullptr;
-    unsigned int length = 0;
-    if (jpeg_read_icc_profile(&cinfo, &profile, &length) && profile != nullptr) {
-      const bool copied = copy_profile(job->image, profile, length);
-      std::free(profile);
-      if (!copied) {
-        jpeg_destroy_decompress(&cinfo);
-        return ReadStatus::OutOfMemory;
-      }
-    }
-  }
-  if (cinfo.image_width != job->expected_width || cinfo.image_height != job->expected_height) {
-    jpeg_destroy_decompress(&cinfo);
-    return ReadStatus::SizeMismatch;
-  }
-  const int components = cinfo.num_components == 4 ? 4 : cinfo.num_components == 1 ? 1 : 3;
-  cinfo.out_color_space = components == 4 ? JCS_CMYK : components == 1 ? JCS_GRAYSCALE : JCS_RGB;
-  job->channels = components == 1 ? 1 : 3;
-  const bool direct = components != 4 && job->orientation == 1;
-  if (!allocate_pixels(job, components, !direct)) {
-    jpeg_destroy_decompress(&cinfo);
-    return ReadStatus::OutOfMemory;
+    return begun != ReadStatus::Ok ? begun : ReadStatus::OutOfMemory;
   }
   jpeg_start_decompress(&cinfo);
-  const Orientation orient(job->orientation, job->expected_width, job->expected_height);
-  const std::size_t row_bytes = static_cast<std::size_t>(job->expected_width) * static_cast<std::size_t>(job->channels);
+  const Orientation orient(job->orientation, job->width, job->height);
+  const std::size_t row_bytes = static_cast<std::size_t>(job->width) * static_cast<std::size_t>(job->channels);
   while (cinfo.output_scanline < cinfo.output_height) {
     const std::int64_t y = cinfo.output_scanline;
     JSAMPROW row = direct ? job->image->data8.data() + row_bytes * static_cast<std::size_t>(y) : job->row;
     if (jpeg_read_scanlines(&cinfo, &row, 1) != 1) break;  // cannot happen with a memory source
-    if (!direct) place_row(*job, orient, y, components);
+    if (!direct) convert_row(*job, job->image->data8.data() + orient.row_start(y, job->channels),
+                             orient.x_step(job->channels));
   }
   jpeg_finish_decompress(&cinfo);
   const bool warned = cinfo.err->num_warnings > 0;
   jpeg_destroy_decompress(&cinfo);
   return warned ? ReadStatus::Warning : ReadStatus::Ok;
+}
+
+// A JPEG decoded band by band (open_image_rows): libjpeg's state lives between the calls; each call that reaches
+// into libjpeg has its own setjmp.
+struct JpegRowState {
+  jpeg_decompress_struct cinfo{};
+  JpegReadJob job;
+  bool created = false;
+};
+
+ReadStatus start_rows(JpegRowState* state) {
+  JpegReadJob* job = &state->job;
+  init_errors(&job->errors);
+  state->cinfo.err = &job->errors.mgr;
+  if (setjmp(job->errors.jump)) return ReadStatus::LibjpegError;
+  state->created = true;
+  const ReadStatus begun = begin_read(&state->cinfo, job);
+  if (begun != ReadStatus::Ok) return begun;
+  if (!allocate_pixels(job, job->components == 4, 0)) return ReadStatus::OutOfMemory;
+  jpeg_start_decompress(&state->cinfo);
+  return ReadStatus::Ok;
+}
+
+// The next `count` rows into dst; after the last row the decompression is finished (libjpeg reads to the end of the
+// image, where it may still warn).
+ReadStatus read_rows(JpegRowState* state, std::uint8_t* dst, std::int64_t count) {
+  JpegReadJob* job = &state->job;
+  jpeg_decompress_struct* cinfo = &state->cinfo;
+  if (setjmp(job->errors.jump)) return ReadStatus::LibjpegError;
+  const std::size_t row_bytes = static_cast<std::size_t>(job->width) * static_cast<std::size_t>(job->channels);
+  for (std::int64_t i = 0; i < count; ++i) {
+    JSAMPROW row = job->components == 4 ? job->row : dst + row_bytes * static_cast<std::size_t>(i);
+    if (jpeg_read_scanlines(cinfo, &row, 1) != 1) return ReadStatus::LibjpegError;  // not with a memory source
+    if (job->components == 4) convert_row(*job, dst + row_bytes * static_cast<std::size_t>(i), job->channels);
+  }
+  if (cinfo->output_scanline == cinfo->output_height) jpeg_finish_decompress(cinfo);
+  return cinfo->err->num_warnings > 0 ? ReadStatus::Warning : ReadStatus::Ok;
+}
+
+void destroy_rows(JpegRowState* state) {
+  if (state->created) jpeg_destroy_decompress(&state->cinfo);
+  delete[] state->job.row;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -292,30 +345,75 @@ bool run_jpeg_write(JpegWriteJob* job) {
   return true;
 }
 
-}  // namespace
 
-Image read_jpeg(const Codec& codec, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
-  const HeaderFacts facts = codec.probe(codec, path, bytes, /*whole=*/true, options);
-  Image image;
+[[noreturn]] void fail_read(const Codec& codec, const std::string& path, ReadStatus status, const HeaderFacts& facts,
+                            const JpegReadJob& job) {
+  if (status == ReadStatus::OutOfMemory) {
+    fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");
+  }
+  if (status == ReadStatus::SizeMismatch) fail_corrupt(path, codec, "libjpeg reads a size other than the frame header's");
+  fail_corrupt(path, codec, std::string("libjpeg: ") + job.errors.message);
+}
+
+JpegReadJob make_job(const HeaderFacts& facts, const FileBytes& bytes, const ImageReadOptions& options, Image* image) {
   JpegReadJob job;
   job.data = bytes.data;
   job.size = bytes.size;
   job.orientation = options.apply_exif_orientation ? facts.orientation : 1;
   job.expected_width = facts.width;
   job.expected_height = facts.height;
-  job.image = &image;
+  job.shrink = options.jpeg_shrink;
+  job.image = image;
+  return job;
+}
+
+class JpegRows final : public ImageRows {
+ public:
+  JpegRows(const Codec& codec, const std::string& path, std::shared_ptr<const void> keep, const FileBytes& bytes,
+           const HeaderFacts& facts, const ImageReadOptions& options)
+      : codec_(codec), path_(path), keep_(std::move(keep)), facts_(facts) {
+    state_.job = make_job(facts, bytes, options, &header_);
+    state_.job.orientation = 1;
+    const ReadStatus status = start_rows(&state_);
+    if (status != ReadStatus::Ok) {
+      destroy_rows(&state_);
+      fail_read(codec_, path_, status, facts_, state_.job);
+    }
+  }
+  ~JpegRows() override { destroy_rows(&state_); }
+  JpegRows(const JpegRows&) = delete;
+  JpegRows& operator=(const JpegRows&) = delete;
+
+ private:
+  void decode(std::uint8_t* dst, std::int64_t count) override {
+    const ReadStatus status = read_rows(&state_, dst, count);
+    if (status != ReadStatus::Ok) fail_read(codec_, path_, status, facts_, state_.job);
+  }
+
+  const Codec& codec_;
+  std::string path_;
+  std::shared_ptr<const void> keep_;  // owns the file's bytes
+  HeaderFacts facts_;
+  JpegRowState state_;
+};
+
+}  // namespace
+
+Image read_jpeg(const Codec& codec, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
+  const HeaderFacts facts = codec.probe(codec, path, bytes, /*whole=*/true, options);
+  Image image;
+  JpegReadJob job = make_job(facts, bytes, options, &image);
   const ReadStatus status = run_jpeg_read(&job);
   delete[] job.row;
-  switch (status) {
-    case ReadStatus::Ok: return image;
-    case ReadStatus::OutOfMemory:
-      fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(facts.width, facts.height) + " image");
-    case ReadStatus::SizeMismatch:
-      fail_corrupt(path, codec, "libjpeg reads a size other than the frame header's");
-    case ReadStatus::Warning:
-    case ReadStatus::LibjpegError: break;
-  }
-  fail_corrupt(path, codec, std::string("libjpeg: ") + job.errors.message);
+  if (status != ReadStatus::Ok) fail_read(codec, path, status, facts, job);
+  return image;
+}
+
+std::unique_ptr<ImageRows> open_jpeg_rows(const Codec& codec, const std::string& path, std::shared_ptr<const void> keep,
+                                          const FileBytes& bytes, const ImageReadOptions& options) {
+  const HeaderFacts facts = codec.probe(codec, path, bytes, /*whole=*/true, options);
+  if (options.apply_exif_orientation && facts.orientation != 1) return nullptr;  // rows would not come in order
+  return std::make_unique<JpegRows>(codec, path, std::move(keep), bytes, facts, options);
 }
 
 std::vector<std::uint8_t> encode_jpeg(const Codec& codec, const std::string& path, const Image& image,

@@ -2,9 +2,11 @@
 // never exists in memory). The files must be exactly what the whole result gives (a TIFF of the same command is
 // still computed whole and encoded in one piece). Checked over several bands and a short last band, 8 and 16 bits,
 // gray and alpha outputs, every operator mode, cover crops (shifted offsets), and offsets whose shift is not exact
-// in float32 (computed whole).
+// in float32 (computed whole). JPEG inputs are decoded band by band into the filter (io::open_image_rows with
+// rsz::resample_rows): the files must be what the same pixels read whole (from a PNG copy) give, in less memory.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -122,6 +124,123 @@ TEST(BandedOutput, TheMemoryBudgetCountsOneBand) {
   EXPECT_NE(whole.err.find("over the memory budget of 20.0 MiB"), std::string::npos) << whole.err;
   const auto resample = run_rsz(dir, "resample -i " + kPhoto + " --scale 4 -o r.png --max-memory 20M -q");
   EXPECT_EQ(resample.status, 0) << resample.err;
+}
+
+// A 4000 x 3000 photo-like JPEG (smooth gradients and noise, no metadata) and a PNG of its decoded pixels: the PNG is
+// read whole, the JPEG band by band.
+void make_large_jpeg(const ScratchDir& dir) {
+  io::Image image;
+  image.width = 4000;
+  image.height = 3000;
+  image.channels = 3;
+  image.data8.resize(static_cast<std::size_t>(image.width * image.height * 3));
+  std::uint32_t state = 99;
+  std::size_t i = 0;
+  for (std::int64_t y = 0; y < image.height; ++y) {
+    for (std::int64_t x = 0; x < image.width; ++x) {
+      for (int c = 0; c < 3; ++c, ++i) {
+        state = state * 1664525u + 1013904223u;
+        const double wave = 110.0 + 90.0 * std::sin(static_cast<double>(x) / (150.0 + 40.0 * c)) *
+                                        std::cos(static_cast<double>(y) / 170.0);
+        image.data8[i] = static_cast<std::uint8_t>(std::lround(wave) + static_cast<long>(state >> 29));
+      }
+    }
+  }
+  io::write_image(dir / "big.jpg", image, 90);
+  io::write_image(dir / "big.png", io::read_image(dir / "big.jpg"));
+}
+
+// The peak resident size of `rsz <args>`, in KiB: measured by a small Python parent (this test process has held the
+// fixtures, and a child forked from it starts with its pages).
+long peak_kib(const ScratchDir& dir, const std::string& args) {
+  const auto r = test::run_shell(
+      dir, "/usr/bin/python3 -c 'import resource, subprocess, sys; "
+           "code = subprocess.run(sys.argv[1:]).returncode; "
+           "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if code == 0 else -1)' '" +
+               std::string(RSZ_BINARY) + "' " + args);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return std::stol(r.out);
+}
+
+TEST(BandedInput, JpegsReadBandByBandGiveTheWholeImagesResult) {
+  ScratchDir dir("banded-input");
+  make_large_jpeg(dir);
+  // The thumbnail of the JPEG holds a window of its rows, not its 36 MB of pixels.
+  const long banded_peak = peak_kib(dir, "thumbnail -i big.jpg -o t_jpeg.png --size 512 --strip -q");
+  const long whole_peak = peak_kib(dir, "thumbnail -i big.png -o t_png.png --size 512 --strip -q");
+  EXPECT_GT(banded_peak, 0);
+  EXPECT_GT(whole_peak - banded_peak, 15 * 1024) << "banded " << banded_peak << " KiB, whole " << whole_peak << " KiB";
+  test::CommandResult r;
+  EXPECT_TRUE(test::read_file(dir / "t_jpeg.png") == test::read_file(dir / "t_png.png"));
+  // Several output bands, input windows that slide (16 MB windows of 12 KB rows), every mode; PNG outputs, and JPEG
+  // outputs for the thumbnails.
+  const char* commands[] = {
+      "thumbnail --size 300x200 --fit cover",
+      "thumbnail --size 640 --no-antialias",
+      "thumbnail --size 256 --grayscale -j 1",
+      "resample --scale 0.6 --antialias",  // 1800 rows: 13 output bands
+      "resample --scale 0.31 --mode nearest",
+      "resample --size 50%",
+      "resample --scale 1.2,0.3 --antialias",
+      "resample --size 1000x1000 --fit contain",  // padded: read whole
+      "resample --size 300x --antialias --backend reference",
+  };
+  int n = 0;
+  for (const std::string command : commands) {
+    for (const char* ext : {".png", ".jpg"}) {
+      if (std::string(ext) == ".jpg" && command.rfind("thumbnail", 0) != 0) continue;
+      const std::string name = "c" + std::to_string(n++);
+      r = run_rsz(dir, command + " -i big.jpg --strip -q -o " + name + "_jpeg" + ext);
+      ASSERT_EQ(r.status, 0) << command << "\n" << r.err;
+      r = run_rsz(dir, command + " -i big.png --strip -q -o " + name + "_png" + ext);
+      ASSERT_EQ(r.status, 0) << command << "\n" << r.err;
+      EXPECT_TRUE(test::read_file(dir / (name + "_jpeg" + ext)) == test::read_file(dir / (name + "_png" + ext)))
+          << command << " " << ext;
+    }
+  }
+}
+
+// Damage past the rows a thumbnail reads still fails the input, as a whole read does: the rest of the file is
+// decoded before the output is kept. Nothing is written.
+TEST(BandedInput, DamageAfterTheLastRowReadFailsTheInput) {
+  ScratchDir dir("banded-damage");
+  make_large_jpeg(dir);
+  std::string bytes = test::read_file(dir / "big.jpg");
+  // Bytes near the end of the entropy-coded data (before the EOI marker) replaced: libjpeg warns of corrupt data.
+  for (std::size_t at = bytes.size() - 400; at < bytes.size() - 300; ++at) bytes[at] = '\xff';
+  test::write_file(dir / "damaged.jpg", bytes);
+  const auto r = run_rsz(dir, "resample -i damaged.jpg -o out.png --scale 0.01 --output-offsets 0 -q");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("damaged.jpg"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.png"));
+}
+
+// --shrink-on-load: libjpeg decodes at 1/2, 1/4 or 1/8 first. The same output size, close to the exact result but
+// not the same bits; an EXIF-oriented JPEG (read whole) is shrunk too, upright. Without a 4x shrink nothing changes.
+TEST(BandedInput, ShrinkOnLoadIsCloseButNotExact) {
+  ScratchDir dir("shrink-on-load");
+  make_large_jpeg(dir);
+  test::write_file(dir / "turned.jpg", test::with_exif_orientation(test::read_file(dir / "big.jpg"), 6));
+  for (const char* name : {"big", "turned"}) {
+    const std::string in = std::string("thumbnail -i ") + name + ".jpg --size 400 --strip -q";
+    ASSERT_EQ(run_rsz(dir, in + " -o exact.png").status, 0);
+    const auto r = run_rsz(dir, in + " -o fast.png --shrink-on-load");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const io::Image exact = io::read_image(dir / "exact.png");
+    const io::Image fast = io::read_image(dir / "fast.png");
+    ASSERT_EQ(fast.width, exact.width) << name;
+    ASSERT_EQ(fast.height, exact.height) << name;
+    EXPECT_EQ(exact.width, std::string(name) == "big" ? 400 : 300) << name;
+    double total = 0.0;
+    for (std::size_t i = 0; i < exact.data8.size(); ++i) total += std::abs(exact.data8[i] - fast.data8[i]);
+    const double mean = total / static_cast<double>(exact.data8.size());
+    EXPECT_GT(mean, 0.0) << name << ": the shrunk decode gave the exact bits";
+    EXPECT_LT(mean, 3.0) << name;
+  }
+  // A 2x shrink leaves no room for a DCT shrink: the exact result.
+  ASSERT_EQ(run_rsz(dir, "resample -i big.jpg --scale 0.5 --antialias --strip -q -o a.png").status, 0);
+  ASSERT_EQ(run_rsz(dir, "resample -i big.jpg --scale 0.5 --antialias --strip -q -o b.png --shrink-on-load").status, 0);
+  EXPECT_TRUE(test::read_file(dir / "a.png") == test::read_file(dir / "b.png"));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ using DecodeFn = Image (*)(const Codec& codec, const std::string& path, const Fi
 // read); the rows come from `feed`.
 using RowEncodeFn = std::vector<std::uint8_t> (*)(const Codec& codec, const std::string& path, const Image& header,
                                                   const ImageWriteOptions& options, const RowFeed& feed);
+// The rows of the whole file `bytes` (owned by `keep`) band by band; null where this file's rows cannot come in order.
+using OpenRowsFn = std::unique_ptr<ImageRows> (*)(const Codec& codec, const std::string& path,
+                                                  std::shared_ptr<const void> keep, const FileBytes& bytes,
+                                                  const ImageReadOptions& options);
 // An encoder of a whole image.
 using EncodeFn = std::vector<std::uint8_t> (*)(const Codec& codec, const std::string& path, const Image& image,
                                                const ImageWriteOptions& options);
@@ -72,6 +77,7 @@ struct Codec {
   DecodedFactsFn decoded_facts = nullptr;   // null: the probe always gives channels and depth
   InfoFn info = nullptr;
   DecodeFn decode = nullptr;
+  OpenRowsFn open_rows = nullptr;  // null: read whole (read_image)
   unsigned metadata_read = 0;  // kIcc | kExif | kXmp
 
   // Writing: a format rsz cannot write has neither encoder.
@@ -146,6 +152,8 @@ std::vector<std::uint8_t> encode_png(const Codec& codec, const std::string& path
 
 // JPEG (image_jpeg.cpp, libjpeg-turbo). encode_jpeg: quality options.quality, or kDefaultJpegQuality for 0.
 Image read_jpeg(const Codec& codec, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
+std::unique_ptr<ImageRows> open_jpeg_rows(const Codec& codec, const std::string& path, std::shared_ptr<const void> keep,
+                                          const FileBytes& bytes, const ImageReadOptions& options);
 std::vector<std::uint8_t> encode_jpeg(const Codec& codec, const std::string& path, const Image& header,
                                       const ImageWriteOptions& options, const RowFeed& feed);
 

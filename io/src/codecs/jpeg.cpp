@@ -130,6 +130,7 @@ Codec jpeg_codec() {
   c.probe = probe_jpeg;
   c.info = info_from_header;
   c.decode = read_jpeg;
+  c.open_rows = open_jpeg_rows;
   c.metadata_read = kIcc | kExif | kXmp;  // APP2 ICC_PROFILE, APP1 Exif, APP1 XMP
   c.encode_rows = encode_jpeg;
   c.depths = kWrites8;

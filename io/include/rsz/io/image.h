@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <new>
 #include <string>
 #include <utility>
@@ -30,6 +31,9 @@ constexpr std::int64_t kDefaultMaxPixels = std::int64_t{1} << 28;
 struct ImageReadOptions {
   bool apply_exif_orientation = true;
   std::int64_t max_pixels = kDefaultMaxPixels;
+  // Shrink-on-load (JPEG only; other formats ignore it): the image is decoded at 1 / jpeg_shrink of its size (1, 2, 4
+  // or 8; each side rounded up) by libjpeg's DCT scaling. Fast and approximate: not the pixels a full decode gives.
+  int jpeg_shrink = 1;
 };
 
 // The allocator of Image's sample buffers: rsz::allocate_buffer (huge pages for large images), and elements that
@@ -113,6 +117,30 @@ const std::string& readable_image_formats();
 // band of samples exists at a time; other formats gather the bands first. False for a path of no writable format.
 bool encodes_image_rows(const std::string& path);
 Image read_image(const std::string& path, const ImageReadOptions& options = {});
+
+// An image read band by band, for memory: its rows are decoded as they are asked for, so a camera-size photo never
+// exists whole (rsz thumbnail's large JPEGs, with rsz::resample_rows). The rows are those read_image gives.
+class ImageRows {
+ public:
+  virtual ~ImageRows() = default;
+  // The size, channels (1 or 3), bit depth (8) and metadata; no samples.
+  const Image& header() const { return header_; }
+  // The first row read() will give.
+  std::int64_t next_row() const { return next_; }
+  // Decodes the next `count` rows (header().width * header().channels samples each) into dst. Throws rsz::Error as
+  // read_image does (a damaged file is found as its rows are reached), or InvalidArgument past the last row.
+  void read(std::uint8_t* dst, std::int64_t count);
+
+ protected:
+  virtual void decode(std::uint8_t* dst, std::int64_t count) = 0;
+  Image header_;
+
+ private:
+  std::int64_t next_ = 0;
+};
+// The rows of a JPEG whose EXIF orientation keeps its rows in order (1, or not applied); null for any other file,
+// which read_image reads whole. Throws as read_image does for a file it cannot read.
+std::unique_ptr<ImageRows> open_image_rows(const std::string& path, const ImageReadOptions& options = {});
 // Header-level facts (for `rsz info`): reads no more of the file than needed.
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options = {});
 constexpr int kDefaultJpegQuality = 95;
