@@ -46,6 +46,10 @@ int run_run(const RunOptions& o) {
   if (batch.depth != 0) common.depth = batch.depth;
   if (batch.alpha) common.alpha = *batch.alpha;
   common.no_exif = common.no_exif || !batch.exif;
+  common.strict = common.strict || batch.strict;
+  if (!batch.background.empty()) common.background = parse_background(batch.background, o.batch_file + ": \"background\"");
+  common.lossless = common.lossless || batch.lossless;
+  common.shrink_on_load = common.shrink_on_load || batch.shrink_on_load;
   const std::string folder = common.output.empty() ? batch.output_dir : common.output;
   if (folder.empty()) usage_error(o.batch_file + ": no output folder; set \"output_dir\" or pass -o");
   const std::vector<std::string> inputs =

@@ -74,6 +74,10 @@ struct CommonOptions {
   std::uint64_t memory_budget() const { return max_memory != 0 ? max_memory : default_memory_budget(); }
 };
 
+// --background and a batch file's "background" (`what` names it in the usage error): white, black, gray, #RRGGBB or
+// R,G,B (0 to 255) as RGB in [0, 1].
+std::array<float, 3> parse_background(const std::string& text, const std::string& what);
+
 // "1.5 GiB"-style text for a byte count.
 std::string bytes_text(std::uint64_t bytes);
 // Writes `text` to stderr through C stdio. rsz never prints through std::cerr: the OpenCV codec module mutes

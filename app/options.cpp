@@ -177,12 +177,9 @@ void add_jobs_option(CLI::App& command, CommonOptions& options) {
       ->check(whole_number(0, 4096));
 }
 
-namespace {
-
-// --background: white, black, gray, #RRGGBB or R,G,B (0 to 255) as RGB in [0, 1].
-std::array<float, 3> parse_background(const std::string& text) {
+std::array<float, 3> parse_background(const std::string& text, const std::string& what) {
   const auto refuse = [&]() -> std::array<float, 3> {
-    usage_error("--background " + printable(text) + ": white, black, gray, #RRGGBB or R,G,B (each 0 to 255) is allowed");
+    usage_error(what + " " + printable(text) + ": white, black, gray, #RRGGBB or R,G,B (each 0 to 255) is allowed");
   };
   if (text == "white") return {1.0f, 1.0f, 1.0f};
   if (text == "black") return {0.0f, 0.0f, 0.0f};
@@ -199,7 +196,7 @@ std::array<float, 3> parse_background(const std::string& text) {
   } else {
     std::vector<std::int64_t> values;
     try {
-      values = io::parse_int_list(text, "--background", ',', 3, 0, 255);
+      values = io::parse_int_list(text, what, ',', 3, 0, 255);
     } catch (const Error&) {
       return refuse();
     }
@@ -208,8 +205,6 @@ std::array<float, 3> parse_background(const std::string& text) {
   return {static_cast<float>(rgb[0]) / 255.0f, static_cast<float>(rgb[1]) / 255.0f,
           static_cast<float>(rgb[2]) / 255.0f};
 }
-
-}  // namespace
 
 void add_no_sync_option(CLI::App& command, CommonOptions& options) {
   command.add_flag("--no-sync", options.no_sync,
@@ -277,7 +272,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                    "Refuse alpha or 16-bit samples into a format that cannot hold them (JPEG, BMP, PPM; 16 bits into "
                    "WebP) instead of flattening the alpha onto --background and reducing to 8 bits");
   command.add_option_function<std::string>(
-      "--background", [&options](const std::string& text) { options.background = parse_background(text); },
+      "--background", [&options](const std::string& text) { options.background = parse_background(text, "--background"); },
       "What alpha is flattened onto for formats without alpha: white (default), black, gray, #RRGGBB or R,G,B (0-255)");
   // The choices are the writable formats of rsz::io's codec table, and npy.
   std::vector<std::string> formats;

@@ -163,7 +163,8 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
   const Json json = detail::parse_json(json_text, source);
   const Ref root(json, source);
   detail::expect_object(root, {"inputs", "output_dir", "dtype", "recursive", "hidden", "quality", "png_compression",
-                               "strip", "grayscale", "depth", "alpha", "exif", "steps", "$schema"});
+                               "strip", "grayscale", "depth", "alpha", "exif", "strict", "background", "lossless",
+                               "shrink_on_load", "steps", "$schema"});
   if (const auto schema = root.find("$schema")) detail::get_string(*schema);
   BatchFile batch;
 
@@ -209,6 +210,10 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
     batch.alpha = parse_alpha_mode(one_of(*alpha, alpha_mode_names()), "\"alpha\"");
   }
   if (const auto exif = root.find("exif")) batch.exif = detail::get_bool(*exif);
+  if (const auto strict = root.find("strict")) batch.strict = detail::get_bool(*strict);
+  if (const auto background = root.find("background")) batch.background = detail::get_nonempty_string(*background);
+  if (const auto lossless = root.find("lossless")) batch.lossless = detail::get_bool(*lossless);
+  if (const auto shrink = root.find("shrink_on_load")) batch.shrink_on_load = detail::get_bool(*shrink);
   if (const auto hidden = root.find("hidden")) batch.hidden = detail::get_bool(*hidden);
   if (const auto dtype = root.find("dtype")) {
     batch.dtype = detail::get_enum<DataType>(

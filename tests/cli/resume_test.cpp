@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/cli_support.h"
+#include "rsz/io/image.h"
 #include "rsz/io/npy.h"
 #include "support/test_util.h"
 
@@ -185,6 +186,48 @@ TEST(BatchFiles, SayWhatTheFlagsSay) {
   r = run_rsz(dir, "run bad.json");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("\"manifest\" is only for roi_align steps"), std::string::npos) << r.err;
+}
+
+// The output keys of a batch file: "background", "strict", "lossless" and "shrink_on_load" say what --background,
+// --strict, --lossless and --shrink-on-load say: the same bytes as the flags; a bad colour names the key.
+TEST(BatchFiles, OutputKeysSayWhatTheFlagsSay) {
+  ScratchDir dir("batch-output-keys");
+  io::Image rgba;
+  rgba.width = 40;
+  rgba.height = 30;
+  rgba.channels = 4;
+  rgba.data8.resize(40 * 30 * 4);
+  for (std::size_t i = 0; i < rgba.data8.size(); ++i) rgba.data8[i] = static_cast<std::uint8_t>(i % 4 == 3 ? i % 251 : i % 199);
+  io::write_image(dir / "a.png", rgba);
+  const std::string head = "{\"inputs\": [\"a.png\", \"" + photo("rocket.jpg") + "\"], \"output_dir\": \"out\", ";
+  const std::string steps = "\"steps\": [{\"op\": \"thumbnail\", \"config\": {\"size\": \"20\"}, "
+                            "\"output\": \"j/{stem}.jpg\"}, {\"op\": \"thumbnail\", \"config\": {\"size\": \"20\"}, "
+                            "\"output\": \"w/{stem}.webp\"}]}";
+  test::write_file(dir / "job.json", head + "\"background\": \"#204080\", \"lossless\": true, \"shrink_on_load\": true, " + steps);
+  auto r = run_rsz(dir, "run job.json -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const std::string& in : {std::string("a.png"), photo("rocket.jpg")}) {
+    const std::string stem = fs::path(in).stem().string();
+    r = run_rsz(dir, "thumbnail -i " + in + " --size 20 --background '#204080' --shrink-on-load -q -o " + stem + ".jpg");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(test::read_file(dir / ("out/j/" + stem + ".jpg")), test::read_file(dir / (stem + ".jpg"))) << in;
+    r = run_rsz(dir, "thumbnail -i " + in + " --size 20 --lossless --shrink-on-load -q -o " + stem + ".webp");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(test::read_file(dir / ("out/w/" + stem + ".webp")), test::read_file(dir / (stem + ".webp"))) << in;
+  }
+  // Flattened onto the colour, not white: the default run differs.
+  r = run_rsz(dir, "thumbnail -i a.png --size 20 -q -o white.jpg");
+  EXPECT_NE(test::read_file(dir / "out/j/a.jpg"), test::read_file(dir / "white.jpg"));
+  test::write_file(dir / "strict.json", head + "\"strict\": true, " + steps);
+  r = run_rsz(dir, "run strict.json -o strict-out");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("strict-out/j/a.jpg: JPEG cannot hold an alpha channel"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "strict-out"));
+  test::write_file(dir / "color.json", head + "\"background\": \"teal\", " + steps);
+  r = run_rsz(dir, "run color.json -o color-out");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("color.json: \"background\" teal: white, black, gray, #RRGGBB or R,G,B"), std::string::npos)
+      << r.err;
 }
 
 TEST(ChainedSteps, AStepCanRunOnThePreviousStepsOutputs) {

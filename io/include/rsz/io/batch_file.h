@@ -73,6 +73,10 @@ struct BatchFile {
   int depth = 0;                       // "depth": 8 or 16 bits per sample of image outputs (--depth); 0 follows inputs
   std::optional<AlphaMode> alpha;      // "alpha": "premultiplied" or "straight" (--alpha); unset: the default
   bool exif = true;                    // "exif": false keeps stored pixels (--no-exif)
+  bool strict = false;                 // "strict": refuse alpha / 16 bits into formats without them (--strict)
+  std::string background;              // "background": the colour alpha is flattened onto (--background); "": white
+  bool lossless = false;               // "lossless": WebP outputs lossless (--lossless)
+  bool shrink_on_load = false;         // "shrink_on_load": resample / thumbnail steps (--shrink-on-load)
   std::vector<BatchStep> steps;
 };
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir);
