@@ -1,4 +1,6 @@
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -67,6 +69,23 @@ TensorView rows_of(const TensorView& whole, std::int64_t first, std::int64_t cou
 // reads more).
 class InputRows {
  public:
+  static constexpr std::size_t kWindowBytes = std::size_t{16} << 20;
+
+  // What an InputRows holds for `plan` over an image of `sizes` at most (the memory budget counts it): the file's
+  // bytes, and a window of kWindowBytes, or of the rows one output row reads where that is more; never more than the
+  // whole image.
+  static std::uint64_t bytes(const std::string& path, const Dims& sizes, const io::ResizePlan& plan) {
+    const auto row_bytes = static_cast<std::uint64_t>(sizes[1] * sizes[3]);
+    const auto whole = row_bytes * static_cast<std::uint64_t>(sizes[2]);
+    ResampleParams middle = plan.params;  // an output row away from the edges reads the most rows
+    middle.output_pixel_offsets[2] -= static_cast<float>(plan.call_sizes[2] / 2);
+    const auto read = resample_rows_read(sizes[2], 1, middle);
+    const std::uint64_t window = std::max<std::uint64_t>(kWindowBytes, row_bytes * static_cast<std::uint64_t>(read[1] - read[0]));
+    std::error_code ec;
+    const std::uintmax_t file = std::filesystem::file_size(path, ec);
+    return std::min(whole, window) + (ec ? 0 : static_cast<std::uint64_t>(file));
+  }
+
   explicit InputRows(std::unique_ptr<io::ImageRows> rows)
       : rows_(std::move(rows)),
         height_(rows_->header().height),
@@ -99,8 +118,6 @@ class InputRows {
   }
 
  private:
-  static constexpr std::size_t kWindowBytes = std::size_t{16} << 20;
-
   ConstTensorView view() const {
     const io::Image& h = rows_->header();
     return ConstTensorView(buffer_.data(), DataType::UNorm8, {1, h.channels, held_, h.width},
@@ -142,6 +159,14 @@ class InputRows {
   std::int64_t held_ = 0;
 };
 
+// Whether resample jobs read image inputs band by band where they can (InputRows): on the host backends, images used
+// in place (float32; JPEGs have no alpha).
+bool reads_rows(const CommonOptions& common) {
+  const bool host =
+      common.backend == Backend::Auto || common.backend == Backend::Cpu || common.backend == Backend::Reference;
+  return host && common.dtype == DataType::Float32;
+}
+
 }  // namespace
 
 void add_shrink_on_load(CLI::App& command, CommonOptions& options) {
@@ -175,11 +200,14 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     job.op = op;
     job.size_flags = "--scale, --size, --width/--height or the config's scales/output_sizes";
     job.planned_outputs = {out};
-    job.plan = [input, plan_for, banded](const InputProbe& probe) {
+    job.plan = [input, plan_for, banded, common](const InputProbe& probe) {
       JobPlan plan;
       const io::ResizePlan resize = plan_for(input, probe.sizes, probe.from_image);
       plan.result = resize.canvas;
       plan.banded = banded(resize);
+      if (probe.from_image && probe.rows_in_order && reads_rows(common) && banded(resize)) {
+        plan.input_bytes = InputRows::bytes(input, probe.sizes, resize);
+      }
       plan.type = probe.type;
       plan.output = plan.result;
       return plan;
@@ -204,9 +232,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
         return shrunk;
       };
       // A JPEG read in place on a host backend, into output rows that can be banded: decoded band by band.
-      const bool host = common.backend == Backend::Auto || common.backend == Backend::Cpu ||
-                        common.backend == Backend::Reference;
-      if (image && host && common.dtype == DataType::Float32) {
+      if (image && reads_rows(common)) {
         if (std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, read)) {
           const io::Image& header = rows->header();
           const io::ResizePlan plan = plan_image({1, header.channels, header.height, header.width});

@@ -169,6 +169,7 @@ struct InputProbe {
   DataType type = DataType::Float32;   // the compute type of images, the .npy tensor's type
   bool from_image = false;
   int bit_depth = 8;                   // images
+  bool rows_in_order = false;          // images that io::open_image_rows reads band by band
 };
 // Throws rsz::Error naming the path: a missing file ("no such file or folder"), a pattern that matched nothing, a
 // folder with no inputs, an unreadable or corrupt header, an image over --max-pixels, a non-float .npy.
@@ -258,6 +259,9 @@ struct JobPlan {
   DataType type = DataType::Float32;  // its data type
   Dims output;                        // the tensor of one output file (the result, or one ROI's crop)
   std::uint64_t extra_bytes = 0;      // other working memory (ROI tensors)
+  // Nonzero: the memory the input takes while the job runs, instead of the whole decoded image (a JPEG decoded band
+  // by band: its file and a window of its rows).
+  std::uint64_t input_bytes = 0;
   std::string warning;                // one line for stderr (and a --json record) before anything runs; "" for none
   // The job computes its one output with save_output_rows: an output whose format encodes rows (PNG, JPEG) then
   // holds one band of the result at a time, not the whole result (the memory budget counts it so).

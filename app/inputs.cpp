@@ -218,6 +218,7 @@ InputProbe probe_input(const std::string& path, const CommonOptions& options) {
   probe.type = options.dtype;
   probe.from_image = true;
   probe.bit_depth = info.bit_depth;
+  probe.rows_in_order = info.rows_in_order;
   return probe;
 }
 

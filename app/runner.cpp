@@ -177,7 +177,9 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
                         io::encodes_image_rows(job.planned_outputs[0]) && plan.result.size() == 4 &&
                         plan.result[0] == 1;
   const std::uint64_t decoded =
-      tensor_bytes(probe.sizes, probe.from_image ? static_cast<std::uint64_t>(depth / 8) : element_size(probe.type));
+      plan.input_bytes != 0
+          ? plan.input_bytes
+          : tensor_bytes(probe.sizes, probe.from_image ? static_cast<std::uint64_t>(depth / 8) : element_size(probe.type));
   const bool in_place = probe.from_image && image_runs_in_place(static_cast<int>(probe.sizes[1]), options);
   const std::uint64_t float_copy =
       probe.from_image && !in_place ? tensor_bytes(probe.sizes, element_size(probe.type)) : 0;

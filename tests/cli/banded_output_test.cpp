@@ -166,12 +166,19 @@ TEST(BandedInput, JpegsReadBandByBandGiveTheWholeImagesResult) {
   ScratchDir dir("banded-input");
   make_large_jpeg(dir);
   // The thumbnail of the JPEG holds a window of its rows, not its 36 MB of pixels.
+  test::CommandResult r;
   const long banded_peak = peak_kib(dir, "thumbnail -i big.jpg -o t_jpeg.png --size 512 --strip -q");
   const long whole_peak = peak_kib(dir, "thumbnail -i big.png -o t_png.png --size 512 --strip -q");
   EXPECT_GT(banded_peak, 0);
   EXPECT_GT(whole_peak - banded_peak, 15 * 1024) << "banded " << banded_peak << " KiB, whole " << whole_peak << " KiB";
-  test::CommandResult r;
   EXPECT_TRUE(test::read_file(dir / "t_jpeg.png") == test::read_file(dir / "t_png.png"));
+  // The memory budget counts what is held: the JPEG fits 30M, the same pixels read whole from the PNG do not.
+  r = run_rsz(dir, "thumbnail -i big.jpg -o t_budget.png --size 512 --strip -q --max-memory 30M");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(test::read_file(dir / "t_budget.png") == test::read_file(dir / "t_png.png"));
+  r = run_rsz(dir, "thumbnail -i big.png -o t_refused.png --size 512 --strip -q --max-memory 30M");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("over the memory budget of 30.0 MiB"), std::string::npos) << r.err;
   // Several output bands, input windows that slide (16 MB windows of 12 KB rows), every mode; PNG outputs, and JPEG
   // outputs for the thumbnails.
   const char* commands[] = {

@@ -91,6 +91,7 @@ struct ImageInfo {
   int channels = 0;
   int bit_depth = 8;
   std::string format;  // "png", "jpeg", "bmp", "tiff", "webp", "ppm", "pgm"
+  bool rows_in_order = false;  // open_image_rows reads it band by band (a JPEG whose orientation keeps its rows)
 };
 
 // True when the extension names an image format rsz can write.
