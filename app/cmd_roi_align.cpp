@@ -18,6 +18,18 @@ struct RoiList {
   std::vector<io::RoiEntry> entries;
   std::shared_ptr<const Tensor> tensor;  // .npy rois, used as given (tensor inputs must match their dtype)
   std::shared_ptr<const Tensor> batch_indices;
+  // Each entry's position among the image's boxes as read ({index}: a box left out by --rois-check skip does not
+  // renumber the others); empty: 0, 1, ...
+  std::vector<std::size_t> indices;
+  // Dataset annotations: the image size they state (0: not stated), how messages name the image's entry, and the
+  // boxes left out (by the annotation filters, then by --rois-check skip).
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  std::string where;
+  std::vector<io::LeftOutRoi> left_out;
+  bool scaled = false;  // the boxes were scaled to the image's size (--size-mismatch scale)
+
+  std::size_t index(std::size_t r) const { return indices.empty() ? r : indices[r]; }
 };
 
 std::int64_t roi_count(const RoiList& list) {
@@ -67,6 +79,20 @@ std::array<float, 4> tensor_box(const Tensor& rois, std::int64_t r) {
 // scales): inverted (x2 < x1 or y2 < y1: a mirrored crop, the typical xywh / xyxy mix-up), empty (zero width or
 // height: a flat crop) or fully outside the image (a crop of the out-of-bounds value). "" when every box is fine,
 // else one line counting each kind with the first few ids (or #index where a box has none).
+// The kind of such a box: 0 inverted, 1 empty, 2 outside, -1 for a box that crops something.
+int box_problem(const std::array<float, 4>& b, const RoiAlignParams& p, std::int64_t width, std::int64_t height) {
+  const float x1 = b[0] * p.spatial_scale_x;
+  const float y1 = b[1] * p.spatial_scale_y;
+  const float x2 = b[2] * p.spatial_scale_x;
+  const float y2 = b[3] * p.spatial_scale_y;
+  if (x2 < x1 || y2 < y1) return 0;
+  if (x2 == x1 || y2 == y1) return 1;
+  if (x2 <= 0.0f || y2 <= 0.0f || x1 >= static_cast<float>(width) || y1 >= static_cast<float>(height)) return 2;
+  return -1;
+}
+// A box_problem kind as the manifest's "skipped" reason.
+constexpr const char* kProblemReasons[] = {"inverted", "empty", "outside"};
+
 std::string suspicious_boxes(const RoiList& list, const RoiAlignParams& p, std::int64_t width, std::int64_t height) {
   const std::int64_t count = roi_count(list);
   struct Kind {
@@ -79,18 +105,7 @@ std::string suspicious_boxes(const RoiList& list, const RoiAlignParams& p, std::
   for (std::int64_t r = 0; r < count; ++r) {
     const std::array<float, 4> b =
         list.tensor ? tensor_box(*list.tensor, r) : list.entries[static_cast<std::size_t>(r)].box;
-    const float x1 = b[0] * p.spatial_scale_x;
-    const float y1 = b[1] * p.spatial_scale_y;
-    const float x2 = b[2] * p.spatial_scale_x;
-    const float y2 = b[3] * p.spatial_scale_y;
-    int kind = -1;
-    if (x2 < x1 || y2 < y1) {
-      kind = 0;
-    } else if (x2 == x1 || y2 == y1) {
-      kind = 1;
-    } else if (x2 <= 0.0f || y2 <= 0.0f || x1 >= static_cast<float>(width) || y1 >= static_cast<float>(height)) {
-      kind = 2;
-    }
+    const int kind = box_problem(b, p, width, height);
     if (kind < 0) continue;
     Kind& k = kinds[kind];
     if (++k.count <= 5) {
@@ -110,7 +125,81 @@ std::string suspicious_boxes(const RoiList& list, const RoiAlignParams& p, std::
   if (total == 0) return "";
   return std::to_string(total) + " of " + std::to_string(count) + " boxes crop nothing of this " +
          std::to_string(width) + "x" + std::to_string(height) + " image: " + text +
-         " (legal ROI_ALIGN; --rois-check off allows them silently, error refuses them)";
+         " (legal ROI_ALIGN; --rois-check off allows them silently, skip leaves them out, error refuses them)";
+}
+
+// An image whose size is not the one its annotations state: one line saying both sizes and what to do. An image
+// whose EXIF orientation swapped the stated size (its stored pixels have it) was likely annotated as stored.
+std::string size_mismatch_message(const RoiList& list, const std::string& input, std::int64_t width,
+                                  std::int64_t height, const CommonOptions& common) {
+  const auto size = [](std::int64_t w, std::int64_t h) { return std::to_string(w) + "x" + std::to_string(h); };
+  const std::string head = (list.where.empty() ? input : list.where) + ": the annotation says " +
+                           size(list.width, list.height) + ", the image is " + size(width, height);
+  if (!common.no_exif) {
+    try {
+      io::ImageReadOptions stored;
+      stored.apply_exif_orientation = false;
+      stored.max_pixels = common.max_pixels;
+      const io::ImageInfo info = io::read_image_info(input, stored);
+      if (info.width == list.width && info.height == list.height) {
+        return head + " after its EXIF orientation; the boxes were likely drawn on the stored pixels: add --no-exif "
+                      "to crop those (--size-mismatch scale would stretch the boxes, not turn them)";
+      }
+    } catch (const std::exception&) {
+      // The header was read once already; whatever fails now is reported with the sizes alone.
+    }
+  }
+  return head + "; the boxes may belong to another image, or to this one before it was resized: --size-mismatch "
+                "scale scales them to the image";
+}
+
+// The boxes of an image input fitted to it before its crops are planned: scaled from the size the annotations state
+// to the image's (--size-mismatch scale), and with --rois-check skip those that would crop nothing left out. Only
+// these read the image's header here (planning reads it again); the stated size, when there is one, classifies the
+// boxes without reading (planning then fails an image of another size). An image whose header cannot be read is left
+// as it is: planning reports it.
+void fit_boxes(RoiList& list, const std::string& input, const RoiAlignParams& params, const CommonOptions& common) {
+  if (list.tensor || is_npy_path(input)) return;  // tensor inputs are used as given
+  const bool stated = list.width > 0 && list.height > 0;
+  const bool scale = stated && common.size_mismatch == io::SizeMismatch::Scale;
+  const bool skip = common.rois_check == io::RoisCheck::Skip && !list.entries.empty();
+  std::int64_t width = list.width;
+  std::int64_t height = list.height;
+  if (scale || (skip && !stated)) {
+    try {
+      const InputProbe probe = probe_input(input, common);
+      width = probe.sizes[3];
+      height = probe.sizes[2];
+    } catch (const std::exception&) {
+      return;
+    }
+  }
+  if (scale && (width != list.width || height != list.height)) {
+    const double sx = static_cast<double>(width) / static_cast<double>(list.width);
+    const double sy = static_cast<double>(height) / static_cast<double>(list.height);
+    const auto scaled = [sx, sy](std::array<float, 4>& b) {
+      b = {static_cast<float>(b[0] * sx), static_cast<float>(b[1] * sy), static_cast<float>(b[2] * sx),
+           static_cast<float>(b[3] * sy)};
+    };
+    for (io::RoiEntry& e : list.entries) scaled(e.box);
+    for (io::LeftOutRoi& l : list.left_out) scaled(l.roi.box);
+    list.width = width;  // the boxes are now the image's: planning finds no mismatch
+    list.height = height;
+    list.scaled = true;
+  }
+  if (!skip || width <= 0 || height <= 0) return;
+  RoiList kept;
+  for (std::size_t r = 0; r < list.entries.size(); ++r) {
+    const int kind = box_problem(list.entries[r].box, params, width, height);
+    if (kind >= 0) {
+      list.left_out.push_back({list.entries[r], kProblemReasons[kind]});
+    } else {
+      kept.entries.push_back(list.entries[r]);
+      kept.indices.push_back(list.index(r));
+    }
+  }
+  list.entries = std::move(kept.entries);
+  list.indices = std::move(kept.indices);
 }
 
 // The box the operator uses for a float16 result: each coordinate rounded to float16 (ROI_ALIGN's rois have the
@@ -207,7 +296,8 @@ PlannedCrops plan_crops(const std::string& input, std::size_t input_count, const
   }
   PlannedCrops planned;
   for (std::size_t r = 0; r < list.entries.size(); ++r) {
-    const NameFields f{input, "roi_align", ext, std::to_string(r), list.entries[r].label, list.entries[r].id};
+    const NameFields f{input, "roi_align", ext, std::to_string(list.index(r)), list.entries[r].label,
+                       list.entries[r].id};
     planned.paths.push_back(plan_output(output, input_count, f, "{stem}_{index}{ext}"));
   }
   return planned;
@@ -222,16 +312,37 @@ DataType npy_type(const std::string& input, const CommonOptions& common) {
   }
 }
 
-Job make_job(const std::string& input, std::size_t input_count, const RoiList& list,
-             const io::ResolvedRoiAlign& resolved, const std::string& output, const CommonOptions& common) {
-  const PlannedCrops planned = plan_crops(input, input_count, list, output);
+Job make_job(const std::string& input, std::size_t input_count, RoiList list, const io::ResolvedRoiAlign& resolved,
+             const std::string& output, const CommonOptions& common) {
+  fit_boxes(list, input, resolved.params, common);
   Job job;
   job.input = input;
   job.op = "roi_align";
   job.size_flags = "--output-size or the number of ROIs";
+  std::size_t checked_out = 0;  // boxes --rois-check skip left out
+  for (const io::LeftOutRoi& l : list.left_out) {
+    job.left_out.push_back({"", input, l.roi.box, l.roi.label, l.roi.id, l.reason});
+    checked_out += l.reason == "crowd" || l.reason == "difficult" ? 0 : 1;
+  }
+  job.boxes_scaled = list.scaled;
+  if (list.entries.empty() && !list.left_out.empty()) return job;  // nothing to crop: no plan, no run, not read
+  const PlannedCrops planned = plan_crops(input, input_count, list, output);
+  if (planned.whole_tensor && checked_out > 0) {
+    usage_error(planned.paths[0] + ": --rois-check skip leaves out " + std::to_string(checked_out) +
+                " of the boxes of " + input +
+                ", which would shift the rows of this one .npy of all crops; write a file per crop (a folder, or a "
+                "template with {index}, {label} or {id}) or choose another --rois-check");
+  }
   job.planned_outputs = planned.paths;
-  job.plan = [input, list, resolved, planned, check = common.rois_check](const InputProbe& probe) {
+  job.plan = [input, list, resolved, planned, common](const InputProbe& probe) {
     JobPlan plan;
+    // Boxes drawn on an image of another size crop the wrong pixels: that image fails, the others run.
+    if (probe.from_image && list.width > 0 && list.height > 0 &&
+        (probe.sizes[3] != list.width || probe.sizes[2] != list.height)) {
+      plan.failure = size_mismatch_message(list, input, probe.sizes[3], probe.sizes[2], common);
+      return plan;
+    }
+    const io::RoisCheck check = common.rois_check;
     if (probe.from_image && check != io::RoisCheck::Off) {
       const std::string boxes = suspicious_boxes(list, resolved.params, probe.sizes[3], probe.sizes[2]);
       if (!boxes.empty() && check == io::RoisCheck::Error) {
@@ -258,7 +369,7 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
       const std::array<float, 4> box = list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : e.box;
       // The type the operator will run in: an image's is --dtype's, a tensor's its own (from its header).
       const DataType type = is_npy_path(input) ? npy_type(input, common) : common.dtype;
-      crops.push_back({planned.paths[r], input, box_used(box, type), e.label, e.id});
+      crops.push_back({planned.paths[r], input, box_used(box, type), e.label, e.id, ""});
     }
   }
   job.planned_crops = crops;
@@ -316,6 +427,14 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
     if (!source.names_path.empty() || !source.image_root.empty()) {
       usage_error(source.rois_path + ": --names and --image-root go with dataset annotations, not .npy ROIs");
     }
+    if (common.rois_check == io::RoisCheck::Skip) {
+      usage_error(source.rois_path + ": --rois-check skip leaves out boxes of JSON ROI files and dataset annotations; "
+                  ".npy ROIs are used as one tensor (warn, error or off is allowed)");
+    }
+    if (source.skip_crowd || source.skip_difficult || common.size_mismatch == io::SizeMismatch::Scale) {
+      usage_error(source.rois_path + ": --skip-crowd, --skip-difficult and --size-mismatch scale go with COCO / VOC "
+                  "annotations, not .npy ROIs");
+    }
     const RoiList list = read_npy_rois(source);
     if (inputs.empty()) usage_error("roi-align: no input given; use -i with .npy ROIs");
     for (const auto& input : inputs) jobs.push_back(make_job(input, inputs.size(), list, resolved, output, common));
@@ -337,10 +456,25 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
     usage_error("--names " + source.names_path + ": only for YOLO labels; " + source.rois_path + " is " +
                 to_string(format));
   }
+  if (source.skip_crowd && format != io::AnnotationFormat::Coco) {
+    usage_error("--skip-crowd: only for COCO annotations (their \"iscrowd\"); " + source.rois_path + " is " +
+                to_string(format));
+  }
+  if (source.skip_difficult && format != io::AnnotationFormat::Voc) {
+    usage_error("--skip-difficult: only for Pascal VOC annotations (their <difficult>); " + source.rois_path + " is " +
+                to_string(format));
+  }
+  if (common.size_mismatch == io::SizeMismatch::Scale && format != io::AnnotationFormat::Coco &&
+      format != io::AnnotationFormat::Voc) {
+    usage_error("--size-mismatch scale: only for COCO and Pascal VOC annotations, which state their images' sizes; " +
+                source.rois_path + " is " + to_string(format));
+  }
   io::AnnotationOptions annotation_options;
   annotation_options.image_root = source.image_root;
   annotation_options.allow_outside_root = source.allow_outside_root;
   annotation_options.yolo_names = source.names_path;
+  annotation_options.skip_crowd = source.skip_crowd;
+  annotation_options.skip_difficult = source.skip_difficult;
   annotation_options.image_options.apply_exif_orientation = !common.no_exif;
   annotation_options.image_options.max_pixels = common.max_pixels;
   if (format == io::AnnotationFormat::Yolo) annotation_options.yolo_images = inputs;
@@ -349,12 +483,16 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
     std::size_t with_boxes = 0;
     for (const io::RoiImage& image : file.images) with_boxes += image.rois.empty() ? 0 : 1;
     for (const io::RoiImage& image : file.images) {
-      if (image.rois.empty()) continue;
+      if (image.rois.empty() && image.left_out.empty()) continue;
       if (format != io::AnnotationFormat::Yolo && inputs_given_by_user && !inputs.empty()) {
         usage_error(source.rois_path + ": these " + to_string(format) + " annotations name their own images; drop -i");
       }
       RoiList list;
       list.entries = image.rois;
+      list.width = image.width;
+      list.height = image.height;
+      list.where = image.where;
+      list.left_out = image.left_out;
       jobs.push_back(make_job(image.path, with_boxes, list, resolved, output, common));
     }
     return jobs;
@@ -392,11 +530,24 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
   cmd->add_flag("--allow-outside-root", o.allow_outside_root,
                 "COCO / VOC: take image names that leave the image root (absolute, or '..' above it); refused by "
                 "default, since a dataset file could otherwise point rsz at any file");
-  cmd->add_option("--names", o.names, "YOLO: class names file, one per line (default: class numbers as labels)");
+  cmd->add_option("--names", o.names,
+                  "YOLO: class names: a text file, one per line, or Ultralytics' data.yaml (its names: list or map) "
+                  "(default: class numbers as labels)");
   add_choice_option(*cmd, "--rois-check", o.common.rois_check, io::rois_check_names(), io::parse_rois_check,
                     "Boxes outside the image, empty or inverted (legal ROI_ALIGN, likely dataset mistakes): warn "
-                    "(default: one line per image, crops still written), error (refuse the run) or off; images "
-                    "only");
+                    "(default: one line per image, crops still written), error (refuse the run), skip (no crop: "
+                    "counted in the summary, listed in the manifest with the reason) or off; images only");
+  add_choice_option(*cmd, "--size-mismatch", o.common.size_mismatch, io::size_mismatch_names(),
+                    io::parse_size_mismatch,
+                    "COCO / VOC: an image whose size is not the one the annotations state (width/height, <size>; "
+                    "after EXIF orientation unless --no-exif): fail (default: that image fails, exit 1, the others "
+                    "are cropped) or scale (its boxes are scaled to the image: x by w_image/w_stated, y likewise)");
+  cmd->add_flag("--skip-crowd", o.skip_crowd,
+                "COCO: leave out annotations with \"iscrowd\": 1 (regions of many objects); counted in the summary, "
+                "listed in the manifest");
+  cmd->add_flag("--skip-difficult", o.skip_difficult,
+                "Pascal VOC: leave out objects marked <difficult>1</difficult>; counted in the summary, listed in "
+                "the manifest");
   cmd->add_option("--manifest", o.common.manifest,
                   "Also write a crop manifest: one line per crop with its path, source image, box, label and id "
                   "(.jsonl or .csv)");
@@ -435,9 +586,12 @@ OperatorCommand roi_align_command() {
     source.rois_path = step.rois_path;
     source.image_root = step.image_root;
     source.names_path = step.names_path;
+    source.skip_crowd = step.skip_crowd;
+    source.skip_difficult = step.skip_difficult;
     if (!step.names_path.empty()) other_inputs.push_back(step.names_path);
     CommonOptions step_options = common;
     if (step.rois_check) step_options.rois_check = *step.rois_check;
+    if (step.size_mismatch) step_options.size_mismatch = *step.size_mismatch;
     return make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, step_options,
                                false);
   };
@@ -482,8 +636,9 @@ int run_roi_align(const RoiAlignOptions& o) {
   if (!common.manifest.empty() && !io::is_manifest_path(common.manifest)) {
     usage_error("--manifest " + common.manifest + ": a manifest is .jsonl (JSON Lines) or .csv");
   }
-  const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, {o.rois, o.batch_indices, o.image_root, o.names, o.allow_outside_root},
-                                                    output, common);
+  const RoiSource source{o.rois,          o.batch_indices, o.image_root,    o.names,
+                         o.allow_outside_root, o.skip_crowd,     o.skip_difficult};
+  const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, source, output, common);
   std::vector<std::string> all_inputs;
   for (const Job& job : jobs) all_inputs.push_back(job.input);
   const std::vector<std::string> others{common.config, o.rois, o.batch_indices, o.names};

@@ -71,6 +71,8 @@ struct RoiSource {
   std::string image_root;          // COCO / VOC: where image paths resolve ("": the annotation file's folder)
   std::string names_path;          // YOLO: class names, one per line ("": class numbers as labels)
   bool allow_outside_root = false;  // COCO / VOC: image names may leave the image root (--allow-outside-root)
+  bool skip_crowd = false;          // COCO: iscrowd annotations are left out (--skip-crowd)
+  bool skip_difficult = false;      // VOC: difficult objects are left out (--skip-difficult)
 };
 std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
                                      const RoiSource& source, const std::string& output, const CommonOptions& common,
@@ -126,6 +128,8 @@ struct RoiAlignOptions {
   std::string image_root;
   std::string names;
   bool allow_outside_root = false;
+  bool skip_crowd = false;
+  bool skip_difficult = false;
 };
 void setup_roi_align(CLI::App& app, RoiAlignOptions& options);
 int run_roi_align(const RoiAlignOptions& options);

@@ -57,6 +57,9 @@ struct CommonOptions {
   int png_compression = -1;  // -1: the fast default
   std::string manifest;      // roi-align: the crop manifest (.jsonl or .csv) written after the run; "" for none
   io::RoisCheck rois_check = io::RoisCheck::Warn;  // roi-align on images: boxes outside, empty or inverted
+  // roi-align with COCO / VOC annotations: an image whose size differs from the one they state fails, or its boxes
+  // are scaled to it (--size-mismatch).
+  io::SizeMismatch size_mismatch = io::SizeMismatch::Fail;
   bool skip_existing = false;       // keep inputs whose outputs all exist (a resumed run), without reading them
   std::string format;      // -i - / -o -: the stream's format (an extension without the dot); "" to detect
   bool strip = false;      // image outputs without the input's metadata (ICC profile, EXIF, XMP)
@@ -263,6 +266,9 @@ struct JobPlan {
   // by band: its file and a window of its rows).
   std::uint64_t input_bytes = 0;
   std::string warning;                // one line for stderr (and a --json record) before anything runs; "" for none
+  // The input cannot be used as planned (annotations that state another image size): it fails alone (exit 1) with
+  // this message as it is; "" for none. A request that cannot be met is thrown as InvalidArgument instead.
+  std::string failure;
   // The job computes its one output with save_output_rows: an output whose format encodes rows (PNG, JPEG) then
   // holds one band of the result at a time, not the whole result (the memory budget counts it so).
   bool banded = false;
@@ -277,6 +283,11 @@ struct Job {
   std::vector<std::string> planned_outputs;
   // roi-align's crops as manifest lines, known before the run: a job skipped by --skip-existing still lists them.
   std::vector<io::CropRecord> planned_crops;
+  // roi-align's boxes left out of the crops (--rois-check skip, --skip-crowd, --skip-difficult), each with its
+  // reason: manifest lines without a crop, counted in the summary (unless the job fails at planning). A job with no
+  // box left to crop has no plan and no run: its image is not read.
+  std::vector<io::CropRecord> left_out;
+  bool boxes_scaled = false;  // roi-align: the boxes were scaled to the image's size (--size-mismatch scale)
   std::function<JobPlan(const InputProbe&)> plan;
   std::function<std::vector<OutputRecord>(int threads)> run;
   // A chained batch step's input does not exist before the step it comes from has run: planning (and --dry-run)

@@ -130,6 +130,10 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
     probe = job.probe ? *job.probe : probe_input(job.input, options);
     plan = job.plan(probe);
     prepared.warning = plan.warning;
+    if (!plan.failure.empty()) {
+      prepared.failure = plan.failure;
+      return prepared;
+    }
   } catch (const Error& e) {
     // Parameters that cannot be met for this input's size (a scale whose output overflows...) are the request's
     // fault; shapes, types, unreadable or corrupt files are the input's.
@@ -241,6 +245,7 @@ std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOpti
 #pragma omp parallel for num_threads(std::max(1, std::min(threads, static_cast<int>(jobs.size())))) schedule(dynamic, 1)
   for (std::int64_t i = 0; i < count; ++i) {
     const auto k = static_cast<std::size_t>(i);
+    if (!jobs[k].plan) continue;  // nothing to compute (roi-align: every box left out): not even probed
     if (options.skip_existing && !jobs[k].probe && all_exist(jobs[k].planned_outputs)) {
       prepared[k].skipped = true;  // a resumed run: not even probed
       continue;
@@ -297,6 +302,29 @@ void note_conversions(const std::vector<Prepared>& prepared) {
     to_stderr("rsz: note: " + inputs(reduced) + " with 16-bit samples written with 8 bits for formats without 16 bits "
               "(--strict refuses instead)\n");
   }
+}
+
+// The summary's words for roi-align's boxes that were not cropped as given: "; skipped 3 boxes: 2 outside the
+// image, 1 empty" (reasons in a fixed order), and "; scaled the boxes of 2 images to their size"; "" for none.
+std::string boxes_note(const std::map<std::string, std::size_t>& left_out, std::size_t scaled) {
+  static const std::pair<const char*, const char*> kReasons[] = {
+      {"outside", "outside the image"}, {"empty", "empty"}, {"inverted", "inverted"},
+      {"crowd", "crowd (iscrowd)"},     {"difficult", "difficult"}};
+  std::size_t total = 0;
+  std::string kinds;
+  for (const auto& [reason, words] : kReasons) {
+    const auto it = left_out.find(reason);
+    if (it == left_out.end() || it->second == 0) continue;
+    total += it->second;
+    kinds += (kinds.empty() ? "" : ", ") + std::to_string(it->second) + " " + words;
+  }
+  std::string note;
+  if (total > 0) note = "; skipped " + std::to_string(total) + " box" + (total == 1 ? "" : "es") + ": " + kinds;
+  if (scaled > 0) {
+    note += "; scaled the boxes of " + std::to_string(scaled) + " image" + (scaled == 1 ? "" : "s") +
+            " to their size (--size-mismatch scale)";
+  }
+  return note;
 }
 
 // Threads for the run: --jobs, or the CPUs this process may use (its affinity and cgroup quota: Slurm, taskset,
@@ -398,6 +426,8 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   std::size_t done = 0;
   std::size_t written = 0;
   std::size_t skipped = 0;
+  std::map<std::string, std::size_t> left_out;  // roi-align's boxes left out, by reason
+  std::size_t scaled = 0;                       // roi-align's images whose boxes were scaled to their size
   Progress progress(jobs.size(), !options.quiet && ::isatty(STDERR_FILENO) != 0);
   const auto start = std::chrono::steady_clock::now();
 
@@ -405,11 +435,26 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<OutputRecord> records;
     std::string error = plan.failure;
+    // The boxes left out are listed and counted with the job's crops, unless planning found the job unusable.
+    const auto account_left_out = [&]() {
+      if (!plan.failure.empty()) return;
+      job_crops.insert(job_crops.end(), job.left_out.begin(), job.left_out.end());
+      for (const io::CropRecord& box : job.left_out) ++left_out[box.skipped];
+      scaled += job.boxes_scaled ? 1 : 0;
+    };
+    if (!job.run) {  // every box left out: nothing to read or write
+      const std::lock_guard<std::mutex> lock(mutex);
+      ++done;
+      account_left_out();
+      progress.step(done);
+      return;
+    }
     if (plan.skipped) {
       const std::lock_guard<std::mutex> lock(mutex);
       ++done;
       ++skipped;
       job_crops = job.planned_crops;
+      account_left_out();
       if (options.json) {
         for (const auto& out : job.planned_outputs) {
           std::cout << json_line({{"input", job.input}, {"output", out}, {"op", job.op}, {"skipped", true}}) << "\n"
@@ -444,6 +489,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     for (const auto& r : records) {
       if (r.crop) job_crops.push_back(*r.crop);
     }
+    account_left_out();
     if (options.json) {
       for (const auto& r : records) {
         std::cout << json_line({{"input", job.input},
@@ -487,11 +533,12 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     }
   }
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string boxes = boxes_note(left_out, scaled);
   if (failed > 0) {
     to_stderr("rsz: " + std::to_string(failed) + " of " + std::to_string(jobs.size()) + " input" +
               (jobs.size() == 1 ? "" : "s") + " failed; " + std::to_string(written) + " file" +
               (written == 1 ? "" : "s") + " written" +
-              (skipped > 0 ? "; " + std::to_string(skipped) + " skipped (outputs exist)" : "") + "\n");
+              (skipped > 0 ? "; " + std::to_string(skipped) + " skipped (outputs exist)" : "") + boxes + "\n");
     return kExitFailed;
   }
   if (!options.quiet) {
@@ -499,7 +546,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     s.precision(3);
     s << "rsz: wrote " << written << " file" << (written == 1 ? "" : "s") << " in " << total << " s";
     if (skipped > 0) s << "; skipped " << skipped << " input" << (skipped == 1 ? "" : "s") << " whose outputs exist";
-    to_stderr(s.str() + "\n");
+    to_stderr(s.str() + boxes + "\n");
   }
   return kExitOk;
 }

@@ -11,8 +11,9 @@ _rsz_flags() {
                     --output-sizes --preset --antialias --rounding-direction --shrink-on-load" ;;
     thumbnail) echo "$io --size --fit --gravity --mode --enlarge --no-antialias --shrink-on-load" ;;
     upsample) echo "$io --factor --mode" ;;
-    roi-align) echo "$io --rois --image-root --allow-outside-root --names --rois-check --manifest --batch-indices --output-size --reduction --mode --samples
-                     --spatial-scale --oob-value --input-offset --output-offset --align-corners --max-samples" ;;
+    roi-align) echo "$io --rois --image-root --allow-outside-root --names --rois-check --size-mismatch --skip-crowd --skip-difficult
+                     --manifest --batch-indices --output-size --reduction --mode --samples --spatial-scale --oob-value
+                     --input-offset --output-offset --align-corners --max-samples" ;;
     run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --device -v --verbose --max-memory --max-pixels
                --skip-existing --max-samples --no-sync" ;;
     info) echo "-h --help -r --recursive --json --no-exif --backends" ;;
@@ -38,7 +39,8 @@ _rsz() {
     --backend) COMPREPLY=($(compgen -W "auto cpu reference cuda" -- "$cur")); return ;;
     --mode) COMPREPLY=($(compgen -W "nearest linear" -- "$cur")); return ;;
     --reduction) COMPREPLY=($(compgen -W "average max" -- "$cur")); return ;;
-    --rois-check) COMPREPLY=($(compgen -W "warn error off" -- "$cur")); return ;;
+    --rois-check) COMPREPLY=($(compgen -W "warn error off skip" -- "$cur")); return ;;
+    --size-mismatch) COMPREPLY=($(compgen -W "fail scale" -- "$cur")); return ;;
     --depth) COMPREPLY=($(compgen -W "8 16" -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "png jpg bmp tif webp ppm pgm npy" -- "$cur")); return ;;
     --fit) COMPREPLY=($(compgen -W "fill inside outside cover contain" -- "$cur")); return ;;

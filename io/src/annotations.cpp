@@ -2,6 +2,7 @@
 #include "rsz/io/annotations.h"
 
 #include <pugixml.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
@@ -123,9 +124,19 @@ RoiFile read_coco(const std::string& path, const AnnotationOptions& options) {
     const Ref id = im.required("id");
     const auto [at, fresh] = image_of.emplace(coco_id(id), file.images.size());
     if (!fresh) id.fail("image id " + at->first + " is listed twice; image ids must be unique");
-    file.images.push_back({image_under_root(base, detail::get_nonempty_string(im.required("file_name")),
-                                            path + ": " + im.pointer() + "/file_name", options),
-                           {}});
+    const std::string file_name = detail::get_nonempty_string(im.required("file_name"));
+    RoiImage image;
+    image.path = image_under_root(base, file_name, path + ": " + im.pointer() + "/file_name", options);
+    // The size the boxes were drawn on, checked against the image by the caller (0 or absent: not stated).
+    constexpr std::int64_t kMaxSide = std::numeric_limits<std::int32_t>::max();
+    if (const auto width = im.find("width"); width && !width->json().is_null()) {
+      image.width = detail::get_int(*width, 0, kMaxSide);
+    }
+    if (const auto height = im.find("height"); height && !height->json().is_null()) {
+      image.height = detail::get_int(*height, 0, kMaxSide);
+    }
+    image.where = path + ": image " + at->first + " (" + file_name + ")";
+    file.images.push_back(std::move(image));
   }
   std::map<std::string, std::string> ids_seen;
   const Ref annotations = root.required("annotations");
@@ -158,6 +169,14 @@ RoiFile read_coco(const std::string& path, const AnnotationOptions& options) {
       roi.id = name_part(coco_id(*id));
       const auto [first, unique] = ids_seen.emplace(roi.id, id->pointer());
       if (!unique) id->fail("duplicate annotation id " + roi.id + " (first at " + first->second + ")");
+    }
+    // "iscrowd" is read only when asked to act on it: files whose tools write it otherwise keep working.
+    if (const auto crowd = a.find("iscrowd"); crowd && options.skip_crowd) {
+      const bool is_crowd = crowd->json().is_boolean() ? crowd->json().get<bool>() : detail::get_int(*crowd, 0, 1) == 1;
+      if (is_crowd) {
+        file.images[image->second].left_out.push_back({std::move(roi), "crowd"});
+        continue;
+      }
     }
     file.images[image->second].rois.push_back(std::move(roi));
   }
@@ -202,6 +221,19 @@ RoiImage read_voc_file(const std::string& path, const std::string& base, const A
   if (!filename || name.empty()) usage(voc_where(path, annotation) + ": <filename> is missing or empty");
   RoiImage image;
   image.path = image_under_root(base, name, voc_where(path, filename), options);
+  image.where = path + " (" + name + ")";
+  // <size>: the size the boxes were drawn on, checked against the image by the caller (0 or absent: not stated).
+  if (const pugi::xml_node size = annotation.child("size")) {
+    for (const char* side : {"width", "height"}) {
+      if (!size.child(side)) continue;
+      const double v = voc_number(path, size, side);
+      if (v < 0 || v != std::floor(v) || v > std::numeric_limits<std::int32_t>::max()) {
+        usage(voc_where(path, size.child(side)) + ": expected a whole number of pixels, got " +
+              trimmed(size.child_value(side)));
+      }
+      (std::string(side) == "width" ? image.width : image.height) = static_cast<std::int64_t>(v);
+    }
+  }
   const std::string stem = name_part(fs::path(path).stem().string());
   std::size_t k = 0;
   for (const pugi::xml_node object : annotation.children("object")) {
@@ -218,8 +250,19 @@ RoiImage read_voc_file(const std::string& path, const std::string& base, const A
                to_float32(ymax, where)};
     roi.label = trimmed(object.child_value("name"));
     roi.id = stem + "-" + std::to_string(k);
-    image.rois.push_back(std::move(roi));
     ++k;
+    if (options.skip_difficult && object.child("difficult")) {
+      const std::string difficult = trimmed(object.child_value("difficult"));
+      if (difficult != "0" && difficult != "1") {
+        usage(voc_where(path, object.child("difficult")) + " #" + std::to_string(k - 1) + ": expected 0 or 1, got \"" +
+              difficult + "\"");
+      }
+      if (difficult == "1") {
+        image.left_out.push_back({std::move(roi), "difficult"});
+        continue;
+      }
+    }
+    image.rois.push_back(std::move(roi));
   }
   return image;
 }
@@ -244,17 +287,128 @@ RoiFile read_voc(const std::string& path, const AnnotationOptions& options) {
 
 // ---- YOLO ----
 
-std::vector<std::string> read_names(const std::string& path) {
-  std::vector<std::string> names;
+// Class names by class number.
+using ClassNames = std::map<std::size_t, std::string>;
+
+// "FILE: line N" for a YAML node or error mark (just FILE where yaml-cpp knows no position).
+std::string yaml_where(const std::string& path, const YAML::Mark& mark) {
+  return mark.is_null() ? path : path + ": line " + std::to_string(mark.line + 1);
+}
+
+// What a YAML node is, for messages.
+std::string yaml_kind(const YAML::Node& node) {
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a map";
+  if (node.IsNull()) return "empty (null)";
+  return "\"" + node.Scalar() + "\"";
+}
+
+// A name must be a string as YAML reads it: not a list or map, not null, and not an unquoted scalar that YAML reads
+// as a boolean or a number (PyYAML, which Ultralytics uses, reads `no` as False and `1` as 1, not as the name).
+std::string yaml_name(const std::string& path, const YAML::Node& node, const std::string& what) {
+  const std::string quote_hint = "; names are strings (quote one that YAML would read otherwise: \"1\", \"no\")";
+  // yaml-cpp marks an empty (null) item where the next token starts, often the next line: no line is better.
+  if (node.IsNull()) usage(path + ": " + what + " is empty (null)" + quote_hint);
+  if (!node.IsScalar()) usage(yaml_where(path, node.Mark()) + ": " + what + " is " + yaml_kind(node) + quote_hint);
+  if (node.Tag() == "?") {  // plain (unquoted): YAML's own types come first
+    bool flag = false;
+    double number = 0;
+    if (YAML::convert<bool>::decode(node, flag) || YAML::convert<double>::decode(node, number)) {
+      usage(yaml_where(path, node.Mark()) + ": " + what + " is " + yaml_kind(node) + ", which YAML reads as a " +
+            (YAML::convert<bool>::decode(node, flag) ? "boolean" : "number") + quote_hint);
+    }
+  }
+  const std::string name = trimmed(node.Scalar());
+  if (name.empty()) usage(yaml_where(path, node.Mark()) + ": " + what + " is empty" + quote_hint);
+  return name;
+}
+
+// Ultralytics' dataset YAML (data.yaml: path, train, val, nc, names): "names" as a list or a map of class numbers.
+ClassNames read_yaml_names(const std::string& path, const std::string& text) {
+  const std::string expected =
+      "expected Ultralytics' dataset YAML with \"names:\" a list ([person, car]) or a map of class numbers "
+      "({0: person, 1: car})";
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    usage(yaml_where(path, e.mark) + ": not valid YAML (" + e.msg + "); " + expected);
+  }
+  if (!root.IsMap()) usage(path + ": the YAML is " + yaml_kind(root) + ", not a mapping; " + expected);
+  const YAML::Node names = static_cast<const YAML::Node&>(root)["names"];
+  if (!names) usage(path + ": no \"names\" key; " + expected);
+  ClassNames classes;
+  if (names.IsSequence()) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      classes[i] = yaml_name(path, names[i], "name " + std::to_string(i));
+    }
+  } else if (names.IsMap()) {
+    std::map<std::size_t, YAML::Mark> first;  // class number -> where it was first given
+    for (const auto& entry : names) {
+      const YAML::Node& key = entry.first;
+      long long number = -1;
+      if (!key.IsScalar() || !YAML::convert<long long>::decode(key, number) || number < 0 ||
+          number > 1000000000) {
+        usage(yaml_where(path, key.Mark()) + ": the key " + yaml_kind(key) +
+              " of \"names\" is not a class number (0, 1, ...)");
+      }
+      const auto cls = static_cast<std::size_t>(number);
+      const auto [at, fresh] = first.emplace(cls, key.Mark());
+      if (!fresh) {
+        usage(yaml_where(path, key.Mark()) + ": class " + std::to_string(cls) + " is named twice (first at line " +
+              std::to_string(at->second.line + 1) + ")");
+      }
+      classes[cls] = yaml_name(path, entry.second, "the name of class " + std::to_string(cls));
+    }
+  } else {
+    usage(yaml_where(path, names.Mark()) + ": \"names\" is " + yaml_kind(names) + "; " + expected);
+  }
+  if (classes.empty()) usage(yaml_where(path, names.Mark()) + ": \"names\" is empty; " + expected);
+  // Ultralytics refuses a file whose class count disagrees with its names: so does rsz.
+  if (const YAML::Node nc = static_cast<const YAML::Node&>(root)["nc"]; nc && !nc.IsNull()) {
+    long long count = -1;
+    if (!nc.IsScalar() || !YAML::convert<long long>::decode(nc, count) || count < 0 ||
+        static_cast<std::size_t>(count) != classes.size()) {
+      usage(yaml_where(path, nc.Mark()) + ": \"nc\" is " + (nc.IsScalar() ? nc.Scalar() : yaml_kind(nc)) +
+            ", but \"names\" has " + std::to_string(classes.size()) + " classes; nc counts the names");
+    }
+  }
+  return classes;
+}
+
+bool has_yaml_extension(const std::string& path) {
+  std::string e = fs::path(path).extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return e == ".yaml" || e == ".yml";
+}
+
+// Whether a names file without a YAML extension is a YAML mapping with a "names" key all the same (a data.yaml
+// copied as classes.txt): read line by line it would give classes such as "path: ." and "names:".
+bool is_yaml_with_names(const std::string& text) {
+  if (text.find("names") == std::string::npos) return false;
+  try {
+    const YAML::Node root = YAML::Load(text);
+    return root.IsMap() && static_cast<bool>(static_cast<const YAML::Node&>(root)["names"]);
+  } catch (const YAML::Exception&) {
+    return false;  // plain text that is not YAML at all
+  }
+}
+
+// The class names of a names file: Ultralytics' dataset YAML, or plain text with the name of class k on line k.
+ClassNames read_names(const std::string& path) {
+  ClassNames names;
   if (path.empty()) return names;
-  std::istringstream lines(detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file"));
-  std::string line;
-  while (std::getline(lines, line)) names.push_back(trimmed(line));
-  while (!names.empty() && names.back().empty()) names.pop_back();
+  const std::string text = detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file");
+  if (has_yaml_extension(path) || is_yaml_with_names(text)) return read_yaml_names(path, text);
+  std::istringstream lines(text);
+  std::vector<std::string> list;
+  for (std::string line; std::getline(lines, line);) list.push_back(trimmed(line));
+  while (!list.empty() && list.back().empty()) list.pop_back();
+  for (std::size_t k = 0; k < list.size(); ++k) names[k] = list[k];
   return names;
 }
 
-RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, const std::vector<std::string>& names,
+RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, const ClassNames& names,
                         const AnnotationOptions& options) {
   const std::string& names_path = options.yolo_names;
   RoiImage image;
@@ -263,6 +417,9 @@ RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, c
   if (!fs::exists(txt, ec)) return image;  // no label file: no boxes
   // The size the boxes are relative to: the image as the operator will see it (upright unless --no-exif).
   const ImageInfo info = read_image_info(image_path, options.image_options);
+  image.width = info.width;
+  image.height = info.height;
+  image.where = txt;
   std::istringstream lines(detail::read_text_file(txt, detail::kMaxAnnotationFileBytes, "a YOLO label file"));
   const std::string stem = name_part(fs::path(image_path).stem().string());
   std::string line;
@@ -291,7 +448,8 @@ RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, c
       usage(where + ": the class \"" + words[0] + "\" is not a class number (0, 1, ...)");
     }
     const auto cls = static_cast<std::size_t>(v[0]);
-    if (!names.empty() && cls >= names.size()) {
+    const auto name = names.find(cls);
+    if (!names.empty() && name == names.end()) {
       usage(where + ": class " + words[0] + " has no name in " + names_path + " (" + std::to_string(names.size()) +
             " names)");
     }
@@ -301,7 +459,7 @@ RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, c
     RoiEntry roi;
     roi.box = {to_float32((v[1] - v[3] / 2) * w, where), to_float32((v[2] - v[4] / 2) * h, where),
                to_float32((v[1] + v[3] / 2) * w, where), to_float32((v[2] + v[4] / 2) * h, where)};
-    roi.label = names.empty() ? std::to_string(cls) : names[cls];
+    roi.label = names.empty() ? std::to_string(cls) : name->second;
     roi.id = stem + "-" + std::to_string(k++);
     image.rois.push_back(std::move(roi));
   }
@@ -310,7 +468,7 @@ RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, c
 
 RoiFile read_yolo(const std::string& path, const AnnotationOptions& options) {
   if (options.yolo_images.empty()) usage(path + ": YOLO labels need their images (give them with -i)");
-  const std::vector<std::string> names = read_names(options.yolo_names);
+  const ClassNames names = read_names(options.yolo_names);
   std::error_code ec;
   const bool folder = fs::is_directory(path, ec);
   if (!folder && options.yolo_images.size() != 1) {
@@ -416,20 +574,24 @@ void write_manifest(const std::string& path, const std::vector<CropRecord>& reco
     usage(path + ": a manifest is .jsonl (JSON Lines) or .csv; the extension says which");
   }
   const bool csv = lowercase_extension(path) == ".csv";
-  std::string text = csv ? "crop,source,x1,y1,x2,y2,label,id\n" : "";
+  // The "skipped" column only where a box was left out: a run that crops every box keeps the plain layout.
+  const bool any_skipped =
+      std::any_of(records.begin(), records.end(), [](const CropRecord& r) { return !r.skipped.empty(); });
+  std::string text = csv ? std::string("crop,source,x1,y1,x2,y2,label,id") + (any_skipped ? ",skipped\n" : "\n") : "";
   for (const CropRecord& r : records) {
     if (csv) {
       text += csv_field(r.crop) + "," + csv_field(r.source);
       for (const float v : r.box) text += "," + float_text(v);
-      text += "," + csv_field(r.label) + "," + csv_field(r.id) + "\n";
+      text += "," + csv_field(r.label) + "," + csv_field(r.id) + (any_skipped ? "," + csv_field(r.skipped) : "") + "\n";
     } else {
       Json line = Json::object();
-      line["crop"] = r.crop;
+      if (r.skipped.empty()) line["crop"] = r.crop;
       line["source"] = r.source;
       line["box"] = Json::array();
       for (const float v : r.box) line["box"].push_back(Json::parse(float_text(v)));
       line["label"] = r.label;
       line["id"] = r.id;
+      if (!r.skipped.empty()) line["skipped"] = r.skipped;
       text += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
   }

@@ -84,7 +84,8 @@ const StepOperator& step_operator(const Ref& op) {
 
 BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
   detail::expect_object(step,
-                        {"op", "config", "output", "rois", "image_root", "names", "manifest", "rois_check", "input"});
+                        {"op", "config", "output", "rois", "image_root", "names", "manifest", "rois_check",
+                         "size_mismatch", "skip_crowd", "skip_difficult", "input"});
   const Ref op = step.required("op");
   const StepOperator& entry = step_operator(op);
   BatchStep out;
@@ -102,6 +103,11 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
     if (const auto check = step.find("rois_check")) {
       out.rois_check = parse_rois_check(one_of(*check, rois_check_names()), "\"rois_check\"");
     }
+    if (const auto mismatch = step.find("size_mismatch")) {
+      out.size_mismatch = parse_size_mismatch(one_of(*mismatch, size_mismatch_names()), "\"size_mismatch\"");
+    }
+    if (const auto crowd = step.find("skip_crowd")) out.skip_crowd = detail::get_bool(*crowd);
+    if (const auto difficult = step.find("skip_difficult")) out.skip_difficult = detail::get_bool(*difficult);
     if (const auto manifest = step.find("manifest")) {
       const std::string text = detail::get_nonempty_string(*manifest);
       const std::filesystem::path path(text);
@@ -114,7 +120,8 @@ BatchStep parse_step(const Ref& step, const std::string& base_dir, bool first) {
       out.manifest = text;
     }
   } else {
-    for (const char* key : {"rois", "image_root", "names", "manifest", "rois_check"}) {
+    for (const char* key :
+         {"rois", "image_root", "names", "manifest", "rois_check", "size_mismatch", "skip_crowd", "skip_difficult"}) {
       if (const auto ref = step.find(key)) {
         ref->fail(std::string("\"") + key + "\" is only for roi_align steps; this step's op is \"" + out.op + "\"");
       }
@@ -145,13 +152,24 @@ const char* to_string(RoisCheck check) {
       return "error";
     case RoisCheck::Off:
       return "off";
+    case RoisCheck::Skip:
+      return "skip";
   }
   return "?";
 }
 
+const char* to_string(SizeMismatch mode) { return mode == SizeMismatch::Scale ? "scale" : "fail"; }
+
 namespace {
-constexpr RoisCheck kRoisChecks[] = {RoisCheck::Warn, RoisCheck::Error, RoisCheck::Off};
+constexpr RoisCheck kRoisChecks[] = {RoisCheck::Warn, RoisCheck::Error, RoisCheck::Off, RoisCheck::Skip};
+constexpr SizeMismatch kSizeMismatches[] = {SizeMismatch::Fail, SizeMismatch::Scale};
 }  // namespace
+
+std::vector<std::string> size_mismatch_names() { return detail::enum_names(kSizeMismatches); }
+
+SizeMismatch parse_size_mismatch(const std::string& text, const std::string& what) {
+  return detail::parse_enum(kSizeMismatches, text, what);
+}
 
 std::vector<std::string> rois_check_names() { return detail::enum_names(kRoisChecks); }
 

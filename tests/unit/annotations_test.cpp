@@ -157,9 +157,9 @@ TEST_F(AnnotationsTest, YoloBoxesAreScaledByTheImageSize) {
 
 TEST_F(AnnotationsTest, ManifestQuotesCsvAndEscapesJson) {
   const std::vector<io::CropRecord> records = {
-      {"out/a,1.png", "in/\"x\".png", {0.1f, 2, 3.5f, -4}, "cat, big", "id\n2"},
-      {"out/b.png", "in/y.png", {1e-8f, 1e20f, 0, 0}, "", ""},
-      {"out/c.png", "in/z.png", {0, 0, 1, 1}, "=cmd|' /C calc'!A0", "@SUM(1,2)"}};
+      {"out/a,1.png", "in/\"x\".png", {0.1f, 2, 3.5f, -4}, "cat, big", "id\n2", ""},
+      {"out/b.png", "in/y.png", {1e-8f, 1e20f, 0, 0}, "", "", ""},
+      {"out/c.png", "in/z.png", {0, 0, 1, 1}, "=cmd|' /C calc'!A0", "@SUM(1,2)", ""}};
   io::write_manifest(path("m.csv"), records);
   // Cells a spreadsheet would run as formulas start with ' (numbers such as -4 are not text cells).
   EXPECT_EQ(test::read_file(path("m.csv")),
@@ -181,6 +181,72 @@ TEST_F(AnnotationsTest, ManifestQuotesCsvAndEscapesJson) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
   }
   EXPECT_FALSE(fs::exists(path("m.txt")));
+}
+
+// The image sizes the files state, and the annotations the filters leave out (with their boxes, labels and ids, for
+// the manifest); without the filters, crowd and difficult boxes are boxes like the others.
+TEST_F(AnnotationsTest, StatedSizesAndLeftOutAnnotations) {
+  test::write_file(path("c.json"), R"({"images": [{"id": 7, "file_name": "a.png", "width": 640, "height": 480},
+      {"id": 8, "file_name": "b.png"}],
+    "annotations": [{"id": 1, "image_id": 7, "bbox": [1, 2, 3, 4], "iscrowd": 1, "category_id": 2},
+                    {"id": 2, "image_id": 7, "bbox": [5, 6, 7, 8], "iscrowd": 0}],
+    "categories": [{"id": 2, "name": "people"}]})");
+  io::AnnotationOptions options;
+  io::RoiFile f = io::read_annotations(path("c.json"), io::AnnotationFormat::Coco, options);
+  ASSERT_EQ(f.images.size(), 2u);
+  EXPECT_EQ(f.images[0].width, 640);
+  EXPECT_EQ(f.images[0].height, 480);
+  EXPECT_EQ(f.images[0].where, path("c.json") + ": image 7 (a.png)");
+  EXPECT_EQ(f.images[1].width, 0);  // not stated
+  EXPECT_EQ(f.images[0].rois.size(), 2u);
+  options.skip_crowd = true;
+  f = io::read_annotations(path("c.json"), io::AnnotationFormat::Coco, options);
+  ASSERT_EQ(f.images[0].rois.size(), 1u);
+  EXPECT_EQ(f.images[0].rois[0].id, "2");
+  ASSERT_EQ(f.images[0].left_out.size(), 1u);
+  EXPECT_EQ(f.images[0].left_out[0].reason, "crowd");
+  EXPECT_EQ(f.images[0].left_out[0].roi.box, (std::array<float, 4>{1, 2, 4, 6}));
+  EXPECT_EQ(f.images[0].left_out[0].roi.label, "people");
+
+  test::write_file(path("v.xml"), "<annotation><filename>a.png</filename><size><width>320</width>"
+                                  "<height>200</height></size><object><name>car</name><difficult>1</difficult>"
+                                  "<bndbox><xmin>1</xmin><ymin>1</ymin><xmax>5</xmax><ymax>5</ymax></bndbox></object>"
+                                  "<object><name>bus</name><bndbox><xmin>2</xmin><ymin>2</ymin><xmax>9</xmax>"
+                                  "<ymax>9</ymax></bndbox></object></annotation>");
+  options = {};
+  f = io::read_annotations(path("v.xml"), io::AnnotationFormat::Voc, options);
+  EXPECT_EQ(f.images[0].width, 320);
+  EXPECT_EQ(f.images[0].height, 200);
+  EXPECT_EQ(f.images[0].rois.size(), 2u);
+  options.skip_difficult = true;
+  f = io::read_annotations(path("v.xml"), io::AnnotationFormat::Voc, options);
+  ASSERT_EQ(f.images[0].rois.size(), 1u);
+  EXPECT_EQ(f.images[0].rois[0].id, "v-1");  // ids count the objects left out
+  ASSERT_EQ(f.images[0].left_out.size(), 1u);
+  EXPECT_EQ(f.images[0].left_out[0].reason, "difficult");
+  EXPECT_EQ(f.images[0].left_out[0].roi.id, "v-0");
+
+  // A stated size that is not a whole number of pixels names the entry.
+  test::write_file(path("bad.json"), R"({"images": [{"id": 7, "file_name": "a.png", "width": -3}],
+    "annotations": []})");
+  EXPECT_NE(test::error_message([&] { io::read_annotations(path("bad.json"), io::AnnotationFormat::Coco, {}); },
+                                ErrorCode::InvalidArgument)
+                .find("/images/0/width"),
+            std::string::npos);
+}
+
+TEST_F(AnnotationsTest, ManifestListsLeftOutBoxesWithTheirReason) {
+  const std::vector<io::CropRecord> records = {{"out/a.png", "in/x.png", {1, 2, 3, 4}, "cat", "1", ""},
+                                               {"", "in/x.png", {500, 2, 530, 4}, "dog", "2", "outside"}};
+  io::write_manifest(path("m.csv"), records);
+  EXPECT_EQ(test::read_file(path("m.csv")),
+            "crop,source,x1,y1,x2,y2,label,id,skipped\n"
+            "out/a.png,in/x.png,1,2,3,4,cat,1,\n"
+            ",in/x.png,500,2,530,4,dog,2,outside\n");
+  io::write_manifest(path("m.jsonl"), records);
+  EXPECT_EQ(test::read_file(path("m.jsonl")),
+            "{\"crop\":\"out/a.png\",\"source\":\"in/x.png\",\"box\":[1,2,3,4],\"label\":\"cat\",\"id\":\"1\"}\n"
+            "{\"source\":\"in/x.png\",\"box\":[500,2,530,4],\"label\":\"dog\",\"id\":\"2\",\"skipped\":\"outside\"}\n");
 }
 
 TEST_F(AnnotationsTest, DetectionFallsBackToRszFiles) {

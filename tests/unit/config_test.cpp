@@ -64,7 +64,8 @@ const Keys kRoiKeys = {"box", "label", "id"};
 const Keys kBatchKeys = {"inputs", "output_dir", "dtype",  "recursive", "hidden",
                          "quality", "png_compression", "strip", "grayscale", "depth", "alpha", "exif", "strict",
                          "background", "lossless", "shrink_on_load", "steps", "$schema"};
-const Keys kStepKeys = {"op", "config", "output", "rois", "image_root", "names", "manifest", "rois_check", "input"};
+const Keys kStepKeys = {"op", "config", "output", "rois", "image_root", "names", "manifest", "rois_check",
+                        "size_mismatch", "skip_crowd", "skip_difficult", "input"};
 
 std::string repo(const std::string& relative) { return std::string(RSZ_SOURCE_DIR) + "/" + relative; }
 

@@ -5,16 +5,24 @@
 //   "bbox": [x, y, w, h], "category_id", ...}]) and "categories" ([{"id", "name"}]). COCO boxes are in continuous
 //   pixel coordinates (the image spans [0, W] x [0, H], pixel i covers [i, i + 1)), rsz's own convention, so the box
 //   is [x, y, x + w, y + h] (the sums in double, rounded to float32 once). Label: the category name; id: the
-//   annotation id. Crowd annotations are boxes like the others; images without annotations give no crops.
+//   annotation id. Crowd annotations ("iscrowd": 1) are boxes like the others unless skip_crowd leaves them out;
+//   images without annotations give no crops. An image's "width" and "height" (whole numbers; 0 or absent: not
+//   stated) become RoiImage::width / height, which the caller checks against the image it reads.
 // * Pascal VOC XML: an <annotation> with <filename> and <object>s holding <name> and <bndbox> (<xmin> <ymin> <xmax>
 //   <ymax>); a file, or a folder of such .xml files (sorted by name). VOC coordinates are 1-based pixel indices with
 //   the max inclusive, so pixels xmin..xmax cover [xmin - 1, xmax): the box is [xmin - 1, ymin - 1, xmax, ymax].
-//   Label: <name>; id: "<file stem>-<k>" (k: the object's position in the file, from 0).
+//   Label: <name>; id: "<file stem>-<k>" (k: the object's position in the file, from 0). <size><width> / <height>
+//   become RoiImage::width / height as COCO's do; objects with <difficult>1</difficult> are left out with
+//   skip_difficult (k still counts them, so ids do not depend on the option).
 // * YOLO txt: one "class cx cy w h" line per box, normalized to the image size (cx, cy the centre); one .txt per
 //   image, named like it (a folder of them, or one file for one image). The image's size comes from its header:
 //   the box is [(cx - w / 2) W, (cy - h / 2) H, (cx + w / 2) W, (cy + h / 2) H] in double, rounded once. Label: the
-//   class name from a names file (line k names class k), or the class number without one; id: "<stem>-<k>" (k: the
-//   line's box index). An image without a .txt has no boxes; a source where no image has one is refused.
+//   class name from a names file, or the class number without one; id: "<stem>-<k>" (k: the line's box index). An
+//   image without a .txt has no boxes; a source where no image has one is refused.
+//   A names file is plain text (line k names class k) or Ultralytics' dataset YAML (a .yaml / .yml file, or any
+//   file that is a YAML mapping with a "names" key): "names" is a list ([person, car], or a block list) or a map of
+//   class numbers to names ({0: person, 5: car}: numbers may have gaps); names are strings (quote a name YAML would
+//   read as a number, a boolean or null), and a "nc" key, when present, must count them.
 // Relative image paths resolve against `image_root` ("": the folder of the annotation file). Labels are the class
 // names as the dataset spells them (the {label} placeholder makes them safe in file names); ids become parts of file
 // names, so '/', '\' and control characters in them become '_'. Every malformed file or entry is an
@@ -47,9 +55,14 @@ struct AnnotationOptions {
   // COCO / VOC image names that leave the root (absolute, or ".." above it) are refused (InvalidArgument) unless
   // this is set: a dataset file from elsewhere must not point rsz at any file of the machine.
   bool allow_outside_root = false;
-  std::string yolo_names;               // YOLO class names, one per line; "": class numbers as labels
+  std::string yolo_names;               // YOLO class names (text or YAML, see above); "": class numbers as labels
   std::vector<std::string> yolo_images; // YOLO: the images whose .txt files are looked up (required)
   ImageReadOptions image_options;       // YOLO: how the images' sizes are read (EXIF orientation, pixel limit)
+  // COCO annotations with "iscrowd": 1 (a region of many objects, not one object's box), VOC objects with
+  // <difficult>1</difficult>: left out (RoiImage::left_out) rather than read as boxes. The other formats have no such
+  // field; the options are then unused (the command line refuses them).
+  bool skip_crowd = false;
+  bool skip_difficult = false;
 };
 
 // The boxes of a COCO, VOC or YOLO source in rsz's dataset form (RoiFile::dataset = true, one RoiImage per image).
@@ -57,17 +70,21 @@ RoiFile read_annotations(const std::string& path, AnnotationFormat format, const
 
 // One crop written by roi-align: the file, the image it was cut from, its box as the ROI source gives it after the
 // conversion from the annotation format (ROI coordinates: the image's pixels unless a spatial scale applies), its
-// label and id (empty when absent).
+// label and id (empty when absent). A box left out instead has no crop file and says why in `skipped`: "outside"
+// (the image), "empty", "inverted" (--rois-check skip), "crowd" or "difficult" (the annotation filters).
 struct CropRecord {
   std::string crop;
   std::string source;
   std::array<float, 4> box{};
   std::string label;
   std::string id;
+  std::string skipped;  // "" for a crop that was written
 };
 
-// Writes the crop manifest atomically: JSON Lines (one {"crop", "source", "box", "label", "id"} object per line)
-// for .jsonl, CSV with a header line (crop,source,x1,y1,x2,y2,label,id; fields quoted as RFC 4180 asks) for .csv.
+// Writes the crop manifest atomically: JSON Lines (one {"crop", "source", "box", "label", "id"} object per line; a
+// left-out box has "skipped" instead of "crop") for .jsonl, CSV with a header line (crop,source,x1,y1,x2,y2,label,id,
+// and a last column "skipped" when some box was left out, whose crop cell is then empty; fields quoted as RFC 4180
+// asks) for .csv.
 // Boxes are written as the shortest decimal that reads back as the same float32. Throws ErrorCode::InvalidArgument for
 // another extension, ErrorCode::Io when the file cannot be written.
 void write_manifest(const std::string& path, const std::vector<CropRecord>& records);

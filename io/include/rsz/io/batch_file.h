@@ -41,12 +41,25 @@ enum class RoisCheck {
   Warn,   // one line per image; the crops are still written
   Error,  // the input is refused
   Off,
+  Skip,   // such boxes are left out (no crop), counted in the summary and listed in the manifest
 };
-const char* to_string(RoisCheck check);  // "warn", "error", "off"
-// The spellings of a roi_align step's "rois_check" and of the command line's --rois-check: "warn", "error", "off".
+const char* to_string(RoisCheck check);  // "warn", "error", "off", "skip"
+// The spellings of a roi_align step's "rois_check" and of the command line's --rois-check: "warn", "error", "off",
+// "skip".
 std::vector<std::string> rois_check_names();
-// Throws ErrorCode::InvalidArgument: `what` = "TEXT"; warn, error or off is allowed.
+// Throws ErrorCode::InvalidArgument: `what` = "TEXT"; warn, error, off or skip is allowed.
 RoisCheck parse_rois_check(const std::string& text, const std::string& what);
+
+// What a roi_align step's "size_mismatch" and the command line's --size-mismatch do when COCO / VOC annotations
+// state an image size other than the image's (after its EXIF orientation unless "exif" is false / --no-exif).
+enum class SizeMismatch {
+  Fail,   // the image fails (its crops are not cut; the other images' are)
+  Scale,  // the boxes are scaled from the stated size to the image's: x by w_image / w_stated, y likewise
+};
+const char* to_string(SizeMismatch mode);  // "fail", "scale"
+std::vector<std::string> size_mismatch_names();
+// Throws ErrorCode::InvalidArgument: `what` = "TEXT"; fail or scale is allowed.
+SizeMismatch parse_size_mismatch(const std::string& text, const std::string& what);
 
 struct BatchStep {
   using Config = std::variant<ResizeIntent, Upsample2dConfig, RoiAlignConfig>;
@@ -58,6 +71,9 @@ struct BatchStep {
   std::string names_path;  // roi_align only, "names": YOLO class names (--names), resolved likewise
   std::string manifest;    // roi_align only, "manifest": the crop manifest, relative to the output folder
   std::optional<RoisCheck> rois_check;  // roi_align only, "rois_check" (--rois-check); unset: warn
+  std::optional<SizeMismatch> size_mismatch;  // roi_align only, "size_mismatch" (--size-mismatch); unset: fail
+  bool skip_crowd = false;      // roi_align only, "skip_crowd" (--skip-crowd): COCO iscrowd annotations left out
+  bool skip_difficult = false;  // roi_align only, "skip_difficult" (--skip-difficult): VOC difficult objects left out
   bool chained = false;   // "input": "previous": the step runs on the previous step's outputs, after it
 };
 struct BatchFile {

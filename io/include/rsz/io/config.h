@@ -129,9 +129,21 @@ struct RoiEntry {
   std::string label;  // empty when absent
   std::string id;     // empty when absent
 };
+// A box an annotation reader left out on request (io/annotations.h: --skip-crowd, --skip-difficult), and why:
+// "crowd" (COCO iscrowd) or "difficult" (VOC <difficult>).
+struct LeftOutRoi {
+  RoiEntry roi;
+  std::string reason;
+};
 struct RoiImage {
   std::string path;  // empty in the plain tensor form
   std::vector<RoiEntry> rois;
+  // Dataset annotations (io/annotations.h): the size of the image the boxes were drawn on as the source states it
+  // (COCO "width" / "height", VOC <size>; YOLO: the header's size its boxes were scaled with); 0 when not stated.
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  std::string where;  // how messages name the image's entry ("coco.json: image 12 (photo.jpg)"); "" for rsz files
+  std::vector<LeftOutRoi> left_out;
 };
 struct RoiFile {
   bool dataset = false;
