@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "pipeline_internal.h"
+#include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/npy.h"
 
@@ -189,6 +190,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
 bool is_npy_path(const std::string& path) { return lowercase(fs::path(path).extension().string()) == ".npy"; }
 
 InputProbe probe_input(const std::string& path, const CommonOptions& options) {
+  check_stream_input(path);
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (!fs::exists(status)) {
@@ -232,6 +234,7 @@ ConstTensorView LoadedInput::view() const {
 }
 
 LoadedInput load_input(const std::string& path, const CommonOptions& options) {
+  check_stream_input(path);
   LoadedInput loaded;
   if (is_npy_path(path)) {
     loaded.tensor = io::read_npy(path);

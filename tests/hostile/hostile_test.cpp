@@ -337,6 +337,34 @@ TEST(Hostile, ManyRoisAreBoundedByTheMemoryBudget) {
   EXPECT_EQ(io::read_npy(dir / "out.npy").size(0), 300000);
 }
 
+// Standard input is copied to a scratch file as it comes, never held whole: a stream whose first bytes are no image
+// is refused at once (an endless `yes` ends), and one larger than the memory budget is read no further and fails
+// alone (exit 1, as an input over the budget does), the other inputs still written. Under a 256 MiB address-space
+// limit: rsz read the whole stream into memory first (bad_alloc for `yes | head -c 300000000`).
+TEST(Hostile, StandardInputIsSniffedAndReadWithinTheBudget) {
+  ScratchDir dir("stdin_budget");
+  const std::string limit = kAddressSanitizer ? "" : "ulimit -v 262144; ";
+  const std::string rsz = "timeout 60 '" + std::string(RSZ_BINARY) + "'";
+  auto r = run_shell(dir, limit + "yes | " + rsz + " resample -i - -o y.png --scale 0.5");
+  expect_refused(r, 2, "", "yes");
+  EXPECT_EQ(r.err,
+            "rsz: -i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP or PPM/PGM image or a .npy tensor (or is "
+            "empty); give --format\n");
+  EXPECT_FALSE(fs::exists(dir / "y.png"));
+  // A PNG's first bytes, then zeros without end: read up to the budget, then failed alone.
+  r = run_shell(dir, limit + "(cat " + photo("chelsea.png") + "; cat /dev/zero) | " + rsz + " resample -i - -i " +
+                         photo("camera.png") + " -o out/ --scale 0.5 --max-memory 64M");
+  expect_refused(r, 1, "", "endless PNG stream");
+  EXPECT_EQ(r.err,
+            "rsz: standard input (-i -): the stream is larger than the memory budget of 64.0 MiB (rsz stopped "
+            "reading it there); raise --max-memory to read it\nrsz: 1 of 2 inputs failed; 1 file written\n");
+  EXPECT_EQ(list_files(dir.path() / "out"), std::vector<std::string>{"camera.png"});
+  // Within the budget the same stream is an image like its file.
+  r = run_shell(dir, limit + "cat " + photo("chelsea.png") + " | " + rsz + " resample -q -i - -o s.png --scale 0.5");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_image_info(dir / "s.png").width, 225);
+}
+
 // ---- signals ----
 
 // Starts rsz with `args` in `dir` (stdout and stderr to files), returning its pid.
