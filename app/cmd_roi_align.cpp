@@ -341,8 +341,7 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
   annotation_options.image_root = source.image_root;
   annotation_options.allow_outside_root = source.allow_outside_root;
   annotation_options.yolo_names = source.names_path;
-  annotation_options.image_options.apply_exif_orientation = !common.no_exif;
-  annotation_options.image_options.max_pixels = common.max_pixels;
+  annotation_options.image_options = image_read_options(common);
   if (format == io::AnnotationFormat::Yolo) annotation_options.yolo_images = inputs;
   const io::RoiFile file = io::read_annotations(source.rois_path, format, annotation_options);
   if (format != io::AnnotationFormat::Rsz) {  // images without boxes give no crops: not even decoded

@@ -164,7 +164,11 @@ struct InputProbe {
   DataType type = DataType::Float32;   // the compute type of images, the .npy tensor's type
   bool from_image = false;
   int bit_depth = 8;                   // images
+  std::uint64_t file_bytes = 0;        // images: the bytes of the file their decoder holds (io::ImageInfo::file_bytes)
 };
+// How the command line reads images: EXIF orientation unless --no-exif, --max-pixels, and files that a decoder holds
+// whole (all formats but PNG) within the memory budget.
+io::ImageReadOptions image_read_options(const CommonOptions& options);
 // Throws rsz::Error naming the path: a missing file ("no such file or folder"), a pattern that matched nothing, a
 // folder with no inputs, an unreadable or corrupt header, an image over --max-pixels, a non-float .npy.
 InputProbe probe_input(const std::string& path, const CommonOptions& options);

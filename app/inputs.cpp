@@ -189,6 +189,14 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
 
 bool is_npy_path(const std::string& path) { return lowercase(fs::path(path).extension().string()) == ".npy"; }
 
+io::ImageReadOptions image_read_options(const CommonOptions& options) {
+  io::ImageReadOptions read_options;
+  read_options.apply_exif_orientation = !options.no_exif;
+  read_options.max_pixels = options.max_pixels;
+  read_options.max_file_bytes = options.memory_budget();  // a decoder that holds the whole file holds it in the budget
+  return read_options;
+}
+
 InputProbe probe_input(const std::string& path, const CommonOptions& options) {
   check_stream_input(path);
   std::error_code ec;
@@ -212,14 +220,12 @@ InputProbe probe_input(const std::string& path, const CommonOptions& options) {
     probe.type = info.dtype;
     return probe;
   }
-  io::ImageReadOptions read_options;
-  read_options.apply_exif_orientation = !options.no_exif;
-  read_options.max_pixels = options.max_pixels;
-  const io::ImageInfo info = io::read_image_info(path, read_options);
+  const io::ImageInfo info = io::read_image_info(path, image_read_options(options));
   probe.sizes = {1, info.channels, info.height, info.width};
   probe.type = options.dtype;
   probe.from_image = true;
   probe.bit_depth = info.bit_depth;
+  probe.file_bytes = info.file_bytes;
   return probe;
 }
 
@@ -245,10 +251,7 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options) {
     loaded.result_type = loaded.tensor.dtype();
     return loaded;
   }
-  io::ImageReadOptions read_options;
-  read_options.apply_exif_orientation = !options.no_exif;
-  read_options.max_pixels = options.max_pixels;
-  loaded.image = io::read_image(path, read_options);
+  loaded.image = io::read_image(path, image_read_options(options));
   loaded.from_image = true;
   loaded.bit_depth = loaded.image.bit_depth;
   loaded.result_type = options.dtype;

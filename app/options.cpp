@@ -26,7 +26,9 @@ namespace rsz::app {
 
 std::string for_cli(std::string message) {
   const std::pair<const char*, const char*> knobs[] = {{"(ExecOptions::max_samples)", "(--max-samples; 0 lifts it)"},
-                                                       {"more than max_pixels (", "more than --max-pixels ("}};
+                                                       {"more than max_pixels (", "more than --max-pixels ("},
+                                                       {"more than max_file_bytes (",
+                                                        "more than the memory budget (--max-memory, "}};
   for (const auto& [knob, flag] : knobs) {
     const std::size_t at = message.find(knob);
     if (at != std::string::npos) message.replace(at, std::strlen(knob), flag);

@@ -190,13 +190,18 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
       : one_band     ? saturating_add(2 * tensor_bytes(band, sample), tensor_bytes(plan.output, sample))
                      : 2 * tensor_bytes(plan.output, sample);
   const std::uint64_t after = saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes);
-  prepared.bytes = float_copy > 0 ? std::max(saturating_add(decoded, float_copy), after) : saturating_add(decoded, after);
+  // While it decodes, a decoder that takes the whole file (all formats but PNG) holds it beside the pixels.
+  const std::uint64_t reading = saturating_add(decoded, probe.file_bytes);
+  prepared.bytes = float_copy > 0 ? std::max({reading, saturating_add(decoded, float_copy), after})
+                                  : std::max(reading, saturating_add(decoded, after));
   if (prepared.bytes > budget) {
-    const std::uint64_t input_alone = saturating_add(decoded, float_copy);
+    const std::uint64_t input_alone = std::max(reading, saturating_add(decoded, float_copy));
     if (input_alone > budget) {
       prepared.failure = job.input + ": reading this " + dims_to_string(probe.sizes) + " input needs about " +
-                         bytes_text(input_alone) + ", over the memory budget of " + bytes_text(budget) +
-                         " (--max-memory)";
+                         bytes_text(input_alone) +
+                         (probe.file_bytes > 0 ? " (its " + bytes_text(probe.file_bytes) + " file is decoded whole)"
+                                               : std::string()) +
+                         ", over the memory budget of " + bytes_text(budget) + " (--max-memory)";
     } else {
       prepared.usage = job.input + ": this " + job.op + " needs about " + bytes_text(prepared.bytes) +
                        " of memory (its result is " + dims_to_string(plan.result) + " " + to_string(plan.type) +

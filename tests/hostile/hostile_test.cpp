@@ -365,6 +365,42 @@ TEST(Hostile, StandardInputIsSniffedAndReadWithinTheBudget) {
   EXPECT_EQ(io::read_image_info(dir / "s.png").width, 225);
 }
 
+// An image file is never read whole beyond the memory budget: a PNG is read as libpng decodes it (300 MB of zeros
+// after its IEND are not read: it decodes under a 256 MiB address-space limit, the same bytes as without them); a
+// format whose decoder takes the whole file (JPEG, TIFF, ...) is refused when the file does not fit the budget,
+// failing alone with --max-memory named. rsz read every file whole: 560 MB for the PNG with --max-memory 64M.
+TEST(Hostile, ImageFilesAreReadWithinTheBudget) {
+  ScratchDir dir("file_budget");
+  const std::string limit = kAddressSanitizer ? "" : "ulimit -v 262144; ";
+  const std::string rsz = "timeout 60 '" + std::string(RSZ_BINARY) + "'";
+  ASSERT_EQ(run_rsz(dir, "resample -q -i " + photo("camera.png") + " -o plain.png --scale 0.5").status, 0);
+  ASSERT_EQ(run_rsz(dir, "resample -q -i " + photo("chelsea.png") + " -o small.tif --scale 0.5").status, 0);
+  for (const std::string& name : {std::string("camera.png"), std::string("rocket.jpg")}) {
+    fs::copy_file(photo(name), dir.path() / ("tail_" + name));
+  }
+  fs::copy_file(dir.path() / "small.tif", dir.path() / "tail_small.tif");
+  for (const char* name : {"tail_camera.png", "tail_rocket.jpg", "tail_small.tif"}) {  // sparse: no disk used
+    fs::resize_file(dir.path() / name, fs::file_size(dir.path() / name) + 300000000);
+  }
+  auto r = run_shell(dir, limit + rsz + " resample -q -i tail_camera.png -o png_out.png --scale 0.5 --max-memory 64M");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir / "png_out.png"), test::read_file(dir / "plain.png"));
+  r = run_shell(dir, limit + rsz + " resample -i tail_rocket.jpg -i tail_small.tif -i " + photo("chelsea.png") +
+                         " -o out/ --scale 0.5 --max-memory 64M");
+  expect_refused(r, 1, "", "whole-file decoders");
+  EXPECT_NE(r.err.find("rsz: tail_rocket.jpg: reading this {1, 3, 427, 640} input needs about 287.0 MiB (its "
+                       "286.2 MiB file is decoded whole), over the memory budget of 64.0 MiB (--max-memory)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("rsz: tail_small.tif: the file is " + std::to_string(fs::file_size(dir / "tail_small.tif")) +
+                       " bytes, more than the memory budget (--max-memory, 67108864) for a TIFF file, which is "
+                       "decoded whole in memory\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("rsz: 2 of 3 inputs failed; 1 file written\n"), std::string::npos) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"), std::vector<std::string>{"chelsea.png"});
+}
+
 // ---- signals ----
 
 // Starts rsz with `args` in `dir` (stdout and stderr to files), returning its pid.

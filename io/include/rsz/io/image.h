@@ -30,6 +30,9 @@ constexpr std::int64_t kDefaultMaxPixels = std::int64_t{1} << 28;
 struct ImageReadOptions {
   bool apply_exif_orientation = true;
   std::int64_t max_pixels = kDefaultMaxPixels;
+  // Formats whose decoder takes the whole file in memory (all but PNG, which is read as it is decoded): a file larger
+  // than this is refused before it is read whole (ErrorCode::Format). 0: no limit.
+  std::uint64_t max_file_bytes = 0;
 };
 
 // The allocator of Image's sample buffers: rsz::allocate_buffer (huge pages for large images), and elements that
@@ -87,6 +90,9 @@ struct ImageInfo {
   int channels = 0;
   int bit_depth = 8;
   std::string format;  // "png", "jpeg", "bmp", "tiff", "webp", "ppm", "pgm"
+  // The bytes of the file read_image holds while it decodes: the file's size for formats decoded from memory, 0 for
+  // PNG (read as it is decoded).
+  std::uint64_t file_bytes = 0;
 };
 
 // True when the extension names an image format rsz can write.
