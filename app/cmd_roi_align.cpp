@@ -434,7 +434,10 @@ OperatorCommand roi_align_command() {
     source.rois_path = step.rois_path;
     source.image_root = step.image_root;
     source.names_path = step.names_path;
-    if (!step.names_path.empty()) other_inputs.push_back(step.names_path);
+    if (!step.names_path.empty()) {
+      check_json_budget(step.names_path, "\"names\" of a roi_align step", common.memory_budget());
+      other_inputs.push_back(step.names_path);
+    }
     CommonOptions step_options = common;
     if (step.rois_check) step_options.rois_check = *step.rois_check;
     return make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, step_options,
@@ -449,6 +452,7 @@ int run_roi_align(const RoiAlignOptions& o) {
   const std::uint64_t budget = common.memory_budget();
   if (!common.config.empty()) check_json_budget(common.config, "--config", budget);
   if (!is_npy_path(o.rois)) check_json_budget(o.rois, "--rois", budget);
+  if (!o.names.empty()) check_json_budget(o.names, "--names", budget);
   const io::RoiAlignConfig file_config =
       common.config.empty() ? io::RoiAlignConfig{} : io::read_roi_align_config(common.config);
   io::RoiAlignConfig flags = field_config<io::RoiAlignConfig>(o.fields);

@@ -84,7 +84,8 @@ void to_stderr(const std::string& text);
 std::string printable(const std::string& text);
 // A whole-number flag check with a short message ("--jobs: 'abc' is not a whole number; 0 to 4096 is allowed").
 CLI::Validator whole_number(std::int64_t min, std::int64_t max);
-// Refuses a JSON file (config, ROI or batch file) whose parsed form would not fit the memory budget, before reading.
+// Refuses a JSON file (config, ROI or batch file) or an annotation file whose parsed form would not fit the memory
+// budget, before reading; for a folder (VOC, YOLO), each .xml and .txt file in it.
 void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget);
 
 // Adds -i/-o/--config/--dtype/--jobs/--json/--dry-run/--quiet/... to a subcommand.

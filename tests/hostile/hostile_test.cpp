@@ -401,6 +401,46 @@ TEST(Hostile, ImageFilesAreReadWithinTheBudget) {
   EXPECT_EQ(list_files(dir.path() / "out"), std::vector<std::string>{"chelsea.png"});
 }
 
+// Every file of a VOC or YOLO annotation folder is held to the memory budget as a single annotation file is, before
+// it is read: a 4 MB VOC .xml or YOLO .txt in a folder was parsed whatever --max-memory said (a 30 MB .xml peaked
+// at 380 MiB under --max-memory 128M).
+TEST(Hostile, AnnotationFolderFilesAreHeldToTheBudget) {
+  ScratchDir dir("annotation_budget");
+  fs::create_directories(dir.path() / "voc");
+  fs::create_directories(dir.path() / "yolo");
+  test::write_file(dir / "voc/a.xml",
+                   "<annotation><filename>chelsea.png</filename><object><name>eye</name><bndbox><xmin>1</xmin>"
+                   "<ymin>1</ymin><xmax>9</xmax><ymax>9</ymax></bndbox></object></annotation>");
+  test::write_file(dir / "yolo/chelsea.txt", "0 0.5 0.5 0.1 0.1\n");
+  std::string objects = "<annotation><filename>coffee.png</filename>";
+  std::string labels;
+  while (objects.size() < (std::size_t{4} << 20)) {
+    objects += "<object><name>cup</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>5</xmax><ymax>5</ymax></bndbox>"
+               "</object>\n";
+    labels += "0 0.5 0.5 0.1 0.1\n";
+  }
+  test::write_file(dir / "voc/b.xml", objects + "</annotation>\n");
+  while (labels.size() < (std::size_t{4} << 20)) labels += "0 0.5 0.5 0.1 0.1\n";
+  test::write_file(dir / "yolo/coffee.txt", labels);
+  const std::string photos = std::string(RSZ_SOURCE_DIR) + "/samples/photos";
+  auto r = run_limited(dir, "roi-align --rois voc --image-root " + photos +
+                                " --output-size 8x8 -o crops/ --max-memory 64M", 256L << 10);
+  expect_refused(r, 2, "", "VOC folder");
+  EXPECT_EQ(r.err, "rsz: --rois voc/b.xml: a 4.00 MiB XML file needs about 160.0 MiB to read, over the memory budget "
+                   "of 64.0 MiB (--max-memory)\n");
+  r = run_limited(dir, "roi-align -i " + photos + "/chelsea.png -i " + photos +
+                           "/coffee.png --rois yolo --output-size 8x8 -o crops/ --max-memory 64M", 256L << 10);
+  expect_refused(r, 2, "", "YOLO folder");
+  EXPECT_EQ(r.err.rfind("rsz: --rois yolo/coffee.txt: a 4.00 MiB text file needs about 160.", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(", over the memory budget of 64.0 MiB (--max-memory)\n"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "crops"));
+  // Within the budget the folder is read (--dry-run: the 4 MB file holds some 35,000 boxes).
+  r = run_limited(dir, "roi-align -q --rois voc --image-root " + photos +
+                           " --output-size 8x8 -o voc_crops/ --max-memory 192M --dry-run", 512L << 10);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind(photos + "/chelsea.png -> voc_crops/chelsea_0.png\n", 0), 0u) << r.out.substr(0, 200);
+}
+
 // ---- signals ----
 
 // Starts rsz with `args` in `dir` (stdout and stderr to files), returning its pid.
