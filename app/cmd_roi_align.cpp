@@ -305,6 +305,18 @@ Job make_job(const std::string& input, std::size_t input_count, const RoiList& l
   return job;
 }
 
+// A job for an image that the annotations could not use (a YOLO image that is missing or unreadable): planning fails
+// it alone, with the probe's message for the file, else `error`.
+Job failed_job(const std::string& input, const std::string& error) {
+  Job job;
+  job.input = input;
+  job.op = "roi_align";
+  job.size_flags = "--output-size or the number of ROIs";
+  job.plan = [error](const InputProbe&) -> JobPlan { throw Error(ErrorCode::Io, error); };
+  job.run = [error](int) -> std::vector<OutputRecord> { throw Error(ErrorCode::Io, error); };
+  return job;
+}
+
 }  // namespace
 
 std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
@@ -348,6 +360,10 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
     std::size_t with_boxes = 0;
     for (const io::RoiImage& image : file.images) with_boxes += image.rois.empty() ? 0 : 1;
     for (const io::RoiImage& image : file.images) {
+      if (!image.error.empty()) {  // a missing or unreadable image fails alone
+        jobs.push_back(failed_job(image.path, image.error));
+        continue;
+      }
       if (image.rois.empty()) continue;
       if (format != io::AnnotationFormat::Yolo && inputs_given_by_user && !inputs.empty()) {
         usage_error(source.rois_path + ": these " + to_string(format) + " annotations name their own images; drop -i");

@@ -14,7 +14,8 @@
 //   image, named like it (a folder of them, or one file for one image). The image's size comes from its header:
 //   the box is [(cx - w / 2) W, (cy - h / 2) H, (cx + w / 2) W, (cy + h / 2) H] in double, rounded once. Label: the
 //   class name from a names file (line k names class k), or the class number without one; id: "<stem>-<k>" (k: the
-//   line's box index). An image without a .txt has no boxes; a source where no image has one is refused.
+//   line's box index). An image without a .txt has no boxes; a source where no image has one is refused. An image
+//   that is missing or whose header cannot be read gets RoiImage::error instead of boxes (the others are read).
 // Relative image paths resolve against `image_root` ("": the folder of the annotation file). Labels are the class
 // names as the dataset spells them (the {label} placeholder makes them safe in file names); ids become parts of file
 // names, so '/', '\' and control characters in them become '_'. Every malformed file or entry is an

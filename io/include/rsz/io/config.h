@@ -132,6 +132,9 @@ struct RoiEntry {
 struct RoiImage {
   std::string path;  // empty in the plain tensor form
   std::vector<RoiEntry> rois;
+  // Why the image cannot be cropped ("" when it can): YOLO's boxes need the image's size, so an image that is missing
+  // or unreadable is listed without boxes and with the error, for its caller to fail that image alone.
+  std::string error;
 };
 struct RoiFile {
   bool dataset = false;
