@@ -1,6 +1,5 @@
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -71,19 +70,17 @@ class InputRows {
  public:
   static constexpr std::size_t kWindowBytes = std::size_t{16} << 20;
 
-  // What an InputRows holds for `plan` over an image of `sizes` at most (the memory budget counts it): the file's
-  // bytes, and a window of kWindowBytes, or of the rows one output row reads where that is more; never more than the
-  // whole image.
-  static std::uint64_t bytes(const std::string& path, const Dims& sizes, const io::ResizePlan& plan) {
+  // The samples an InputRows holds for `plan` over an image of `sizes` at most (the memory budget counts them): a
+  // window of kWindowBytes, or of the rows one output row reads where that is more; never more than the whole image.
+  static std::uint64_t bytes(const Dims& sizes, const io::ResizePlan& plan) {
     const auto row_bytes = static_cast<std::uint64_t>(sizes[1] * sizes[3]);
     const auto whole = row_bytes * static_cast<std::uint64_t>(sizes[2]);
     ResampleParams middle = plan.params;  // an output row away from the edges reads the most rows
     middle.output_pixel_offsets[2] -= static_cast<float>(plan.call_sizes[2] / 2);
     const auto read = resample_rows_read(sizes[2], 1, middle);
-    const std::uint64_t window = std::max<std::uint64_t>(kWindowBytes, row_bytes * static_cast<std::uint64_t>(read[1] - read[0]));
-    std::error_code ec;
-    const std::uintmax_t file = std::filesystem::file_size(path, ec);
-    return std::min(whole, window) + (ec ? 0 : static_cast<std::uint64_t>(file));
+    const std::uint64_t window =
+        std::max<std::uint64_t>(kWindowBytes, row_bytes * static_cast<std::uint64_t>(read[1] - read[0]));
+    return std::min(whole, window);
   }
 
   explicit InputRows(std::unique_ptr<io::ImageRows> rows)
@@ -206,7 +203,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       plan.result = resize.canvas;
       plan.banded = banded(resize);
       if (probe.from_image && probe.rows_in_order && reads_rows(common) && banded(resize)) {
-        plan.input_bytes = InputRows::bytes(input, probe.sizes, resize);
+        plan.input_bytes = InputRows::bytes(probe.sizes, resize);
       }
       plan.type = probe.type;
       plan.output = plan.result;
@@ -214,9 +211,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     };
     job.run = [input, out, plan_for, banded, common](int threads) {
       const ExecOptions exec = exec_options(common, threads);
-      io::ImageReadOptions read;
-      read.apply_exif_orientation = !common.no_exif;
-      read.max_pixels = common.max_pixels;
+      io::ImageReadOptions read = image_read_options(common);
       const bool image = !is_npy_path(input);
       // --shrink-on-load: the JPEG's size plans the output, libjpeg then decodes it smaller.
       Dims full;

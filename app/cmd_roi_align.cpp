@@ -416,6 +416,18 @@ Job make_job(const std::string& input, std::size_t input_count, RoiList list, co
   return job;
 }
 
+// A job for an image that the annotations could not use (a YOLO image that is missing or unreadable): planning fails
+// it alone, with the probe's message for the file, else `error`.
+Job failed_job(const std::string& input, const std::string& error) {
+  Job job;
+  job.input = input;
+  job.op = "roi_align";
+  job.size_flags = "--output-size or the number of ROIs";
+  job.plan = [error](const InputProbe&) -> JobPlan { throw Error(ErrorCode::Io, error); };
+  job.run = [error](int) -> std::vector<OutputRecord> { throw Error(ErrorCode::Io, error); };
+  return job;
+}
+
 }  // namespace
 
 std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
@@ -475,14 +487,17 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
   annotation_options.yolo_names = source.names_path;
   annotation_options.skip_crowd = source.skip_crowd;
   annotation_options.skip_difficult = source.skip_difficult;
-  annotation_options.image_options.apply_exif_orientation = !common.no_exif;
-  annotation_options.image_options.max_pixels = common.max_pixels;
+  annotation_options.image_options = image_read_options(common);
   if (format == io::AnnotationFormat::Yolo) annotation_options.yolo_images = inputs;
   const io::RoiFile file = io::read_annotations(source.rois_path, format, annotation_options);
   if (format != io::AnnotationFormat::Rsz) {  // images without boxes give no crops: not even decoded
     std::size_t with_boxes = 0;
     for (const io::RoiImage& image : file.images) with_boxes += image.rois.empty() ? 0 : 1;
     for (const io::RoiImage& image : file.images) {
+      if (!image.error.empty()) {  // a missing or unreadable image fails alone
+        jobs.push_back(failed_job(image.path, image.error));
+        continue;
+      }
       if (image.rois.empty() && image.left_out.empty()) continue;
       if (format != io::AnnotationFormat::Yolo && inputs_given_by_user && !inputs.empty()) {
         usage_error(source.rois_path + ": these " + to_string(format) + " annotations name their own images; drop -i");
@@ -588,7 +603,10 @@ OperatorCommand roi_align_command() {
     source.names_path = step.names_path;
     source.skip_crowd = step.skip_crowd;
     source.skip_difficult = step.skip_difficult;
-    if (!step.names_path.empty()) other_inputs.push_back(step.names_path);
+    if (!step.names_path.empty()) {
+      check_json_budget(step.names_path, "\"names\" of a roi_align step", common.memory_budget());
+      other_inputs.push_back(step.names_path);
+    }
     CommonOptions step_options = common;
     if (step.rois_check) step_options.rois_check = *step.rois_check;
     if (step.size_mismatch) step_options.size_mismatch = *step.size_mismatch;
@@ -604,6 +622,7 @@ int run_roi_align(const RoiAlignOptions& o) {
   const std::uint64_t budget = common.memory_budget();
   if (!common.config.empty()) check_json_budget(common.config, "--config", budget);
   if (!is_npy_path(o.rois)) check_json_budget(o.rois, "--rois", budget);
+  if (!o.names.empty()) check_json_budget(o.names, "--names", budget);
   const io::RoiAlignConfig file_config =
       common.config.empty() ? io::RoiAlignConfig{} : io::read_roi_align_config(common.config);
   io::RoiAlignConfig flags = field_config<io::RoiAlignConfig>(o.fields);

@@ -92,7 +92,8 @@ void to_stderr(const std::string& text);
 std::string printable(const std::string& text);
 // A whole-number flag check with a short message ("--jobs: 'abc' is not a whole number; 0 to 4096 is allowed").
 CLI::Validator whole_number(std::int64_t min, std::int64_t max);
-// Refuses a JSON file (config, ROI or batch file) whose parsed form would not fit the memory budget, before reading.
+// Refuses a JSON file (config, ROI or batch file) or an annotation file whose parsed form would not fit the memory
+// budget, before reading; for a folder (VOC, YOLO), each .xml and .txt file in it.
 void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget);
 
 // Adds -i/-o/--config/--dtype/--jobs/--json/--dry-run/--quiet/... to a subcommand.
@@ -173,7 +174,11 @@ struct InputProbe {
   bool from_image = false;
   int bit_depth = 8;                   // images
   bool rows_in_order = false;          // images that io::open_image_rows reads band by band
+  std::uint64_t file_bytes = 0;        // images: the bytes of the file their decoder holds (io::ImageInfo::file_bytes)
 };
+// How the command line reads images: EXIF orientation unless --no-exif, --max-pixels, and files that a decoder holds
+// whole (all formats but PNG) within the memory budget.
+io::ImageReadOptions image_read_options(const CommonOptions& options);
 // Throws rsz::Error naming the path: a missing file ("no such file or folder"), a pattern that matched nothing, a
 // folder with no inputs, an unreadable or corrupt header, an image over --max-pixels, a non-float .npy.
 InputProbe probe_input(const std::string& path, const CommonOptions& options);
@@ -262,8 +267,8 @@ struct JobPlan {
   DataType type = DataType::Float32;  // its data type
   Dims output;                        // the tensor of one output file (the result, or one ROI's crop)
   std::uint64_t extra_bytes = 0;      // other working memory (ROI tensors)
-  // Nonzero: the memory the input takes while the job runs, instead of the whole decoded image (a JPEG decoded band
-  // by band: its file and a window of its rows).
+  // Nonzero: the memory the input's samples take while the job runs, instead of the whole decoded image (a JPEG
+  // decoded band by band: a window of its rows; its file, InputProbe::file_bytes, is held too).
   std::uint64_t input_bytes = 0;
   std::string warning;                // one line for stderr (and a --json record) before anything runs; "" for none
   // The input cannot be used as planned (annotations that state another image size): it fails alone (exit 1) with

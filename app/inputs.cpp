@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "pipeline_internal.h"
+#include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/npy.h"
 
@@ -188,7 +189,16 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
 
 bool is_npy_path(const std::string& path) { return lowercase(fs::path(path).extension().string()) == ".npy"; }
 
+io::ImageReadOptions image_read_options(const CommonOptions& options) {
+  io::ImageReadOptions read_options;
+  read_options.apply_exif_orientation = !options.no_exif;
+  read_options.max_pixels = options.max_pixels;
+  read_options.max_file_bytes = options.memory_budget();  // a decoder that holds the whole file holds it in the budget
+  return read_options;
+}
+
 InputProbe probe_input(const std::string& path, const CommonOptions& options) {
+  check_stream_input(path);
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (!fs::exists(status)) {
@@ -210,15 +220,13 @@ InputProbe probe_input(const std::string& path, const CommonOptions& options) {
     probe.type = info.dtype;
     return probe;
   }
-  io::ImageReadOptions read_options;
-  read_options.apply_exif_orientation = !options.no_exif;
-  read_options.max_pixels = options.max_pixels;
-  const io::ImageInfo info = io::read_image_info(path, read_options);
+  const io::ImageInfo info = io::read_image_info(path, image_read_options(options));
   probe.sizes = {1, info.channels, info.height, info.width};
   probe.type = options.dtype;
   probe.from_image = true;
   probe.bit_depth = info.bit_depth;
   probe.rows_in_order = info.rows_in_order;
+  probe.file_bytes = info.file_bytes;
   return probe;
 }
 
@@ -233,6 +241,7 @@ ConstTensorView LoadedInput::view() const {
 }
 
 LoadedInput load_input(const std::string& path, const CommonOptions& options, int jpeg_shrink) {
+  check_stream_input(path);
   LoadedInput loaded;
   if (is_npy_path(path)) {
     loaded.tensor = io::read_npy(path);
@@ -243,9 +252,7 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options, in
     loaded.result_type = loaded.tensor.dtype();
     return loaded;
   }
-  io::ImageReadOptions read_options;
-  read_options.apply_exif_orientation = !options.no_exif;
-  read_options.max_pixels = options.max_pixels;
+  io::ImageReadOptions read_options = image_read_options(options);
   read_options.jpeg_shrink = jpeg_shrink;
   loaded.image = io::read_image(path, read_options);
   loaded.from_image = true;

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common.h"
+#include "pipeline_internal.h"
 #include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/config.h"
@@ -26,7 +27,9 @@ namespace rsz::app {
 
 std::string for_cli(std::string message) {
   const std::pair<const char*, const char*> knobs[] = {{"(ExecOptions::max_samples)", "(--max-samples; 0 lifts it)"},
-                                                       {"more than max_pixels (", "more than --max-pixels ("}};
+                                                       {"more than max_pixels (", "more than --max-pixels ("},
+                                                       {"more than max_file_bytes (",
+                                                        "more than the memory budget (--max-memory, "}};
   for (const auto& [knob, flag] : knobs) {
     const std::size_t at = message.find(knob);
     if (at != std::string::npos) message.replace(at, std::strlen(knob), flag);
@@ -219,13 +222,28 @@ void add_max_memory_option(CLI::App& command, CommonOptions& options, const std:
 }
 
 void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget) {
-  // A parsed JSON document takes up to about 40 times its text (a number becomes a 16-byte value in a vector).
+  // A parsed JSON document takes up to about 40 times its text (a number becomes a 16-byte value in a vector); an XML
+  // tree about as much.
   constexpr std::uint64_t kParsedPerByte = 40;
   std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    // An annotation folder (Pascal VOC .xml, YOLO .txt): each file it holds is read as one file would be.
+    std::vector<std::string> files;
+    for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code entry_ec;
+      const std::string ext = detail::lowercase(it->path().extension().string());
+      if ((ext == ".xml" || ext == ".txt") && it->is_regular_file(entry_ec)) files.push_back(it->path().string());
+    }
+    std::sort(files.begin(), files.end());  // the first file over the budget, in the readers' order
+    for (const std::string& file : files) check_json_budget(file, flag, budget);
+    return;
+  }
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return;  // the reader reports missing and unreadable files
   if (static_cast<std::uint64_t>(size) > budget / kParsedPerByte) {
-    usage_error(flag + " " + path + ": a " + bytes_text(size) + " JSON file needs about " +
+    const std::string ext = detail::lowercase(std::filesystem::path(path).extension().string());
+    const char* kind = ext == ".xml" ? "XML" : ext == ".txt" ? "text" : "JSON";
+    usage_error(flag + " " + path + ": a " + bytes_text(size) + " " + kind + " file needs about " +
                 bytes_text(static_cast<std::uint64_t>(size) * kParsedPerByte) + " to read, over the memory budget of " +
                 bytes_text(budget) + " (--max-memory)");
   }

@@ -180,9 +180,10 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
   const bool one_band = plan.banded && job.planned_outputs.size() == 1 && !is_npy_path(job.planned_outputs[0]) &&
                         io::encodes_image_rows(job.planned_outputs[0]) && plan.result.size() == 4 &&
                         plan.result[0] == 1;
+  // An input decoded band by band (plan.input_bytes) holds its file and a window of rows for the whole job.
   const std::uint64_t decoded =
       plan.input_bytes != 0
-          ? plan.input_bytes
+          ? saturating_add(plan.input_bytes, probe.file_bytes)
           : tensor_bytes(probe.sizes, probe.from_image ? static_cast<std::uint64_t>(depth / 8) : element_size(probe.type));
   const bool in_place = probe.from_image && image_runs_in_place(static_cast<int>(probe.sizes[1]), options);
   const std::uint64_t float_copy =
@@ -196,13 +197,18 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
       : one_band     ? saturating_add(2 * tensor_bytes(band, sample), tensor_bytes(plan.output, sample))
                      : 2 * tensor_bytes(plan.output, sample);
   const std::uint64_t after = saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes);
-  prepared.bytes = float_copy > 0 ? std::max(saturating_add(decoded, float_copy), after) : saturating_add(decoded, after);
+  // While it decodes, a decoder that takes the whole file (all formats but PNG) holds it beside the pixels.
+  const std::uint64_t reading = plan.input_bytes != 0 ? decoded : saturating_add(decoded, probe.file_bytes);
+  prepared.bytes = float_copy > 0 ? std::max({reading, saturating_add(decoded, float_copy), after})
+                                  : std::max(reading, saturating_add(decoded, after));
   if (prepared.bytes > budget) {
-    const std::uint64_t input_alone = saturating_add(decoded, float_copy);
+    const std::uint64_t input_alone = std::max(reading, saturating_add(decoded, float_copy));
     if (input_alone > budget) {
       prepared.failure = job.input + ": reading this " + dims_to_string(probe.sizes) + " input needs about " +
-                         bytes_text(input_alone) + ", over the memory budget of " + bytes_text(budget) +
-                         " (--max-memory)";
+                         bytes_text(input_alone) +
+                         (probe.file_bytes > 0 ? " (its " + bytes_text(probe.file_bytes) + " file is decoded whole)"
+                                               : std::string()) +
+                         ", over the memory budget of " + bytes_text(budget) + " (--max-memory)";
     } else {
       prepared.usage = job.input + ": this " + job.op + " needs about " + bytes_text(prepared.bytes) +
                        " of memory (its result is " + dims_to_string(plan.result) + " " + to_string(plan.type) +

@@ -50,6 +50,12 @@ std::string sniff(const std::string& head) { return io::starts_as_npy(head) ? ".
 
 std::string format_extension(const std::string& format) { return format.empty() ? "" : "." + format; }
 
+// Enough of a stream's first bytes for every sniffer (BMP's needs 18).
+constexpr std::size_t kSniffBytes = 64;
+
+// Why the copy of standard input cannot be read ("" when it can): the stream was larger than the memory budget.
+std::string g_stdin_problem;
+
 }  // namespace
 
 std::string with_stream_names(const std::string& text) {
@@ -63,6 +69,10 @@ std::string with_stream_names(const std::string& text) {
     }
   }
   return out;
+}
+
+void check_stream_input(const std::string& path) {
+  if (!g_stdin_problem.empty() && path == g_files[0]) throw Error(ErrorCode::Io, g_stdin_problem);
 }
 
 void remove_stream_files() noexcept {
@@ -81,27 +91,37 @@ std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t 
       continue;
     }
     if (!stdin_path.empty()) usage_error("-i -: standard input can be given once");
-    std::string bytes;
+    // The first bytes name the format: a stream no codec knows is refused before the rest is read.
     char buffer[65536];
-    for (;;) {
-      const std::size_t got = std::fread(buffer, 1, sizeof buffer, stdin);
-      bytes.append(buffer, got);
-      if (bytes.size() > budget) {
-        usage_error("-i -: standard input is larger than the memory budget of " + std::to_string(budget >> 20) +
-                    " MiB (--max-memory)");
-      }
-      if (got < sizeof buffer) break;
-    }
+    std::size_t got = std::fread(buffer, 1, kSniffBytes, stdin);
     if (std::ferror(stdin)) throw Error(ErrorCode::Io, "-i -: cannot read standard input");
-    const std::string ext = options.format.empty() ? sniff(bytes) : format_extension(options.format);
+    const std::string ext =
+        options.format.empty() ? sniff(std::string(buffer, got)) : format_extension(options.format);
     if (ext.empty()) {
       usage_error("-i -: standard input is not a " + io::readable_image_formats() +
                   " image or a .npy tensor (or is empty); give --format");
     }
+    // The rest goes to the scratch copy as it comes, never held whole; a stream larger than the memory budget is
+    // not read further and fails as an input over the budget does.
     stdin_path = scratch_file(0, "stdin" + ext);
     std::FILE* f = std::fopen(stdin_path.c_str(), "wb");
-    if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fclose(f) != 0) {
-      throw Error(ErrorCode::Io, stdin_path + ": cannot write the copy of standard input");
+    if (f == nullptr) throw Error(ErrorCode::Io, stdin_path + ": cannot write the copy of standard input");
+    std::uint64_t total = 0;
+    bool ok = true;
+    for (;;) {
+      total += got;
+      if (total > budget) break;
+      ok = ok && std::fwrite(buffer, 1, got, f) == got;
+      if (got == 0 || std::feof(stdin) || std::ferror(stdin)) break;
+      got = std::fread(buffer, 1, sizeof buffer, stdin);
+    }
+    ok = std::fclose(f) == 0 && ok;
+    if (std::ferror(stdin)) throw Error(ErrorCode::Io, "-i -: cannot read standard input");
+    if (!ok) throw Error(ErrorCode::Io, stdin_path + ": cannot write the copy of standard input");
+    if (total > budget) {
+      if (std::FILE* empty = std::fopen(stdin_path.c_str(), "wb")) std::fclose(empty);  // the part read is no use
+      g_stdin_problem = stdin_path + ": the stream is larger than the memory budget of " + bytes_text(budget) +
+                        " (rsz stopped reading it there); raise --max-memory to read it";
     }
     patterns.push_back(stdin_path);
   }

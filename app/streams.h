@@ -1,6 +1,6 @@
-// Standard input and output as an image or .npy stream: `-i -` reads standard input whole into a file of a private
-// scratch folder (its format from --format or its first bytes), and `-o -` writes the one output to a file there
-// that is copied to standard output when the run ends. The scratch folder is removed at exit and on a signal.
+// Standard input and output as an image or .npy stream: `-i -` copies standard input (up to the memory budget) into a
+// file of a private scratch folder (its format from --format or its first bytes), and `-o -` writes the one output to
+// a file there that is copied to standard output when the run ends. The scratch folder is removed at exit and on a signal.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,13 @@ namespace rsz::app {
 
 struct CommonOptions;
 
-// expand_inputs, with "-" read from standard input (at most `budget` bytes).
+// expand_inputs, with "-" read from standard input into a scratch file: a usage error when its first bytes are of no
+// format rsz reads (and no --format says one); a stream of more than `budget` bytes is read no further, and its copy
+// fails as an input (check_stream_input).
 std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t budget);
+// Throws rsz::Error (ErrorCode::Io) when `path` is the copy of a standard input that was larger than the memory
+// budget, naming standard input, the budget and --max-memory.
+void check_stream_input(const std::string& path);
 // The output path jobs write: `options.output`, or for "-" a scratch file named for the format (--format, else
 // the single input's extension). A usage error unless there is exactly one input, and with --json.
 std::string output_target(const CommonOptions& options, const std::vector<std::string>& inputs);

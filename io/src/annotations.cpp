@@ -414,9 +414,20 @@ RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, c
   RoiImage image;
   image.path = image_path;
   std::error_code ec;
-  if (!fs::exists(txt, ec)) return image;  // no label file: no boxes
-  // The size the boxes are relative to: the image as the operator will see it (upright unless --no-exif).
-  const ImageInfo info = read_image_info(image_path, options.image_options);
+  if (!fs::exists(txt, ec)) {  // no label file: no boxes, and the image is not read; one that is not there still fails
+    if (!fs::exists(image_path, ec)) image.error = image_path + ": no such file or folder";
+    return image;
+  }
+  // The size the boxes are relative to: the image as the operator will see it (upright unless --no-exif). An image
+  // that cannot be read fails alone: its error goes with it, the other images keep their boxes.
+  ImageInfo info;
+  try {
+    info = read_image_info(image_path, options.image_options);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::InvalidArgument) throw;  // the options, not the image
+    image.error = e.what();
+    return image;
+  }
   image.width = info.width;
   image.height = info.height;
   image.where = txt;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <utility>
 
@@ -84,6 +85,35 @@ Orientation::Orientation(int orientation, std::int64_t w, std::int64_t h) {
   }
 }
 
+std::size_t FileSource::read(std::uint8_t* out, std::size_t length) noexcept {
+  std::size_t done = 0;
+  while (done < length) {
+    if (position_ < prefix_.size) {  // the first bytes, read before decoding began
+      const std::size_t n = std::min(length - done, prefix_.size - position_);
+      std::memcpy(out + done, prefix_.data + position_, n);
+      done += n;
+      position_ += n;
+      continue;
+    }
+    if (taken_ == buffered_) {
+      const ssize_t got = ::read(fd_, buffer_.data(), buffer_.size());
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        error_ = got < 0 ? errno : 0;
+        break;
+      }
+      buffered_ = static_cast<std::size_t>(got);
+      taken_ = 0;
+    }
+    const std::size_t n = std::min(length - done, buffered_ - taken_);
+    std::memcpy(out + done, buffer_.data() + taken_, n);
+    done += n;
+    taken_ += n;
+    position_ += n;
+  }
+  return done;
+}
+
 ImageInfo info_from_header(const Codec& codec, const std::string& path, const FileBytes& bytes,
                            const ImageReadOptions& options) {
   HeaderFacts facts = codec.probe(codec, path, bytes, /*whole=*/false, options);
@@ -139,7 +169,20 @@ class FileReader {
     }
     return FileBytes{bytes_.data(), bytes_.size(), eof_};
   }
-  FileBytes read_all() { return read_up_to(static_cast<std::size_t>(-1)); }
+  // All of it, for a decoder that takes the whole file in memory: refused above options.max_file_bytes.
+  FileBytes read_all(const Codec& codec, const ImageReadOptions& options) {
+    if (options.max_file_bytes > 0 && expected_size_ > options.max_file_bytes) {
+      fail(ErrorCode::Format, path_,
+           "the file is " + std::to_string(expected_size_) + " bytes, more than max_file_bytes (" +
+               std::to_string(options.max_file_bytes) + ") for a " + codec.display_name +
+               " file, which is decoded whole in memory");
+    }
+    bytes_.reserve(expected_size_ + (std::size_t{1} << 16));  // one allocation, with room for the read that finds the end
+    return read_up_to(static_cast<std::size_t>(-1));
+  }
+  // The file from its start for a codec that reads it as it decodes: the bytes held so far, then the rest.
+  detail::FileSource source() { return detail::FileSource(FileBytes{bytes_.data(), bytes_.size(), eof_}, fd_.get()); }
+  std::size_t size() const { return expected_size_; }
 
  private:
   std::string path_;
@@ -150,6 +193,8 @@ class FileReader {
 };
 
 constexpr std::size_t kHeaderPrefix = std::size_t{256} << 10;
+// Enough first bytes for every codec's sniffer (BMP's needs 18).
+constexpr std::size_t kSniffPrefix = 64;
 
 void check_read_options(const std::string& path, const ImageReadOptions& options) {
   if (options.max_pixels < 1) {
@@ -164,7 +209,7 @@ void check_read_options(const std::string& path, const ImageReadOptions& options
 
 // Opens the file and identifies its format from its first bytes.
 const Codec& identify(const std::string& path, FileReader& reader) {
-  const FileBytes head = reader.read_up_to(kHeaderPrefix);
+  const FileBytes head = reader.read_up_to(kSniffPrefix);
   if (head.size == 0)
     fail(ErrorCode::Format, path,
          "the file is empty (0 bytes); an image file is required: " + detail::readable_formats_text());
@@ -238,7 +283,11 @@ Image read_image(const std::string& path, const ImageReadOptions& options) {
   check_read_options(path, options);
   FileReader reader(path);
   const Codec& codec = identify(path, reader);
-  const FileBytes bytes = reader.read_all();
+  if (codec.reads_stream()) {
+    detail::FileSource source = reader.source();
+    return codec.stream_decode(codec, path, source, options);
+  }
+  const FileBytes bytes = reader.read_all(codec, options);
   return codec.decode(codec, path, bytes, options);
 }
 
@@ -256,7 +305,7 @@ std::unique_ptr<ImageRows> open_image_rows(const std::string& path, const ImageR
   auto reader = std::make_shared<FileReader>(path);
   const Codec& codec = identify(path, *reader);
   if (codec.open_rows == nullptr) return nullptr;
-  const FileBytes bytes = reader->read_all();
+  const FileBytes bytes = reader->read_all(codec, options);
   return codec.open_rows(codec, path, reader, bytes, options);
 }
 
@@ -264,13 +313,19 @@ ImageInfo read_image_info(const std::string& path, const ImageReadOptions& optio
   check_read_options(path, options);
   FileReader reader(path);
   const Codec& codec = identify(path, reader);
+  if (codec.reads_stream()) {
+    detail::FileSource source = reader.source();
+    return codec.stream_info(codec, path, source, options);
+  }
   FileBytes bytes = reader.read_up_to(kHeaderPrefix);
   for (;;) {
     try {
-      return codec.info(codec, path, bytes, options);
+      ImageInfo info = codec.info(codec, path, bytes, options);
+      info.file_bytes = reader.size();
+      return info;
     } catch (const detail::NeedMoreBytes&) {
       if (bytes.complete) throw InternalError("rsz::io::read_image_info: NeedMoreBytes from a complete file");
-      bytes = reader.read_all();
+      bytes = reader.read_all(codec, options);
     }
   }
 }

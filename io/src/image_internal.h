@@ -27,6 +27,30 @@ struct FileBytes {
   bool complete = false;
 };
 
+// A file read front to back as a decoder asks for its bytes (PNG): first the prefix already read, then the rest from
+// the file through a small buffer, so that only what the decoder asks for is read and the file is never held whole.
+class FileSource {
+ public:
+  // `fd` stands just after `prefix` (the file's first bytes).
+  FileSource(const FileBytes& prefix, int fd) : prefix_(prefix), fd_(fd), buffer_(kBufferSize) {}
+  // Copies the next bytes of the file to `out`: `length` of them, fewer when the file ends or cannot be read (then
+  // error() is the errno). For decoder callbacks: allocates nothing and throws nothing.
+  std::size_t read(std::uint8_t* out, std::size_t length) noexcept;
+  // How many bytes read() has handed out.
+  std::size_t position() const noexcept { return position_; }
+  int error() const noexcept { return error_; }
+
+ private:
+  static constexpr std::size_t kBufferSize = std::size_t{64} << 10;
+  FileBytes prefix_;
+  int fd_;
+  std::vector<std::uint8_t> buffer_;
+  std::size_t buffered_ = 0;  // bytes of buffer_ held
+  std::size_t taken_ = 0;     // of which handed out
+  std::size_t position_ = 0;
+  int error_ = 0;
+};
+
 // Thrown by the header parsers when a prefix of the file (FileBytes::complete false) ended before the facts they
 // need; the caller then reads the whole file and tries again. Never escapes rsz::io.
 struct NeedMoreBytes {};

@@ -1,4 +1,4 @@
-// PNG through libpng, from and to memory.
+// PNG through libpng: read from the file as libpng asks for its bytes, written to memory.
 //
 // libpng reports errors by longjmp. Every libpng call therefore happens inside small C-style functions
 // (run_png_read, run_png_write) whose frames hold no C++ object with a destructor; all state lives in plain structs
@@ -32,19 +32,17 @@ void copy_message(char* out, const char* message) {
 // ---------------------------------------------------------------------------------------------------------------
 // Reading
 
-enum class ReadStatus { Ok, LibpngError, RanOut, TooLarge, OutOfMemory };
+enum class ReadStatus { Ok, LibpngError, TooLarge, OutOfMemory };
 
 struct PngReadJob {
   // In.
-  const std::uint8_t* data = nullptr;
-  std::size_t size = 0;
-  bool complete = true;  // false: `data` is a prefix of the file
+  FileSource* source = nullptr;
   bool header_only = false;
   std::int64_t max_pixels = 0;
   Image* image = nullptr;  // filled when !header_only
   // State and out.
-  std::size_t position = 0;
-  bool ran_out = false;  // the input ended before libpng was done
+  bool ran_out = false;  // the file ended before libpng was done
+  int read_error = 0;    // the errno of a failed read
   std::uint32_t width = 0;
   std::uint32_t height = 0;
   int channels = 0;
@@ -68,7 +66,7 @@ void on_png_warning(png_structp, png_const_charp) {}
 // stream within a few bytes of the last row, so reading more than this once the rows are done is refused.
 constexpr std::size_t kMaxReadAfterRows = std::size_t{128} << 10;
 
-void read_from_memory(png_structp png, png_bytep out, png_size_t length) {
+void read_from_file(png_structp png, png_bytep out, png_size_t length) {
   auto* job = static_cast<PngReadJob*>(png_get_io_ptr(png));
   const bool rows_done = job->height > 0 && (job->interlaced ? png_get_current_pass_number(png) >= 7
                                                              : png_get_current_row_number(png) >= job->height);
@@ -78,12 +76,11 @@ void read_from_memory(png_structp png, png_bytep out, png_size_t length) {
       png_error(png, "more than 128 KiB of extra compressed data follow the last row (a decompression bomb?)");
     }
   }
-  if (length > job->size - job->position) {
-    job->ran_out = true;
-    png_error(png, "the file ends early");
+  if (job->source->read(out, length) < length) {
+    job->read_error = job->source->error();
+    job->ran_out = job->read_error == 0;
+    png_error(png, job->ran_out ? "the file ends early" : "the file cannot be read");
   }
-  std::memcpy(out, job->data + job->position, length);
-  job->position += length;
 }
 
 // Allocates the pixel buffer and the row pointers for the job's size; false when out of memory.
@@ -133,9 +130,9 @@ ReadStatus run_png_read(PngReadJob* job) {
   }
   if (setjmp(png_jmpbuf(png))) {
     png_destroy_read_struct(&png, &info, nullptr);
-    return job->ran_out && !job->complete ? ReadStatus::RanOut : ReadStatus::LibpngError;
+    return ReadStatus::LibpngError;
   }
-  png_set_read_fn(png, job, read_from_memory);
+  png_set_read_fn(png, job, read_from_file);
   // rsz enforces its own limit; lift libpng's default 1,000,000 x 1,000,000 cap so that ours is the one reported.
   png_set_user_limits(png, 0x7fffffffU, 0x7fffffffU);
   png_read_info(png, info);
@@ -202,7 +199,6 @@ void run_read_job(const std::string& path, PngReadJob& job) {
   job.rows = nullptr;
   switch (status) {
     case ReadStatus::Ok: return;
-    case ReadStatus::RanOut: throw NeedMoreBytes{};
     case ReadStatus::TooLarge: {
       ImageReadOptions limit;
       limit.max_pixels = job.max_pixels;
@@ -212,9 +208,10 @@ void run_read_job(const std::string& path, PngReadJob& job) {
     case ReadStatus::OutOfMemory:
       fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(job.width, job.height) + " PNG image");
     case ReadStatus::LibpngError:
+      if (job.read_error != 0) fail(ErrorCode::Io, path, "cannot read: " + system_message(job.read_error));
       if (job.ran_out) {
         fail(ErrorCode::Format, path,
-             "the PNG file is truncated: it ends after " + std::to_string(job.size) +
+             "the PNG file is truncated: it ends after " + std::to_string(job.source->position()) +
                  " bytes, before the image is complete; a complete PNG file is required");
       }
       fail(ErrorCode::Format, path,
@@ -334,24 +331,20 @@ bool run_png_write(PngWriteJob* job) {
 
 }  // namespace
 
-Image read_png(const Codec&, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
+Image read_png(const Codec&, const std::string& path, FileSource& source, const ImageReadOptions& options) {
   Image image;
   PngReadJob job;
-  job.data = bytes.data;
-  job.size = bytes.size;
-  job.complete = true;
+  job.source = &source;
   job.max_pixels = options.max_pixels;
   job.image = &image;
   run_read_job(path, job);
   return image;
 }
 
-ImageInfo read_png_info(const Codec& codec, const std::string& path, const FileBytes& bytes,
+ImageInfo read_png_info(const Codec& codec, const std::string& path, FileSource& source,
                         const ImageReadOptions& options) {
   PngReadJob job;
-  job.data = bytes.data;
-  job.size = bytes.size;
-  job.complete = bytes.complete;
+  job.source = &source;
   job.header_only = true;
   job.max_pixels = options.max_pixels;
   run_read_job(path, job);

@@ -125,6 +125,54 @@ TEST(Annotations, AMissingImageFailsAloneAndTheManifestListsWhatWasWritten) {
   EXPECT_EQ(lines_of(test::read_text(dir.path() / "new/folder/crops.csv")).size(), 2u) << again.err;
 }
 
+// One bad image of a dataset fails that image alone, in every annotation format: exit 1, one line naming the file, the
+// other images' crops written. YOLO reads each labelled image's header for its size: a missing or corrupt one
+// stopped the whole run (exit 2, no crops), and a -i pattern matching nothing was ignored (exit 0).
+TEST(Annotations, ABadImageFailsAloneInEveryFormat) {
+  ScratchDir dir("annotation-bad-image");
+  const std::string photos = source("samples/photos");
+  fs::create_directories(dir.path() / "images");
+  fs::copy_file(photos + "/chelsea.png", dir.path() / "images/chelsea.png");
+  test::write_file(dir / "images/coffee.png", "not a picture at all\n");  // named like a PNG, of no image format
+  fs::create_directories(dir.path() / "labels");
+  for (const char* stem : {"chelsea", "coffee", "gone"}) {
+    fs::copy_file(source("samples/annotations/yolo/chelsea.txt"), dir.path() / "labels" / (std::string(stem) + ".txt"));
+  }
+  const std::string corrupt =
+      "rsz: images/coffee.png: not an image file of a known format; PNG, JPEG, BMP, TIFF, WebP and PPM/PGM are "
+      "allowed\n";
+  auto r = run_rsz(dir, "roi-align -i images/chelsea.png -i images/coffee.png -i images/gone.png -i 'images/none*.png'"
+                        " --rois labels --output-size 8x8 -o yolo/");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, corrupt + "rsz: images/gone.png: no such file or folder\n"
+                             "rsz: images/none*.png: the pattern matches no file\n"
+                             "rsz: 3 of 4 inputs failed; 3 files written\n");
+  EXPECT_EQ(list_files(dir.path() / "yolo"),
+            (std::vector<std::string>{"chelsea_0.png", "chelsea_1.png", "chelsea_2.png"}));
+  // Pascal VOC and COCO name their images: the same images fail alone there too.
+  fs::create_directories(dir.path() / "voc");
+  for (const char* stem : {"chelsea", "coffee", "gone"}) {
+    test::write_file(dir / ("voc/" + std::string(stem) + ".xml"),
+                     "<annotation><filename>" + std::string(stem) + ".png</filename><object><name>eye</name>"
+                     "<bndbox><xmin>1</xmin><ymin>1</ymin><xmax>9</xmax><ymax>9</ymax></bndbox></object>"
+                     "</annotation>");
+  }
+  r = run_rsz(dir, "roi-align --rois voc --image-root images --output-size 8x8 -o 'voc_crops/{stem}_{index}.png'");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, corrupt + "rsz: images/gone.png: no such file or folder\n"
+                             "rsz: 2 of 3 inputs failed; 1 file written\n");
+  EXPECT_EQ(list_files(dir.path() / "voc_crops"), std::vector<std::string>{"chelsea_0.png"});
+  test::write_file(dir / "coco.json", R"({"images": [{"id": 1, "file_name": "chelsea.png"},
+    {"id": 2, "file_name": "coffee.png"}, {"id": 3, "file_name": "gone.png"}],
+    "annotations": [{"id": 1, "image_id": 1, "bbox": [1, 1, 8, 8]}, {"id": 2, "image_id": 2, "bbox": [1, 1, 8, 8]},
+                    {"id": 3, "image_id": 3, "bbox": [1, 1, 8, 8]}]})");
+  r = run_rsz(dir, "roi-align --rois coco.json --image-root images --output-size 8x8 -o 'coco_crops/{id}.png'");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, corrupt + "rsz: images/gone.png: no such file or folder\n"
+                             "rsz: 2 of 3 inputs failed; 1 file written\n");
+  EXPECT_EQ(list_files(dir.path() / "coco_crops"), std::vector<std::string>{"1.png"});
+}
+
 // A float16 run crops with float16 boxes (ROI_ALIGN's rois have the output's type): it says so, and the manifest
 // records the boxes the crops were cut with, not the ones given.
 TEST(Annotations, Float16BoxesAreRecordedAsUsedAndAnnounced) {

@@ -338,6 +338,110 @@ TEST(Hostile, ManyRoisAreBoundedByTheMemoryBudget) {
   EXPECT_EQ(io::read_npy(dir / "out.npy").size(0), 300000);
 }
 
+// Standard input is copied to a scratch file as it comes, never held whole: a stream whose first bytes are no image
+// is refused at once (an endless `yes` ends), and one larger than the memory budget is read no further and fails
+// alone (exit 1, as an input over the budget does), the other inputs still written. Under a 256 MiB address-space
+// limit: rsz read the whole stream into memory first (bad_alloc for `yes | head -c 300000000`).
+TEST(Hostile, StandardInputIsSniffedAndReadWithinTheBudget) {
+  ScratchDir dir("stdin_budget");
+  const std::string limit = kAddressSanitizer ? "" : "ulimit -v 262144; ";
+  const std::string rsz = "timeout 60 '" + std::string(RSZ_BINARY) + "'";
+  auto r = run_shell(dir, limit + "yes | " + rsz + " resample -i - -o y.png --scale 0.5");
+  expect_refused(r, 2, "", "yes");
+  EXPECT_EQ(r.err,
+            "rsz: -i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP or PPM/PGM image or a .npy tensor (or is "
+            "empty); give --format\n");
+  EXPECT_FALSE(fs::exists(dir / "y.png"));
+  // A PNG's first bytes, then zeros without end: read up to the budget, then failed alone.
+  r = run_shell(dir, limit + "(cat " + photo("chelsea.png") + "; cat /dev/zero) | " + rsz + " resample -i - -i " +
+                         photo("camera.png") + " -o out/ --scale 0.5 --max-memory 64M");
+  expect_refused(r, 1, "", "endless PNG stream");
+  EXPECT_EQ(r.err,
+            "rsz: standard input (-i -): the stream is larger than the memory budget of 64.0 MiB (rsz stopped "
+            "reading it there); raise --max-memory to read it\nrsz: 1 of 2 inputs failed; 1 file written\n");
+  EXPECT_EQ(list_files(dir.path() / "out"), std::vector<std::string>{"camera.png"});
+  // Within the budget the same stream is an image like its file.
+  r = run_shell(dir, limit + "cat " + photo("chelsea.png") + " | " + rsz + " resample -q -i - -o s.png --scale 0.5");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_image_info(dir / "s.png").width, 225);
+}
+
+// An image file is never read whole beyond the memory budget: a PNG is read as libpng decodes it (300 MB of zeros
+// after its IEND are not read: it decodes under a 256 MiB address-space limit, the same bytes as without them); a
+// format whose decoder takes the whole file (JPEG, TIFF, ...) is refused when the file does not fit the budget,
+// failing alone with --max-memory named. rsz read every file whole: 560 MB for the PNG with --max-memory 64M.
+TEST(Hostile, ImageFilesAreReadWithinTheBudget) {
+  ScratchDir dir("file_budget");
+  const std::string limit = kAddressSanitizer ? "" : "ulimit -v 262144; ";
+  const std::string rsz = "timeout 60 '" + std::string(RSZ_BINARY) + "'";
+  ASSERT_EQ(run_rsz(dir, "resample -q -i " + photo("camera.png") + " -o plain.png --scale 0.5").status, 0);
+  ASSERT_EQ(run_rsz(dir, "resample -q -i " + photo("chelsea.png") + " -o small.tif --scale 0.5").status, 0);
+  for (const std::string& name : {std::string("camera.png"), std::string("rocket.jpg")}) {
+    fs::copy_file(photo(name), dir.path() / ("tail_" + name));
+  }
+  fs::copy_file(dir.path() / "small.tif", dir.path() / "tail_small.tif");
+  for (const char* name : {"tail_camera.png", "tail_rocket.jpg", "tail_small.tif"}) {  // sparse: no disk used
+    fs::resize_file(dir.path() / name, fs::file_size(dir.path() / name) + 300000000);
+  }
+  auto r = run_shell(dir, limit + rsz + " resample -q -i tail_camera.png -o png_out.png --scale 0.5 --max-memory 64M");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir / "png_out.png"), test::read_file(dir / "plain.png"));
+  r = run_shell(dir, limit + rsz + " resample -i tail_rocket.jpg -i tail_small.tif -i " + photo("chelsea.png") +
+                         " -o out/ --scale 0.5 --max-memory 64M");
+  expect_refused(r, 1, "", "whole-file decoders");
+  EXPECT_NE(r.err.find("rsz: tail_rocket.jpg: reading this {1, 3, 427, 640} input needs about 287.0 MiB (its "
+                       "286.2 MiB file is decoded whole), over the memory budget of 64.0 MiB (--max-memory)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("rsz: tail_small.tif: the file is " + std::to_string(fs::file_size(dir / "tail_small.tif")) +
+                       " bytes, more than the memory budget (--max-memory, 67108864) for a TIFF file, which is "
+                       "decoded whole in memory\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("rsz: 2 of 3 inputs failed; 1 file written\n"), std::string::npos) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"), std::vector<std::string>{"chelsea.png"});
+}
+
+// Every file of a VOC or YOLO annotation folder is held to the memory budget as a single annotation file is, before
+// it is read: a 4 MB VOC .xml or YOLO .txt in a folder was parsed whatever --max-memory said (a 30 MB .xml peaked
+// at 380 MiB under --max-memory 128M).
+TEST(Hostile, AnnotationFolderFilesAreHeldToTheBudget) {
+  ScratchDir dir("annotation_budget");
+  fs::create_directories(dir.path() / "voc");
+  fs::create_directories(dir.path() / "yolo");
+  test::write_file(dir / "voc/a.xml",
+                   "<annotation><filename>chelsea.png</filename><object><name>eye</name><bndbox><xmin>1</xmin>"
+                   "<ymin>1</ymin><xmax>9</xmax><ymax>9</ymax></bndbox></object></annotation>");
+  test::write_file(dir / "yolo/chelsea.txt", "0 0.5 0.5 0.1 0.1\n");
+  std::string objects = "<annotation><filename>coffee.png</filename>";
+  std::string labels;
+  while (objects.size() < (std::size_t{4} << 20)) {
+    objects += "<object><name>cup</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>5</xmax><ymax>5</ymax></bndbox>"
+               "</object>\n";
+    labels += "0 0.5 0.5 0.1 0.1\n";
+  }
+  test::write_file(dir / "voc/b.xml", objects + "</annotation>\n");
+  while (labels.size() < (std::size_t{4} << 20)) labels += "0 0.5 0.5 0.1 0.1\n";
+  test::write_file(dir / "yolo/coffee.txt", labels);
+  const std::string photos = std::string(RSZ_SOURCE_DIR) + "/samples/photos";
+  auto r = run_limited(dir, "roi-align --rois voc --image-root " + photos +
+                                " --output-size 8x8 -o crops/ --max-memory 64M", 256L << 10);
+  expect_refused(r, 2, "", "VOC folder");
+  EXPECT_EQ(r.err, "rsz: --rois voc/b.xml: a 4.00 MiB XML file needs about 160.0 MiB to read, over the memory budget "
+                   "of 64.0 MiB (--max-memory)\n");
+  r = run_limited(dir, "roi-align -i " + photos + "/chelsea.png -i " + photos +
+                           "/coffee.png --rois yolo --output-size 8x8 -o crops/ --max-memory 64M", 256L << 10);
+  expect_refused(r, 2, "", "YOLO folder");
+  EXPECT_EQ(r.err.rfind("rsz: --rois yolo/coffee.txt: a 4.00 MiB text file needs about 160.", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(", over the memory budget of 64.0 MiB (--max-memory)\n"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "crops"));
+  // Within the budget the folder is read (--dry-run: the 4 MB file holds some 35,000 boxes).
+  r = run_limited(dir, "roi-align -q --rois voc --image-root " + photos +
+                           " --output-size 8x8 -o voc_crops/ --max-memory 192M --dry-run", 512L << 10);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind(photos + "/chelsea.png -> voc_crops/chelsea_0.png\n", 0), 0u) << r.out.substr(0, 200);
+}
+
 // ---- signals ----
 
 // Starts rsz with `args` in `dir` (stdout and stderr to files), returning its pid.

@@ -50,6 +50,12 @@ using InfoFn = ImageInfo (*)(const Codec& codec, const std::string& path, const 
 // read_image's answer from the whole file.
 using DecodeFn = Image (*)(const Codec& codec, const std::string& path, const FileBytes& bytes,
                            const ImageReadOptions& options);
+// read_image_info's and read_image's answers for a codec that reads the file as it decodes (PNG): `source` hands out
+// the file's bytes front to back, as many as the decoder asks for.
+using StreamInfoFn = ImageInfo (*)(const Codec& codec, const std::string& path, FileSource& source,
+                                   const ImageReadOptions& options);
+using StreamDecodeFn = Image (*)(const Codec& codec, const std::string& path, FileSource& source,
+                                 const ImageReadOptions& options);
 // An encoder fed band by band: `header` gives the size, channels, bit depth and metadata (its samples are not
 // read); the rows come from `feed`.
 using RowEncodeFn = std::vector<std::uint8_t> (*)(const Codec& codec, const std::string& path, const Image& header,
@@ -78,6 +84,9 @@ struct Codec {
   InfoFn info = nullptr;
   DecodeFn decode = nullptr;
   OpenRowsFn open_rows = nullptr;  // null: read whole (read_image)
+  // A codec that reads the file as it decodes has these instead of info and decode: the file is never held whole.
+  StreamInfoFn stream_info = nullptr;
+  StreamDecodeFn stream_decode = nullptr;
   unsigned metadata_read = 0;  // kIcc | kExif | kXmp
 
   // Writing: a format rsz cannot write has neither encoder.
@@ -98,6 +107,7 @@ struct Codec {
   // metadata (".bmp", ".tiff", ...); null for the formats rsz codes itself.
   const char* module_ext = nullptr;
 
+  bool reads_stream() const { return stream_decode != nullptr; }
   bool writable() const { return encode_rows != nullptr || encode != nullptr; }
   bool streams_rows() const { return encode_rows != nullptr; }
   bool writes_depth(int bit_depth) const {
@@ -142,10 +152,10 @@ Codec pgm_codec();
 ImageInfo info_from_header(const Codec& codec, const std::string& path, const FileBytes& bytes,
                            const ImageReadOptions& options);
 
-// PNG (image_png.cpp, libpng). read_png_info throws NeedMoreBytes when `bytes` is a prefix that ends too early.
+// PNG (image_png.cpp, libpng), read from the file as libpng asks for it: nothing after the image data is read.
 // encode_png: zlib level options.png_compression 0..9 with adaptive filters, or -1 for the fast default.
-Image read_png(const Codec& codec, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
-ImageInfo read_png_info(const Codec& codec, const std::string& path, const FileBytes& bytes,
+Image read_png(const Codec& codec, const std::string& path, FileSource& source, const ImageReadOptions& options);
+ImageInfo read_png_info(const Codec& codec, const std::string& path, FileSource& source,
                         const ImageReadOptions& options);
 std::vector<std::uint8_t> encode_png(const Codec& codec, const std::string& path, const Image& header,
                                      const ImageWriteOptions& options, const RowFeed& feed);

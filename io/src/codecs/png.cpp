@@ -17,8 +17,8 @@ Codec png_codec() {
   c.family = "PNG";
   c.extensions = {".png", nullptr};
   c.sniff = sniff_png;
-  c.info = read_png_info;
-  c.decode = read_png;
+  c.stream_info = read_png_info;
+  c.stream_decode = read_png;
   c.metadata_read = kIcc | kExif;  // iCCP, eXIf
   c.encode_rows = encode_png;
   c.depths = kWrites8 | kWrites16;

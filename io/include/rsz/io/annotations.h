@@ -18,7 +18,8 @@
 //   image, named like it (a folder of them, or one file for one image). The image's size comes from its header:
 //   the box is [(cx - w / 2) W, (cy - h / 2) H, (cx + w / 2) W, (cy + h / 2) H] in double, rounded once. Label: the
 //   class name from a names file, or the class number without one; id: "<stem>-<k>" (k: the line's box index). An
-//   image without a .txt has no boxes; a source where no image has one is refused.
+//   image without a .txt has no boxes; a source where no image has one is refused. An image that is missing or whose
+//   header cannot be read gets RoiImage::error instead of boxes (the others are read).
 //   A names file is plain text (line k names class k) or Ultralytics' dataset YAML (a .yaml / .yml file, or any
 //   file that is a YAML mapping with a "names" key): "names" is a list ([person, car], or a block list) or a map of
 //   class numbers to names ({0: person, 5: car}: numbers may have gaps); names are strings (quote a name YAML would

@@ -144,6 +144,9 @@ struct RoiImage {
   std::int64_t height = 0;
   std::string where;  // how messages name the image's entry ("coco.json: image 12 (photo.jpg)"); "" for rsz files
   std::vector<LeftOutRoi> left_out;
+  // Why the image cannot be cropped ("" when it can): YOLO's boxes need the image's size, so an image that is missing
+  // or unreadable is listed without boxes and with the error, for its caller to fail that image alone.
+  std::string error;
 };
 struct RoiFile {
   bool dataset = false;

@@ -34,6 +34,9 @@ struct ImageReadOptions {
   // Shrink-on-load (JPEG only; other formats ignore it): the image is decoded at 1 / jpeg_shrink of its size (1, 2, 4
   // or 8; each side rounded up) by libjpeg's DCT scaling. Fast and approximate: not the pixels a full decode gives.
   int jpeg_shrink = 1;
+  // Formats whose decoder takes the whole file in memory (all but PNG, which is read as it is decoded): a file larger
+  // than this is refused before it is read whole (ErrorCode::Format). 0: no limit.
+  std::uint64_t max_file_bytes = 0;
 };
 
 // The allocator of Image's sample buffers: rsz::allocate_buffer (huge pages for large images), and elements that
@@ -92,6 +95,9 @@ struct ImageInfo {
   int bit_depth = 8;
   std::string format;  // "png", "jpeg", "bmp", "tiff", "webp", "ppm", "pgm"
   bool rows_in_order = false;  // open_image_rows reads it band by band (a JPEG whose orientation keeps its rows)
+  // The bytes of the file read_image holds while it decodes: the file's size for formats decoded from memory, 0 for
+  // PNG (read as it is decoded).
+  std::uint64_t file_bytes = 0;
 };
 
 // True when the extension names an image format rsz can write.
