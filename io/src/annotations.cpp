@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -575,6 +576,64 @@ RoiFile read_annotations(const std::string& path, AnnotationFormat format, const
   return read_roi_file(path);
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] (1 to 4), or 0 where the byte does not start one.
+std::size_t utf8_length(const std::string& s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b = byte(i);
+  if (b < 0x80) return 1;
+  const std::size_t n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  }
+  const unsigned char c = byte(i + 1);
+  if ((b == 0xE0 && c < 0xA0) || (b == 0xED && c > 0x9F) || (b == 0xF0 && c < 0x90) || (b == 0xF4 && c > 0x8F)) {
+    return 0;  // overlong, a surrogate, or past U+10FFFF
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string json_string(const std::string& bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (std::size_t i = 0; i < bytes.size();) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    const std::size_t n = utf8_length(bytes, i);
+    if (n == 0) {  // a byte that is not UTF-8: U+DC80..U+DCFF, as Python's surrogateescape reads file names
+      out += "\\udc";
+      out += digits[b >> 4];
+      out += digits[b & 15];
+      ++i;
+    } else if (b == '"' || b == '\\') {
+      out += '\\';
+      out += static_cast<char>(b);
+      ++i;
+    } else if (b < 0x20) {
+      const char* const shorts = "\b\f\n\r\t";
+      const char* const letters = "bfnrt";
+      const char* at = std::strchr(shorts, static_cast<char>(b));
+      if (b != 0 && at != nullptr) {
+        out += '\\';
+        out += letters[at - shorts];
+        ++i;
+        continue;
+      }
+      out += "\\u00";
+      out += digits[b >> 4];
+      out += digits[b & 15];
+      ++i;
+    } else {
+      out.append(bytes, i, n);
+      i += n;
+    }
+  }
+  return out + "\"";
+}
+
 bool is_manifest_path(const std::string& path) {
   const std::string e = lowercase_extension(path);
   return e == ".jsonl" || e == ".csv";
@@ -595,15 +654,15 @@ void write_manifest(const std::string& path, const std::vector<CropRecord>& reco
       for (const float v : r.box) text += "," + float_text(v);
       text += "," + csv_field(r.label) + "," + csv_field(r.id) + (any_skipped ? "," + csv_field(r.skipped) : "") + "\n";
     } else {
-      Json line = Json::object();
-      if (r.skipped.empty()) line["crop"] = r.crop;
-      line["source"] = r.source;
-      line["box"] = Json::array();
-      for (const float v : r.box) line["box"].push_back(Json::parse(float_text(v)));
-      line["label"] = r.label;
-      line["id"] = r.id;
-      if (!r.skipped.empty()) line["skipped"] = r.skipped;
-      text += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      // Written by hand: a path's bytes that are not UTF-8 stay in the line (json_string), where a JSON library
+      // would replace them and the row would name no file.
+      std::string line = "{";
+      if (r.skipped.empty()) line += "\"crop\":" + json_string(r.crop) + ",";
+      line += "\"source\":" + json_string(r.source) + ",\"box\":[";
+      for (std::size_t k = 0; k < r.box.size(); ++k) line += (k ? "," : "") + float_text(r.box[k]);
+      line += "],\"label\":" + json_string(r.label) + ",\"id\":" + json_string(r.id);
+      if (!r.skipped.empty()) line += ",\"skipped\":" + json_string(r.skipped);
+      text += line + "}\n";
     }
   }
   detail::AtomicFile file(path);

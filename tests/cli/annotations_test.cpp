@@ -299,5 +299,27 @@ TEST(RoisCheck, BoxesThatCropNothingAreReportedOncePerImage) {
   EXPECT_EQ(r.err, "");
 }
 
+// A file name that is not UTF-8 (Latin-1 'é'): the manifest's row still names the crop and its source, as Python reads
+// them back (json.loads, then open() or os.fsencode(): surrogateescape), and the CSV form holds the raw bytes.
+TEST(Annotations, ManifestRowsNameFilesWhoseNamesAreNotUtf8) {
+  ScratchDir dir("manifest-latin1");
+  const std::string name = "ch\xe9lsea";
+  fs::copy_file(std::string(RSZ_SOURCE_DIR) + "/samples/photos/chelsea.png", dir / (name + ".png"));
+  test::write_file(dir / (name + ".txt"), "0 0.5 0.5 0.2 0.2\n");
+  auto r = run_rsz(dir, "roi-align -i '" + name + ".png' --rois . -o 'c/{stem}_{index}.png' --output-size 8x8 -q "
+                        "--manifest m.jsonl");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / ("c/" + name + "_0.png")));
+  const std::string line = test::read_text(dir / "m.jsonl");
+  EXPECT_NE(line.find("\"crop\":\"c/ch\\udce9lsea_0.png\",\"source\":\"ch\\udce9lsea.png\""), std::string::npos) << line;
+  r = test::run_shell(dir, "/usr/bin/python3 -c 'import json, os; r = json.loads(open(\"m.jsonl\").readline()); "
+                           "print(os.path.exists(r[\"crop\"]), os.path.exists(r[\"source\"]))'");
+  EXPECT_EQ(r.out, "True True\n") << r.err;
+  r = run_rsz(dir, "roi-align -i '" + name + ".png' --rois . -o 'd/{stem}_{index}.png' --output-size 8x8 -q "
+                   "--manifest m.csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(test::read_file(dir / "m.csv").find("d/" + name + "_0.png," + name + ".png,"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rsz

@@ -183,6 +183,21 @@ TEST_F(AnnotationsTest, ManifestQuotesCsvAndEscapesJson) {
   EXPECT_FALSE(fs::exists(path("m.txt")));
 }
 
+// JSON Lines manifests keep every byte of a path: UTF-8 as it is, a byte that is not UTF-8 (a Latin-1 file name,
+// an overlong form, an encoded surrogate, a cut sequence) as U+DC80..U+DCFF, which Python reads back with
+// surrogateescape; quotes, backslashes and control characters escaped as JSON libraries escape them.
+TEST(ManifestJson, EveryByteOfAPathSurvives) {
+  EXPECT_EQ(io::json_string("plain/ascii.png"), "\"plain/ascii.png\"");
+  EXPECT_EQ(io::json_string("chat/\xe7\x8c\xab/\xf0\x9f\x90\x88.png"), "\"chat/\xe7\x8c\xab/\xf0\x9f\x90\x88.png\"");
+  EXPECT_EQ(io::json_string("ch\xe9lsea.png"), "\"ch\\udce9lsea.png\"");
+  EXPECT_EQ(io::json_string("\xc0\xaf"), "\"\\udcc0\\udcaf\"");            // overlong '/'
+  EXPECT_EQ(io::json_string("\xed\xa0\x80"), "\"\\udced\\udca0\\udc80\"");  // an encoded surrogate
+  EXPECT_EQ(io::json_string("a\xe7\x8c"), "\"a\\udce7\\udc8c\"");          // a cut sequence
+  EXPECT_EQ(io::json_string("\xf4\x90\x80\x80"), "\"\\udcf4\\udc90\\udc80\\udc80\"");  // past U+10FFFF
+  EXPECT_EQ(io::json_string(std::string("q\"b\\n\n\t\x01\x7f", 9)), "\"q\\\"b\\\\n\\n\\t\\u0001\x7f\"");
+  EXPECT_EQ(io::json_string(std::string("\0", 1)), "\"\\u0000\"");
+}
+
 // The image sizes the files state, and the annotations the filters leave out (with their boxes, labels and ids, for
 // the manifest); without the filters, crowd and difficult boxes are boxes like the others.
 TEST_F(AnnotationsTest, StatedSizesAndLeftOutAnnotations) {

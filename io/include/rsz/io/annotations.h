@@ -89,6 +89,11 @@ struct CropRecord {
 // Boxes are written as the shortest decimal that reads back as the same float32. Throws ErrorCode::InvalidArgument for
 // another extension, ErrorCode::Io when the file cannot be written.
 void write_manifest(const std::string& path, const std::vector<CropRecord>& records);
+// A JSON string literal (quotes included) of `bytes` for the .jsonl manifest: UTF-8 as it is, quotes, backslashes and
+// control characters escaped, and each byte that is not UTF-8 (a file name in another encoding) as the escape of
+// U+DC80..U+DCFF: Python's json.loads then gives the str that open() and os.fsencode() turn back into those bytes
+// (PEP 383's surrogateescape), so every row names its file.
+std::string json_string(const std::string& bytes);
 // Whether write_manifest accepts this path's extension.
 bool is_manifest_path(const std::string& path);
 
