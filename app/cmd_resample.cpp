@@ -117,7 +117,7 @@ class InputRows {
  private:
   ConstTensorView view() const {
     const io::Image& h = rows_->header();
-    return ConstTensorView(buffer_.data(), DataType::UNorm8, {1, h.channels, held_, h.width},
+    return ConstTensorView(buffer_.get(), DataType::UNorm8, {1, h.channels, held_, h.width},
                            {held_ * h.width * h.channels, 1, h.width * h.channels, h.channels});
   }
 
@@ -126,32 +126,38 @@ class InputRows {
   void hold(std::int64_t begin, std::int64_t end) {
     const std::int64_t kept = std::max<std::int64_t>(0, first_ + held_ - begin);
     if (kept > 0 && begin > first_) {
-      std::memmove(buffer_.data(), buffer_.data() + static_cast<std::size_t>(begin - first_) * row_bytes_,
+      std::memmove(buffer_.get(), buffer_.get() + static_cast<std::size_t>(begin - first_) * row_bytes_,
                    static_cast<std::size_t>(kept) * row_bytes_);
     }
     held_ = kept;
     while (rows_->next_row() < begin) {  // rows between the bands: decoded into the buffer and dropped
       const std::int64_t count = std::min<std::int64_t>(begin - rows_->next_row(), 64);
       reserve(count);
-      rows_->read(buffer_.data(), count);
+      rows_->read(buffer_.get(), count);
     }
     first_ = begin;
     reserve(end - first_);
     if (rows_->next_row() < end) {
-      rows_->read(buffer_.data() + static_cast<std::size_t>(held_) * row_bytes_, end - rows_->next_row());
+      rows_->read(buffer_.get() + static_cast<std::size_t>(held_) * row_bytes_, end - rows_->next_row());
     }
     held_ = end - first_;
   }
 
+  // Room for `rows` rows, the held ones kept at the front; new bytes are left uninitialized (the decoder writes them).
   void reserve(std::int64_t rows) {
     const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * row_bytes_;
-    if (buffer_.size() < bytes) buffer_.resize(bytes);
+    if (capacity_ >= bytes) return;
+    std::unique_ptr<std::uint8_t[]> grown(new std::uint8_t[bytes]);
+    if (held_ > 0) std::memcpy(grown.get(), buffer_.get(), static_cast<std::size_t>(held_) * row_bytes_);
+    buffer_ = std::move(grown);
+    capacity_ = bytes;
   }
 
   std::unique_ptr<io::ImageRows> rows_;
   std::int64_t height_;
   std::size_t row_bytes_;
-  std::vector<std::uint8_t> buffer_;  // input rows [first_, first_ + held_)
+  std::unique_ptr<std::uint8_t[]> buffer_;  // input rows [first_, first_ + held_)
+  std::size_t capacity_ = 0;
   std::int64_t first_ = 0;
   std::int64_t held_ = 0;
 };

@@ -81,6 +81,16 @@ inline std::uint32_t quantize(double v, double max_value) {
   return static_cast<std::uint32_t>(std::round(scaled));
 }
 
+// quantize() of a float32 (or float16) value, without a libm call per sample: v * max (max 255 or 65535) is exact in
+// double, with at most 40 significant bits, so adding 0.5 is exact too (its lowest bit is no finer than the sum's
+// last place), or for a product below 0.5 stays below 1; truncating the sum is then round() (halves away from zero).
+inline std::uint32_t quantize_sample(float v, double max_value) {
+  if (!(v > 0.0f)) return 0;
+  const double scaled = static_cast<double>(v) * max_value;
+  if (scaled >= max_value) return static_cast<std::uint32_t>(max_value);
+  return static_cast<std::uint32_t>(scaled + 0.5);
+}
+
 template <typename In, typename Sample>
 void fill_image(const ConstTensorView& tensor, AlphaMode alpha, double max_value,
                 std::vector<Sample, SampleAllocator<Sample>>& out) {
@@ -93,16 +103,25 @@ void fill_image(const ConstTensorView& tensor, AlphaMode alpha, double max_value
   const std::int64_t sx = tensor.stride(3);
   const bool unpremultiply = alpha == AlphaMode::Premultiplied && (c_count == 2 || c_count == 4);
   const int colour_channels = unpremultiply ? c_count - 1 : c_count;
+  if (!unpremultiply) {  // channel by channel along each row: one sample's quantize per step, no per-pixel setup
+    for (std::int64_t y = 0; y < height; ++y) {
+      Sample* row = out.data() + y * width * c_count;
+      for (int k = 0; k < c_count; ++k) {
+        const In* src = base + y * sy + k * sc;
+        Sample* dst = row + k;
+        for (std::int64_t x = 0; x < width; ++x) {
+          dst[x * c_count] = static_cast<Sample>(quantize_sample(load(src + x * sx), max_value));
+        }
+      }
+    }
+    return;
+  }
   Sample* dst = out.data();
   for (std::int64_t y = 0; y < height; ++y) {
     for (std::int64_t x = 0; x < width; ++x, dst += c_count) {
       const In* pixel = base + y * sy + x * sx;
-      if (!unpremultiply) {
-        for (int k = 0; k < c_count; ++k) dst[k] = static_cast<Sample>(quantize(load(pixel + k * sc), max_value));
-        continue;
-      }
       const double a = load(pixel + (c_count - 1) * sc);
-      const std::uint32_t qa = quantize(a, max_value);
+      const std::uint32_t qa = quantize_sample(static_cast<float>(a), max_value);
       dst[c_count - 1] = static_cast<Sample>(qa);
       for (int k = 0; k < colour_channels; ++k) {
         dst[k] = qa == 0 ? Sample{0} : static_cast<Sample>(quantize(load(pixel + k * sc) / a, max_value));

@@ -110,6 +110,49 @@ class ImageTest : public test::ScratchTest {};
 // ---------------------------------------------------------------------------------------------------------------
 // Paths
 
+// tensor_to_image quantizes straight samples as round(v * M) in double, saturated, NaN and v <= 0 giving 0: checked
+// against std::round for the floats around every rounding boundary (k + 0.5) / M at 8 and 16 bits (each side, a
+// few ulps), random values, tiny and huge ones and the specials, in float32 and float16 tensors.
+TEST(TensorToImage, QuantizesAsRoundInDouble) {
+  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 1e-30f, 1e-45f, 0.5f / 255.0f, 2.0f, 1e30f,
+                          std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN()};
+  for (const double max : {255.0, 65535.0}) {
+    for (int k = 0; k < static_cast<int>(max); k += max > 255.0 ? 97 : 1) {
+      float x = static_cast<float>((k + 0.5) / max);
+      for (int step = 0; step < 4; ++step) x = std::nextafter(x, 0.0f);
+      for (int step = 0; step < 9; ++step, x = std::nextafter(x, 2.0f)) v.push_back(x);
+    }
+  }
+  std::uint32_t state = 5;
+  for (int i = 0; i < 4000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    v.push_back(static_cast<float>(state >> 8) / 16777216.0f * 1.2f - 0.1f);
+  }
+  const auto expected = [](float x, double max) -> std::uint32_t {
+    if (!(x > 0.0f)) return 0;
+    const double scaled = static_cast<double>(x) * max;
+    return scaled >= max ? static_cast<std::uint32_t>(max) : static_cast<std::uint32_t>(std::round(scaled));
+  };
+  const auto width = static_cast<std::int64_t>(v.size());
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    std::vector<float> f32 = v;
+    std::vector<std::uint16_t> f16(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      f16[i] = float_to_float16_bits(v[i]);
+      if (type == DataType::Float16) f32[i] = float16_bits_to_float(f16[i]);
+    }
+    const void* data = type == DataType::Float32 ? static_cast<const void*>(f32.data()) : f16.data();
+    const ConstTensorView view(data, type, {1, 1, 1, width});
+    const io::Image eight = io::tensor_to_image(view, 8);
+    const io::Image sixteen = io::tensor_to_image(view, 16);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      ASSERT_EQ(eight.data8[i], expected(f32[i], 255.0)) << to_string(type) << " value " << f32[i];
+      ASSERT_EQ(sixteen.data16[i], expected(f32[i], 65535.0)) << to_string(type) << " value " << f32[i];
+    }
+  }
+}
+
 TEST(ImagePathTest, KnowsTheWritableExtensionsCaseInsensitively) {
   for (const char* name : {"a.png", "a.PNG", "b/c.jpg", "c.JPEG", "d.bmp", "e.tif", "f.TIFF", "g.webp", "h.ppm",
                            "i.pgm", "dir.png/x.Jpg"}) {

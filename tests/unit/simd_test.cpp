@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -129,6 +130,7 @@ TEST(SimdKernels, TablesAreComplete) {
   for (const SimdKernels* vec : tables()) {
     SCOPED_TRACE(vec->name);
     EXPECT_NE(vec->widen_f16, nullptr);
+    EXPECT_NE(vec->widen_u8, nullptr);
     EXPECT_NE(vec->narrow_f16, nullptr);
     EXPECT_NE(vec->canonicalize_nans, nullptr);
     EXPECT_NE(vec->lerp_pairs, nullptr);
@@ -178,6 +180,41 @@ TEST(SimdKernels, WidenFloat16MatchesThePortableConversion) {
         const float expected = float16_bits_to_float(all[static_cast<std::size_t>(phase + i)]);
         ASSERT_TRUE(same_value(out[static_cast<std::size_t>(i)], expected)) << where(*vec, "widen_f16", count, i);
       }
+    }
+  }
+}
+
+// Every 8-bit sample at strides 1 to 5 (gray, NCHW planes, RGB, RGBA rows) and at the edges of a buffer that ends
+// right after its last sample (an exact-size allocation, so a read past it would fault under the sanitizers): the
+// unorm value p / 255 of detail::unorm_to_float.
+TEST(SimdKernels, WidenUnorm8MatchesTheSampleValues) {
+  for (const SimdKernels* vec : tables()) {
+    for (std::int64_t stride = 1; stride <= 5; ++stride) {
+      for (const std::int64_t count : {std::int64_t{0}, std::int64_t{1}, std::int64_t{8}, std::int64_t{9},
+                                       std::int64_t{17}, std::int64_t{256}, std::int64_t{301}}) {
+        const auto bytes = static_cast<std::size_t>(count == 0 ? 0 : (count - 1) * stride + 1);
+        std::unique_ptr<std::uint8_t[]> src(new std::uint8_t[bytes]);
+        for (std::size_t b = 0; b < bytes; ++b) src[b] = static_cast<std::uint8_t>((b / static_cast<std::size_t>(stride)) * 7 + b);
+        std::vector<float> out(static_cast<std::size_t>(count), -1.0f);
+        const std::int64_t done = vec->widen_u8(src.get(), stride, count, out.data());
+        ASSERT_GE(done, 0);
+        ASSERT_LE(done, count);
+        if (vec->isa == Isa::Avx2 && count >= 256) {
+          EXPECT_GE(done, count - 16) << "stride " << stride;
+        }
+        for (std::int64_t i = 0; i < done; ++i) {
+          const std::uint8_t p = src[static_cast<std::size_t>(i * stride)];
+          ASSERT_EQ(out[static_cast<std::size_t>(i)], detail::unorm_to_float(p, 8))
+              << where(*vec, "widen_u8", count, i) << " stride " << stride << " sample " << int{p};
+        }
+      }
+    }
+    std::vector<std::uint8_t> all(256);
+    for (std::size_t p = 0; p < 256; ++p) all[p] = static_cast<std::uint8_t>(p);
+    std::vector<float> out(256);
+    const std::int64_t done = vec->widen_u8(all.data(), 1, 256, out.data());
+    for (std::int64_t p = 0; p < done; ++p) {
+      ASSERT_EQ(out[static_cast<std::size_t>(p)], detail::unorm_to_float(static_cast<std::uint32_t>(p), 8)) << p;
     }
   }
 }

@@ -91,7 +91,9 @@ void load_row(const SimdKernels& vec, const void* base, DataType type, std::int6
     const float* table = unorm_table(type);
     if (type == DataType::UNorm8) {
       const std::uint8_t* src = static_cast<const std::uint8_t*>(base) + offset;
-      for (std::int64_t i = 0; i < count; ++i) dst[i] = table[src[i * stride]];
+      for (std::int64_t i = stride > 0 ? vec.widen_u8(src, stride, count, dst) : 0; i < count; ++i) {
+        dst[i] = table[src[i * stride]];
+      }
     } else {
       const std::uint16_t* src = static_cast<const std::uint16_t*>(base) + offset;
       for (std::int64_t i = 0; i < count; ++i) dst[i] = table[src[i * stride]];

@@ -59,6 +59,10 @@ struct SimdKernels {
   // ---- rows (rows.h) ----
   // dst[i] = float16 bits src[i] widened, for a prefix of [0, count); returns its length.
   std::int64_t (*widen_f16)(const std::uint16_t* src, std::int64_t count, float* dst);
+  // dst[i] = src[i * stride] / 255 (detail::unorm_to_float of an 8-bit sample: p / 255 in double rounded once,
+  // which the float32 quotient p / 255.0f equals for every p), for a prefix of [0, count); returns its length. Reads
+  // no byte past src[(count - 1) * stride].
+  std::int64_t (*widen_u8)(const std::uint8_t* src, std::int64_t stride, std::int64_t count, float* dst);
   // dst[i] = src[i] rounded to float16 bits (nearest even), for a prefix; returns its length.
   std::int64_t (*narrow_f16)(const float* src, std::int64_t count, std::uint16_t* dst);
   // Every NaN in row[0, count) becomes detail::canonical_nan.

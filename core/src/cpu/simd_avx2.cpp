@@ -48,6 +48,30 @@ std::int64_t widen_f16(const std::uint16_t* src, std::int64_t count, float* dst)
   return i;
 }
 
+std::int64_t widen_u8(const std::uint8_t* src, std::int64_t stride, std::int64_t count, float* dst) {
+  const __m256 max = _mm256_set1_ps(255.0f);
+  std::int64_t i = 0;
+  if (stride == 1) {
+    for (; i + 8 <= count; i += 8) {
+      const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i));
+      _mm256_storeu_ps(dst + i, _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes)), max));
+    }
+    return i;
+  }
+  if (stride < 2 || stride > (std::int64_t{1} << 26)) return 0;  // the offsets below are int32
+  // Eight 4-byte loads at src + (i + k) * stride, low byte kept: the last one reads 3 bytes past its sample, so the
+  // loop stops where that stays within the row.
+  const __m256i offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                             _mm256_set1_epi32(static_cast<int>(stride)));
+  const __m256i low = _mm256_set1_epi32(0xff);
+  const std::int64_t last = (count - 1) * stride;  // the last byte that may be read
+  for (; i + 8 <= count && (i + 7) * stride + 3 <= last; i += 8) {
+    const __m256i words = _mm256_i32gather_epi32(reinterpret_cast<const int*>(src + i * stride), offsets, 1);
+    _mm256_storeu_ps(dst + i, _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_and_si256(words, low)), max));
+  }
+  return i;
+}
+
 std::int64_t narrow_f16(const float* src, std::int64_t count, std::uint16_t* dst) {
   std::int64_t i = 0;
   for (; i + 8 <= count; i += 8) {
@@ -238,6 +262,7 @@ constexpr SimdKernels avx2_kernels() {
   k.isa = Isa::Avx2;
   k.name = "AVX2 + F16C";
   k.widen_f16 = avx2::widen_f16;
+  k.widen_u8 = avx2::widen_u8;
   k.narrow_f16 = avx2::narrow_f16;
   k.canonicalize_nans = avx2::canonicalize_nans;
   k.lerp_pairs = avx2::lerp_pairs;

@@ -21,6 +21,7 @@ namespace {
 
 std::int64_t widen_f16(const std::uint16_t*, std::int64_t, float*) { return 0; }
 std::int64_t narrow_f16(const float*, std::int64_t, std::uint16_t*) { return 0; }
+std::int64_t widen_u8(const std::uint8_t*, std::int64_t, std::int64_t, float*) { return 0; }
 std::int64_t lerp_pairs(const float*, const std::int64_t*, const float*, std::int64_t, float*) { return 0; }
 
 #define RSZ_SIMD_LANES 4
@@ -41,6 +42,7 @@ constexpr SimdKernels baseline_kernels() {
   k.isa = Isa::Baseline;
   k.name = RSZ_CPU_X86_64 ? "baseline x86-64" : "baseline (portable vectors)";
   k.widen_f16 = baseline::widen_f16;
+  k.widen_u8 = baseline::widen_u8;
   k.narrow_f16 = baseline::narrow_f16;
   k.canonicalize_nans = baseline::canonicalize_nans;
   k.lerp_pairs = baseline::lerp_pairs;
