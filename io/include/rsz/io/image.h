@@ -60,6 +60,10 @@ struct SampleAllocator {
   void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
+  // Samples need no destruction: declared so that a vector's destructor does not walk every sample (without it,
+  // std::vector loops over allocator_traits::destroy per element, a loop the compiler keeps).
+  template <typename U>
+  void destroy(U*) noexcept {}
   template <typename U>
   bool operator==(const SampleAllocator<U>&) const noexcept { return true; }
   template <typename U>
