@@ -392,9 +392,11 @@ int run_resample(const ResampleOptions& o) {
 int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, const char* op) {
   const std::vector<std::string> inputs = input_list(common, common.memory_budget());
   const std::string output = output_target(common, inputs);
-  const std::vector<Job> jobs = make_resample_jobs(inputs, intent, output, common, op);
-  check_jobs(inputs, jobs, {common.config});
-  return finish_stdout(common, output, run_jobs(jobs, common));
+  std::vector<Job> jobs = make_resample_jobs(inputs, intent, output, common, op);
+  check_jobs(inputs, jobs, {common.config});  // over the whole job: names that collide across shards too
+  CommonOptions options = common;
+  jobs = select_shard(std::move(jobs), options);
+  return finish_stdout(options, output, run_jobs(jobs, options));
 }
 
 }  // namespace rsz::app

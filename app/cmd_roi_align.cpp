@@ -490,6 +490,15 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
   annotation_options.image_options = image_read_options(common);
   if (format == io::AnnotationFormat::Yolo) annotation_options.yolo_images = inputs;
   const io::RoiFile file = io::read_annotations(source.rois_path, format, annotation_options);
+  // The shard key of an image the annotations name: its path below the image root, without extension.
+  std::string image_root = source.image_root;
+  if (image_root.empty()) {
+    std::error_code ec;
+    image_root = std::filesystem::is_directory(source.rois_path, ec)
+                     ? source.rois_path
+                     : std::filesystem::path(source.rois_path).parent_path().string();
+  }
+  for (const io::RoiImage& image : file.images) set_shard_key_below(image.path, image_root);
   if (format != io::AnnotationFormat::Rsz) {  // images without boxes give no crops: not even decoded
     std::size_t with_boxes = 0;
     for (const io::RoiImage& image : file.images) with_boxes += image.rois.empty() ? 0 : 1;
@@ -650,14 +659,14 @@ int run_roi_align(const RoiAlignOptions& o) {
                 "\"output_width\"");
   }
   const std::vector<std::string> inputs =
-      common.inputs.empty() ? std::vector<std::string>{} : input_list(common, budget);
-  const std::string output = common.output == "-" ? output_target(common, inputs) : common.output;
+      common.inputs.empty() && common.plan.empty() ? std::vector<std::string>{} : input_list(common, budget);
+  const std::string output = output_target(common, inputs);
   if (!common.manifest.empty() && !io::is_manifest_path(common.manifest)) {
     usage_error("--manifest " + common.manifest + ": a manifest is .jsonl (JSON Lines) or .csv");
   }
   const RoiSource source{o.rois,          o.batch_indices, o.image_root,    o.names,
                          o.allow_outside_root, o.skip_crowd,     o.skip_difficult};
-  const std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, source, output, common);
+  std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, source, output, common);
   std::vector<std::string> all_inputs;
   for (const Job& job : jobs) all_inputs.push_back(job.input);
   const std::vector<std::string> others{common.config, o.rois, o.batch_indices, o.names};
@@ -667,7 +676,9 @@ int run_roi_align(const RoiAlignOptions& o) {
     for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
     check_outputs(all_inputs, outputs, others);  // the manifest is an output like the crops
   }
-  return finish_stdout(common, output, run_jobs(jobs, common));
+  CommonOptions options = common;
+  jobs = select_shard(std::move(jobs), options);
+  return finish_stdout(options, output, run_jobs(jobs, options));
 }
 
 }  // namespace rsz::app

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <set>
 #include <variant>
 
 #include "commands.h"
@@ -25,6 +26,7 @@ void setup_run(CLI::App& app, RunOptions& o) {
                   "Refuse input and output images with more pixels than this (default 268435456)")
       ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
   add_no_sync_option(*cmd, o.common);
+  add_shard_options(*cmd, o.common);
   cmd->add_flag("--skip-existing", o.common.skip_existing,
                 "Resume an interrupted run: inputs whose outputs all exist are skipped without being read");
   cmd->add_option("--max-samples", o.common.max_samples,
@@ -52,8 +54,11 @@ int run_run(const RunOptions& o) {
   common.shrink_on_load = common.shrink_on_load || batch.shrink_on_load;
   const std::string folder = common.output.empty() ? batch.output_dir : common.output;
   if (folder.empty()) usage_error(o.batch_file + ": no output folder; set \"output_dir\" or pass -o");
+  // With --plan, the shard's list stands for the batch file's "inputs".
   const std::vector<std::string> inputs =
-      batch.inputs.empty() ? std::vector<std::string>{} : expand_inputs(batch.inputs, batch.recursive, batch.hidden);
+      !common.plan.empty()   ? plan_shard_inputs(common)
+      : batch.inputs.empty() ? std::vector<std::string>{}
+                             : expand_inputs(batch.inputs, batch.recursive, batch.hidden);
   // Steps run in phases: a step with "input": "previous" starts a new phase, whose inputs are the outputs the
   // previous step writes. The whole batch is planned before anything is written: a chained phase is planned from
   // what the step before it will write (predict_outputs), so a request that cannot be met in any phase stops the
@@ -112,6 +117,21 @@ int run_run(const RunOptions& o) {
       check_outputs(all_inputs, outputs, other_inputs);  // the manifest is an output like the crops
     }
     other_inputs.insert(other_inputs.end(), all_inputs.begin(), all_inputs.end());  // never overwritten later
+    if (!phase.chained && common.shard_index >= 0) {
+      // The shard's inputs, once the whole job's names were checked; chained phases follow from what they write.
+      phase.jobs = select_shard(std::move(phase.jobs), common);
+      std::set<std::string> kept;
+      for (const Job& job : phase.jobs) kept.insert(job.planned_outputs.begin(), job.planned_outputs.end());
+      std::vector<std::string> outputs;
+      for (const std::string& out : phase.last_step_outputs) {
+        if (kept.count(out)) outputs.push_back(out);
+      }
+      phase.last_step_outputs = std::move(outputs);
+    }
+    if (phase.jobs.empty() && common.shard_index >= 0) {  // a shard without inputs: nothing to chain
+      phases.push_back(std::move(phase));
+      break;
+    }
     const bool several_phases = index < batch.steps.size() || !phases.empty();
     if (several_phases) predicted = predict_outputs(phase.jobs, common);  // a usage error stops all, here
     if (index < batch.steps.size()) {

@@ -118,9 +118,11 @@ int run_upsample(const UpsampleOptions& o) {
   if (!merged.scale_size) usage_error("upsample: no factor given; use --factor or a config with \"scale_size\"");
   const std::vector<std::string> inputs = input_list(common, common.memory_budget());
   const std::string output = output_target(common, inputs);
-  const std::vector<Job> jobs = make_upsample_jobs(inputs, merged, output, common);
-  check_jobs(inputs, jobs, {common.config});
-  return finish_stdout(common, output, run_jobs(jobs, common));
+  std::vector<Job> jobs = make_upsample_jobs(inputs, merged, output, common);
+  check_jobs(inputs, jobs, {common.config});  // over the whole job: names that collide across shards too
+  CommonOptions options = common;
+  jobs = select_shard(std::move(jobs), options);
+  return finish_stdout(options, output, run_jobs(jobs, options));
 }
 
 }  // namespace rsz::app

@@ -141,6 +141,26 @@ struct RunOptions {
 void setup_run(CLI::App& app, RunOptions& options);
 int run_run(const RunOptions& options);
 
+// `rsz plan`: the inputs listed once, split into shard lists (app/shards.cpp).
+struct PlanOptions {
+  std::vector<std::string> inputs;
+  bool recursive = false;
+  bool hidden = false;
+  std::int64_t shards = 0;
+  std::string output;
+  bool quiet = false;
+};
+void setup_plan(CLI::App& app, PlanOptions& options);
+int run_plan(const PlanOptions& options);
+
+// `rsz merge STATE`: every shard's marker checked and totalled.
+struct MergeOptions {
+  std::string state;
+  bool json = false;
+};
+void setup_merge(CLI::App& app, MergeOptions& options);
+int run_merge(const MergeOptions& options);
+
 struct InfoOptions {
   std::vector<std::string> inputs;
   bool recursive = false;

@@ -72,6 +72,12 @@ struct CommonOptions {
   std::array<float, 3> background{1.0f, 1.0f, 1.0f};  // --background: RGB in [0, 1], white by default
   bool lossless = false;                               // --lossless: WebP outputs lossless (default lossy)
   bool shrink_on_load = false;  // resample / thumbnail --shrink-on-load: JPEGs decoded at 1/2, 1/4 or 1/8 first
+  // --shard I/N: only the inputs whose shard (a stable hash of their key, shards.h) is `shard_index` run; with --plan
+  // the shard's list is read instead of -i (`shard_count` is then the plan's). -1 / 0: not given.
+  std::int64_t shard_index = -1;
+  std::int64_t shard_count = 0;
+  std::string plan;            // --plan STATE: the folder `rsz plan` wrote; "" for none
+  std::string summary_prefix;  // "shard 1/3: 4 of 11 inputs; ": said in front of the run's summary
   // The run's memory budget: --max-memory, else default_memory_budget(), read from the system only when a command
   // needs it (not at start-up, where every subcommand's options are made, --version and --help included).
   std::uint64_t memory_budget() const { return max_memory != 0 ? max_memory : default_memory_budget(); }
@@ -147,6 +153,14 @@ std::string for_cli(std::string message);
 // Patterns may use "**" for any number of folders ('photos/**/*.jpg'); {dir} and {relpath} then follow the folders it
 // matched. Hidden files and folders (names starting with '.') are left out of folders and patterns unless `hidden`.
 std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns, bool recursive, bool hidden = false);
+
+// expand_inputs as a stream, for rsz plan: each input is handed to `visit` as it is found (with its {dir} and its
+// shard key), folders walked one at a time with their entries sorted, so a tree of millions of files is never held
+// whole (only several -i keep the names seen, to drop duplicates). What expand_inputs reports as a failed input (a
+// missing file, a pattern or folder without inputs) is a usage error here; standard input cannot be planned.
+void for_each_input(const std::vector<std::string>& patterns, bool recursive, bool hidden,
+                    const std::function<void(const std::string& path, const std::string& dir,
+                                             const std::string& key)>& visit);
 
 bool is_npy_path(const std::string& path);
 
@@ -317,6 +331,32 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
 // per failure, each failure is reported on one line, and the exit status is returned. With --dry-run it lists the
 // planned outputs (and failures) and writes nothing.
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
+// Shards (app/shards.cpp): a job split over machines by a stable hash of each input's key, so that adding inputs
+// never moves an existing one to another shard.
+// The key of an input: its path below the -i folder (or below the fixed folders of a pattern, as {relpath} has it)
+// without extension; a file given by name: its stem; roi-align's dataset images: their path below the image root.
+std::string shard_key(const std::string& input);
+// FNV-1a 64 of the key's bytes, modulo `count`.
+std::int64_t shard_of_key(const std::string& key, std::int64_t count);
+// Gives `input` the key of its path below `root` ("" for the current folder), unless it has one (an -i input).
+void set_shard_key_below(const std::string& input, const std::string& root);
+// --shard I/N and --plan STATE (every operator and rsz run).
+void add_shard_options(CLI::App& command, CommonOptions& options);
+// With --shard I/N (no --plan): the jobs whose input's shard is I, in order, and options.summary_prefix set to
+// "shard I/N: K of M inputs; "; without --shard, `jobs` as they are. A usage error for --shard I without /N or --plan.
+// With --plan (the jobs are the shard's list already): `jobs`, options.summary_prefix set, and --skip-existing on.
+std::vector<Job> select_shard(std::vector<Job> jobs, CommonOptions& options);
+// --plan STATE --shard I: the inputs of STATE/shards/0000I.txt (a usage error for -i given too, a shard the plan does
+// not have, or a list that is not the one rsz plan wrote), their {dir} as rsz plan found it.
+std::vector<std::string> plan_shard_inputs(const CommonOptions& options);
+// `output` as the whole plan names it: with --plan, a folder when the whole plan has several inputs, however many
+// this shard holds.
+std::string shard_output_target(const CommonOptions& options, const std::string& output);
+// Runs a parsed command: with --plan STATE --shard I (not --dry-run), refuses parameters other than the ones pinned in
+// STATE/params.json, exits 0 at once when STATE/done/0000I.json says the shard is done with these parameters and
+// list, pins the parameters before the first output is written, and writes the marker last, atomically, with the
+// counts, whatever the exit status of a run that started.
+int run_command(const CLI::App& command, const std::function<int()>& run);
 // The line --verbose prints: the backend that runs the operators and why (for auto: why not cuda).
 std::string backend_note(const CommonOptions& options);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "common.h"
@@ -35,15 +36,28 @@ std::map<std::string, std::string>& input_dirs() {
   return dirs;
 }
 
+std::map<std::string, std::string>& input_keys() {
+  static std::map<std::string, std::string> keys;
+  return keys;
+}
+
 }  // namespace detail
 
 using detail::canonical_or_absolute;
 using detail::input_dirs;
+using detail::input_keys;
 using detail::lowercase;
 
 namespace {
 
 bool has_glob_characters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// A file's shard key below `root`: its relative path without the extension ("2024/a" for root/2024/a.jpg).
+std::string key_below(const fs::path& file, const fs::path& root) {
+  fs::path relative = file.lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..") relative = file.filename();
+  return relative.replace_extension().generic_string();
+}
 
 // A name starting with '.': hidden files (macOS's AppleDouble "._x.jpg" beside every copied photo, editors'
 // swap files) and folders (.git, .cache) are left out of folder listings and patterns unless --hidden asks.
@@ -161,6 +175,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
         add(f);
         const std::string dir = fs::path(f).parent_path().lexically_relative(pattern).string();
         input_dirs()[f] = dir == "." ? "" : dir;
+        input_keys()[f] = key_below(f, pattern);
       }
       if (files.empty()) add(pattern);  // probe_input reports the empty folder as a failed input
     } else if (!fs::exists(pattern, ec) && has_glob_characters(pattern)) {
@@ -174,6 +189,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
         if (!hidden && !globstar && is_hidden(f)) continue;  // glob(3) leaves dot files out unless named with '.'
         add(f);
         ++matched;
+        input_keys()[f] = key_below(f, root);
         if (globstar) {  // {dir} / {relpath}: the folders the "**" walked through
           const std::string dir = fs::path(f).parent_path().lexically_relative(root).string();
           input_dirs()[f] = dir == "." ? "" : dir;
@@ -185,6 +201,82 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
     }
   }
   return result;
+}
+
+void for_each_input(const std::vector<std::string>& patterns, bool recursive, bool hidden,
+                    const std::function<void(const std::string& path, const std::string& dir,
+                                             const std::string& key)>& visit) {
+  if (patterns.empty()) usage_error("no input given; use -i FILE, -i FOLDER or -i 'PATTERN'");
+  // Duplicates are dropped as expand_inputs drops them; with one pattern there are none, and no name is kept.
+  std::set<std::string> seen;
+  const bool several = patterns.size() > 1;
+  std::size_t visited = 0;
+  const auto add = [&](const std::string& path, const std::string& dir, const std::string& key) {
+    if (several && !seen.insert(canonical_or_absolute(path)).second) return;
+    ++visited;
+    visit(path, dir, key);
+  };
+  const auto wanted = [](const fs::path& p) {
+    return io::is_readable_image_path(p.string()) || is_npy_path(p.string());
+  };
+  // One folder at a time, its entries sorted: what is held is the folders being walked, not the whole tree.
+  std::function<void(const fs::path&, const fs::path&, const std::vector<std::string>*, bool)> walk =
+      [&](const fs::path& root, const fs::path& folder, const std::vector<std::string>* rest, bool descend) {
+        std::vector<std::pair<std::string, bool>> entries;  // name, is a folder
+        std::error_code ec;
+        for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+          if (!hidden && is_hidden(it->path())) continue;
+          std::error_code entry_ec;
+          const bool is_folder = it->is_directory(entry_ec);
+          if (!is_folder && !it->is_regular_file(entry_ec)) continue;
+          entries.emplace_back(it->path().filename().string(), is_folder);
+        }
+        if (ec) usage_error(folder.string() + ": cannot list the folder: " + ec.message());
+        std::sort(entries.begin(), entries.end());
+        for (const auto& [name, is_folder] : entries) {
+          const fs::path path = folder / name;
+          if (is_folder) {
+            if (descend) walk(root, path, rest, descend);
+            continue;
+          }
+          if (!wanted(path)) continue;
+          if (rest != nullptr &&
+              !match_components(*rest, 0, split_components(path.lexically_relative(root).string()), 0, hidden)) {
+            continue;
+          }
+          const std::string dir = path.parent_path().lexically_relative(root).string();
+          add(path.string(), dir == "." ? "" : dir, key_below(path, root));
+        }
+      };
+  for (const std::string& pattern : patterns) {
+    if (pattern.empty()) usage_error("-i \"\": an empty name; give a file, a folder or a quoted pattern");
+    if (pattern == "-") usage_error("-i -: standard input cannot be planned; give files, folders or patterns");
+    std::error_code ec;
+    const std::size_t before = visited;
+    if (fs::is_directory(pattern, ec)) {
+      walk(pattern, pattern, nullptr, recursive);
+      if (visited == before) usage_error(pattern + ": the folder holds no images or .npy files" +
+                                         (recursive ? "" : " (-r descends into sub-folders)"));
+    } else if (!fs::exists(pattern, ec) && has_glob_characters(pattern)) {
+      const std::vector<std::string> parts = split_components(pattern);
+      std::size_t fixed = 0;
+      const fs::path root = pattern_root(parts, fixed);
+      if (std::find(parts.begin(), parts.end(), "**") != parts.end()) {
+        const std::vector<std::string> rest(parts.begin() + static_cast<std::ptrdiff_t>(fixed), parts.end());
+        if (fs::is_directory(root, ec)) walk(root, root, &rest, true);
+      } else {
+        for (const auto& f : glob_paths(pattern)) {  // glob(3) lists one pattern's matches
+          if (!fs::is_regular_file(f, ec) || (!hidden && is_hidden(f))) continue;
+          add(f, "", key_below(f, root));
+        }
+      }
+      if (visited == before) usage_error(pattern + ": the pattern matches no file");
+    } else if (!fs::is_regular_file(pattern, ec)) {
+      usage_error(pattern + ": no such file or folder");
+    } else {
+      add(pattern, "", fs::path(pattern).stem().string());
+    }
+  }
 }
 
 bool is_npy_path(const std::string& path) { return lowercase(fs::path(path).extension().string()) == ".npy"; }

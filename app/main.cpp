@@ -65,7 +65,11 @@ int main(int argc, char** argv) {
   for (const OperatorCommand& entry : operator_commands()) operators.emplace_back(entry.command, entry.setup(app));
   RunOptions run;
   InfoOptions info;
+  PlanOptions plan;
+  MergeOptions merge;
   setup_run(app, run);
+  setup_plan(app, plan);
+  setup_merge(app, merge);
   setup_info(app, info);
   app.footer(
       "Examples:\n"
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
       "  rsz upsample -i icon.png -o icon@2x.png --factor 2\n"
       "  rsz roi-align -i photo.jpg --rois boxes.json --output-size 128x128 -o crops/\n"
       "  rsz run configs/batch.json\n"
+      "  rsz plan -i photos/ -r --shards 64 -o state/   (then --plan state/ --shard I on each machine)\n"
       "  rsz info photo.jpg\n"
       "Run 'rsz <command> --help' for the flags of a command.");
   try {
@@ -82,9 +87,11 @@ int main(int argc, char** argv) {
     // rsz::Error from here, with rsz's own message.
     app.parse(argc, argv);
     for (const auto& [command, run_operator] : operators) {
-      if (app.got_subcommand(command)) return run_operator();
+      if (app.got_subcommand(command)) return run_command(*app.get_subcommand(command), run_operator);
     }
-    if (app.got_subcommand("run")) return run_run(run);
+    if (app.got_subcommand("run")) return run_command(*app.get_subcommand("run"), [&run] { return run_run(run); });
+    if (app.got_subcommand("plan")) return run_plan(plan);
+    if (app.got_subcommand("merge")) return run_merge(merge);
     if (app.got_subcommand("info")) return run_info(info);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitUsage;  // --help, --version

@@ -320,6 +320,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                      "PNG zlib level 0-9 with adaptive filters (9: smallest, slowest); default: a fast setting "
                      "(level 2, Sub filter)")
       ->check(whole_number(0, 9));
+  add_shard_options(command, options);
 }
 
 bool image_runs_in_place(int channels, const CommonOptions& options) {

@@ -2,6 +2,7 @@
 // themselves; the commands use common.h only.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -15,6 +16,20 @@ std::string lowercase(std::string s);
 std::string canonical_or_absolute(const std::string& path);
 // Each expanded input's folder relative to the folder it was found in ({dir}; "" for files given by name or glob).
 std::map<std::string, std::string>& input_dirs();
+// Each expanded input's shard key (shards.h): its path below the -i folder or the fixed folders of its pattern,
+// without extension; absent for files given by name (their stem is their key).
+std::map<std::string, std::string>& input_keys();
+// What run_jobs did, added up over a command's runs (rsz run's phases): a shard's marker records it.
+struct RunTotals {
+  std::size_t jobs = 0;
+  std::size_t written = 0;
+  std::size_t failed = 0;
+  std::size_t skipped = 0;
+};
+RunTotals& run_totals();
+// Called by run_jobs once planning is done, before anything is written (and not for --dry-run): with --plan, pins
+// the parameters in STATE/params.json (a usage error, nothing written, when another shard pinned others).
+std::function<void()>& before_writing();
 // Bits per sample of an image output: --depth, else the input image's, else 8.
 int output_depth(const CommonOptions& options, bool from_image, int input_depth);
 // The same for an output at `path`: 16 bits into a format without them become 8, unless --strict or --depth said.

@@ -424,6 +424,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     return failed > 0 ? kExitFailed : kExitOk;
   }
 
+  if (detail::before_writing()) detail::before_writing()();  // --plan: the parameters pinned
   // Inputs run in parallel first; cores left over when there are fewer inputs than threads go to the kernels.
   const std::size_t parallel_inputs = std::clamp<std::size_t>(jobs.size(), 1, static_cast<std::size_t>(threads));
   const int kernel_threads = std::max(1, threads / static_cast<int>(parallel_inputs));
@@ -520,6 +521,11 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     run_one(jobs[k], prepared[k], crops[k]);
   }
   progress.finish();
+  detail::RunTotals& totals = detail::run_totals();
+  totals.jobs += jobs.size();
+  totals.written += written;
+  totals.failed += failed;
+  totals.skipped += skipped;
   if (!options.manifest.empty()) {
     std::vector<io::CropRecord> lines;
     for (auto& c : crops) lines.insert(lines.end(), c.begin(), c.end());
@@ -541,7 +547,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string boxes = boxes_note(left_out, scaled);
   if (failed > 0) {
-    to_stderr("rsz: " + std::to_string(failed) + " of " + std::to_string(jobs.size()) + " input" +
+    to_stderr("rsz: " + options.summary_prefix + std::to_string(failed) + " of " + std::to_string(jobs.size()) + " input" +
               (jobs.size() == 1 ? "" : "s") + " failed; " + std::to_string(written) + " file" +
               (written == 1 ? "" : "s") + " written" +
               (skipped > 0 ? "; " + std::to_string(skipped) + " skipped (outputs exist)" : "") + boxes + "\n");
@@ -550,7 +556,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   if (!options.quiet) {
     std::ostringstream s;
     s.precision(3);
-    s << "rsz: wrote " << written << " file" << (written == 1 ? "" : "s") << " in " << total << " s";
+    s << "rsz: " << options.summary_prefix << "wrote " << written << " file" << (written == 1 ? "" : "s") << " in " << total << " s";
     if (skipped > 0) s << "; skipped " << skipped << " input" << (skipped == 1 ? "" : "s") << " whose outputs exist";
     to_stderr(s.str() + boxes + "\n");
   }

@@ -83,6 +83,7 @@ void remove_stream_files() noexcept {
 }
 
 std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t budget) {
+  if (!options.plan.empty()) return plan_shard_inputs(options);
   std::vector<std::string> patterns;
   std::string stdin_path;
   for (const std::string& p : options.inputs) {
@@ -129,7 +130,10 @@ std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t 
 }
 
 std::string output_target(const CommonOptions& options, const std::vector<std::string>& inputs) {
-  if (options.output != "-") return options.output;
+  if (options.output != "-") return shard_output_target(options, options.output);
+  if (!options.plan.empty() || options.shard_index >= 0) {
+    usage_error("-o -: standard output takes one output; --plan and --shard split many inputs");
+  }
   if (inputs.size() != 1) {
     usage_error("-o -: standard output takes one output; " + std::to_string(inputs.size()) + " inputs were given");
   }

@@ -5,7 +5,7 @@
 _rsz_flags() {
   local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive --hidden
             --no-exif --alpha --backend --device -v --verbose --max-pixels --max-memory --quality --png-compression --skip-existing
-            --grayscale --depth --format --strip --no-sync --lossless --strict --background"
+            --grayscale --depth --format --strip --no-sync --lossless --strict --background --shard --plan"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
                     --output-sizes --preset --antialias --rounding-direction --shrink-on-load" ;;
@@ -15,7 +15,9 @@ _rsz_flags() {
                      --manifest --batch-indices --output-size --reduction --mode --samples --spatial-scale --oob-value
                      --input-offset --output-offset --align-corners --max-samples" ;;
     run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --device -v --verbose --max-memory --max-pixels
-               --skip-existing --max-samples --no-sync" ;;
+               --skip-existing --max-samples --no-sync --shard --plan" ;;
+    plan) echo "-h --help -i --input -r --recursive --hidden --shards -o --output -q --quiet" ;;
+    merge) echo "-h --help --json" ;;
     info) echo "-h --help -r --recursive --json --no-exif --backends" ;;
   esac
 }
@@ -26,11 +28,11 @@ _rsz() {
   local command="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
     case ${COMP_WORDS[i]} in
-      resample | thumbnail | upsample | roi-align | run | info) command=${COMP_WORDS[i]}; break ;;
+      resample | thumbnail | upsample | roi-align | run | plan | merge | info) command=${COMP_WORDS[i]}; break ;;
     esac
   done
   if [[ -z $command ]]; then
-    COMPREPLY=($(compgen -W "resample thumbnail upsample roi-align run info -h --help -V --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "resample thumbnail upsample roi-align run plan merge info -h --help -V --version" -- "$cur"))
     return
   fi
   case $prev in
@@ -55,17 +57,20 @@ _rsz() {
       compopt -o filenames 2> /dev/null
       COMPREPLY=($(compgen -f -- "$cur"))
       return ;;
-    --image-root)
+    --image-root | --plan)
       compopt -o filenames 2> /dev/null
       COMPREPLY=($(compgen -d -- "$cur"))
       return ;;
     -j | --jobs | --width | --height | --quality | --png-compression | --max-pixels | --max-memory | --max-samples | \
       --scale | --size | --scales | --input-offsets | --output-offsets | --output-sizes | --factor | --output-size | \
-      --samples | --spatial-scale | --oob-value | --input-offset | --output-offset)
+      --samples | --spatial-scale | --oob-value | --input-offset | --output-offset | --shard | --shards)
       return ;;  # a value: nothing to offer
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$(_rsz_flags "$command")" -- "$cur"))
+  elif [[ $command == merge ]]; then
+    compopt -o filenames 2> /dev/null
+    COMPREPLY=($(compgen -d -- "$cur"))  # the plan's state folder
   elif [[ $command == run || $command == info ]]; then
     compopt -o filenames 2> /dev/null
     COMPREPLY=($(compgen -f -- "$cur"))  # the batch file; info's inputs

@@ -14,7 +14,7 @@ source "$bash_script"
 status=0
 fail() { echo "completion check: $*" >&2; status=1; }
 
-for command in resample thumbnail upsample roi-align run info; do
+for command in resample thumbnail upsample roi-align run plan merge info; do
   help_flags=$("$rsz" "$command" --help | grep -oE '^\s+(-[a-zA-Z],)?--[a-z0-9-]+' | grep -oE -- '--[a-z0-9-]+' | sort -u)
   bash_flags=$(_rsz_flags "$command" | tr -s ' \n' '\n' | grep -E -- '^--' | sort -u)
   if [[ $help_flags != "$bash_flags" ]]; then

@@ -1,0 +1,336 @@
+// Past one machine, end to end: --shard I/N (the union of the shards is the whole run, byte for byte; adding inputs
+// moves no input to another shard), rsz plan and --plan STATE --shard I (markers, resuming, parameters pinned) and
+// rsz merge.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_support.h"
+#include "rsz/io/npy.h"
+#include "support/test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz {
+namespace {
+
+using test::list_files;
+using test::run_rsz;
+using test::ScratchDir;
+
+std::string photo(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name; }
+
+// The input folder of these tests: the sample photos, and small generated tensors in sub-folders (two named alike).
+void make_inputs(const ScratchDir& dir, int generated, const std::string& prefix = "g") {
+  fs::create_directories(dir.path() / "in/gen/deep");
+  for (const char* name : {"camera.png", "chelsea.png", "coffee.png", "rocket.jpg"}) {
+    const fs::path target = dir.path() / "in" / name;
+    if (!fs::exists(target)) fs::copy_file(photo(name), target);
+  }
+  for (int i = 0; i < generated; ++i) {
+    const std::string name = prefix + std::to_string(i) + ".npy";
+    const Tensor t = test::random_f32({1, 2, 6, 5}, static_cast<std::uint32_t>(i + 1));
+    io::write_npy(dir / ("in/gen/" + name), t.view());
+    if (i % 3 == 0) io::write_npy(dir / ("in/gen/deep/" + name), t.view());
+  }
+}
+
+// FNV-1a 64, the documented hash of an input's key.
+std::int64_t shard_of(const std::string& key, std::int64_t n) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (const char c : key) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return static_cast<std::int64_t>(h % static_cast<std::uint64_t>(n));
+}
+
+// "in -> out" lines of a --dry-run: the inputs it would process.
+std::set<std::string> dry_run_inputs(const std::string& out) {
+  std::set<std::string> inputs;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t arrow = line.find(" -> ");
+    if (arrow != std::string::npos) inputs.insert(line.substr(0, arrow));
+  }
+  return inputs;
+}
+
+void expect_same_tree(const fs::path& a, const fs::path& b) {
+  const std::vector<std::string> files = list_files(a);
+  ASSERT_FALSE(files.empty());
+  EXPECT_EQ(files, list_files(b));
+  for (const std::string& f : files) {
+    EXPECT_EQ(test::read_file((a / f).string()), test::read_file((b / f).string())) << f;
+  }
+}
+
+TEST(Shards, TheUnionOfThreeShardsIsTheWholeRunByteForByte) {
+  ScratchDir dir("shards-union");
+  make_inputs(dir, 12);
+  const std::string base = "resample -i in -r --scale 0.5 ";
+  auto r = run_rsz(dir, base + "-o 'whole/{relpath}{ext}' -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::size_t total = list_files(dir.path() / "whole").size();
+  ASSERT_EQ(total, 4u + 12u + 4u);
+  std::size_t counted = 0;
+  for (int i = 0; i < 3; ++i) {
+    r = run_rsz(dir, base + "-o 'sharded/{relpath}{ext}' --shard " + std::to_string(i) + "/3");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string prefix = "rsz: shard " + std::to_string(i) + "/3: ";
+    const std::size_t at = r.err.find(prefix);
+    ASSERT_NE(at, std::string::npos) << r.err;
+    const std::size_t k = std::stoul(r.err.substr(at + prefix.size()));
+    EXPECT_NE(r.err.find(std::to_string(k) + " of " + std::to_string(total) + " inputs; wrote " + std::to_string(k) +
+                         " file"),
+              std::string::npos)
+        << r.err;
+    counted += k;
+  }
+  EXPECT_EQ(counted, total);  // disjoint: every input in exactly one shard
+  expect_same_tree(dir.path() / "whole", dir.path() / "sharded");
+}
+
+TEST(Shards, AnInputsShardIsTheHashOfItsPathBelowTheRootAndAddingInputsMovesNone) {
+  ScratchDir dir("shards-stable");
+  make_inputs(dir, 6);
+  constexpr int kShards = 4;
+  const auto shards = [&] {
+    std::map<std::string, int> shard;
+    for (int i = 0; i < kShards; ++i) {
+      const auto r = run_rsz(dir, "resample -i in -r --scale 0.5 -o 'out/{relpath}{ext}' -n --shard " +
+                                      std::to_string(i) + "/" + std::to_string(kShards));
+      EXPECT_EQ(r.status, 0) << r.err;
+      for (const std::string& input : dry_run_inputs(r.out)) {
+        EXPECT_EQ(shard.count(input), 0u) << input << " in two shards";
+        shard[input] = i;
+      }
+    }
+    return shard;
+  };
+  const std::map<std::string, int> before = shards();
+  ASSERT_EQ(before.size(), 4u + 6u + 2u);
+  for (const auto& [input, shard] : before) {  // the key: the path below -i's folder, without extension
+    std::string key = fs::path(input).lexically_relative("in").replace_extension().generic_string();
+    EXPECT_EQ(shard, shard_of(key, kShards)) << input;
+  }
+  make_inputs(dir, 9, "h");  // more files, some beside the old ones
+  const std::map<std::string, int> after = shards();
+  ASSERT_EQ(after.size(), before.size() + 9u + 3u);
+  for (const auto& [input, shard] : before) EXPECT_EQ(after.at(input), shard) << input;
+}
+
+TEST(Shards, DatasetImagesAndBatchRunsAreShardedToo) {
+  ScratchDir dir("shards-dataset");
+  dir.copy_project_files();
+  const std::string dataset = "roi-align --rois samples/rois/dataset.json --output-size 16x16 -o '";
+  auto r = run_rsz(dir, dataset + "whole/{id}.png' -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (int i = 0; i < 2; ++i) {
+    r = run_rsz(dir, dataset + "sharded/{id}.png' --shard " + std::to_string(i) + "/2");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("shard " + std::to_string(i) + "/2: "), std::string::npos) << r.err;
+  }
+  expect_same_tree(dir.path() / "whole", dir.path() / "sharded");
+  // rsz run: a chained batch follows its shard's inputs through every step.
+  r = run_rsz(dir, "run configs/batch_chain.json -o whole_run -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (int i = 0; i < 3; ++i) {
+    r = run_rsz(dir, "run configs/batch_chain.json -o sharded_run -q --shard " + std::to_string(i) + "/3");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  expect_same_tree(dir.path() / "whole_run", dir.path() / "sharded_run");
+}
+
+TEST(Shards, ShardFlagsAreCheckedBeforeAnythingRuns) {
+  ScratchDir dir("shards-usage");
+  auto r = run_rsz(dir, "resample -i in -o out/ --scale 0.5 --shard 3/3");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--shard 3/3: shard 3 of 3 does not exist; 0 to 2 is allowed"), std::string::npos) << r.err;
+  r = run_rsz(dir, "resample -i in -o out/ --scale 0.5 --shard x/3");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("not a shard"), std::string::npos) << r.err;
+  fs::create_directories(dir.path() / "in");
+  fs::copy_file(photo("camera.png"), dir / "in/camera.png");
+  r = run_rsz(dir, "resample -i in -o out/ --scale 0.5 --shard 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("give I/N"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+}
+
+
+// The "rsz: shard I/N: ..." line's numbers after `what` ("wrote 1 file" -> 1).
+std::size_t number_after(const std::string& text, const std::string& what) {
+  const std::size_t at = text.find(what);
+  if (at == std::string::npos) return static_cast<std::size_t>(-1);
+  return std::stoul(text.substr(at + what.size()));
+}
+
+TEST(Plan, ShardListsRunToTheWholeJobAndAKilledShardResumesWhereItStopped) {
+  ScratchDir dir("plan-resume");
+  make_inputs(dir, 9);
+  fs::copy_file(photo("camera.png"), dir.path() / "in/gen/new\nline.png");  // a name the lists escape
+  const std::size_t total = 4 + 9 + 3 + 1;
+  auto r = run_rsz(dir, "plan -i in -r --shards 3 -o state");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("planned " + std::to_string(total) + " inputs in 3 shards"), std::string::npos) << r.err;
+  const nlohmann::json plan = nlohmann::json::parse(test::read_file(dir / "state/plan.json"));
+  EXPECT_EQ(plan["shards"], 3);
+  EXPECT_EQ(plan["total"], total);
+  ASSERT_EQ(plan["counts"].size(), 3u);
+  EXPECT_EQ(plan["counts"][0].get<std::size_t>() + plan["counts"][1].get<std::size_t>() +
+                plan["counts"][2].get<std::size_t>(),
+            total);
+  EXPECT_NE(test::read_file(dir / "state/shards/00000.txt").find("gen/new\\nline.png") ==
+                std::string::npos &&
+                test::read_file(dir / "state/shards/00001.txt").find("gen/new\\nline.png") == std::string::npos,
+            test::read_file(dir / "state/shards/00002.txt").find("gen/new\\nline.png") == std::string::npos);
+  // The plan's shards are --shard I/3's.
+  for (int i = 0; i < 3; ++i) {
+    const auto listed = run_rsz(dir, "resample -i in -r --scale 0.5 -o 'x/{relpath}{ext}' -n --shard " +
+                                         std::to_string(i) + "/3");
+    const auto planned = run_rsz(dir, "resample --plan state --shard " + std::to_string(i) +
+                                          " --scale 0.5 -o 'x/{relpath}{ext}' -n");
+    ASSERT_EQ(planned.status, 0) << planned.err;
+    EXPECT_EQ(listed.out, planned.out);
+    EXPECT_EQ(std::count(planned.out.begin(), planned.out.end(), '\n'),
+              plan["counts"][static_cast<std::size_t>(i)].get<long>());
+  }
+  const std::string command = "resample --scale 0.5 -o 'sharded/{relpath}{ext}' --plan state --shard ";
+  r = run_rsz(dir, "resample -i in -r --scale 0.5 -o 'whole/{relpath}{ext}' -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (int i = 0; i < 3; ++i) {
+    r = run_rsz(dir, command + std::to_string(i));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json done =
+        nlohmann::json::parse(test::read_file(dir / ("state/done/0000" + std::to_string(i) + ".json")));
+    EXPECT_EQ(done["inputs"], plan["counts"][static_cast<std::size_t>(i)]);
+    EXPECT_EQ(done["outputs"], plan["counts"][static_cast<std::size_t>(i)]);
+    EXPECT_EQ(done["failed"], 0);
+    EXPECT_EQ(done["list_fingerprint"], plan["fingerprints"][static_cast<std::size_t>(i)]);
+  }
+  expect_same_tree(dir.path() / "whole", dir.path() / "sharded");
+  // Run again: done at once.
+  r = run_rsz(dir, command + "1");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("rsz: shard 1/3 is done already"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // A shard killed before its marker, one output short: only that output is written again.
+  int shard = 0;
+  while (plan["counts"][static_cast<std::size_t>(shard)].get<int>() < 2) ++shard;
+  const std::string list = test::read_file(dir / ("state/shards/0000" + std::to_string(shard) + ".txt"));
+  std::vector<std::string> outputs;
+  std::istringstream lines(list);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find('\\') != std::string::npos) continue;
+    const fs::path input = line.substr(0, line.find('\t'));
+    outputs.push_back("sharded/" + input.lexically_relative("in").string());
+  }
+  ASSERT_GE(outputs.size(), 2u);
+  fs::remove(dir.path() / ("state/done/0000" + std::to_string(shard) + ".json"));
+  fs::remove(dir.path() / outputs[0]);
+  const auto kept_time = fs::last_write_time(dir.path() / outputs[1]);
+  r = run_rsz(dir, command + std::to_string(shard));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(number_after(r.err, "wrote "), 1u) << r.err;
+  const std::size_t listed = plan["counts"][static_cast<std::size_t>(shard)].get<std::size_t>();
+  EXPECT_EQ(number_after(r.err, "skipped "), listed - 1) << r.err;
+  EXPECT_EQ(fs::last_write_time(dir.path() / outputs[1]), kept_time);
+  const nlohmann::json done =
+      nlohmann::json::parse(test::read_file(dir / ("state/done/0000" + std::to_string(shard) + ".json")));
+  EXPECT_EQ(done["outputs"], 1);
+  EXPECT_EQ(done["skipped"], listed - 1);
+  expect_same_tree(dir.path() / "whole", dir.path() / "sharded");
+}
+
+TEST(Plan, OtherParametersThanThePinnedOnesAreRefused) {
+  ScratchDir dir("plan-pinned");
+  make_inputs(dir, 3);
+  ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 2 -o state -q").status, 0);
+  auto r = run_rsz(dir, "resample --plan state --shard 0 --scale 0.5 -o 'out/{relpath}{ext}' -j 2 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json pinned = nlohmann::json::parse(test::read_file(dir / "state/params.json"));
+  EXPECT_EQ(pinned["command"], "resample");
+  r = run_rsz(dir, "resample --plan state --shard 1 --scale 0.25 -o 'out/{relpath}{ext}'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("the parameters differ from the ones this plan was run with (state/params.json): "
+                       "scale=0.25 here, scale=0.5 there"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "state/done/00001.json"));
+  r = run_rsz(dir, "thumbnail --plan state --shard 1 --size 8 -o 'out/{relpath}{ext}'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("command=thumbnail here, command=resample there"), std::string::npos) << r.err;
+  // Scheduling flags are not parameters: -j, --json, -q, --no-sync.
+  r = run_rsz(dir, "resample --plan state --shard 1 --scale 0.5 -o 'out/{relpath}{ext}' --json --no-sync -j 1 -q");
+  EXPECT_EQ(r.status, 0) << r.err;
+  // -i with --plan, a shard the plan does not have, a plan that is not there.
+  r = run_rsz(dir, "resample -i in --plan state --shard 1 --scale 0.5 -o 'out/{relpath}{ext}'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--plan state: the inputs come from the plan's shard list; drop -i"), std::string::npos)
+      << r.err;
+  r = run_rsz(dir, "resample --plan state --shard 2 --scale 0.5 -o 'out/{relpath}{ext}'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--shard 2: the plan state has 2 shards; 0 to 1 is allowed"), std::string::npos) << r.err;
+  r = run_rsz(dir, "resample --plan nowhere --shard 0 --scale 0.5 -o 'out/{relpath}{ext}'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no plan.json there"), std::string::npos) << r.err;
+  r = run_rsz(dir, "plan -i in --shards 2 -o state");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("holds a plan already"), std::string::npos) << r.err;
+}
+
+TEST(Merge, ListsMissingAndFailedShardsInSlurmArraySyntax) {
+  ScratchDir dir("plan-merge");
+  make_inputs(dir, 12);
+  ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 6 -o state -q").status, 0);
+  const nlohmann::json plan = nlohmann::json::parse(test::read_file(dir / "state/plan.json"));
+  const std::string command = "resample --scale 0.5 -o 'out/{relpath}{ext}' -q --plan state --shard ";
+  for (const int i : {0, 1, 5}) ASSERT_EQ(run_rsz(dir, command + std::to_string(i)).status, 0);
+  // Shard 5 fails an input: corrupt one of its files and run it again without its marker.
+  const std::string list = test::read_file(dir / "state/shards/00005.txt");
+  ASSERT_FALSE(list.empty());
+  const std::string first = list.substr(0, list.find_first_of("\t\n"));
+  fs::remove(dir.path() / "state/done/00005.json");
+  fs::remove_all(dir.path() / "out");
+  test::write_file(dir / first, "not an image");
+  auto r = run_rsz(dir, command + "5");
+  EXPECT_EQ(r.status, 1) << r.err;
+  const nlohmann::json failed = nlohmann::json::parse(test::read_file(dir / "state/done/00005.json"));
+  EXPECT_EQ(failed["failed"], 1);
+  EXPECT_EQ(failed["status"], 1);
+  r = run_rsz(dir, "merge state");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.out.find("rsz: 2 of 6 shards done; 3 missing; 1 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("missing shards (no marker): --array=2-4\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failed shards (an input failed): --array=5\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("to run again: --array=2-5\n"), std::string::npos) << r.out;
+  r = run_rsz(dir, "merge state --json");
+  EXPECT_EQ(r.status, 1);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["rerun"], "2-5");
+  EXPECT_EQ(report["failed_inputs"], 1);
+  // The failed shard runs again once its input is repaired; then every shard is done.
+  fs::copy_file(photo("camera.png"), dir / first, fs::copy_options::overwrite_existing);
+  for (const int i : {2, 3, 4, 5}) ASSERT_EQ(run_rsz(dir, command + std::to_string(i)).status, 0);
+  r = run_rsz(dir, "merge state --json");
+  EXPECT_EQ(r.status, 0) << r.out;
+  const nlohmann::json all = nlohmann::json::parse(r.out);
+  EXPECT_EQ(all["done"], 6);
+  EXPECT_EQ(all["inputs"], plan["total"]);
+  EXPECT_EQ(all["rerun"], "");
+  r = run_rsz(dir, "merge nowhere");
+  EXPECT_EQ(r.status, 2);
+}
+
+}  // namespace
+}  // namespace rsz
