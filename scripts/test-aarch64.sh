@@ -36,20 +36,21 @@ build=build-aarch64
 options=(-DRSZ_BUILD_IO=OFF)
 if ((!core_only)); then
   sysroot=$PWD/$build/sysroot
-  if [[ ! -f $sysroot/.complete ]]; then
+  packages=libc6-dev,libstdc++-12-dev,libgomp1,zlib1g-dev,libpng-dev,libjpeg62-turbo-dev,libtiff-dev,libwebp-dev,libopencv-imgcodecs-dev,libpugixml-dev,libyaml-cpp-dev,nlohmann-json3-dev,libcli11-dev
+  # The stamp holds the package list: a sysroot made from another list is made again.
+  if [[ ! -f $sysroot/.complete || $(cat "$sysroot/.complete") != "$packages" ]]; then
     rm -rf "$sysroot"
     mkdir -p "$build"
     # The same Debian release as this machine (bookworm where it cannot be read).
     suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-    mmdebstrap --quiet --arch=arm64 --variant=extract \
-      --include=libc6-dev,libstdc++-12-dev,libgomp1,zlib1g-dev,libpng-dev,libjpeg62-turbo-dev,libtiff-dev,libwebp-dev,libopencv-imgcodecs-dev,libpugixml-dev,libyaml-cpp-dev,nlohmann-json3-dev,libcli11-dev \
+    mmdebstrap --quiet --arch=arm64 --variant=extract --include="$packages" \
       "$suite" "$sysroot" http://deb.debian.org/debian
     # An unpacked tree runs no package scripts: BLAS and LAPACK (needed by OpenCV) have their names through Debian's
     # alternatives, which only the scripts make.
     lib=$sysroot/usr/lib/aarch64-linux-gnu
     ln -sf blas/libblas.so.3 "$lib/libblas.so.3"
     ln -sf lapack/liblapack.so.3 "$lib/liblapack.so.3"
-    touch "$sysroot/.complete"
+    echo "$packages" > "$sysroot/.complete"
   fi
   options=(-DRSZ_BUILD_IO=ON -DRSZ_PYTHON=OFF -DRSZ_AARCH64_SYSROOT="$sysroot")
 fi

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "cli/cli_support.h"
@@ -117,6 +118,33 @@ TEST(Thumbnail, FolderOfPhotos) {
     ++count;
   }
   EXPECT_EQ(count, 4);
+}
+
+// A folder's inputs reuse the buffers of the ones before them whatever the allocator's environment says: with
+// MALLOC_TRIM_THRESHOLD_=65536 (what Dask sets for its workers) the page faults stay those of a plain run, instead
+// of every input's buffers being unmapped and faulted in again.
+TEST(Thumbnail, BuffersAreReusedWhateverTheAllocatorEnvironment) {
+  ScratchDir dir("reuse");
+  std::filesystem::create_directories(dir / "in");
+  for (int i = 0; i < 40; ++i) {
+    for (const char* name : {"chelsea.png", "rocket.jpg"}) {
+      std::filesystem::copy_file(std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name,
+                                 dir / ("in/" + std::to_string(i) + "_" + name));
+    }
+  }
+  const auto faults = [&](const std::string& env, const std::string& out) {
+    const auto r = test::run_shell(
+        dir, env + " /usr/bin/python3 -c 'import resource, subprocess, sys; "
+                   "code = subprocess.run(sys.argv[1:]).returncode; "
+                   "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt if code == 0 else -1)' '" +
+                 std::string(RSZ_BINARY) + "' thumbnail -i in -o " + out + "/ --size 64 -q -j 1");
+    EXPECT_EQ(r.status, 0) << r.err;
+    return std::stol(r.out);
+  };
+  const long plain = faults("", "a");
+  const long trimmed = faults("MALLOC_TRIM_THRESHOLD_=65536 MALLOC_MMAP_THRESHOLD_=65536", "b");
+  ASSERT_GT(plain, 0);
+  EXPECT_LT(trimmed, plain * 3 / 2) << "plain " << plain << ", with the environment " << trimmed;
 }
 
 }  // namespace
