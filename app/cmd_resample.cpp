@@ -208,8 +208,20 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       const io::ResizePlan resize = plan_for(input, probe.sizes, probe.from_image);
       plan.result = resize.canvas;
       plan.banded = banded(resize);
-      if (probe.from_image && probe.rows_in_order && reads_rows(common) && banded(resize)) {
-        plan.input_bytes = InputRows::bytes(probe.sizes, resize);
+      // What the decoder holds: a window of rows (a JPEG read band by band), or the image decoded smaller
+      // (--shrink-on-load), instead of the whole image.
+      const int shrink =
+          probe.from_image && common.shrink_on_load && probe.format == "jpeg" ? jpeg_shrink_for(resize) : 1;
+      Dims decoded = probe.sizes;
+      io::ResizePlan decoded_plan = resize;
+      if (shrink > 1) {
+        for (const std::size_t a : {std::size_t{2}, std::size_t{3}}) decoded[a] = (decoded[a] + shrink - 1) / shrink;
+        widen_scales(decoded_plan, probe.sizes, decoded);
+      }
+      if (probe.from_image && probe.rows_in_order && reads_rows(common) && banded(decoded_plan)) {
+        plan.input_bytes = InputRows::bytes(decoded, decoded_plan);
+      } else if (shrink > 1) {
+        plan.input_bytes = static_cast<std::uint64_t>(decoded[1] * decoded[2] * decoded[3]);
       }
       plan.type = probe.type;
       plan.output = plan.result;

@@ -188,6 +188,7 @@ struct InputProbe {
   bool from_image = false;
   int bit_depth = 8;                   // images
   bool rows_in_order = false;          // images that io::open_image_rows reads band by band
+  std::string format;                  // images: io::ImageInfo::format ("jpeg", "png", ...)
   std::uint64_t file_bytes = 0;        // images: the bytes of the file their decoder holds (io::ImageInfo::file_bytes)
 };
 // How the command line reads images: EXIF orientation unless --no-exif, --max-pixels, and files that a decoder holds

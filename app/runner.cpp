@@ -204,10 +204,14 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
   if (prepared.bytes > budget) {
     const std::uint64_t input_alone = std::max(reading, saturating_add(decoded, float_copy));
     if (input_alone > budget) {
+      const std::string file = probe.file_bytes > 0 ? "its " + bytes_text(probe.file_bytes) + " file" : "";
+      const std::string held =
+          plan.input_bytes != 0
+              ? " (" + (file.empty() ? std::string() : file + " and ") + bytes_text(plan.input_bytes) +
+                    " of decoded rows)"
+              : (file.empty() ? std::string() : " (" + file + " is decoded whole)");
       prepared.failure = job.input + ": reading this " + dims_to_string(probe.sizes) + " input needs about " +
-                         bytes_text(input_alone) +
-                         (probe.file_bytes > 0 ? " (its " + bytes_text(probe.file_bytes) + " file is decoded whole)"
-                                               : std::string()) +
+                         bytes_text(input_alone) + held +
                          ", over the memory budget of " + bytes_text(budget) + " (--max-memory)";
     } else {
       prepared.usage = job.input + ": this " + job.op + " needs about " + bytes_text(prepared.bytes) +

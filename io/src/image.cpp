@@ -130,7 +130,8 @@ ImageInfo info_from_header(const Codec& codec, const std::string& path, const Fi
   info.channels = facts.channels;
   info.bit_depth = facts.bit_depth;
   info.format = codec.name;
-  info.rows_in_order = codec.open_rows != nullptr && (!options.apply_exif_orientation || facts.orientation == 1);
+  info.rows_in_order = codec.open_rows != nullptr && !facts.progressive &&
+                       (!options.apply_exif_orientation || facts.orientation == 1);
   return info;
 }
 

@@ -81,6 +81,7 @@ struct HeaderFacts {
   int orientation = 1;  // EXIF orientation (JPEG) or the Orientation tag (TIFF), 1..8
   // TIFF: the file offset of the Orientation tag's value (one SHORT in the file's byte order) when it is 2..8.
   std::size_t orientation_offset = kNoOrientation;
+  bool progressive = false;  // JPEG: a progressive frame (SOF2, 6, 10, 14), decoded whole by libjpeg
 };
 
 // "not a valid <format> file: <what>; a valid <format> file is required" (ErrorCode::Format).

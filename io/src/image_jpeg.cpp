@@ -66,7 +66,7 @@ void init_errors(JpegErrors* errors) {
 // ---------------------------------------------------------------------------------------------------------------
 // Reading
 
-enum class ReadStatus { Ok, LibjpegError, Warning, SizeMismatch, OutOfMemory };
+enum class ReadStatus { Ok, LibjpegError, Warning, SizeMismatch, OutOfMemory, MultiScan };
 
 struct JpegReadJob {
   // In.
@@ -242,6 +242,9 @@ ReadStatus start_rows(JpegRowState* state) {
   state->created = true;
   const ReadStatus begun = begin_read(&state->cinfo, job);
   if (begun != ReadStatus::Ok) return begun;
+  // Several scans (progressive, or sequential scans of one component each): libjpeg buffers the whole image's
+  // coefficients before the first row, so band by band would hold no less than a whole read.
+  if (jpeg_has_multiple_scans(&state->cinfo)) return ReadStatus::MultiScan;
   if (!allocate_pixels(job, job->components == 4, 0)) return ReadStatus::OutOfMemory;
   jpeg_start_decompress(&state->cinfo);
   return ReadStatus::Ok;
@@ -375,11 +378,14 @@ class JpegRows final : public ImageRows {
     state_.job = make_job(facts, bytes, options, &header_);
     state_.job.orientation = 1;
     const ReadStatus status = start_rows(&state_);
-    if (status != ReadStatus::Ok) {
+    multi_scan_ = status == ReadStatus::MultiScan;
+    if (status != ReadStatus::Ok && !multi_scan_) {
       destroy_rows(&state_);
       fail_read(codec_, path_, status, facts_, state_.job);
     }
   }
+  // The file has several scans: it is read whole instead (open_jpeg_rows gives no rows).
+  bool multi_scan() const { return multi_scan_; }
   ~JpegRows() override { destroy_rows(&state_); }
   JpegRows(const JpegRows&) = delete;
   JpegRows& operator=(const JpegRows&) = delete;
@@ -395,6 +401,7 @@ class JpegRows final : public ImageRows {
   std::shared_ptr<const void> keep_;  // owns the file's bytes
   HeaderFacts facts_;
   JpegRowState state_;
+  bool multi_scan_ = false;
 };
 
 }  // namespace
@@ -413,7 +420,10 @@ std::unique_ptr<ImageRows> open_jpeg_rows(const Codec& codec, const std::string&
                                           const FileBytes& bytes, const ImageReadOptions& options) {
   const HeaderFacts facts = codec.probe(codec, path, bytes, /*whole=*/true, options);
   if (options.apply_exif_orientation && facts.orientation != 1) return nullptr;  // rows would not come in order
-  return std::make_unique<JpegRows>(codec, path, std::move(keep), bytes, facts, options);
+  if (facts.progressive) return nullptr;
+  auto rows = std::make_unique<JpegRows>(codec, path, std::move(keep), bytes, facts, options);
+  if (rows->multi_scan()) return nullptr;
+  return rows;
 }
 
 std::vector<std::uint8_t> encode_jpeg(const Codec& codec, const std::string& path, const Image& image,

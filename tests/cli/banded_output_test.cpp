@@ -179,6 +179,13 @@ TEST(BandedInput, JpegsReadBandByBandGiveTheWholeImagesResult) {
   r = run_rsz(dir, "thumbnail -i big.png -o t_refused.png --size 512 --strip -q --max-memory 30M");
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("over the memory budget of 30.0 MiB"), std::string::npos) << r.err;
+  // Under a budget below the window, the refusal says what is held: the file and a window of decoded rows. Decoded
+  // at half size (--shrink-on-load: 4000x3000 to a 512 box leaves 2x), the image fits whole under 16M.
+  r = run_rsz(dir, "thumbnail -i big.jpg -o t_small.png --size 512 --strip -q --max-memory 16M");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("of decoded rows), over the memory budget of 16.0 MiB"), std::string::npos) << r.err;
+  r = run_rsz(dir, "thumbnail -i big.jpg -o t_small.png --size 512 --strip -q --max-memory 16M --shrink-on-load");
+  EXPECT_EQ(r.status, 0) << r.err;
   // Several output bands, input windows that slide (16 MB windows of 12 KB rows), every mode; PNG outputs, and JPEG
   // outputs for the thumbnails.
   const char* commands[] = {

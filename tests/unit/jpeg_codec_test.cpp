@@ -13,6 +13,7 @@
 #include <functional>
 #include <iterator>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "opencv_module.h"
@@ -187,6 +188,51 @@ TEST_F(JpegCodecTest, ExifOrientationIsAppliedRowByRow) {
     }
     EXPECT_EQ(differing, 0u) << "orientation " << orientation;
   }
+}
+
+// io::open_image_rows: a sequential JPEG read band by band gives read_image's rows (gray, 4:2:0, 4:2:2, 4:4:4,
+// CMYK made RGB, in bands of 1, 7 and 64 rows); the header says so (rows_in_order). A progressive JPEG, whose
+// coefficients libjpeg buffers whole, and an EXIF-oriented one, whose rows do not come in order, give no rows; with
+// --no-exif the oriented one does. Past the last row is refused.
+TEST_F(JpegCodecTest, SequentialJpegsAreReadBandByBand) {
+  for (const char* name : {"jpeg_gray.jpg", "jpeg_420.jpg", "jpeg_422.jpg", "jpeg_444.jpg", "jpeg_cmyk.jpg"}) {
+    const Image whole = read_image(fixture(name));
+    EXPECT_TRUE(read_image_info(fixture(name)).rows_in_order) << name;
+    for (const std::int64_t band : {std::int64_t{1}, std::int64_t{7}, std::int64_t{64}}) {
+      const std::unique_ptr<ImageRows> rows = open_image_rows(fixture(name));
+      ASSERT_NE(rows, nullptr) << name;
+      const Image& header = rows->header();
+      ASSERT_EQ(header.width, whole.width) << name;
+      ASSERT_EQ(header.height, whole.height) << name;
+      ASSERT_EQ(header.channels, whole.channels) << name;
+      const auto row_bytes = static_cast<std::size_t>(header.width * header.channels);
+      std::vector<std::uint8_t> got(row_bytes * static_cast<std::size_t>(header.height));
+      while (rows->next_row() < header.height) {
+        const std::int64_t count = std::min(band, header.height - rows->next_row());
+        rows->read(got.data() + row_bytes * static_cast<std::size_t>(rows->next_row()), count);
+      }
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), whole.data8.begin())) << name << " in bands of " << band;
+      EXPECT_THROW(rows->read(got.data(), 1), Error) << name;
+    }
+  }
+  EXPECT_FALSE(read_image_info(fixture("jpeg_progressive.jpg")).rows_in_order);
+  EXPECT_EQ(open_image_rows(fixture("jpeg_progressive.jpg")), nullptr);
+  const std::vector<unsigned char> bytes = file_bytes(fixture("jpeg_444.jpg"));
+  const std::vector<unsigned char> app1 = {0xff, 0xe1, 0x00, 0x22, 'E', 'x', 'i', 'f', 0, 0, 'M', 'M', 0, 42,
+                                           0,    0,    0,    8,    0,   1,   0x01, 0x12, 0, 3, 0, 0, 0, 1,
+                                           0,    6,    0,    0,    0,   0,   0,   0};
+  std::vector<unsigned char> file(bytes.begin(), bytes.begin() + 2);
+  file.insert(file.end(), app1.begin(), app1.end());
+  file.insert(file.end(), bytes.begin() + 2, bytes.end());
+  std::ofstream(path("turned.jpg"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+  EXPECT_FALSE(read_image_info(path("turned.jpg")).rows_in_order);
+  EXPECT_EQ(open_image_rows(path("turned.jpg")), nullptr);
+  ImageReadOptions stored;
+  stored.apply_exif_orientation = false;
+  EXPECT_TRUE(read_image_info(path("turned.jpg"), stored).rows_in_order);
+  EXPECT_NE(open_image_rows(path("turned.jpg"), stored), nullptr);
+  EXPECT_EQ(open_image_rows(fixture("../images/rgb16.png")), nullptr);  // not a JPEG: read whole
 }
 
 TEST_F(JpegCodecTest, CorruptScanDataIsAFailedReadNotAWarning) {

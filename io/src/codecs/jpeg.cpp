@@ -65,6 +65,7 @@ HeaderFacts probe_jpeg(const Codec& codec, const std::string& path, const FileBy
     if (is_sof(marker) && !have_frame) {
       if (body_length < 6) fail_corrupt(path, codec, "a frame header shorter than 6 bytes");
       have_frame = true;
+      facts.progressive = marker == 0xc2 || marker == 0xc6 || marker == 0xca || marker == 0xce;
       const std::uint32_t precision = in.u8(body);
       facts.height = in.be16(body + 1);
       facts.width = in.be16(body + 3);
