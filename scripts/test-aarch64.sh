@@ -42,7 +42,7 @@ if ((!core_only)); then
     # The same Debian release as this machine (bookworm where it cannot be read).
     suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
     mmdebstrap --quiet --arch=arm64 --variant=extract \
-      --include=libc6-dev,libstdc++-12-dev,libgomp1,zlib1g-dev,libpng-dev,libjpeg62-turbo-dev,libtiff-dev,libwebp-dev,libopencv-imgcodecs-dev,libpugixml-dev,libyaml-cpp-dev,nlohmann-json3-dev,libcli11-dev \
+      --include=libc6-dev,libstdc++-12-dev,libgomp1,zlib1g-dev,libpng-dev,libjpeg62-turbo-dev,libtiff-dev,libwebp-dev,libopencv-imgcodecs-dev,libpugixml-dev,libyaml-cpp-dev,libarchive-dev,nlohmann-json3-dev,libcli11-dev \
       "$suite" "$sysroot" http://deb.debian.org/debian
     # An unpacked tree runs no package scripts: BLAS and LAPACK (needed by OpenCV) have their names through Debian's
     # alternatives, which only the scripts make.
