@@ -277,6 +277,14 @@ bool mentions_roi_fields(const std::string& output) {
 PlannedCrops plan_crops(const std::string& input, std::size_t input_count, const RoiList& list,
                         const std::string& output) {
   const std::string ext = default_extension(input);
+  if (is_tar_output(output)) {  // one member per crop, keyed KEY/ID, whatever the count
+    PlannedCrops planned;
+    for (std::size_t r = 0; r < list.entries.size(); ++r) {
+      planned.paths.push_back(tar_member_path(
+          {input, "roi_align", ext, std::to_string(list.index(r)), list.entries[r].label, list.entries[r].id}));
+    }
+    return planned;
+  }
   const NameFields whole{input, "roi_align", ext, "", "", ""};
   const bool template_output = output_is_template(output);
   const bool folder = !template_output && output_is_folder(output, input_count);

@@ -61,7 +61,8 @@ struct CommonOptions {
   // are scaled to it (--size-mismatch).
   io::SizeMismatch size_mismatch = io::SizeMismatch::Fail;
   bool skip_existing = false;       // keep inputs whose outputs all exist (a resumed run), without reading them
-  std::string format;      // -i - / -o -: the stream's format (an extension without the dot); "" to detect
+  std::string format;      // -i - / -o - and .tar members: the format (an extension without the dot); "" to detect
+  std::int64_t tar_part_size = 0;  // --tar-part-size: samples per part of a .tar output; 0: not given (1000)
   bool strip = false;      // image outputs without the input's metadata (ICC profile, EXIF, XMP)
   bool no_sync = false;    // --no-sync: outputs are not flushed to disk one by one (io::set_sync_outputs)
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
@@ -332,6 +333,38 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
 // per failure, each failure is reported on one line, and the exit status is returned. With --dry-run it lists the
 // planned outputs (and failures) and writes nothing.
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
+// Webdataset tar output (app/tar_output.cpp): -o naming a .tar file, with {part} (6 digits) and {shard} (the
+// --shard index, 0 without, 5 digits). Each output of a job is a member PATTERN/KEY.EXT while planning (a path that
+// names no file: save_output encodes it in memory instead), and run_jobs writes the members part by part.
+// Checks `output` and turns tar output on when it ends in .tar (a usage error for placeholders other than {shard}
+// and {part}, no {part}, --format npy or --manifest); a usage error for --tar-part-size without it.
+void configure_tar_output(const CommonOptions& options, const std::string& output);
+// Whether -o names a .tar output (configure_tar_output found one), and whether `output` is that -o.
+bool tar_output_on();
+bool is_tar_output(const std::string& output);
+// The key of an input's samples: shard_key(input) with '.' made '_' ("_" for none).
+std::string tar_key(const std::string& input);
+// The member path planned for an output of a .tar run: PATTERN/KEY.EXT, KEY being tar_key(input), for a crop
+// tar_key(input)/ID (its id, else its index, tar-safe); EXT from --format, else fields.ext.
+std::string tar_member_path(const NameFields& fields);
+// The member name of a planned member path (PATTERN/ removed); "" for another path.
+std::string tar_member_name(const std::string& path);
+// save_output of a member path: keeps its encoded bytes for the part being written (replacing any).
+void keep_tar_member(const std::string& path, std::vector<std::uint8_t> bytes);
+// The bytes kept for a member path (moved out); throws InternalError where none were kept.
+std::vector<std::uint8_t> take_tar_member(const std::string& path);
+// Forgets the bytes kept (a part that is not written).
+void drop_tar_members();
+// The parts of a .tar run: the jobs in the order of their keys, cut after every --tar-part-size samples (planned
+// outputs; an image's crops are never split), each with its file name; a part of no sample is merged into the one
+// before it (a run of no sample has no part).
+struct TarPart {
+  std::string path;
+  std::vector<std::size_t> jobs;  // indices into the jobs, in key order
+  std::size_t samples = 0;
+};
+std::vector<TarPart> tar_parts(const std::vector<Job>& jobs, const CommonOptions& options);
+
 // Shards (app/shards.cpp): a job split over machines by a stable hash of each input's key, so that adding inputs
 // never moves an existing one to another shard.
 // The key of an input: its path below the -i folder (or below the fixed folders of a pattern, as {relpath} has it)

@@ -257,7 +257,8 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                      "Output file, folder (- is standard output), or name template using {stem} {ext} {op} {index} "
                      "{label} {id}, and "
                      "{dir} {relpath} {parent} (the input's folder below -i's, with its stem, its folder's name: "
-                     "-r -o 'out/{relpath}.png' mirrors a tree)");
+                     "-r -o 'out/{relpath}.png' mirrors a tree); or webdataset tar shards, 'out/{shard}-{part}.tar' "
+                     "(a name ending in .tar: {part} required, {shard} allowed; see --tar-part-size)");
   if (with_config) command.add_option("--config", options.config, "Operator config JSON; flags override its keys");
   std::vector<std::string> compute_types;
   for (const DataType type : kComputeTypes) compute_types.emplace_back(to_string(type));
@@ -301,8 +302,18 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
     listed += (i == 0 ? "" : i + 1 == formats.size() ? " or " : ", ") + formats[i];
   }
   command.add_option("--format", options.format,
-                     "Format of -i - (else detected from its first bytes) and -o - (else the input's): " + listed)
+                     "Format of -i - (else detected from its first bytes), of -o - and of the image members of a "
+                     ".tar output (else the input's): " + listed)
       ->check(CLI::IsMember(formats));
+  command.add_option("--tar-part-size", options.tar_part_size,
+                     "Samples per part of a .tar output (default 1000; an image's crops are never split, so a part "
+                     "of crops may hold more). Each sample's key is its input's path below -i without extension, "
+                     "'.' made '_' (crops: KEY/ID, with a KEY.json member holding the manifest row); members sorted "
+                     "by key, mtime 0, uid/gid 0, mode 0644: the same inputs give the same bytes whatever -j. A part "
+                     "is written whole through a temporary name or not at all (an input of it that fails leaves it "
+                     "out, exit 1); --skip-existing (and --plan) skip a part whose file exists without reading its "
+                     "inputs. At most one part's encoded members are held in memory")
+      ->check(whole_number(1, 100000000));
   add_no_sync_option(command, options);
   command.add_flag("--strip", options.strip,
                    "Leave the input's metadata out of image outputs: the ICC colour profile, EXIF and XMP (by "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -119,7 +120,8 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
     save_output(path, result.view(), source, options);
     return;
   }
-  create_parent(path);
+  const bool member = !tar_member_name(path).empty();  // a .tar output's member: encoded in memory
+  if (!member) create_parent(path);
   const std::int64_t c = sizes[1];
   const std::int64_t h = sizes[2];
   const std::int64_t w = sizes[3];
@@ -139,18 +141,24 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   write.quality = options.quality;
   write.lossless = options.lossless;
   write.png_compression = options.png_compression;
-  io::write_image_rows(path, header, rows_per_band, [&](std::int64_t first, io::Image& rows) {
+  const io::RowProducer produce = [&](std::int64_t first, io::Image& rows) {
     const TensorView view(band.data(), type, {1, c, rows.height, w}, band.layout().strides());
     compute(first, view);
     io::Image image = result_image(view, source, options, path);
     rows.data8.swap(image.data8);
     rows.data16.swap(image.data16);
-  }, write);
+  };
+  if (member) {
+    keep_tar_member(path, io::encode_image_rows(path, header, rows_per_band, produce, write));
+  } else {
+    io::write_image_rows(path, header, rows_per_band, produce, write);
+  }
 }
 
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
                  const CommonOptions& options) {
-  create_parent(path);
+  const bool member = !tar_member_name(path).empty();  // a .tar output's member: encoded in memory
+  if (!member) create_parent(path);
   if (is_npy_path(path)) {
     io::write_npy(path, tensor);
   } else {
@@ -165,7 +173,11 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
       image.exif = source.exif;
       image.xmp = source.xmp;
     }
-    io::write_image(path, image, write);
+    if (member) {
+      keep_tar_member(path, io::encode_image(path, image, write));
+    } else {
+      io::write_image(path, image, write);
+    }
   }
 }
 
@@ -239,6 +251,7 @@ std::string expand_template(const std::string& pattern, const NameFields& f) {
 std::string plan_output(const std::string& output, std::size_t input_count, const NameFields& fields,
                         const std::string& folder_template) {
   if (output.empty()) usage_error("-o/--output is required");
+  if (is_tar_output(output)) return tar_member_path(fields);
   if (output_is_template(output)) return expand_template(output, fields);
   if (output_is_folder(output, input_count)) {
     return (fs::path(output) / expand_template(folder_template, fields)).string();
@@ -275,6 +288,20 @@ void check_outputs(const std::vector<std::string>& inputs, const std::vector<std
 
 void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& jobs,
                 const std::vector<std::string>& other_inputs) {
+  if (tar_output_on()) {  // webdataset groups a sample's members by key: two samples may not share one
+    std::map<std::string, std::string> sample_of;  // key -> its input
+    for (const Job& job : jobs) {
+      for (const std::string& out : job.planned_outputs) {
+        const std::string name = tar_member_name(out);
+        const std::string key = name.substr(0, name.find('.'));
+        const auto [it, added] = sample_of.emplace(key, job.input);
+        if (added) continue;
+        usage_error(printable(job.input) + " and " + printable(it->second) + ": two samples would get the key '" +
+                    printable(key) + "' in the .tar output (the key is the path below -i without extension, '.' "
+                    "made '_'; a crop's adds /ID); rename one, or give them ids of their own");
+      }
+    }
+  }
   std::vector<std::string> outputs;
   for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
   check_outputs(inputs, outputs, other_inputs);

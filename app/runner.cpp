@@ -19,6 +19,7 @@
 #include "pipeline_internal.h"
 #include "rsz/error.h"
 #include "rsz/io/image.h"
+#include "rsz/io/tar.h"
 #include "rsz/io/temporary_files.h"
 
 namespace fs = std::filesystem;
@@ -248,15 +249,20 @@ class MemoryBudget {
 };
 
 // Planning of every job (in parallel): a usage error found for any job is thrown, before anything is written.
+// `skip`: jobs of .tar parts that exist (--skip-existing), skipped without being probed.
 std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOptions& options, std::uint64_t budget,
-                                  int threads) {
+                                  int threads, const std::vector<char>* skip = nullptr) {
   const auto count = static_cast<std::int64_t>(jobs.size());
   std::vector<Prepared> prepared(jobs.size());
 #pragma omp parallel for num_threads(std::max(1, std::min(threads, static_cast<int>(jobs.size())))) schedule(dynamic, 1)
   for (std::int64_t i = 0; i < count; ++i) {
     const auto k = static_cast<std::size_t>(i);
     if (!jobs[k].plan) continue;  // nothing to compute (roi-align: every box left out): not even probed
-    if (options.skip_existing && !jobs[k].probe && all_exist(jobs[k].planned_outputs)) {
+    if (skip != nullptr && (*skip)[k]) {
+      prepared[k].skipped = true;  // its .tar part is there: not even probed
+      continue;
+    }
+    if (options.skip_existing && !tar_output_on() && !jobs[k].probe && all_exist(jobs[k].planned_outputs)) {
       prepared[k].skipped = true;  // a resumed run: not even probed
       continue;
     }
@@ -385,10 +391,34 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   io::set_sync_outputs(!options.no_sync);
   const std::uint64_t budget = options.memory_budget();
   const int threads = thread_count(options);
-  const auto count = static_cast<std::int64_t>(jobs.size());
+
+  // A .tar output: the jobs in parts (their outputs are members of the part's file); with --skip-existing, a part
+  // whose file exists is skipped whole, its inputs not read.
+  const bool tar = tar_output_on();
+  std::vector<TarPart> parts;
+  std::vector<char> part_exists;
+  std::vector<char> skip(jobs.size(), 0);
+  std::vector<std::string> part_of(jobs.size());  // each job's part file
+  if (tar) {
+    parts = tar_parts(jobs, options);
+    part_exists.assign(parts.size(), 0);
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      std::error_code ec;
+      part_exists[p] = options.skip_existing && parts[p].samples > 0 && fs::is_regular_file(parts[p].path, ec);
+      for (const std::size_t k : parts[p].jobs) {
+        part_of[k] = parts[p].path;
+        skip[k] = part_exists[p];
+      }
+    }
+  }
+  // Where an output goes, for --json and --dry-run: its file, or a .tar part and the member in it.
+  const auto output_fields = [&](std::size_t k, const std::string& out) -> nlohmann::json {
+    if (!tar) return {{"output", out}};
+    return {{"output", part_of[k]}, {"member", tar_member_name(out)}};
+  };
 
   // Planning: every input's header, before anything is written.
-  const std::vector<Prepared> prepared = prepare_all(jobs, options, budget, threads);
+  const std::vector<Prepared> prepared = prepare_all(jobs, options, budget, threads, tar ? &skip : nullptr);
   note_conversions(prepared);
   for (std::size_t k = 0; k < prepared.size(); ++k) {
     if (prepared[k].warning.empty()) continue;
@@ -419,7 +449,12 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
       if (prepared[k].skipped) continue;  // nothing would be written
       for (const auto& out : job.planned_outputs) {
         if (options.json) {
-          std::cout << json_line({{"input", job.input}, {"output", out}, {"op", job.op}, {"dry_run", true}}) << "\n";
+          nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"dry_run", true}};
+          record.update(output_fields(k, out));
+          std::cout << json_line(record) << "\n";
+        } else if (tar) {
+          std::cout << printable(job.input) << " -> " << printable(part_of[k]) << " (" << printable(tar_member_name(out))
+                    << ")\n";
         } else {
           std::cout << printable(job.input) << " -> " << printable(out) << "\n";
         }
@@ -442,7 +477,14 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   Progress progress(jobs.size(), !options.quiet && ::isatty(STDERR_FILENO) != 0);
   const auto start = std::chrono::steady_clock::now();
 
-  const auto run_one = [&](const Job& job, const Prepared& plan, std::vector<io::CropRecord>& job_crops) {
+  // A .tar output's jobs keep what they wrote until their part is written (or not).
+  std::vector<std::vector<OutputRecord>> job_records(tar ? jobs.size() : 0);
+  std::vector<double> job_seconds(tar ? jobs.size() : 0);
+  std::vector<char> job_failed(jobs.size(), 0);
+  const auto run_one = [&](std::size_t k) {
+    const Job& job = jobs[k];
+    const Prepared& plan = prepared[k];
+    std::vector<io::CropRecord>& job_crops = crops[k];
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<OutputRecord> records;
     std::string error = plan.failure;
@@ -468,8 +510,9 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
       account_left_out();
       if (options.json) {
         for (const auto& out : job.planned_outputs) {
-          std::cout << json_line({{"input", job.input}, {"output", out}, {"op", job.op}, {"skipped", true}}) << "\n"
-                    << std::flush;
+          nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"skipped", true}};
+          record.update(output_fields(k, out));
+          std::cout << json_line(record) << "\n" << std::flush;
         }
       }
       progress.step(done);
@@ -495,6 +538,13 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     if (!error.empty()) {
       progress.finish();
       report_failure(job, error);
+      job_failed[k] = 1;
+    }
+    if (tar) {  // counted, listed and printed once the part is written
+      job_records[k] = std::move(records);
+      job_seconds[k] = seconds;
+      progress.step(done);
+      return;
     }
     written += records.size();
     for (const auto& r : records) {
@@ -519,10 +569,103 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   // One threading runtime for the whole program: the inputs are spread over an OpenMP team and each input's kernels
   // open a nested team of `kernel_threads`, so at most `threads` threads compute at once.
   if (kernel_threads > 1 && parallel_inputs > 1) omp_set_max_active_levels(2);
+  const auto run_all = [&](const std::vector<std::size_t>& group) {
+    const auto n = static_cast<std::int64_t>(group.size());
 #pragma omp parallel for num_threads(static_cast<int>(parallel_inputs)) schedule(dynamic, 1)
-  for (std::int64_t i = 0; i < count; ++i) {
-    const auto k = static_cast<std::size_t>(i);
-    run_one(jobs[k], prepared[k], crops[k]);
+    for (std::int64_t i = 0; i < n; ++i) run_one(group[static_cast<std::size_t>(i)]);
+  };
+  std::size_t parts_written = 0;
+  std::size_t parts_skipped = 0;
+  std::size_t parts_failed = 0;
+  std::size_t samples_written = 0;
+  if (!tar) {
+    std::vector<std::size_t> all(jobs.size());
+    for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+    run_all(all);
+  }
+  // A .tar output, part by part: the jobs of one part run in parallel, their members are kept in memory, and the part
+  // is written whole once every one of its inputs succeeded (a part with a failed input is not written at all).
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const TarPart& part = parts[p];
+    if (part_exists[p]) {
+      run_all(part.jobs);  // skipped: counted and listed
+      ++parts_skipped;
+      continue;
+    }
+    std::size_t failed_inputs = 0;
+    for (const std::size_t k : part.jobs) failed_inputs += prepared[k].failure.empty() ? 0 : 1;
+    if (failed_inputs > 0) {  // planning failed an input: the others of the part are not even run
+      for (const std::size_t k : part.jobs) {
+        if (!prepared[k].failure.empty()) {
+          run_one(k);
+          continue;
+        }
+        const std::lock_guard<std::mutex> lock(mutex);
+        ++done;
+        progress.step(done);
+      }
+    } else {
+      run_all(part.jobs);
+      for (const std::size_t k : part.jobs) failed_inputs += job_failed[k] ? 1 : 0;
+    }
+    if (failed_inputs > 0 || part.samples == 0) {
+      drop_tar_members();
+      if (part.samples > 0) {
+        progress.finish();
+        ++parts_failed;
+        to_stderr("rsz: " + printable(part.path) + ": not written: " + std::to_string(failed_inputs) + " of its " +
+                  std::to_string(part.jobs.size()) + " inputs failed (a part is written whole or not at all; run "
+                  "again once they are fixed)\n");
+      }
+      continue;
+    }
+    // The members sorted by key, then name (a crop's KEY.json beside its image).
+    std::vector<std::pair<std::pair<std::string, std::string>, io::TarMember>> keyed;
+    try {
+      for (const std::size_t k : part.jobs) {
+        for (const OutputRecord& r : job_records[k]) {
+          const std::string name = tar_member_name(r.path);
+          const std::string key = name.substr(0, name.find('.'));
+          keyed.push_back({{key, name}, {name, take_tar_member(r.path)}});
+          if (r.crop) {
+            io::CropRecord row = *r.crop;
+            row.crop = name;
+            const std::string text = io::manifest_json(row) + "\n";
+            keyed.push_back({{key, key + ".json"}, {key + ".json", std::vector<std::uint8_t>(text.begin(), text.end())}});
+          }
+        }
+      }
+      std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<io::TarMember> members;
+      members.reserve(keyed.size());
+      for (auto& m : keyed) members.push_back(std::move(m.second));
+      keyed.clear();
+      const fs::path folder = fs::path(part.path).parent_path();
+      std::error_code ec;
+      if (!folder.empty()) fs::create_directories(folder, ec);
+      if (ec) throw Error(ErrorCode::Io, part.path + ": cannot create the folder " + folder.string() + ": " + ec.message());
+      io::write_tar(part.path, members);
+    } catch (const std::exception& e) {
+      drop_tar_members();
+      progress.finish();
+      ++parts_failed;
+      ++failed;
+      to_stderr("rsz: " + printable(e.what()) + "\n");
+      continue;
+    }
+    ++parts_written;
+    ++written;
+    for (const std::size_t k : part.jobs) {
+      samples_written += job_records[k].size();
+      if (!options.json) continue;
+      for (const OutputRecord& r : job_records[k]) {
+        nlohmann::json record = {{"input", jobs[k].input}, {"op", jobs[k].op}, {"shape", r.shape},
+                                 {"dtype", r.dtype},       {"seconds", job_seconds[k]}};
+        record.update(output_fields(k, r.path));
+        std::cout << json_line(record) << "\n" << std::flush;
+      }
+    }
+    job_records.assign(job_records.size(), {});
   }
   progress.finish();
   detail::RunTotals& totals = detail::run_totals();
@@ -550,6 +693,21 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   }
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string boxes = boxes_note(left_out, scaled);
+  if (tar) {
+    const auto many = [](std::size_t n, const std::string& word) {
+      return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+    };
+    std::ostringstream s;
+    s.precision(3);
+    s << "rsz: " << options.summary_prefix;
+    if (failed > 0) s << failed << " of " << many(jobs.size(), "input") << " failed; ";
+    s << "wrote " << many(parts_written, ".tar part") << " (" << many(samples_written, "sample") << ") in " << total
+      << " s";
+    if (parts_failed > 0) s << "; " << parts_failed << " not written";
+    if (parts_skipped > 0) s << "; skipped " << many(parts_skipped, "part") << " whose file exists";
+    if (failed > 0 || parts_failed > 0 || !options.quiet) to_stderr(s.str() + boxes + "\n");
+    return failed > 0 || parts_failed > 0 ? kExitFailed : kExitOk;
+  }
   if (failed > 0) {
     to_stderr("rsz: " + options.summary_prefix + std::to_string(failed) + " of " + std::to_string(jobs.size()) + " input" +
               (jobs.size() == 1 ? "" : "s") + " failed; " + std::to_string(written) + " file" +

@@ -130,6 +130,7 @@ std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t 
 }
 
 std::string output_target(const CommonOptions& options, const std::vector<std::string>& inputs) {
+  configure_tar_output(options, options.output);
   if (options.output != "-") return shard_output_target(options, options.output);
   if (!options.plan.empty() || options.shard_index >= 0) {
     usage_error("-o -: standard output takes one output; --plan and --shard split many inputs");

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The Pillow side of bench/cli_bench.sh, one process per command as a user's script would be.
-usage: cli_pillow.py resize IN OUT W H | folder IN_DIR OUT_DIR WIDTH JOBS | crops IN OUT_DIR
+usage: cli_pillow.py resize IN OUT W H | folder IN_DIR OUT_DIR WIDTH JOBS | crops IN OUT_DIR | thumbnail IN OUT SIZE
 """
 
 import multiprocessing
@@ -21,6 +21,15 @@ def thumb(args):
         im.resize((width, round(im.height * width / im.width)), Image.BILINEAR).save(dst)
 
 
+def thumbnail(src, dst, size):
+    """What a Pillow user writes for a thumbnail: draft (libjpeg DCT scaling, the shrink-on-load of JPEGs), then
+    thumbnail (fit inside SIZE x SIZE), saved at quality 95 (rsz's default)."""
+    with Image.open(src) as im:
+        im.draft("RGB", (size, size))
+        im.thumbnail((size, size))
+        im.save(dst, quality=95)
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "resize":
@@ -31,6 +40,8 @@ def main():
         work = [(os.path.join(src, n), os.path.join(dst, n), width) for n in sorted(os.listdir(src))]
         with multiprocessing.Pool(jobs) as pool:
             pool.map(thumb, work)
+    elif cmd == "thumbnail":
+        thumbnail(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "crops":
         src, dst = sys.argv[2], sys.argv[3]
         os.makedirs(dst, exist_ok=True)

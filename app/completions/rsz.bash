@@ -5,7 +5,7 @@
 _rsz_flags() {
   local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive --hidden
             --no-exif --alpha --backend --device -v --verbose --max-pixels --max-memory --quality --png-compression --skip-existing
-            --grayscale --depth --format --strip --no-sync --lossless --strict --background --shard --plan"
+            --grayscale --depth --format --tar-part-size --strip --no-sync --lossless --strict --background --shard --plan"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
                     --output-sizes --preset --antialias --rounding-direction --shrink-on-load" ;;
@@ -63,7 +63,7 @@ _rsz() {
       return ;;
     -j | --jobs | --width | --height | --quality | --png-compression | --max-pixels | --max-memory | --max-samples | \
       --scale | --size | --scales | --input-offsets | --output-offsets | --output-sizes | --factor | --output-size | \
-      --samples | --spatial-scale | --oob-value | --input-offset | --output-offset | --shard | --shards)
+      --samples | --spatial-scale | --oob-value | --input-offset | --output-offset | --shard | --shards | --tar-part-size)
       return ;;  # a value: nothing to offer
   esac
   if [[ $cur == -* ]]; then

@@ -639,6 +639,18 @@ bool is_manifest_path(const std::string& path) {
   return e == ".jsonl" || e == ".csv";
 }
 
+std::string manifest_json(const CropRecord& r) {
+  // Written by hand: a path's bytes that are not UTF-8 stay in the line (json_string), where a JSON library would
+  // replace them and the row would name no file.
+  std::string line = "{";
+  if (r.skipped.empty()) line += "\"crop\":" + json_string(r.crop) + ",";
+  line += "\"source\":" + json_string(r.source) + ",\"box\":[";
+  for (std::size_t k = 0; k < r.box.size(); ++k) line += (k ? "," : "") + float_text(r.box[k]);
+  line += "],\"label\":" + json_string(r.label) + ",\"id\":" + json_string(r.id);
+  if (!r.skipped.empty()) line += ",\"skipped\":" + json_string(r.skipped);
+  return line + "}";
+}
+
 void write_manifest(const std::string& path, const std::vector<CropRecord>& records) {
   if (!is_manifest_path(path)) {
     usage(path + ": a manifest is .jsonl (JSON Lines) or .csv; the extension says which");
@@ -654,15 +666,7 @@ void write_manifest(const std::string& path, const std::vector<CropRecord>& reco
       for (const float v : r.box) text += "," + float_text(v);
       text += "," + csv_field(r.label) + "," + csv_field(r.id) + (any_skipped ? "," + csv_field(r.skipped) : "") + "\n";
     } else {
-      // Written by hand: a path's bytes that are not UTF-8 stay in the line (json_string), where a JSON library
-      // would replace them and the row would name no file.
-      std::string line = "{";
-      if (r.skipped.empty()) line += "\"crop\":" + json_string(r.crop) + ",";
-      line += "\"source\":" + json_string(r.source) + ",\"box\":[";
-      for (std::size_t k = 0; k < r.box.size(); ++k) line += (k ? "," : "") + float_text(r.box[k]);
-      line += "],\"label\":" + json_string(r.label) + ",\"id\":" + json_string(r.id);
-      if (!r.skipped.empty()) line += ",\"skipped\":" + json_string(r.skipped);
-      text += line + "}\n";
+      text += manifest_json(r) + "\n";
     }
   }
   detail::AtomicFile file(path);

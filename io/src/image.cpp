@@ -374,29 +374,23 @@ const Codec& writable_codec(const std::string& path, const Image& image) {
   return *codec;
 }
 
-// Encodes `header`'s size and metadata with rows from `feed` (a codec that streams rows), and writes the file.
-void encode_and_write(const std::string& path, const Codec& codec, const Image& header,
-                      const ImageWriteOptions& options, const detail::RowFeed& feed) {
-  std::vector<std::uint8_t> encoded = codec.encode_rows(codec, path, header, options, feed);
-  detail::write_file_atomic(path, encoded.data(), encoded.size());
-}
-
 }  // namespace
 
-void write_image(const std::string& path, const Image& image, const ImageWriteOptions& options) {
+std::vector<std::uint8_t> encode_image(const std::string& path, const Image& image, const ImageWriteOptions& options) {
   const Codec& codec = writable_codec(path, image);
   detail::check_image(path, image);
   check_write_options(path, options);
-  if (codec.streams_rows()) {
-    encode_and_write(path, codec, image, options, detail::whole_image_feed(image));
-    return;
-  }
-  const std::vector<std::uint8_t> encoded = codec.encode(codec, path, image, options);
+  if (codec.streams_rows()) return codec.encode_rows(codec, path, image, options, detail::whole_image_feed(image));
+  return codec.encode(codec, path, image, options);
+}
+
+void write_image(const std::string& path, const Image& image, const ImageWriteOptions& options) {
+  const std::vector<std::uint8_t> encoded = encode_image(path, image, options);
   detail::write_file_atomic(path, encoded.data(), encoded.size());
 }
 
-void write_image_rows(const std::string& path, const Image& header, std::int64_t band_rows,
-                      const RowProducer& produce, const ImageWriteOptions& options) {
+std::vector<std::uint8_t> encode_image_rows(const std::string& path, const Image& header, std::int64_t band_rows,
+                                            const RowProducer& produce, const ImageWriteOptions& options) {
   const Codec& codec = writable_codec(path, header);
   check_write_options(path, options);
   if (band_rows < 1) band_rows = 1;
@@ -431,8 +425,7 @@ void write_image_rows(const std::string& path, const Image& header, std::int64_t
         whole.data8.insert(whole.data8.end(), band.data8.begin(), band.data8.end());
       }
     }
-    write_image(path, whole, options);
-    return;
+    return encode_image(path, whole, options);
   }
   Image checked = header;  // the header's size, channels and depth, checked with a one-row sample buffer
   checked.height = 1;
@@ -453,7 +446,13 @@ void write_image_rows(const std::string& path, const Image& header, std::int64_t
       return nullptr;
     }
   };
-  encode_and_write(path, codec, header, options, feed);
+  return codec.encode_rows(codec, path, header, options, feed);
+}
+
+void write_image_rows(const std::string& path, const Image& header, std::int64_t band_rows,
+                      const RowProducer& produce, const ImageWriteOptions& options) {
+  const std::vector<std::uint8_t> encoded = encode_image_rows(path, header, band_rows, produce, options);
+  detail::write_file_atomic(path, encoded.data(), encoded.size());
 }
 
 void write_image(const std::string& path, const Image& image, int quality) {

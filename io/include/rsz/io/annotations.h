@@ -89,6 +89,9 @@ struct CropRecord {
 // Boxes are written as the shortest decimal that reads back as the same float32. Throws ErrorCode::InvalidArgument for
 // another extension, ErrorCode::Io when the file cannot be written.
 void write_manifest(const std::string& path, const std::vector<CropRecord>& records);
+// One line of the .jsonl manifest, without its newline: {"crop", "source", "box", "label", "id"} ("skipped" instead
+// of "crop" for a box left out), boxes as write_manifest writes them.
+std::string manifest_json(const CropRecord& record);
 // A JSON string literal (quotes included) of `bytes` for the .jsonl manifest: UTF-8 as it is, quotes, backslashes and
 // control characters escaped, and each byte that is not UTF-8 (a file name in another encoding) as the escape of
 // U+DC80..U+DCFF: Python's json.loads then gives the str that open() and os.fsencode() turn back into those bytes

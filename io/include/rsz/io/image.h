@@ -175,6 +175,10 @@ std::string image_output_problem(const std::string& path, std::int64_t width, st
                                  int bit_depth);
 // The same with only a quality (JPEG 1..100, or lossy WebP).
 void write_image(const std::string& path, const Image& image, int quality);
+// The bytes write_image would write to `path`, in memory and nowhere else (a member of a .tar archive): the format
+// from the path's extension, the same checks, messages and bytes.
+std::vector<std::uint8_t> encode_image(const std::string& path, const Image& image,
+                                       const ImageWriteOptions& options = {});
 
 // Fills `band` (width, channels and bit depth of the image being written, `band.height` rows, samples allocated)
 // with the image's rows [first_row, first_row + band.height).
@@ -186,6 +190,9 @@ using RowProducer = std::function<void(std::int64_t first_row, Image& band)>;
 // `produce` propagates unchanged and nothing is written. The same checks, messages and bytes as write_image.
 void write_image_rows(const std::string& path, const Image& header, std::int64_t band_rows,
                       const RowProducer& produce, const ImageWriteOptions& options = {});
+// The bytes write_image_rows would write to `path`, in memory (encode_image for an image produced band by band).
+std::vector<std::uint8_t> encode_image_rows(const std::string& path, const Image& header, std::int64_t band_rows,
+                                            const RowProducer& produce, const ImageWriteOptions& options = {});
 
 // Value mapping: a sample p of an image with bit depth b becomes p / (2^b - 1) in [0, 1]; on the way back a value v
 // becomes round(v * (2^b - 1)) saturated to [0, 2^b - 1] (NaN becomes 0). An identity round trip is exact at 8 and

@@ -1,0 +1,252 @@
+// Webdataset output, end to end: -o 'wds/{shard}-{part}.tar' writes tar parts that Python's tarfile reads, members
+// named by key, sorted, with fixed metadata, the same bytes as a plain run's files and whatever -j; a part that
+// exists is skipped whole with --skip-existing, a part with a failed input is not written, crops carry their
+// manifest row as KEY.json.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/cli_support.h"
+#include "support/test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace rsz {
+namespace {
+
+using test::list_files;
+using test::run_rsz;
+using test::ScratchDir;
+
+std::string photo(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name; }
+
+// in/: the four sample photos and, in a sub-folder, a copy of one with dots in its name (key "sub/my_cat").
+void make_inputs(const ScratchDir& dir) {
+  fs::create_directories(dir.path() / "in/sub");
+  for (const char* name : {"camera.png", "chelsea.png", "coffee.png", "rocket.jpg"}) {
+    fs::copy_file(photo(name), dir.path() / "in" / name);
+  }
+  fs::copy_file(photo("chelsea.png"), dir.path() / "in/sub/my.cat.png");
+}
+
+struct Member {
+  std::string name;
+  std::string bytes;
+};
+
+// Every part of `folder` as Python's tarfile reads it: its members in order, with their bytes; the metadata of every
+// member is checked on the way (regular file, mode 0644, mtime 0, uid/gid 0, no user or group name).
+std::map<std::string, std::vector<Member>> read_parts(const ScratchDir& dir, const std::string& folder) {
+  {
+    std::ofstream script(dir / "read_parts.py");
+    script << "import json, os, sys, tarfile\n"
+              "out = {}\n"
+              "for name in sorted(os.listdir(sys.argv[1])):\n"
+              "    with tarfile.open(os.path.join(sys.argv[1], name)) as t:\n"
+              "        rows = []\n"
+              "        for i, m in enumerate(t.getmembers()):\n"
+              "            assert m.isreg() and m.mode == 0o644 and m.mtime == 0, m.name\n"
+              "            assert m.uid == 0 and m.gid == 0 and m.uname == '' and m.gname == '', m.name\n"
+              "            target = os.path.join(sys.argv[2], name, str(i))\n"
+              "            os.makedirs(os.path.dirname(target), exist_ok=True)\n"
+              "            open(target, 'wb').write(t.extractfile(m).read())\n"
+              "            rows.append(m.name)\n"
+              "        out[name] = rows\n"
+              "print(json.dumps(out))\n";
+  }
+  fs::remove_all(dir.path() / "extracted");
+  const auto r = test::run_shell(dir, "/usr/bin/python3 read_parts.py '" + folder + "' extracted");
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::map<std::string, std::vector<Member>> parts;
+  if (r.status != 0) return parts;
+  const nlohmann::json listed = nlohmann::json::parse(r.out);
+  for (const auto& [part, names] : listed.items()) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      parts[part].push_back(
+          {names[i].get<std::string>(), test::read_file(dir / ("extracted/" + part + "/" + std::to_string(i)))});
+    }
+  }
+  return parts;
+}
+
+std::vector<std::string> names_of(const std::vector<Member>& members) {
+  std::vector<std::string> names;
+  for (const Member& m : members) names.push_back(m.name);
+  return names;
+}
+
+TEST(Webdataset, PartsOfSortedKeysHoldTheBytesOfAPlainRun) {
+  ScratchDir dir("wds-parts");
+  make_inputs(dir);
+  auto r = run_rsz(dir, "thumbnail -i in -r --size 48 -o 'wds/{shard}-{part}.tar' --tar-part-size 2 -j 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("wrote 3 .tar parts (5 samples)"), std::string::npos) << r.err;
+  // Nothing else in the folder: no temporary file left.
+  EXPECT_EQ(list_files(dir.path() / "wds"),
+            (std::vector<std::string>{"00000-000000.tar", "00000-000001.tar", "00000-000002.tar"}));
+  const auto parts = read_parts(dir, "wds");
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(names_of(parts.at("00000-000000.tar")), (std::vector<std::string>{"camera.png", "chelsea.png"}));
+  EXPECT_EQ(names_of(parts.at("00000-000001.tar")), (std::vector<std::string>{"coffee.png", "rocket.jpg"}));
+  EXPECT_EQ(names_of(parts.at("00000-000002.tar")), (std::vector<std::string>{"sub/my_cat.png"}));  // '.' made '_'
+
+  r = run_rsz(dir, "thumbnail -i in -r --size 48 -o 'plain/{relpath}{ext}' -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::map<std::string, std::string> plain_of = {{"camera.png", "camera.png"},
+                                                       {"chelsea.png", "chelsea.png"},
+                                                       {"coffee.png", "coffee.png"},
+                                                       {"rocket.jpg", "rocket.jpg"},
+                                                       {"sub/my_cat.png", "sub/my.cat.png"}};
+  for (const auto& [part, members] : parts) {
+    for (const Member& m : members) {
+      ASSERT_FALSE(m.bytes.empty()) << m.name;
+      EXPECT_EQ(m.bytes, test::read_file(dir / ("plain/" + plain_of.at(m.name)))) << part << " " << m.name;
+    }
+  }
+
+  // --format sets the members' format; the bytes are a plain run's with the same format and quality.
+  r = run_rsz(dir, "thumbnail -i in --size 48 -o 'jpg/{part}.tar' --tar-part-size 2 --format jpg --quality 70 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_rsz(dir, "thumbnail -i in --size 48 -o 'plainjpg/{stem}.jpg' --quality 70 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto jpgs = read_parts(dir, "jpg");
+  ASSERT_EQ(jpgs.size(), 2u);
+  EXPECT_EQ(names_of(jpgs.at("000000.tar")), (std::vector<std::string>{"camera.jpg", "chelsea.jpg"}));
+  EXPECT_EQ(names_of(jpgs.at("000001.tar")), (std::vector<std::string>{"coffee.jpg", "rocket.jpg"}));
+  for (const auto& [part, members] : jpgs) {
+    for (const Member& m : members) EXPECT_EQ(m.bytes, test::read_file(dir / ("plainjpg/" + m.name))) << m.name;
+  }
+}
+
+TEST(Webdataset, TheSameBytesWhateverJobsAndShardsNameTheirParts) {
+  ScratchDir dir("wds-jobs");
+  make_inputs(dir);
+  const std::string base = "thumbnail -i in -r --size 40 --tar-part-size 2 -q ";
+  ASSERT_EQ(run_rsz(dir, base + "-o 'a/{shard}-{part}.tar' -j 1").status, 0);
+  ASSERT_EQ(run_rsz(dir, base + "-o 'b/{shard}-{part}.tar' -j 2").status, 0);
+  const std::vector<std::string> files = list_files(dir.path() / "a");
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files, list_files(dir.path() / "b"));
+  for (const std::string& f : files) {
+    EXPECT_EQ(test::read_file(dir / ("a/" + f)), test::read_file(dir / ("b/" + f))) << f;
+  }
+  // {shard} is the --shard index, 5 digits; each shard cuts its own inputs into parts.
+  std::size_t samples = 0;
+  for (int i = 0; i < 2; ++i) {
+    const auto r = run_rsz(dir, base + "-o 's/{shard}-{part}.tar' --shard " + std::to_string(i) + "/2");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  for (const auto& [part, members] : read_parts(dir, "s")) {
+    EXPECT_TRUE(part.rfind("00000-", 0) == 0 || part.rfind("00001-", 0) == 0) << part;
+    samples += members.size();
+  }
+  EXPECT_EQ(samples, 5u);
+}
+
+TEST(Webdataset, ARerunWritesOnlyThePartThatIsMissing) {
+  ScratchDir dir("wds-resume");
+  make_inputs(dir);
+  const std::string run = "thumbnail -i in -r --size 40 -o 'wds/{part}.tar' --tar-part-size 2 --skip-existing";
+  ASSERT_EQ(run_rsz(dir, run + " -q").status, 0);
+  const std::string before = test::read_file(dir / "wds/000001.tar");
+  const auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(24 * 365);
+  fs::last_write_time(dir / "wds/000000.tar", old_time);
+  fs::last_write_time(dir / "wds/000002.tar", old_time);
+  fs::remove(dir / "wds/000001.tar");
+  const auto r = run_rsz(dir, run);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("wrote 1 .tar part (2 samples)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("skipped 2 parts whose file exists"), std::string::npos) << r.err;
+  EXPECT_EQ(test::read_file(dir / "wds/000001.tar"), before);
+  EXPECT_EQ(fs::last_write_time(dir / "wds/000000.tar"), old_time);
+  EXPECT_EQ(fs::last_write_time(dir / "wds/000002.tar"), old_time);
+}
+
+TEST(Webdataset, APartWithAFailedInputIsNotWrittenTheOthersAre) {
+  ScratchDir dir("wds-failure");
+  make_inputs(dir);
+  // coffee.png (part 1 with rocket.jpg) cut short: it fails as it is decoded.
+  const std::string whole = test::read_file(photo("coffee.png"));
+  std::ofstream(dir / "in/coffee.png", std::ios::binary | std::ios::trunc) << whole.substr(0, 300);
+  const auto r = run_rsz(dir, "thumbnail -i in -r --size 40 -o 'wds/{part}.tar' --tar-part-size 2 -j 2");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("in/coffee.png"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("wds/000001.tar: not written: 1 of its 2 inputs failed"), std::string::npos) << r.err;
+  // No partial file and no temporary one: the other parts only.
+  EXPECT_EQ(list_files(dir.path() / "wds"), (std::vector<std::string>{"000000.tar", "000002.tar"}));
+  const auto parts = read_parts(dir, "wds");
+  EXPECT_EQ(names_of(parts.at("000000.tar")), (std::vector<std::string>{"camera.png", "chelsea.png"}));
+  EXPECT_EQ(names_of(parts.at("000002.tar")), (std::vector<std::string>{"sub/my_cat.png"}));
+}
+
+TEST(Webdataset, CropsAreKeyedBySourceAndIdWithTheirManifestRow) {
+  ScratchDir dir("wds-crops");
+  dir.copy_project_files();
+  const std::string crops = "roi-align --rois samples/annotations/coco.json --image-root samples/photos "
+                            "--output-size 24x24 ";
+  auto r = run_rsz(dir, crops + "-o 'wds/{part}.tar' --tar-part-size 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  // An image's crops are never split: chelsea's 3 crops fill part 0, coffee's 2 part 1.
+  const auto parts = read_parts(dir, "wds");
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(names_of(parts.at("000000.tar")),
+            (std::vector<std::string>{"chelsea/101.json", "chelsea/101.png", "chelsea/102.json", "chelsea/102.png",
+                                      "chelsea/103.json", "chelsea/103.png"}));
+  EXPECT_EQ(names_of(parts.at("000001.tar")),
+            (std::vector<std::string>{"coffee/104.json", "coffee/104.png", "coffee/105.json", "coffee/105.png"}));
+  r = run_rsz(dir, crops + "-o 'plain/{id}.png' --manifest m.jsonl -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::map<std::string, nlohmann::json> rows;  // by id
+  std::istringstream lines(test::read_text(dir.path() / "m.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json row = nlohmann::json::parse(line);
+    rows[row["id"].get<std::string>()] = row;
+  }
+  ASSERT_EQ(rows.size(), 5u);
+  std::size_t checked = 0;
+  for (const auto& [part, members] : parts) {
+    for (const Member& m : members) {
+      const std::string key = m.name.substr(0, m.name.find('.'));
+      const std::string id = key.substr(key.find('/') + 1);
+      if (m.name.size() > 5 && m.name.substr(m.name.size() - 5) == ".json") {
+        const nlohmann::json row = nlohmann::json::parse(m.bytes);
+        nlohmann::json expected = rows.at(id);
+        expected["crop"] = key + ".png";  // the image member, where the manifest names the file
+        EXPECT_EQ(row, expected) << m.name;
+        EXPECT_EQ(row["source"], "samples/photos/" + key.substr(0, key.find('/')) + ".png");
+        EXPECT_EQ(row["box"].size(), 4u);
+        EXPECT_FALSE(row["label"].get<std::string>().empty());
+        ++checked;
+      } else {
+        EXPECT_EQ(m.bytes, test::read_file(dir / ("plain/" + id + ".png"))) << m.name;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 5u);
+}
+
+TEST(Webdataset, RequestsThatCannotBeMetAreUsageErrors) {
+  ScratchDir dir("wds-usage");
+  make_inputs(dir);
+  fs::copy_file(photo("rocket.jpg"), dir.path() / "in/camera.jpg");  // key "camera" twice
+  const auto expect_usage = [&](const std::string& args, const std::string& words) {
+    const auto r = run_rsz(dir, args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << args << "\n" << r.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "wds")) << args;
+  };
+  expect_usage("thumbnail -i in/rocket.jpg --size 40 -o wds/all.tar", "put {part} in its name");
+  expect_usage("thumbnail -i in/rocket.jpg --size 40 -o 'wds/{stem}-{part}.tar'", "takes {part}");
+  expect_usage("thumbnail -i in/rocket.jpg --size 40 -o wds/ --tar-part-size 5", "goes with a .tar output");
+  expect_usage("thumbnail -i in/rocket.jpg --size 40 -o 'wds/{part}.tar' --format npy", "are images");
+  expect_usage("thumbnail -i in --size 40 -o 'wds/{part}.tar'", "two samples would get the key 'camera'");
+}
+
+}  // namespace
+}  // namespace rsz
