@@ -89,7 +89,7 @@ struct CommonOptions {
 std::array<float, 3> parse_background(const std::string& text, const std::string& what);
 
 // "1.5 GiB"-style text for a byte count.
-std::string bytes_text(std::uint64_t bytes);
+using io::bytes_text;
 // Writes `text` to stderr through C stdio. rsz never prints through std::cerr: the OpenCV codec module mutes
 // std::cerr while OpenCV runs (OpenCV writes decoder failures there directly).
 void to_stderr(const std::string& text);

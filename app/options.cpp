@@ -84,24 +84,6 @@ CLI::Validator whole_number(std::int64_t min, std::int64_t max) {
       allowed);
 }
 
-std::string bytes_text(std::uint64_t bytes) {
-  static const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double value = static_cast<double>(bytes);
-  std::size_t unit = 0;
-  while (value >= 1024.0 && unit + 1 < std::size(units)) {
-    value /= 1024.0;
-    ++unit;
-  }
-  std::ostringstream s;
-  if (unit == 0) {
-    s << bytes << " bytes";
-  } else {
-    s.setf(std::ios::fixed);
-    s.precision(value < 10 ? 2 : 1);
-    s << value << " " << units[unit];
-  }
-  return s.str();
-}
 
 namespace {
 
@@ -222,17 +204,22 @@ void add_max_memory_option(CLI::App& command, CommonOptions& options, const std:
 }
 
 void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget) {
-  // A parsed JSON document takes up to about 40 times its text (a number becomes a 16-byte value in a vector); an XML
-  // tree about as much.
-  constexpr std::uint64_t kParsedPerByte = 40;
+  // A JSON document is held to the budget while it is parsed (io::set_json_memory_budget counts what it builds: COCO
+  // annotations take about 7 times their text); here its text must fit twice, so that a file that cannot fit is
+  // refused before it is read. An XML tree or YAML takes up to about 40 times its text, counted from the size.
+  io::set_json_memory_budget(budget);
+  const std::string ext = detail::lowercase(std::filesystem::path(path).extension().string());
+  const std::uint64_t kParsedPerByte = ext == ".xml" || ext == ".txt" || ext == ".yaml" || ext == ".yml" ? 40 : 2;
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     // An annotation folder (Pascal VOC .xml, YOLO .txt): each file it holds is read as one file would be.
     std::vector<std::string> files;
     for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code entry_ec;
-      const std::string ext = detail::lowercase(it->path().extension().string());
-      if ((ext == ".xml" || ext == ".txt") && it->is_regular_file(entry_ec)) files.push_back(it->path().string());
+      const std::string entry_ext = detail::lowercase(it->path().extension().string());
+      if ((entry_ext == ".xml" || entry_ext == ".txt") && it->is_regular_file(entry_ec)) {
+        files.push_back(it->path().string());
+      }
     }
     std::sort(files.begin(), files.end());  // the first file over the budget, in the readers' order
     for (const std::string& file : files) check_json_budget(file, flag, budget);
@@ -241,7 +228,6 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return;  // the reader reports missing and unreadable files
   if (static_cast<std::uint64_t>(size) > budget / kParsedPerByte) {
-    const std::string ext = detail::lowercase(std::filesystem::path(path).extension().string());
     const char* kind = ext == ".xml" ? "XML" : ext == ".txt" ? "text" : "JSON";
     usage_error(flag + " " + path + ": a " + bytes_text(size) + " " + kind + " file needs about " +
                 bytes_text(static_cast<std::uint64_t>(size) * kParsedPerByte) + " to read, over the memory budget of " +

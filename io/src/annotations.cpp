@@ -541,6 +541,61 @@ const char* to_string(AnnotationFormat format) {
   return "unknown";
 }
 
+namespace {
+
+// A SAX reader that builds nothing: whether the text is a JSON object with `wanted` among its top-level keys. It
+// stops at that key, or at the first error.
+class TopLevelKey : public nlohmann::json_sax<Json> {
+ public:
+  explicit TopLevelKey(const std::string& wanted) : wanted_(wanted) {}
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    objects_.push_back(depth_++ == 0);
+    return true;
+  }
+  bool key(string_t& key) override {
+    found_ = objects_.back() && key == wanted_;
+    return !found_;
+  }
+  bool end_object() override {
+    objects_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    objects_.push_back(false);
+    ++depth_;
+    return true;
+  }
+  bool end_array() override {
+    objects_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+  bool found() const { return found_; }
+
+ private:
+  const std::string& wanted_;
+  std::vector<bool> objects_;  // per open container: whether it is the top-level object
+  int depth_ = 0;
+  bool found_ = false;
+};
+
+bool has_top_level_key(const std::string& text, const std::string& key) {
+  TopLevelKey reader(key);
+  Json::sax_parse(text, &reader);
+  return reader.found();
+}
+
+}  // namespace
+
 AnnotationFormat detect_annotation_format(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
@@ -558,12 +613,9 @@ AnnotationFormat detect_annotation_format(const std::string& path) {
   const std::size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
   if (first != std::string::npos && text[first] == '<') return AnnotationFormat::Voc;
   if (text.find("\"annotations\"") == std::string::npos) return AnnotationFormat::Rsz;
-  try {
-    const Json json = detail::parse_json(text, path);
-    return json.is_object() && json.contains("annotations") ? AnnotationFormat::Coco : AnnotationFormat::Rsz;
-  } catch (const Error&) {
-    return AnnotationFormat::Rsz;  // not JSON: the rsz parser says where
-  }
+  // Read without building the document (COCO files run to hundreds of MB): stops at the top-level key. Text that is
+  // not JSON is left to the rsz parser, which says where.
+  return has_top_level_key(text, "annotations") ? AnnotationFormat::Coco : AnnotationFormat::Rsz;
 }
 
 RoiFile read_annotations(const std::string& path, AnnotationFormat format, const AnnotationOptions& options) {

@@ -321,5 +321,45 @@ TEST(Annotations, ManifestRowsNameFilesWhoseNamesAreNotUtf8) {
   EXPECT_NE(test::read_file(dir / "m.csv").find("d/" + name + "_0.png," + name + ".png,"), std::string::npos);
 }
 
+// A COCO file is held to the memory budget by what its parse builds, not by a multiple of its size: 4,000
+// annotations with 26-point polygons (1.9 MB, mostly numbers rsz never turns into boxes) plan under 40M, where a
+// rule of 40 times the text refused them; under 8M the parse stops, naming the file, where it was and --max-memory.
+// A file of many boxes is refused for the boxes it would plan (about 1 KiB each).
+TEST(Annotations, CocoFilesAreHeldToTheBudgetByWhatTheyBuild) {
+  ScratchDir dir("coco-budget");
+  std::string text = "{\"images\": [{\"id\": 1, \"file_name\": \"chelsea.png\", \"width\": 451, \"height\": 300}], "
+                     "\"categories\": [{\"id\": 1, \"name\": \"cat\"}], \"annotations\": [";
+  for (int i = 0; i < 4000; ++i) {
+    text += std::string(i ? "," : "") + "{\"id\": " + std::to_string(i + 1) +
+            ", \"image_id\": 1, \"category_id\": 1, \"iscrowd\": 0, \"area\": 100.5, \"segmentation\": [[";
+    for (int k = 0; k < 52; ++k) text += std::string(k ? "," : "") + std::to_string(100 + (i * 7 + k * 13) % 300) + ".25";
+    text += "]], \"bbox\": [" + std::to_string(i % 400) + ", 10, 40, 30]}";
+  }
+  text += "]}";
+  test::write_file(dir / "coco.json", text);
+  fs::copy_file(std::string(RSZ_SOURCE_DIR) + "/samples/photos/chelsea.png", dir / "chelsea.png");
+  ASSERT_GT(text.size(), std::size_t{1} << 20);
+  auto r = run_rsz(dir, "roi-align --rois coco.json --output-size 8x8 -o 'c/{id}.png' --dry-run --max-memory 40M");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("c/4000.png"), std::string::npos);
+  r = run_rsz(dir, "roi-align --rois coco.json --output-size 8x8 -o 'c/{id}.png' --dry-run --max-memory 8M");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("rsz: coco.json: this JSON file needs more than the memory budget of 8.00 MiB once parsed "
+                       "(its text and the values read so far, up to /annotations/"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "c"));
+  std::string many = "{\"images\": [{\"path\": \"chelsea.png\", \"rois\": [";
+  for (int i = 0; i < 30000; ++i) many += std::string(i ? "," : "") + "{\"box\": [0, 0, 8, 8]}";
+  many += "]}]}";
+  test::write_file(dir / "many.json", many);
+  r = run_rsz(dir, "roi-align --rois many.json --output-size 2x2 -o 'm/{index}.png' --dry-run --max-memory 20M");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("many.json: its 30000 boxes need about 29.3 MiB to plan (about 1 KiB each), over the memory "
+                       "budget of 20.0 MiB (--max-memory)"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace rsz

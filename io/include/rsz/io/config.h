@@ -155,6 +155,13 @@ struct RoiFile {
 RoiFile parse_roi_file(const std::string& json_text, const std::string& source, const std::string& base_dir);
 RoiFile read_roi_file(const std::string& path);
 
+// The memory a parsed JSON document (a config, ROI file, COCO annotations, a batch file) may take, its text
+// included: the parser counts what it builds and stops with ErrorCode::InvalidArgument, naming the file, the budget
+// and --max-memory, past it. The command line sets its memory budget; the default is no limit.
+void set_json_memory_budget(std::uint64_t bytes) noexcept;
+// A byte count for messages: "512 bytes", "1.50 KiB", "286.2 MiB", "4.00 GiB".
+std::string bytes_text(std::uint64_t bytes);
+
 // Batch files (rsz run): rsz/io/batch_file.h.
 
 }  // namespace rsz::io
