@@ -592,7 +592,8 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
                 "the manifest");
   cmd->add_option("--manifest", o.common.manifest,
                   "Also write a crop manifest: one line per crop with its path, source image, box, label and id "
-                  "(.jsonl or .csv)");
+                  "(.jsonl or .csv); with --plan, each shard writes its own, its number before the extension "
+                  "(m.jsonl -> m.00003.jsonl), and rsz merge joins them into the name given");
   cmd->add_option("--batch-indices", o.batch_indices, "uint32 .npy [R] batch index per ROI (default: all 0)");
   cmd->add_option("--output-size", o.output_size, "Crop size WxH (output_width x output_height)");
   // The config fields' flags: --mode, --reduction, --oob-value, --input-offset, --output-offset, --align-corners.

@@ -386,6 +386,9 @@ std::vector<std::string> plan_shard_inputs(const CommonOptions& options);
 // `output` as the whole plan names it: with --plan, a folder when the whole plan has several inputs, however many
 // this shard holds.
 std::string shard_output_target(const CommonOptions& options, const std::string& output);
+// roi-align's --manifest as this run writes it: with --plan, the shard's own, its number before the extension
+// (crops/m.jsonl -> crops/m.00003.jsonl; rsz merge joins them); else `manifest`.
+std::string shard_manifest(const CommonOptions& options, const std::string& manifest);
 // Runs a parsed command: with --plan STATE --shard I (not --dry-run), refuses parameters other than the ones pinned in
 // STATE/params.json, exits 0 at once when STATE/done/0000I.json says the shard is done with these parameters and
 // list, pins the parameters before the first output is written, and writes the marker last, atomically, with the

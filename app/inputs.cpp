@@ -41,23 +41,23 @@ std::map<std::string, std::string>& input_keys() {
   return keys;
 }
 
-}  // namespace detail
-
-using detail::canonical_or_absolute;
-using detail::input_dirs;
-using detail::input_keys;
-using detail::lowercase;
-
-namespace {
-
-bool has_glob_characters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
-
-// A file's shard key below `root`: its relative path without the extension ("2024/a" for root/2024/a.jpg).
 std::string key_below(const fs::path& file, const fs::path& root) {
   fs::path relative = file.lexically_relative(root);
   if (relative.empty() || *relative.begin() == "..") relative = file.filename();
   return relative.replace_extension().generic_string();
 }
+
+}  // namespace detail
+
+using detail::canonical_or_absolute;
+using detail::input_dirs;
+using detail::input_keys;
+using detail::key_below;
+using detail::lowercase;
+
+namespace {
+
+bool has_glob_characters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
 // A name starting with '.': hidden files (macOS's AppleDouble "._x.jpg" beside every copied photo, editors'
 // swap files) and folders (.git, .cache) are left out of folder listings and patterns unless --hidden asks.

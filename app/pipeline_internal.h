@@ -2,9 +2,12 @@
 // themselves; the commands use common.h only.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common.h"
 
@@ -19,12 +22,18 @@ std::map<std::string, std::string>& input_dirs();
 // Each expanded input's shard key (shards.h): its path below the -i folder or the fixed folders of its pattern,
 // without extension; absent for files given by name (their stem is their key).
 std::map<std::string, std::string>& input_keys();
+// A file's shard key below `root`: its relative path without the extension ("2024/a" for root/2024/a.jpg); its name
+// without the extension where it is not below `root`.
+std::string key_below(const std::filesystem::path& file, const std::filesystem::path& root);
 // What run_jobs did, added up over a command's runs (rsz run's phases): a shard's marker records it.
 struct RunTotals {
   std::size_t jobs = 0;
   std::size_t written = 0;
   std::size_t failed = 0;
-  std::size_t skipped = 0;
+  std::size_t skipped = 0;  // inputs whose outputs all existed (--skip-existing)
+  std::size_t kept = 0;     // the output files of those inputs
+  // roi-align's manifests: the name given and the one written (with --plan, the shard's own).
+  std::vector<std::pair<std::string, std::string>> manifests;
 };
 RunTotals& run_totals();
 // Called by run_jobs once planning is done, before anything is written (and not for --dry-run): with --plan, pins

@@ -472,6 +472,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   std::size_t done = 0;
   std::size_t written = 0;
   std::size_t skipped = 0;
+  std::size_t kept = 0;  // the output files of the skipped inputs
   std::map<std::string, std::size_t> left_out;  // roi-align's boxes left out, by reason
   std::size_t scaled = 0;                       // roi-align's images whose boxes were scaled to their size
   Progress progress(jobs.size(), !options.quiet && ::isatty(STDERR_FILENO) != 0);
@@ -506,6 +507,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
       const std::lock_guard<std::mutex> lock(mutex);
       ++done;
       ++skipped;
+      kept += job.planned_outputs.size();
       job_crops = job.planned_crops;
       account_left_out();
       if (options.json) {
@@ -673,19 +675,22 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   totals.written += written;
   totals.failed += failed;
   totals.skipped += skipped;
+  totals.kept += kept;
   if (!options.manifest.empty()) {
+    const std::string manifest = shard_manifest(options, options.manifest);
+    totals.manifests.emplace_back(options.manifest, manifest);
     std::vector<io::CropRecord> lines;
     for (auto& c : crops) lines.insert(lines.end(), c.begin(), c.end());
     try {
       // Its folder is made as an output's is (a manifest beside crops that go to a new folder is the common case).
-      const fs::path folder = fs::path(options.manifest).parent_path();
+      const fs::path folder = fs::path(manifest).parent_path();
       std::error_code ec;
       if (!folder.empty()) fs::create_directories(folder, ec);
       if (ec) {
-        throw Error(ErrorCode::Io, options.manifest + ": cannot create the folder " + folder.string() + ": " +
+        throw Error(ErrorCode::Io, manifest + ": cannot create the folder " + folder.string() + ": " +
                                        ec.message());
       }
-      io::write_manifest(options.manifest, lines);
+      io::write_manifest(manifest, lines);
     } catch (const std::exception& e) {
       to_stderr("rsz: " + printable(e.what()) + "\n");
       return kExitFailed;

@@ -1,6 +1,8 @@
 // Shards: one job split over machines (Slurm job arrays, Kubernetes Indexed Jobs, GNU parallel). Each input's shard is
 // a stable hash of its key, so the union of shards 0..N-1 is the whole job, disjoint, and adding inputs never moves
 // an existing input to another shard.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +16,11 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "commands.h"
 #include "common.h"
@@ -28,13 +33,22 @@ namespace rsz::app {
 
 namespace {
 
-std::uint64_t fnv1a64(const std::string& bytes) {
+// FNV-1a 64, fed as bytes come: shard keys, shard lists' fingerprints, parameters and the files they name.
+struct Fnv {
   std::uint64_t hash = 14695981039346656037ull;
-  for (const char c : bytes) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ull;
+  void add(const char* bytes, std::size_t size) {
+    for (std::size_t i = 0; i < size; ++i) {
+      hash ^= static_cast<unsigned char>(bytes[i]);
+      hash *= 1099511628211ull;
+    }
   }
-  return hash;
+  void add(const std::string& bytes) { add(bytes.data(), bytes.size()); }
+};
+
+std::uint64_t fnv1a64(const std::string& bytes) {
+  Fnv fnv;
+  fnv.add(bytes);
+  return fnv.hash;
 }
 
 // "7" or "7/16" as numbers; false for other text.
@@ -64,9 +78,7 @@ std::string shard_key(const std::string& input) {
 
 void set_shard_key_below(const std::string& input, const std::string& root) {
   if (detail::input_keys().count(input)) return;
-  fs::path relative = fs::path(input).lexically_relative(root.empty() ? fs::path(".") : fs::path(root));
-  if (relative.empty() || *relative.begin() == "..") relative = fs::path(input).filename();
-  detail::input_keys()[input] = relative.replace_extension().generic_string();
+  detail::input_keys()[input] = detail::key_below(input, root.empty() ? fs::path(".") : fs::path(root));
 }
 
 std::int64_t shard_of_key(const std::string& key, std::int64_t count) {
@@ -137,17 +149,6 @@ std::string hex64(std::uint64_t value) {
   return "fnv1a64:" + std::string(text);
 }
 
-// Incremental FNV-1a 64.
-struct Fnv {
-  std::uint64_t hash = 14695981039346656037ull;
-  void add(const std::string& bytes) {
-    for (const char c : bytes) {
-      hash ^= static_cast<unsigned char>(c);
-      hash *= 1099511628211ull;
-    }
-  }
-};
-
 // A shard list's line: the path with '\\', newline, carriage return and tab escaped, then, for an input found in a
 // folder or a "**" pattern, a tab and its {dir}.
 std::string escape_field(const std::string& text) {
@@ -213,34 +214,97 @@ std::string read_whole(const std::string& path) {
   return s.str();
 }
 
-// Writes `text` to `path` through a temporary file in its folder and a rename: readers see the old file or the new,
-// never a part. With `exclusive`, the file is only made where none exists (link(2)); false when one did.
+// A new file beside `path` under a name no other writer has: mkstemp (O_CREAT | O_EXCL with a random suffix, tried
+// again on a clash), never a name made of the PID, which is 1 in every container of a Kubernetes Job. Removed when
+// the object dies unless committed; nobody else ever opens it, so it is written and never truncated under a reader.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& path) : path_(path) {
+    const fs::path folder = fs::path(path).parent_path();
+    std::error_code ec;
+    if (!folder.empty()) fs::create_directories(folder, ec);
+    if (ec) throw Error(ErrorCode::Io, folder.string() + ": cannot create the folder: " + ec.message());
+    name_ = (folder / ("." + fs::path(path).filename().string() + ".tmp-XXXXXX")).string();
+    fd_ = ::mkstemp(name_.data());
+    if (fd_ < 0) throw Error(ErrorCode::Io, path + ": cannot create a temporary file beside it: " + std::strerror(errno));
+    ::fchmod(fd_, 0644);  // mkstemp's 0600 would keep the state from the other users of a shared folder
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!name_.empty()) ::unlink(name_.c_str());
+  }
+  void write(const char* data, std::size_t size) { write_all(fd_, data, size, name_); }
+  void write(const std::string& text) { write(text.data(), text.size()); }
+  // Synced and closed: ready to take its name.
+  void finish() {
+    if (::fsync(fd_) != 0 && errno != EINVAL) fail(name_, "cannot write the file");
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail(name_, "cannot write the file");
+  }
+  // Replaces `path` at once (rename): readers see the old file or the new one.
+  void replace() {
+    finish();
+    if (std::rename(name_.c_str(), path_.c_str()) != 0) fail(path_, "cannot write the file");
+    name_.clear();
+  }
+  // Gives `path` this file only where none exists (link); false when one did. Storage without hard links (EPERM,
+  // ENOTSUP, EXDEV, EMLINK) gets `text` written to a file made with O_CREAT | O_EXCL instead: the first writer still
+  // wins, and its readers wait out the moment it is being written (read_json_settled).
+  bool create(const std::string& text) {
+    finish();
+    if (::link(name_.c_str(), path_.c_str()) == 0) return true;
+    const int err = errno;
+    if (err == EEXIST) return false;
+    if (err != EPERM && err != ENOTSUP && err != EOPNOTSUPP && err != EXDEV && err != EMLINK) {
+      errno = err;
+      fail(path_, "cannot create the file");
+    }
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      if (errno == EEXIST) return false;
+      fail(path_, "cannot create the file");
+    }
+    try {
+      write_all(fd, text.data(), text.size(), path_);
+      if (::fsync(fd) != 0 && errno != EINVAL) fail(path_, "cannot write the file");
+    } catch (...) {
+      ::close(fd);
+      ::unlink(path_.c_str());
+      throw;
+    }
+    ::close(fd);
+    return true;
+  }
+
+ private:
+  [[noreturn]] static void fail(const std::string& path, const std::string& what) {
+    throw Error(ErrorCode::Io, path + ": " + what + ": " + std::strerror(errno));
+  }
+  static void write_all(int fd, const char* data, std::size_t size, const std::string& name) {
+    while (size > 0) {
+      const ssize_t n = ::write(fd, data, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail(name, "cannot write the file");
+      data += n;
+      size -= static_cast<std::size_t>(n);
+    }
+  }
+
+  std::string path_;
+  std::string name_;
+  int fd_ = -1;
+};
+
+// Writes `text` to `path` through a temporary file in its folder: readers see the old file or the new, never a part.
+// With `exclusive`, the file is only made where none exists; false when one did.
 bool write_atomically(const std::string& path, const std::string& text, bool exclusive = false) {
-  const fs::path folder = fs::path(path).parent_path();
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  if (ec) throw Error(ErrorCode::Io, folder.string() + ": cannot create the folder: " + ec.message());
-  const std::string temp = (folder / ("." + fs::path(path).filename().string() + ".tmp-" +
-                                      std::to_string(::getpid())))
-                               .string();
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw Error(ErrorCode::Io, temp + ": cannot write the file");
-  }
-  if (exclusive) {
-    const bool made = ::link(temp.c_str(), path.c_str()) == 0;
-    const int err = errno;
-    ::unlink(temp.c_str());
-    if (!made && err != EEXIST) throw Error(ErrorCode::Io, path + ": cannot create the file: " + std::strerror(err));
-    return made;
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    throw Error(ErrorCode::Io, path + ": cannot write the file: " + std::strerror(err));
-  }
+  TempFile temp(path);
+  temp.write(text);
+  if (exclusive) return temp.create(text);
+  temp.replace();
   return true;
 }
 
@@ -249,6 +313,19 @@ nlohmann::json read_json(const std::string& path) {
     return nlohmann::json::parse(read_whole(path));
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorCode::InvalidArgument, path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+}
+
+// A file another shard may be making on storage without hard links (TempFile::create): read again, for up to 5 s,
+// while it is not yet valid JSON.
+nlohmann::json read_json_settled(const std::string& path) {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return read_json(path);
+    } catch (const Error&) {
+      if (attempt == 50) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
@@ -287,6 +364,24 @@ nlohmann::json read_plan(const std::string& state) {
   return plan;
 }
 
+// The checks of --plan STATE --shard I (or I/N, N the plan's): -i is refused, --shard needed, and the shard must be
+// one of the plan's. The plan.
+nlohmann::json checked_plan(const std::string& state, bool inputs_given, std::int64_t index, std::int64_t count) {
+  if (inputs_given) usage_error("--plan " + state + ": the inputs come from the plan's shard list; drop -i");
+  if (index < 0) usage_error("--plan " + state + ": give --shard I, the shard of the plan to run");
+  nlohmann::json plan = read_plan(state);
+  const auto shards = plan["shards"].get<std::int64_t>();
+  if (count > 0 && count != shards) {
+    usage_error("--shard " + std::to_string(index) + "/" + std::to_string(count) + ": the plan " + state + " has " +
+                std::to_string(shards) + " shards; give --shard I alone");
+  }
+  if (index >= shards) {
+    usage_error("--shard " + std::to_string(index) + ": the plan " + state + " has " + std::to_string(shards) +
+                " shard" + (shards == 1 ? "" : "s") + "; 0 to " + std::to_string(shards - 1) + " is allowed");
+  }
+  return plan;
+}
+
 // The parameters that decide a run's outputs: "key=value" lines of the command line's options, sorted, without the
 // ones that do not change a pixel or a name; files that the options name (config, ROIs, batch) by their contents.
 struct Params {
@@ -294,11 +389,6 @@ struct Params {
   std::vector<std::string> lines;
   std::string hash;
 };
-
-Params& command_params() {
-  static Params params;
-  return params;
-}
 
 // The scheduling and input-selection options: they do not change what an input's outputs are.
 bool params_ignore(const std::string& key) {
@@ -308,9 +398,39 @@ bool params_ignore(const std::string& key) {
   return ignored.count(key) > 0;
 }
 
-}  // namespace
+// Adds a file's bytes to `fnv`, 64 KiB at a time.
+void hash_file(const std::string& path, Fnv& fnv) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::Io, path + ": cannot read the file");
+  std::vector<char> chunk(std::size_t{64} << 10);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    fnv.add(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw Error(ErrorCode::Io, path + ": cannot read the file");
+}
 
-void set_command_params(const CLI::App& command) {
+// A VOC or YOLO folder as its readers see it: the names and bytes of its .xml and .txt files, in name order.
+void hash_annotation_folder(const std::string& folder, Fnv& fnv) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string ext = it->path().extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::error_code entry_ec;
+    if ((ext == ".xml" || ext == ".txt") && it->is_regular_file(entry_ec)) files.push_back(it->path());
+  }
+  if (ec) throw Error(ErrorCode::Io, folder + ": cannot list the folder: " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    fnv.add(file.filename().string() + '\0');
+    hash_file(file.string(), fnv);
+    fnv.add(std::string(1, '\0'));
+  }
+}
+
+// The parameters of a parsed command. Reads the files the options name (streaming), so it is only called with --plan.
+Params params_of(const CLI::App& command) {
   Params params;
   params.command = command.get_name();
   std::istringstream text(command.config_to_str(false, false));
@@ -324,15 +444,21 @@ void set_command_params(const CLI::App& command) {
     lines.insert(line);
     static const std::set<std::string> files = {"config", "rois", "names", "batch-indices", "batch"};
     if (files.count(key) == 0) continue;
-    // The file's bytes: a config changed between shards changes the outputs as a flag does.
+    // The file's bytes (a VOC or YOLO folder's files): a config changed between shards changes the outputs as a flag
+    // does.
     for (const CLI::Option* option : command.get_options()) {
       if (option->get_single_name() != key || option->count() == 0) continue;
       const std::string path = option->as<std::string>();
       std::error_code ec;
-      if (!fs::is_regular_file(path, ec)) continue;
       Fnv fnv;
       try {
-        fnv.add(read_whole(path));
+        if (fs::is_regular_file(path, ec)) {
+          hash_file(path, fnv);
+        } else if (fs::is_directory(path, ec)) {
+          hash_annotation_folder(path, fnv);
+        } else {
+          continue;
+        }
         lines.insert(key + " contents=" + hex64(fnv.hash));
       } catch (const Error&) {
       }
@@ -342,28 +468,15 @@ void set_command_params(const CLI::App& command) {
   for (const std::string& line : lines) fnv.add(line + "\n");
   params.lines.assign(lines.begin(), lines.end());
   params.hash = hex64(fnv.hash);
-  command_params() = std::move(params);
+  return params;
 }
+
+}  // namespace
 
 std::vector<std::string> plan_shard_inputs(const CommonOptions& options) {
   const std::string& state = options.plan;
-  if (!options.inputs.empty()) {
-    usage_error("--plan " + state + ": the inputs come from the plan's shard list; drop -i");
-  }
-  if (options.shard_index < 0) {
-    usage_error("--plan " + state + ": give --shard I, the shard of the plan to run");
-  }
-  const nlohmann::json plan = read_plan(state);
+  const nlohmann::json plan = checked_plan(state, !options.inputs.empty(), options.shard_index, options.shard_count);
   const auto shards = plan["shards"].get<std::int64_t>();
-  if (options.shard_count > 0 && options.shard_count != shards) {
-    usage_error("--shard " + std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count) +
-                ": the plan " + state + " has " + std::to_string(shards) + " shards; give --shard I alone");
-  }
-  if (options.shard_index >= shards) {
-    usage_error("--shard " + std::to_string(options.shard_index) + ": the plan " + state + " has " +
-                std::to_string(shards) + " shard" + (shards == 1 ? "" : "s") + "; 0 to " +
-                std::to_string(shards - 1) + " is allowed");
-  }
   const std::string path = list_path(state, options.shard_index);
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) usage_error(path + ": the shard list is missing; write the plan again");
@@ -453,7 +566,7 @@ void check_pinned(const std::string& state, const Params& params) {
   const std::string path = (fs::path(state) / "params.json").string();
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return;
-  const nlohmann::json pinned = read_json(path);
+  const nlohmann::json pinned = read_json_settled(path);
   if (pinned.value("hash", std::string()) == params.hash) return;
   std::vector<std::string> lines;
   if (pinned.contains("params") && pinned["params"].is_array()) {
@@ -490,7 +603,6 @@ std::function<void()>& before_writing() {
 }  // namespace detail
 
 int run_command(const CLI::App& command, const std::function<int()>& run) {
-  set_command_params(command);
   const CLI::Option* plan_option = command.get_option_no_throw("--plan");
   const CLI::Option* dry_run = command.get_option_no_throw("--dry-run");
   if (plan_option == nullptr || plan_option->count() == 0 || (dry_run != nullptr && dry_run->count() > 0)) {
@@ -498,56 +610,74 @@ int run_command(const CLI::App& command, const std::function<int()>& run) {
   }
   const std::string state = plan_option->as<std::string>();
   const CLI::Option* input_option = command.get_option_no_throw("--input");
-  if (input_option != nullptr && input_option->count() > 0) {
-    usage_error("--plan " + state + ": the inputs come from the plan's shard list; drop -i");
-  }
   const CLI::Option* shard_option = command.get_option_no_throw("--shard");
-  if (shard_option == nullptr || shard_option->count() == 0) {
-    usage_error("--plan " + state + ": give --shard I, the shard of the plan to run");
-  }
-  std::int64_t index = 0;
+  std::int64_t index = -1;
   std::int64_t count = 0;
-  parse_shard(shard_option->as<std::string>(), index, count);
-  const nlohmann::json plan = read_plan(state);
+  if (shard_option != nullptr && shard_option->count() > 0) parse_shard(shard_option->as<std::string>(), index, count);
+  const nlohmann::json plan =
+      checked_plan(state, input_option != nullptr && input_option->count() > 0, index, count);
   const auto shards = plan["shards"].get<std::int64_t>();
-  if (index >= shards) {
-    usage_error("--shard " + std::to_string(index) + ": the plan " + state + " has " + std::to_string(shards) +
-                " shard" + (shards == 1 ? "" : "s") + "; 0 to " + std::to_string(shards - 1) + " is allowed");
-  }
-  const Params params = command_params();
-  check_pinned(state, params);
+  // The parameters' hash reads the files the options name: not before the command's own checks of them (their size
+  // against the memory budget) unless a marker asks for it, and once.
+  std::optional<Params> params;
+  const auto parameters = [&]() -> const Params& {
+    if (!params) params = params_of(command);
+    return *params;
+  };
   const std::string name = "shard " + std::to_string(index) + "/" + std::to_string(shards);
   const std::string marker = marker_path(state, index);
   const std::string fingerprint = plan["fingerprints"][static_cast<std::size_t>(index)].get<std::string>();
   std::error_code ec;
   if (fs::is_regular_file(marker, ec)) {
     const nlohmann::json done = read_json(marker);
-    if (done.value("list_fingerprint", std::string()) == fingerprint &&
-        done.value("params_hash", std::string()) == params.hash && done.value("failed", 1) == 0 &&
-        done.value("status", 1) == 0) {
+    if (done.value("list_fingerprint", std::string()) == fingerprint && done.value("failed", 1) == 0 &&
+        done.value("status", 1) == 0 && done.value("params_hash", std::string()) == parameters().hash) {
       to_stderr("rsz: " + name + " is done already (" + printable(marker) + ": " +
                 std::to_string(done.value("inputs", 0)) + " inputs, " + std::to_string(done.value("outputs", 0)) +
-                " files written); nothing to do\n");
+                " output files); nothing to do\n");
       return kExitOk;
     }
   }
-  detail::before_writing() = [state, params] { pin_params(state, params); };
+  // Before the first output (after the run's planning and budget checks): refused when another shard pinned other
+  // parameters, else pinned. rsz run calls it once a phase.
+  bool pinned = false;
+  detail::before_writing() = [&] {
+    if (pinned) return;
+    check_pinned(state, parameters());
+    pin_params(state, parameters());
+    pinned = true;
+  };
+  struct Unhook {
+    ~Unhook() { detail::before_writing() = nullptr; }
+  } unhook;
   detail::run_totals() = {};
   const std::string started = now_text();
   const auto start = std::chrono::steady_clock::now();
   const int status = run();
   detail::before_writing() = nullptr;
   const detail::RunTotals& totals = detail::run_totals();
+  nlohmann::json manifests = nlohmann::json::array();
+  for (const auto& [given, written] : totals.manifests) manifests.push_back({{"given", given}, {"written", written}});
   const nlohmann::json done = {
       {"shard", index},
       {"shards", shards},
-      {"command", params.command},
+      {"command", parameters().command},
       {"list_fingerprint", fingerprint},
-      {"params_hash", params.hash},
+      {"params_hash", parameters().hash},
       {"inputs", plan_state().listed},
-      {"outputs", totals.written},
-      {"failed", totals.failed},
+      {"outputs", totals.written + totals.kept},
+      {"written", totals.written},
+      {"kept", totals.kept},
       {"skipped", totals.skipped},
+      {"failed", totals.failed},
+      {"counts",
+       {{"inputs", "inputs in the shard's list"},
+        {"outputs", "output files of the shard's inputs present after the run: written + kept"},
+        {"written", "output files this run wrote"},
+        {"kept", "output files that existed and were kept (their inputs skipped)"},
+        {"skipped", "inputs whose outputs all existed, so they were not run again"},
+        {"failed", "inputs that failed in this run"}}},
+      {"manifests", manifests},
       {"status", status},
       {"started", started},
       {"finished", now_text()},
@@ -559,6 +689,14 @@ int run_command(const CLI::App& command, const std::function<int()>& run) {
     return kExitFailed;
   }
   return status;
+}
+
+std::string shard_manifest(const CommonOptions& options, const std::string& manifest) {
+  if (options.plan.empty() || manifest.empty()) return manifest;
+  const fs::path path(manifest);
+  return (path.parent_path() / (path.stem().string() + "." + shard_name(options.shard_index) +
+                                path.extension().string()))
+      .string();
 }
 
 }  // namespace rsz::app
@@ -609,8 +747,12 @@ int run_plan(const PlanOptions& o) {
   if (fs::exists(state / "plan.json", ec)) {
     usage_error("-o " + o.output + ": holds a plan already (plan.json); remove the folder or give another -o");
   }
+  // Only a new or empty folder: rsz never deletes files it did not make (a plan stopped halfway, which leaves no
+  // plan.json, is removed by hand).
+  if (fs::exists(state, ec) && !(fs::is_directory(state, ec) && fs::is_empty(state, ec))) {
+    usage_error("-o " + o.output + ": exists and is not an empty folder; give a new folder for the plan's state");
+  }
   const fs::path lists = state / "shards";
-  fs::remove_all(lists, ec);  // what a plan stopped halfway left
   fs::create_directories(lists, ec);
   if (ec) usage_error("-o " + o.output + ": cannot create the folder " + lists.string() + ": " + ec.message());
   const auto n = static_cast<std::size_t>(o.shards);
@@ -670,9 +812,63 @@ void setup_merge(CLI::App& app, MergeOptions& o) {
       "merge", "Check the shards of a plan: totals, and the missing or failed ones in Slurm's --array syntax");
   cmd->add_option("state", o.state, "The plan's state folder (rsz plan -o)")->required();
   cmd->add_flag("--json", o.json, "Print the report as one JSON object on stdout");
-  cmd->footer("Exit status: 0 when every shard finished with no failed input, 1 otherwise.\n"
+  cmd->footer("Once every shard is done, the shards' roi-align manifests (m.00000.jsonl ...) are joined into the "
+              "name given to --manifest, in shard order (a .csv's header once); relative names are taken from "
+              "the folder merge runs in, as the shards took them.\n"
+              "Exit status: 0 when every shard finished with no failed input, 1 otherwise.\n"
               "Example:\n  rsz merge state/ || sbatch --array=$(rsz merge state/ --json | jq -r .rerun) job.sh");
 }
+
+namespace {
+
+// Joins the shards' manifests into `target`, in shard order, through a temporary file: a .csv's header once (the
+// widest: a shard that left a box out has the "skipped" column, and the rows of the others get an empty one). The
+// number of rows.
+std::int64_t join_manifests(const std::string& target, const std::vector<std::string>& parts) {
+  std::string ext = fs::path(target).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const bool csv = ext == ".csv";
+  std::vector<std::string> headers(parts.size());
+  std::string header;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    std::ifstream in(parts[i], std::ios::binary);
+    if (!in) throw Error(ErrorCode::Io, parts[i] + ": cannot read the shard's manifest");
+    if (csv) std::getline(in, headers[i]);
+    if (headers[i].size() > header.size()) header = headers[i];
+  }
+  TempFile out(target);
+  if (csv) out.write(header + "\n");
+  std::int64_t rows = 0;
+  std::vector<char> chunk(std::size_t{64} << 10);
+  std::string text;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    std::ifstream in(parts[i], std::ios::binary);
+    std::string skip;
+    if (csv) std::getline(in, skip);
+    const bool pad = csv && headers[i] != header;  // no "skipped" column
+    bool quoted = false;
+    while (in) {
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      const auto n = static_cast<std::size_t>(in.gcount());
+      text.clear();
+      for (std::size_t k = 0; k < n; ++k) {
+        const char c = chunk[k];
+        if (csv && c == '"') quoted = !quoted;
+        if (c == '\n' && !quoted) {
+          ++rows;
+          if (pad) text += ',';
+        }
+        text += c;
+      }
+      out.write(text);
+    }
+    if (in.bad()) throw Error(ErrorCode::Io, parts[i] + ": cannot read the shard's manifest");
+  }
+  out.replace();
+  return rows;
+}
+
+}  // namespace
 
 int run_merge(const MergeOptions& o) {
   const nlohmann::json plan = read_plan(o.state);
@@ -680,13 +876,15 @@ int run_merge(const MergeOptions& o) {
   std::string pinned;
   std::error_code ec;
   const std::string params_path = (fs::path(o.state) / "params.json").string();
-  if (fs::is_regular_file(params_path, ec)) pinned = read_json(params_path).value("hash", std::string());
+  if (fs::is_regular_file(params_path, ec)) pinned = read_json_settled(params_path).value("hash", std::string());
   std::vector<std::int64_t> missing;
   std::vector<std::int64_t> failed;
-  std::int64_t inputs = 0, outputs = 0, failed_inputs = 0, skipped = 0;
+  std::int64_t inputs = 0, outputs = 0, written = 0, kept = 0, failed_inputs = 0, skipped = 0;
   double seconds = 0;
   std::string first_start;
   std::string last_end;
+  std::vector<std::string> manifest_names;                   // as given, in the order first seen
+  std::map<std::string, std::vector<std::string>> manifests;  // given -> the shards' files, in shard order
   for (std::int64_t i = 0; i < shards; ++i) {
     const std::string path = marker_path(o.state, i);
     nlohmann::json done;
@@ -706,6 +904,8 @@ int run_merge(const MergeOptions& o) {
     }
     inputs += done.value("inputs", std::int64_t{0});
     outputs += done.value("outputs", std::int64_t{0});
+    written += done.value("written", std::int64_t{0});
+    kept += done.value("kept", std::int64_t{0});
     failed_inputs += done.value("failed", std::int64_t{0});
     skipped += done.value("skipped", std::int64_t{0});
     seconds += done.value("seconds", 0.0);
@@ -714,11 +914,35 @@ int run_merge(const MergeOptions& o) {
     if (first_start.empty() || started < first_start) first_start = started;
     if (finished > last_end) last_end = finished;
     if (done.value("failed", 1) != 0 || done.value("status", 1) != 0) failed.push_back(i);
+    if (done.contains("manifests") && done["manifests"].is_array()) {
+      for (const auto& m : done["manifests"]) {
+        const std::string given = m.value("given", std::string());
+        const std::string file = m.value("written", std::string());
+        if (given.empty() || file.empty()) continue;
+        if (!manifests.count(given)) manifest_names.push_back(given);
+        manifests[given].push_back(file);
+      }
+    }
   }
   std::vector<std::int64_t> rerun = missing;
   rerun.insert(rerun.end(), failed.begin(), failed.end());
   std::sort(rerun.begin(), rerun.end());
   const std::int64_t finished = shards - static_cast<std::int64_t>(rerun.size());
+  // Every shard done: the shards' manifests joined into the name given.
+  nlohmann::json joined = nlohmann::json::array();
+  std::string manifest_error;
+  if (rerun.empty()) {
+    for (const std::string& given : manifest_names) {
+      try {
+        joined.push_back({{"path", given},
+                          {"rows", join_manifests(given, manifests[given])},
+                          {"shards", manifests[given].size()}});
+      } catch (const Error& e) {
+        manifest_error = e.what();
+        break;
+      }
+    }
+  }
   if (o.json) {
     const nlohmann::json report = {{"shards", shards},
                                    {"done", finished},
@@ -727,8 +951,11 @@ int run_merge(const MergeOptions& o) {
                                    {"rerun", array_syntax(rerun)},
                                    {"inputs", inputs},
                                    {"outputs", outputs},
+                                   {"written", written},
+                                   {"kept", kept},
                                    {"failed_inputs", failed_inputs},
                                    {"skipped", skipped},
+                                   {"manifests", joined},
                                    {"seconds", seconds},
                                    {"started", first_start},
                                    {"finished", last_end}};
@@ -739,14 +966,23 @@ int run_merge(const MergeOptions& o) {
     s << "rsz: " << finished << " of " << shards << " shards done";
     if (!missing.empty()) s << "; " << missing.size() << " missing";
     if (!failed.empty()) s << "; " << failed.size() << " failed";
-    s << "\nrsz: " << inputs << " inputs, " << outputs << " files written, " << skipped << " skipped (outputs "
-      << "existed), " << failed_inputs << " failed; " << seconds << " s of shard time";
+    s << "\nrsz: " << inputs << " inputs (" << skipped << " skipped: their outputs existed; " << failed_inputs
+      << " failed); " << outputs << " output files (" << written << " written by the shards' last runs, " << kept
+      << " kept); " << seconds << " s of shard time";
     if (!first_start.empty()) s << ", " << first_start << " to " << last_end;
     s << "\n";
+    for (const auto& m : joined) {
+      s << "rsz: manifest " << printable(m["path"].get<std::string>()) << ": " << m["rows"].get<std::int64_t>()
+        << " rows from " << m["shards"].get<std::size_t>() << " shards\n";
+    }
     if (!missing.empty()) s << "rsz: missing shards (no marker): --array=" << array_syntax(missing) << "\n";
     if (!failed.empty()) s << "rsz: failed shards (an input failed): --array=" << array_syntax(failed) << "\n";
     if (!rerun.empty()) s << "rsz: to run again: --array=" << array_syntax(rerun) << "\n";
     std::cout << s.str() << std::flush;
+  }
+  if (!manifest_error.empty()) {
+    to_stderr("rsz: " + printable(manifest_error) + "; the manifest is not joined\n");
+    return kExitFailed;
   }
   return rerun.empty() ? kExitOk : kExitFailed;
 }

@@ -2,6 +2,7 @@
 // moves no input to another shard), rsz plan and --plan STATE --shard I (markers, resuming, parameters pinned) and
 // rsz merge.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -215,6 +216,8 @@ TEST(Plan, ShardListsRunToTheWholeJobAndAKilledShardResumesWhereItStopped) {
         nlohmann::json::parse(test::read_file(dir / ("state/done/0000" + std::to_string(i) + ".json")));
     EXPECT_EQ(done["inputs"], plan["counts"][static_cast<std::size_t>(i)]);
     EXPECT_EQ(done["outputs"], plan["counts"][static_cast<std::size_t>(i)]);
+    EXPECT_EQ(done["written"], plan["counts"][static_cast<std::size_t>(i)]);
+    EXPECT_EQ(done["kept"], 0);
     EXPECT_EQ(done["failed"], 0);
     EXPECT_EQ(done["list_fingerprint"], plan["fingerprints"][static_cast<std::size_t>(i)]);
   }
@@ -247,8 +250,12 @@ TEST(Plan, ShardListsRunToTheWholeJobAndAKilledShardResumesWhereItStopped) {
   EXPECT_EQ(fs::last_write_time(dir.path() / outputs[1]), kept_time);
   const nlohmann::json done =
       nlohmann::json::parse(test::read_file(dir / ("state/done/0000" + std::to_string(shard) + ".json")));
-  EXPECT_EQ(done["outputs"], 1);
+  // outputs: the files of the shard's inputs after the run (written + kept); written: this run's; skipped: inputs.
+  EXPECT_EQ(done["written"], 1);
+  EXPECT_EQ(done["kept"], listed - 1);
+  EXPECT_EQ(done["outputs"], listed);
   EXPECT_EQ(done["skipped"], listed - 1);
+  EXPECT_TRUE(done["counts"].contains("outputs")) << done;
   expect_same_tree(dir.path() / "whole", dir.path() / "sharded");
 }
 
@@ -330,6 +337,163 @@ TEST(Merge, ListsMissingAndFailedShardsInSlurmArraySyntax) {
   EXPECT_EQ(all["rerun"], "");
   r = run_rsz(dir, "merge nowhere");
   EXPECT_EQ(r.status, 2);
+}
+
+// Eight shards started at once, as a job array starts them: every one succeeds, the parameters are pinned once
+// (params.json valid, the first writer's) and no temporary is left. `env` goes before each rsz.
+void run_eight_shards_at_once(const std::string& env) {
+  ScratchDir dir("plan-concurrent");
+  make_inputs(dir, 12);
+  ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 8 -o state -q").status, 0);
+  const std::string rsz = env + " '" + std::string(RSZ_BINARY) + "'";
+  const auto r = test::run_shell(
+      dir, "pids=; for i in 0 1 2 3 4 5 6 7; do " + rsz +
+               " resample --plan state --shard $i --scale 0.5 -o 'out/{relpath}{ext}' -q & pids=\"$pids $!\"; "
+               "done; failed=0; for p in $pids; do wait $p || failed=$((failed + 1)); done; echo failed=$failed");
+  EXPECT_EQ(r.out, "failed=0\n") << r.err;
+  EXPECT_EQ(r.err, "");
+  const nlohmann::json pinned = nlohmann::json::parse(test::read_file(dir / "state/params.json"));
+  EXPECT_EQ(pinned["command"], "resample");
+  EXPECT_NE(std::find(pinned["params"].begin(), pinned["params"].end(), "scale=0.5"), pinned["params"].end())
+      << pinned;
+  for (const std::string& f : list_files(dir.path() / "state")) {
+    EXPECT_EQ(f.find(".tmp-"), std::string::npos) << f;
+  }
+  const auto merged = run_rsz(dir, "merge state --json");
+  EXPECT_EQ(merged.status, 0) << merged.out;
+  const nlohmann::json report = nlohmann::json::parse(merged.out);
+  EXPECT_EQ(report["done"], 8);
+  EXPECT_EQ(report["inputs"], 4 + 12 + 4);
+  EXPECT_EQ(report["outputs"], 4 + 12 + 4);
+  EXPECT_EQ(list_files(dir.path() / "out").size(), 4u + 12u + 4u);
+}
+
+TEST(Plan, ShardsStartedAtOncePinTheParametersOnce) { run_eight_shards_at_once(""); }
+
+// In containers every rsz is PID 1: temporary names must not come from the PID.
+TEST(Plan, ShardsStartedAtOnceAsPid1DoNotShareTemporaries) {
+  if (std::string(RSZ_TEST_PRELOAD).empty()) GTEST_SKIP() << "no preload library in this build";
+  for (int round = 0; round < 3; ++round) run_eight_shards_at_once("LD_PRELOAD='" + std::string(RSZ_TEST_PRELOAD) + "'");
+}
+
+// Shared storage without hard links (link(2) fails with EPERM): pinned by an exclusive create instead.
+TEST(Plan, StorageWithoutHardLinksStillPinsTheParametersOnce) {
+  if (std::string(RSZ_TEST_PRELOAD).empty()) GTEST_SKIP() << "no preload library in this build";
+  for (int round = 0; round < 2; ++round) {
+    run_eight_shards_at_once("RSZ_TEST_NO_LINK=1 LD_PRELOAD='" + std::string(RSZ_TEST_PRELOAD) + "'");
+  }
+  ScratchDir dir("plan-nolink");
+  make_inputs(dir, 3);
+  ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 2 -o state -q").status, 0);
+  const std::string env = "RSZ_TEST_NO_LINK=1 LD_PRELOAD='" + std::string(RSZ_TEST_PRELOAD) + "' ";
+  auto r = test::run_shell(dir, env + "'" + RSZ_BINARY + "' resample --plan state --shard 0 --scale 0.5 -o out/ -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = test::run_shell(dir, env + "'" + RSZ_BINARY + "' resample --plan state --shard 1 --scale 0.25 -o out/ -q");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("scale=0.25 here, scale=0.5 there"), std::string::npos) << r.err;
+}
+
+// With --plan each shard writes its own manifest (its number before the extension); rsz merge joins them into the
+// name given once every shard is done: one row per crop written, a .csv's header once.
+TEST(Merge, JoinsTheShardsManifestsIntoTheNameGiven) {
+  ScratchDir dir("plan-manifest");
+  dir.copy_project_files();
+  ASSERT_EQ(run_rsz(dir, "plan -i samples/photos --shards 2 -o state -q").status, 0);
+  for (const std::string ext : {"jsonl", "csv"}) {
+    const std::string command = "roi-align --rois samples/annotations/yolo --names samples/annotations/classes.txt "
+                                "--output-size 16x16 -o 'crops/{label}/{id}.png' --manifest crops/m." + ext +
+                                " -q --plan state --shard ";
+    fs::remove_all(dir.path() / "crops");
+    fs::remove_all(dir.path() / "state/done");
+    fs::remove(dir.path() / "state/params.json");
+    auto r = run_rsz(dir, command + "0");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir.path() / ("crops/m.00000." + ext)));
+    EXPECT_FALSE(fs::exists(dir.path() / ("crops/m." + ext)));
+    r = run_rsz(dir, "merge state");  // not every shard done: nothing joined
+    EXPECT_EQ(r.status, 1);
+    EXPECT_FALSE(fs::exists(dir.path() / ("crops/m." + ext)));
+    r = run_rsz(dir, command + "1");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir.path() / ("crops/m.00001." + ext)));
+    r = run_rsz(dir, "merge state");
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    std::set<std::string> crops;
+    for (const std::string& f : list_files(dir.path() / "crops")) {
+      if (fs::path(f).extension() == ".png") crops.insert("crops/" + f);
+    }
+    ASSERT_EQ(crops.size(), 5u);  // chelsea: 3 boxes, coffee: 2, in two shards
+    EXPECT_NE(r.out.find("rsz: manifest crops/m." + ext + ": 5 rows from 2 shards"), std::string::npos) << r.out;
+    std::istringstream lines(test::read_file(dir / ("crops/m." + ext)));
+    std::vector<std::string> rows;
+    for (std::string line; std::getline(lines, line);) rows.push_back(line);
+    std::set<std::string> listed;
+    if (ext == "csv") {
+      ASSERT_FALSE(rows.empty());
+      EXPECT_EQ(rows[0], "crop,source,x1,y1,x2,y2,label,id");
+      rows.erase(rows.begin());
+      for (const std::string& row : rows) listed.insert(row.substr(0, row.find(',')));
+    } else {
+      for (const std::string& row : rows) listed.insert(nlohmann::json::parse(row)["crop"].get<std::string>());
+    }
+    EXPECT_EQ(rows.size(), crops.size());
+    EXPECT_EQ(listed, crops);
+  }
+}
+
+// A YOLO (or VOC) folder is pinned by its files' names and bytes: a label changed between shards is refused.
+TEST(Plan, AnAnnotationFoldersFilesArePinned) {
+  ScratchDir dir("plan-folder-pinned");
+  dir.copy_project_files();
+  ASSERT_EQ(run_rsz(dir, "plan -i samples/photos --shards 2 -o state -q").status, 0);
+  const std::string command = "roi-align --rois samples/annotations/yolo --names samples/annotations/classes.txt "
+                              "--output-size 16x16 -o 'crops/{label}/{id}.png' -q --plan state --shard ";
+  ASSERT_EQ(run_rsz(dir, command + "0").status, 0);
+  const nlohmann::json pinned = nlohmann::json::parse(test::read_file(dir / "state/params.json"));
+  const std::string params = pinned["params"].dump();
+  EXPECT_NE(params.find("rois contents=fnv1a64:"), std::string::npos) << params;
+  test::write_file(dir / "samples/annotations/yolo/coffee.txt",
+                   test::read_file(dir / "samples/annotations/yolo/coffee.txt") + "0 0.5 0.5 0.1 0.1\n");
+  const auto r = run_rsz(dir, command + "1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("rois contents=fnv1a64:"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "state/done/00001.json"));
+}
+
+// Without --plan no file is read to be hashed: a --rois file over the budget is refused from its size, and rsz's
+// peak memory stays far below the file's size (it read 2x the file before).
+TEST(Plan, FilesAreHashedOnlyWithPlanAndNeverReadWhole) {
+  ScratchDir dir("plan-hash-budget");
+  dir.copy_project_files();
+  // Made by the shell: a fork of a test that held the text would count its pages in the children's peak.
+  ASSERT_EQ(test::run_shell(dir, "{ printf '['; head -c 100663296 /dev/zero | tr '\\0' ' '; printf ']'; } > big.json")
+                .status,
+            0);
+  ASSERT_EQ(fs::file_size(dir.path() / "big.json"), (std::uintmax_t{96} << 20) + 2);
+  const auto r = run_rsz(dir, "roi-align -i samples/photos/chelsea.png --rois big.json --output-size 8x8 -o out/ "
+                              "--max-memory 64M");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("over the memory budget"), std::string::npos) << r.err;
+  rusage usage{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &usage), 0);
+  EXPECT_LT(usage.ru_maxrss, 64 * 1024) << "KiB";  // the most any rsz of this test held
+}
+
+// rsz plan writes into a new or empty folder only: a folder with other files is refused and left as it was.
+TEST(Plan, AFolderThatIsNotEmptyIsRefusedAndKept) {
+  ScratchDir dir("plan-not-empty");
+  make_inputs(dir, 2);
+  fs::create_directories(dir.path() / "state/shards");
+  test::write_file(dir / "state/shards/mine.txt", "not rsz's");
+  auto r = run_rsz(dir, "plan -i in --shards 2 -o state");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("-o state: exists and is not an empty folder"), std::string::npos) << r.err;
+  EXPECT_EQ(test::read_file(dir / "state/shards/mine.txt"), "not rsz's");
+  EXPECT_FALSE(fs::exists(dir.path() / "state/plan.json"));
+  fs::create_directories(dir.path() / "empty");
+  r = run_rsz(dir, "plan -i in --shards 2 -o empty -q");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "empty/plan.json"));
 }
 
 }  // namespace
