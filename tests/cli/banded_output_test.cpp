@@ -150,25 +150,13 @@ void make_large_jpeg(const ScratchDir& dir) {
   io::write_image(dir / "big.png", io::read_image(dir / "big.jpg"));
 }
 
-// The peak resident size of `rsz <args>`, in KiB: measured by a small Python parent (this test process has held the
-// fixtures, and a child forked from it starts with its pages).
-long peak_kib(const ScratchDir& dir, const std::string& args) {
-  const auto r = test::run_shell(
-      dir, "/usr/bin/python3 -c 'import resource, subprocess, sys; "
-           "code = subprocess.run(sys.argv[1:]).returncode; "
-           "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if code == 0 else -1)' '" +
-               std::string(RSZ_BINARY) + "' " + args);
-  EXPECT_EQ(r.status, 0) << r.err;
-  return std::stol(r.out);
-}
-
 TEST(BandedInput, JpegsReadBandByBandGiveTheWholeImagesResult) {
   ScratchDir dir("banded-input");
   make_large_jpeg(dir);
   // The thumbnail of the JPEG holds a window of its rows, not its 36 MB of pixels.
   test::CommandResult r;
-  const long banded_peak = peak_kib(dir, "thumbnail -i big.jpg -o t_jpeg.png --size 512 --strip -q");
-  const long whole_peak = peak_kib(dir, "thumbnail -i big.png -o t_png.png --size 512 --strip -q");
+  const long banded_peak = test::rsz_usage(dir, "thumbnail -i big.jpg -o t_jpeg.png --size 512 --strip -q", "ru_maxrss");
+  const long whole_peak = test::rsz_usage(dir, "thumbnail -i big.png -o t_png.png --size 512 --strip -q", "ru_maxrss");
   EXPECT_GT(banded_peak, 0);
   EXPECT_GT(whole_peak - banded_peak, 15 * 1024) << "banded " << banded_peak << " KiB, whole " << whole_peak << " KiB";
   EXPECT_TRUE(test::read_file(dir / "t_jpeg.png") == test::read_file(dir / "t_png.png"));

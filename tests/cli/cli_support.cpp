@@ -64,4 +64,13 @@ CommandResult run_rsz(const ScratchDir& dir, const std::string& args) {
   return run_shell(dir, std::string("'") + RSZ_BINARY + "' " + args);
 }
 
+long rsz_usage(const ScratchDir& dir, const std::string& args, const std::string& field, const std::string& env) {
+  const CommandResult r = run_shell(
+      dir, env + " /usr/bin/python3 -c 'import resource, subprocess, sys; "
+                 "code = subprocess.run(sys.argv[1:]).returncode; "
+                 "print(getattr(resource.getrusage(resource.RUSAGE_CHILDREN), \"" +
+               field + "\") if code == 0 else -1)' '" + std::string(RSZ_BINARY) + "' " + args);
+  return r.status == 0 ? std::stol(r.out) : -1;
+}
+
 }  // namespace rsz::test

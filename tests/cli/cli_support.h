@@ -35,6 +35,11 @@ CommandResult run_rsz(const ScratchDir& dir, const std::string& args);
 // Runs an arbitrary shell command line in the scratch folder (for README lines).
 CommandResult run_shell(const ScratchDir& dir, const std::string& command_line);
 
+// Runs `rsz ARGS` under a small Python parent (after the shell words in `env`, e.g. "VAR=value") and returns one
+// field of its resource usage (`field`: "ru_maxrss", KiB, or "ru_minflt", page faults), or -1 when rsz failed. The
+// test process itself is no parent: a child forked from it starts with its pages.
+long rsz_usage(const ScratchDir& dir, const std::string& args, const std::string& field, const std::string& env = "");
+
 std::string read_text(const std::filesystem::path& path);
 // Every regular file under `root`, relative, sorted.
 std::vector<std::string> list_files(const std::filesystem::path& root);

@@ -133,13 +133,7 @@ TEST(Thumbnail, BuffersAreReusedWhateverTheAllocatorEnvironment) {
     }
   }
   const auto faults = [&](const std::string& env, const std::string& out) {
-    const auto r = test::run_shell(
-        dir, env + " /usr/bin/python3 -c 'import resource, subprocess, sys; "
-                   "code = subprocess.run(sys.argv[1:]).returncode; "
-                   "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt if code == 0 else -1)' '" +
-                 std::string(RSZ_BINARY) + "' thumbnail -i in -o " + out + "/ --size 64 -q -j 1");
-    EXPECT_EQ(r.status, 0) << r.err;
-    return std::stol(r.out);
+    return test::rsz_usage(dir, "thumbnail -i in -o " + out + "/ --size 64 -q -j 1", "ru_minflt", env);
   };
   const long plain = faults("", "a");
   const long trimmed = faults("MALLOC_TRIM_THRESHOLD_=65536 MALLOC_MMAP_THRESHOLD_=65536", "b");
