@@ -20,8 +20,11 @@ mkdir -p before_after
 rows=()
 while IFS=$'\t' read -r job tool cmd; do
   [[ $tool == rsz ]] || continue
+  # The COCO job takes half a minute a run (bench/cli_bench.sh times it against Python); the shell loop seconds.
+  [[ $job == coco_big ]] && continue
   runs=21
-  [[ $job == folder_thumbs || $job == crops64 ]] && runs=7
+  [[ $job == folder_thumbs || $job == crops64 || $job == camera_thumb ]] && runs=7
+  [[ $job == shell_loop ]] && runs=3
   echo "cli-before-after: $job" >&2
   hyperfine --style basic --warmup 1 --runs "$runs" --export-json "before_after/$job.json" \
     -n "$label" "${cmd//$rsz/$baseline}" -n current "$cmd" > /dev/null
