@@ -19,6 +19,7 @@
 #include "rsz/io/annotations.h"
 #include "rsz/io/batch_file.h"
 #include "rsz/io/image.h"
+#include "rsz/io/naming.h"
 #include "rsz/io/ops.h"
 #include "rsz/tensor.h"
 

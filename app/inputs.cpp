@@ -42,9 +42,7 @@ std::map<std::string, std::string>& input_keys() {
 }
 
 std::string key_below(const fs::path& file, const fs::path& root) {
-  fs::path relative = file.lexically_relative(root);
-  if (relative.empty() || *relative.begin() == "..") relative = file.filename();
-  return relative.replace_extension().generic_string();
+  return io::shard_key(file.string(), root.string());
 }
 
 }  // namespace detail

@@ -45,11 +45,7 @@ struct Fnv {
   void add(const std::string& bytes) { add(bytes.data(), bytes.size()); }
 };
 
-std::uint64_t fnv1a64(const std::string& bytes) {
-  Fnv fnv;
-  fnv.add(bytes);
-  return fnv.hash;
-}
+using io::fnv1a64;
 
 // "7" or "7/16" as numbers; false for other text.
 bool parse_shard(const std::string& text, std::int64_t& index, std::int64_t& count) {
@@ -81,9 +77,7 @@ void set_shard_key_below(const std::string& input, const std::string& root) {
   detail::input_keys()[input] = detail::key_below(input, root.empty() ? fs::path(".") : fs::path(root));
 }
 
-std::int64_t shard_of_key(const std::string& key, std::int64_t count) {
-  return static_cast<std::int64_t>(fnv1a64(key) % static_cast<std::uint64_t>(count));
-}
+std::int64_t shard_of_key(const std::string& key, std::int64_t count) { return io::shard_of(key, count); }
 
 void add_shard_options(CLI::App& command, CommonOptions& options) {
   command.add_option_function<std::string>(

@@ -13,6 +13,7 @@
 
 #include "rsz/error.h"
 #include "rsz/io/config.h"
+#include "rsz/io/naming.h"
 #include "rsz/io/image.h"
 #include "rsz/io/ops.h"
 #include "rsz/io/resize.h"
@@ -423,4 +424,14 @@ PYBIND11_MODULE(_rsz, m) {
         py::arg("max_pixels"));
   m.def("write_image", &write_image_py, py::arg("path"), py::arg("image"), py::arg("bit_depth"), py::arg("alpha"),
         py::arg("quality"), py::arg("png_compression"), py::arg("lossless"));
+  // Shards as the command line cuts them (io/naming.h): keys and paths as bytes, as os.fsencode gives them.
+  m.def(
+      "shard_key",
+      [](const py::bytes& path, const py::bytes& root) {
+        return py::bytes(io::shard_key(std::string(path), std::string(root)));
+      },
+      py::arg("path"), py::arg("root"));
+  m.def(
+      "shard_of", [](const py::bytes& key, std::int64_t count) { return io::shard_of(std::string(key), count); },
+      py::arg("key"), py::arg("count"));
 }

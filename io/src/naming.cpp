@@ -1,6 +1,8 @@
 // The placeholders of output name templates (naming.h).
 #include "rsz/io/naming.h"
 
+#include <filesystem>
+
 namespace rsz::io {
 
 const std::vector<NamePlaceholder>& name_placeholders() {
@@ -46,6 +48,26 @@ std::string template_problem(const std::string& text, bool crops) {
     i = close;
   }
   return "";
+}
+
+std::string shard_key(const std::string& path, const std::string& root) {
+  const std::filesystem::path file(path);
+  std::filesystem::path relative = file.lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..") relative = file.filename();
+  return relative.replace_extension().generic_string();
+}
+
+std::uint64_t fnv1a64(const std::string& bytes) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+std::int64_t shard_of(const std::string& key, std::int64_t count) {
+  return static_cast<std::int64_t>(fnv1a64(key) % static_cast<std::uint64_t>(count < 1 ? 1 : count));
 }
 
 }  // namespace rsz::io

@@ -53,6 +53,7 @@ except ImportError as _error:  # without this, Python reports a misleading "circ
 
 __version__ = _rsz.__version__
 __all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "info", "read_image", "write_image",
+           "shard_key", "shard_of",
            "backends", "DTypeError"]
 
 
@@ -447,6 +448,26 @@ def _path(path, op):
     if "\0" in text:
         raise ValueError("%s: path %r has a NUL byte; file names cannot hold one" % (op, text))
     return text
+
+
+def shard_key(path, root=None):
+    """The key rsz shards an input by (rsz --shard I/N, rsz plan): its path below the folder `root` without extension,
+    '/'-separated ("cats/a" for root/cats/a.jpg), or the file's stem without `root` or outside it, as for a file
+    given to -i by name. Paths are str, bytes or os.PathLike; the key is a str (bytes that are not UTF-8 as
+    os.fsdecode gives them)."""
+    path = _os.fsencode(_path(path, "shard_key"))
+    root = b"" if root is None else _os.fsencode(_path(root, "shard_key"))
+    return _os.fsdecode(_rsz.shard_key(path, root))
+
+
+def shard_of(path, shards, root=None):
+    """The shard, 0 to shards - 1, that rsz --shard I/N and rsz plan give the input `path` (with `root` as for
+    shard_key): FNV-1a 64 of its key's bytes modulo `shards`. The same on every machine and stable as inputs are
+    added, so a Dask, Ray or multiprocessing job can route the inputs of a folder as a Slurm array of rsz would:
+    [p for p in paths if rsz.shard_of(p, 16, root="photos") == i]."""
+    if isinstance(shards, bool) or not isinstance(shards, _numbers.Integral) or shards < 1:
+        raise ValueError("shard_of: shards=%r is not allowed; a whole number >= 1 is" % (shards,))
+    return int(_rsz.shard_of(_os.fsencode(shard_key(path, root)), int(shards)))
 
 
 def info(path, exif=True, max_pixels=1 << 28):

@@ -614,13 +614,43 @@ def test_paths_with_a_nul_byte_are_refused(tmp_path, call, op):
     assert sorted(os.listdir(tmp_path)) == ["x.npy"]
 
 
+# ---- shards ----
+
+def test_shard_of_routes_inputs_as_the_command_line_does(tmp_path):
+    """rsz.shard_of gives each input of a folder the shard `rsz thumbnail --shard I/N` takes it in (a nested file,
+    a dotted name and a name that is not UTF-8 included), and rsz.shard_key its key; bad counts are refused."""
+    photos = tmp_path / "photos"
+    (photos / "cats").mkdir(parents=True)
+    names = ["a.png", "b.png", "cats/c.png", "cats/d.e.png", os.fsdecode(b"caf\xe9.png")]
+    names += ["n%02d.png" % i for i in range(12)]
+    for name in names:
+        shutil.copyfile(PHOTO, photos / name)
+    assert rsz.shard_key(photos / "cats" / "d.e.png", root=photos) == "cats/d.e"
+    assert rsz.shard_key(photos / "cats" / "c.png") == "c"
+    assert rsz.shard_key(photos / "a.png", root=tmp_path / "elsewhere") == "a"
+    shards = 3
+    for index in range(shards):
+        done = subprocess.run([BINARY, "thumbnail", "-r", "-i", str(photos), "-o", str(tmp_path / "out") + "/",
+                               "--size", "8", "--shard", "%d/%d" % (index, shards), "--dry-run"],
+                              capture_output=True)
+        assert done.returncode == 0, done.stderr
+        taken = sorted(os.fsdecode(line.split(b" -> ")[0]) for line in done.stdout.splitlines() if b" -> " in line)
+        want = sorted(str(photos / name) for name in names if rsz.shard_of(photos / name, shards, root=photos) == index)
+        assert taken == want, (index, taken, want)
+    counts = [sum(rsz.shard_of(photos / n, shards, root=photos) == i for n in names) for i in range(shards)]
+    assert sum(counts) == len(names) and min(counts) > 0
+    for bad in [0, -1, 2.5, True, "3"]:
+        with pytest.raises(ValueError, match="shard_of: shards="):
+            rsz.shard_of(photos / "a.png", bad)
+
+
 # ---- the package itself ----
 
 def test_the_namespace_holds_the_public_names_only():
     public = sorted(name for name in dir(rsz) if not name.startswith("_"))
     assert public == sorted(rsz.__all__)
-    assert public == ["DTypeError", "backends", "info", "read_image", "resample", "resize", "roi_align", "thumbnail",
-                      "upsample2d", "write_image"]
+    assert public == ["DTypeError", "backends", "info", "read_image", "resample", "resize", "roi_align", "shard_key",
+                      "shard_of", "thumbnail", "upsample2d", "write_image"]
     for imported in ["np", "numbers", "sys", "os", "numpy"]:
         assert not hasattr(rsz, imported)
     scope = {}

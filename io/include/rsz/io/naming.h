@@ -1,6 +1,7 @@
 // Output name templates: the one table of placeholders that the command line's -o and batch files' "output" share.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,15 @@ std::string placeholder_list(bool crops);
 // `crops`) names a crop. The text is "a template with placeholders ..." or "a template whose '{' ...", ready for
 // "expected ..." messages.
 std::string template_problem(const std::string& text, bool crops);
+
+// ---- shards (rsz's --shard I/N, rsz plan; Python's rsz.shard_of)
+// An input's key: its path below the folder `root` ("." for the current one) without extension, '/'-separated
+// ("cats/a" for root/cats/a.jpg); the file's stem where the path is not below `root`.
+std::string shard_key(const std::string& path, const std::string& root);
+// FNV-1a 64 of the key's bytes.
+std::uint64_t fnv1a64(const std::string& bytes);
+// The shard of a key among `count` (>= 1): fnv1a64(key) mod count. Stable: adding inputs moves no key.
+std::int64_t shard_of(const std::string& key, std::int64_t count);
 
 }  // namespace rsz::io
 
