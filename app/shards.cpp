@@ -382,6 +382,7 @@ struct Params {
   std::string command;
   std::vector<std::string> lines;
   std::string hash;
+  std::string output;  // where outputs go (-o, or a batch file's output folder): merge --clean looks there
 };
 
 // The scheduling and input-selection options: they do not change what an input's outputs are.
@@ -456,6 +457,16 @@ Params params_of(const CLI::App& command) {
         lines.insert(key + " contents=" + hex64(fnv.hash));
       } catch (const Error&) {
       }
+    }
+  }
+  const CLI::Option* output = command.get_option_no_throw("--output");
+  if (output != nullptr && output->count() > 0) {
+    params.output = output->as<std::string>();
+  } else if (params.command == "run") {
+    const CLI::Option* batch = command.get_option_no_throw("batch");
+    try {
+      if (batch != nullptr && batch->count() > 0) params.output = io::read_batch_file(batch->as<std::string>()).output_dir;
+    } catch (const Error&) {
     }
   }
   Fnv fnv;
@@ -574,7 +585,8 @@ void check_pinned(const std::string& state, const Params& params) {
 }
 
 void pin_params(const std::string& state, const Params& params) {
-  const nlohmann::json pinned = {{"command", params.command}, {"params", params.lines}, {"hash", params.hash}};
+  const nlohmann::json pinned = {
+      {"command", params.command}, {"params", params.lines}, {"hash", params.hash}, {"output", params.output}};
   if (!write_atomically((fs::path(state) / "params.json").string(), dump(pinned), true)) {
     check_pinned(state, params);  // another shard pinned them first
   }
@@ -592,6 +604,27 @@ RunTotals& run_totals() {
 std::function<void()>& before_writing() {
   static std::function<void()> hook;
   return hook;
+}
+
+bool& json_keeps_bytes() {
+  static bool keeps = false;
+  return keeps;
+}
+
+void reset_run_state() {
+  input_dirs().clear();
+  input_keys().clear();
+  run_totals() = {};
+  before_writing() = nullptr;
+  plan_state() = {};
+  reset_tar_output();
+}
+
+void set_input_below(const std::string& input, const std::string& root) {
+  const fs::path file(input);
+  const std::string dir = file.parent_path().lexically_relative(root).string();
+  input_dirs()[input] = dir == "." || dir.rfind("..", 0) == 0 ? "" : dir;
+  input_keys()[input] = key_below(file, root);
 }
 
 }  // namespace detail
@@ -806,6 +839,10 @@ void setup_merge(CLI::App& app, MergeOptions& o) {
       "merge", "Check the shards of a plan: totals, and the missing or failed ones in Slurm's --array syntax");
   cmd->add_option("state", o.state, "The plan's state folder (rsz plan -o)")->required();
   cmd->add_flag("--json", o.json, "Print the report as one JSON object on stdout");
+  cmd->add_flag("--clean", o.clean,
+                "Remove the temporary files killed runs left (.NAME.tmp-...) in the state folder and below the "
+                "output folder the shards were run with, those untouched for a minute (a running shard's are "
+                "seconds old)");
   cmd->footer("Once every shard is done, the shards' roi-align manifests (m.00000.jsonl ...) are joined into the "
               "name given to --manifest, in shard order (a .csv's header once); relative names are taken from "
               "the folder merge runs in, as the shards took them.\n"
@@ -814,6 +851,61 @@ void setup_merge(CLI::App& app, MergeOptions& o) {
 }
 
 namespace {
+
+// Whether `name` is one of rsz's temporary files: ".NAME.tmp-PID-N" beside an output (io's create_temp_file) or
+// ".NAME.tmp-XXXXXX" in the state folder (mkstemp).
+bool is_temporary_name(const std::string& name) {
+  const std::size_t tmp = name.rfind(".tmp-");
+  if (name.size() < 2 || name[0] != '.' || tmp == std::string::npos || tmp < 2) return false;
+  const std::string tail = name.substr(tmp + 5);
+  const std::size_t dash = tail.find('-');
+  const auto digits = [](const std::string& text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+  };
+  if (dash != std::string::npos) return digits(tail.substr(0, dash)) && digits(tail.substr(dash + 1));
+  return tail.size() == 6 &&
+         std::all_of(tail.begin(), tail.end(), [](unsigned char c) { return std::isalnum(c) != 0; });
+}
+
+// The folder below which a -o value's files go: a template's folders up to its first placeholder, a folder, or a
+// file's folder.
+fs::path output_folder(const std::string& output) {
+  const std::size_t brace = output.find('{');
+  std::string fixed = output.substr(0, brace);
+  if (brace != std::string::npos || (!fixed.empty() && fixed.back() != '/')) {
+    std::error_code ec;
+    if (brace != std::string::npos || !fs::is_directory(fixed, ec)) fixed = fs::path(fixed).parent_path().string();
+  }
+  return fixed.empty() ? fs::path(".") : fs::path(fixed);
+}
+
+// merge --clean: removes the temporaries in the state folder and below the pinned output folder that no one has
+// touched for a minute; returns how many.
+std::int64_t clean_temporaries(const std::string& state) {
+  std::vector<fs::path> folders{fs::path(state)};
+  std::error_code ec;
+  const std::string params_path = (fs::path(state) / "params.json").string();
+  if (fs::is_regular_file(params_path, ec)) {
+    const std::string output = read_json_settled(params_path).value("output", std::string());
+    if (!output.empty() && output != "-") folders.push_back(output_folder(output));
+  }
+  const auto now = fs::file_time_type::clock::now();
+  std::int64_t removed = 0;
+  for (const fs::path& folder : folders) {
+    if (!fs::is_directory(folder, ec)) continue;
+    for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      std::error_code entry_ec;
+      if (it->is_symlink(entry_ec) || !it->is_regular_file(entry_ec)) continue;
+      if (!is_temporary_name(it->path().filename().string())) continue;
+      const auto modified = it->last_write_time(entry_ec);
+      if (entry_ec || now - modified < std::chrono::minutes(1)) continue;
+      if (fs::remove(it->path(), entry_ec)) ++removed;
+    }
+    ec.clear();
+  }
+  return removed;
+}
 
 // Joins the shards' manifests into `target`, in shard order, through a temporary file: a .csv's header once (the
 // widest: a shard that left a box out has the "skipped" column, and the rows of the others get an empty one). The
@@ -866,6 +958,7 @@ std::int64_t join_manifests(const std::string& target, const std::vector<std::st
 
 int run_merge(const MergeOptions& o) {
   const nlohmann::json plan = read_plan(o.state);
+  const std::int64_t cleaned = o.clean ? clean_temporaries(o.state) : 0;
   const auto shards = plan["shards"].get<std::int64_t>();
   std::string pinned;
   std::error_code ec;
@@ -950,6 +1043,7 @@ int run_merge(const MergeOptions& o) {
                                    {"failed_inputs", failed_inputs},
                                    {"skipped", skipped},
                                    {"manifests", joined},
+                                   {"cleaned", cleaned},
                                    {"seconds", seconds},
                                    {"started", first_start},
                                    {"finished", last_end}};
@@ -965,6 +1059,7 @@ int run_merge(const MergeOptions& o) {
       << " kept); " << seconds << " s of shard time";
     if (!first_start.empty()) s << ", " << first_start << " to " << last_end;
     s << "\n";
+    if (o.clean) s << "rsz: removed " << cleaned << " temporary file" << (cleaned == 1 ? "" : "s") << " of killed runs\n";
     for (const auto& m : joined) {
       s << "rsz: manifest " << printable(m["path"].get<std::string>()) << ": " << m["rows"].get<std::int64_t>()
         << " rows from " << m["shards"].get<std::size_t>() << " shards\n";
