@@ -515,6 +515,23 @@ std::vector<std::string> plan_shard_inputs(const CommonOptions& options) {
   return inputs;
 }
 
+std::vector<Job> plan_shard_of_named_images(std::vector<Job> jobs, const CommonOptions& options) {
+  if (options.plan.empty()) return jobs;
+  PlanState& s = plan_state();
+  std::vector<Job> kept;
+  std::set<std::string> images;
+  std::set<std::string> all;
+  for (Job& job : jobs) {
+    all.insert(job.input);
+    if (shard_of_key(shard_key(job.input), s.shards) != s.index) continue;
+    images.insert(job.input);
+    kept.push_back(std::move(job));
+  }
+  s.total = static_cast<std::int64_t>(all.size());
+  s.listed = static_cast<std::int64_t>(images.size());
+  return kept;
+}
+
 std::string shard_output_target(const CommonOptions& options, const std::string& output) {
   if (options.plan.empty() || output.empty() || output == "-" || output_is_template(output)) return output;
   // Named as in the whole run: a folder when the whole plan has several inputs, whatever this shard holds.

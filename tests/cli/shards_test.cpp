@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -150,6 +151,43 @@ TEST(Shards, DatasetImagesAndBatchRunsAreShardedToo) {
     ASSERT_EQ(r.status, 0) << r.err;
   }
   expect_same_tree(dir.path() / "whole_run", dir.path() / "sharded_run");
+}
+
+// Annotations that name their own images (COCO here) run under --plan too: each shard takes the images whose key
+// below the image root falls in it, so the shards together write what one run writes, and an image the annotations
+// name that does not exist fails in exactly one shard (merge lists that shard), never silently in none.
+TEST(Plan, CocoAnnotationsNamingTheirImagesRunShardByShard) {
+  ScratchDir dir("plan-coco");
+  dir.copy_project_files();
+  nlohmann::json coco = nlohmann::json::parse(test::read_text(dir.path() / "samples/annotations/coco.json"));
+  coco["images"].push_back({{"id", 9}, {"file_name", "gone.png"}, {"width", 40}, {"height", 30}});
+  coco["annotations"].push_back({{"id", 901}, {"image_id", 9}, {"category_id", 1}, {"bbox", {1, 1, 9, 9}},
+                                 {"area", 81}, {"iscrowd", 0}});
+  std::ofstream(dir.path() / "coco.json") << coco.dump();
+  const std::string crops = "roi-align --rois coco.json --image-root samples/photos --output-size 16x16 -q -o '";
+  auto r = run_rsz(dir, crops + "whole/{stem}_{id}.png'");
+  ASSERT_EQ(r.status, 1) << r.err;  // gone.png fails alone
+  ASSERT_EQ(run_rsz(dir, "plan -i samples/photos --shards 3 -o state -q").status, 0);
+  int failing = 0;
+  int gone_shard = -1;
+  for (int i = 0; i < 3; ++i) {
+    r = run_rsz(dir, crops + "sharded/{stem}_{id}.png' --plan state --shard " + std::to_string(i));
+    ASSERT_NE(r.status, 2) << r.err;
+    if (r.status == 1) {
+      ++failing;
+      gone_shard = i;
+      EXPECT_NE(r.err.find("gone.png"), std::string::npos) << r.err;
+    }
+  }
+  EXPECT_EQ(failing, 1);
+  EXPECT_EQ(gone_shard, shard_of("gone", 3));
+  expect_same_tree(dir.path() / "whole", dir.path() / "sharded");
+  r = run_rsz(dir, "merge state --json");
+  EXPECT_EQ(r.status, 1);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["rerun"], std::to_string(gone_shard));
+  EXPECT_EQ(report["inputs"], 3);  // chelsea, coffee and gone: the images the annotations name
+  EXPECT_EQ(report["failed_inputs"], 1);
 }
 
 TEST(Shards, ShardFlagsAreCheckedBeforeAnythingRuns) {
