@@ -335,6 +335,8 @@ struct PlanState {
   std::int64_t total = 0;   // inputs of the whole plan
   std::int64_t listed = 0;  // inputs of this shard
   std::string fingerprint;  // of this shard's list
+  nlohmann::json same_name;  // plan.json's "same_name": two inputs of one name in different folders, or null
+  bool names_checked = false;  // the whole job's output names were checked (annotations that name their images)
 };
 
 PlanState& plan_state() {
@@ -512,12 +514,18 @@ std::vector<std::string> plan_shard_inputs(const CommonOptions& options) {
   s.total = plan.value("total", std::int64_t{0});
   s.listed = static_cast<std::int64_t>(inputs.size());
   s.fingerprint = fingerprint;
+  s.same_name = plan.contains("same_name") ? plan["same_name"] : nlohmann::json();
   return inputs;
 }
 
 std::vector<Job> plan_shard_of_named_images(std::vector<Job> jobs, const CommonOptions& options) {
   if (options.plan.empty()) return jobs;
   PlanState& s = plan_state();
+  // Every shard sees every image the annotations name: the whole job's output names are checked here, exactly.
+  std::vector<std::string> inputs;
+  for (const Job& job : jobs) inputs.push_back(job.input);
+  check_jobs(inputs, jobs, {});
+  s.names_checked = true;
   std::vector<Job> kept;
   std::set<std::string> images;
   std::set<std::string> all;
@@ -542,6 +550,21 @@ std::string shard_output_target(const CommonOptions& options, const std::string&
 
 std::vector<Job> select_plan_shard(std::vector<Job> jobs, CommonOptions& options) {
   const PlanState& s = plan_state();
+  // A shard checks the names of its own inputs only. Two inputs of one name in different folders have different keys,
+  // so they may fall in different shards, where outputs named without the folder would be the same file (the second
+  // shard would keep the first's output as its own): refused unless the names hold the folder ({relpath}, {dir}) or
+  // the outputs are tar members (keyed by path). rsz run's step templates have no {relpath}: such a plan is refused.
+  const std::string& output = options.output;
+  const bool by_folder = output.find("{relpath}") != std::string::npos || output.find("{dir}") != std::string::npos;
+  if (s.same_name.is_object() && !by_folder && !tar_output_on() && !s.names_checked) {
+    const auto paths = s.same_name.value("paths", std::vector<std::string>{});
+    const auto count = s.same_name.value("count", std::int64_t{0});
+    usage_error("-o " + output + ": the plan has inputs of one name in different folders (" +
+                printable(paths.size() == 2 ? paths[0] + " and " + paths[1] : s.same_name.value("name", "")) + "; " +
+                std::to_string(count) + (count == 1 ? " name is" : " names are") +
+                " shared), which other shards may write to the same output files; name outputs by folder "
+                "({relpath} in -o, e.g. -o 'out/{relpath}{ext}'), or plan such folders apart");
+  }
   options.skip_existing = true;  // a shard run again goes on where it stopped
   options.summary_prefix = "shard " + std::to_string(s.index) + "/" + std::to_string(s.shards) + ": " +
                            std::to_string(s.listed) + " of " + std::to_string(s.total) + " input" +
@@ -750,6 +773,39 @@ namespace rsz::app {
 
 namespace {
 
+// plan.json's "same_name": null, or the first name (without extension) that inputs in different folders share, two
+// such inputs and how many names are shared, from the (name hash, key hash) pairs of the walk and the lists written.
+nlohmann::json find_same_names(std::vector<std::pair<std::uint64_t, std::uint64_t>>& names, const std::string& state,
+                               std::int64_t shards) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());  // one folder's a.jpg and a.png: one key
+  std::set<std::uint64_t> shared;
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    if (names[i].first == names[i - 1].first) shared.insert(names[i].first);
+  }
+  const std::size_t count = shared.size();
+  names.clear();
+  names.shrink_to_fit();
+  if (count == 0) return nullptr;
+  // Two paths of the first shared name in the lists' order.
+  std::map<std::uint64_t, std::vector<std::string>> seen;
+  for (std::int64_t i = 0; i < shards; ++i) {
+    std::ifstream list(list_path(state, i), std::ios::binary);
+    for (std::string line; std::getline(list, line);) {
+      const std::string path = unescape_field(line.substr(0, line.find('\t')), list_path(state, i));
+      const std::uint64_t name = fnv1a64(fs::path(path).stem().string());
+      if (shared.count(name) == 0) continue;
+      std::vector<std::string>& paths = seen[name];
+      paths.push_back(path);
+      if (paths.size() == 2 && fs::path(paths[0]).parent_path() != fs::path(paths[1]).parent_path()) {
+        return {{"name", fs::path(path).stem().string()}, {"paths", paths}, {"count", count}};
+      }
+      if (paths.size() == 2) paths.pop_back();
+    }
+  }
+  return {{"name", ""}, {"paths", nlohmann::json::array()}, {"count", count}};
+}
+
 // "3,7-9": the shard numbers in Slurm's --array syntax.
 std::string array_syntax(const std::vector<std::int64_t>& shards) {
   std::string text;
@@ -817,6 +873,10 @@ int run_plan(const PlanOptions& o) {
   };
   flush(true);
   std::int64_t total = 0;
+  // (FNV-1a of the name without extension, of the key) of every input, 16 bytes each: two inputs of one name in
+  // different folders are found after the walk (plan.json's "same_name"; a shard then refuses outputs named without
+  // the folder).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> names;
   constexpr std::size_t kBuffered = std::size_t{8} << 20;  // lists are written as the walk goes, 8 MiB at a time
   for_each_input(o.inputs, o.recursive, o.hidden, [&](const std::string& path, const std::string& dir,
                                                       const std::string& key) {
@@ -826,12 +886,14 @@ int run_plan(const PlanOptions& o) {
     fingerprints[shard].add(line);
     ++counts[shard];
     ++total;
+    names.emplace_back(fnv1a64(fs::path(path).stem().string()), fnv1a64(key));
     buffered += line.size();
     if (buffered > kBuffered) flush(false);
   });
   flush(false);
   nlohmann::json prints = nlohmann::json::array();
   for (const Fnv& f : fingerprints) prints.push_back(hex64(f.hash));
+  const nlohmann::json same_name = find_same_names(names, o.output, o.shards);
   const nlohmann::json plan = {{"rsz_plan", 1},
                                {"shards", o.shards},
                                {"inputs", o.inputs},
@@ -840,6 +902,7 @@ int run_plan(const PlanOptions& o) {
                                {"total", total},
                                {"counts", counts},
                                {"fingerprints", prints},
+                               {"same_name", same_name},
                                {"created", now_text()}};
   write_atomically((state / "plan.json").string(), dump(plan));
   if (!o.quiet) {

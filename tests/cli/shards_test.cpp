@@ -190,6 +190,39 @@ TEST(Plan, CocoAnnotationsNamingTheirImagesRunShardByShard) {
   EXPECT_EQ(report["failed_inputs"], 1);
 }
 
+// Two inputs of one name in different folders may fall in different shards, which cannot see each other's names:
+// outputs named without the folder are refused under --plan (before, the second shard kept the first's output as
+// its own and reported success), naming the two inputs; {relpath} names and tar members run.
+TEST(Plan, InputsOfOneNameInTwoFoldersNeedOutputsNamedByFolder) {
+  ScratchDir dir("plan-same-name");
+  make_inputs(dir, 4);  // in/gen/g0.npy beside in/gen/deep/g0.npy, and g3
+  ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 3 -o state -q").status, 0);
+  const nlohmann::json plan = nlohmann::json::parse(test::read_file(dir / "state/plan.json"));
+  ASSERT_TRUE(plan["same_name"].is_object()) << plan;
+  const std::string name = plan["same_name"]["name"];
+  EXPECT_TRUE(name == "g0" || name == "g3") << plan;  // the first in the lists' order
+  EXPECT_EQ(plan["same_name"]["count"], 2);
+  for (int i = 0; i < 3; ++i) {
+    const auto r = run_rsz(dir, "resample --plan state --shard " + std::to_string(i) + " --scale 0.5 -o out/ -q");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("in/gen/deep/" + name + ".npy"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("in/gen/" + name + ".npy"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("{relpath}"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+  for (int i = 0; i < 3; ++i) {
+    auto r = run_rsz(dir, "resample --plan state --shard " + std::to_string(i) + " --scale 0.5 -o 'out/{relpath}{ext}' -q");
+    EXPECT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_EQ(list_files(dir.path() / "out").size(), 4u + 4u + 2u);
+  // A plan without shared names has "same_name": null and takes a plain folder.
+  ScratchDir flat("plan-unique-names");
+  make_inputs(flat, 0);
+  ASSERT_EQ(run_rsz(flat, "plan -i in -r --shards 2 -o state -q").status, 0);
+  EXPECT_TRUE(nlohmann::json::parse(test::read_file(flat / "state/plan.json"))["same_name"].is_null());
+  EXPECT_EQ(run_rsz(flat, "thumbnail --plan state --shard 0 --size 8 -o out/ -q").status, 0);
+}
+
 TEST(Shards, ShardFlagsAreCheckedBeforeAnythingRuns) {
   ScratchDir dir("shards-usage");
   auto r = run_rsz(dir, "resample -i in -o out/ --scale 0.5 --shard 3/3");
@@ -424,9 +457,9 @@ TEST(Plan, StorageWithoutHardLinksStillPinsTheParametersOnce) {
   make_inputs(dir, 3);
   ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 2 -o state -q").status, 0);
   const std::string env = "RSZ_TEST_NO_LINK=1 LD_PRELOAD='" + std::string(RSZ_TEST_PRELOAD) + "' ";
-  auto r = test::run_shell(dir, env + "'" + RSZ_BINARY + "' resample --plan state --shard 0 --scale 0.5 -o out/ -q");
+  auto r = test::run_shell(dir, env + "'" + RSZ_BINARY + "' resample --plan state --shard 0 --scale 0.5 -o 'out/{relpath}{ext}' -q");
   ASSERT_EQ(r.status, 0) << r.err;
-  r = test::run_shell(dir, env + "'" + RSZ_BINARY + "' resample --plan state --shard 1 --scale 0.25 -o out/ -q");
+  r = test::run_shell(dir, env + "'" + RSZ_BINARY + "' resample --plan state --shard 1 --scale 0.25 -o 'out/{relpath}{ext}' -q");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("scale=0.25 here, scale=0.5 there"), std::string::npos) << r.err;
 }
