@@ -228,10 +228,15 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
   if (one_band) band[2] = band_rows(plan.result);
   const std::uint64_t result = tensor_bytes(band, element_size(plan.type));
   const auto sample = static_cast<std::uint64_t>(depth / 8);
+  const std::uint64_t scratch =
+      image_outputs && !job.planned_outputs.empty()
+          ? io::encode_scratch_bytes(job.planned_outputs[0], tensor_bytes(plan.output, sample), options.png_compression)
+          : 0;
   const std::uint64_t encode =
       !image_outputs ? 0
-      : one_band     ? saturating_add(2 * tensor_bytes(band, sample), tensor_bytes(plan.output, sample))
-                     : 2 * tensor_bytes(plan.output, sample);
+      : one_band     ? saturating_add(saturating_add(2 * tensor_bytes(band, sample), tensor_bytes(plan.output, sample)),
+                                      scratch)
+                     : saturating_add(2 * tensor_bytes(plan.output, sample), scratch);
   const std::uint64_t after = saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes);
   // While it decodes, a decoder that takes the whole file (all formats but PNG) holds it beside the pixels.
   const std::uint64_t reading = plan.input_bytes != 0 ? decoded : saturating_add(decoded, probe.file_bytes);

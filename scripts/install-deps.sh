@@ -7,7 +7,7 @@ set -euo pipefail
 # The Python module: pybind11-dev, python3-dev, python3-numpy; its tests: python3-pytest and the peers it is checked
 # against, python3-torch and python3-torchvision.
 packages=(g++ make cmake pkgconf libgtest-dev libcli11-dev nlohmann-json3-dev libpng-dev libjpeg-dev libopencv-imgcodecs-dev
-          libwebp-dev libtiff-dev libpugixml-dev libyaml-cpp-dev libarchive-dev help2man pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-torchvision
+          libwebp-dev libtiff-dev libpugixml-dev libyaml-cpp-dev libarchive-dev libdeflate-dev help2man pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-torchvision
           "$@")
 missing=()
 for p in "${packages[@]}"; do

@@ -275,6 +275,21 @@ std::string sniff_image_extension(const std::string& head) {
 
 const std::string& readable_image_formats() { return detail::readable_formats_list(); }
 
+std::uint64_t encode_scratch_bytes(const std::string& path, std::uint64_t sample_bytes, int png_compression) {
+#if defined(RSZ_HAVE_LIBDEFLATE)
+  const Codec* codec = detail::codec_for_extension(path);
+  if (codec != nullptr && codec->extensions[0] == std::string(".png") && png_compression < 0 &&
+      sample_bytes <= detail::kPngDeflateMaxBytes) {
+    return sample_bytes + sample_bytes / 64 + 64;  // the rows and their filter bytes
+  }
+#else
+  (void)path;
+  (void)sample_bytes;
+  (void)png_compression;
+#endif
+  return 0;
+}
+
 bool encodes_image_rows(const std::string& path) {
   const Codec* codec = detail::codec_for_extension(path);
   return codec != nullptr && codec->streams_rows();

@@ -120,6 +120,9 @@ struct RowFeed {
   std::function<const std::uint8_t*(std::int64_t first, std::int64_t count)> band;
   const std::exception_ptr* error = nullptr;
 };
+// A default PNG output of at most this many bytes of samples is filtered whole and deflated by libdeflate in one call
+// (image_png.cpp); larger ones go through libpng band by band.
+constexpr std::size_t kPngDeflateMaxBytes = std::size_t{32} << 20;
 // A feed over the samples of a whole image.
 RowFeed whole_image_feed(const Image& image);
 

@@ -5,10 +5,15 @@
 // owned by the C++ caller, and the only callbacks (input, output, allocation) catch everything themselves and turn
 // failures into png_error, so no C++ exception ever crosses a libpng frame and no longjmp ever skips a destructor.
 #include <png.h>
+#if defined(RSZ_HAVE_LIBDEFLATE)
+#include <libdeflate.h>
+#endif
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <new>
 
 #include "codecs/codec.h"
@@ -357,6 +362,141 @@ ImageInfo read_png_info(const Codec& codec, const std::string& path, FileSource&
   return info;
 }
 
+#if defined(RSZ_HAVE_LIBDEFLATE)
+// The default PNG (no --png-compression): rows filtered with Sub and compressed by libdeflate at level 1, which
+// gives smaller files than zlib's level 2 (the default before) in about half the time (a 960x540 16-bit RGB output:
+// 1,345,331 bytes in 18 ms against 1,350,045 in 42). libpng cannot use another deflate, so the few chunks are
+// written here: IHDR, iCCP, eXIf and the XMP iTXt as libpng writes them, one IDAT, IEND, each with its CRC-32.
+// Outputs of more than kDeflateMaxBytes of rows (the filtered rows are held whole, then compressed into the file's
+// buffer) go through libpng, band by band.
+constexpr std::size_t kDeflateMaxBytes = kPngDeflateMaxBytes;
+
+std::uint32_t get_u32(const char* at) {
+  const auto* b = reinterpret_cast<const unsigned char*>(at);
+  return static_cast<std::uint32_t>(b[0]) << 24 | static_cast<std::uint32_t>(b[1]) << 16 |
+         static_cast<std::uint32_t>(b[2]) << 8 | b[3];
+}
+
+// Whether an ICC profile passes the checks libpng makes before writing one (png_icc_check_length and _header):
+// its stated length is its size, the 'acsp' signature, a colour space of the image's (profile_fits), an XYZ or Lab
+// connection space, a rendering intent of 0 to 3 and a tag table inside the profile. libpng leaves out a profile
+// that fails them (a benign error), and so does this writer.
+bool profile_is_writable(const std::string& profile, int channels) {
+  if (!profile_fits(profile, channels) || profile.size() < 132 || profile.size() > 0x7fffff00U) return false;
+  const char* p = profile.data();
+  const std::string pcs(p + 20, 4);
+  return get_u32(p) == profile.size() && std::memcmp(p + 36, "acsp", 4) == 0 && (pcs == "XYZ " || pcs == "Lab ") &&
+         get_u32(p + 64) <= 3 && (get_u32(p) - 132) / 12 >= get_u32(p + 128);
+}
+
+void put_u32(std::uint8_t* at, std::uint32_t v) {
+  at[0] = static_cast<std::uint8_t>(v >> 24);
+  at[1] = static_cast<std::uint8_t>(v >> 16);
+  at[2] = static_cast<std::uint8_t>(v >> 8);
+  at[3] = static_cast<std::uint8_t>(v);
+}
+
+// Appends a chunk: its length, type, the `size` bytes at `data` and its CRC.
+void put_chunk(std::vector<std::uint8_t>& out, const char type[4], const std::uint8_t* data, std::size_t size) {
+  const std::size_t start = out.size();
+  out.resize(start + 8);
+  put_u32(out.data() + start, static_cast<std::uint32_t>(size));
+  std::memcpy(out.data() + start + 4, type, 4);
+  if (size > 0) out.insert(out.end(), data, data + size);
+  const std::uint32_t crc = static_cast<std::uint32_t>(libdeflate_crc32(0, out.data() + start + 4, size + 4));
+  out.resize(out.size() + 4);
+  put_u32(out.data() + out.size() - 4, crc);
+}
+
+struct CompressorDeleter {
+  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+};
+
+std::vector<std::uint8_t> encode_png_deflate(const std::string& path, const Image& image, const RowFeed& feed,
+                                             std::size_t row_bytes) {
+  const auto height = static_cast<std::size_t>(image.height);
+  const std::size_t bpp = static_cast<std::size_t>(image.channels) * static_cast<std::size_t>(image.bit_depth / 8);
+  // Sub filter over big-endian samples: each byte minus the byte one pixel before it.
+  std::vector<std::uint8_t> filtered(height * (row_bytes + 1));
+  std::vector<std::uint8_t> big_endian(image.bit_depth == 16 ? row_bytes : 0);
+  const std::int64_t band = feed.band_rows > 0 ? feed.band_rows : image.height;
+  for (std::int64_t y = 0; y < image.height; y += band) {
+    const std::int64_t count = std::min(band, image.height - y);
+    const std::uint8_t* rows = feed.band(y, count);
+    if (rows == nullptr) {
+      if (feed.error != nullptr && *feed.error) std::rethrow_exception(*feed.error);
+      fail(ErrorCode::Io, path, "cannot encode the PNG image: its rows could not be computed");
+    }
+    for (std::int64_t k = 0; k < count; ++k) {
+      const std::uint8_t* row = rows + row_bytes * static_cast<std::size_t>(k);
+      if (image.bit_depth == 16) {
+        for (std::size_t i = 0; i < row_bytes; i += 2) {
+          big_endian[i] = row[i + 1];
+          big_endian[i + 1] = row[i];
+        }
+        row = big_endian.data();
+      }
+      std::uint8_t* o = filtered.data() + static_cast<std::size_t>(y + k) * (row_bytes + 1);
+      o[0] = 1;  // Sub
+      for (std::size_t i = 0; i < std::min(bpp, row_bytes); ++i) o[1 + i] = row[i];
+      for (std::size_t i = bpp; i < row_bytes; ++i) o[1 + i] = static_cast<std::uint8_t>(row[i] - row[i - bpp]);
+    }
+  }
+  const std::unique_ptr<libdeflate_compressor, CompressorDeleter> compressor(libdeflate_alloc_compressor(1));
+  if (!compressor) fail(ErrorCode::Io, path, "cannot write: out of memory while encoding the PNG image");
+  std::vector<std::uint8_t> out;
+  static const std::uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  out.insert(out.end(), kSignature, kSignature + 8);
+  std::uint8_t header[13] = {};
+  put_u32(header, static_cast<std::uint32_t>(image.width));
+  put_u32(header + 4, static_cast<std::uint32_t>(image.height));
+  static const std::uint8_t kColorTypes[] = {0, 4, 2, 6};  // gray, gray + alpha, RGB, RGBA
+  header[8] = static_cast<std::uint8_t>(image.bit_depth);
+  header[9] = kColorTypes[image.channels - 1];
+  put_chunk(out, "IHDR", header, sizeof header);
+  if (profile_is_writable(image.icc_profile, image.channels)) {
+    // name, NUL, compression method 0, the zlib stream of the profile
+    static const char kName[] = "ICC Profile";
+    std::vector<std::uint8_t> chunk(kName, kName + sizeof kName);
+    chunk.push_back(0);
+    const std::size_t at = chunk.size();
+    const std::size_t room = libdeflate_zlib_compress_bound(compressor.get(), image.icc_profile.size());
+    chunk.resize(at + room);
+    const std::size_t packed = libdeflate_zlib_compress(compressor.get(), image.icc_profile.data(),
+                                                        image.icc_profile.size(), chunk.data() + at, room);
+    if (packed == 0) fail(ErrorCode::Io, path, "cannot encode the PNG image: deflate failed");
+    chunk.resize(at + packed);
+    put_chunk(out, "iCCP", chunk.data(), chunk.size());
+  }
+  if (!image.exif.empty() && image.exif.size() < 0x7fffffffU) {
+    put_chunk(out, "eXIf", reinterpret_cast<const std::uint8_t*>(image.exif.data()), image.exif.size());
+  }
+  if (!image.xmp.empty() && image.xmp.size() < 0x7fffff00U) {
+    // keyword, NUL, compression flag 0, method 0, empty language tag and translated keyword (NULs), the text
+    static const char kKeyword[] = "XML:com.adobe.xmp";
+    std::vector<std::uint8_t> text(kKeyword, kKeyword + sizeof kKeyword);
+    text.insert(text.end(), {0, 0, 0, 0});
+    text.insert(text.end(), image.xmp.begin(), image.xmp.end());
+    put_chunk(out, "iTXt", text.data(), text.size());
+  }
+  const std::size_t bound = libdeflate_zlib_compress_bound(compressor.get(), filtered.size());
+  const std::size_t idat = out.size();
+  out.resize(idat + 8 + bound);
+  const std::size_t size =
+      libdeflate_zlib_compress(compressor.get(), filtered.data(), filtered.size(), out.data() + idat + 8, bound);
+  if (size == 0 || size > 0x7fffffffU) fail(ErrorCode::Io, path, "cannot encode the PNG image: deflate failed");
+  filtered = {};
+  // The IDAT chunk around the compressed bytes, which were written in place.
+  out.resize(idat + 8 + size + 4);
+  put_u32(out.data() + idat, static_cast<std::uint32_t>(size));
+  std::memcpy(out.data() + idat + 4, "IDAT", 4);
+  put_u32(out.data() + idat + 8 + size,
+          static_cast<std::uint32_t>(libdeflate_crc32(0, out.data() + idat + 4, size + 4)));
+  put_chunk(out, "IEND", nullptr, 0);
+  return out;
+}
+#endif
+
 std::vector<std::uint8_t> encode_png(const Codec&, const std::string& path, const Image& image,
                                      const ImageWriteOptions& options, const RowFeed& feed) {
   const int compression = options.png_compression;
@@ -368,6 +508,11 @@ std::vector<std::uint8_t> encode_png(const Codec&, const std::string& path, cons
   }
   const std::size_t row_bytes = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.channels) *
                                 static_cast<std::size_t>(image.bit_depth / 8);
+#if defined(RSZ_HAVE_LIBDEFLATE)
+  if (compression < 0 && row_bytes * static_cast<std::size_t>(image.height) <= kDeflateMaxBytes) {
+    return encode_png_deflate(path, image, feed, row_bytes);
+  }
+#endif
   std::vector<png_bytep> rows(static_cast<std::size_t>(feed.band_rows > 0 ? std::min(feed.band_rows, image.height)
                                                                           : image.height));
   std::vector<std::uint8_t> out;

@@ -64,6 +64,43 @@ io::Image test_image(int channels) {
   return image;
 }
 
+// The default PNG writer (libdeflate where the build has it) and the one of an explicit zlib level (libpng) keep the
+// same metadata, at 8 and 16 bits: the profile, EXIF and the XMP iTXt chunk; a profile whose stated length is wrong
+// is left out by both, as libpng leaves it out. libpng reads every chunk back and checks their CRCs.
+TEST(IccProfile, BothPngWritersKeepTheSameMetadata) {
+  test::ScratchDir dir("icc-png-writers");
+  const std::string profile = test_profile("RGB ");
+  std::string broken = profile;
+  put32(broken, 0, static_cast<std::uint32_t>(profile.size() - 4));
+  for (const int bit_depth : {8, 16}) {
+    for (const int compression : {-1, 6}) {
+      for (const std::string& icc : {profile, broken}) {
+        io::Image image = test_image(3);
+        if (bit_depth == 16) {
+          image.bit_depth = 16;
+          for (const std::uint8_t v : image.data8) image.data16.push_back(static_cast<std::uint16_t>(v * 257 + 3));
+          image.data8.clear();
+        }
+        image.icc_profile = icc;
+        image.exif = std::string("MM\0*\0\0\0\x08\0\0", 10);
+        image.xmp = "<x:xmpmeta xmlns:x='adobe:ns:meta/'/>";
+        io::ImageWriteOptions options;
+        options.png_compression = compression;
+        const std::string file = dir / ("m" + std::to_string(bit_depth) + "_" + std::to_string(compression) + ".png");
+        io::write_image(file, image, options);
+        SCOPED_TRACE(file + (icc == profile ? "" : ", broken profile"));
+        const io::Image back = io::read_image(file);
+        EXPECT_EQ(back.data8, image.data8);
+        EXPECT_EQ(back.data16, image.data16);
+        EXPECT_EQ(back.icc_profile, icc == profile ? profile : std::string());
+        EXPECT_EQ(back.exif, image.exif);
+        const std::string bytes = test::read_file(file);
+        EXPECT_NE(bytes.find(std::string("iTXtXML:com.adobe.xmp\0\0\0\0\0", 26) + image.xmp), std::string::npos);
+      }
+    }
+  }
+}
+
 TEST(IccProfile, PngAndJpegKeepTheProfileThroughIo) {
   test::ScratchDir dir("icc-io");
   io::Image image = test_image(3);
