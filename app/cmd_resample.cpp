@@ -1,9 +1,14 @@
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <variant>
 
 #include "commands.h"
@@ -69,6 +74,7 @@ TensorView rows_of(const TensorView& whole, std::int64_t first, std::int64_t cou
 class InputRows {
  public:
   static constexpr std::size_t kWindowBytes = std::size_t{16} << 20;
+  static constexpr std::size_t kBackgroundRows = 64;
 
   // The samples an InputRows holds for `plan` over an image of `sizes` at most (the memory budget counts them): a
   // window of kWindowBytes, or of the rows one output row reads where that is more; never more than the whole image.
@@ -83,19 +89,37 @@ class InputRows {
     return std::min(whole, window);
   }
 
-  explicit InputRows(std::unique_ptr<io::ImageRows> rows)
+  // With `background`, an image whose rows fit the window is decoded whole by a thread of its own while the caller
+  // resamples the rows already there (the decode, libjpeg's, is serial; resampling and encoding overlap it): the
+  // same rows in the same buffer, so the same bits. Otherwise rows are decoded as they are asked for.
+  InputRows(std::unique_ptr<io::ImageRows> rows, bool background)
       : rows_(std::move(rows)),
         height_(rows_->header().height),
-        row_bytes_(static_cast<std::size_t>(rows_->header().width * rows_->header().channels)) {}
+        row_bytes_(static_cast<std::size_t>(rows_->header().width * rows_->header().channels)) {
+    if (background && row_bytes_ * static_cast<std::size_t>(height_) <= kWindowBytes) start_decoder();
+  }
+  InputRows(const InputRows&) = delete;
+  InputRows& operator=(const InputRows&) = delete;
+  ~InputRows() {
+    if (decoder_.joinable()) {
+      stop_.store(true);
+      decoder_.join();
+    }
+  }
+  // Whether a thread decodes the rows (the caller then has one thread fewer for the kernels).
+  bool decodes_in_background() const { return decoder_.joinable(); }
 
   // Output rows of `out` from row 0 as `params` place them (their output offset shifted to the band), resampled
   // from the whole input's rows.
   void resample(const TensorView& out, const ResampleParams& params, const ExecOptions& exec) {
     const std::int64_t rows = out.size(2);
+    // Steps whose input rows fit the window; while a thread decodes, steps of about kBackgroundRows input rows, so
+    // that resampling follows the decoder closely instead of waiting for the whole image.
+    const std::size_t most = decoder_.joinable() ? kBackgroundRows * row_bytes_ : kWindowBytes;
     std::int64_t step = rows;
     while (step > 1) {
       const auto read = resample_rows_read(height_, step, params);
-      if (static_cast<std::size_t>(read[1] - read[0]) * row_bytes_ <= kWindowBytes) break;
+      if (static_cast<std::size_t>(read[1] - read[0]) * row_bytes_ <= most) break;
       step = (step + 1) / 2;
     }
     for (std::int64_t o = 0; o < rows; o += step) {
@@ -111,6 +135,11 @@ class InputRows {
   // Decodes the rows no output row read, so that damage at the end of the file fails the input as a whole read
   // would.
   void finish() {
+    if (decoder_.joinable()) {
+      wait_for(height_);
+      decoder_.join();
+      return;
+    }
     hold(height_, height_);
   }
 
@@ -121,9 +150,47 @@ class InputRows {
                            {held_ * h.width * h.channels, 1, h.width * h.channels, h.channels});
   }
 
+  void start_decoder() {
+    reserve(height_);
+    decoder_ = std::thread([this] {
+      try {
+        constexpr std::int64_t kRows = 16;  // rows a step: the waiting side sees progress often
+        for (std::int64_t y = 0; y < height_ && !stop_.load(); y += kRows) {
+          const std::int64_t count = std::min(kRows, height_ - y);
+          rows_->read(buffer_.get() + static_cast<std::size_t>(y) * row_bytes_, count);
+          const std::lock_guard<std::mutex> lock(mutex_);
+          decoded_ = y + count;
+          ready_.notify_one();
+        }
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        error_ = std::current_exception();
+        ready_.notify_one();
+      }
+    });
+  }
+
+  // Background decoding: waits until rows [0, end) are decoded; rethrows the decoder's error.
+  void wait_for(std::int64_t end) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_.wait(lock, [&] { return decoded_ >= end || error_; });
+    if (error_) {
+      const std::exception_ptr error = error_;
+      lock.unlock();
+      decoder_.join();
+      std::rethrow_exception(error);
+    }
+  }
+
   // Holds input rows [begin, end): rows before `begin` are dropped, rows up to `end` decoded (rows that no output
   // reads are decoded and dropped: the decoder gives rows in order).
   void hold(std::int64_t begin, std::int64_t end) {
+    if (decoder_.joinable()) {  // the whole image, decoded from row 0 on by the decoder thread
+      wait_for(end);
+      first_ = 0;
+      held_ = end;
+      return;
+    }
     const std::int64_t kept = std::max<std::int64_t>(0, first_ + held_ - begin);
     if (kept > 0 && begin > first_) {
       std::memmove(buffer_.get(), buffer_.get() + static_cast<std::size_t>(begin - first_) * row_bytes_,
@@ -160,6 +227,13 @@ class InputRows {
   std::size_t capacity_ = 0;
   std::int64_t first_ = 0;
   std::int64_t held_ = 0;
+  // Background decoding (start_decoder): rows [0, decoded_) are in buffer_, or error_ says why not.
+  std::thread decoder_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::int64_t decoded_ = 0;
+  std::exception_ptr error_;
+  std::atomic<bool> stop_{false};
 };
 
 // Whether resample jobs read image inputs band by band where they can (InputRows): on the host backends, images used
@@ -256,12 +330,15 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
             source.icc_profile = header.icc_profile;
             source.exif = header.exif;
             source.xmp = header.xmp;
-            InputRows input_rows(std::move(rows));
+            // Two threads or more for this job: one decodes while the others resample and encode.
+            InputRows input_rows(std::move(rows), exec.num_threads >= 2);
+            ExecOptions kernels = exec;
+            if (input_rows.decodes_in_background()) kernels.num_threads = exec.num_threads - 1;
             save_output_rows(out, plan.call_sizes, source.result_type, source, common,
                              [&](std::int64_t first, const TensorView& band) {
                                ResampleParams params = plan.params;
                                params.output_pixel_offsets[2] -= static_cast<float>(first);
-                               input_rows.resample(band, params, exec);
+                               input_rows.resample(band, params, kernels);
                                if (first + band.size(2) == plan.call_sizes[2]) input_rows.finish();
                              });
             return std::vector<OutputRecord>{{out, plan.canvas, to_string(source.result_type), std::nullopt}};

@@ -128,10 +128,11 @@ TEST(BandedOutput, TheMemoryBudgetCountsOneBand) {
 
 // A 4000 x 3000 photo-like JPEG (smooth gradients and noise, no metadata) and a PNG of its decoded pixels: the PNG is
 // read whole, the JPEG band by band.
-void make_large_jpeg(const ScratchDir& dir) {
+void make_large_jpeg(const ScratchDir& dir, std::int64_t width = 4000, std::int64_t height = 3000,
+                     const std::string& name = "big") {
   io::Image image;
-  image.width = 4000;
-  image.height = 3000;
+  image.width = width;
+  image.height = height;
   image.channels = 3;
   image.data8.resize(static_cast<std::size_t>(image.width * image.height * 3));
   std::uint32_t state = 99;
@@ -146,8 +147,8 @@ void make_large_jpeg(const ScratchDir& dir) {
       }
     }
   }
-  io::write_image(dir / "big.jpg", image, 90);
-  io::write_image(dir / "big.png", io::read_image(dir / "big.jpg"));
+  io::write_image(dir / (name + ".jpg"), image, 90);
+  io::write_image(dir / (name + ".png"), io::read_image(dir / (name + ".jpg")));
 }
 
 TEST(BandedInput, JpegsReadBandByBandGiveTheWholeImagesResult) {
@@ -200,6 +201,35 @@ TEST(BandedInput, JpegsReadBandByBandGiveTheWholeImagesResult) {
       EXPECT_TRUE(test::read_file(dir / (name + "_jpeg" + ext)) == test::read_file(dir / (name + "_png" + ext)))
           << command << " " << ext;
     }
+  }
+}
+
+// A JPEG whose rows fit the window, run with two threads or more: one thread decodes it while the others resample
+// and encode the rows already decoded. The same bytes as one thread and as the PNG of its pixels, for every
+// thread count; damage midway fails the input (the decoder's error reaches the job), writing nothing.
+TEST(BandedInput, AJpegDecodedWhileItIsResampledGivesTheSameBytes) {
+  ScratchDir dir("background-decode");
+  make_large_jpeg(dir, 1500, 1000, "mid");
+  for (const std::string command : {"resample --scale 0.5", "thumbnail --size 300", "resample --scale 0.37 --antialias",
+                                    "resample --size 700x900 --mode nearest"}) {
+    const std::string png = "p.png";
+    auto r = run_rsz(dir, command + " -i mid.png --strip -q -j 1 -o " + png);
+    ASSERT_EQ(r.status, 0) << command << "\n" << r.err;
+    for (const char* threads : {"1", "2", "3"}) {
+      const std::string out = std::string("j") + threads + ".png";
+      r = run_rsz(dir, command + " -i mid.jpg --strip -q -j " + threads + " -o " + out);
+      ASSERT_EQ(r.status, 0) << command << "\n" << r.err;
+      EXPECT_TRUE(test::read_file(dir / out) == test::read_file(dir / png)) << command << " -j " << threads;
+    }
+  }
+  std::string bytes = test::read_file(dir / "mid.jpg");
+  for (std::size_t at = bytes.size() / 2; at < bytes.size() / 2 + 200; ++at) bytes[at] = '\xff';
+  test::write_file(dir / "broken.jpg", bytes);
+  for (const char* threads : {"1", "2"}) {
+    const auto r = run_rsz(dir, std::string("resample -i broken.jpg -o broken.png --scale 0.5 -q -j ") + threads);
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find("broken.jpg"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "broken.png"));
   }
 }
 
