@@ -78,8 +78,8 @@ class InputRows {
 
   // The samples an InputRows holds for `plan` over an image of `sizes` at most (the memory budget counts them): a
   // window of kWindowBytes, or of the rows one output row reads where that is more; never more than the whole image.
-  static std::uint64_t bytes(const Dims& sizes, const io::ResizePlan& plan) {
-    const auto row_bytes = static_cast<std::uint64_t>(sizes[1] * sizes[3]);
+  static std::uint64_t bytes(const Dims& sizes, const io::ResizePlan& plan, int bit_depth) {
+    const auto row_bytes = static_cast<std::uint64_t>(sizes[1] * sizes[3] * (bit_depth / 8));
     const auto whole = row_bytes * static_cast<std::uint64_t>(sizes[2]);
     ResampleParams middle = plan.params;  // an output row away from the edges reads the most rows
     middle.output_pixel_offsets[2] -= static_cast<float>(plan.call_sizes[2] / 2);
@@ -95,7 +95,8 @@ class InputRows {
   InputRows(std::unique_ptr<io::ImageRows> rows, bool background)
       : rows_(std::move(rows)),
         height_(rows_->header().height),
-        row_bytes_(static_cast<std::size_t>(rows_->header().width * rows_->header().channels)) {
+        sample_bytes_(rows_->header().bit_depth / 8),
+        row_bytes_(static_cast<std::size_t>(rows_->header().width * rows_->header().channels * sample_bytes_)) {
     if (background && row_bytes_ * static_cast<std::size_t>(height_) <= kWindowBytes) start_decoder();
   }
   InputRows(const InputRows&) = delete;
@@ -146,7 +147,8 @@ class InputRows {
  private:
   ConstTensorView view() const {
     const io::Image& h = rows_->header();
-    return ConstTensorView(buffer_.get(), DataType::UNorm8, {1, h.channels, held_, h.width},
+    return ConstTensorView(buffer_.get(), sample_bytes_ == 2 ? DataType::UNorm16 : DataType::UNorm8,
+                           {1, h.channels, held_, h.width},
                            {held_ * h.width * h.channels, 1, h.width * h.channels, h.channels});
   }
 
@@ -222,6 +224,7 @@ class InputRows {
 
   std::unique_ptr<io::ImageRows> rows_;
   std::int64_t height_;
+  int sample_bytes_;  // 1, or 2 for 16-bit samples (host order)
   std::size_t row_bytes_;
   std::unique_ptr<std::uint8_t[]> buffer_;  // input rows [first_, first_ + held_)
   std::size_t capacity_ = 0;
@@ -237,7 +240,7 @@ class InputRows {
 };
 
 // Whether resample jobs read image inputs band by band where they can (InputRows): on the host backends, images used
-// in place (float32; JPEGs have no alpha).
+// in place (float32; the files open_image_rows reads have no alpha).
 bool reads_rows(const CommonOptions& common) {
   const bool host =
       common.backend == Backend::Auto || common.backend == Backend::Cpu || common.backend == Backend::Reference;
@@ -293,7 +296,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
         widen_scales(decoded_plan, probe.sizes, decoded);
       }
       if (probe.from_image && probe.rows_in_order && reads_rows(common) && banded(decoded_plan)) {
-        plan.input_bytes = InputRows::bytes(decoded, decoded_plan);
+        plan.input_bytes = InputRows::bytes(decoded, decoded_plan, probe.bit_depth);
       } else if (shrink > 1) {
         plan.input_bytes = static_cast<std::uint64_t>(decoded[1] * decoded[2] * decoded[3]);
       }
@@ -318,7 +321,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
         widen_scales(shrunk, full, sizes);
         return shrunk;
       };
-      // A JPEG read in place on a host backend, into output rows that can be banded: decoded band by band.
+      // A JPEG or PNG read in place on a host backend, into output rows that can be banded: decoded band by band.
       if (image && reads_rows(common)) {
         if (std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, read)) {
           const io::Image& header = rows->header();
@@ -326,6 +329,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
           if (banded(plan)) {
             LoadedInput source;  // the metadata and depth the outputs carry; no samples
             source.from_image = true;
+            source.bit_depth = header.bit_depth;
             source.result_type = common.dtype;
             source.icc_profile = header.icc_profile;
             source.exif = header.exif;

@@ -321,8 +321,17 @@ std::unique_ptr<ImageRows> open_image_rows(const std::string& path, const ImageR
   auto reader = std::make_shared<FileReader>(path);
   const Codec& codec = identify(path, *reader);
   if (codec.open_rows == nullptr) return nullptr;
+  if (codec.reads_stream()) {  // read as it decodes: the rows hold the file open, not its bytes
+    struct Stream {
+      std::shared_ptr<FileReader> reader;
+      detail::FileSource source;
+    };
+    auto stream = std::make_shared<Stream>(Stream{reader, reader->source()});
+    detail::FileSource* source = &stream->source;
+    return codec.open_rows(codec, path, std::move(stream), FileBytes{}, source, options);
+  }
   const FileBytes bytes = reader->read_all(codec, options);
-  return codec.open_rows(codec, path, reader, bytes, options);
+  return codec.open_rows(codec, path, reader, bytes, nullptr, options);
 }
 
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options) {

@@ -417,7 +417,7 @@ Image read_jpeg(const Codec& codec, const std::string& path, const FileBytes& by
 }
 
 std::unique_ptr<ImageRows> open_jpeg_rows(const Codec& codec, const std::string& path, std::shared_ptr<const void> keep,
-                                          const FileBytes& bytes, const ImageReadOptions& options) {
+                                          const FileBytes& bytes, FileSource*, const ImageReadOptions& options) {
   const HeaderFacts facts = codec.probe(codec, path, bytes, /*whole=*/true, options);
   if (options.apply_exif_orientation && facts.orientation != 1) return nullptr;  // rows would not come in order
   if (facts.progressive) return nullptr;

@@ -125,6 +125,51 @@ bool copy_profile(std::string& to, const png_bytep profile, png_uint_32 length) 
   }
 }
 
+// The header, the transforms and the metadata, in the frame of a caller that called setjmp (this frame holds plain
+// data only): Ok, TooLarge, OutOfMemory, or LibpngError for a layout rsz does not take.
+ReadStatus read_header(PngReadJob* job, png_structp png, png_infop info) {
+  png_set_read_fn(png, job, read_from_file);
+  // rsz enforces its own limit; lift libpng's default 1,000,000 x 1,000,000 cap so that ours is the one reported.
+  png_set_user_limits(png, 0x7fffffffU, 0x7fffffffU);
+  png_read_info(png, info);
+
+  job->width = png_get_image_width(png, info);
+  job->height = png_get_image_height(png, info);
+  const std::uint64_t pixels = std::uint64_t{job->width} * job->height;
+  if (pixels > static_cast<std::uint64_t>(job->max_pixels)) return ReadStatus::TooLarge;
+
+  // Palette -> RGB, gray below 8 bits -> 8 bits, tRNS -> an alpha channel, 16-bit samples in host order.
+  png_set_expand(png);
+  if (png_get_bit_depth(png, info) == 16) png_set_swap(png);
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  job->channels = png_get_channels(png, info);
+  job->bit_depth = png_get_bit_depth(png, info);
+  job->interlaced = png_get_interlace_type(png, info) != PNG_INTERLACE_NONE;
+  if (job->header_only) return ReadStatus::Ok;
+  png_charp name = nullptr;
+  int compression = 0;
+  png_bytep profile = nullptr;
+  png_uint_32 length = 0;
+  if (png_get_iCCP(png, info, &name, &compression, &profile, &length) != 0 && profile != nullptr && length > 0 &&
+      !copy_profile(job->image->icc_profile, profile, length)) {
+    return ReadStatus::OutOfMemory;
+  }
+  png_bytep exif = nullptr;
+  png_uint_32 exif_length = 0;
+  if (png_get_eXIf_1(png, info, &exif_length, &exif) != 0 && exif != nullptr && exif_length > 0 &&
+      !copy_profile(job->image->exif, exif, exif_length)) {
+    return ReadStatus::OutOfMemory;
+  }
+  if ((job->bit_depth != 8 && job->bit_depth != 16) || job->channels < 1 || job->channels > 4 ||
+      png_get_rowbytes(png, info) != std::size_t{job->width} * static_cast<std::size_t>(job->channels) *
+                                         static_cast<std::size_t>(job->bit_depth / 8)) {
+    copy_message(job->message, "unexpected sample layout after expansion");
+    return ReadStatus::LibpngError;
+  }
+  return ReadStatus::Ok;
+}
+
 ReadStatus run_png_read(PngReadJob* job) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, on_png_error, on_png_warning);
   if (png == nullptr) return ReadStatus::OutOfMemory;
@@ -137,60 +182,15 @@ ReadStatus run_png_read(PngReadJob* job) {
     png_destroy_read_struct(&png, &info, nullptr);
     return ReadStatus::LibpngError;
   }
-  png_set_read_fn(png, job, read_from_file);
-  // rsz enforces its own limit; lift libpng's default 1,000,000 x 1,000,000 cap so that ours is the one reported.
-  png_set_user_limits(png, 0x7fffffffU, 0x7fffffffU);
-  png_read_info(png, info);
-
-  job->width = png_get_image_width(png, info);
-  job->height = png_get_image_height(png, info);
-  const std::uint64_t pixels = std::uint64_t{job->width} * job->height;
-  if (pixels > static_cast<std::uint64_t>(job->max_pixels)) {
+  const ReadStatus status = read_header(job, png, info);
+  if (status != ReadStatus::Ok || job->header_only) {
     png_destroy_read_struct(&png, &info, nullptr);
-    return ReadStatus::TooLarge;
-  }
-
-  // Palette -> RGB, gray below 8 bits -> 8 bits, tRNS -> an alpha channel, 16-bit samples in host order.
-  png_set_expand(png);
-  if (png_get_bit_depth(png, info) == 16) png_set_swap(png);
-  png_set_interlace_handling(png);
-  png_read_update_info(png, info);
-  job->channels = png_get_channels(png, info);
-  job->bit_depth = png_get_bit_depth(png, info);
-  if (!job->header_only) {
-    png_charp name = nullptr;
-    int compression = 0;
-    png_bytep profile = nullptr;
-    png_uint_32 length = 0;
-    if (png_get_iCCP(png, info, &name, &compression, &profile, &length) != 0 && profile != nullptr && length > 0 &&
-        !copy_profile(job->image->icc_profile, profile, length)) {
-      png_destroy_read_struct(&png, &info, nullptr);
-      return ReadStatus::OutOfMemory;
-    }
-    png_bytep exif = nullptr;
-    png_uint_32 exif_length = 0;
-    if (png_get_eXIf_1(png, info, &exif_length, &exif) != 0 && exif != nullptr && exif_length > 0 &&
-        !copy_profile(job->image->exif, exif, exif_length)) {
-      png_destroy_read_struct(&png, &info, nullptr);
-      return ReadStatus::OutOfMemory;
-    }
-  }
-  if (job->header_only) {
-    png_destroy_read_struct(&png, &info, nullptr);
-    return ReadStatus::Ok;
-  }
-  if ((job->bit_depth != 8 && job->bit_depth != 16) || job->channels < 1 || job->channels > 4 ||
-      png_get_rowbytes(png, info) != std::size_t{job->width} * static_cast<std::size_t>(job->channels) *
-                                         static_cast<std::size_t>(job->bit_depth / 8)) {
-    copy_message(job->message, "unexpected sample layout after expansion");
-    png_destroy_read_struct(&png, &info, nullptr);
-    return ReadStatus::LibpngError;
+    return status;
   }
   if (!allocate_pixels(job)) {
     png_destroy_read_struct(&png, &info, nullptr);
     return ReadStatus::OutOfMemory;
   }
-  job->interlaced = png_get_interlace_type(png, info) != PNG_INTERLACE_NONE;
   png_read_image(png, job->rows);
   // No png_read_end: the chunks after the image data (text, time) are not used, and skipping them spares reading an
   // unbounded tail.
@@ -198,12 +198,39 @@ ReadStatus run_png_read(PngReadJob* job) {
   return ReadStatus::Ok;
 }
 
-void run_read_job(const std::string& path, PngReadJob& job) {
-  const ReadStatus status = run_png_read(&job);
-  delete[] job.rows;
-  job.rows = nullptr;
+// Rows read as they are asked for (PngRows): libpng's state lives between the calls, each of which has its own
+// setjmp frame.
+struct PngRowState {
+  PngReadJob job;
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+};
+
+ReadStatus start_png_rows(PngRowState* s) {
+  s->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &s->job, on_png_error, on_png_warning);
+  if (s->png == nullptr) return ReadStatus::OutOfMemory;
+  s->info = png_create_info_struct(s->png);
+  if (s->info == nullptr) return ReadStatus::OutOfMemory;
+  if (setjmp(png_jmpbuf(s->png))) return ReadStatus::LibpngError;
+  return read_header(&s->job, s->png, s->info);
+}
+
+ReadStatus read_png_rows(PngRowState* s, std::uint8_t* dst, std::int64_t count, std::size_t row_bytes) {
+  if (setjmp(png_jmpbuf(s->png))) return ReadStatus::LibpngError;
+  for (std::int64_t k = 0; k < count; ++k) png_read_row(s->png, dst + row_bytes * static_cast<std::size_t>(k), nullptr);
+  return ReadStatus::Ok;
+}
+
+void destroy_png_rows(PngRowState* s) {
+  if (s->png != nullptr) png_destroy_read_struct(&s->png, s->info != nullptr ? &s->info : nullptr, nullptr);
+  s->png = nullptr;
+  s->info = nullptr;
+}
+
+// Throws what a read that ended with `status` (not Ok) means.
+[[noreturn]] void fail_png(const std::string& path, ReadStatus status, const PngReadJob& job) {
   switch (status) {
-    case ReadStatus::Ok: return;
+    case ReadStatus::Ok: break;
     case ReadStatus::TooLarge: {
       ImageReadOptions limit;
       limit.max_pixels = job.max_pixels;
@@ -224,6 +251,51 @@ void run_read_job(const std::string& path, PngReadJob& job) {
   }
   throw InternalError("rsz::io::read_png: unknown status");
 }
+
+void run_read_job(const std::string& path, PngReadJob& job) {
+  const ReadStatus status = run_png_read(&job);
+  delete[] job.rows;
+  job.rows = nullptr;
+  if (status != ReadStatus::Ok) fail_png(path, status, job);
+}
+
+class PngRows final : public ImageRows {
+ public:
+  PngRows(const std::string& path, std::shared_ptr<const void> keep, FileSource& source,
+          const ImageReadOptions& options)
+      : path_(path), keep_(std::move(keep)) {
+    state_.job.source = &source;
+    state_.job.max_pixels = options.max_pixels;
+    state_.job.image = &header_;
+    const ReadStatus status = start_png_rows(&state_);
+    if (status != ReadStatus::Ok) {
+      destroy_png_rows(&state_);
+      fail_png(path_, status, state_.job);
+    }
+    header_.width = state_.job.width;
+    header_.height = state_.job.height;
+    header_.channels = state_.job.channels;
+    header_.bit_depth = state_.job.bit_depth;
+    row_bytes_ = static_cast<std::size_t>(header_.width) * static_cast<std::size_t>(header_.channels) *
+                 static_cast<std::size_t>(header_.bit_depth / 8);
+  }
+  ~PngRows() override { destroy_png_rows(&state_); }
+  PngRows(const PngRows&) = delete;
+  PngRows& operator=(const PngRows&) = delete;
+  // Rows come in order without alpha (the in-place view has none): not interlaced, 1 or 3 channels.
+  bool in_order() const { return !state_.job.interlaced && (header_.channels == 1 || header_.channels == 3); }
+
+ private:
+  void decode(std::uint8_t* dst, std::int64_t count) override {
+    const ReadStatus status = read_png_rows(&state_, dst, count, row_bytes_);
+    if (status != ReadStatus::Ok) fail_png(path_, status, state_.job);
+  }
+
+  std::string path_;
+  std::shared_ptr<const void> keep_;  // owns the file and the source
+  PngRowState state_;
+  std::size_t row_bytes_ = 0;
+};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Writing
@@ -359,7 +431,16 @@ ImageInfo read_png_info(const Codec& codec, const std::string& path, FileSource&
   info.channels = job.channels;
   info.bit_depth = job.bit_depth;
   info.format = codec.name;
+  info.rows_in_order = !job.interlaced && (job.channels == 1 || job.channels == 3);  // as PngRows::in_order
   return info;
+}
+
+std::unique_ptr<ImageRows> open_png_rows(const Codec&, const std::string& path, std::shared_ptr<const void> keep,
+                                         const FileBytes&, FileSource* source, const ImageReadOptions& options) {
+  if (source == nullptr) throw InternalError("rsz::io::open_png_rows: no file source");
+  auto rows = std::make_unique<PngRows>(path, std::move(keep), *source, options);
+  if (!rows->in_order()) return nullptr;
+  return rows;
 }
 
 #if defined(RSZ_HAVE_LIBDEFLATE)

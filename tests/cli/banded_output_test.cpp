@@ -154,19 +154,43 @@ void make_large_jpeg(const ScratchDir& dir, std::int64_t width = 4000, std::int6
 TEST(BandedInput, JpegsReadBandByBandGiveTheWholeImagesResult) {
   ScratchDir dir("banded-input");
   make_large_jpeg(dir);
-  // The thumbnail of the JPEG holds a window of its rows, not its 36 MB of pixels (about 30 MB less natively, 15 MB
-  // under qemu-user, whose own memory blurs the difference).
+  // The thumbnail of the JPEG, and of the PNG of its pixels, holds a window of rows, not 36 MB of pixels (about 30 MB
+  // less natively, 15 MB under qemu-user, whose own memory blurs the difference); the PNG with alpha is read whole.
   test::CommandResult r;
+  io::Image with_alpha = io::read_image(dir / "big.png");
+  {
+    io::Image rgba = with_alpha;
+    rgba.channels = 4;
+    rgba.data8.resize(0);
+    for (std::size_t i = 0; i < with_alpha.data8.size(); i += 3) {
+      rgba.data8.insert(rgba.data8.end(), {with_alpha.data8[i], with_alpha.data8[i + 1], with_alpha.data8[i + 2], 255});
+    }
+    io::write_image(dir / "alpha.png", rgba);
+  }
   const long banded_peak = test::rsz_usage(dir, "thumbnail -i big.jpg -o t_jpeg.png --size 512 --strip -q", "ru_maxrss");
-  const long whole_peak = test::rsz_usage(dir, "thumbnail -i big.png -o t_png.png --size 512 --strip -q", "ru_maxrss");
+  const long png_peak = test::rsz_usage(dir, "thumbnail -i big.png -o t_png.png --size 512 --strip -q", "ru_maxrss");
+  const long whole_peak = test::rsz_usage(dir, "thumbnail -i alpha.png -o t_alpha.png --size 512 --strip -q --alpha straight", "ru_maxrss");
   EXPECT_GT(banded_peak, 0);
+  EXPECT_GT(png_peak, 0);
   EXPECT_GT(whole_peak - banded_peak, 10 * 1024) << "banded " << banded_peak << " KiB, whole " << whole_peak << " KiB";
+  EXPECT_GT(whole_peak - png_peak, 10 * 1024) << "PNG rows " << png_peak << " KiB, whole " << whole_peak << " KiB";
   EXPECT_TRUE(test::read_file(dir / "t_jpeg.png") == test::read_file(dir / "t_png.png"));
-  // The memory budget counts what is held: the JPEG fits 30M, the same pixels read whole from the PNG do not.
-  r = run_rsz(dir, "thumbnail -i big.jpg -o t_budget.png --size 512 --strip -q --max-memory 30M");
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(test::read_file(dir / "t_budget.png") == test::read_file(dir / "t_png.png"));
-  r = run_rsz(dir, "thumbnail -i big.png -o t_refused.png --size 512 --strip -q --max-memory 30M");
+  {  // and the same samples as the whole read (straight alpha: the colour channels are resampled as they are)
+    const io::Image rows = io::read_image(dir / "t_png.png");
+    const io::Image whole = io::read_image(dir / "t_alpha.png");
+    ASSERT_EQ(whole.channels, 4);
+    ASSERT_EQ(rows.data8.size() / 3, whole.data8.size() / 4);
+    for (std::size_t p = 0; p < rows.data8.size() / 3; ++p) {
+      for (std::size_t c = 0; c < 3; ++c) ASSERT_EQ(rows.data8[p * 3 + c], whole.data8[p * 4 + c]) << p;
+    }
+  }
+  // The memory budget counts what is held: the JPEG and the PNG fit 30M, the same pixels read whole do not.
+  for (const char* name : {"big.jpg", "big.png"}) {
+    r = run_rsz(dir, std::string("thumbnail -i ") + name + " -o t_budget.png --size 512 --strip -q --max-memory 30M");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(test::read_file(dir / "t_budget.png") == test::read_file(dir / "t_png.png")) << name;
+  }
+  r = run_rsz(dir, "thumbnail -i alpha.png -o t_refused.png --size 512 --strip -q --max-memory 30M");
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("over the memory budget of 30.0 MiB"), std::string::npos) << r.err;
   // Under a budget below the window, the refusal says what is held: the file and a window of decoded rows. Decoded

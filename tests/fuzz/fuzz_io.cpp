@@ -3,11 +3,14 @@
 // The readers take paths, so each input is written to a file in a private folder (mkdtemp under $TMPDIR or /tmp,
 // made once, removed at exit) and read back. rsz::Error is the contract's way to refuse an input; any other exception
 // (rsz::InternalError, std::bad_alloc, ...) escaping a reader is a bug and aborts the run.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "rsz/error.h"
 #include "rsz/io/annotations.h"
@@ -45,13 +48,23 @@ void annotations(const std::string& path, rsz::io::AnnotationFormat format) {
 }
 void coco(const std::string& path) { annotations(path, rsz::io::AnnotationFormat::Coco); }
 void voc(const std::string& path) { annotations(path, rsz::io::AnnotationFormat::Voc); }
-// Every image target: the header path (rsz info) and the full decode. The format follows the content; the extension
-// only matches what the seeds hold.
+// Every image target: the header path (rsz info), the rows read band by band (JPEG, PNG: rsz resample's path) and
+// the full decode. The format follows the content; the extension only matches what the seeds hold.
 void image(const std::string& path) {
   rsz::io::ImageReadOptions options;
   options.max_pixels = kMaxPixels;
   try {
     (void)rsz::io::read_image_info(path, options);
+  } catch (const rsz::Error& e) {
+    if (e.code() == rsz::ErrorCode::Internal) throw;
+  }
+  try {
+    if (const std::unique_ptr<rsz::io::ImageRows> rows = rsz::io::open_image_rows(path, options)) {
+      const rsz::io::Image& h = rows->header();
+      const auto row_bytes = static_cast<std::size_t>(h.width * h.channels * (h.bit_depth / 8));
+      std::vector<std::uint8_t> band(row_bytes * 7);
+      for (std::int64_t y = 0; y < h.height; y += 7) rows->read(band.data(), std::min<std::int64_t>(7, h.height - y));
+    }
   } catch (const rsz::Error& e) {
     if (e.code() == rsz::ErrorCode::Internal) throw;
   }

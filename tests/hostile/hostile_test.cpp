@@ -260,8 +260,9 @@ TEST(Hostile, ImagesDeclaringHugeSizesAreRefusedBeforeDecoding) {
   test::write_file(dir / "huge.png", make_png(16384, 16384, 1000, 0));
   for (const char* name : {"huge.jpg", "huge.png"}) {
     const auto r = run_limited(dir, std::string("resample -i ") + name + " -o out.png --scale 0.1 --max-memory 256M");
-    // A JPEG is decoded band by band (a window of rows fits the budget): its header walk finds the short file first.
-    expect_refused(r, 1, std::string(name) == "huge.jpg" ? "the JPEG file is truncated" : "memory budget", name);
+    // Both are decoded band by band (a window of rows fits the budget): the JPEG's header walk finds the short file
+    // first, libpng the missing rows as it reaches them.
+    expect_refused(r, 1, std::string(name) == "huge.jpg" ? "the JPEG file is truncated" : "not a valid PNG file", name);
     // Within the default budget the decoder may try, but the short data is a failed input, never an OOM kill.
     const auto d = run_limited(dir, std::string("resample -i ") + name + " -o out.png --scale 0.1");
     EXPECT_EQ(d.status, 1) << name << ": " << d.err;

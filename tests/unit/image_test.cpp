@@ -209,6 +209,61 @@ TEST_F(ImageTest, PngRoundTripsEveryChannelCountAt8And16Bits) {
   }
 }
 
+// PNGs without alpha that are not interlaced are read row by row (open_image_rows, as rsz resample reads them): in
+// bands of any size the rows are read_image's, 16-bit samples in host order, with the metadata; the others (alpha,
+// interlaced) give no rows and are read whole. A damaged file fails as read_image fails.
+TEST_F(ImageTest, PngRowsAreTheWholeReadsRows) {
+  for (const char* name : {"gray1.png", "gray2.png", "gray4.png", "palette1.png", "palette8.png", "rgb16.png"}) {
+    SCOPED_TRACE(name);
+    const Image whole = read_image(fixture(name));
+    EXPECT_TRUE(read_image_info(fixture(name)).rows_in_order);
+    const std::unique_ptr<ImageRows> rows = open_image_rows(fixture(name));
+    ASSERT_NE(rows, nullptr);
+    const Image& header = rows->header();
+    EXPECT_EQ(header.width, whole.width);
+    EXPECT_EQ(header.height, whole.height);
+    EXPECT_EQ(header.channels, whole.channels);
+    EXPECT_EQ(header.bit_depth, whole.bit_depth);
+    const std::size_t row_bytes = static_cast<std::size_t>(whole.width * whole.channels * whole.bit_depth / 8);
+    std::vector<std::uint8_t> got(row_bytes * static_cast<std::size_t>(whole.height));
+    for (std::int64_t y = 0; y < whole.height; y += 3) {
+      rows->read(got.data() + row_bytes * static_cast<std::size_t>(y), std::min<std::int64_t>(3, whole.height - y));
+    }
+    const auto* want = whole.bit_depth == 16 ? reinterpret_cast<const std::uint8_t*>(whole.data16.data())
+                                             : whole.data8.data();
+    EXPECT_EQ(std::memcmp(got.data(), want, got.size()), 0);
+  }
+  for (const char* name : {"rgb8_interlaced.png", "rgb8_trns.png", "gray8_trns.png", "palette4_trns.png"}) {
+    EXPECT_FALSE(read_image_info(fixture(name)).rows_in_order) << name;
+    EXPECT_EQ(open_image_rows(fixture(name)), nullptr) << name;
+  }
+  // A PNG written with metadata: the rows' header carries its profile and EXIF as read_image's image does.
+  Image image = make_image(30, 20, 3, 8, 5);
+  image.exif = std::string("MM\0*\0\0\0\x08\0\0", 10);
+  write_image(path("meta.png"), image);
+  EXPECT_EQ(open_image_rows(path("meta.png"))->header().exif, image.exif);
+  // Damage: the rows fail as the whole read fails, with its message.
+  std::string whole_error;
+  try {
+    read_image(fixture("bad_crc.png"));
+  } catch (const Error& e) {
+    whole_error = e.what();
+  }
+  ASSERT_FALSE(whole_error.empty());
+  std::string rows_error;
+  try {
+    const std::unique_ptr<ImageRows> rows = open_image_rows(fixture("bad_crc.png"));
+    if (rows) {
+      const Image& h = rows->header();
+      std::vector<std::uint8_t> buffer(static_cast<std::size_t>(h.width * h.channels * h.bit_depth / 8 * h.height));
+      rows->read(buffer.data(), h.height);
+    }
+  } catch (const Error& e) {
+    rows_error = e.what();
+  }
+  EXPECT_EQ(rows_error, whole_error);
+}
+
 TEST(ImagePngFixtureTest, Palette8ExpandsToRgb) {
   const Image image = read_image(fixture("palette8.png"));
   expect_same_image(image, make_image8(4, 2, 3, {255, 0,  0,  0,   255, 0,   0, 0, 255, 255, 255, 255,  //

@@ -61,9 +61,10 @@ using StreamDecodeFn = Image (*)(const Codec& codec, const std::string& path, Fi
 using RowEncodeFn = std::vector<std::uint8_t> (*)(const Codec& codec, const std::string& path, const Image& header,
                                                   const ImageWriteOptions& options, const RowFeed& feed);
 // The rows of the whole file `bytes` (owned by `keep`) band by band; null where this file's rows cannot come in order.
+// A codec that reads as it decodes (reads_stream) gets the file as `source` (owned by `keep`) and no bytes.
 using OpenRowsFn = std::unique_ptr<ImageRows> (*)(const Codec& codec, const std::string& path,
                                                   std::shared_ptr<const void> keep, const FileBytes& bytes,
-                                                  const ImageReadOptions& options);
+                                                  FileSource* source, const ImageReadOptions& options);
 // An encoder of a whole image.
 using EncodeFn = std::vector<std::uint8_t> (*)(const Codec& codec, const std::string& path, const Image& image,
                                                const ImageWriteOptions& options);
@@ -159,11 +160,14 @@ ImageInfo read_png_info(const Codec& codec, const std::string& path, FileSource&
                         const ImageReadOptions& options);
 std::vector<std::uint8_t> encode_png(const Codec& codec, const std::string& path, const Image& header,
                                      const ImageWriteOptions& options, const RowFeed& feed);
+// Rows of a PNG that is not interlaced and has no alpha; null for the others (read_png reads them whole).
+std::unique_ptr<ImageRows> open_png_rows(const Codec& codec, const std::string& path, std::shared_ptr<const void> keep,
+                                         const FileBytes& bytes, FileSource* source, const ImageReadOptions& options);
 
 // JPEG (image_jpeg.cpp, libjpeg-turbo). encode_jpeg: quality options.quality, or kDefaultJpegQuality for 0.
 Image read_jpeg(const Codec& codec, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options);
 std::unique_ptr<ImageRows> open_jpeg_rows(const Codec& codec, const std::string& path, std::shared_ptr<const void> keep,
-                                          const FileBytes& bytes, const ImageReadOptions& options);
+                                          const FileBytes& bytes, FileSource* source, const ImageReadOptions& options);
 std::vector<std::uint8_t> encode_jpeg(const Codec& codec, const std::string& path, const Image& header,
                                       const ImageWriteOptions& options, const RowFeed& feed);
 

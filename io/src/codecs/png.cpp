@@ -19,6 +19,7 @@ Codec png_codec() {
   c.sniff = sniff_png;
   c.stream_info = read_png_info;
   c.stream_decode = read_png;
+  c.open_rows = open_png_rows;
   c.metadata_read = kIcc | kExif;  // iCCP, eXIf
   c.encode_rows = encode_png;
   c.depths = kWrites8 | kWrites16;

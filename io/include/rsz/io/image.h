@@ -98,7 +98,7 @@ struct ImageInfo {
   int channels = 0;
   int bit_depth = 8;
   std::string format;  // "png", "jpeg", "bmp", "tiff", "webp", "ppm", "pgm"
-  bool rows_in_order = false;  // open_image_rows reads it band by band (a JPEG whose orientation keeps its rows)
+  bool rows_in_order = false;  // open_image_rows reads it band by band (see open_image_rows)
   // The bytes of the file read_image holds while it decodes: the file's size for formats decoded from memory, 0 for
   // PNG (read as it is decoded).
   std::uint64_t file_bytes = 0;
@@ -134,15 +134,16 @@ std::uint64_t encode_scratch_bytes(const std::string& path, std::uint64_t sample
 Image read_image(const std::string& path, const ImageReadOptions& options = {});
 
 // An image read band by band, for memory: its rows are decoded as they are asked for, so a camera-size photo never
-// exists whole (rsz thumbnail's large JPEGs, with rsz::resample_rows). The rows are those read_image gives.
+// exists whole (rsz thumbnail's large JPEGs and PNGs, with rsz::resample_rows). The rows are those read_image gives.
 class ImageRows {
  public:
   virtual ~ImageRows() = default;
-  // The size, channels (1 or 3), bit depth (8) and metadata; no samples.
+  // The size, channels (1 or 3), bit depth (8, or 8 and 16 for PNG) and metadata; no samples.
   const Image& header() const { return header_; }
   // The first row read() will give.
   std::int64_t next_row() const { return next_; }
-  // Decodes the next `count` rows (header().width * header().channels samples each) into dst. Throws rsz::Error as
+  // Decodes the next `count` rows (header().width * header().channels samples each, 16-bit ones in host order) into
+  // dst. Throws rsz::Error as
   // read_image does (a damaged file is found as its rows are reached), or InvalidArgument past the last row.
   void read(std::uint8_t* dst, std::int64_t count);
 
@@ -153,8 +154,9 @@ class ImageRows {
  private:
   std::int64_t next_ = 0;
 };
-// The rows of a JPEG whose EXIF orientation keeps its rows in order (1, or not applied); null for any other file,
-// which read_image reads whole. Throws as read_image does for a file it cannot read.
+// The rows of a JPEG whose EXIF orientation keeps its rows in order (1, or not applied), or of a PNG that is not
+// interlaced and has no alpha (read from the file as they are asked for); null for any other file, which read_image
+// reads whole. Throws as read_image does for a file it cannot read.
 std::unique_ptr<ImageRows> open_image_rows(const std::string& path, const ImageReadOptions& options = {});
 // Header-level facts (for `rsz info`): reads no more of the file than needed.
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options = {});
