@@ -16,6 +16,7 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -34,6 +35,66 @@
 #include "detail/coords.h"
 #include "reference/reference.h"
 #include "rsz/float16.h"
+
+
+#ifdef RSZ_ROI_PROFILE
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+namespace rsz_prof {
+inline double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+struct Stats {
+  long calls = 0;
+  double t[12] = {};
+};
+// phases: 0 pre-pass, 1 tables, 2 setup (sort, seq, flags), 3 main loop wall, 4 total,
+// per-member sums: 5 copy, 6 pool, 7 wait, 8 idle at end (loop end - member end), 9 claim
+struct Registry {
+  std::mutex m;
+  std::map<std::string, Stats> s;
+  ~Registry() {
+    for (const auto& [k, v] : s) {
+      const double n = static_cast<double>(v.calls);
+      std::fprintf(stderr,
+                   "PROFILE %s calls=%ld pre=%.3f tables=%.3f setup=%.3f loop=%.3f total=%.3f | per-thread ms: "
+                   "copy=%.3f pool=%.3f wait=%.3f idle=%.3f claim=%.3f\n",
+                   k.c_str(), v.calls, v.t[0] * 1e3 / n, v.t[1] * 1e3 / n, v.t[2] * 1e3 / n, v.t[3] * 1e3 / n,
+                   v.t[4] * 1e3 / n, v.t[5] * 1e3 / n, v.t[6] * 1e3 / n, v.t[7] * 1e3 / n, v.t[8] * 1e3 / n,
+                   v.t[9] * 1e3 / n);
+    }
+  }
+};
+inline Registry g;
+struct Call {
+  std::string key;
+  double t[12] = {};
+  double start = now();
+};
+inline thread_local Call* current = nullptr;
+struct Recorder {
+  Call call;
+  explicit Recorder(std::string key) {
+    call.key = std::move(key);
+    current = &call;
+  }
+  ~Recorder() {
+    call.t[4] = now() - call.start;
+    current = nullptr;
+    const std::lock_guard<std::mutex> lock(g.m);
+    Stats& st = g.s[call.key];
+    ++st.calls;
+    for (int i = 0; i < 12; ++i) st.t[i] += call.t[i];
+  }
+};
+}  // namespace rsz_prof
+#define RSZ_PROF(...) __VA_ARGS__
+#else
+#define RSZ_PROF(...)
+#endif
 
 namespace rsz::cpu {
 namespace {
@@ -127,6 +188,28 @@ struct RoiTables {
   float count = 1.0f;
 };
 
+// Temporary experiment knobs (RSZ_ROI_BC, RSZ_ROI_TEAMS, RSZ_ROI_LAZY, RSZ_ROI_CLAIM).
+struct RoiKnobs {
+  int bc = 32;
+  int teams = 0;
+  int lazy = 1;
+  int claim = 1;
+};
+const RoiKnobs& roi_knobs() {
+  static const RoiKnobs k = [] {
+    RoiKnobs r;
+    const auto get = [](const char* name, int& v) {
+      if (const char* s = std::getenv(name)) v = std::atoi(s);
+    };
+    get("RSZ_ROI_BC", r.bc);
+    get("RSZ_ROI_TEAMS", r.teams);
+    get("RSZ_ROI_LAZY", r.lazy);
+    get("RSZ_ROI_CLAIM", r.claim);
+    return r;
+  }();
+  return k;
+}
+
 // Channels handled together by the channels-last path: a multiple of 8 (one AVX2 vector), wide enough that the
 // per-sample decisions are shared by many channels, small enough that the H x W x block scratch map stays a
 // fraction of the input (1/8 of it for 256 channels).
@@ -218,6 +301,7 @@ template <typename T>
 void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, const std::vector<RoiTables>& tables,
                        const TensorView& output, const RoiAlignParams& p, std::int64_t block_channels,
                        std::int64_t pixel, bool in_place, int threads) {
+  RSZ_PROF(const double t_setup = rsz_prof::now(); double t_loops = 0;)
   const DataType type = output.dtype();
   const std::int64_t channels = output.size(1);
   const std::int64_t out_h = output.size(2);
@@ -233,10 +317,23 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
   const bool stream = packed_planes && stream_output(output);
   const auto transpose = vec.map_f32.transpose;  // of the float32 results
   const PoolChannelsLast<T> pool = vec.map<T>().pool[average ? 1 : 0][static_cast<std::size_t>(pixel / 8 - 1)];
-  // The ring of channels-last copies, unless the input is read in place. One thread copies and pools in turn, and
-  // reuses one slot: the copy it is about to overwrite is the one it just read, still in cache.
-  const std::int64_t ring = std::min(threads > 1 ? kRingBlocks : 1, blocks);
-  const Scratch maps(in_place ? 0 : static_cast<std::size_t>(ring * block_elements) * sizeof(T));
+  const std::int64_t copy_tasks = (height + kCopyRowsPerTask - 1) / kCopyRowsPerTask;
+  // The copy band holding the last row a ROI's taps read.
+  const auto last_band = [&](const RoiTables& t) {
+    return std::min(copy_tasks - 1, std::max<std::int64_t>(t.y.hi, 0) / kCopyRowsPerTask);
+  };
+  const auto first_band = [&](const RoiTables& t) {
+    return std::min(copy_tasks - 1, std::max<std::int64_t>(t.y.lo, 0) / kCopyRowsPerTask);
+  };
+  const RoiKnobs& kn = roi_knobs();
+  const bool lazy = kn.lazy != 0;
+  // Teams of threads: each team copies and pools its own blocks.
+  const bool knob_teams = kn.teams > 0 && threads % kn.teams == 0 && blocks % kn.teams == 0;
+  const int teams = in_place ? 1 : (knob_teams ? kn.teams : static_cast<int>(std::gcd<std::int64_t>(threads, blocks)));
+  const int team_size = std::max(1, threads / teams);
+  const std::int64_t team_blocks = blocks / teams;
+  const std::int64_t slots = team_size > 1 ? std::min<std::int64_t>(kRingBlocks, team_blocks) : 1;
+  const Scratch maps(in_place ? 0 : static_cast<std::size_t>(teams * slots * block_elements) * sizeof(T));
   // ROIs grouped by batch and, within a batch, ordered by their top row, so that consecutive ROIs (on a thread)
   // overlap and find their taps in cache. The order does not change any result.
   std::vector<std::int64_t> order(tables.size());
@@ -244,7 +341,9 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
     const RoiTables& ta = tables[static_cast<std::size_t>(a)];
     const RoiTables& tb = tables[static_cast<std::size_t>(b)];
-    return ta.batch != tb.batch ? ta.batch < tb.batch : ta.y.lo < tb.y.lo;
+    if (ta.batch != tb.batch) return ta.batch < tb.batch;
+    if (lazy && !in_place && last_band(ta) != last_band(tb)) return last_band(ta) < last_band(tb);
+    return ta.y.lo < tb.y.lo;
   });
   // A task's results (pixels x pixel, channels innermost) and their planes.
   struct Results {
@@ -301,23 +400,30 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
       first = last;
       continue;
     }
-    // One loop over every task of the batch, block after block: a block's copy tasks (rows), then its pooling tasks
-    // (ROIs). Threads take tasks in that order, so a pooling task finds its block's copy done or being finished (it
-    // waits for the rows still in flight), while threads that come free copy the next block: no barrier between
-    // blocks. The copies go to kRingBlocks slots in turn: a block's copy waits until the block that used its slot
-    // before is pooled, so the copies being read stay in cache. Nobody waits for a task not yet taken, so the
-    // waits end. On one thread this is copy, pool, copy, pool... block by block.
-    const std::int64_t copy_tasks = (height + kCopyRowsPerTask - 1) / kCopyRowsPerTask;
-    const std::int64_t block_tasks = copy_tasks + rois;
-    // Rows copied, per block; and a flag per pooling task, set when it is done. Not a count: an atomic add is a
-    // locked instruction, which waits for the task's streaming stores of output to reach memory (x86), and that
-    // wait, once per task, cost a single thread 5-10% of a thousand-ROI call.
-    const std::unique_ptr<std::atomic<std::int64_t>[]> copied(new std::atomic<std::int64_t>[blocks]);
+    // The tasks of one block, in the order they are taken: copy band k as ~k, pooling ROI i as i.
+    std::vector<std::int64_t> seq;
+    seq.reserve(static_cast<std::size_t>(copy_tasks + rois));
+    if (lazy) {
+      std::int64_t i = 0;
+      for (std::int64_t k = 0; k < copy_tasks; ++k) {
+        seq.push_back(~k);
+        while (i < rois && last_band(tables[static_cast<std::size_t>(roi(i))]) <= k) seq.push_back(i++);
+      }
+      while (i < rois) seq.push_back(i++);
+    } else {
+      for (std::int64_t k = 0; k < copy_tasks; ++k) seq.push_back(~k);
+      for (std::int64_t i = 0; i < rois; ++i) seq.push_back(i);
+    }
+    const auto block_tasks = static_cast<std::int64_t>(seq.size());
+    const std::unique_ptr<std::atomic<unsigned char>[]> copied(new std::atomic<unsigned char>[blocks * copy_tasks]);
     const std::unique_ptr<std::atomic<unsigned char>[]> pooled(new std::atomic<unsigned char>[blocks * rois]);
-    for (std::int64_t j = 0; j < blocks; ++j) copied[j].store(0, std::memory_order_relaxed);
+    for (std::int64_t i = 0; i < blocks * copy_tasks; ++i) copied[i].store(0, std::memory_order_relaxed);
     for (std::int64_t i = 0; i < blocks * rois; ++i) pooled[i].store(0, std::memory_order_relaxed);
+    struct alignas(64) Counter {
+      std::atomic<std::int64_t> next{0};
+    };
+    const std::unique_ptr<Counter[]> counters(new Counter[static_cast<std::size_t>(teams)]);
     std::atomic<bool> failed{false};  // a task threw: nobody may wait for its work
-    // Waits until `done()`; false when a task failed (parallel_for rethrows its exception).
     const auto wait_until = [&](const auto& done) {
       while (!done()) {
         if (failed.load(std::memory_order_relaxed)) return false;
@@ -325,44 +431,91 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
       }
       return true;
     };
-    const auto block_copied = [&](std::int64_t j) {
-      return wait_until([&] { return copied[j].load(std::memory_order_acquire) >= height; });
-    };
-    const auto block_pooled = [&](std::int64_t j) {
-      for (std::int64_t i = 0; i < rois; ++i) {
-        if (!wait_until([&] { return pooled[j * rois + i].load(std::memory_order_acquire) != 0; })) return false;
-      }
-      return true;
-    };
-    parallel_for(blocks * block_tasks, 1, threads, [&](std::int64_t begin, std::int64_t end) {
-      std::optional<Results> buffers;
-      for (std::int64_t u = begin; u < end; ++u) {
-        const std::int64_t j = u / block_tasks;
-        const std::int64_t k = u % block_tasks;
-        const std::int64_t c0 = j * block_channels;
-        T* const block_map = maps.as<T>() + (j % ring) * block_elements;
-        try {
-          if (k < copy_tasks) {
-            if (j >= ring && !block_pooled(j - ring)) return;
-            const std::int64_t y0 = k * kCopyRowsPerTask;
-            const std::int64_t y1 = std::min(height, y0 + kCopyRowsPerTask);
-            copy_rows(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, y0, y1, block_map);
-            copied[j].fetch_add(y1 - y0, std::memory_order_release);
-            continue;
+    const std::int64_t claim = team_size > 1 ? std::max(1, kn.claim) : block_tasks * team_blocks;
+    const std::int64_t team_tasks = team_blocks * block_tasks;
+    RSZ_PROF(std::vector<std::array<double, 6>> ms(static_cast<std::size_t>(threads), std::array<double, 6>{});
+             const double t_loop = rsz_prof::now();)
+    parallel_for(threads, 1, threads, [&](std::int64_t member_begin, std::int64_t member_end) {
+      Results buffers = results();
+      for (std::int64_t member = member_begin; member < member_end; ++member) {
+        RSZ_PROF(auto& mst = ms[static_cast<std::size_t>(member)]; double tp = rsz_prof::now();
+                 const auto lap = [&](int i) { const double t = rsz_prof::now(); mst[static_cast<std::size_t>(i)] += t - tp; tp = t; };)
+        const std::int64_t team = member / team_size;
+        std::atomic<std::int64_t>& next = counters[static_cast<std::size_t>(team)].next;
+        for (;;) {
+          const std::int64_t u0 = next.fetch_add(claim, std::memory_order_relaxed);
+          RSZ_PROF(lap(4);)
+          if (u0 >= team_tasks) break;
+          const std::int64_t u1 = std::min(team_tasks, u0 + claim);
+          for (std::int64_t u = u0; u < u1; ++u) {
+            const std::int64_t m = u / block_tasks;
+            const std::int64_t j = team + m * teams;
+            const std::int64_t c0 = j * block_channels;
+            T* const block_map = maps.as<T>() + (team * slots + m % slots) * block_elements;
+            const std::int64_t code = seq[static_cast<std::size_t>(u % block_tasks)];
+            try {
+              if (code < 0) {
+                const std::int64_t k = ~code;
+                if (team_size > 1 && m >= slots) {
+                  const std::int64_t jb = j - slots * teams;
+                  for (std::int64_t i = 0; i < rois; ++i) {
+                    if (!wait_until([&] { return pooled[jb * rois + i].load(std::memory_order_acquire) != 0; })) {
+                      return;
+                    }
+                  }
+                }
+                RSZ_PROF(lap(2);)
+                const std::int64_t y0 = k * kCopyRowsPerTask;
+                const std::int64_t y1 = std::min(height, y0 + kCopyRowsPerTask);
+                copy_rows(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, y0, y1, block_map);
+                copied[j * copy_tasks + k].store(1, std::memory_order_release);
+                RSZ_PROF(lap(0);)
+                continue;
+              }
+              const std::int64_t r = roi(code);
+              const RoiTables& t = tables[static_cast<std::size_t>(r)];
+              if (team_size > 1) {
+                const std::int64_t kb = lazy ? first_band(t) : 0;
+                const std::int64_t ke = lazy ? last_band(t) : copy_tasks - 1;
+                for (std::int64_t k = kb; k <= ke; ++k) {
+                  if (!wait_until([&] { return copied[j * copy_tasks + k].load(std::memory_order_acquire) != 0; })) {
+                    return;
+                  }
+                }
+              }
+              RSZ_PROF(lap(2);)
+              pool_block(buffers, block_map, c0, r);
+              RSZ_PROF(lap(1);)
+              if (team_size > 1) pooled[j * rois + code].store(1, std::memory_order_release);
+            } catch (...) {
+              failed.store(true, std::memory_order_relaxed);
+              throw;
+            }
           }
-          if (!block_copied(j)) return;
-          if (!buffers) buffers = results();
-          pool_block(*buffers, block_map, c0, roi(k - copy_tasks));
-          pooled[j * rois + k - copy_tasks].store(1, std::memory_order_release);
-        } catch (...) {
-          failed.store(true, std::memory_order_relaxed);
-          throw;
         }
+        RSZ_PROF(mst[5] = rsz_prof::now();)
       }
       if (stream) stream_fence();
     });
+    RSZ_PROF({
+      const double t_end = rsz_prof::now();
+      t_loops += t_end - t_loop;
+      if (rsz_prof::current) {
+        for (const auto& m : ms) {
+          rsz_prof::current->t[5] += m[0] / threads;
+          rsz_prof::current->t[6] += m[1] / threads;
+          rsz_prof::current->t[7] += m[2] / threads;
+          rsz_prof::current->t[8] += (t_end - m[5]) / threads;
+          rsz_prof::current->t[9] += m[4] / threads;
+        }
+      }
+    })
     first = last;
   }
+  RSZ_PROF(if (rsz_prof::current) {
+    rsz_prof::current->t[3] += t_loops;
+    rsz_prof::current->t[2] += rsz_prof::now() - t_setup - t_loops;
+  })
 }
 
 // Scratch of one thread of the plane path: the source row span, two x-lerped rows, the accumulators.
@@ -471,7 +624,8 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
   // whole vector, the extra lanes zero), so one set of tables (element offsets into the H x W x pixel copy, or into
   // the input itself when it is pooled in place) serves every block. Plane tables hold x offsets within the loaded
   // row span and y row indices.
-  const std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
+  const std::int64_t bc_cap = std::clamp<std::int64_t>(roi_knobs().bc, 8, kChannelBlock);
+  const std::int64_t blocks = (channels + bc_cap - 1) / bc_cap;
   const std::int64_t block_channels = channels_last ? (channels + blocks - 1) / blocks : 1;
   const std::int64_t pixel = (block_channels + 7) / 8 * 8;
   // The map is gathered as float16 bits where the input is float16 and the CPU converts them (half the bytes;
@@ -495,6 +649,7 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
   }
   const TableArena arena(offsets.back());
   std::vector<RoiTables> tables(static_cast<std::size_t>(roi_count));
+  RSZ_PROF(const double t_tables = rsz_prof::now();)
   parallel_for(roi_count, 16, threads, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       RoiTables& t = tables[static_cast<std::size_t>(r)];
@@ -508,6 +663,7 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
       t.count = static_cast<float>(static_cast<std::uint64_t>(t.x.samples) * t.y.samples);
     }
   });
+  RSZ_PROF(if (rsz_prof::current) rsz_prof::current->t[1] += rsz_prof::now() - t_tables;)
 
   if (channels_last) {
     if (f16_map && copies_elements(input)) {
@@ -559,6 +715,10 @@ RoiRange roi_range(const ConstTensorView& rois, const ConstTensorView& batch_ind
 void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
                    const TensorView& output, const RoiAlignParams& p, int threads) {
   const SimdKernels& vec = simd();
+  RSZ_PROF(rsz_prof::Recorder recorder(
+      std::string(output.size(0) >= 1000 ? "1000x7 " : "100x14 ") + (input.dtype() == DataType::Float32 ? "f32 " : "f16 ") +
+      (p.reduction == RoiReduction::Average ? "avg_" : "max_") +
+      (p.interpolation == InterpolationMode::Linear ? "lin " : "near ") + "threads=" + std::to_string(threads));)
   const std::int64_t roi_count = output.size(0);
   const std::int64_t out_h = output.size(2);
   const std::int64_t out_w = output.size(3);
@@ -574,6 +734,7 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
     entries[static_cast<std::size_t>(r)] = e;
     total = total > UINT64_MAX - e ? UINT64_MAX : total + e;
   }
+  RSZ_PROF(recorder.call.t[0] = rsz_prof::now() - recorder.call.start;)
   if (total <= kMaxTableEntries) {
     roi_align_tabled(vec, input, rois, batch_indices, output, p, threads);
     return;
