@@ -75,6 +75,13 @@ struct Call {
   double start = now();
 };
 inline thread_local Call* current = nullptr;
+inline thread_local double* lap_acc = nullptr;
+inline thread_local double lap_t = 0;
+inline void lap(int i) {
+  const double t = now();
+  if (lap_acc != nullptr) lap_acc[i] += t - lap_t;
+  lap_t = t;
+}
 struct Recorder {
   Call call;
   explicit Recorder(std::string key) {
@@ -188,32 +195,11 @@ struct RoiTables {
   float count = 1.0f;
 };
 
-// Temporary experiment knobs (RSZ_ROI_BC, RSZ_ROI_TEAMS, RSZ_ROI_LAZY, RSZ_ROI_CLAIM).
-struct RoiKnobs {
-  int bc = 32;
-  int teams = 0;
-  int lazy = 1;
-  int claim = 1;
-};
-const RoiKnobs& roi_knobs() {
-  static const RoiKnobs k = [] {
-    RoiKnobs r;
-    const auto get = [](const char* name, int& v) {
-      if (const char* s = std::getenv(name)) v = std::atoi(s);
-    };
-    get("RSZ_ROI_BC", r.bc);
-    get("RSZ_ROI_TEAMS", r.teams);
-    get("RSZ_ROI_LAZY", r.lazy);
-    get("RSZ_ROI_CLAIM", r.claim);
-    return r;
-  }();
-  return k;
-}
-
 // Channels handled together by the channels-last path: a multiple of 8 (one AVX2 vector), wide enough that the
 // per-sample decisions are shared by many channels, small enough that the H x W x block scratch map stays a
 // fraction of the input (1/8 of it for 256 channels).
 constexpr std::int64_t kChannelBlock = 32;
+constexpr std::int64_t kMinOwnedBlock = 16;
 
 // Channels-last pays when many channels share each sample's taps and weights.
 constexpr std::int64_t kChannelsLastMinChannels = 8;
@@ -292,6 +278,12 @@ constexpr std::int64_t kRingBlocks = 2;
 // enough to amortize the scheduling. A pooling task is one ROI over one block.
 constexpr std::int64_t kCopyRowsPerTask = 8;
 
+// How many bands ahead of the pooling that needs them the bands are copied (see run_channels_last).
+constexpr std::int64_t kBandsAhead = 2;
+
+// Tasks a thread claims at once: each claim is a locked add (see run_channels_last).
+constexpr std::int64_t kClaimTasks = 2;
+
 // How a call's work is laid out, and why (measured on 16 cores: bench/RESULTS_SCALING.md): a batch's blocks are one
 // parallel
 // loop over their copy and pooling tasks, so a call waits for its threads once, not twice a block (a 256-channel map
@@ -318,33 +310,30 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
   const auto transpose = vec.map_f32.transpose;  // of the float32 results
   const PoolChannelsLast<T> pool = vec.map<T>().pool[average ? 1 : 0][static_cast<std::size_t>(pixel / 8 - 1)];
   const std::int64_t copy_tasks = (height + kCopyRowsPerTask - 1) / kCopyRowsPerTask;
-  // The copy band holding the last row a ROI's taps read.
-  const auto last_band = [&](const RoiTables& t) {
-    return std::min(copy_tasks - 1, std::max<std::int64_t>(t.y.hi, 0) / kCopyRowsPerTask);
+  // The copy bands of the first and the last row a ROI's taps read.
+  const auto band = [&](std::int64_t row) {
+    return std::min(copy_tasks - 1, std::max<std::int64_t>(row, 0) / kCopyRowsPerTask);
   };
-  const auto first_band = [&](const RoiTables& t) {
-    return std::min(copy_tasks - 1, std::max<std::int64_t>(t.y.lo, 0) / kCopyRowsPerTask);
-  };
-  const RoiKnobs& kn = roi_knobs();
-  const bool lazy = kn.lazy != 0;
-  // Teams of threads: each team copies and pools its own blocks.
-  const bool knob_teams = kn.teams > 0 && threads % kn.teams == 0 && blocks % kn.teams == 0;
-  const int teams = in_place ? 1 : (knob_teams ? kn.teams : static_cast<int>(std::gcd<std::int64_t>(threads, blocks)));
-  const int team_size = std::max(1, threads / teams);
+  // Threads work in teams, each team on blocks of its own: team t copies and pools blocks t, t + teams, ...
+  const int teams = in_place ? 1 : static_cast<int>(std::gcd<std::int64_t>(threads, blocks));
   const std::int64_t team_blocks = blocks / teams;
-  const std::int64_t slots = team_size > 1 ? std::min<std::int64_t>(kRingBlocks, team_blocks) : 1;
+  // Threads that help other teams may copy a team's next block while its own threads still pool the last one: two
+  // slots a team then.
+  const std::int64_t slots = threads > 1 ? std::min(kRingBlocks, team_blocks) : 1;
   const Scratch maps(in_place ? 0 : static_cast<std::size_t>(teams * slots * block_elements) * sizeof(T));
-  // ROIs grouped by batch and, within a batch, ordered by their top row, so that consecutive ROIs (on a thread)
-  // overlap and find their taps in cache. The order does not change any result.
+  // ROIs grouped by batch and, within a batch, ordered by the band of their last row (then their first row), so that
+  // a ROI is pooled soon after the band it needs last is copied, and consecutive ROIs (on a thread) overlap and find
+  // their taps in cache. The order does not change any result.
   std::vector<std::int64_t> order(tables.size());
-  std::iota(order.begin(), order.end(), std::int64_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-    const RoiTables& ta = tables[static_cast<std::size_t>(a)];
-    const RoiTables& tb = tables[static_cast<std::size_t>(b)];
-    if (ta.batch != tb.batch) return ta.batch < tb.batch;
-    if (lazy && !in_place && last_band(ta) != last_band(tb)) return last_band(ta) < last_band(tb);
-    return ta.y.lo < tb.y.lo;
-  });
+  {
+    std::vector<std::array<std::int64_t, 4>> keys(tables.size());
+    for (std::size_t r = 0; r < tables.size(); ++r) {
+      const RoiTables& t = tables[r];
+      keys[r] = {t.batch, in_place ? 0 : band(t.y.hi), t.y.lo, static_cast<std::int64_t>(r)};
+    }
+    std::sort(keys.begin(), keys.end());
+    for (std::size_t r = 0; r < tables.size(); ++r) order[r] = keys[r][3];
+  }
   // A task's results (pixels x pixel, channels innermost) and their planes.
   struct Results {
     std::vector<float> res;
@@ -400,113 +389,125 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
       first = last;
       continue;
     }
-    // The tasks of one block, in the order they are taken: copy band k as ~k, pooling ROI i as i.
+    // The tasks of one block, in the order they are taken: copy band k as ~k, pooling ROI i as i. A band is copied
+    // kBandsAhead bands before the ROIs whose last band it is are pooled, so that a thread that takes a pooling task
+    // rarely finds its rows still being copied by another.
     std::vector<std::int64_t> seq;
     seq.reserve(static_cast<std::size_t>(copy_tasks + rois));
-    if (lazy) {
+    {
       std::int64_t i = 0;
+      for (std::int64_t k = 0; k < std::min(kBandsAhead, copy_tasks); ++k) seq.push_back(~k);
       for (std::int64_t k = 0; k < copy_tasks; ++k) {
-        seq.push_back(~k);
-        while (i < rois && last_band(tables[static_cast<std::size_t>(roi(i))]) <= k) seq.push_back(i++);
+        if (k + kBandsAhead < copy_tasks) seq.push_back(~(k + kBandsAhead));
+        while (i < rois && band(tables[static_cast<std::size_t>(roi(i))].y.hi) <= k) seq.push_back(i++);
       }
       while (i < rois) seq.push_back(i++);
-    } else {
-      for (std::int64_t k = 0; k < copy_tasks; ++k) seq.push_back(~k);
-      for (std::int64_t i = 0; i < rois; ++i) seq.push_back(i);
     }
     const auto block_tasks = static_cast<std::int64_t>(seq.size());
+    const std::int64_t team_tasks = team_blocks * block_tasks;
+    // Bands copied and ROIs pooled, a flag each per block, set with plain stores: an atomic add is a locked
+    // instruction, which waits for the streaming stores of output before it to reach memory (x86).
     const std::unique_ptr<std::atomic<unsigned char>[]> copied(new std::atomic<unsigned char>[blocks * copy_tasks]);
     const std::unique_ptr<std::atomic<unsigned char>[]> pooled(new std::atomic<unsigned char>[blocks * rois]);
     for (std::int64_t i = 0; i < blocks * copy_tasks; ++i) copied[i].store(0, std::memory_order_relaxed);
     for (std::int64_t i = 0; i < blocks * rois; ++i) pooled[i].store(0, std::memory_order_relaxed);
-    struct alignas(64) Counter {
-      std::atomic<std::int64_t> next{0};
+    // The next task of each team, claimed kClaimTasks at a time (a locked add, see above), on a cache line each.
+    struct alignas(64) Next {
+      std::atomic<std::int64_t> task{0};
     };
-    const std::unique_ptr<Counter[]> counters(new Counter[static_cast<std::size_t>(teams)]);
+    const std::unique_ptr<Next[]> next(new Next[static_cast<std::size_t>(teams)]);
     std::atomic<bool> failed{false};  // a task threw: nobody may wait for its work
-    const auto wait_until = [&](const auto& done) {
-      while (!done()) {
+    // Waits until flag is set; false when a task failed (parallel_for rethrows its exception).
+    const auto wait_for = [&](const std::atomic<unsigned char>& flag) {
+      while (flag.load(std::memory_order_acquire) == 0) {
         if (failed.load(std::memory_order_relaxed)) return false;
         std::this_thread::yield();
       }
       return true;
     };
-    const std::int64_t claim = team_size > 1 ? std::max(1, kn.claim) : block_tasks * team_blocks;
-    const std::int64_t team_tasks = team_blocks * block_tasks;
+    // Task u of team `team`. Tasks are claimed in order, and a task waits only for tasks before it in its team's
+    // order (its bands, the pooling of the block that used its slot before), each taken by a thread that is running
+    // it: the waits end.
+    const auto run_task = [&](Results& buffers, std::int64_t team, std::int64_t u) {
+      const std::int64_t m = u / block_tasks;
+      const std::int64_t j = team + m * teams;
+      const std::int64_t c0 = j * block_channels;
+      T* const block_map = maps.as<T>() + (team * slots + m % slots) * block_elements;
+      const std::int64_t code = seq[static_cast<std::size_t>(u % block_tasks)];
+      if (code < 0) {
+        const std::int64_t k = ~code;
+        if (m >= slots) {
+          const std::int64_t before = j - slots * teams;  // the block whose copy this slot holds
+          for (std::int64_t i = 0; i < rois; ++i) {
+            if (!wait_for(pooled[before * rois + i])) return;
+          }
+        }
+        const std::int64_t y0 = k * kCopyRowsPerTask;
+        const std::int64_t y1 = std::min(height, y0 + kCopyRowsPerTask);
+        RSZ_PROF(rsz_prof::lap(2);)
+        copy_rows(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, y0, y1, block_map);
+        copied[j * copy_tasks + k].store(1, std::memory_order_release);
+        RSZ_PROF(rsz_prof::lap(0);)
+        return;
+      }
+      const std::int64_t r = roi(code);
+      const RoiTables& t = tables[static_cast<std::size_t>(r)];
+      for (std::int64_t k = band(t.y.lo); k <= band(t.y.hi); ++k) {
+        if (!wait_for(copied[j * copy_tasks + k])) return;
+      }
+      RSZ_PROF(rsz_prof::lap(2);)
+      pool_block(buffers, block_map, c0, r);
+      pooled[j * rois + code].store(1, std::memory_order_release);
+      RSZ_PROF(rsz_prof::lap(1);)
+    };
     RSZ_PROF(std::vector<std::array<double, 6>> ms(static_cast<std::size_t>(threads), std::array<double, 6>{});
              const double t_loop = rsz_prof::now();)
-    parallel_for(threads, 1, threads, [&](std::int64_t member_begin, std::int64_t member_end) {
+    if (threads == 1) {  // one thread takes the tasks in order, without claiming them
       Results buffers = results();
-      for (std::int64_t member = member_begin; member < member_end; ++member) {
-        RSZ_PROF(auto& mst = ms[static_cast<std::size_t>(member)]; double tp = rsz_prof::now();
-                 const auto lap = [&](int i) { const double t = rsz_prof::now(); mst[static_cast<std::size_t>(i)] += t - tp; tp = t; };)
-        const std::int64_t team = member / team_size;
-        std::atomic<std::int64_t>& next = counters[static_cast<std::size_t>(team)].next;
-        for (;;) {
-          const std::int64_t u0 = next.fetch_add(claim, std::memory_order_relaxed);
-          RSZ_PROF(lap(4);)
-          if (u0 >= team_tasks) break;
-          const std::int64_t u1 = std::min(team_tasks, u0 + claim);
-          for (std::int64_t u = u0; u < u1; ++u) {
-            const std::int64_t m = u / block_tasks;
-            const std::int64_t j = team + m * teams;
-            const std::int64_t c0 = j * block_channels;
-            T* const block_map = maps.as<T>() + (team * slots + m % slots) * block_elements;
-            const std::int64_t code = seq[static_cast<std::size_t>(u % block_tasks)];
+      RSZ_PROF(rsz_prof::lap_acc = ms[0].data(); rsz_prof::lap_t = rsz_prof::now();)
+      for (std::int64_t u = 0; u < team_tasks; ++u) run_task(buffers, 0, u);
+      RSZ_PROF(ms[0][5] = rsz_prof::now(); rsz_prof::lap_acc = nullptr;)
+      if (stream) stream_fence();
+    } else {
+    // Each thread works for its own team, then helps the others with what is left of theirs.
+    parallel_for(threads, 1, threads, [&](std::int64_t begin, std::int64_t end) {
+      Results buffers = results();
+      for (std::int64_t thread = begin; thread < end; ++thread) {
+        RSZ_PROF(auto& mst = ms[static_cast<std::size_t>(thread)]; rsz_prof::lap_acc = mst.data();
+                 rsz_prof::lap_t = rsz_prof::now();)
+        const std::int64_t own = thread * teams / threads;
+        for (std::int64_t step = 0; step < teams; ++step) {
+          const std::int64_t team = (own + step) % teams;
+          std::atomic<std::int64_t>& task = next[static_cast<std::size_t>(team)].task;
+          while (task.load(std::memory_order_relaxed) < team_tasks) {
+            const std::int64_t u0 = task.fetch_add(kClaimTasks, std::memory_order_relaxed);
+            RSZ_PROF(rsz_prof::lap(4);)
             try {
-              if (code < 0) {
-                const std::int64_t k = ~code;
-                if (team_size > 1 && m >= slots) {
-                  const std::int64_t jb = j - slots * teams;
-                  for (std::int64_t i = 0; i < rois; ++i) {
-                    if (!wait_until([&] { return pooled[jb * rois + i].load(std::memory_order_acquire) != 0; })) {
-                      return;
-                    }
-                  }
-                }
-                RSZ_PROF(lap(2);)
-                const std::int64_t y0 = k * kCopyRowsPerTask;
-                const std::int64_t y1 = std::min(height, y0 + kCopyRowsPerTask);
-                copy_rows(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, y0, y1, block_map);
-                copied[j * copy_tasks + k].store(1, std::memory_order_release);
-                RSZ_PROF(lap(0);)
-                continue;
+              for (std::int64_t u = u0; u < std::min(team_tasks, u0 + kClaimTasks); ++u) {
+                if (failed.load(std::memory_order_relaxed)) return;
+                run_task(buffers, team, u);
               }
-              const std::int64_t r = roi(code);
-              const RoiTables& t = tables[static_cast<std::size_t>(r)];
-              if (team_size > 1) {
-                const std::int64_t kb = lazy ? first_band(t) : 0;
-                const std::int64_t ke = lazy ? last_band(t) : copy_tasks - 1;
-                for (std::int64_t k = kb; k <= ke; ++k) {
-                  if (!wait_until([&] { return copied[j * copy_tasks + k].load(std::memory_order_acquire) != 0; })) {
-                    return;
-                  }
-                }
-              }
-              RSZ_PROF(lap(2);)
-              pool_block(buffers, block_map, c0, r);
-              RSZ_PROF(lap(1);)
-              if (team_size > 1) pooled[j * rois + code].store(1, std::memory_order_release);
             } catch (...) {
               failed.store(true, std::memory_order_relaxed);
               throw;
             }
           }
         }
-        RSZ_PROF(mst[5] = rsz_prof::now();)
+        RSZ_PROF(mst[5] = rsz_prof::now(); rsz_prof::lap_acc = nullptr;)
       }
       if (stream) stream_fence();
     });
+    }
     RSZ_PROF({
       const double t_end = rsz_prof::now();
       t_loops += t_end - t_loop;
       if (rsz_prof::current) {
-        for (const auto& m : ms) {
-          rsz_prof::current->t[5] += m[0] / threads;
-          rsz_prof::current->t[6] += m[1] / threads;
-          rsz_prof::current->t[7] += m[2] / threads;
-          rsz_prof::current->t[8] += (t_end - m[5]) / threads;
-          rsz_prof::current->t[9] += m[4] / threads;
+        for (const auto& mm : ms) {
+          rsz_prof::current->t[5] += mm[0] / threads;
+          rsz_prof::current->t[6] += mm[1] / threads;
+          rsz_prof::current->t[7] += mm[2] / threads;
+          rsz_prof::current->t[8] += (t_end - mm[5]) / threads;
+          rsz_prof::current->t[9] += mm[4] / threads;
         }
       }
     })
@@ -624,8 +625,14 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
   // whole vector, the extra lanes zero), so one set of tables (element offsets into the H x W x pixel copy, or into
   // the input itself when it is pooled in place) serves every block. Plane tables hold x offsets within the loaded
   // row span and y row indices.
-  const std::int64_t bc_cap = std::clamp<std::int64_t>(roi_knobs().bc, 8, kChannelBlock);
-  const std::int64_t blocks = (channels + bc_cap - 1) / bc_cap;
+  std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
+#if RSZ_ROI_OWN_BLOCKS
+  // Twice as many threads as blocks or more: smaller blocks, so that each thread can copy and pool a block of its
+  // own (what it pools was copied by itself, into its own cache), down to kMinOwnedBlock channels.
+  if (channels_last && input.stride(1) != 1 && threads >= 2 * blocks) {
+    blocks = std::max(blocks, std::min<std::int64_t>(threads, (channels + kMinOwnedBlock - 1) / kMinOwnedBlock));
+  }
+#endif
   const std::int64_t block_channels = channels_last ? (channels + blocks - 1) / blocks : 1;
   const std::int64_t pixel = (block_channels + 7) / 8 * 8;
   // The map is gathered as float16 bits where the input is float16 and the CPU converts them (half the bytes;
