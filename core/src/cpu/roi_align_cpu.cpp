@@ -16,11 +16,9 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
-#include <optional>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -35,73 +33,6 @@
 #include "detail/coords.h"
 #include "reference/reference.h"
 #include "rsz/float16.h"
-
-
-#ifdef RSZ_ROI_PROFILE
-#include <chrono>
-#include <cstdio>
-#include <map>
-#include <mutex>
-#include <string>
-namespace rsz_prof {
-inline double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-struct Stats {
-  long calls = 0;
-  double t[12] = {};
-};
-// phases: 0 pre-pass, 1 tables, 2 setup (sort, seq, flags), 3 main loop wall, 4 total,
-// per-member sums: 5 copy, 6 pool, 7 wait, 8 idle at end (loop end - member end), 9 claim
-struct Registry {
-  std::mutex m;
-  std::map<std::string, Stats> s;
-  ~Registry() {
-    for (const auto& [k, v] : s) {
-      const double n = static_cast<double>(v.calls);
-      std::fprintf(stderr,
-                   "PROFILE %s calls=%ld pre=%.3f tables=%.3f setup=%.3f loop=%.3f total=%.3f | per-thread ms: "
-                   "copy=%.3f pool=%.3f wait=%.3f idle=%.3f claim=%.3f\n",
-                   k.c_str(), v.calls, v.t[0] * 1e3 / n, v.t[1] * 1e3 / n, v.t[2] * 1e3 / n, v.t[3] * 1e3 / n,
-                   v.t[4] * 1e3 / n, v.t[5] * 1e3 / n, v.t[6] * 1e3 / n, v.t[7] * 1e3 / n, v.t[8] * 1e3 / n,
-                   v.t[9] * 1e3 / n);
-    }
-  }
-};
-inline Registry g;
-struct Call {
-  std::string key;
-  double t[12] = {};
-  double start = now();
-};
-inline thread_local Call* current = nullptr;
-inline thread_local double* lap_acc = nullptr;
-inline thread_local double lap_t = 0;
-inline void lap(int i) {
-  const double t = now();
-  if (lap_acc != nullptr) lap_acc[i] += t - lap_t;
-  lap_t = t;
-}
-struct Recorder {
-  Call call;
-  explicit Recorder(std::string key) {
-    call.key = std::move(key);
-    current = &call;
-  }
-  ~Recorder() {
-    call.t[4] = now() - call.start;
-    current = nullptr;
-    const std::lock_guard<std::mutex> lock(g.m);
-    Stats& st = g.s[call.key];
-    ++st.calls;
-    for (int i = 0; i < 12; ++i) st.t[i] += call.t[i];
-  }
-};
-}  // namespace rsz_prof
-#define RSZ_PROF(...) __VA_ARGS__
-#else
-#define RSZ_PROF(...)
-#endif
 
 namespace rsz::cpu {
 namespace {
@@ -199,7 +130,6 @@ struct RoiTables {
 // per-sample decisions are shared by many channels, small enough that the H x W x block scratch map stays a
 // fraction of the input (1/8 of it for 256 channels).
 constexpr std::int64_t kChannelBlock = 32;
-constexpr std::int64_t kMinOwnedBlock = 16;
 
 // Channels-last pays when many channels share each sample's taps and weights.
 constexpr std::int64_t kChannelsLastMinChannels = 8;
@@ -270,30 +200,36 @@ void copy_rows(const SimdKernels& vec, const ConstTensorView& input, std::int64_
   }
 }
 
-// The channels-last copies in flight: one being pooled while the next is copied. More would leave the cache: the
-// copies of a 256 x 200 x 272 float32 map are 7 MB a block.
+// Channels-last copies a team keeps at most: one being pooled while the next is copied (by threads that came to help,
+// see run_channels_last). More would leave the cache: the copies of a 256 x 200 x 272 float32 map are 7 MB a block.
 constexpr std::int64_t kRingBlocks = 2;
 
-// Rows of the map per copy task: small enough that 16 threads share a block's copy (25 tasks for 200 rows), large
-// enough to amortize the scheduling. A pooling task is one ROI over one block.
+// Rows of the map per copy task (a band): the unit in which a block's copy is spread over the pooling that needs it.
+// A pooling task is one ROI over one block.
 constexpr std::int64_t kCopyRowsPerTask = 8;
 
-// How many bands ahead of the pooling that needs them the bands are copied (see run_channels_last).
+// How many bands ahead of the ROIs that need them last the bands are copied: a thread that takes a pooling task then
+// rarely finds its rows still being copied by its teammate (copied just before, they waited 0.9 ms of a 5.8 ms call
+// on 16 threads).
 constexpr std::int64_t kBandsAhead = 2;
 
-// Tasks a thread claims at once: each claim is a locked add (see run_channels_last).
+// Tasks a thread claims at once from its team's counter: each claim is a locked add, which waits for the thread's
+// streaming stores of output to reach memory (x86).
 constexpr std::int64_t kClaimTasks = 2;
 
-// How a call's work is laid out, and why (measured on 16 cores: bench/RESULTS_SCALING.md): a batch's blocks are one
-// parallel
-// loop over their copy and pooling tasks, so a call waits for its threads once, not twice a block (a 256-channel map
-// has 8 blocks), with hundreds of tasks to spread; the copies go to a ring of scratch kept between calls
-// (cpu/scratch.h), so pages are not faulted and zeroed anew on every call.
+// How a call's work is laid out, and why (measured on 16 cores: bench/RESULTS_SCALING.md). Threads work in teams of
+// threads / gcd(threads, blocks), each team on blocks of its own (16 threads and 8 blocks of 32 channels: 8 teams of
+// 2, a block each): a block's copy is read by the threads that wrote it, not by all of them, and no thread waits for
+// work on another team's block. Within a block, the tasks are a sequence of copy bands and ROIs, each ROI just after
+// the band it needs last (and the copies two bands ahead): the map's rows are read from memory a little at a time
+// while the pooling goes on, instead of the whole block first (on 16 threads at once, that burst took longer than
+// the pooling). A thread whose team is done helps the others with their remaining tasks, in their order. One thread
+// takes its tasks in order: copy, pool, copy, pool... The copies go to scratch kept between calls (cpu/scratch.h),
+// so pages are not faulted and zeroed anew on every call.
 template <typename T>
 void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, const std::vector<RoiTables>& tables,
                        const TensorView& output, const RoiAlignParams& p, std::int64_t block_channels,
                        std::int64_t pixel, bool in_place, int threads) {
-  RSZ_PROF(const double t_setup = rsz_prof::now(); double t_loops = 0;)
   const DataType type = output.dtype();
   const std::int64_t channels = output.size(1);
   const std::int64_t out_h = output.size(2);
@@ -444,79 +380,50 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
         }
         const std::int64_t y0 = k * kCopyRowsPerTask;
         const std::int64_t y1 = std::min(height, y0 + kCopyRowsPerTask);
-        RSZ_PROF(rsz_prof::lap(2);)
         copy_rows(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, y0, y1, block_map);
         copied[j * copy_tasks + k].store(1, std::memory_order_release);
-        RSZ_PROF(rsz_prof::lap(0);)
         return;
       }
       const std::int64_t r = roi(code);
       const RoiTables& t = tables[static_cast<std::size_t>(r)];
-      for (std::int64_t k = band(t.y.lo); k <= band(t.y.hi); ++k) {
+      for (std::int64_t k = band(t.y.lo); copy_tasks > 0 && k <= band(t.y.hi); ++k) {
         if (!wait_for(copied[j * copy_tasks + k])) return;
       }
-      RSZ_PROF(rsz_prof::lap(2);)
       pool_block(buffers, block_map, c0, r);
       pooled[j * rois + code].store(1, std::memory_order_release);
-      RSZ_PROF(rsz_prof::lap(1);)
     };
-    RSZ_PROF(std::vector<std::array<double, 6>> ms(static_cast<std::size_t>(threads), std::array<double, 6>{});
-             const double t_loop = rsz_prof::now();)
     if (threads == 1) {  // one thread takes the tasks in order, without claiming them
       Results buffers = results();
-      RSZ_PROF(rsz_prof::lap_acc = ms[0].data(); rsz_prof::lap_t = rsz_prof::now();)
       for (std::int64_t u = 0; u < team_tasks; ++u) run_task(buffers, 0, u);
-      RSZ_PROF(ms[0][5] = rsz_prof::now(); rsz_prof::lap_acc = nullptr;)
       if (stream) stream_fence();
     } else {
-    // Each thread works for its own team, then helps the others with what is left of theirs.
-    parallel_for(threads, 1, threads, [&](std::int64_t begin, std::int64_t end) {
-      Results buffers = results();
-      for (std::int64_t thread = begin; thread < end; ++thread) {
-        RSZ_PROF(auto& mst = ms[static_cast<std::size_t>(thread)]; rsz_prof::lap_acc = mst.data();
-                 rsz_prof::lap_t = rsz_prof::now();)
-        const std::int64_t own = thread * teams / threads;
-        for (std::int64_t step = 0; step < teams; ++step) {
-          const std::int64_t team = (own + step) % teams;
-          std::atomic<std::int64_t>& task = next[static_cast<std::size_t>(team)].task;
-          while (task.load(std::memory_order_relaxed) < team_tasks) {
-            const std::int64_t u0 = task.fetch_add(kClaimTasks, std::memory_order_relaxed);
-            RSZ_PROF(rsz_prof::lap(4);)
-            try {
-              for (std::int64_t u = u0; u < std::min(team_tasks, u0 + kClaimTasks); ++u) {
-                if (failed.load(std::memory_order_relaxed)) return;
-                run_task(buffers, team, u);
+      // Each thread works for its own team, then helps the others with what is left of theirs.
+      parallel_for(threads, 1, threads, [&](std::int64_t begin, std::int64_t end) {
+        Results buffers = results();
+        for (std::int64_t thread = begin; thread < end; ++thread) {
+          const std::int64_t own = thread * teams / threads;
+          for (std::int64_t step = 0; step < teams; ++step) {
+            const std::int64_t team = (own + step) % teams;
+            std::atomic<std::int64_t>& task = next[static_cast<std::size_t>(team)].task;
+            while (task.load(std::memory_order_relaxed) < team_tasks) {
+              const std::int64_t u0 = task.fetch_add(kClaimTasks, std::memory_order_relaxed);
+              try {
+                for (std::int64_t u = u0; u < std::min(team_tasks, u0 + kClaimTasks); ++u) {
+                  if (failed.load(std::memory_order_relaxed)) return;
+                  run_task(buffers, team, u);
+                }
+              } catch (...) {
+                failed.store(true, std::memory_order_relaxed);
+                throw;
               }
-            } catch (...) {
-              failed.store(true, std::memory_order_relaxed);
-              throw;
             }
           }
         }
-        RSZ_PROF(mst[5] = rsz_prof::now(); rsz_prof::lap_acc = nullptr;)
-      }
-      if (stream) stream_fence();
-    });
+        if (stream) stream_fence();
+      });
     }
-    RSZ_PROF({
-      const double t_end = rsz_prof::now();
-      t_loops += t_end - t_loop;
-      if (rsz_prof::current) {
-        for (const auto& mm : ms) {
-          rsz_prof::current->t[5] += mm[0] / threads;
-          rsz_prof::current->t[6] += mm[1] / threads;
-          rsz_prof::current->t[7] += mm[2] / threads;
-          rsz_prof::current->t[8] += (t_end - mm[5]) / threads;
-          rsz_prof::current->t[9] += mm[4] / threads;
-        }
-      }
-    })
     first = last;
   }
-  RSZ_PROF(if (rsz_prof::current) {
-    rsz_prof::current->t[3] += t_loops;
-    rsz_prof::current->t[2] += rsz_prof::now() - t_setup - t_loops;
-  })
 }
 
 // Scratch of one thread of the plane path: the source row span, two x-lerped rows, the accumulators.
@@ -625,14 +532,7 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
   // whole vector, the extra lanes zero), so one set of tables (element offsets into the H x W x pixel copy, or into
   // the input itself when it is pooled in place) serves every block. Plane tables hold x offsets within the loaded
   // row span and y row indices.
-  std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
-#if RSZ_ROI_OWN_BLOCKS
-  // Twice as many threads as blocks or more: smaller blocks, so that each thread can copy and pool a block of its
-  // own (what it pools was copied by itself, into its own cache), down to kMinOwnedBlock channels.
-  if (channels_last && input.stride(1) != 1 && threads >= 2 * blocks) {
-    blocks = std::max(blocks, std::min<std::int64_t>(threads, (channels + kMinOwnedBlock - 1) / kMinOwnedBlock));
-  }
-#endif
+  const std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
   const std::int64_t block_channels = channels_last ? (channels + blocks - 1) / blocks : 1;
   const std::int64_t pixel = (block_channels + 7) / 8 * 8;
   // The map is gathered as float16 bits where the input is float16 and the CPU converts them (half the bytes;
@@ -656,7 +556,6 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
   }
   const TableArena arena(offsets.back());
   std::vector<RoiTables> tables(static_cast<std::size_t>(roi_count));
-  RSZ_PROF(const double t_tables = rsz_prof::now();)
   parallel_for(roi_count, 16, threads, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       RoiTables& t = tables[static_cast<std::size_t>(r)];
@@ -670,7 +569,6 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
       t.count = static_cast<float>(static_cast<std::uint64_t>(t.x.samples) * t.y.samples);
     }
   });
-  RSZ_PROF(if (rsz_prof::current) rsz_prof::current->t[1] += rsz_prof::now() - t_tables;)
 
   if (channels_last) {
     if (f16_map && copies_elements(input)) {
@@ -722,10 +620,6 @@ RoiRange roi_range(const ConstTensorView& rois, const ConstTensorView& batch_ind
 void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
                    const TensorView& output, const RoiAlignParams& p, int threads) {
   const SimdKernels& vec = simd();
-  RSZ_PROF(rsz_prof::Recorder recorder(
-      std::string(output.size(0) >= 1000 ? "1000x7 " : "100x14 ") + (input.dtype() == DataType::Float32 ? "f32 " : "f16 ") +
-      (p.reduction == RoiReduction::Average ? "avg_" : "max_") +
-      (p.interpolation == InterpolationMode::Linear ? "lin " : "near ") + "threads=" + std::to_string(threads));)
   const std::int64_t roi_count = output.size(0);
   const std::int64_t out_h = output.size(2);
   const std::int64_t out_w = output.size(3);
@@ -741,7 +635,6 @@ void roi_align_cpu(const ConstTensorView& input, const ConstTensorView& rois, co
     entries[static_cast<std::size_t>(r)] = e;
     total = total > UINT64_MAX - e ? UINT64_MAX : total + e;
   }
-  RSZ_PROF(recorder.call.t[0] = rsz_prof::now() - recorder.call.start;)
   if (total <= kMaxTableEntries) {
     roi_align_tabled(vec, input, rois, batch_indices, output, p, threads);
     return;
