@@ -4,7 +4,7 @@
 // padded blocks, the direct float32 transposes from NCHW input and into packed output, the widened copy for float16
 // and NHWC input, per-plane and per-row output stores), float32 and float16, average and max, linear and nearest,
 // fixed and adaptive sampling, boxes inside, in the [-1, 0) band, beyond it, inverted, zero-size and huge, batch
-// indices > 0, packed and strided outputs, 1, 2 and 7 threads.
+// indices > 0, packed and strided outputs, 1, 2, 7 and 16 threads.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -69,7 +69,7 @@ TEST_P(RoiAlignEquivalence, Sweep) {
                 const auto expected = run_into(out_sizes, type, false, [&](const TensorView& out) {
                   roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
                 });
-                for (const int threads : {1, 2, 7}) {
+                for (const int threads : {1, 2, 7, 16}) {
                   for (const bool strided : {false, true}) {
                     const auto got = run_into(out_sizes, type, strided, [&](const TensorView& out) {
                       roi_align(in.view(), boxes.view(), batch.view(), out, p, {GetParam(), threads});
@@ -90,7 +90,7 @@ TEST_P(RoiAlignEquivalence, Sweep) {
       }
     }
   }
-  EXPECT_EQ(cases, 2 * 5 * 2 * 2 * 2 * 3 * 2 * 3 * 2);
+  EXPECT_EQ(cases, 2 * 5 * 2 * 2 * 2 * 3 * 2 * 4 * 2);
 }
 
 // Special values: an infinite out-of-bounds value and infinities / NaN in the map must give the reference's
@@ -300,7 +300,8 @@ TEST_P(RoiAlignEquivalence, BlocksTakeTurnsInTheRingOfCopies) {
   const std::vector<float> corners = {10, 20, 40, 30, -5, 30, 6, 53, 25, 25, 25.5f, 26, 0, 0, 49, 39,
                                       100, 200, 1000, 900, -5, 1050, 60, 1130, 250, 250, 251, 252, 0, 0, 1099, 1099};
   std::uint32_t seed = 4200;
-  for (const auto& [sizes, first] : {std::pair{Dims{1, 100, 40, 50}, 0}, std::pair{Dims{1, 9, 1100, 1100}, 4}}) {
+  for (const auto& [sizes, first] : {std::pair{Dims{1, 100, 40, 50}, 0}, std::pair{Dims{1, 192, 40, 50}, 0},
+                                     std::pair{Dims{1, 9, 1100, 1100}, 4}}) {
     const Input in = make_input(sizes, DataType::Float32, false, seed++);
     const Tensor boxes = test::make_f32({4, 4}, std::vector<float>(corners.begin() + first * 4,
                                                                    corners.begin() + first * 4 + 16));
@@ -311,7 +312,7 @@ TEST_P(RoiAlignEquivalence, BlocksTakeTurnsInTheRingOfCopies) {
     const auto expected = run_into(out_sizes, DataType::Float32, false, [&](const TensorView& out) {
       roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
     });
-    for (const int threads : {1, 3, 7}) {
+    for (const int threads : {1, 2, 3, 4, 7, 8, 16}) {
       const auto got = run_into(out_sizes, DataType::Float32, false, [&](const TensorView& out) {
         roi_align(in.view(), boxes.view(), batch.view(), out, p, {GetParam(), threads});
       });

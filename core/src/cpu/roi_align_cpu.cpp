@@ -19,7 +19,6 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
-#include <optional>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -201,19 +200,32 @@ void copy_rows(const SimdKernels& vec, const ConstTensorView& input, std::int64_
   }
 }
 
-// The channels-last copies in flight: one being pooled while the next is copied. More would leave the cache: the
-// copies of a 256 x 200 x 272 float32 map are 7 MB a block.
+// Channels-last copies a team keeps at most: one being pooled while the next is copied (by threads that came to help,
+// see run_channels_last). More would leave the cache: the copies of a 256 x 200 x 272 float32 map are 7 MB a block.
 constexpr std::int64_t kRingBlocks = 2;
 
-// Rows of the map per copy task: small enough that 16 threads share a block's copy (25 tasks for 200 rows), large
-// enough to amortize the scheduling. A pooling task is one ROI over one block.
+// Rows of the map per copy task (a band): the unit in which a block's copy is spread over the pooling that needs it.
+// A pooling task is one ROI over one block.
 constexpr std::int64_t kCopyRowsPerTask = 8;
 
-// How a call's work is laid out, and why (measured on 16 cores: bench/RESULTS_SCALING.md): a batch's blocks are one
-// parallel
-// loop over their copy and pooling tasks, so a call waits for its threads once, not twice a block (a 256-channel map
-// has 8 blocks), with hundreds of tasks to spread; the copies go to a ring of scratch kept between calls
-// (cpu/scratch.h), so pages are not faulted and zeroed anew on every call.
+// How many bands ahead of the ROIs that need them last the bands are copied: a thread that takes a pooling task then
+// rarely finds its rows still being copied by its teammate (copied just before, they waited 0.9 ms of a 5.8 ms call
+// on 16 threads).
+constexpr std::int64_t kBandsAhead = 2;
+
+// Tasks a thread claims at once from its team's counter: each claim is a locked add, which waits for the thread's
+// streaming stores of output to reach memory (x86).
+constexpr std::int64_t kClaimTasks = 2;
+
+// How a call's work is laid out, and why (measured on 16 cores: bench/RESULTS_SCALING.md). Threads work in teams of
+// threads / gcd(threads, blocks), each team on blocks of its own (16 threads and 8 blocks of 32 channels: 8 teams of
+// 2, a block each): a block's copy is read by the threads that wrote it, not by all of them, and no thread waits for
+// work on another team's block. Within a block, the tasks are a sequence of copy bands and ROIs, each ROI just after
+// the band it needs last (and the copies two bands ahead): the map's rows are read from memory a little at a time
+// while the pooling goes on, instead of the whole block first (on 16 threads at once, that burst took longer than
+// the pooling). A thread whose team is done helps the others with their remaining tasks, in their order. One thread
+// takes its tasks in order: copy, pool, copy, pool... The copies go to scratch kept between calls (cpu/scratch.h),
+// so pages are not faulted and zeroed anew on every call.
 template <typename T>
 void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, const std::vector<RoiTables>& tables,
                        const TensorView& output, const RoiAlignParams& p, std::int64_t block_channels,
@@ -233,19 +245,31 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
   const bool stream = packed_planes && stream_output(output);
   const auto transpose = vec.map_f32.transpose;  // of the float32 results
   const PoolChannelsLast<T> pool = vec.map<T>().pool[average ? 1 : 0][static_cast<std::size_t>(pixel / 8 - 1)];
-  // The ring of channels-last copies, unless the input is read in place. One thread copies and pools in turn, and
-  // reuses one slot: the copy it is about to overwrite is the one it just read, still in cache.
-  const std::int64_t ring = std::min(threads > 1 ? kRingBlocks : 1, blocks);
-  const Scratch maps(in_place ? 0 : static_cast<std::size_t>(ring * block_elements) * sizeof(T));
-  // ROIs grouped by batch and, within a batch, ordered by their top row, so that consecutive ROIs (on a thread)
-  // overlap and find their taps in cache. The order does not change any result.
+  const std::int64_t copy_tasks = (height + kCopyRowsPerTask - 1) / kCopyRowsPerTask;
+  // The copy bands of the first and the last row a ROI's taps read.
+  const auto band = [&](std::int64_t row) {
+    return std::min(copy_tasks - 1, std::max<std::int64_t>(row, 0) / kCopyRowsPerTask);
+  };
+  // Threads work in teams, each team on blocks of its own: team t copies and pools blocks t, t + teams, ...
+  const int teams = in_place ? 1 : static_cast<int>(std::gcd<std::int64_t>(threads, blocks));
+  const std::int64_t team_blocks = blocks / teams;
+  // Threads that help other teams may copy a team's next block while its own threads still pool the last one: two
+  // slots a team then.
+  const std::int64_t slots = threads > 1 ? std::min(kRingBlocks, team_blocks) : 1;
+  const Scratch maps(in_place ? 0 : static_cast<std::size_t>(teams * slots * block_elements) * sizeof(T));
+  // ROIs grouped by batch and, within a batch, ordered by the band of their last row (then their first row), so that
+  // a ROI is pooled soon after the band it needs last is copied, and consecutive ROIs (on a thread) overlap and find
+  // their taps in cache. The order does not change any result.
   std::vector<std::int64_t> order(tables.size());
-  std::iota(order.begin(), order.end(), std::int64_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-    const RoiTables& ta = tables[static_cast<std::size_t>(a)];
-    const RoiTables& tb = tables[static_cast<std::size_t>(b)];
-    return ta.batch != tb.batch ? ta.batch < tb.batch : ta.y.lo < tb.y.lo;
-  });
+  {
+    std::vector<std::array<std::int64_t, 4>> keys(tables.size());
+    for (std::size_t r = 0; r < tables.size(); ++r) {
+      const RoiTables& t = tables[r];
+      keys[r] = {t.batch, in_place ? 0 : band(t.y.hi), t.y.lo, static_cast<std::int64_t>(r)};
+    }
+    std::sort(keys.begin(), keys.end());
+    for (std::size_t r = 0; r < tables.size(); ++r) order[r] = keys[r][3];
+  }
   // A task's results (pixels x pixel, channels innermost) and their planes.
   struct Results {
     std::vector<float> res;
@@ -301,66 +325,103 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
       first = last;
       continue;
     }
-    // One loop over every task of the batch, block after block: a block's copy tasks (rows), then its pooling tasks
-    // (ROIs). Threads take tasks in that order, so a pooling task finds its block's copy done or being finished (it
-    // waits for the rows still in flight), while threads that come free copy the next block: no barrier between
-    // blocks. The copies go to kRingBlocks slots in turn: a block's copy waits until the block that used its slot
-    // before is pooled, so the copies being read stay in cache. Nobody waits for a task not yet taken, so the
-    // waits end. On one thread this is copy, pool, copy, pool... block by block.
-    const std::int64_t copy_tasks = (height + kCopyRowsPerTask - 1) / kCopyRowsPerTask;
-    const std::int64_t block_tasks = copy_tasks + rois;
-    // Rows copied, per block; and a flag per pooling task, set when it is done. Not a count: an atomic add is a
-    // locked instruction, which waits for the task's streaming stores of output to reach memory (x86), and that
-    // wait, once per task, cost a single thread 5-10% of a thousand-ROI call.
-    const std::unique_ptr<std::atomic<std::int64_t>[]> copied(new std::atomic<std::int64_t>[blocks]);
+    // The tasks of one block, in the order they are taken: copy band k as ~k, pooling ROI i as i. A band is copied
+    // kBandsAhead bands before the ROIs whose last band it is are pooled, so that a thread that takes a pooling task
+    // rarely finds its rows still being copied by another.
+    std::vector<std::int64_t> seq;
+    seq.reserve(static_cast<std::size_t>(copy_tasks + rois));
+    {
+      std::int64_t i = 0;
+      for (std::int64_t k = 0; k < std::min(kBandsAhead, copy_tasks); ++k) seq.push_back(~k);
+      for (std::int64_t k = 0; k < copy_tasks; ++k) {
+        if (k + kBandsAhead < copy_tasks) seq.push_back(~(k + kBandsAhead));
+        while (i < rois && band(tables[static_cast<std::size_t>(roi(i))].y.hi) <= k) seq.push_back(i++);
+      }
+      while (i < rois) seq.push_back(i++);
+    }
+    const auto block_tasks = static_cast<std::int64_t>(seq.size());
+    const std::int64_t team_tasks = team_blocks * block_tasks;
+    // Bands copied and ROIs pooled, a flag each per block, set with plain stores: an atomic add is a locked
+    // instruction, which waits for the streaming stores of output before it to reach memory (x86).
+    const std::unique_ptr<std::atomic<unsigned char>[]> copied(new std::atomic<unsigned char>[blocks * copy_tasks]);
     const std::unique_ptr<std::atomic<unsigned char>[]> pooled(new std::atomic<unsigned char>[blocks * rois]);
-    for (std::int64_t j = 0; j < blocks; ++j) copied[j].store(0, std::memory_order_relaxed);
+    for (std::int64_t i = 0; i < blocks * copy_tasks; ++i) copied[i].store(0, std::memory_order_relaxed);
     for (std::int64_t i = 0; i < blocks * rois; ++i) pooled[i].store(0, std::memory_order_relaxed);
+    // The next task of each team, claimed kClaimTasks at a time (a locked add, see above), on a cache line each.
+    struct alignas(64) Next {
+      std::atomic<std::int64_t> task{0};
+    };
+    const std::unique_ptr<Next[]> next(new Next[static_cast<std::size_t>(teams)]);
     std::atomic<bool> failed{false};  // a task threw: nobody may wait for its work
-    // Waits until `done()`; false when a task failed (parallel_for rethrows its exception).
-    const auto wait_until = [&](const auto& done) {
-      while (!done()) {
+    // Waits until flag is set; false when a task failed (parallel_for rethrows its exception).
+    const auto wait_for = [&](const std::atomic<unsigned char>& flag) {
+      while (flag.load(std::memory_order_acquire) == 0) {
         if (failed.load(std::memory_order_relaxed)) return false;
         std::this_thread::yield();
       }
       return true;
     };
-    const auto block_copied = [&](std::int64_t j) {
-      return wait_until([&] { return copied[j].load(std::memory_order_acquire) >= height; });
-    };
-    const auto block_pooled = [&](std::int64_t j) {
-      for (std::int64_t i = 0; i < rois; ++i) {
-        if (!wait_until([&] { return pooled[j * rois + i].load(std::memory_order_acquire) != 0; })) return false;
-      }
-      return true;
-    };
-    parallel_for(blocks * block_tasks, 1, threads, [&](std::int64_t begin, std::int64_t end) {
-      std::optional<Results> buffers;
-      for (std::int64_t u = begin; u < end; ++u) {
-        const std::int64_t j = u / block_tasks;
-        const std::int64_t k = u % block_tasks;
-        const std::int64_t c0 = j * block_channels;
-        T* const block_map = maps.as<T>() + (j % ring) * block_elements;
-        try {
-          if (k < copy_tasks) {
-            if (j >= ring && !block_pooled(j - ring)) return;
-            const std::int64_t y0 = k * kCopyRowsPerTask;
-            const std::int64_t y1 = std::min(height, y0 + kCopyRowsPerTask);
-            copy_rows(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, y0, y1, block_map);
-            copied[j].fetch_add(y1 - y0, std::memory_order_release);
-            continue;
+    // Task u of team `team`. Tasks are claimed in order, and a task waits only for tasks before it in its team's
+    // order (its bands, the pooling of the block that used its slot before), each taken by a thread that is running
+    // it: the waits end.
+    const auto run_task = [&](Results& buffers, std::int64_t team, std::int64_t u) {
+      const std::int64_t m = u / block_tasks;
+      const std::int64_t j = team + m * teams;
+      const std::int64_t c0 = j * block_channels;
+      T* const block_map = maps.as<T>() + (team * slots + m % slots) * block_elements;
+      const std::int64_t code = seq[static_cast<std::size_t>(u % block_tasks)];
+      if (code < 0) {
+        const std::int64_t k = ~code;
+        if (m >= slots) {
+          const std::int64_t before = j - slots * teams;  // the block whose copy this slot holds
+          for (std::int64_t i = 0; i < rois; ++i) {
+            if (!wait_for(pooled[before * rois + i])) return;
           }
-          if (!block_copied(j)) return;
-          if (!buffers) buffers = results();
-          pool_block(*buffers, block_map, c0, roi(k - copy_tasks));
-          pooled[j * rois + k - copy_tasks].store(1, std::memory_order_release);
-        } catch (...) {
-          failed.store(true, std::memory_order_relaxed);
-          throw;
         }
+        const std::int64_t y0 = k * kCopyRowsPerTask;
+        const std::int64_t y1 = std::min(height, y0 + kCopyRowsPerTask);
+        copy_rows(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, y0, y1, block_map);
+        copied[j * copy_tasks + k].store(1, std::memory_order_release);
+        return;
       }
+      const std::int64_t r = roi(code);
+      const RoiTables& t = tables[static_cast<std::size_t>(r)];
+      for (std::int64_t k = band(t.y.lo); copy_tasks > 0 && k <= band(t.y.hi); ++k) {
+        if (!wait_for(copied[j * copy_tasks + k])) return;
+      }
+      pool_block(buffers, block_map, c0, r);
+      pooled[j * rois + code].store(1, std::memory_order_release);
+    };
+    if (threads == 1) {  // one thread takes the tasks in order, without claiming them
+      Results buffers = results();
+      for (std::int64_t u = 0; u < team_tasks; ++u) run_task(buffers, 0, u);
       if (stream) stream_fence();
-    });
+    } else {
+      // Each thread works for its own team, then helps the others with what is left of theirs.
+      parallel_for(threads, 1, threads, [&](std::int64_t begin, std::int64_t end) {
+        Results buffers = results();
+        for (std::int64_t thread = begin; thread < end; ++thread) {
+          const std::int64_t own = thread * teams / threads;
+          for (std::int64_t step = 0; step < teams; ++step) {
+            const std::int64_t team = (own + step) % teams;
+            std::atomic<std::int64_t>& task = next[static_cast<std::size_t>(team)].task;
+            while (task.load(std::memory_order_relaxed) < team_tasks) {
+              const std::int64_t u0 = task.fetch_add(kClaimTasks, std::memory_order_relaxed);
+              try {
+                for (std::int64_t u = u0; u < std::min(team_tasks, u0 + kClaimTasks); ++u) {
+                  if (failed.load(std::memory_order_relaxed)) return;
+                  run_task(buffers, team, u);
+                }
+              } catch (...) {
+                failed.store(true, std::memory_order_relaxed);
+                throw;
+              }
+            }
+          }
+        }
+        if (stream) stream_fence();
+      });
+    }
     first = last;
   }
 }
