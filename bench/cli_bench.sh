@@ -29,6 +29,9 @@ for j in ${only//,/ }; do
 done
 want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 root=$PWD
+# The peers as Debian installs them: a machine may put wrappers of the same names earlier in PATH (a convert that
+# hands its calls on to the real one); the bench times the real programs.
+export PATH="/usr/bin:$PATH"
 
 bash scripts/install-deps.sh hyperfine libvips-tools imagemagick python3-pil time
 
@@ -43,7 +46,7 @@ mkdir -p "$work/results"
 # The codecs alone (bench/codec_floor.cpp): each single-file job's input decoded and its output encoded with the same
 # libraries and rsz's default settings, in one process: the floor beside each rsz row.
 floor="$root/build-bench/codec_floor"
-g++ -O2 -std=c++17 "$root/bench/codec_floor.cpp" -ljpeg -lpng -o "$floor"
+g++ -O2 -std=c++17 "$root/bench/codec_floor.cpp" -ljpeg -lpng -ldeflate -o "$floor"
 # The Python module (python/, target _rsz) for python_calls: built where pybind11 and the Python headers are; where it
 # cannot be, the report says why instead of the bench failing.
 python_module=

@@ -8,12 +8,14 @@
 //       interlace handled) into one row buffer, and thrown away.
 //   RAW: the job's output pixels (rsz writes them with -o x.ppm), 8 or 16 bits, read into memory.
 //   OUT: encoded from RAW as rsz encodes by default (JPEG: jpeg_set_defaults + jpeg_set_quality(QUALITY, baseline),
-//        4:2:0, QUALITY 95 by default; PNG: zlib level 2 over rows filtered with Sub), in memory, then written.
+//        4:2:0, QUALITY 95 by default; PNG: rows filtered with Sub, deflated by libdeflate at level 1 in one call,
+//        or by libpng at zlib level 2 over 32 MiB of samples), in memory, then written.
 // Exits 1 with a line on stderr for a file it cannot read or write.
 #include <cstddef>
 #include <cstdio>  // jpeglib.h needs size_t and FILE declared first
 
 #include <jpeglib.h>
+#include <libdeflate.h>
 #include <png.h>
 
 #include <cstdint>
@@ -157,7 +159,50 @@ void append(png_structp png, png_bytep data, png_size_t length) {
 
 void flush(png_structp) {}
 
+void put_u32(std::vector<unsigned char>& out, std::uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<unsigned char>(v >> shift));
+}
+
+void put_chunk(std::vector<unsigned char>& out, const char* type, const unsigned char* data, std::size_t size) {
+  put_u32(out, static_cast<std::uint32_t>(size));
+  const std::size_t start = out.size();
+  out.insert(out.end(), type, type + 4);
+  out.insert(out.end(), data, data + size);
+  put_u32(out, static_cast<std::uint32_t>(libdeflate_crc32(0, out.data() + start, size + 4)));
+}
+
+// rsz's default PNG: the Sub filter, deflated by libdeflate at level 1 in one call.
+std::vector<unsigned char> encode_png_deflate(const Raster& r) {
+  const std::size_t bpp = static_cast<std::size_t>(r.channels) * (r.depth / 8);
+  const std::size_t stride = static_cast<std::size_t>(r.width) * bpp;
+  std::vector<unsigned char> filtered(static_cast<std::size_t>(r.height) * (stride + 1));
+  for (int y = 0; y < r.height; ++y) {
+    const unsigned char* row = r.bytes.data() + stride * static_cast<std::size_t>(y);
+    unsigned char* o = filtered.data() + (stride + 1) * static_cast<std::size_t>(y);
+    o[0] = 1;
+    for (std::size_t i = 0; i < bpp; ++i) o[1 + i] = row[i];
+    for (std::size_t i = bpp; i < stride; ++i) o[1 + i] = static_cast<unsigned char>(row[i] - row[i - bpp]);
+  }
+  libdeflate_compressor* c = libdeflate_alloc_compressor(1);
+  std::vector<unsigned char> packed(libdeflate_zlib_compress_bound(c, filtered.size()));
+  packed.resize(libdeflate_zlib_compress(c, filtered.data(), filtered.size(), packed.data(), packed.size()));
+  libdeflate_free_compressor(c);
+  std::vector<unsigned char> out = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  std::vector<unsigned char> header;
+  put_u32(header, static_cast<std::uint32_t>(r.width));
+  put_u32(header, static_cast<std::uint32_t>(r.height));
+  header.insert(header.end(), {static_cast<unsigned char>(r.depth), static_cast<unsigned char>(r.channels == 3 ? 2 : 0),
+                               0, 0, 0});
+  put_chunk(out, "IHDR", header.data(), header.size());
+  put_chunk(out, "IDAT", packed.data(), packed.size());
+  put_chunk(out, "IEND", nullptr, 0);
+  return out;
+}
+
 std::vector<unsigned char> encode_png(const Raster& r) {
+  if (r.width * static_cast<std::size_t>(r.height) * r.channels * (r.depth / 8) <= (std::size_t{32} << 20)) {
+    return encode_png_deflate(r);
+  }
   std::vector<unsigned char> out;
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
   png_infop info = png_create_info_struct(png);
