@@ -537,7 +537,8 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
       list.left_out = image.left_out;
       jobs.push_back(make_job(image.path, with_boxes, list, resolved, output, common));
     }
-    return jobs;
+    // YOLO's images are the inputs (a plan's list); the others name their own.
+    return format == io::AnnotationFormat::Yolo ? jobs : plan_shard_of_named_images(std::move(jobs), common);
   }
   if (file.dataset) {
     if (inputs_given_by_user && !inputs.empty()) {
@@ -548,7 +549,7 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
       list.entries = image.rois;
       jobs.push_back(make_job(image.path, file.images.size(), list, resolved, output, common));
     }
-    return jobs;
+    return plan_shard_of_named_images(std::move(jobs), common);
   }
   if (inputs.empty()) usage_error("roi-align: no input given; use -i (the ROI file lists boxes, not images)");
   RoiList list;
@@ -685,7 +686,8 @@ int run_roi_align(const RoiAlignOptions& o) {
   }
   const RoiSource source{o.rois,          o.batch_indices, o.image_root,    o.names,
                          o.allow_outside_root, o.skip_crowd,     o.skip_difficult};
-  std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, source, output, common);
+  // With --plan, the shard's list stands for -i (and annotations that name their own images ignore it).
+  std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, source, output, common, common.plan.empty());
   std::vector<std::string> all_inputs;
   for (const Job& job : jobs) all_inputs.push_back(job.input);
   const std::vector<std::string> others{common.config, o.rois, o.batch_indices, o.names};

@@ -157,6 +157,7 @@ int run_plan(const PlanOptions& options);
 struct MergeOptions {
   std::string state;
   bool json = false;
+  bool clean = false;
 };
 void setup_merge(CLI::App& app, MergeOptions& options);
 int run_merge(const MergeOptions& options);

@@ -340,6 +340,8 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
 // Checks `output` and turns tar output on when it ends in .tar (a usage error for placeholders other than {shard}
 // and {part}, no {part}, --format npy or --manifest); a usage error for --tar-part-size without it.
 void configure_tar_output(const CommonOptions& options, const std::string& output);
+// Tar output off and no member held: the state of a fresh process (in-process runs, cli.h).
+void reset_tar_output();
 // Whether -o names a .tar output (configure_tar_output found one), and whether `output` is that -o.
 bool tar_output_on();
 bool is_tar_output(const std::string& output);
@@ -384,6 +386,11 @@ std::vector<Job> select_shard(std::vector<Job> jobs, CommonOptions& options);
 // --plan STATE --shard I: the inputs of STATE/shards/0000I.txt (a usage error for -i given too, a shard the plan does
 // not have, or a list that is not the one rsz plan wrote), their {dir} as rsz plan found it.
 std::vector<std::string> plan_shard_inputs(const CommonOptions& options);
+// With --plan, for roi-align's annotations that name their own images (COCO, VOC, a dataset JSON): the jobs of the
+// images whose key (below the image root) falls in the plan's shard I of N, whatever the shard's list holds (plan the
+// image folder: its lists then hold the same images), so every image the annotations name, a missing one included,
+// runs in exactly one shard. The shard's counts become these images'. Without --plan, `jobs` as they are.
+std::vector<Job> plan_shard_of_named_images(std::vector<Job> jobs, const CommonOptions& options);
 // `output` as the whole plan names it: with --plan, a folder when the whole plan has several inputs, however many
 // this shard holds.
 std::string shard_output_target(const CommonOptions& options, const std::string& output);

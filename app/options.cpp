@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -39,7 +40,34 @@ std::string for_cli(std::string message) {
 
 void usage_error(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
 
+namespace {
+struct StderrCapture {
+  std::mutex mutex;
+  std::string* sink = nullptr;
+  bool quiet = false;
+};
+StderrCapture& stderr_capture_state() {
+  static StderrCapture state;
+  return state;
+}
+}  // namespace
+
+void detail::stderr_capture(std::string* sink, bool quiet) {
+  StderrCapture& c = stderr_capture_state();
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  c.sink = sink;
+  c.quiet = quiet;
+}
+
 void to_stderr(const std::string& text) {
+  StderrCapture& c = stderr_capture_state();
+  {
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    if (c.sink != nullptr) {
+      c.sink->append(text);
+      if (c.quiet) return;
+    }
+  }
   std::fwrite(text.data(), 1, text.size(), stderr);
   std::fflush(stderr);
 }

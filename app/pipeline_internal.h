@@ -39,6 +39,17 @@ RunTotals& run_totals();
 // Called by run_jobs once planning is done, before anything is written (and not for --dry-run): with --plan, pins
 // the parameters in STATE/params.json (a usage error, nothing written, when another shard pinned others).
 std::function<void()>& before_writing();
+// The state one run of the command line leaves in these tables (and in the plan's and the tar output's), cleared
+// before an in-process run (cli.h's in_process_run): a host such as Python runs many commands in one process.
+void reset_run_state();
+// `input`, given by name, found as if in folder `root`: its {dir} and shard key are its path below `root`.
+void set_input_below(const std::string& input, const std::string& root);
+// While `sink` is set, to_stderr also appends what it writes to *sink (and writes nothing to stderr when `quiet`);
+// nullptr stops it. For in_process_run.
+void stderr_capture(std::string* sink, bool quiet);
+// Whether --json records keep file names' bytes that are not UTF-8 (as \udcXX escapes, for Python's json.loads)
+// instead of replacing them: set for in-process runs.
+bool& json_keeps_bytes();
 // Bits per sample of an image output: --depth, else the input image's, else 8.
 int output_depth(const CommonOptions& options, bool from_image, int input_depth);
 // The same for an output at `path`: 16 bits into a format without them become 8, unless --strict or --depth said.

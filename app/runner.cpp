@@ -89,9 +89,44 @@ std::string with_input(const std::string& input, const std::string& message) {
   return message.rfind(input, 0) == 0 ? for_cli(message) : input + ": " + for_cli(message);
 }
 
-// JSON text for stdout: invalid UTF-8 in a file name is replaced (U+FFFD) rather than failing the dump.
+// `value` as compact JSON with every string as io::json_string writes it.
+void dump_keeping_bytes(const nlohmann::json& value, std::string& out) {
+  if (value.is_string()) {
+    out += io::json_string(value.get_ref<const std::string&>());
+  } else if (value.is_object()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [key, item] : value.items()) {
+      out += first ? "" : ",";
+      first = false;
+      out += io::json_string(key) + ":";
+      dump_keeping_bytes(item, out);
+    }
+    out += '}';
+  } else if (value.is_array()) {
+    out += '[';
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      if (i > 0) out += ',';
+      dump_keeping_bytes(value[i], out);
+    }
+    out += ']';
+  } else {
+    out += value.dump();
+  }
+}
+
+// JSON text for stdout: invalid UTF-8 in a file name is replaced (U+FFFD), so that every JSON parser reads the line.
+// In-process runs for Python (cli.h) keep the bytes as the manifests do instead (io::json_string: each such byte the
+// escape of U+DC80..U+DCFF, which json.loads turns into the str open() takes), so every record names its file.
 std::string json_line(const nlohmann::json& record) {
-  return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (!detail::json_keeps_bytes()) return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  try {
+    return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+  } catch (const nlohmann::json::type_error&) {
+    std::string out;
+    dump_keeping_bytes(record, out);
+    return out;
+  }
 }
 
 // What planning found for one job: a failure (the input cannot be used: exit 1, the others run), a usage error (the

@@ -335,6 +335,8 @@ struct PlanState {
   std::int64_t total = 0;   // inputs of the whole plan
   std::int64_t listed = 0;  // inputs of this shard
   std::string fingerprint;  // of this shard's list
+  nlohmann::json same_name;  // plan.json's "same_name": two inputs of one name in different folders, or null
+  bool names_checked = false;  // the whole job's output names were checked (annotations that name their images)
 };
 
 PlanState& plan_state() {
@@ -382,6 +384,7 @@ struct Params {
   std::string command;
   std::vector<std::string> lines;
   std::string hash;
+  std::string output;  // where outputs go (-o, or a batch file's output folder): merge --clean looks there
 };
 
 // The scheduling and input-selection options: they do not change what an input's outputs are.
@@ -458,6 +461,16 @@ Params params_of(const CLI::App& command) {
       }
     }
   }
+  const CLI::Option* output = command.get_option_no_throw("--output");
+  if (output != nullptr && output->count() > 0) {
+    params.output = output->as<std::string>();
+  } else if (params.command == "run") {
+    const CLI::Option* batch = command.get_option_no_throw("batch");
+    try {
+      if (batch != nullptr && batch->count() > 0) params.output = io::read_batch_file(batch->as<std::string>()).output_dir;
+    } catch (const Error&) {
+    }
+  }
   Fnv fnv;
   for (const std::string& line : lines) fnv.add(line + "\n");
   params.lines.assign(lines.begin(), lines.end());
@@ -501,7 +514,30 @@ std::vector<std::string> plan_shard_inputs(const CommonOptions& options) {
   s.total = plan.value("total", std::int64_t{0});
   s.listed = static_cast<std::int64_t>(inputs.size());
   s.fingerprint = fingerprint;
+  s.same_name = plan.contains("same_name") ? plan["same_name"] : nlohmann::json();
   return inputs;
+}
+
+std::vector<Job> plan_shard_of_named_images(std::vector<Job> jobs, const CommonOptions& options) {
+  if (options.plan.empty()) return jobs;
+  PlanState& s = plan_state();
+  // Every shard sees every image the annotations name: the whole job's output names are checked here, exactly.
+  std::vector<std::string> inputs;
+  for (const Job& job : jobs) inputs.push_back(job.input);
+  check_jobs(inputs, jobs, {});
+  s.names_checked = true;
+  std::vector<Job> kept;
+  std::set<std::string> images;
+  std::set<std::string> all;
+  for (Job& job : jobs) {
+    all.insert(job.input);
+    if (shard_of_key(shard_key(job.input), s.shards) != s.index) continue;
+    images.insert(job.input);
+    kept.push_back(std::move(job));
+  }
+  s.total = static_cast<std::int64_t>(all.size());
+  s.listed = static_cast<std::int64_t>(images.size());
+  return kept;
 }
 
 std::string shard_output_target(const CommonOptions& options, const std::string& output) {
@@ -514,6 +550,21 @@ std::string shard_output_target(const CommonOptions& options, const std::string&
 
 std::vector<Job> select_plan_shard(std::vector<Job> jobs, CommonOptions& options) {
   const PlanState& s = plan_state();
+  // A shard checks the names of its own inputs only. Two inputs of one name in different folders have different keys,
+  // so they may fall in different shards, where outputs named without the folder would be the same file (the second
+  // shard would keep the first's output as its own): refused unless the names hold the folder ({relpath}, {dir}) or
+  // the outputs are tar members (keyed by path). rsz run's step templates have no {relpath}: such a plan is refused.
+  const std::string& output = options.output;
+  const bool by_folder = output.find("{relpath}") != std::string::npos || output.find("{dir}") != std::string::npos;
+  if (s.same_name.is_object() && !by_folder && !tar_output_on() && !s.names_checked) {
+    const auto paths = s.same_name.value("paths", std::vector<std::string>{});
+    const auto count = s.same_name.value("count", std::int64_t{0});
+    usage_error("-o " + output + ": the plan has inputs of one name in different folders (" +
+                printable(paths.size() == 2 ? paths[0] + " and " + paths[1] : s.same_name.value("name", "")) + "; " +
+                std::to_string(count) + (count == 1 ? " name is" : " names are") +
+                " shared), which other shards may write to the same output files; name outputs by folder "
+                "({relpath} in -o, e.g. -o 'out/{relpath}{ext}'), or plan such folders apart");
+  }
   options.skip_existing = true;  // a shard run again goes on where it stopped
   options.summary_prefix = "shard " + std::to_string(s.index) + "/" + std::to_string(s.shards) + ": " +
                            std::to_string(s.listed) + " of " + std::to_string(s.total) + " input" +
@@ -574,7 +625,8 @@ void check_pinned(const std::string& state, const Params& params) {
 }
 
 void pin_params(const std::string& state, const Params& params) {
-  const nlohmann::json pinned = {{"command", params.command}, {"params", params.lines}, {"hash", params.hash}};
+  const nlohmann::json pinned = {
+      {"command", params.command}, {"params", params.lines}, {"hash", params.hash}, {"output", params.output}};
   if (!write_atomically((fs::path(state) / "params.json").string(), dump(pinned), true)) {
     check_pinned(state, params);  // another shard pinned them first
   }
@@ -592,6 +644,27 @@ RunTotals& run_totals() {
 std::function<void()>& before_writing() {
   static std::function<void()> hook;
   return hook;
+}
+
+bool& json_keeps_bytes() {
+  static bool keeps = false;
+  return keeps;
+}
+
+void reset_run_state() {
+  input_dirs().clear();
+  input_keys().clear();
+  run_totals() = {};
+  before_writing() = nullptr;
+  plan_state() = {};
+  reset_tar_output();
+}
+
+void set_input_below(const std::string& input, const std::string& root) {
+  const fs::path file(input);
+  const std::string dir = file.parent_path().lexically_relative(root).string();
+  input_dirs()[input] = dir == "." || dir.rfind("..", 0) == 0 ? "" : dir;
+  input_keys()[input] = key_below(file, root);
 }
 
 }  // namespace detail
@@ -700,6 +773,39 @@ namespace rsz::app {
 
 namespace {
 
+// plan.json's "same_name": null, or the first name (without extension) that inputs in different folders share, two
+// such inputs and how many names are shared, from the (name hash, key hash) pairs of the walk and the lists written.
+nlohmann::json find_same_names(std::vector<std::pair<std::uint64_t, std::uint64_t>>& names, const std::string& state,
+                               std::int64_t shards) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());  // one folder's a.jpg and a.png: one key
+  std::set<std::uint64_t> shared;
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    if (names[i].first == names[i - 1].first) shared.insert(names[i].first);
+  }
+  const std::size_t count = shared.size();
+  names.clear();
+  names.shrink_to_fit();
+  if (count == 0) return nullptr;
+  // Two paths of the first shared name in the lists' order.
+  std::map<std::uint64_t, std::vector<std::string>> seen;
+  for (std::int64_t i = 0; i < shards; ++i) {
+    std::ifstream list(list_path(state, i), std::ios::binary);
+    for (std::string line; std::getline(list, line);) {
+      const std::string path = unescape_field(line.substr(0, line.find('\t')), list_path(state, i));
+      const std::uint64_t name = fnv1a64(fs::path(path).stem().string());
+      if (shared.count(name) == 0) continue;
+      std::vector<std::string>& paths = seen[name];
+      paths.push_back(path);
+      if (paths.size() == 2 && fs::path(paths[0]).parent_path() != fs::path(paths[1]).parent_path()) {
+        return {{"name", fs::path(path).stem().string()}, {"paths", paths}, {"count", count}};
+      }
+      if (paths.size() == 2) paths.pop_back();
+    }
+  }
+  return {{"name", ""}, {"paths", nlohmann::json::array()}, {"count", count}};
+}
+
 // "3,7-9": the shard numbers in Slurm's --array syntax.
 std::string array_syntax(const std::vector<std::int64_t>& shards) {
   std::string text;
@@ -767,6 +873,10 @@ int run_plan(const PlanOptions& o) {
   };
   flush(true);
   std::int64_t total = 0;
+  // (FNV-1a of the name without extension, of the key) of every input, 16 bytes each: two inputs of one name in
+  // different folders are found after the walk (plan.json's "same_name"; a shard then refuses outputs named without
+  // the folder).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> names;
   constexpr std::size_t kBuffered = std::size_t{8} << 20;  // lists are written as the walk goes, 8 MiB at a time
   for_each_input(o.inputs, o.recursive, o.hidden, [&](const std::string& path, const std::string& dir,
                                                       const std::string& key) {
@@ -776,12 +886,14 @@ int run_plan(const PlanOptions& o) {
     fingerprints[shard].add(line);
     ++counts[shard];
     ++total;
+    names.emplace_back(fnv1a64(fs::path(path).stem().string()), fnv1a64(key));
     buffered += line.size();
     if (buffered > kBuffered) flush(false);
   });
   flush(false);
   nlohmann::json prints = nlohmann::json::array();
   for (const Fnv& f : fingerprints) prints.push_back(hex64(f.hash));
+  const nlohmann::json same_name = find_same_names(names, o.output, o.shards);
   const nlohmann::json plan = {{"rsz_plan", 1},
                                {"shards", o.shards},
                                {"inputs", o.inputs},
@@ -790,6 +902,7 @@ int run_plan(const PlanOptions& o) {
                                {"total", total},
                                {"counts", counts},
                                {"fingerprints", prints},
+                               {"same_name", same_name},
                                {"created", now_text()}};
   write_atomically((state / "plan.json").string(), dump(plan));
   if (!o.quiet) {
@@ -806,6 +919,10 @@ void setup_merge(CLI::App& app, MergeOptions& o) {
       "merge", "Check the shards of a plan: totals, and the missing or failed ones in Slurm's --array syntax");
   cmd->add_option("state", o.state, "The plan's state folder (rsz plan -o)")->required();
   cmd->add_flag("--json", o.json, "Print the report as one JSON object on stdout");
+  cmd->add_flag("--clean", o.clean,
+                "Remove the temporary files killed runs left (.NAME.tmp-...) in the state folder and below the "
+                "output folder the shards were run with, those untouched for a minute (a running shard's are "
+                "seconds old)");
   cmd->footer("Once every shard is done, the shards' roi-align manifests (m.00000.jsonl ...) are joined into the "
               "name given to --manifest, in shard order (a .csv's header once); relative names are taken from "
               "the folder merge runs in, as the shards took them.\n"
@@ -814,6 +931,61 @@ void setup_merge(CLI::App& app, MergeOptions& o) {
 }
 
 namespace {
+
+// Whether `name` is one of rsz's temporary files: ".NAME.tmp-PID-N" beside an output (io's create_temp_file) or
+// ".NAME.tmp-XXXXXX" in the state folder (mkstemp).
+bool is_temporary_name(const std::string& name) {
+  const std::size_t tmp = name.rfind(".tmp-");
+  if (name.size() < 2 || name[0] != '.' || tmp == std::string::npos || tmp < 2) return false;
+  const std::string tail = name.substr(tmp + 5);
+  const std::size_t dash = tail.find('-');
+  const auto digits = [](const std::string& text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+  };
+  if (dash != std::string::npos) return digits(tail.substr(0, dash)) && digits(tail.substr(dash + 1));
+  return tail.size() == 6 &&
+         std::all_of(tail.begin(), tail.end(), [](unsigned char c) { return std::isalnum(c) != 0; });
+}
+
+// The folder below which a -o value's files go: a template's folders up to its first placeholder, a folder, or a
+// file's folder.
+fs::path output_folder(const std::string& output) {
+  const std::size_t brace = output.find('{');
+  std::string fixed = output.substr(0, brace);
+  if (brace != std::string::npos || (!fixed.empty() && fixed.back() != '/')) {
+    std::error_code ec;
+    if (brace != std::string::npos || !fs::is_directory(fixed, ec)) fixed = fs::path(fixed).parent_path().string();
+  }
+  return fixed.empty() ? fs::path(".") : fs::path(fixed);
+}
+
+// merge --clean: removes the temporaries in the state folder and below the pinned output folder that no one has
+// touched for a minute; returns how many.
+std::int64_t clean_temporaries(const std::string& state) {
+  std::vector<fs::path> folders{fs::path(state)};
+  std::error_code ec;
+  const std::string params_path = (fs::path(state) / "params.json").string();
+  if (fs::is_regular_file(params_path, ec)) {
+    const std::string output = read_json_settled(params_path).value("output", std::string());
+    if (!output.empty() && output != "-") folders.push_back(output_folder(output));
+  }
+  const auto now = fs::file_time_type::clock::now();
+  std::int64_t removed = 0;
+  for (const fs::path& folder : folders) {
+    if (!fs::is_directory(folder, ec)) continue;
+    for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      std::error_code entry_ec;
+      if (it->is_symlink(entry_ec) || !it->is_regular_file(entry_ec)) continue;
+      if (!is_temporary_name(it->path().filename().string())) continue;
+      const auto modified = it->last_write_time(entry_ec);
+      if (entry_ec || now - modified < std::chrono::minutes(1)) continue;
+      if (fs::remove(it->path(), entry_ec)) ++removed;
+    }
+    ec.clear();
+  }
+  return removed;
+}
 
 // Joins the shards' manifests into `target`, in shard order, through a temporary file: a .csv's header once (the
 // widest: a shard that left a box out has the "skipped" column, and the rows of the others get an empty one). The
@@ -866,6 +1038,7 @@ std::int64_t join_manifests(const std::string& target, const std::vector<std::st
 
 int run_merge(const MergeOptions& o) {
   const nlohmann::json plan = read_plan(o.state);
+  const std::int64_t cleaned = o.clean ? clean_temporaries(o.state) : 0;
   const auto shards = plan["shards"].get<std::int64_t>();
   std::string pinned;
   std::error_code ec;
@@ -950,6 +1123,7 @@ int run_merge(const MergeOptions& o) {
                                    {"failed_inputs", failed_inputs},
                                    {"skipped", skipped},
                                    {"manifests", joined},
+                                   {"cleaned", cleaned},
                                    {"seconds", seconds},
                                    {"started", first_start},
                                    {"finished", last_end}};
@@ -965,6 +1139,7 @@ int run_merge(const MergeOptions& o) {
       << " kept); " << seconds << " s of shard time";
     if (!first_start.empty()) s << ", " << first_start << " to " << last_end;
     s << "\n";
+    if (o.clean) s << "rsz: removed " << cleaned << " temporary file" << (cleaned == 1 ? "" : "s") << " of killed runs\n";
     for (const auto& m : joined) {
       s << "rsz: manifest " << printable(m["path"].get<std::string>()) << ": " << m["rows"].get<std::int64_t>()
         << " rows from " << m["shards"].get<std::size_t>() << " shards\n";

@@ -72,6 +72,17 @@ std::string part_path(const std::string& pattern, std::int64_t shard, std::int64
 
 }  // namespace
 
+void reset_tar_output() {
+  TarState& s = tar_state();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  s.on = false;
+  s.pattern.clear();
+  s.ext.clear();
+  s.part_size = kDefaultPartSize;
+  s.shard = 0;
+  s.members.clear();
+}
+
 void configure_tar_output(const CommonOptions& options, const std::string& output) {
   TarState& s = tar_state();
   if (!ends_with_tar(output)) {

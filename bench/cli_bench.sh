@@ -40,6 +40,10 @@ rsz="$root/build-bench/app/rsz"
 work="$root/build-bench/cli"
 rm -rf "$work"
 mkdir -p "$work/results"
+# The codecs alone (bench/codec_floor.cpp): each single-file job's input decoded and its output encoded with the same
+# libraries and rsz's default settings, in one process: the floor beside each rsz row.
+floor="$root/build-bench/codec_floor"
+g++ -O2 -std=c++17 "$root/bench/codec_floor.cpp" -ljpeg -lpng -o "$floor"
 # The Python module (python/, target _rsz) for python_calls: built where pybind11 and the Python headers are; where it
 # cannot be, the report says why instead of the bench failing.
 python_module=
@@ -81,7 +85,7 @@ named_job() {  # named_job NAME RUNS TOOL CMD [TOOL CMD]...
   # The shell hyperfine starts each command in is measured and subtracted by hyperfine itself.
   hyperfine --style basic --warmup "$warmup" --runs "$n" --export-json "results/$name.json" "${args[@]}" > /dev/null
 }
-job() {  # job NAME RUNS rsz-cmd vips-cmd magick-cmd pillow-cmd [vipsthumbnail-cmd]
+job() {  # [FLOOR=cmd] job NAME RUNS rsz-cmd vips-cmd magick-cmd pillow-cmd [vipsthumbnail-cmd]
   want "$1" || return 0
   local name=$1 n=$2
   shift 2
@@ -92,7 +96,14 @@ job() {  # job NAME RUNS rsz-cmd vips-cmd magick-cmd pillow-cmd [vipsthumbnail-c
     args+=("${names[$i]}" "$cmd")
     i=$((i + 1))
   done
+  [ -z "${FLOOR:-}" ] || args+=("codecs alone" "$FLOOR")
   named_job "$name" "$n" "${args[@]}"
+}
+# The floor's raster: rsz's output pixels of the job as a PPM (8 or 16 bits), made once before the job is timed.
+raster() {  # raster NAME rsz-args...
+  want "$1" || return 0
+  shift
+  "$rsz" "$@" -q
 }
 # CPU time and peak memory: /usr/bin/time's user s, system s and max RSS KiB, one line per run: TOOL<tab>USER SYS KIB.
 cpu_rss() {  # cpu_rss FILE RUNS TOOL CMD (CMD run by sh -c, its output to /dev/null)
@@ -104,24 +115,29 @@ cpu_rss() {  # cpu_rss FILE RUNS TOOL CMD (CMD run by sh -c, its output to /dev/
 }
 
 job startup "$runs" "$rsz --version" "vips --version" "convert -version" "$py -c 'import PIL.Image'"
-job jpeg_half "$runs" \
+raster jpeg_half resample -i in1080.jpg -o f_half.ppm --scale 0.5
+raster png_half resample -i in1080.png -o f_halfp.ppm --scale 0.5
+raster jpeg4k_224_png resample -i in4k.jpg -o f_224.ppm --size 224x224
+raster png16_half resample -i in16.png -o f_16.ppm --scale 0.5
+raster camera_thumb thumbnail -i cam8k.jpg -o f_cam.ppm --size 512
+FLOOR="$floor in1080.jpg f_half.ppm f_half.jpg 95" job jpeg_half "$runs" \
   "$rsz resample -i in1080.jpg -o r_half.jpg --scale 0.5 -q" \
   "vips resize in1080.jpg v_half.jpg 0.5 --kernel linear" \
   "convert in1080.jpg -filter Triangle -resize 50% m_half.jpg" \
   "$py $root/bench/cli_pillow.py resize in1080.jpg p_half.jpg 960 540" \
   "vipsthumbnail in1080.jpg -s 960x540 -o t_half.jpg"
-job png_half "$runs" \
+FLOOR="$floor in1080.png f_halfp.ppm f_half.png" job png_half "$runs" \
   "$rsz resample -i in1080.png -o r_half.png --scale 0.5 -q" \
   "vips resize in1080.png v_half.png 0.5 --kernel linear" \
   "convert in1080.png -filter Triangle -resize 50% m_half.png" \
   "$py $root/bench/cli_pillow.py resize in1080.png p_half.png 960 540"
-job jpeg4k_224_png "$runs" \
+FLOOR="$floor in4k.jpg f_224.ppm f_224.png" job jpeg4k_224_png "$runs" \
   "$rsz resample -i in4k.jpg -o r_224.png --size 224x224 -q" \
   "vips resize in4k.jpg v_224.png 0.058333333 --vscale 0.103703704 --kernel linear" \
   "convert in4k.jpg -filter Triangle -resize 224x224! m_224.png" \
   "$py $root/bench/cli_pillow.py resize in4k.jpg p_224.png 224 224" \
   "vipsthumbnail in4k.jpg -s 224x224! -o t_224.png"
-job png16_half "$runs" \
+FLOOR="$floor in16.png f_16.ppm f_16.png" job png16_half "$runs" \
   "$rsz resample -i in16.png -o r_16.png --scale 0.5 -q" \
   "vips resize in16.png v_16.png 0.5 --kernel linear" \
   "convert in16.png -filter Triangle -resize 50% m_16.png" \
@@ -159,7 +175,8 @@ if want camera_thumb; then
        "rsz --shrink-on-load" "$rsz thumbnail -i cam8k.jpg -o r_cam_sol.jpg --size 512 --shrink-on-load -q"
        vipsthumbnail "vipsthumbnail cam8k.jpg -s 512 -o t_cam.jpg"
        Pillow "$py $root/bench/cli_pillow.py thumbnail cam8k.jpg p_cam.jpg 512"
-       ImageMagick "convert -define jpeg:size=1024x1024 cam8k.jpg -thumbnail 512x512 m_cam.jpg")
+       ImageMagick "convert -define jpeg:size=1024x1024 cam8k.jpg -thumbnail 512x512 m_cam.jpg"
+       "codecs alone" "$floor cam8k.jpg f_cam.ppm f_cam.jpg 95")
   named_job camera_thumb "$runs" "${cam[@]}"
   echo "cli-bench: camera_thumb CPU time and peak memory" >&2
   for ((k = 0; k < ${#cam[@]}; k += 2)); do

@@ -25,6 +25,7 @@ SECTIONS = [
     ("coco_big", "COCO train2017-size annotations: parsing and planning"),
 ]
 TARGET = 1.5  # the issue's: camera-size thumbnails within 1.5x of vipsthumbnail's CPU time and memory
+FLOOR_TARGET = 1.25  # rsz's wall time within 1.25x of its codecs' alone on every single-file job
 
 
 def hyperfine(results, job):
@@ -89,6 +90,11 @@ def camera_section(results):
     if verdicts:
         out += ["", "The target (thumbnails of camera-size JPEGs within %.1fx of vipsthumbnail's CPU time and memory): "
                 % TARGET + "; ".join(verdicts) + "."]
+    floor, exact = wall.get("codecs alone"), wall.get("rsz")
+    if floor and exact:
+        floor_cpu, exact_cpu = usage.get("codecs alone", (None,))[0], usage.get("rsz", (None,))[0]
+        out += ["", "rsz exact over its codecs alone (the whole 8000x6000 decoded, the thumbnail encoded): %.2fx wall%s."
+                % (exact / floor, ", %.2fx CPU" % (exact_cpu / floor_cpu) if floor_cpu and exact_cpu else "")]
     return out
 
 
@@ -199,9 +205,12 @@ def main():
            "writing), in milliseconds; in brackets the peer's median over rsz's (above 1: rsz is faster).",
            "Filters: rsz linear (DirectML RESAMPLE1), `vips resize --kernel linear`, ImageMagick `-filter Triangle`,",
            "Pillow `BILINEAR`. vipsthumbnail (shrink-on-load: decodes the JPEG at reduced size, so not the same",
-           "pixels) is a reference row only, not one of the peers the targets compare against.", "",
-           "| job | rsz | vips | ImageMagick | Pillow | vipsthumbnail (reference) | best peer / rsz |",
-           "| --- | --- | --- | --- | --- | --- | --- |"]
+           "pixels) is a reference row only, not one of the peers the targets compare against. \"Codecs alone\" is the",
+           "floor of a single-file job: `bench/codec_floor.cpp` decodes the same input and encodes the same output",
+           "pixels with the same libraries (libjpeg-turbo, libpng) and rsz's default settings, in one process, with",
+           "nothing between (target: rsz within %.2fx of it)." % FLOOR_TARGET, "",
+           "| job | rsz | vips | ImageMagick | Pillow | vipsthumbnail (reference) | best peer / rsz | codecs alone | rsz / codecs |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     commands = []
     for job, title in JOBS:
         path = os.path.join(results, job + ".json")
@@ -219,7 +228,9 @@ def main():
         ref = data.get("vipsthumbnail")
         cells.append(ms(ref["median"]) if ref else "")
         best = min(data[t]["median"] for t in ("vips", "ImageMagick") if t in data)
-        out.append("| %s | %s | %.2f |" % (title, " | ".join(cells), best / rsz))
+        floor = data.get("codecs alone")
+        floor_cells = ("%s | %.2f" % (ms(floor["median"]), rsz / floor["median"])) if floor else " | "
+        out.append("| %s | %s | %.2f | %s |" % (title, " | ".join(cells), best / rsz, floor_cells))
         commands.append((job, title))
     if not commands:  # a run of other jobs only (--only): no table
         del out[-3:]

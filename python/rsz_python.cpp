@@ -5,12 +5,18 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "rsz/error.h"
 #include "rsz/io/config.h"
 #include "rsz/io/naming.h"
@@ -327,6 +333,38 @@ void write_image_py(const std::string& path, const py::array& array, int bit_dep
   io::write_image(path, io::tensor_to_image(tensor, bit_depth, mode), options);
 }
 
+// One command line run in this process (cli.h): its words and the folder inputs are named below as bytes (os.fsencode),
+// the GIL released. While it runs, freed buffers are kept for the next input, as the rsz program keeps them (main.cpp):
+// the host's allocator settings (Dask's workers set MALLOC_TRIM_THRESHOLD_=65536) would otherwise fault in fresh
+// pages for every image. After it, the trim threshold is the environment's again (glibc's default where it sets
+// none) and the heap is trimmed, so the host gets back what the run freed.
+py::tuple cli_py(const std::vector<py::bytes>& words, const py::bytes& inputs_below, bool quiet) {
+  std::vector<std::string> args;
+  args.reserve(words.size());
+  for (const py::bytes& word : words) args.emplace_back(word);
+  const std::string below(inputs_below);
+  rsz::app::InProcessResult result;
+  {
+    const py::gil_scoped_release release;
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+    struct Restore {
+      ~Restore() {
+#if defined(__GLIBC__)
+        const char* trim = std::getenv("MALLOC_TRIM_THRESHOLD_");
+        const long threshold = trim != nullptr ? std::strtol(trim, nullptr, 10) : 128 * 1024;
+        mallopt(M_TRIM_THRESHOLD, static_cast<int>(threshold > 0 && threshold < (1L << 30) ? threshold : 128 * 1024));
+        malloc_trim(0);
+#endif
+      }
+    } restore;
+    result = rsz::app::in_process_run(args, below, quiet);
+  }
+  return py::make_tuple(result.status, py::bytes(result.stdout_text), py::bytes(result.stderr_text));
+}
+
 }  // namespace
 }  // namespace rsz::python
 
@@ -431,6 +469,7 @@ PYBIND11_MODULE(_rsz, m) {
         return py::bytes(io::shard_key(std::string(path), std::string(root)));
       },
       py::arg("path"), py::arg("root"));
+  m.def("cli", &cli_py, py::arg("args"), py::arg("inputs_below"), py::arg("quiet"));
   m.def(
       "shard_of", [](const py::bytes& key, std::int64_t count) { return io::shard_of(std::string(key), count); },
       py::arg("key"), py::arg("count"));

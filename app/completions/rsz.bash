@@ -17,7 +17,7 @@ _rsz_flags() {
     run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --device -v --verbose --max-memory --max-pixels
                --skip-existing --max-samples --no-sync --shard --plan" ;;
     plan) echo "-h --help -i --input -r --recursive --hidden --shards -o --output -q --quiet" ;;
-    merge) echo "-h --help --json" ;;
+    merge) echo "-h --help --json --clean" ;;
     info) echo "-h --help -r --recursive --json --no-exif --backends" ;;
   esac
 }

@@ -20,6 +20,7 @@ habit) and a ValueError.
 # Imports under private names: dir(rsz) shows the module's own names only.
 import importlib.machinery as _machinery
 import numbers as _numbers
+import json as _json
 import os as _os
 import sys as _sys
 
@@ -53,7 +54,7 @@ except ImportError as _error:  # without this, Python reports a misleading "circ
 
 __version__ = _rsz.__version__
 __all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "info", "read_image", "write_image",
-           "shard_key", "shard_of",
+           "shard_key", "shard_of", "plan", "run_shard", "map_paths", "merge", "CommandError",
            "backends", "DTypeError"]
 
 
@@ -468,6 +469,158 @@ def shard_of(path, shards, root=None):
     if isinstance(shards, bool) or not isinstance(shards, _numbers.Integral) or shards < 1:
         raise ValueError("shard_of: shards=%r is not allowed; a whole number >= 1 is" % (shards,))
     return int(_rsz.shard_of(_os.fsencode(shard_key(path, root)), int(shards)))
+
+
+class CommandError(ValueError):
+    """A command that rsz refused before running anything (the command line's exit status 2: a flag, a plan or a
+    parameter that is not allowed): the message is rsz's own line; .status and .stderr hold the exit status and
+    everything rsz said."""
+
+    def __init__(self, message, status, stderr):
+        super().__init__(message)
+        self.status = status
+        self.stderr = stderr
+
+
+def _word(value, op):
+    """One word of a command line as bytes: paths (str, bytes, os.PathLike) as os.fsencode gives them, numbers as
+    text."""
+    if isinstance(value, (str, bytes, _os.PathLike)):
+        return _os.fsencode(_path(value, op))
+    if isinstance(value, bool) or not isinstance(value, (_numbers.Real, _numbers.Integral)):
+        raise ValueError("%s: %r is not allowed in a command line; paths, text and numbers are" % (op, value))
+    return str(value).encode()
+
+
+def _flag_words(flags, op):
+    """Keyword arguments as flags: size=256 is --size 256, enlarge=True is --enlarge (False and None leave a flag out),
+    a list or tuple repeats the flag for each item; '_' in a name is '-' (skip_existing=True is --skip-existing)."""
+    words = []
+    for name, value in flags.items():
+        flag = ("--" + name.replace("_", "-")).encode()
+        if value is None or value is False:
+            continue
+        if value is True:
+            words.append(flag)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                words += [flag, _word(item, op)]
+        else:
+            words += [flag, _word(value, op)]
+    return words
+
+
+def _run_command(words, op, quiet, inputs_below=None):
+    """Runs rsz's command line in this process (as the rsz program would, with the same checks, outputs and exit
+    statuses); returns (status, stdout text, stderr text) and raises CommandError for exit status 2."""
+    below = b"" if inputs_below is None else _os.fsencode(_path(inputs_below, op))
+    status, out, err = _rsz.cli(words, below, bool(quiet))
+    err = err.decode("utf-8", "replace")
+    if status == 2:
+        lines = [line for line in err.splitlines() if line.strip()]
+        message = lines[-1] if lines else "rsz %s: a usage error" % op
+        raise CommandError("%s: %s" % (op, message[5:] if message.startswith("rsz: ") else message), status, err)
+    return status, out.decode("utf-8", "replace"), err
+
+
+def _command_name(command, op):
+    if not isinstance(command, str) or not command or command.startswith("-"):
+        raise ValueError("%s: command=%r is not allowed; a command such as \"thumbnail\", \"resample\", "
+                         "\"upsample\", \"roi-align\" or \"run\" is" % (op, command))
+    return command.encode()
+
+
+def plan(inputs, state, shards, recursive=False, hidden=False):
+    """Lists the inputs once and splits them into `shards` shard lists in the folder `state`, as `rsz plan -i INPUTS
+    --shards N -o STATE` does (a new or empty folder); returns the plan (plan.json: shards, total, counts, ...).
+    inputs: a file, folder or pattern, or a list of them. Each shard then runs with rsz.run_shard(state, i, ...) or
+    `rsz COMMAND --plan STATE --shard I`, on any machine that sees the same paths."""
+    if isinstance(shards, bool) or not isinstance(shards, _numbers.Integral) or shards < 1:
+        raise ValueError("plan: shards=%r is not allowed; a whole number >= 1 is" % (shards,))
+    if isinstance(inputs, (str, bytes, _os.PathLike)):
+        inputs = [inputs]
+    words = [b"plan"]
+    for item in inputs:
+        words += [b"-i", _word(item, "plan")]
+    words += [b"--shards", str(int(shards)).encode(), b"-o", _word(state, "plan"), b"-q"]
+    words += _flag_words({"recursive": recursive, "hidden": hidden}, "plan")
+    _run_command(words, "plan", True)
+    with open(_os.path.join(_path(state, "plan"), "plan.json"), "rb") as f:
+        return _json.load(f)
+
+
+def run_shard(state, shard, command, *args, quiet=True, **flags):
+    """Runs shard `shard` of the plan in `state` in this process, as `rsz COMMAND ARGS... --plan STATE --shard I`
+    does, and returns its marker (STATE/done/NNNNN.json: inputs, outputs, written, kept, skipped, failed, status,
+    seconds, ...) with "messages", the lines rsz said.
+
+    Idempotent, so a pool or a scheduler may run it again: a finished shard returns its marker at once, a shard
+    stopped midway (a worker killed) goes on where it stopped, and a shard run with other parameters than the plan's
+    first is refused (CommandError). Flags come as words (*args) or keywords (size=256 is --size 256, enlarge=True
+    is --enlarge, '_' is '-'):
+
+        rsz.run_shard("state", 3, "thumbnail", size=256, output="thumbs/{relpath}{ext}")
+
+    An input that fails (corrupt, unreadable) does not raise: the marker's "failed" counts it and "messages" says
+    why. quiet=False lets rsz write its progress and summary on stderr as the program does.
+
+    Calls in one process run one at a time (each uses jobs=N threads, by default every CPU the process may use), so
+    give a Dask worker one thread (threads_per_worker=1) and let rsz use its cores. The GIL is released while it runs.
+    """
+    if isinstance(shard, bool) or not isinstance(shard, _numbers.Integral) or shard < 0:
+        raise ValueError("run_shard: shard=%r is not allowed; a shard number >= 0 is" % (shard,))
+    words = [_command_name(command, "run_shard")] + [_word(a, "run_shard") for a in args]
+    words += _flag_words(flags, "run_shard")
+    words += [b"--plan", _word(state, "run_shard"), b"--shard", str(int(shard)).encode()]
+    if quiet:
+        words.append(b"--quiet")
+    status, _, err = _run_command(words, "run_shard", quiet)
+    marker = _os.path.join(_path(state, "run_shard"), "done", "%05d.json" % int(shard))
+    try:
+        with open(marker, "rb") as f:
+            done = _json.load(f)
+    except OSError:
+        raise RuntimeError("run_shard: shard %d ended with status %d and wrote no marker (%s): %s"
+                           % (shard, status, marker, err.strip())) from None
+    done["messages"] = err.splitlines()
+    return done
+
+
+def map_paths(paths, command, *args, root=None, quiet=True, **flags):
+    """Runs COMMAND over exactly the inputs `paths` in this process, as `rsz COMMAND -i PATH... ARGS... --json`
+    does, and returns its records: one dict per output written (input, output, shape, ...) and one per failed input
+    (input, error). For dask.bag's map_partitions, which hands each call a partition (a list of paths):
+
+        bag = dask.bag.from_sequence(paths, npartitions=64)
+        records = bag.map_partitions(rsz.map_paths, "thumbnail", root="/data/photos", size=256,
+                                     output="/data/thumbs/{relpath}{ext}").compute()
+
+    root: the folder the paths are below; their {relpath}, {dir} and shard keys are their path below it, as if
+    `-i root -r` had found them (without it, a path's name alone). Flags as for run_shard. Outputs are written
+    whole or not at all, so a partition run again (a worker lost) writes the same bytes (skip_existing=True skips
+    the outputs that exist instead). Calls in one process run one at a time, as run_shard's.
+    """
+    paths = list(paths)
+    if not paths:
+        return []
+    words = [_command_name(command, "map_paths")] + [_word(a, "map_paths") for a in args]
+    words += _flag_words(flags, "map_paths")
+    for path in paths:
+        words += [b"-i", _word(path, "map_paths")]
+    words += [b"--json"]
+    if quiet:
+        words.append(b"--quiet")
+    _, out, _ = _run_command(words, "map_paths", quiet, inputs_below=root)
+    return [_json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def merge(state, clean=False):
+    """Checks every shard of the plan in `state` as `rsz merge STATE --json` does and returns its report: shards,
+    done, missing, failed, "rerun" (the shards to run again in Slurm's --array syntax, "" when none), the totals,
+    the joined manifests. clean=True removes the temporary files killed runs left (rsz merge --clean)."""
+    words = [b"merge", _word(state, "merge"), b"--json"] + _flag_words({"clean": clean}, "merge")
+    _, out, _ = _run_command(words, "merge", True)
+    return _json.loads(out)
 
 
 def info(path, exif=True, max_pixels=1 << 28):

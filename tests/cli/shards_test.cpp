@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -150,6 +151,76 @@ TEST(Shards, DatasetImagesAndBatchRunsAreShardedToo) {
     ASSERT_EQ(r.status, 0) << r.err;
   }
   expect_same_tree(dir.path() / "whole_run", dir.path() / "sharded_run");
+}
+
+// Annotations that name their own images (COCO here) run under --plan too: each shard takes the images whose key
+// below the image root falls in it, so the shards together write what one run writes, and an image the annotations
+// name that does not exist fails in exactly one shard (merge lists that shard), never silently in none.
+TEST(Plan, CocoAnnotationsNamingTheirImagesRunShardByShard) {
+  ScratchDir dir("plan-coco");
+  dir.copy_project_files();
+  nlohmann::json coco = nlohmann::json::parse(test::read_text(dir.path() / "samples/annotations/coco.json"));
+  coco["images"].push_back({{"id", 9}, {"file_name", "gone.png"}, {"width", 40}, {"height", 30}});
+  coco["annotations"].push_back({{"id", 901}, {"image_id", 9}, {"category_id", 1}, {"bbox", {1, 1, 9, 9}},
+                                 {"area", 81}, {"iscrowd", 0}});
+  std::ofstream(dir.path() / "coco.json") << coco.dump();
+  const std::string crops = "roi-align --rois coco.json --image-root samples/photos --output-size 16x16 -q -o '";
+  auto r = run_rsz(dir, crops + "whole/{stem}_{id}.png'");
+  ASSERT_EQ(r.status, 1) << r.err;  // gone.png fails alone
+  ASSERT_EQ(run_rsz(dir, "plan -i samples/photos --shards 3 -o state -q").status, 0);
+  int failing = 0;
+  int gone_shard = -1;
+  for (int i = 0; i < 3; ++i) {
+    r = run_rsz(dir, crops + "sharded/{stem}_{id}.png' --plan state --shard " + std::to_string(i));
+    ASSERT_NE(r.status, 2) << r.err;
+    if (r.status == 1) {
+      ++failing;
+      gone_shard = i;
+      EXPECT_NE(r.err.find("gone.png"), std::string::npos) << r.err;
+    }
+  }
+  EXPECT_EQ(failing, 1);
+  EXPECT_EQ(gone_shard, shard_of("gone", 3));
+  expect_same_tree(dir.path() / "whole", dir.path() / "sharded");
+  r = run_rsz(dir, "merge state --json");
+  EXPECT_EQ(r.status, 1);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["rerun"], std::to_string(gone_shard));
+  EXPECT_EQ(report["inputs"], 3);  // chelsea, coffee and gone: the images the annotations name
+  EXPECT_EQ(report["failed_inputs"], 1);
+}
+
+// Two inputs of one name in different folders may fall in different shards, which cannot see each other's names:
+// outputs named without the folder are refused under --plan (before, the second shard kept the first's output as
+// its own and reported success), naming the two inputs; {relpath} names and tar members run.
+TEST(Plan, InputsOfOneNameInTwoFoldersNeedOutputsNamedByFolder) {
+  ScratchDir dir("plan-same-name");
+  make_inputs(dir, 4);  // in/gen/g0.npy beside in/gen/deep/g0.npy, and g3
+  ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 3 -o state -q").status, 0);
+  const nlohmann::json plan = nlohmann::json::parse(test::read_file(dir / "state/plan.json"));
+  ASSERT_TRUE(plan["same_name"].is_object()) << plan;
+  const std::string name = plan["same_name"]["name"];
+  EXPECT_TRUE(name == "g0" || name == "g3") << plan;  // the first in the lists' order
+  EXPECT_EQ(plan["same_name"]["count"], 2);
+  for (int i = 0; i < 3; ++i) {
+    const auto r = run_rsz(dir, "resample --plan state --shard " + std::to_string(i) + " --scale 0.5 -o out/ -q");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("in/gen/deep/" + name + ".npy"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("in/gen/" + name + ".npy"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("{relpath}"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+  for (int i = 0; i < 3; ++i) {
+    auto r = run_rsz(dir, "resample --plan state --shard " + std::to_string(i) + " --scale 0.5 -o 'out/{relpath}{ext}' -q");
+    EXPECT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_EQ(list_files(dir.path() / "out").size(), 4u + 4u + 2u);
+  // A plan without shared names has "same_name": null and takes a plain folder.
+  ScratchDir flat("plan-unique-names");
+  make_inputs(flat, 0);
+  ASSERT_EQ(run_rsz(flat, "plan -i in -r --shards 2 -o state -q").status, 0);
+  EXPECT_TRUE(nlohmann::json::parse(test::read_file(flat / "state/plan.json"))["same_name"].is_null());
+  EXPECT_EQ(run_rsz(flat, "thumbnail --plan state --shard 0 --size 8 -o out/ -q").status, 0);
 }
 
 TEST(Shards, ShardFlagsAreCheckedBeforeAnythingRuns) {
@@ -386,9 +457,9 @@ TEST(Plan, StorageWithoutHardLinksStillPinsTheParametersOnce) {
   make_inputs(dir, 3);
   ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 2 -o state -q").status, 0);
   const std::string env = "RSZ_TEST_NO_LINK=1 LD_PRELOAD='" + std::string(RSZ_TEST_PRELOAD) + "' ";
-  auto r = test::run_shell(dir, env + "'" + RSZ_BINARY + "' resample --plan state --shard 0 --scale 0.5 -o out/ -q");
+  auto r = test::run_shell(dir, env + "'" + RSZ_BINARY + "' resample --plan state --shard 0 --scale 0.5 -o 'out/{relpath}{ext}' -q");
   ASSERT_EQ(r.status, 0) << r.err;
-  r = test::run_shell(dir, env + "'" + RSZ_BINARY + "' resample --plan state --shard 1 --scale 0.25 -o out/ -q");
+  r = test::run_shell(dir, env + "'" + RSZ_BINARY + "' resample --plan state --shard 1 --scale 0.25 -o 'out/{relpath}{ext}' -q");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("scale=0.25 here, scale=0.5 there"), std::string::npos) << r.err;
 }

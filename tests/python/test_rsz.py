@@ -390,11 +390,35 @@ def test_read_only_output_is_refused():
         rsz.resample(x, out=out)
 
 
+def _readme_python_blocks():
+    text = open(os.path.join(SOURCE, "README.md"), encoding="utf-8").read()
+    return [part.split("```", 1)[0] for part in text.split("```python\n")[1:]]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Debian's tornado under distributed
+def test_readme_sharding_examples_run(tmp_path, monkeypatch):
+    """The README's in-process sharding example and its Dask example (where python3-distributed is installed), as
+    written: every shard done, the outputs those of one command line run."""
+    blocks = _readme_python_blocks()
+    sharding = next(b for b in blocks if "rsz.run_shard(" in b and "dask" not in b)
+    (tmp_path / "samples").symlink_to(os.path.join(SOURCE, "samples"))
+    monkeypatch.chdir(tmp_path)
+    scope = {"__name__": "__main__"}
+    exec(compile(sharding, "README.md", "exec"), scope)
+    cli("thumbnail", "-i", "samples/photos", "--size", "64", "-o", "whole/{relpath}{ext}", "-q")
+    assert _tree_bytes(tmp_path / "py_thumbs") == _tree_bytes(tmp_path / "whole")
+    assert scope["records"][0]["output"] == "py_mapped/photos/rocket.jpg"
+    pytest.importorskip("distributed", reason="python3-distributed is not installed: the README's Dask example")
+    dask_block = next(b for b in blocks if "LocalCluster" in b)
+    exec(compile(dask_block, "README.md", "exec"), {"__name__": "__main__"})
+    assert _tree_bytes(tmp_path / "dask_thumbs") == _tree_bytes(tmp_path / "whole")
+    assert rsz.merge("dask_state")["rerun"] == ""
+
+
 def test_readme_example_runs(tmp_path, monkeypatch):
     """The README's Python example, as written (run in a scratch folder that sees the samples)."""
     pytest.importorskip("torch")
-    text = open(os.path.join(SOURCE, "README.md"), encoding="utf-8").read()
-    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    block = next(b for b in _readme_python_blocks() if "half = " in b)
     (tmp_path / "samples").symlink_to(os.path.join(SOURCE, "samples"))
     monkeypatch.chdir(tmp_path)
     scope = {}
@@ -644,14 +668,143 @@ def test_shard_of_routes_inputs_as_the_command_line_does(tmp_path):
             rsz.shard_of(photos / "a.png", bad)
 
 
+def _photo_tree(root):
+    """A nested folder of the samples' photos under several names: nested, dotted and non-UTF-8 ones."""
+    (root / "cats" / "old").mkdir(parents=True)
+    photos = sorted(os.listdir(os.path.join(SOURCE, "samples", "photos")))
+    names = ["a.png", "cats/b.jpg", "cats/old/c.d.png", os.fsdecode(b"caf\xe9.png")]
+    names += ["n%02d%s" % (i, os.path.splitext(photos[i % len(photos)])[1]) for i in range(10)]
+    for i, name in enumerate(names):
+        source = photos[i % len(photos)]
+        if os.path.splitext(source)[1] != os.path.splitext(name)[1]:
+            source = next(p for p in photos if os.path.splitext(p)[1] == os.path.splitext(name)[1])
+        shutil.copyfile(os.path.join(SOURCE, "samples", "photos", source), root / name)
+    return names
+
+
+def _tree_bytes(root):
+    """{relative path: bytes} of every file below root."""
+    out = {}
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, root)] = f.read()
+    return out
+
+
+def test_plan_and_run_shard_make_what_one_command_line_run_makes(tmp_path):
+    """rsz.plan + rsz.run_shard in this process, over every shard, write the bytes one `rsz thumbnail -r` run writes;
+    a finished shard returns its marker at once, a shard stopped midway goes on where it stopped, other parameters
+    are refused, and merge totals it."""
+    photos = tmp_path / "photos"
+    names = _photo_tree(photos)
+    cli("thumbnail", "-r", "-i", str(photos), "--size", "24", "-o", str(tmp_path / "whole") + "/{relpath}{ext}", "-q")
+    state = tmp_path / "state"
+    plan = rsz.plan(photos, state, 3, recursive=True)
+    assert plan["shards"] == 3 and plan["total"] == len(names) and sum(plan["counts"]) == len(names)
+    out = str(tmp_path / "sharded") + "/{relpath}{ext}"
+    markers = [rsz.run_shard(state, i, "thumbnail", size=24, output=out) for i in range(3)]
+    assert [m["inputs"] for m in markers] == plan["counts"]
+    assert [m["written"] for m in markers] == plan["counts"] and all(m["failed"] == 0 for m in markers)
+    assert _tree_bytes(tmp_path / "sharded") == _tree_bytes(tmp_path / "whole")
+    # Done already: the same marker back at once, saying so.
+    again = rsz.run_shard(state, 1, "thumbnail", size=24, output=out)
+    assert again["finished"] == markers[1]["finished"] and "is done already" in again["messages"][0]
+    # Stopped midway (its marker and one output gone): the rerun writes that one and keeps the rest.
+    os.remove(state / "done" / "00002.json")
+    victim = next(p for p in _tree_bytes(tmp_path / "sharded")
+                  if rsz.shard_of(photos / p, 3, root=photos) == 2)
+    os.remove(tmp_path / "sharded" / victim)
+    resumed = rsz.run_shard(state, 2, "thumbnail", "--size", "24", "-o", out)
+    assert (resumed["written"], resumed["kept"]) == (1, plan["counts"][2] - 1)
+    assert _tree_bytes(tmp_path / "sharded") == _tree_bytes(tmp_path / "whole")
+    with pytest.raises(rsz.CommandError, match="size=32 here, size=24 there") as refused:
+        rsz.run_shard(state, 0, "thumbnail", size=32, output=out)
+    assert refused.value.status == 2 and isinstance(refused.value, ValueError)
+    report = rsz.merge(state)
+    assert (report["done"], report["rerun"], report["inputs"]) == (3, "", len(names))
+    with pytest.raises(rsz.CommandError, match="--plan"):
+        rsz.run_shard(tmp_path / "no-plan", 0, "thumbnail", size=24, output=out)
+    for bad in [-1, 1.5, True, "0"]:
+        with pytest.raises(ValueError, match="run_shard: shard="):
+            rsz.run_shard(state, bad, "thumbnail", size=24, output=out)
+    with pytest.raises(ValueError, match="run_shard: command="):
+        rsz.run_shard(state, 0, "--size", output=out)
+
+
+def test_run_shard_from_threads_and_a_shard_that_fails_an_input(tmp_path):
+    """Shards run from a thread pool (calls are serialized, each complete); a corrupt input fails alone: counted in
+    the marker, said in its messages, not raised."""
+    import concurrent.futures
+    photos = tmp_path / "photos"
+    names = _photo_tree(photos)
+    (photos / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not a png")
+    state = tmp_path / "state"
+    rsz.plan(photos, state, 4, recursive=True)
+    out = str(tmp_path / "sharded") + "/{relpath}{ext}"
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        markers = list(pool.map(lambda i: rsz.run_shard(state, i, "thumbnail", size=20, output=out, jobs=1), range(4)))
+    assert sum(m["inputs"] for m in markers) == len(names) + 1
+    assert sum(m["written"] for m in markers) == len(names) and sum(m["failed"] for m in markers) == 1
+    broken = next(m for m in markers if m["failed"])
+    assert broken["status"] == 1 and any("broken.png" in line for line in broken["messages"])
+    report = rsz.merge(state)
+    assert report["failed"] == [broken["shard"]] and report["rerun"] == str(broken["shard"])
+
+
+def test_map_paths_runs_a_partition_named_below_its_root(tmp_path):
+    """rsz.map_paths (dask.bag's map_partitions) writes what `rsz thumbnail -i ROOT -r` writes for the same files, named
+    below `root`, returns a record per output and per failed input, and takes an empty partition."""
+    photos = tmp_path / "photos"
+    names = _photo_tree(photos)
+    cli("thumbnail", "-r", "-i", str(photos), "--size", "16", "-o", str(tmp_path / "whole") + "/{relpath}{ext}", "-q")
+    paths = [photos / name for name in names]
+    records = []
+    for part in (paths[:5], paths[5:], [tmp_path / "missing.png"], []):
+        records += rsz.map_paths(part, "thumbnail", root=photos, size=16, output=str(tmp_path / "m") + "/{relpath}{ext}")
+    assert _tree_bytes(tmp_path / "m") == _tree_bytes(tmp_path / "whole")
+    written = [r for r in records if "output" in r]
+    assert sorted(os.path.relpath(r["output"], tmp_path / "m") for r in written) == sorted(names)
+    failed = [r for r in records if "error" in r]
+    assert len(failed) == 1 and "missing.png" in failed[0]["input"] and "no such file" in failed[0]["error"]
+    # Without root, names are the files' own: two "c"s in different folders would collide, and are refused.
+    (photos / "cats" / "a.png").write_bytes((photos / "a.png").read_bytes())
+    with pytest.raises(rsz.CommandError, match="a.png"):
+        rsz.map_paths([photos / "a.png", photos / "cats" / "a.png"], "thumbnail", size=16, output=str(tmp_path / "flat") + "/")
+
+
+def test_merge_clean_removes_what_killed_runs_left(tmp_path):
+    """merge(clean=True) removes rsz's temporaries a minute old in the state and output folders, and nothing else:
+    not a fresh one (a shard may be writing it), not another file that looks alike."""
+    photos = tmp_path / "photos"
+    _photo_tree(photos)
+    state = tmp_path / "state"
+    rsz.plan(photos, state, 2, recursive=True)
+    out = tmp_path / "out"
+    rsz.run_shard(state, 0, "thumbnail", size=12, output=str(out) + "/{relpath}{ext}")
+    old = [out / "cats" / ".b.jpg.tmp-1-123456789", out / ".n01.png.tmp-7-0", state / ".params.json.tmp-aB3xY9"]
+    keep = [out / ".fresh.png.tmp-1-2", out / ".a.png.tmp-", out / "a.png.tmp-1-2", out / ".x.tmp-1-2b",
+            state / ".plan.json.tmp-abc"]
+    for path in old + keep:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"partial")
+    for path in old + keep[1:]:
+        os.utime(path, (1e9, 1e9))
+    report = rsz.merge(state, clean=True)
+    assert report["cleaned"] == len(old) and report["rerun"] == "1"
+    assert not any(p.exists() for p in old) and all(p.exists() for p in keep)
+
+
 # ---- the package itself ----
 
 def test_the_namespace_holds_the_public_names_only():
     public = sorted(name for name in dir(rsz) if not name.startswith("_"))
     assert public == sorted(rsz.__all__)
-    assert public == ["DTypeError", "backends", "info", "read_image", "resample", "resize", "roi_align", "shard_key",
-                      "shard_of", "thumbnail", "upsample2d", "write_image"]
-    for imported in ["np", "numbers", "sys", "os", "numpy"]:
+    assert public == ["CommandError", "DTypeError", "backends", "info", "map_paths", "merge", "plan", "read_image",
+                      "resample", "resize", "roi_align", "run_shard", "shard_key", "shard_of", "thumbnail",
+                      "upsample2d", "write_image"]
+    for imported in ["np", "numbers", "sys", "os", "numpy", "json"]:
         assert not hasattr(rsz, imported)
     scope = {}
     exec("from rsz import *", scope)

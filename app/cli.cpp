@@ -1,0 +1,125 @@
+// The command line: registers the subcommands (one file each), parses, dispatches, and maps errors to the exit
+// statuses of the CLI contract (0 done, 1 some input failed, 2 usage or config error).
+#include "cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commands.h"
+#include "pipeline_internal.h"
+#include "rsz/error.h"
+
+namespace rsz::app {
+
+int cli_main(const std::vector<std::string>& args) {
+  CLI::App app{"rsz: resize images and tensors and cut ROI crops with the exact semantics of DirectML's "
+               "RESAMPLE1, UPSAMPLE_2D and ROI_ALIGN"};
+  app.name("rsz");  // as parse(argc, argv) would name it: "Usage: rsz thumbnail ..."
+  app.set_version_flag("-V,--version", std::string("rsz ") + RSZ_VERSION);
+  app.require_subcommand(1);
+  // The operator subcommands (thumbnail, a resample preset, among them) come from the operator table; run and info
+  // are the others.
+  std::vector<std::pair<std::string, std::function<int()>>> operators;
+  for (const OperatorCommand& entry : operator_commands()) operators.emplace_back(entry.command, entry.setup(app));
+  RunOptions run;
+  InfoOptions info;
+  PlanOptions plan;
+  MergeOptions merge;
+  setup_run(app, run);
+  setup_plan(app, plan);
+  setup_merge(app, merge);
+  setup_info(app, info);
+  app.footer(
+      "Examples:\n"
+      "  rsz resample -i photo.jpg -o small.jpg --scale 0.5\n"
+      "  rsz resample -i 'photos/*.jpg' -o out/ --size 224x224 --jobs 4\n"
+      "  rsz thumbnail -i 'photos/*.jpg' -o thumbs/ --size 256\n"
+      "  rsz upsample -i icon.png -o icon@2x.png --factor 2\n"
+      "  rsz roi-align -i photo.jpg --rois boxes.json --output-size 128x128 -o crops/\n"
+      "  rsz run configs/batch.json\n"
+      "  rsz plan -i photos/ -r --shards 64 -o state/   (then --plan state/ --shard I on each machine)\n"
+      "  rsz info photo.jpg\n"
+      "Run 'rsz <command> --help' for the flags of a command.");
+  try {
+    // Parsing types the flags' values once (common.h's CommonOptions); --max-memory's text that is not a size throws
+    // rsz::Error from here, with rsz's own message.
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the words last first
+    app.parse(reversed);
+    for (const auto& [command, run_operator] : operators) {
+      if (app.got_subcommand(command)) return run_command(*app.get_subcommand(command), run_operator);
+    }
+    if (app.got_subcommand("run")) return run_command(*app.get_subcommand("run"), [&run] { return run_run(run); });
+    if (app.got_subcommand("plan")) return run_plan(plan);
+    if (app.got_subcommand("merge")) return run_merge(merge);
+    if (app.got_subcommand("info")) return run_info(info);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitUsage;  // --help, --version
+    // One line: what was wrong and where to look.
+    to_stderr("rsz: " + printable(e.what()) + " (see rsz --help)\n");
+    return kExitUsage;
+  } catch (const rsz::Error& e) {
+    // Errors raised while inputs are processed are caught and counted by the job runner; one that reaches here was
+    // found before anything ran (a flag, a config or ROI file that cannot be read or used): a usage error, unless it
+    // is a bug inside rsz (exit 1, said as such).
+    if (e.code() == rsz::ErrorCode::Internal) {
+      to_stderr("rsz: " + printable(e.what()) + " (a bug in rsz; please report it)\n");
+      return kExitFailed;
+    }
+    to_stderr("rsz: " + printable(e.what()) + "\n");
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    to_stderr("rsz: " + printable(e.what()) + "\n");
+    return kExitFailed;
+  }
+  return kExitUsage;
+}
+
+InProcessResult in_process_run(const std::vector<std::string>& args, const std::string& inputs_below,
+                               bool quiet_stderr) {
+  static std::mutex one_at_a_time;
+  const std::lock_guard<std::mutex> lock(one_at_a_time);
+  detail::reset_run_state();
+  detail::json_keeps_bytes() = true;
+  struct Unset {
+    ~Unset() { detail::json_keeps_bytes() = false; }
+  } unset;
+  if (!inputs_below.empty()) {
+    // The words after -i / --input / --input= that name files: their {dir} and key are their path below the folder.
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      std::string value;
+      if ((args[i] == "-i" || args[i] == "--input") && i + 1 < args.size()) {
+        value = args[++i];
+      } else if (args[i].rfind("--input=", 0) == 0) {
+        value = args[i].substr(8);
+      } else {
+        continue;
+      }
+      detail::set_input_below(value, inputs_below);
+    }
+  }
+  InProcessResult result;
+  std::ostringstream out;
+  std::streambuf* const saved = std::cout.rdbuf(out.rdbuf());
+  detail::stderr_capture(&result.stderr_text, quiet_stderr);
+  try {
+    result.status = cli_main(args);
+  } catch (...) {
+    std::cout.rdbuf(saved);
+    detail::stderr_capture(nullptr, false);
+    throw;
+  }
+  std::cout.flush();
+  std::cout.rdbuf(saved);
+  detail::stderr_capture(nullptr, false);
+  result.stdout_text = out.str();
+  return result;
+}
+
+}  // namespace rsz::app

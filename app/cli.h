@@ -1,0 +1,29 @@
+// The rsz command line as a function: what the rsz program runs, and what Python's rsz.run_shard / rsz.map_paths run
+// in-process (python/rsz_python.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rsz::app {
+
+// Parses `args` (the words after the program's name: {"thumbnail", "-i", ...}), runs the command and returns its
+// exit status (0 done, 1 some input failed, 2 usage or config error), reporting on stderr as the program does.
+// Not reentrant: one call at a time in a process (in_process_run serializes them); the program's own signal
+// handlers and allocator settings are main.cpp's, not this function's.
+int cli_main(const std::vector<std::string>& args);
+
+// One in-process run of the command line, for a host program such as Python: calls are serialized (a lock held for
+// the call), the state of an earlier call is cleared first, the lines rsz writes to stderr are kept (and still
+// written unless `quiet_stderr`), and what it writes to std::cout (--json records) is returned instead of printed.
+// `inputs_below`: inputs given one by one (-i FILE) are named as if found in that folder: their {dir}, {relpath} and
+// shard key are their path below it.
+struct InProcessResult {
+  int status = 0;
+  std::string stdout_text;  // std::cout's output (--json lines)
+  std::string stderr_text;  // the lines rsz wrote to stderr
+};
+InProcessResult in_process_run(const std::vector<std::string>& args, const std::string& inputs_below,
+                               bool quiet_stderr);
+
+}  // namespace rsz::app
