@@ -87,7 +87,8 @@ stop() {
 }
 
 free_port() {
-  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' \
+    2>/dev/null ||
     echo $((20000 + RANDOM % 20000))
 }
 
@@ -98,7 +99,8 @@ start() {
     command -v "$exe" >/dev/null || missing+=("$exe")
   done
   ((${#missing[@]} == 0)) ||
-    skip "Slurm or munge is not installed (no ${missing[*]}): bash scripts/install-deps.sh installs slurmctld slurmd slurm-client munge"
+    skip "Slurm or munge is not installed (no ${missing[*]}): bash scripts/install-deps.sh installs" \
+      "slurmctld slurmd slurm-client munge"
   id munge >/dev/null 2>&1 || skip "no munge user (the munge package creates it)"
   if status; then
     echo "SLURM_CONF=$conf"
@@ -118,7 +120,8 @@ start() {
     chmod 400 "$dir/munge/munge.key"
   fi
   runuser -u munge -- test -w "$dir/munge" ||
-    { echo "rsz: the munge user cannot reach $dir/munge: every folder above it must be searchable by others (chmod o+x)" >&2; return 1; }
+    { echo "rsz: the munge user cannot reach $dir/munge: every folder above it must be searchable (chmod o+x)" >&2
+      return 1; }
   local socket=$dir/munge/munge.socket
   runuser -u munge -- munged --force --socket="$socket" --key-file="$dir/munge/munge.key" \
     --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" --seed-file="$dir/munge/munged.seed" ||

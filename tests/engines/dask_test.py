@@ -4,7 +4,8 @@ rsz plan (4 shards over 200 generated images), each task rsz.run_shard(state, sh
 process. The worker running shard 2 is killed (SIGKILL) after it wrote a few outputs; Dask's scheduler gives the task
 to a worker again (the nanny starts a new worker process), the shard resumes, rsz.merge reports every shard done and
 the outputs are byte-identical to one rsz process over the same inputs. Every output present right after the kill
-must be complete (the bytes of the uninterrupted run); temporaries (.NAME.tmp-*) a kill can leave are reported.
+must be complete (the bytes of the uninterrupted run); temporaries (.NAME.tmp-*) a kill can leave must go with
+rsz.merge(state, clean=True).
 The same plan is then run again in a fresh state with each task running the rsz program (rsz thumbnail --plan STATE
 --shard I) by subprocess, the other way a Dask job can use rsz, and compared the same way.
 
@@ -140,7 +141,8 @@ def run_job(client, work, state, mode, kill_shard):
             if REFERENCE.get(name) != digest:
                 fail(f"out/{name} is not the single-process run's output after the kill (half-written)")
         say(f"{mode}: the worker running shard {kill_shard} (pid {worker.pid}) killed after {written} of {total} "
-            f"outputs; {len(files)} outputs present, all complete; {len(temporaries)} temporary file(s) left")
+            f"outputs; {len(files)} outputs present, all complete; {len(temporaries)} temporary file(s) (the kill's, "
+            "or the retry's being written)")
     markers = client.gather(futures)
     for i, marker in enumerate(markers):
         if marker.get("status") != 0 or marker.get("failed"):
@@ -149,6 +151,14 @@ def run_job(client, work, state, mode, kill_shard):
     if report.get("done") != 4 or report.get("rerun") or report.get("failed_inputs"):
         fail(f"{mode}: rsz merge: {report}")
     files, temporaries = digest_tree(Path(work) / "out")
+    if temporaries:  # what the kill left: rsz.merge(clean=True) removes those untouched for a minute
+        for name in temporaries:
+            os.utime(name, (time.time() - 120, time.time() - 120))
+        rsz.merge(state, clean=True)
+        left = digest_tree(Path(work) / "out")[1]
+        if left:
+            fail(f"{mode}: rsz.merge(clean=True) left {left}")
+        say(f"{mode}: rsz.merge(clean=True) removed the {len(temporaries)} temporary file(s) the kill left")
     if files != REFERENCE:
         missing = sorted(set(REFERENCE) - set(files))[:5]
         differ = sorted(n for n in files if REFERENCE.get(n) != files[n])[:5]

@@ -4,7 +4,8 @@
 # scancel --signal=KILL) after it wrote a few outputs, rsz merge naming --array=2, that element resubmitted alone
 # with the array text merge printed, then rsz merge exiting 0 and the outputs byte-identical to one rsz process over
 # the same inputs. Every output present after the kill must already be complete (the bytes of the uninterrupted
-# run): a kill leaves whole outputs or none, at most a temporary .NAME.tmp-* beside them, which is reported.
+# run): a kill leaves whole outputs or none, at most a temporary .NAME.tmp-* beside them, which rsz merge --clean
+# must remove.
 #
 # usage: slurm_test.sh RSZ SOURCE_DIR   (exit 77, "skip: ...", where Slurm cannot run: not root, not installed)
 set -euo pipefail
@@ -53,7 +54,8 @@ cat >thumbs.sbatch <<EOF
 #SBATCH --cpus-per-task=1
 #SBATCH --output=$work/logs/thumbs-%A_%a.log
 set -u
-cmd=("$rsz" thumbnail --plan "$work/state" --shard "\$SLURM_ARRAY_TASK_ID" --size 64 -o "$work/out/{relpath}{ext}" -q -j 1)
+cmd=("$rsz" thumbnail --plan "$work/state" --shard "\$SLURM_ARRAY_TASK_ID" --size 64 -o "$work/out/{relpath}{ext}"
+     -q -j 1)
 if [[ "\${RSZ_SLOW_SHARD:-}" == "\$SLURM_ARRAY_TASK_ID" ]]; then
   "\${cmd[@]}" &
   pid=\$!
@@ -111,7 +113,8 @@ while IFS= read -r -d '' f; do
   [[ -f ref/$rel ]] || fail "$f: no such output in the single-process run"
   cmp -s "$f" "ref/$rel" || fail "$f differs from the single-process run's output after the kill (half-written)"
 done < <(find out -type f ! -name '.*.tmp-*' -print0)
-say "after the kill: $(find out -type f ! -name '.*.tmp-*' | wc -l) outputs, all complete; $tmps temporary file(s) left by the kill"
+say "after the kill: $(find out -type f ! -name '.*.tmp-*' | wc -l) outputs, all complete;" \
+  "$tmps temporary file(s) left by the kill"
 
 rc=0
 report=$("$rsz" merge state --json) || rc=$?
@@ -130,6 +133,15 @@ marker=$(tr -d ' \n' <state/done/00002.json)
 grep -q '"status":0' <<<"$marker" || fail "shard 2's marker: $marker"
 kept=$(sed -n 's/.*"kept":\([0-9]*\).*/\1/p' <<<"$marker")
 ((kept >= 3)) || fail "the resubmitted element kept $kept outputs of the killed one (expected >= 3): $marker"
+# rsz merge --clean removes what the kill left (temporaries untouched for a minute: made older here).
+tmps=$(find out -name '.*.tmp-*' | wc -l)
+if ((tmps > 0)); then
+  find out -name '.*.tmp-*' -exec touch -d '-2 minutes' {} +
+  "$rsz" merge state --clean >/dev/null 2>&1 || fail "rsz merge --clean exited $?"
+  left=$(find out -name '.*.tmp-*' | wc -l)
+  ((left == 0)) || fail "rsz merge --clean left $left temporary file(s) of the killed element"
+  say "rsz merge --clean removed the $tmps temporary file(s) the kill left"
+fi
 # The whole result: the same files, byte for byte, as the single-process run.
 (cd ref && find . -type f | sort) >ref.list
 (cd out && find . -type f ! -name '.*.tmp-*' | sort) >out.list
