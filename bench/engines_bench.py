@@ -396,9 +396,9 @@ same bytes as one process |
 
 *rsz CPU*: user + system seconds of the rsz processes (and, for Slurm, of each element's batch shell; for the
 planned jobs, `rsz plan` and `rsz merge`). *with the engine*: adds what the engine spent during the job: for Slurm
-slurmctld, slurmd, munged and the slurmstepd processes (their own CPU, sampled every 20 ms), sbatch and the squeue
-polls (every 0.25 s); for Dask the client process, which holds the scheduler and the nannies. Start-up of Slurm
-and of the Dask cluster is not counted (paid once for many jobs). Wall: from the plan to the merge, Slurm's
+slurmctld, slurmd, munged, the slurmstepd processes (their own CPU sampled every 20 ms: a lower bound), sbatch, the
+squeue polls (every 0.25 s); for Dask the client process, which holds the scheduler and the nannies. Start-up of
+Slurm and of the Dask cluster is not counted (paid once for many jobs). Wall: from the plan to the merge, Slurm's
 scheduling gaps between waves of elements included.
 
 The engines' CPU during the median run of each row:
