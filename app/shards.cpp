@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -427,6 +429,29 @@ void hash_annotation_folder(const std::string& folder, Fnv& fnv) {
 }
 
 // The parameters of a parsed command. Reads the files the options name (streaming), so it is only called with --plan.
+// A flag's value as the parameters compare it: a plain number in its shortest form ("0.50", ".5" and "5e-1" are
+// "0.5"), so that the same value written another way is not another parameter; paths and other text as CLI11 gives
+// them.
+std::string canonical_value(const std::string& key, const std::string& value) {
+  static const std::set<std::string> paths = {"output", "config", "rois", "names", "batch-indices", "batch",
+                                              "image-root", "manifest"};
+  if (paths.count(key) != 0 || value.empty() ||
+      value.find_first_not_of("0123456789.eE+-") != std::string::npos) {
+    return value;
+  }
+  double number = 0;
+  const auto parsed = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (parsed.ec != std::errc() || parsed.ptr != value.data() + value.size() || !std::isfinite(number)) {
+    // from_chars takes no leading '+' and no leading '.': try again as strtod reads them
+    char* end = nullptr;
+    number = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() + value.size() || !std::isfinite(number)) return value;
+  }
+  char text[64];
+  const auto written = std::to_chars(text, text + sizeof text, number);
+  return written.ec == std::errc() ? std::string(text, written.ptr) : value;
+}
+
 Params params_of(const CLI::App& command) {
   Params params;
   params.command = command.get_name();
@@ -438,7 +463,7 @@ Params params_of(const CLI::App& command) {
     if (eq == std::string::npos) continue;
     const std::string key = line.substr(0, eq);
     if (params_ignore(key)) continue;
-    lines.insert(line);
+    lines.insert(key + "=" + canonical_value(key, line.substr(eq + 1)));
     static const std::set<std::string> files = {"config", "rois", "names", "batch-indices", "batch"};
     if (files.count(key) == 0) continue;
     // The file's bytes (a VOC or YOLO folder's files): a config changed between shards changes the outputs as a flag

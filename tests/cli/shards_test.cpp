@@ -348,8 +348,11 @@ TEST(Plan, OtherParametersThanThePinnedOnesAreRefused) {
   r = run_rsz(dir, "thumbnail --plan state --shard 1 --size 8 -o 'out/{relpath}{ext}'");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("command=thumbnail here, command=resample there"), std::string::npos) << r.err;
-  // Scheduling flags are not parameters: -j, --json, -q, --no-sync.
-  r = run_rsz(dir, "resample --plan state --shard 1 --scale 0.5 -o 'out/{relpath}{ext}' --json --no-sync -j 1 -q");
+  // Scheduling flags are not parameters: -j, --json, -q, --no-sync; and a number is its value, however written.
+  r = run_rsz(dir, "resample --plan state --shard 1 --scale .50 -o 'out/{relpath}{ext}' --json --no-sync -j 1 -q");
+  EXPECT_EQ(r.status, 0) << r.err;
+  fs::remove(dir.path() / "state/done/00001.json");
+  r = run_rsz(dir, "resample --plan state --shard 1 --scale 5e-1 -o 'out/{relpath}{ext}' -q");
   EXPECT_EQ(r.status, 0) << r.err;
   // -i with --plan, a shard the plan does not have, a plan that is not there.
   r = run_rsz(dir, "resample -i in --plan state --shard 1 --scale 0.5 -o 'out/{relpath}{ext}'");
