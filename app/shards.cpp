@@ -440,13 +440,9 @@ std::string canonical_value(const std::string& key, const std::string& value) {
     return value;
   }
   double number = 0;
-  const auto parsed = std::from_chars(value.data(), value.data() + value.size(), number);
-  if (parsed.ec != std::errc() || parsed.ptr != value.data() + value.size() || !std::isfinite(number)) {
-    // from_chars takes no leading '+' and no leading '.': try again as strtod reads them
-    char* end = nullptr;
-    number = std::strtod(value.c_str(), &end);
-    if (end != value.c_str() + value.size() || !std::isfinite(number)) return value;
-  }
+  const char* first = value.data() + (value[0] == '+' ? 1 : 0);  // from_chars takes no leading '+'
+  const auto parsed = std::from_chars(first, value.data() + value.size(), number);
+  if (parsed.ec != std::errc() || parsed.ptr != value.data() + value.size() || !std::isfinite(number)) return value;
   char text[64];
   const auto written = std::to_chars(text, text + sizeof text, number);
   return written.ec == std::errc() ? std::string(text, written.ptr) : value;

@@ -278,7 +278,7 @@ const std::string& readable_image_formats() { return detail::readable_formats_li
 std::uint64_t encode_scratch_bytes(const std::string& path, std::uint64_t sample_bytes, int png_compression) {
 #if defined(RSZ_HAVE_LIBDEFLATE)
   const Codec* codec = detail::codec_for_extension(path);
-  if (codec != nullptr && codec->extensions[0] == std::string(".png") && png_compression < 0 &&
+  if (codec != nullptr && codec->format == detail::ImageFormat::Png && png_compression < 0 &&
       sample_bytes <= detail::kPngDeflateMaxBytes) {
     return sample_bytes + sample_bytes / 64 + 64;  // the rows and their filter bytes
   }

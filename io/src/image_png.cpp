@@ -448,10 +448,8 @@ std::unique_ptr<ImageRows> open_png_rows(const Codec&, const std::string& path, 
 // gives smaller files than zlib's level 2 (the default before) in about half the time (a 960x540 16-bit RGB output:
 // 1,345,331 bytes in 18 ms against 1,350,045 in 42). libpng cannot use another deflate, so the few chunks are
 // written here: IHDR, iCCP, eXIf and the XMP iTXt as libpng writes them, one IDAT, IEND, each with its CRC-32.
-// Outputs of more than kDeflateMaxBytes of rows (the filtered rows are held whole, then compressed into the file's
+// Outputs of more than kPngDeflateMaxBytes of rows (the filtered rows are held whole, then compressed into the file's
 // buffer) go through libpng, band by band.
-constexpr std::size_t kDeflateMaxBytes = kPngDeflateMaxBytes;
-
 std::uint32_t get_u32(const char* at) {
   const auto* b = reinterpret_cast<const unsigned char*>(at);
   return static_cast<std::uint32_t>(b[0]) << 24 | static_cast<std::uint32_t>(b[1]) << 16 |
@@ -590,7 +588,7 @@ std::vector<std::uint8_t> encode_png(const Codec&, const std::string& path, cons
   const std::size_t row_bytes = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.channels) *
                                 static_cast<std::size_t>(image.bit_depth / 8);
 #if defined(RSZ_HAVE_LIBDEFLATE)
-  if (compression < 0 && row_bytes * static_cast<std::size_t>(image.height) <= kDeflateMaxBytes) {
+  if (compression < 0 && row_bytes * static_cast<std::size_t>(image.height) <= kPngDeflateMaxBytes) {
     return encode_png_deflate(path, image, feed, row_bytes);
   }
 #endif

@@ -28,6 +28,8 @@ void ScratchDir::copy_project_files() const {
   }
 }
 
+std::string photo(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name; }
+
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;

@@ -41,6 +41,8 @@ CommandResult run_shell(const ScratchDir& dir, const std::string& command_line);
 long rsz_usage(const ScratchDir& dir, const std::string& args, const std::string& field, const std::string& env = "");
 
 std::string read_text(const std::filesystem::path& path);
+// The sample photo `name` of the source tree (samples/photos/NAME).
+std::string photo(const std::string& name);
 // Every regular file under `root`, relative, sorted.
 std::vector<std::string> list_files(const std::filesystem::path& root);
 

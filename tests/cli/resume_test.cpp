@@ -20,7 +20,7 @@ using test::list_files;
 using test::run_rsz;
 using test::ScratchDir;
 
-std::string photo(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name; }
+using test::photo;
 
 TEST(SkipExisting, KeepsOutputsThatExistAndDoesNotReadTheirInputs) {
   ScratchDir dir("skip-existing");

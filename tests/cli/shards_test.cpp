@@ -29,7 +29,7 @@ using test::list_files;
 using test::run_rsz;
 using test::ScratchDir;
 
-std::string photo(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name; }
+using test::photo;
 
 // The input folder of these tests: the sample photos, and small generated tensors in sub-folders (two named alike).
 void make_inputs(const ScratchDir& dir, int generated, const std::string& prefix = "g") {

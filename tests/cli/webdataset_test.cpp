@@ -24,7 +24,7 @@ using test::list_files;
 using test::run_rsz;
 using test::ScratchDir;
 
-std::string photo(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name; }
+using test::photo;
 
 // in/: the four sample photos and, in a sub-folder, a copy of one with dots in its name (key "sub/my_cat").
 void make_inputs(const ScratchDir& dir) {

@@ -48,7 +48,7 @@ constexpr bool kEmulated = true;  // under qemu-user (scripts/test-aarch64.sh), 
 constexpr bool kEmulated = false;
 #endif
 
-std::string photo(const std::string& name) { return std::string(RSZ_SOURCE_DIR) + "/samples/photos/" + name; }
+using test::photo;
 
 // Every line on stderr comes from rsz ("rsz: ..."), and there is at least one.
 void expect_rsz_lines(const CommandResult& r, const std::string& context) {
