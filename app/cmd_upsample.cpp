@@ -49,7 +49,7 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
       const ExecOptions exec = exec_options(common, threads);
       const std::vector<OutputRecord> record{{out, sizes, to_string(loaded.result_type), std::nullopt}};
       if (upsample_bands(params, sizes)) {
-        save_output_rows(out, sizes, loaded.result_type, loaded, common,
+        save_output_rows(out, sizes, loaded.result_type, loaded, common, exec.num_threads,
                          [&](std::int64_t first, const TensorView& band) {
                            if (first == 0 && band.size(2) == sizes[2]) {
                              upsample2d(loaded.view(), band, params, exec);

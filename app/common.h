@@ -212,16 +212,18 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options, in
 // Writes a tensor as .npy or as an image (the format follows the extension), creating parent folders.
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
                  const CommonOptions& options);
-// The rows of one band of save_output_rows for a result of these sizes: about 4 MiB of float32 results.
-std::int64_t band_rows(const Dims& sizes);
+// The rows of one band of save_output_rows for a result of these sizes computed by `threads` threads: about 256 KiB
+// of float32 results a thread, up to kBandThreads threads (the default: the most a band holds).
+constexpr int kBandThreads = 16;
+std::int64_t band_rows(const Dims& sizes, int threads = kBandThreads);
 // Writes output rows [first_row, first_row + band rows) of the result into `band` (a 1 x C x rows x W view).
 using BandCompute = std::function<void(std::int64_t first_row, const TensorView& band)>;
 // save_output for a 1 x C x H x W result (`sizes`, `type`) that can be computed band by band: a PNG or JPEG image
 // is encoded as the bands are computed, so the whole result (nor its 8/16-bit image) never exists in memory; any
 // other output computes the whole result with compute(0, all of it) and goes through save_output. The bytes
-// written are the same either way.
+// written are the same either way. `threads`: the threads that compute a band (band_rows).
 void save_output_rows(const std::string& path, const Dims& sizes, DataType type, const LoadedInput& source,
-                      const CommonOptions& options, const BandCompute& compute);
+                      const CommonOptions& options, int threads, const BandCompute& compute);
 // A float tensor of 1 or 3 channels (2 or 4 with alpha) as gray: ITU-R BT.601 luma, alpha kept (app/pixels.cpp).
 Tensor to_grayscale(const ConstTensorView& tensor);
 // A result with alpha (2 or 4 channels) laid over `background` (RGB in [0, 1]; its luma for gray), without the alpha

@@ -1,5 +1,5 @@
 // Force-included into core/src/cpu/simd.cpp by the RSZ_FUZZ build when the compiler is clang older than 15, whose
-// __builtin_cpu_supports does not know "f16c" ("invalid cpu feature string for builtin"). Answers the three features
+// __builtin_cpu_supports does not know "f16c" ("invalid cpu feature string for builtin"). Answers the four features
 // simd.cpp asks about from CPUID as the builtin does (AVX also needs the OS to save the YMM state), so the fuzz build
 // picks the same kernels as the GCC builds. Drop this file once simd.cpp no longer needs it.
 #pragma once
@@ -19,6 +19,7 @@ inline bool cpu_supports(const char* feature) {
   const bool avx = osxsave && (c & bit_AVX) != 0 && (xcr0_lo & 6u) == 6u;
   if (std::strcmp(feature, "avx") == 0) return avx;
   if (std::strcmp(feature, "f16c") == 0) return avx && (c & bit_F16C) != 0;
+  if (std::strcmp(feature, "fma") == 0) return avx && (c & bit_FMA) != 0;
   if (std::strcmp(feature, "avx2") == 0) {
     unsigned a7 = 0, b7 = 0, c7 = 0, d7 = 0;
     return avx && __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7) != 0 && (b7 & bit_AVX2) != 0;

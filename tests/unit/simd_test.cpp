@@ -209,12 +209,24 @@ TEST(SimdKernels, WidenUnorm8MatchesTheSampleValues) {
         }
       }
     }
-    std::vector<std::uint8_t> all(256);
-    for (std::size_t p = 0; p < 256; ++p) all[p] = static_cast<std::uint8_t>(p);
-    std::vector<float> out(256);
-    const std::int64_t done = vec->widen_u8(all.data(), 1, 256, out.data());
-    for (std::int64_t p = 0; p < done; ++p) {
-      ASSERT_EQ(out[static_cast<std::size_t>(p)], detail::unorm_to_float(static_cast<std::uint32_t>(p), 8)) << p;
+    // Every value 0..255 as every channel of an interleaved row (the vector conversion is a corrected product, not a
+    // division: each of the 256 values must come out as the division rounds it).
+    for (std::int64_t stride = 1; stride <= 5; ++stride) {
+      std::vector<std::uint8_t> all(static_cast<std::size_t>(256 * stride + 64));
+      const auto s = static_cast<std::size_t>(stride);
+      for (std::size_t b = 0; b < all.size(); ++b) all[b] = static_cast<std::uint8_t>(b / s + b % s * 85);
+      for (std::int64_t channel = 0; channel < stride; ++channel) {
+        std::vector<float> out(264);
+        const std::int64_t done = vec->widen_u8(all.data() + channel, stride, 264, out.data());
+        if (vec->isa == Isa::Avx2) {
+          EXPECT_GE(done, 256) << "stride " << stride;
+        }
+        for (std::int64_t i = 0; i < done; ++i) {
+          const std::uint8_t p = all[static_cast<std::size_t>(channel + i * stride)];
+          ASSERT_EQ(out[static_cast<std::size_t>(i)], detail::unorm_to_float(p, 8))
+              << where(*vec, "widen_u8", 264, i) << " stride " << stride << " sample " << int{p};
+        }
+      }
     }
   }
 }

@@ -14,7 +14,7 @@ bool baseline_requested() {
 const SimdKernels& choose() {
 #if RSZ_CPU_X86_64
   if (!baseline_requested() && __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") &&
-      __builtin_cpu_supports("avx2")) {
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     return kAvx2Kernels;
   }
 #else

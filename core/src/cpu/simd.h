@@ -34,7 +34,7 @@ namespace rsz::cpu {
 
 enum class Isa {
   Baseline,  // GCC vector extensions of 4 lanes (SSE2 on x86-64; NEON or scalar code elsewhere, as the compiler picks)
-  Avx2,      // x86-64 only: AVX2 + F16C (with AVX): 8 lanes, float16 conversions in hardware
+  Avx2,      // x86-64 only: AVX2 + F16C + FMA (with AVX): 8 lanes, float16 conversions in hardware
 };
 
 // ROI_ALIGN channels-last pooling of one ROI over a map of `pixel` channels (8, 16, 24 or 32) of type T.
@@ -54,7 +54,7 @@ struct MapKernels {
 
 struct SimdKernels {
   Isa isa;
-  const char* name;  // for rsz::backends(): "AVX2 + F16C", "baseline x86-64"
+  const char* name;  // for rsz::backends(): "AVX2 + F16C + FMA", "baseline x86-64"
 
   // ---- rows (rows.h) ----
   // dst[i] = float16 bits src[i] widened, for a prefix of [0, count); returns its length.
@@ -127,9 +127,9 @@ extern const SimdKernels kBaselineKernels;  // simd_baseline.cpp
 extern const SimdKernels kAvx2Kernels;  // simd_avx2.cpp
 #endif
 
-// The table of this process, chosen once: AVX2 + F16C where the CPU has them (x86-64), unless the environment variable
-// RSZ_CPU_BASELINE is set to something other than "" or "0" (the tests use it to run the baseline kernels on any
-// machine). Results never depend on it.
+// The table of this process, chosen once: AVX2 + F16C + FMA where the CPU has them (x86-64), unless the environment
+// variable RSZ_CPU_BASELINE is set to something other than "" or "0" (the tests use it to run the baseline kernels on
+// any machine). Results never depend on it.
 const SimdKernels& simd();
 
 }  // namespace rsz::cpu

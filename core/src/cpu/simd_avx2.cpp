@@ -1,7 +1,8 @@
-// The AVX2 + F16C table of the CPU backend's vector kernels (simd.h). Everything after the target pragma is compiled
-// for AVX2 + F16C and has internal linkage (namespace avx2, unnamed): the headers it uses are included before the
-// pragma, so that no function shared with the rest of the program is compiled for this ISA. (The clang fuzz build,
-// where the pragma does nothing, compiles this whole file with -mavx2 -mf16c instead: see CMakeLists.txt.)
+// The AVX2 + F16C + FMA table of the CPU backend's vector kernels (simd.h). Everything after the target pragma is
+// compiled for AVX2 + F16C + FMA and has internal linkage (namespace avx2, unnamed): the headers it uses are included
+// before the pragma, so that no function shared with the rest of the program is compiled for this ISA. (The clang fuzz
+// build, where the pragma does nothing, compiles this whole file with -mavx2 -mf16c -mfma instead: see
+// CMakeLists.txt.)
 #include <immintrin.h>
 
 #include <algorithm>
@@ -15,7 +16,7 @@
 #include "detail/coords.h"
 #include "rsz/float16.h"
 
-#pragma GCC target("avx2,f16c")
+#pragma GCC target("avx2,f16c,fma")
 
 namespace rsz::cpu::avx2 {
 namespace {
@@ -48,15 +49,55 @@ std::int64_t widen_f16(const std::uint16_t* src, std::int64_t count, float* dst)
   return i;
 }
 
-std::int64_t widen_u8(const std::uint8_t* src, std::int64_t stride, std::int64_t count, float* dst) {
-  const __m256 max = _mm256_set1_ps(255.0f);
+// p / 255 on eight lanes, the value detail::unorm_to_float gives for every p in 0..255: the product with 1/255,
+// corrected by one FMA step (the tests check all 256 values). A division costs more than the loads around it.
+inline __m256 unorm8_value8(__m256i p) {
+  const __m256 v = _mm256_cvtepi32_ps(p);
+  const __m256 inverse = _mm256_set1_ps(1.0f / 255.0f);
+  const __m256 q = _mm256_mul_ps(v, inverse);
+  return _mm256_fmadd_ps(_mm256_fnmadd_ps(q, _mm256_set1_ps(255.0f), v), inverse, q);
+}
+
+// Eight samples src[0], src[stride], ..., src[7 * stride] of an interleaved row, as 32-bit lanes. Strides 1 to 4 (gray,
+// gray + alpha, RGB, RGBA) are picked out of one or two plain loads that read up to stride - 1 bytes past the eighth
+// sample; other strides gather 4-byte words (3 bytes past it). Gathers are slow on many CPUs.
+template <int Stride>
+inline __m256i unorm8_samples8(const std::uint8_t* src) {
+  if constexpr (Stride == 1) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src)));
+  } else if constexpr (Stride == 2) {
+    const __m128i pick = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+    return _mm256_cvtepu8_epi32(_mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), pick));
+  } else if constexpr (Stride == 3) {
+    const __m128i first = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i second = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i a = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), first);
+    const __m128i b = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 8)), second);
+    return _mm256_cvtepu8_epi32(_mm_or_si128(a, b));
+  } else {
+    static_assert(Stride == 4);
+    return _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)), _mm256_set1_epi32(0xff));
+  }
+}
+
+template <int Stride>
+std::int64_t widen_u8_fixed(const std::uint8_t* src, std::int64_t count, float* dst) {
+  // The last load of a step ends at byte (i + 8) * Stride - 1, which must stay within the row's last sample.
+  const std::int64_t last = (count - 1) * Stride;
   std::int64_t i = 0;
-  if (stride == 1) {
-    for (; i + 8 <= count; i += 8) {
-      const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i));
-      _mm256_storeu_ps(dst + i, _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes)), max));
-    }
-    return i;
+  for (; i + 8 <= count && (i + 8) * Stride - 1 <= last; i += 8) {
+    _mm256_storeu_ps(dst + i, unorm8_value8(unorm8_samples8<Stride>(src + i * Stride)));
+  }
+  return i;
+}
+
+std::int64_t widen_u8(const std::uint8_t* src, std::int64_t stride, std::int64_t count, float* dst) {
+  switch (stride) {
+    case 1: return widen_u8_fixed<1>(src, count, dst);
+    case 2: return widen_u8_fixed<2>(src, count, dst);
+    case 3: return widen_u8_fixed<3>(src, count, dst);
+    case 4: return widen_u8_fixed<4>(src, count, dst);
+    default: break;
   }
   if (stride < 2 || stride > (std::int64_t{1} << 26)) return 0;  // the offsets below are int32
   // Eight 4-byte loads at src + (i + k) * stride, low byte kept: the last one reads 3 bytes past its sample, so the
@@ -65,9 +106,10 @@ std::int64_t widen_u8(const std::uint8_t* src, std::int64_t stride, std::int64_t
                                              _mm256_set1_epi32(static_cast<int>(stride)));
   const __m256i low = _mm256_set1_epi32(0xff);
   const std::int64_t last = (count - 1) * stride;  // the last byte that may be read
+  std::int64_t i = 0;
   for (; i + 8 <= count && (i + 7) * stride + 3 <= last; i += 8) {
     const __m256i words = _mm256_i32gather_epi32(reinterpret_cast<const int*>(src + i * stride), offsets, 1);
-    _mm256_storeu_ps(dst + i, _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_and_si256(words, low)), max));
+    _mm256_storeu_ps(dst + i, unorm8_value8(_mm256_and_si256(words, low)));
   }
   return i;
 }
@@ -260,7 +302,7 @@ namespace {
 constexpr SimdKernels avx2_kernels() {
   SimdKernels k{};
   k.isa = Isa::Avx2;
-  k.name = "AVX2 + F16C";
+  k.name = "AVX2 + F16C + FMA";
   k.widen_f16 = avx2::widen_f16;
   k.widen_u8 = avx2::widen_u8;
   k.narrow_f16 = avx2::narrow_f16;
