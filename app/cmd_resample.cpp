@@ -1,4 +1,4 @@
-#include <atomic>
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "commands.h"
+#include "mirrored_ring.h"
 #include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/config.h"
@@ -69,42 +70,55 @@ TensorView rows_of(const TensorView& whole, std::int64_t first, std::int64_t cou
 
 // An image input decoded band by band as a resample reads it: the rows the next output rows read
 // (rsz::resample_rows_read) are decoded when they are needed and dropped once no later output row reads them, so a
-// camera-size JPEG never exists whole. About kWindowBytes of input rows are held (more only where one output row
-// reads more).
+// camera-size JPEG never exists whole. About kWindowBytes of input rows are held at most (more only where one output
+// row reads more).
 class InputRows {
  public:
   static constexpr std::size_t kWindowBytes = std::size_t{16} << 20;
-  static constexpr std::size_t kBackgroundRows = 64;
+  // Background decoding: input rows a resample step reads (about), and rows the decoder writes at a time.
+  static constexpr std::int64_t kBackgroundRows = 64;
+  static constexpr std::int64_t kDecodeRows = 16;
+  // Foreground decoding on one thread: input bytes a step reads (about).
   static constexpr std::size_t kCachedStepBytes = std::size_t{512} << 10;
 
+  // The input rows one output row of `plan` reads at most: an output row away from the edges reads the most.
+  static std::int64_t rows_one_output_reads(std::int64_t height, const io::ResizePlan& plan) {
+    ResampleParams middle = plan.params;
+    middle.output_pixel_offsets[2] -= static_cast<float>(plan.call_sizes[2] / 2);
+    const auto read = resample_rows_read(height, 1, middle);
+    return read[1] - read[0];
+  }
+
   // The samples an InputRows holds for `plan` over an image of `sizes` at most (the memory budget counts them): a
-  // window of kWindowBytes, or of the rows one output row reads where that is more; never more than the whole image.
+  // window of kWindowBytes, or the ring of rows a background decoder keeps where one output row reads more than half
+  // of that; never more than the whole image.
   static std::uint64_t bytes(const Dims& sizes, const io::ResizePlan& plan, int bit_depth) {
     const auto row_bytes = static_cast<std::uint64_t>(sizes[1] * sizes[3] * (bit_depth / 8));
     const auto whole = row_bytes * static_cast<std::uint64_t>(sizes[2]);
-    ResampleParams middle = plan.params;  // an output row away from the edges reads the most rows
-    middle.output_pixel_offsets[2] -= static_cast<float>(plan.call_sizes[2] / 2);
-    const auto read = resample_rows_read(sizes[2], 1, middle);
-    const std::uint64_t window =
-        std::max<std::uint64_t>(kWindowBytes, row_bytes * static_cast<std::uint64_t>(read[1] - read[0]));
-    return std::min(whole, window);
+    const std::int64_t ring = ring_rows(sizes[2], row_bytes, rows_one_output_reads(sizes[2], plan));
+    return std::min(whole, std::max<std::uint64_t>(kWindowBytes, row_bytes * static_cast<std::uint64_t>(ring)));
   }
 
-  // With `background`, an image whose rows fit the window is decoded whole by a thread of its own while the caller
-  // resamples the rows already there (the decode, libjpeg's, is serial; resampling and encoding overlap it): the
-  // same rows in the same buffer, so the same bits. Otherwise rows are decoded as they are asked for.
-  InputRows(std::unique_ptr<io::ImageRows> rows, bool background)
+  // With `background`, a thread of its own decodes the rows into a ring of a few steps' rows (MirroredRing) while
+  // the caller resamples the rows already there (the decode, libjpeg's or libpng's, is serial; resampling and
+  // encoding overlap it): the same rows, so the same bits. Otherwise (or where no ring can be mapped) rows are
+  // decoded as they are asked for. `most_read`: rows_one_output_reads of the plan.
+  InputRows(std::unique_ptr<io::ImageRows> rows, bool background, std::int64_t most_read)
       : rows_(std::move(rows)),
         height_(rows_->header().height),
         sample_bytes_(rows_->header().bit_depth / 8),
         row_bytes_(static_cast<std::size_t>(rows_->header().width * rows_->header().channels * sample_bytes_)) {
-    if (background && row_bytes_ * static_cast<std::size_t>(height_) <= kWindowBytes) start_decoder();
+    if (background) start_decoder(most_read);
   }
   InputRows(const InputRows&) = delete;
   InputRows& operator=(const InputRows&) = delete;
   ~InputRows() {
     if (decoder_.joinable()) {
-      stop_.store(true);
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+      }
+      room_.notify_one();
       decoder_.join();
     }
   }
@@ -115,12 +129,11 @@ class InputRows {
   // from the whole input's rows.
   void resample(const TensorView& out, const ResampleParams& params, const ExecOptions& exec) {
     const std::int64_t rows = out.size(2);
-    // Steps whose input rows fit the window when several threads resample them (enough rows for each); on one
-    // thread, steps of kCachedStepBytes, so that the rows just decoded are still in the core's cache when the kernel
-    // reads them (a 1080p JPEG decoded whole first: 1.1x the job's time, waiting for memory); while a thread decodes,
-    // steps of about kBackgroundRows input rows, so that resampling follows the decoder closely instead of waiting
-    // for the whole image.
-    const std::size_t most = decoder_.joinable()     ? kBackgroundRows * row_bytes_
+    // Input rows a step reads (about): while a thread decodes, step_rows_, so that resampling follows the decoder
+    // closely in a small ring; on one thread, kCachedStepBytes, so that the rows just decoded are still in the
+    // core's cache when the kernel reads them (a 1080p JPEG decoded whole first: 1.1x the job's time, waiting for
+    // memory); on several, the window (enough rows for every thread).
+    const std::size_t most = decoder_.joinable()     ? static_cast<std::size_t>(step_rows_) * row_bytes_
                              : exec.num_threads <= 1 ? kCachedStepBytes
                                                      : kWindowBytes;
     std::int64_t step = rows;
@@ -143,7 +156,7 @@ class InputRows {
   // would.
   void finish() {
     if (decoder_.joinable()) {
-      wait_for(height_);
+      hold(height_, height_);
       decoder_.join();
       return;
     }
@@ -151,21 +164,42 @@ class InputRows {
   }
 
  private:
+  // Rows of the ring for an image of `height` rows of `row_bytes`: two steps and two decoder writes, so that the
+  // decoder works a step ahead; steps of kBackgroundRows rows, fewer where those would pass half the window, and
+  // never fewer than one output row reads; no more than the image.
+  static std::int64_t step_rows(std::uint64_t row_bytes) {
+    const auto half_window = static_cast<std::int64_t>(kWindowBytes / 2 / std::max<std::uint64_t>(1, row_bytes));
+    return std::clamp<std::int64_t>(half_window, 1, kBackgroundRows);
+  }
+  static std::int64_t ring_rows(std::int64_t height, std::uint64_t row_bytes, std::int64_t most_read) {
+    return std::min(height, 2 * std::max(step_rows(row_bytes), most_read) + 2 * kDecodeRows);
+  }
+
   ConstTensorView view() const {
     const io::Image& h = rows_->header();
-    return ConstTensorView(buffer_.get(), sample_bytes_ == 2 ? DataType::UNorm16 : DataType::UNorm8,
+    const std::uint8_t* origin =
+        ring_ ? ring_->at(static_cast<std::uint64_t>(first_) * row_bytes_) : buffer_.get();
+    return ConstTensorView(origin, sample_bytes_ == 2 ? DataType::UNorm16 : DataType::UNorm8,
                            {1, h.channels, held_, h.width},
                            {held_ * h.width * h.channels, 1, h.width * h.channels, h.channels});
   }
 
-  void start_decoder() {
-    reserve(height_);
+  void start_decoder(std::int64_t most_read) {
+    step_rows_ = step_rows(row_bytes_);
+    ring_rows_ = ring_rows(height_, row_bytes_, most_read);
+    ring_ = MirroredRing::create(static_cast<std::size_t>(ring_rows_) * row_bytes_);
+    if (!ring_) return;
     decoder_ = std::thread([this] {
       try {
-        constexpr std::int64_t kRows = 16;  // rows a step: the waiting side sees progress often
-        for (std::int64_t y = 0; y < height_ && !stop_.load(); y += kRows) {
-          const std::int64_t count = std::min(kRows, height_ - y);
-          rows_->read(buffer_.get() + static_cast<std::size_t>(y) * row_bytes_, count);
+        for (std::int64_t y = 0; y < height_; y += kDecodeRows) {
+          const std::int64_t count = std::min(kDecodeRows, height_ - y);
+          {
+            // Room in the ring: rows before released_ are read no more.
+            std::unique_lock<std::mutex> lock(mutex_);
+            room_.wait(lock, [&] { return stop_ || y + count - released_ <= ring_rows_; });
+            if (stop_) return;
+          }
+          rows_->read(ring_->at(static_cast<std::uint64_t>(y) * row_bytes_), count);
           const std::lock_guard<std::mutex> lock(mutex_);
           decoded_ = y + count;
           ready_.notify_one();
@@ -178,25 +212,29 @@ class InputRows {
     });
   }
 
-  // Background decoding: waits until rows [0, end) are decoded; rethrows the decoder's error.
-  void wait_for(std::int64_t end) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait(lock, [&] { return decoded_ >= end || error_; });
-    if (error_) {
-      const std::exception_ptr error = error_;
-      lock.unlock();
-      decoder_.join();
-      std::rethrow_exception(error);
-    }
-  }
-
   // Holds input rows [begin, end): rows before `begin` are dropped, rows up to `end` decoded (rows that no output
   // reads are decoded and dropped: the decoder gives rows in order).
   void hold(std::int64_t begin, std::int64_t end) {
-    if (decoder_.joinable()) {  // the whole image, decoded from row 0 on by the decoder thread
-      wait_for(end);
-      first_ = 0;
-      held_ = end;
+    if (decoder_.joinable()) {
+      // The decoder must have room for the rows up to `end` beside the held ones, or both would wait for the other.
+      if (ring_rows_ < height_ && end - begin + kDecodeRows > ring_rows_) {
+        throw InternalError("input rows " + std::to_string(begin) + " to " + std::to_string(end) +
+                            " do not fit the decoder's ring of " + std::to_string(ring_rows_));
+      }
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (begin > released_) {
+        released_ = begin;
+        room_.notify_one();
+      }
+      ready_.wait(lock, [&] { return decoded_ >= end || error_; });
+      if (error_) {
+        const std::exception_ptr error = error_;
+        lock.unlock();
+        decoder_.join();
+        std::rethrow_exception(error);
+      }
+      first_ = begin;
+      held_ = end - begin;
       return;
     }
     const std::int64_t kept = std::max<std::int64_t>(0, first_ + held_ - begin);
@@ -232,17 +270,25 @@ class InputRows {
   std::int64_t height_;
   int sample_bytes_;  // 1, or 2 for 16-bit samples (host order)
   std::size_t row_bytes_;
-  std::unique_ptr<std::uint8_t[]> buffer_;  // input rows [first_, first_ + held_)
-  std::size_t capacity_ = 0;
+  // Rows [first_, first_ + held_) are held: in buffer_ from its start (decoded in the foreground), or in ring_ at
+  // first_ * row_bytes_ (decoded by decoder_).
   std::int64_t first_ = 0;
   std::int64_t held_ = 0;
-  // Background decoding (start_decoder): rows [0, decoded_) are in buffer_, or error_ says why not.
+  std::unique_ptr<std::uint8_t[]> buffer_;
+  std::size_t capacity_ = 0;
+  // Background decoding (start_decoder): rows [released_, decoded_) are in ring_, or error_ says why not. The
+  // decoder waits (room_) while its next rows would overwrite released_ and later; the caller waits (ready_) for rows.
+  std::unique_ptr<MirroredRing> ring_;
+  std::int64_t step_rows_ = 0;
+  std::int64_t ring_rows_ = 0;
   std::thread decoder_;
   std::mutex mutex_;
   std::condition_variable ready_;
+  std::condition_variable room_;
   std::int64_t decoded_ = 0;
+  std::int64_t released_ = 0;
+  bool stop_ = false;
   std::exception_ptr error_;
-  std::atomic<bool> stop_{false};
 };
 
 // Whether resample jobs read image inputs band by band where they can (InputRows): on the host backends, images used
@@ -341,7 +387,8 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
             source.exif = header.exif;
             source.xmp = header.xmp;
             // Two threads or more for this job: one decodes while the others resample and encode.
-            InputRows input_rows(std::move(rows), exec.num_threads >= 2);
+            InputRows input_rows(std::move(rows), exec.num_threads >= 2,
+                                 InputRows::rows_one_output_reads(header.height, plan));
             ExecOptions kernels = exec;
             if (input_rows.decodes_in_background()) kernels.num_threads = exec.num_threads - 1;
             save_output_rows(out, plan.call_sizes, source.result_type, source, common, exec.num_threads,

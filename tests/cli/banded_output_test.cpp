@@ -228,22 +228,35 @@ TEST(BandedInput, JpegsReadBandByBandGiveTheWholeImagesResult) {
   }
 }
 
-// A JPEG whose rows fit the window, run with two threads or more: one thread decodes it while the others resample
-// and encode the rows already decoded. The same bytes as one thread and as the PNG of its pixels, for every
-// thread count; damage midway fails the input (the decoder's error reaches the job), writing nothing.
+// A JPEG run with two threads or more: one thread decodes it into a ring of a few bands of rows (160 rows here, or
+// two of what one output row reads and 32 more) while the others resample and encode the rows already decoded. The
+// same bytes as one thread and as the PNG of its pixels, for every thread count, filters that read 2 to 130 rows
+// an output row, an image shorter than the ring and one shorter than a decoder step; damage midway fails the input
+// (the decoder's error reaches the job), writing nothing.
 TEST(BandedInput, AJpegDecodedWhileItIsResampledGivesTheSameBytes) {
   ScratchDir dir("background-decode");
   make_large_jpeg(dir, 1500, 1000, "mid");
-  for (const std::string command : {"resample --scale 0.5", "thumbnail --size 300", "resample --scale 0.37 --antialias",
-                                    "resample --size 700x900 --mode nearest"}) {
+  make_large_jpeg(dir, 300, 100, "short");
+  make_large_jpeg(dir, 40, 9, "tiny");
+  const std::pair<const char*, const char*> runs[] = {
+      {"mid", "resample --scale 0.5"},
+      {"mid", "thumbnail --size 300"},
+      {"mid", "resample --scale 0.37 --antialias"},
+      {"mid", "resample --size 700x900 --mode nearest"},
+      {"mid", "resample --scale 1,0.016 --antialias"},  // about 130 rows an output row
+      {"short", "resample --scale 0.5 --antialias"},
+      {"tiny", "resample --scale 2"},
+  };
+  for (const auto& [name, command_text] : runs) {
+    const std::string command = command_text;
     const std::string png = "p.png";
-    auto r = run_rsz(dir, command + " -i mid.png --strip -q -j 1 -o " + png);
+    auto r = run_rsz(dir, command + " -i " + name + ".png --strip -q -j 1 -o " + png);
     ASSERT_EQ(r.status, 0) << command << "\n" << r.err;
     for (const char* threads : {"1", "2", "3"}) {
       const std::string out = std::string("j") + threads + ".png";
-      r = run_rsz(dir, command + " -i mid.jpg --strip -q -j " + threads + " -o " + out);
+      r = run_rsz(dir, command + " -i " + name + ".jpg --strip -q -j " + threads + " -o " + out);
       ASSERT_EQ(r.status, 0) << command << "\n" << r.err;
-      EXPECT_TRUE(test::read_file(dir / out) == test::read_file(dir / png)) << command << " -j " << threads;
+      EXPECT_TRUE(test::read_file(dir / out) == test::read_file(dir / png)) << name << ": " << command << " -j " << threads;
     }
   }
   std::string bytes = test::read_file(dir / "mid.jpg");
