@@ -91,6 +91,17 @@ TEST(Cli, UsageErrorsExit2) {
     EXPECT_TRUE(r.out.empty()) << args << " printed to stdout: " << r.out;
   }
   EXPECT_TRUE(list_files(dir.path()).empty());
+  // A mistyped command is named, with the commands there are; top-level help still lists them all (only the named
+  // command's flags are registered when the first word names one).
+  const auto typo = run_rsz(dir, "thumbnial -i a.jpg -o b.jpg");
+  EXPECT_EQ(typo.status, 2);
+  EXPECT_EQ(typo.err, "rsz: thumbnial: no such command; the commands are resample, upsample, roi-align, thumbnail, "
+                      "run, plan, merge, info (see rsz --help)\n");
+  const auto help = run_rsz(dir, "--help");
+  EXPECT_EQ(help.status, 0);
+  for (const char* cmd : {"resample", "upsample", "roi-align", "thumbnail", "run", "plan", "merge", "info"}) {
+    EXPECT_NE(help.out.find(std::string("  ") + cmd + " "), std::string::npos) << cmd << "\n" << help.out;
+  }
 }
 
 // --backend cuda where the build has no usable CUDA backend is a usage error that says why, before anything is read
