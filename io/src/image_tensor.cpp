@@ -106,27 +106,55 @@ void quantize_row_scalar(const float* src, std::int64_t n, double max_value, Sam
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// Eight quantize_sample values of src[0..7] as 32-bit lanes, in order.
+__attribute__((target("avx2"))) inline __m256i quantize8_avx2(const float* src, __m256d m) {
+  const __m256d half = _mm256_set1_pd(0.5);
+  const __m256d zero = _mm256_setzero_pd();
+  const __m256 v = _mm256_loadu_ps(src);
+  __m256d lo = _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), m);
+  __m256d hi = _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), m);
+  lo = _mm256_min_pd(_mm256_max_pd(lo, zero), m);  // maxpd gives its second operand for a NaN first
+  hi = _mm256_min_pd(_mm256_max_pd(hi, zero), m);
+  const __m128i qlo = _mm256_cvttpd_epi32(_mm256_add_pd(lo, half));
+  const __m128i qhi = _mm256_cvttpd_epi32(_mm256_add_pd(hi, half));
+  return _mm256_set_m128i(qhi, qlo);
+}
+
 template <typename Sample>
 __attribute__((target("avx2"))) void quantize_row_avx2(const float* src, std::int64_t n, double max_value,
                                                        Sample* dst, int step) {
   const __m256d m = _mm256_set1_pd(max_value);
-  const __m256d half = _mm256_set1_pd(0.5);
-  const __m256d zero = _mm256_setzero_pd();
   alignas(32) std::int32_t q[8];
   std::int64_t x = 0;
   for (; x + 8 <= n; x += 8) {
-    const __m256 v = _mm256_loadu_ps(src + x);
-    __m256d lo = _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), m);
-    __m256d hi = _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), m);
-    lo = _mm256_min_pd(_mm256_max_pd(lo, zero), m);  // maxpd gives its second operand for a NaN first
-    hi = _mm256_min_pd(_mm256_max_pd(hi, zero), m);
-    const __m128i qlo = _mm256_cvttpd_epi32(_mm256_add_pd(lo, half));
-    const __m128i qhi = _mm256_cvttpd_epi32(_mm256_add_pd(hi, half));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(q), _mm256_set_m128i(qhi, qlo));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(q), quantize8_avx2(src + x, m));
     Sample* d = dst + x * step;
     for (int i = 0; i < 8; ++i) d[i * step] = static_cast<Sample>(q[i]);
   }
   quantize_row_scalar(src + x, n - x, max_value, dst + x * step, step);
+}
+
+// quantize_sample of three contiguous float32 rows (R, G, B) into one row of 8-bit RGB pixels: eight pixels a step,
+// packed and interleaved in registers (24 bytes: two 16-byte stores, the second over the first's 4 spare bytes, so a
+// step writes 4 bytes past its pixels and the loop leaves the last ones to quantize_row_scalar).
+__attribute__((target("avx2"))) void quantize_rgb8_avx2(const float* r, const float* g, const float* b,
+                                                       std::int64_t n, std::uint8_t* dst) {
+  const __m256d m = _mm256_set1_pd(255.0);
+  // Per 128-bit lane after the packs: r0..r3 g0..g3 b0..b3 b0..b3 (and r4.. in the upper lane) -> r0 g0 b0 r1 ...
+  const __m256i order = _mm256_setr_epi8(0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11, -1, -1, -1, -1,  //
+                                         0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11, -1, -1, -1, -1);
+  std::int64_t x = 0;
+  for (; x + 10 <= n; x += 8) {
+    const __m256i rg = _mm256_packus_epi32(quantize8_avx2(r + x, m), quantize8_avx2(g + x, m));
+    const __m256i bb = quantize8_avx2(b + x, m);
+    const __m256i bytes = _mm256_shuffle_epi8(_mm256_packus_epi16(rg, _mm256_packus_epi32(bb, bb)), order);
+    std::uint8_t* d = dst + x * 3;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm256_castsi256_si128(bytes));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 12), _mm256_extracti128_si256(bytes, 1));
+  }
+  quantize_row_scalar(r + x, n - x, 255.0, dst + x * 3, 3);
+  quantize_row_scalar(g + x, n - x, 255.0, dst + x * 3 + 1, 3);
+  quantize_row_scalar(b + x, n - x, 255.0, dst + x * 3 + 2, 3);
 }
 
 template <typename Sample>
@@ -138,11 +166,20 @@ void quantize_row(const float* src, std::int64_t n, double max_value, Sample* ds
     quantize_row_scalar(src, n, max_value, dst, step);
   }
 }
+
+// quantize_rgb8_avx2 where the CPU has AVX2; false (nothing written) where not.
+bool quantize_rgb8(const float* r, const float* g, const float* b, std::int64_t n, std::uint8_t* dst) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) quantize_rgb8_avx2(r, g, b, n, dst);
+  return avx2;
+}
 #else
 template <typename Sample>
 void quantize_row(const float* src, std::int64_t n, double max_value, Sample* dst, int step) {
   quantize_row_scalar(src, n, max_value, dst, step);
 }
+
+bool quantize_rgb8(const float*, const float*, const float*, std::int64_t, std::uint8_t*) { return false; }
 #endif
 
 template <typename In, typename Sample>
@@ -160,6 +197,13 @@ void fill_image(const ConstTensorView& tensor, AlphaMode alpha, double max_value
   if (!unpremultiply) {  // channel by channel along each row: one sample's quantize per step, no per-pixel setup
     for (std::int64_t y = 0; y < height; ++y) {
       Sample* row = out.data() + y * width * c_count;
+      if constexpr (std::is_same_v<In, float> && std::is_same_v<Sample, std::uint8_t>) {  // RGB: whole pixels a step
+        const In* src = base + y * sy;
+        if (c_count == 3 && sx == 1 && max_value == 255.0 &&
+            quantize_rgb8(src, src + sc, src + 2 * sc, width, row)) {
+          continue;
+        }
+      }
       for (int k = 0; k < c_count; ++k) {
         const In* src = base + y * sy + k * sc;
         Sample* dst = row + k;
