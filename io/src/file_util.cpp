@@ -1,5 +1,6 @@
 #include "file_util.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -150,6 +151,21 @@ void AtomicFile::commit() {
   unregister_temporary(slot_);
   slot_ = -1;
   committed_ = true;
+}
+
+bool SharedLibrary::open(const std::string& file) {
+  handle_ = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle_ != nullptr) return true;
+  const char* why = ::dlerror();
+  why_ = why != nullptr ? why : file + ": cannot be loaded";
+  return false;
+}
+
+void* SharedLibrary::symbol(const char* name) const { return handle_ != nullptr ? ::dlsym(handle_, name) : nullptr; }
+
+void SharedLibrary::close() {
+  if (handle_ != nullptr) ::dlclose(handle_);
+  handle_ = nullptr;
 }
 
 }  // namespace rsz::io::detail

@@ -1,5 +1,6 @@
 // File helpers shared inside rsz::io (not installed, not public): error messages naming the path, an owned file
-// descriptor, and AtomicFile, through which every output file of rsz is written.
+// descriptor, AtomicFile, through which every output file of rsz is written, and SharedLibrary, through which the
+// optional libraries are loaded.
 #pragma once
 
 #include <cstddef>
@@ -55,6 +56,28 @@ class AtomicFile {
   int slot_ = -1;  // in the table of live temporary files (remove_temporary_files), or -1; set before fd_
   FileDescriptor fd_;
   bool committed_ = false;
+};
+
+// An optional library that rsz loads on first use (libarchive, the OpenCV codec module) with dlopen (RTLD_NOW |
+// RTLD_LOCAL): open() says why not, resolve() fills a function pointer from it. A library kept open stays loaded for
+// the process's life; close() gives back one found unusable.
+class SharedLibrary {
+ public:
+  // False when `file` cannot be loaded; why() then has dlerror's reason.
+  bool open(const std::string& file);
+  // The symbol `name` as a pointer of type F; false when the library has no such symbol.
+  template <typename F>
+  bool resolve(const char* name, F& function) const {
+    function = reinterpret_cast<F>(symbol(name));
+    return function != nullptr;
+  }
+  void close();
+  const std::string& why() const { return why_; }
+
+ private:
+  void* symbol(const char* name) const;
+  void* handle_ = nullptr;
+  std::string why_;
 };
 
 }  // namespace rsz::io::detail

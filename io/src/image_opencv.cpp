@@ -18,6 +18,7 @@
 #include <new>
 
 #include "codecs/codec.h"
+#include "file_util.h"
 #include "image_internal.h"
 #include "opencv_module.h"
 
@@ -35,26 +36,18 @@ struct Module {
 };
 
 std::string load_into(Module& module, const std::string& file) {
-  void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = ::dlerror();
-    return why != nullptr ? why : file + ": cannot be loaded";
-  }
-  const auto symbol = [&](const char* name) { return ::dlsym(handle, name); };
-  const auto version = reinterpret_cast<decltype(&rsz_cv_abi_version)>(symbol("rsz_cv_abi_version"));
-  if (version == nullptr || version() != RSZ_OPENCV_MODULE_ABI) {
-    ::dlclose(handle);
+  SharedLibrary library;
+  if (!library.open(file)) return library.why();
+  decltype(&rsz_cv_abi_version) version = nullptr;
+  if (!library.resolve("rsz_cv_abi_version", version) || version() != RSZ_OPENCV_MODULE_ABI) {
+    library.close();
     return file + ": not an rsz OpenCV codec module of interface version " + std::to_string(RSZ_OPENCV_MODULE_ABI);
   }
-  module.decode = reinterpret_cast<decltype(&rsz_cv_decode)>(symbol("rsz_cv_decode"));
-  module.release = reinterpret_cast<decltype(&rsz_cv_release)>(symbol("rsz_cv_release"));
-  module.encode = reinterpret_cast<decltype(&rsz_cv_encode)>(symbol("rsz_cv_encode"));
-  module.free = reinterpret_cast<decltype(&rsz_cv_free)>(symbol("rsz_cv_free"));
-  module.read_metadata = reinterpret_cast<decltype(&rsz_cv_read_metadata)>(symbol("rsz_cv_read_metadata"));
-  module.add_metadata = reinterpret_cast<decltype(&rsz_cv_add_metadata)>(symbol("rsz_cv_add_metadata"));
-  if (!module.decode || !module.release || !module.encode || !module.free || !module.read_metadata ||
-      !module.add_metadata) {
-    ::dlclose(handle);
+  if (!library.resolve("rsz_cv_decode", module.decode) || !library.resolve("rsz_cv_release", module.release) ||
+      !library.resolve("rsz_cv_encode", module.encode) || !library.resolve("rsz_cv_free", module.free) ||
+      !library.resolve("rsz_cv_read_metadata", module.read_metadata) ||
+      !library.resolve("rsz_cv_add_metadata", module.add_metadata)) {
+    library.close();
     return file + ": a symbol of the codec interface is missing";
   }
   return {};

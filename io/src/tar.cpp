@@ -6,7 +6,6 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <dlfcn.h>
 
 #include <exception>
 #include <memory>
@@ -41,39 +40,32 @@ struct Libarchive {
   std::string error;  // why it could not be loaded; "" when loaded
 };
 
-template <typename F>
-bool resolve(void* handle, const char* name, F& function) {
-  function = reinterpret_cast<F>(::dlsym(handle, name));
-  return function != nullptr;
-}
-
 const Libarchive& libarchive() {
   static const Libarchive lib = [] {
     Libarchive l;
-    void* handle = ::dlopen(RSZ_LIBARCHIVE_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* why = ::dlerror();
-      l.error = std::string("libarchive (") + RSZ_LIBARCHIVE_SONAME + ") cannot be loaded: " + (why ? why : "unknown");
+    detail::SharedLibrary library;
+    if (!library.open(RSZ_LIBARCHIVE_SONAME)) {
+      l.error = std::string("libarchive (") + RSZ_LIBARCHIVE_SONAME + ") cannot be loaded: " + library.why();
       return l;
     }
-    const bool all = resolve(handle, "archive_write_new", l.write_new) &&
-                     resolve(handle, "archive_write_free", l.write_free) &&
-                     resolve(handle, "archive_error_string", l.error_string) &&
-                     resolve(handle, "archive_write_set_format_pax_restricted", l.set_format_pax_restricted) &&
-                     resolve(handle, "archive_write_open2", l.open2) &&
-                     resolve(handle, "archive_write_header", l.write_header) &&
-                     resolve(handle, "archive_write_data", l.write_data) &&
-                     resolve(handle, "archive_write_close", l.close) &&
-                     resolve(handle, "archive_entry_new", l.entry_new) &&
-                     resolve(handle, "archive_entry_free", l.entry_free) &&
-                     resolve(handle, "archive_entry_clear", l.entry_clear) &&
-                     resolve(handle, "archive_entry_set_pathname", l.set_pathname) &&
-                     resolve(handle, "archive_entry_set_filetype", l.set_filetype) &&
-                     resolve(handle, "archive_entry_set_perm", l.set_perm) &&
-                     resolve(handle, "archive_entry_set_size", l.set_size) &&
-                     resolve(handle, "archive_entry_set_mtime", l.set_mtime) &&
-                     resolve(handle, "archive_entry_set_uid", l.set_uid) &&
-                     resolve(handle, "archive_entry_set_gid", l.set_gid);
+    const bool all = library.resolve("archive_write_new", l.write_new) &&
+                     library.resolve("archive_write_free", l.write_free) &&
+                     library.resolve("archive_error_string", l.error_string) &&
+                     library.resolve("archive_write_set_format_pax_restricted", l.set_format_pax_restricted) &&
+                     library.resolve("archive_write_open2", l.open2) &&
+                     library.resolve("archive_write_header", l.write_header) &&
+                     library.resolve("archive_write_data", l.write_data) &&
+                     library.resolve("archive_write_close", l.close) &&
+                     library.resolve("archive_entry_new", l.entry_new) &&
+                     library.resolve("archive_entry_free", l.entry_free) &&
+                     library.resolve("archive_entry_clear", l.entry_clear) &&
+                     library.resolve("archive_entry_set_pathname", l.set_pathname) &&
+                     library.resolve("archive_entry_set_filetype", l.set_filetype) &&
+                     library.resolve("archive_entry_set_perm", l.set_perm) &&
+                     library.resolve("archive_entry_set_size", l.set_size) &&
+                     library.resolve("archive_entry_set_mtime", l.set_mtime) &&
+                     library.resolve("archive_entry_set_uid", l.set_uid) &&
+                     library.resolve("archive_entry_set_gid", l.set_gid);
     if (!all) l.error = std::string("libarchive (") + RSZ_LIBARCHIVE_SONAME + ") lacks a function rsz needs";
     return l;
   }();
