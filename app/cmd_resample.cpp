@@ -107,7 +107,8 @@ class InputRows {
       : rows_(std::move(rows)),
         height_(rows_->header().height),
         sample_bytes_(rows_->header().bit_depth / 8),
-        row_bytes_(static_cast<std::size_t>(rows_->header().width * rows_->header().channels * sample_bytes_)) {
+        row_bytes_(static_cast<std::size_t>(rows_->header().width * rows_->header().channels * sample_bytes_)),
+        most_read_(most_read) {
     if (background) start_decoder(most_read);
   }
   InputRows(const InputRows&) = delete;
@@ -132,9 +133,12 @@ class InputRows {
     // Input rows a step reads (about): while a thread decodes, step_rows_, so that resampling follows the decoder
     // closely in a small ring; on one thread, kCachedStepBytes, so that the rows just decoded are still in the
     // core's cache when the kernel reads them (a 1080p JPEG decoded whole first: 1.1x the job's time, waiting for
-    // memory); on several, the window (enough rows for every thread).
+    // memory), but at least four output rows' worth, since rows that two steps read are filtered by both (a camera
+    // JPEG to a thumbnail, 31 rows an output row, took 1.06x the time in steps of 512 KiB); on several threads, the
+    // window (enough rows for every thread).
+    const std::size_t cached = std::max(kCachedStepBytes, 4 * static_cast<std::size_t>(most_read_) * row_bytes_);
     const std::size_t most = decoder_.joinable()     ? static_cast<std::size_t>(step_rows_) * row_bytes_
-                             : exec.num_threads <= 1 ? kCachedStepBytes
+                             : exec.num_threads <= 1 ? std::min(cached, kWindowBytes)
                                                      : kWindowBytes;
     std::int64_t step = rows;
     while (step > 1) {
@@ -164,15 +168,17 @@ class InputRows {
   }
 
  private:
-  // Rows of the ring for an image of `height` rows of `row_bytes`: two steps and two decoder writes, so that the
-  // decoder works a step ahead; steps of kBackgroundRows rows, fewer where those would pass half the window, and
-  // never fewer than one output row reads; no more than the image.
-  static std::int64_t step_rows(std::uint64_t row_bytes) {
+  // Input rows of a background step: kBackgroundRows, or four output rows' worth where one reads more (rows that two
+  // steps read are filtered by both), fewer where those would pass half the window (but never fewer than one output
+  // row reads: ring_rows).
+  static std::int64_t step_rows(std::uint64_t row_bytes, std::int64_t most_read) {
     const auto half_window = static_cast<std::int64_t>(kWindowBytes / 2 / std::max<std::uint64_t>(1, row_bytes));
-    return std::clamp<std::int64_t>(half_window, 1, kBackgroundRows);
+    return std::max<std::int64_t>(1, std::min(std::max(kBackgroundRows, 4 * most_read), half_window));
   }
+  // Rows of the ring for an image of `height` rows of `row_bytes`: two steps and two decoder writes, so that the
+  // decoder works a step ahead; no more than the image.
   static std::int64_t ring_rows(std::int64_t height, std::uint64_t row_bytes, std::int64_t most_read) {
-    return std::min(height, 2 * std::max(step_rows(row_bytes), most_read) + 2 * kDecodeRows);
+    return std::min(height, 2 * std::max(step_rows(row_bytes, most_read), most_read) + 2 * kDecodeRows);
   }
 
   ConstTensorView view() const {
@@ -185,7 +191,7 @@ class InputRows {
   }
 
   void start_decoder(std::int64_t most_read) {
-    step_rows_ = step_rows(row_bytes_);
+    step_rows_ = step_rows(row_bytes_, most_read);
     ring_rows_ = ring_rows(height_, row_bytes_, most_read);
     ring_ = MirroredRing::create(static_cast<std::size_t>(ring_rows_) * row_bytes_);
     if (!ring_) return;
@@ -270,6 +276,7 @@ class InputRows {
   std::int64_t height_;
   int sample_bytes_;  // 1, or 2 for 16-bit samples (host order)
   std::size_t row_bytes_;
+  std::int64_t most_read_;  // rows_one_output_reads of the plan
   // Rows [first_, first_ + held_) are held: in buffer_ from its start (decoded in the foreground), or in ring_ at
   // first_ * row_bytes_ (decoded by decoder_).
   std::int64_t first_ = 0;

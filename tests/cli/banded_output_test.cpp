@@ -228,11 +228,12 @@ TEST(BandedInput, JpegsReadBandByBandGiveTheWholeImagesResult) {
   }
 }
 
-// A JPEG run with two threads or more: one thread decodes it into a ring of a few bands of rows (160 rows here, or
-// two of what one output row reads and 32 more) while the others resample and encode the rows already decoded. The
-// same bytes as one thread and as the PNG of its pixels, for every thread count, filters that read 2 to 130 rows
-// an output row, an image shorter than the ring and one shorter than a decoder step; damage midway fails the input
-// (the decoder's error reaches the job), writing nothing.
+// A JPEG run with two threads or more: one thread decodes it into a ring of two steps of rows and 32 more (steps of
+// 64 rows, or of four times what one output row reads: a ring of 160 rows here, 352 for 40 rows an output row) while
+// the others resample and encode the rows already decoded. The same bytes as one thread and as the PNG of its
+// pixels, for every thread count, filters that read 2 to 130 rows an output row, rings that wrap, an image shorter
+// than the ring and one shorter than a decoder step; damage midway fails the input (the decoder's error reaches the
+// job), writing nothing.
 TEST(BandedInput, AJpegDecodedWhileItIsResampledGivesTheSameBytes) {
   ScratchDir dir("background-decode");
   make_large_jpeg(dir, 1500, 1000, "mid");
@@ -243,7 +244,8 @@ TEST(BandedInput, AJpegDecodedWhileItIsResampledGivesTheSameBytes) {
       {"mid", "thumbnail --size 300"},
       {"mid", "resample --scale 0.37 --antialias"},
       {"mid", "resample --size 700x900 --mode nearest"},
-      {"mid", "resample --scale 1,0.016 --antialias"},  // about 130 rows an output row
+      {"mid", "resample --scale 1,0.05 --antialias"},   // 40 rows an output row: steps of 160 rows
+      {"mid", "resample --scale 1,0.016 --antialias"},  // about 130 rows an output row: the whole image
       {"short", "resample --scale 0.5 --antialias"},
       {"tiny", "resample --scale 2"},
   };
