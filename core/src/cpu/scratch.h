@@ -8,12 +8,19 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
 #include <memory>
 
 namespace rsz::cpu {
 
 // The largest buffer kept for the next call: what a process may hold after its calls return.
 constexpr std::size_t kKeptScratchBytes = std::size_t{64} << 20;
+
+// Memory from std::aligned_alloc, given back with std::free.
+struct FreeBytes {
+  void operator()(std::byte* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<std::byte, FreeBytes>;
 
 class Scratch {
  public:
@@ -27,7 +34,7 @@ class Scratch {
   }
 
  private:
-  std::unique_ptr<std::byte[]> own_;  // a buffer of this call's own, when the kept one is taken or too large
+  Buffer own_;  // a buffer of this call's own, when the kept one is taken or too large
   std::byte* data_ = nullptr;
   bool kept_ = false;  // data_ is the process's kept buffer
 };
