@@ -142,8 +142,9 @@ void check_sample_budget(const ConstTensorView& input, const ConstTensorView& ro
   }
 }
 
-void validate(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
-              const TensorView& output, const RoiAlignParams& params) {
+// The checks of the arguments' shapes, types and parameters (not of the output's memory, nor of the ROI values).
+void validate_shapes(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+                     const TensorView& output, const RoiAlignParams& params) {
   check_input_shape(input.sizes());
   detail::check_data_types(kOp, input.dtype(), output.dtype());
   const std::int64_t roi_count = checked_roi_count(rois.sizes());
@@ -161,6 +162,11 @@ void validate(const ConstTensorView& input, const ConstTensorView& rois, const C
                      dims_to_string(expected) + " is required");
   }
   check_params(params);
+}
+
+void validate(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+              const TensorView& output, const RoiAlignParams& params) {
+  validate_shapes(input, rois, batch_indices, output, params);
   detail::check_output_writable(kOp, output, {&input, &rois, &batch_indices});
 }
 
@@ -255,6 +261,16 @@ Dims roi_align_output_sizes(const Dims& input_sizes, const Dims& rois_sizes, std
   check_output_extent("output_height", output_height);
   check_output_extent("output_width", output_width);
   return {roi_count, input_sizes[1], output_height, output_width};
+}
+
+void check_roi_align(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+                     DataType output_type, const Dims& output_sizes, const RoiAlignParams& params,
+                     const ExecOptions& options) {
+  const TensorView output(nullptr, output_type, output_sizes);  // its sizes and type only: nothing is written
+  validate_shapes(input, rois, batch_indices, output, params);
+  const detail::BackendOps& backend =
+      detail::pick_backend(kOp, options, detail::common_memory(kOp, {&input, &rois, &batch_indices}));
+  backend.check_roi_values(input, rois, batch_indices, output, params, options);
 }
 
 void roi_align(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,

@@ -460,6 +460,38 @@ TEST(Cli, RoiAlignImageToOneNpyTensor) {
   }
 }
 
+// A file per crop: the crops are computed a group at a time (16 MiB of results: 5 crops of 512 x 512 here), each
+// group written before the next; the values are the one call's (the whole-tensor .npy), and the whole call's checks
+// come first: a sample total over --max-samples that no group alone passes is refused before any crop is written.
+TEST(Cli, RoiAlignCropsInGroupsKeepTheOneCallsValuesAndChecks) {
+  ScratchDir dir("roi_groups");
+  std::string boxes;
+  for (int r = 0; r < 12; ++r) {
+    boxes += std::string(r == 0 ? "" : ", ") + "[" + std::to_string(r * 10) + ", " + std::to_string(r * 3) + ", " +
+             std::to_string(r * 10 + 256) + ", " + std::to_string(r * 3 + 256) + "]";
+  }
+  test::write_file(dir / "boxes.json", "{\"rois\": [" + boxes + "]}");
+  const std::string base = "roi-align -i " + sample("chelsea.png") + " --rois boxes.json --output-size 512x512 -q ";
+  // 12 ROIs x 3 channels x 512 x 512 outputs x 1 x 1 samples = 9437184.
+  auto r = run_rsz(dir, base + "-o crops/{index}.npy --max-samples 9437183");
+  EXPECT_EQ(r.status, 1) << r.err;  // the input fails, as the one call failed it
+  EXPECT_NE(r.err.find("the ROIs need 9437184 samples"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("0 files written"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "crops"));
+  r = run_rsz(dir, base + "-o crops/{index}.npy --max-samples 9437184");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_rsz(dir, base + "-o all.npy");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<float> all = test::to_vector(io::read_npy(dir / "all.npy").view());
+  ASSERT_EQ(all.size(), std::size_t{12} * 3 * 512 * 512);
+  for (int k = 0; k < 12; ++k) {
+    const std::vector<float> crop = test::to_vector(io::read_npy(dir / ("crops/" + std::to_string(k) + ".npy")).view());
+    ASSERT_EQ(crop.size(), std::size_t{3} * 512 * 512) << k;
+    EXPECT_TRUE(std::equal(crop.begin(), crop.end(), all.begin() + static_cast<std::ptrdiff_t>(k * crop.size())))
+        << "crop " << k;
+  }
+}
+
 // ---- upsample ----
 
 TEST(Cli, UpsampleImagesAndRank5Tensors) {

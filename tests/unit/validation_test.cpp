@@ -482,6 +482,46 @@ TEST(RoiAlignValidation, SampleBudgetSumsOverRois) {
   for (const float v : c.out) EXPECT_NE(v, kSentinel);
 }
 
+// check_roi_align runs roi_align's checks over all the ROIs without computing: the same refusals (a batch index out of
+// range, a box that overflows, a sample total over the budget summed over every ROI, a shape that does not match),
+// nothing for valid arguments; and a call per group of ROIs then gives the same values as one call.
+TEST(RoiAlignValidation, CheckWithoutComputingRefusesWhatTheCallRefuses) {
+  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    ExecOptions options;
+    options.backend = backend;
+    RoiCase c;
+    const auto check = [&](const RoiCase& k, const ExecOptions& o) {
+      check_roi_align(k.input.const_view(), k.rois.const_view(), k.batch_indices.const_view(), k.out_type,
+                      k.out_sizes, k.params, o);
+    };
+    check(c, options);  // valid: no error
+    RoiCase bad_index = c;
+    bad_index.batch_indices = test::make_u32({2}, {0, 2});
+    expect_rejected([&] { check(bad_index, options); }, ErrorCode::InvalidArgument, {"roi_align: ", "batch"});
+    RoiCase bad_box = c;
+    bad_box.rois = test::make_f32({2, 4}, {0, 0, 2, 2, 1, std::nanf(""), 3, 3});
+    expect_rejected([&] { check(bad_box, options); }, ErrorCode::InvalidArgument, {"roi_align: rois[1]"});
+    RoiCase bad_shape = c;
+    bad_shape.out_sizes = {3, 3, 2, 2};
+    expect_rejected([&] { check(bad_shape, options); }, ErrorCode::InvalidShape, {"roi_align: output sizes"});
+    ExecOptions tight = options;
+    tight.max_samples = 23;  // 24 samples for both ROIs; 12 for either alone
+    expect_rejected([&] { check(c, tight); }, ErrorCode::InvalidArgument,
+                    {"the ROIs need 24 samples", "over the limit of 23"});
+    // One call per ROI into a buffer of one crop: the values of the whole call.
+    c.run_with(options);
+    const std::vector<float> whole = c.out;
+    for (std::int64_t r = 0; r < 2; ++r) {
+      std::vector<float> one(3 * 2 * 2, kSentinel);
+      roi_align(c.input.const_view(),
+                ConstTensorView(c.rois.data_as<float>() + 4 * r, DataType::Float32, {1, 4}),
+                ConstTensorView(c.batch_indices.data_as<std::uint32_t>() + r, DataType::UInt32, {1}),
+                TensorView(one.data(), DataType::Float32, {1, 3, 2, 2}), c.params, options);
+      EXPECT_TRUE(std::equal(one.begin(), one.end(), whole.begin() + 12 * r)) << "ROI " << r;
+    }
+  }
+}
+
 TEST(RoiAlignValidation, OutputMustNotOverlapInputs) {
   RoiCase c;
   std::vector<float> shared(200, kSentinel);

@@ -71,6 +71,15 @@ Dims roi_align_output_sizes(const Dims& input_sizes, const Dims& rois_sizes, std
 void roi_align(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
                const TensorView& output, const RoiAlignParams& params, const ExecOptions& options = {});
 
+// Every check roi_align() runs before it computes (shapes, data types, parameter values, each ROI's box and batch
+// index, the sample budget of options.max_samples over all the ROIs, the backend's availability), for an output of
+// `output_type` and `output_sizes`, without computing or writing anything. For callers that compute the ROIs in
+// groups (one roi_align call per group of rows of rois, into a smaller buffer): the whole call's checks first, so
+// that bad input is refused before any group's results are used. Throws what roi_align would.
+void check_roi_align(const ConstTensorView& input, const ConstTensorView& rois, const ConstTensorView& batch_indices,
+                     DataType output_type, const Dims& output_sizes, const RoiAlignParams& params,
+                     const ExecOptions& options = {});
+
 }  // namespace rsz
 
 #pragma GCC visibility pop
