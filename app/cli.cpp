@@ -19,7 +19,12 @@
 
 namespace rsz::app {
 
-int cli_main(const std::vector<std::string>& args) {
+int cli_main(const std::vector<std::string>& words) {
+  // `rsz help` and `rsz help COMMAND`, as git and cargo take them: the top-level help, or the command's.
+  std::vector<std::string> args = words;
+  if (args.size() <= 2 && !args.empty() && args[0] == "help") {
+    args = args.size() == 2 ? std::vector<std::string>{args[1], "--help"} : std::vector<std::string>{"--help"};
+  }
   CLI::App app{"rsz: resize images and tensors and cut ROI crops with the exact semantics of DirectML's "
                "RESAMPLE1, UPSAMPLE_2D and ROI_ALIGN"};
   app.name("rsz");  // as parse(argc, argv) would name it: "Usage: rsz thumbnail ..."

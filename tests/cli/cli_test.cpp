@@ -97,11 +97,17 @@ TEST(Cli, UsageErrorsExit2) {
   EXPECT_EQ(typo.status, 2);
   EXPECT_EQ(typo.err, "rsz: thumbnial: no such command; the commands are resample, upsample, roi-align, thumbnail, "
                       "run, plan, merge, info (see rsz --help)\n");
-  const auto help = run_rsz(dir, "--help");
-  EXPECT_EQ(help.status, 0);
-  for (const char* cmd : {"resample", "upsample", "roi-align", "thumbnail", "run", "plan", "merge", "info"}) {
-    EXPECT_NE(help.out.find(std::string("  ") + cmd + " "), std::string::npos) << cmd << "\n" << help.out;
+  for (const char* top : {"--help", "help"}) {
+    const auto help = run_rsz(dir, top);
+    EXPECT_EQ(help.status, 0) << top;
+    for (const char* cmd : {"resample", "upsample", "roi-align", "thumbnail", "run", "plan", "merge", "info"}) {
+      EXPECT_NE(help.out.find(std::string("  ") + cmd + " "), std::string::npos)
+          << top << " " << cmd << "\n" << help.out;
+    }
   }
+  const auto command_help = run_rsz(dir, "help thumbnail");  // as rsz thumbnail --help
+  EXPECT_EQ(command_help.status, 0);
+  EXPECT_NE(command_help.out.find("Usage: rsz thumbnail"), std::string::npos) << command_help.out;
 }
 
 // --backend cuda where the build has no usable CUDA backend is a usage error that says why, before anything is read
