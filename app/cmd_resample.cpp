@@ -403,7 +403,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
             if (input_rows.decodes_in_background()) {
               kernels.num_threads = std::max(1, std::min(exec.num_threads, usable_cpus()) - 1);
             }
-            save_output_rows(out, plan.call_sizes, source.result_type, source, common, exec.num_threads,
+            save_output_rows(out, plan.call_sizes, source.result_type, source, common, kernels.num_threads,
                              [&](std::int64_t first, const TensorView& band) {
                                ResampleParams params = plan.params;
                                params.output_pixel_offsets[2] -= static_cast<float>(first);

@@ -229,15 +229,24 @@ std::string rounded_boxes(const RoiList& list, DataType type, bool from_image) {
          (from_image ? "; --dtype float32 keeps them as given" : "; a float32 tensor keeps them as given");
 }
 
-// The crops one roi_align call computes when each crop is a file of its own: about kCropGroupBytes of results (at
-// least one crop), each group written before the next is computed, instead of all of an image's crops first (64
-// crops of 224 x 224 took 38 MB of fresh pages; 1000 boxes of an image, 600 MB). A crop's values do not depend on the
-// other ROIs of its call.
+// The crops one roi_align call computes when each crop is a file of its own: about kCropGroupBytes of results, and
+// at least a crop for each thread's share of the work (the plane path splits ROIs x channels among the threads);
+// each group is written before the next is computed, instead of all of an image's crops first (64 crops of 224 x 224
+// took 38 MB of fresh pages; 1000 boxes of an image, 600 MB). A crop's values do not depend on the other ROIs of its
+// call. Only images on the host backends are grouped: their few channels are pooled in place (a map of 8 channels or
+// more is copied channels-last on each call), and the CUDA backend uploads the image on each call. `threads`: the
+// kernels' threads (the plan counts the most an input can get, the usable CPUs).
 constexpr std::int64_t kCropGroupBytes = std::int64_t{16} << 20;
-std::int64_t crop_group(std::int64_t count, std::int64_t crop_elements, DataType type) {
+std::int64_t crop_group(std::int64_t count, const Dims& crop_sizes, DataType type, bool from_image,
+                        const CommonOptions& common, int threads) {
+  const bool host = common.backend == Backend::Auto || common.backend == Backend::Cpu ||
+                    common.backend == Backend::Reference;
+  const std::int64_t channels = crop_sizes.size() == 4 ? crop_sizes[1] : 0;
+  if (!host || !from_image || channels < 1 || channels > 4) return std::max<std::int64_t>(1, count);
   const std::int64_t crop_bytes =
-      std::max<std::int64_t>(1, crop_elements * static_cast<std::int64_t>(element_size(type)));
-  return std::max<std::int64_t>(1, std::min(count, kCropGroupBytes / crop_bytes));
+      std::max<std::int64_t>(1, element_count(crop_sizes) * static_cast<std::int64_t>(element_size(type)));
+  const std::int64_t for_threads = (std::max(1, threads) + channels - 1) / channels;
+  return std::max<std::int64_t>(1, std::min(count, std::max(kCropGroupBytes / crop_bytes, for_threads)));
 }
 
 Tensor batch_indices_of(const RoiList& list) {
@@ -376,7 +385,8 @@ Job make_job(const std::string& input, std::size_t input_count, RoiList list, co
     const std::int64_t channels = probe.sizes.size() == 4 ? probe.sizes[1] : 0;
     plan.result = {count, channels, resolved.output_height, resolved.output_width};
     if (!planned.whole_tensor) {  // what is held: one group of crops (crop_group)
-      plan.result[0] = crop_group(count, channels * resolved.output_height * resolved.output_width, probe.type);
+      plan.result[0] = crop_group(count, {1, channels, resolved.output_height, resolved.output_width}, probe.type,
+                                  probe.from_image, common, usable_cpus());
     }
     plan.type = probe.type;
     plan.output = planned.whole_tensor ? plan.result : Dims{1, channels, resolved.output_height, resolved.output_width};
@@ -418,7 +428,7 @@ Job make_job(const std::string& input, std::size_t input_count, RoiList list, co
     const Dims crop_sizes{1, all_sizes[1], all_sizes[2], all_sizes[3]};
     const std::int64_t crop_elements = element_count(crop_sizes);
     const std::int64_t count = all_sizes[0];
-    const std::int64_t group = crop_group(count, crop_elements, type);
+    const std::int64_t group = crop_group(count, crop_sizes, type, loaded.from_image, common, exec.num_threads);
     Tensor result(type, {group, crop_sizes[1], crop_sizes[2], crop_sizes[3]}, TensorInit::Uninitialized);
     // ROIs [first, first + n) of rois ({..., R, 4}) or batch_indices ({..., R}), as a view.
     const auto rows = [](const ConstTensorView& whole, std::size_t axis, std::int64_t first, std::int64_t n) {
@@ -431,17 +441,17 @@ Job make_job(const std::string& input, std::size_t input_count, RoiList list, co
     };
     for (std::size_t r = 0; r < planned.paths.size(); ++r) {
       const std::int64_t at = static_cast<std::int64_t>(r) % group;
-      if (at == 0) {
-        const auto first = static_cast<std::int64_t>(r);
-        const std::int64_t n = std::min(group, count - first);
-        roi_align(loaded.view(), rows(rois.view(), rois.sizes().size() - 2, first, n),
-                  rows(indices.view(), indices.sizes().size() - 1, first, n),
-                  TensorView(result.data(), type, {n, crop_sizes[1], crop_sizes[2], crop_sizes[3]}), resolved.params,
-                  exec);
-      }
-      const auto* base = static_cast<const std::byte*>(result.data()) +
-                         at * crop_elements * static_cast<std::int64_t>(element_size(type));
       try {
+        if (at == 0) {
+          const auto first = static_cast<std::int64_t>(r);
+          const std::int64_t n = std::min(group, count - first);
+          roi_align(loaded.view(), rows(rois.view(), rois.sizes().size() - 2, first, n),
+                    rows(indices.view(), indices.sizes().size() - 1, first, n),
+                    TensorView(result.data(), type, {n, crop_sizes[1], crop_sizes[2], crop_sizes[3]}),
+                    resolved.params, exec);
+        }
+        const auto* base = static_cast<const std::byte*>(result.data()) +
+                           at * crop_elements * static_cast<std::int64_t>(element_size(type));
         save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
       } catch (const std::exception& e) {
         // The crops already written are complete and stay: they are accounted, with the failure.

@@ -157,7 +157,7 @@ bool SharedLibrary::open(const std::string& file) {
   handle_ = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle_ != nullptr) return true;
   const char* why = ::dlerror();
-  why_ = why != nullptr ? why : file + ": cannot be loaded";
+  why_ = why != nullptr ? why : "";
   return false;
 }
 

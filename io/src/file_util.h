@@ -63,7 +63,7 @@ class AtomicFile {
 // the process's life; close() gives back one found unusable.
 class SharedLibrary {
  public:
-  // False when `file` cannot be loaded; why() then has dlerror's reason.
+  // False when `file` cannot be loaded; why() then has dlerror's reason ("" when it gives none).
   bool open(const std::string& file);
   // The symbol `name` as a pointer of type F; false when the library has no such symbol.
   template <typename F>

@@ -37,7 +37,7 @@ struct Module {
 
 std::string load_into(Module& module, const std::string& file) {
   SharedLibrary library;
-  if (!library.open(file)) return library.why();
+  if (!library.open(file)) return library.why().empty() ? file + ": cannot be loaded" : library.why();
   decltype(&rsz_cv_abi_version) version = nullptr;
   if (!library.resolve("rsz_cv_abi_version", version) || version() != RSZ_OPENCV_MODULE_ABI) {
     library.close();

@@ -45,7 +45,8 @@ const Libarchive& libarchive() {
     Libarchive l;
     detail::SharedLibrary library;
     if (!library.open(RSZ_LIBARCHIVE_SONAME)) {
-      l.error = std::string("libarchive (") + RSZ_LIBARCHIVE_SONAME + ") cannot be loaded: " + library.why();
+      l.error = std::string("libarchive (") + RSZ_LIBARCHIVE_SONAME +
+                ") cannot be loaded: " + (library.why().empty() ? "unknown" : library.why());
       return l;
     }
     const bool all = library.resolve("archive_write_new", l.write_new) &&

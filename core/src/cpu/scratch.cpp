@@ -23,6 +23,7 @@ constexpr std::size_t kLine = 64;
 
 std::byte* allocate(std::size_t bytes) {
   const std::size_t align = bytes >= kHugePage ? kHugePage : kLine;
+  if (bytes > SIZE_MAX - align) throw std::bad_alloc();
   const std::size_t size = (std::max<std::size_t>(bytes, 1) + align - 1) / align * align;
   void* p = std::aligned_alloc(align, size);
   if (p == nullptr) throw std::bad_alloc();
