@@ -403,12 +403,13 @@ TEST(SimdKernels, DoublingRunMatchesTheScalarLerps) {
   }
 }
 
-// The antialiased W filter: weighted sums in index order (acc = w0 v0, then acc + w v).
+// The antialiased W filter: weighted sums in index order (acc = w0 v0, then acc + w v), lanes of 3 to 40 taps (up to
+// five vectors of them: the transposed plain loads inside the row, gathers at its right end).
 TEST(SimdKernels, SumTapsMatchTheWeightedSums) {
   const std::vector<float> src = values(300, 51, 11);
   for (const SimdKernels* vec : tables()) {
     if (vec->sum_taps == nullptr) continue;
-    for (const float scale : {0.3f, 0.5f, 0.137f}) {
+    for (const float scale : {0.3f, 0.5f, 0.137f, 0.05f}) {
       const auto out = static_cast<std::int64_t>(300 * scale);
       const TapTable t = make_tap_table(out, 300, scale, 0.5f, 0.5f, true);
       ASSERT_TRUE(t.sum);

@@ -257,8 +257,39 @@ void blend_rows_stream(float* dst, const float* a, const float* b, float w, std:
   for (; x < count; ++x) one(x);
 }
 
-// sum_taps eight outputs at a time: tap k of the eight lanes is one gather, lanes past their count keep their sum.
-// Needs input rows shorter than 2^31 and `wt` = the weights transposed (wt[k * out + x], 0 past a count).
+// Rows r[0..7] of an 8 x 8 block become its columns: r[j][l] = old r[l][j].
+inline void transpose8(__m256 (&r)[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]);
+  const __m256 t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]);
+  const __m256 t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]);
+  const __m256 t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]);
+  const __m256 t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+// sum_taps eight outputs at a time, each lane adding its taps in order (lanes past their count keep their sum).
+// Where every lane's taps, rounded up to whole vectors, lie within the input row (TapTable::in_size), each lane's
+// next eight taps are one plain load and the eight loads are transposed into eight taps of all lanes; elsewhere tap k
+// of the eight lanes is one gather (slow on many CPUs). Needs input rows shorter than 2^31 and `wt` = the weights
+// transposed (wt[k * out + x], 0 past a count).
 std::int64_t sum_taps(const float* src, const TapTable& t, const float* wt, std::int64_t out, float* dst) {
   std::int64_t x = 0;
   for (; x + 8 <= out; x += 8) {
@@ -271,8 +302,31 @@ std::int64_t sum_taps(const float* src, const TapTable& t, const float* wt, std:
       count[l] = t.count[i];
       most = std::max(most, count[l]);
     }
-    const __m256i base = _mm256_load_si256(reinterpret_cast<const __m256i*>(first));
     const __m256i counts = _mm256_load_si256(reinterpret_cast<const __m256i*>(count));
+    const std::int64_t span = (static_cast<std::int64_t>(most) + 7) / 8 * 8;
+    bool loads = true;
+    for (int l = 0; l < 8; ++l) loads = loads && first[l] + span <= t.in_size;
+    if (loads) {
+      __m256 acc = _mm256_setzero_ps();
+      for (std::int32_t k0 = 0; k0 < most; k0 += 8) {
+        __m256 taps[8];
+        for (int l = 0; l < 8; ++l) taps[l] = _mm256_loadu_ps(src + first[l] + k0);
+        transpose8(taps);
+        for (std::int32_t j = 0; j < 8 && k0 + j < most; ++j) {
+          const std::int32_t k = k0 + j;
+          const __m256 product = _mm256_mul_ps(_mm256_loadu_ps(wt + k * out + x), taps[j]);
+          if (k == 0) {
+            acc = product;  // every lane has a first tap
+            continue;
+          }
+          const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(counts, _mm256_set1_epi32(k)));
+          acc = _mm256_blendv_ps(acc, _mm256_add_ps(acc, product), live);
+        }
+      }
+      _mm256_storeu_ps(dst + x, acc);
+      continue;
+    }
+    const __m256i base = _mm256_load_si256(reinterpret_cast<const __m256i*>(first));
     __m256 acc = _mm256_mul_ps(_mm256_loadu_ps(wt + x), _mm256_i32gather_ps(src, base, 4));
     for (std::int32_t k = 1; k < most; ++k) {
       const __m256i kv = _mm256_set1_epi32(k);

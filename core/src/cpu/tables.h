@@ -62,12 +62,14 @@ struct TapTable {
   std::vector<std::int64_t> start;
   std::vector<float> weights;
   std::int32_t max_count = 1;
+  std::int64_t in_size = 0;  // the input length along the axis: taps lie in [0, in_size)
 };
 
 inline TapTable make_tap_table(std::int64_t out_size, std::int64_t in_size, float scale, float input_offset,
                                float output_offset, bool antialiased) {
   TapTable t;
   t.sum = antialiased && scale < 1.0f;
+  t.in_size = in_size;
   const auto size = static_cast<std::size_t>(out_size);
   t.first.resize(size);
   t.count.resize(size);
