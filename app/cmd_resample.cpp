@@ -59,15 +59,6 @@ void widen_scales(io::ResizePlan& plan, const Dims& full, const Dims& shrunk) {
   }
 }
 
-// Output rows [first, first + count) of `whole` as a view.
-TensorView rows_of(const TensorView& whole, std::int64_t first, std::int64_t count) {
-  Dims sizes = whole.sizes();
-  sizes[2] = count;
-  auto* origin = static_cast<std::byte*>(whole.data()) +
-                 first * whole.stride(2) * static_cast<std::int64_t>(element_size(whole.dtype()));
-  return TensorView(origin, whole.dtype(), sizes, whole.strides());
-}
-
 // An image input decoded band by band as a resample reads it: the rows the next output rows read
 // (rsz::resample_rows_read) are decoded when they are needed and dropped once no later output row reads them, so a
 // camera-size JPEG never exists whole. About kWindowBytes of input rows are held at most (more only where one output
@@ -109,7 +100,7 @@ class InputRows {
         sample_bytes_(rows_->header().bit_depth / 8),
         row_bytes_(static_cast<std::size_t>(rows_->header().width * rows_->header().channels * sample_bytes_)),
         most_read_(most_read) {
-    if (background) start_decoder(most_read);
+    if (background) start_decoder();
   }
   InputRows(const InputRows&) = delete;
   InputRows& operator=(const InputRows&) = delete;
@@ -152,19 +143,15 @@ class InputRows {
       shifted.output_pixel_offsets[2] -= static_cast<float>(o);
       const auto read = resample_rows_read(height_, count, shifted);
       hold(read[0], read[1]);
-      resample_rows(view(), first_, height_, rows_of(out, o, count), shifted, exec);
+      resample_rows(view(), first_, height_, slice_of(out, 2, o, count), shifted, exec);
     }
   }
 
   // Decodes the rows no output row read, so that damage at the end of the file fails the input as a whole read
   // would.
   void finish() {
-    if (decoder_.joinable()) {
-      hold(height_, height_);
-      decoder_.join();
-      return;
-    }
     hold(height_, height_);
+    if (decoder_.joinable()) decoder_.join();
   }
 
  private:
@@ -190,9 +177,9 @@ class InputRows {
                            {held_ * h.width * h.channels, 1, h.width * h.channels, h.channels});
   }
 
-  void start_decoder(std::int64_t most_read) {
-    step_rows_ = step_rows(row_bytes_, most_read);
-    ring_rows_ = ring_rows(height_, row_bytes_, most_read);
+  void start_decoder() {
+    step_rows_ = step_rows(row_bytes_, most_read_);
+    ring_rows_ = ring_rows(height_, row_bytes_, most_read_);
     ring_ = MirroredRing::create(static_cast<std::size_t>(ring_rows_) * row_bytes_);
     if (!ring_) return;
     decoder_ = std::thread([this] {
@@ -300,11 +287,7 @@ class InputRows {
 
 // Whether resample jobs read image inputs band by band where they can (InputRows): on the host backends, images used
 // in place (float32; the files open_image_rows reads have no alpha).
-bool reads_rows(const CommonOptions& common) {
-  const bool host =
-      common.backend == Backend::Auto || common.backend == Backend::Cpu || common.backend == Backend::Reference;
-  return host && common.dtype == DataType::Float32;
-}
+bool reads_rows(const CommonOptions& common) { return host_backend(common) && common.dtype == DataType::Float32; }
 
 }  // namespace
 

@@ -239,10 +239,8 @@ std::string rounded_boxes(const RoiList& list, DataType type, bool from_image) {
 constexpr std::int64_t kCropGroupBytes = std::int64_t{16} << 20;
 std::int64_t crop_group(std::int64_t count, const Dims& crop_sizes, DataType type, bool from_image,
                         const CommonOptions& common, int threads) {
-  const bool host = common.backend == Backend::Auto || common.backend == Backend::Cpu ||
-                    common.backend == Backend::Reference;
   const std::int64_t channels = crop_sizes.size() == 4 ? crop_sizes[1] : 0;
-  if (!host || !from_image || channels < 1 || channels > 4) return std::max<std::int64_t>(1, count);
+  if (!host_backend(common) || !from_image || channels < 1 || channels > 4) return std::max<std::int64_t>(1, count);
   const std::int64_t crop_bytes =
       std::max<std::int64_t>(1, element_count(crop_sizes) * static_cast<std::int64_t>(element_size(type)));
   const std::int64_t for_threads = (std::max(1, threads) + channels - 1) / channels;
@@ -430,23 +428,17 @@ Job make_job(const std::string& input, std::size_t input_count, RoiList list, co
     const std::int64_t count = all_sizes[0];
     const std::int64_t group = crop_group(count, crop_sizes, type, loaded.from_image, common, exec.num_threads);
     Tensor result(type, {group, crop_sizes[1], crop_sizes[2], crop_sizes[3]}, TensorInit::Uninitialized);
-    // ROIs [first, first + n) of rois ({..., R, 4}) or batch_indices ({..., R}), as a view.
-    const auto rows = [](const ConstTensorView& whole, std::size_t axis, std::int64_t first, std::int64_t n) {
-      Dims sizes = whole.sizes();
-      sizes[axis] = n;
-      const auto* origin = static_cast<const std::byte*>(whole.data()) +
-                           first * whole.stride(static_cast<int>(axis)) *
-                               static_cast<std::int64_t>(element_size(whole.dtype()));
-      return ConstTensorView(origin, whole.dtype(), sizes, whole.strides());
-    };
+    // ROIs [first, first + n): rows of rois ({..., R, 4}) and of batch_indices ({..., R}).
+    const int roi_axis = static_cast<int>(rois.sizes().size()) - 2;
+    const int index_axis = static_cast<int>(indices.sizes().size()) - 1;
     for (std::size_t r = 0; r < planned.paths.size(); ++r) {
       const std::int64_t at = static_cast<std::int64_t>(r) % group;
       try {
         if (at == 0) {
           const auto first = static_cast<std::int64_t>(r);
           const std::int64_t n = std::min(group, count - first);
-          roi_align(loaded.view(), rows(rois.view(), rois.sizes().size() - 2, first, n),
-                    rows(indices.view(), indices.sizes().size() - 1, first, n),
+          roi_align(loaded.view(), slice_of(rois.view(), roi_axis, first, n),
+                    slice_of(indices.view(), index_axis, first, n),
                     TensorView(result.data(), type, {n, crop_sizes[1], crop_sizes[2], crop_sizes[3]}),
                     resolved.params, exec);
         }

@@ -7,11 +7,13 @@
 
 #include <CLI/CLI.hpp>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "rsz/error.h"
@@ -205,6 +207,19 @@ bool image_runs_in_place(int channels, const CommonOptions& options);
 // `threads`: kernel threads for this call (run_jobs hands out the cores left over when there are fewer inputs than
 // --jobs); results do not depend on it.
 ExecOptions exec_options(const CommonOptions& options, int threads);
+// Whether --backend runs on the host (auto, cpu, reference), where views of the input are used where they lie.
+bool host_backend(const CommonOptions& options);
+// Indices [first, first + count) of `whole` along `axis`, as a view with the same strides (TensorView or
+// ConstTensorView).
+template <typename View>
+View slice_of(const View& whole, int axis, std::int64_t first, std::int64_t count) {
+  Dims sizes = whole.sizes();
+  sizes[static_cast<std::size_t>(axis)] = count;
+  using Byte = std::conditional_t<std::is_same_v<View, TensorView>, std::byte, const std::byte>;
+  auto* origin = static_cast<Byte*>(whole.data()) +
+                 first * whole.stride(axis) * static_cast<std::int64_t>(element_size(whole.dtype()));
+  return View(origin, whole.dtype(), sizes, whole.strides());
+}
 // Every operator reads unorm inputs, so an image whose values need no conversion other than p / (2^b - 1) (float32
 // compute type; no premultiplied alpha) is kept as decoded, with no float copy (image_runs_in_place).
 // `jpeg_shrink`: a JPEG is decoded at 1 / jpeg_shrink of its size (io::ImageReadOptions::jpeg_shrink).

@@ -429,6 +429,10 @@ std::string backend_note(const CommonOptions& options) {
                          : cuda_note);
 }
 
+bool host_backend(const CommonOptions& options) {
+  return options.backend == Backend::Auto || options.backend == Backend::Cpu || options.backend == Backend::Reference;
+}
+
 ExecOptions exec_options(const CommonOptions& options, int threads) {
   ExecOptions exec;
   exec.backend = options.backend;

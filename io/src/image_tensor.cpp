@@ -157,10 +157,15 @@ __attribute__((target("avx2"))) void quantize_rgb8_avx2(const float* r, const fl
   quantize_row_scalar(b + x, n - x, 255.0, dst + x * 3 + 2, 3);
 }
 
+// Whether this CPU runs the AVX2 conversions (asked once).
+bool has_avx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+}
+
 template <typename Sample>
 void quantize_row(const float* src, std::int64_t n, double max_value, Sample* dst, int step) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
+  if (has_avx2()) {
     quantize_row_avx2(src, n, max_value, dst, step);
   } else {
     quantize_row_scalar(src, n, max_value, dst, step);
@@ -169,9 +174,8 @@ void quantize_row(const float* src, std::int64_t n, double max_value, Sample* ds
 
 // quantize_rgb8_avx2 where the CPU has AVX2; false (nothing written) where not.
 bool quantize_rgb8(const float* r, const float* g, const float* b, std::int64_t n, std::uint8_t* dst) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) quantize_rgb8_avx2(r, g, b, n, dst);
-  return avx2;
+  if (has_avx2()) quantize_rgb8_avx2(r, g, b, n, dst);
+  return has_avx2();
 }
 #else
 template <typename Sample>
