@@ -1,5 +1,6 @@
 // rsz benchmark: the workloads of bench/workloads.json for rsz (float32 and float16, 1 and 2 threads or --threads) and OpenCV
-// (in-process, float32), plus this machine's copy bandwidth measured in the same run. Prints one JSON line per
+// (in-process, float32), plus this machine's copy bandwidth and its own scaling over --threads (a register-only loop)
+// measured in the same run. Prints one JSON line per
 // measurement on stdout (bench/report.py turns them, with the peers' lines, into bench/RESULTS.md) and writes the
 // generated ROI boxes to the output folder so the peer scripts time the very same boxes.
 //
@@ -9,6 +10,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rsz/resample.h"
@@ -133,6 +136,55 @@ double copy_bandwidth() {
   std::vector<char> b(bytes, 0);
   const double s = median_seconds([&](int) { std::memcpy(b.data(), a.data(), bytes); });
   return 2.0 * static_cast<double>(bytes) / s;  // read + write
+}
+
+// Milliseconds of a fixed register-only loop (8 independent chains of 4-lane multiply and add) on each of `threads`
+// threads started together: the median thread's time.
+double spin_ms(int threads) {
+  typedef float V4 __attribute__((vector_size(16)));  // SSE2, NEON: every target
+  std::vector<double> ms(static_cast<std::size_t>(threads));
+  std::atomic<int> ready{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() < threads) std::this_thread::yield();
+      const auto start = Clock::now();
+      V4 a[8];
+      for (int k = 0; k < 8; ++k) a[k] = V4{} + (1.0f + 1e-3f * static_cast<float>(k));
+      const V4 w = V4{} + 0.999999f;
+      const V4 b = V4{} + 1e-7f;
+      for (long i = 0; i < 18000000; ++i) {
+        for (int k = 0; k < 8; ++k) a[k] = a[k] * w + b;
+      }
+      ms[static_cast<std::size_t>(t)] = std::chrono::duration<double, std::milli>(Clock::now() - start).count() +
+                                        (a[4][0] + a[5][0] + a[6][0] + a[7][0] == 12345.0f ? 1e-9 : 0.0);
+    });
+  }
+  for (auto& th : pool) th.join();
+  std::nth_element(ms.begin(), ms.begin() + threads / 2, ms.end());
+  return ms[static_cast<std::size_t>(threads / 2)];
+}
+
+// The machine's own scaling, printed beside the kernels' (one JSON line per --threads count): the register-only
+// loop's time per thread with that many threads at once, against one thread alone, as a speed-up (threads * one
+// thread's time / the median thread's time; best of 3). Shared physical cores, a clock that drops with many cores
+// busy, and other tenants of a virtual machine all show here, and no kernel outpaces it by computing alone: only
+// one whose one-thread run waits on memory can scale past it.
+void emit_compute_scaling() {
+  const auto best = [](int threads) {
+    double b = spin_ms(threads);
+    for (int rep = 0; rep < 2; ++rep) b = std::min(b, spin_ms(threads));
+    return b;
+  };
+  const double one = best(1);
+  for (const int threads : g_threads) {
+    const double t = threads == 1 ? one : best(threads);
+    std::cout << json{{"compute_scaling", static_cast<double>(threads) * one / t}, {"threads", threads},
+                      {"spin_ms", t}}
+                     .dump()
+              << std::endl;
+  }
 }
 
 #ifdef RSZ_BENCH_OPENCV
@@ -308,6 +360,7 @@ int main(int argc, char** argv) {
   const json workloads = json::parse(file);
   const std::string out_dir = argv[2];
   std::cout << json{{"copy_bandwidth_gbs", copy_bandwidth() / 1e9}}.dump() << std::endl;
+  emit_compute_scaling();
   for (const auto& w : workloads["roi_align"]) {
     if (!selected(w)) continue;
     const std::vector<float> boxes = make_rois(w, out_dir);

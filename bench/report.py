@@ -43,6 +43,8 @@ def main():
                 copy_gbs = max(copy_gbs or 0.0, r["copy_bandwidth_gbs"])
                 rounds += 1
                 continue
+            if "compute_scaling" in r:  # the machine's own scaling (rsz_bench), not a measurement of rsz
+                continue
             if "peak_rss_mb" in r:
                 peak[r["impl"]] = max(peak.get(r["impl"], 0.0), r["peak_rss_mb"])
                 continue

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -318,6 +319,55 @@ TEST_P(RoiAlignEquivalence, BlocksTakeTurnsInTheRingOfCopies) {
       });
       ASSERT_TRUE(test::bits_equal(expected, got, "C " + std::to_string(sizes[1]) + ", threads " +
                                                       std::to_string(threads)));
+    }
+  }
+}
+
+// Where every thread gets four blocks or more (the ring path), each keeps a ring of as many bands of 8 map rows as the
+// tallest ROI spans, band k in slot k % ring: short ROIs over a tall map wrap that ring many times, ROIs of the second
+// batch read only the top bands (the others are never copied), and one tall ROI makes the ring the whole map. 128
+// channels: 8 blocks of 16 float32 channels (ring path on 1 and 2 threads) or 4 of 32 float16 ones (1 thread), and
+// teams of threads beyond.
+TEST_P(RoiAlignEquivalence, RingOfBandsWrapsOverTallMaps) {
+  std::mt19937 random(4400);
+  const auto uniform = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(random); };
+  std::vector<float> corners;
+  std::vector<std::uint32_t> indices;
+  for (int r = 0; r < 40; ++r) {
+    const std::uint32_t b = r % 3 == 2 ? 1 : 0;
+    const float y1 = b == 1 ? uniform(-3.0f, 20.0f) : uniform(-3.0f, 96.0f);
+    const float x1 = uniform(-2.0f, 28.0f);
+    corners.insert(corners.end(), {x1, y1, x1 + uniform(0.3f, 14.0f), y1 + uniform(0.3f, 13.0f)});
+    indices.push_back(b);
+  }
+  for (const bool tall : {false, true}) {
+    std::vector<float> these = corners;
+    if (tall) these.insert(these.end(), {3.0f, -2.0f, 20.0f, 101.0f});
+    const auto count = static_cast<std::int64_t>(these.size() / 4);
+    std::vector<std::uint32_t> batch_of = indices;
+    if (tall) batch_of.push_back(0);
+    for (const DataType type : {DataType::Float32, DataType::Float16}) {
+      const Input in = make_input({2, 128, 100, 30}, type, false, 4401);
+      const Tensor boxes = test::convert(test::make_f32({count, 4}, these).view(), type);
+      const Tensor batch = test::make_u32({count}, batch_of);
+      for (const auto reduction : {RoiReduction::Average, RoiReduction::Max}) {
+        const Dims out_sizes{count, 128, 3, 4};
+        RoiAlignParams p;
+        p.reduction = reduction;
+        p.minimum_samples_per_output = 1;
+        p.maximum_samples_per_output = 3;
+        const auto expected = run_into(out_sizes, type, false, [&](const TensorView& out) {
+          roi_align(in.view(), boxes.view(), batch.view(), out, p, {Backend::Reference, 1});
+        });
+        for (const int threads : {1, 2, 3, 16}) {
+          const auto got = run_into(out_sizes, type, false, [&](const TensorView& out) {
+            roi_align(in.view(), boxes.view(), batch.view(), out, p, {GetParam(), threads});
+          });
+          ASSERT_TRUE(test::bits_equal(expected, got, std::string(to_string(type)) + " " + to_string(reduction) +
+                                                          (tall ? " with a tall ROI" : "") + ", threads " +
+                                                          std::to_string(threads)));
+        }
+      }
     }
   }
 }

@@ -4,10 +4,13 @@
 // stored as the canonical NaN, SEMANTICS.md §0, as the reference stores it).
 //
 // Two paths:
-// * many channels: per batch and block of up to 32 channels, the map is copied once to H x W x block (channels-last:
-//   float32, or float16 bits for float16 input, widened per tap), then every ROI is pooled over the block with the
-//   four taps of a sample being contiguous runs of channels (one vector op serves 8 channels), and its result
-//   transposed back to planes in cache;
+// * many channels: per batch and block of channels, the map is copied to rows of W x block (channels-last: float32,
+//   or float16 bits for float16 input, widened per tap), then every ROI is pooled over the block with the four taps
+//   of a sample being contiguous runs of channels (one vector op serves 8 channels), and its result transposed back
+//   to planes in cache. Where every thread gets four blocks or more, blocks are one cache line a pixel (16 float32 or
+//   32 float16 channels) and each thread copies its blocks into a ring of bands of 8 rows, only as many as the tallest
+//   ROI spans, so the copy stays in the core's cache; else teams of threads share whole-block copies of up to 32
+//   channels (run_channels_last);
 // * few channels: per (ROI, channel), separably: each source row a y sample needs is widened once to float32 and
 //   lerped along x at every x sample (kept in a two-row cache, since y samples visit rows in order), then every y
 //   sample is a vector lerp of two such rows over the output columns. x samples are stored ix-major so the samples
@@ -161,15 +164,17 @@ constexpr std::int64_t kChannelsLastMinChannels = 8;
 // widening them to float32: what a float16 map needs.
 bool copies_elements(const ConstTensorView& input) { return input.stride(1) == 1 || input.stride(3) == 1; }
 
-// Rows [y_begin, y_end) of channels [c0, c0 + count) of one batch's map as H x W x pixel elements in `map` (pixel >=
+// Rows [y_begin, y_end) of channels [c0, c0 + count) of one batch's map as rows of W x pixel elements from `rows_at` on (pixel >=
 // count, a multiple of 8; the extra channels are zero): float32, or float16 bits for a float16 input with unit W or C
 // stride. Every element of those rows is written. Input of that element type is copied one channel run per pixel
 // where channels are contiguous, else its rows with unit stride are transposed straight from the input; others are
 // widened channel by channel into a small float32 buffer, then transposed.
 template <typename T>
 void copy_rows(const SimdKernels& vec, const ConstTensorView& input, std::int64_t batch, std::int64_t c0,
-               std::int64_t count, std::int64_t pixel, std::int64_t y_begin, std::int64_t y_end, T* map) {
+               std::int64_t count, std::int64_t pixel, std::int64_t y_begin, std::int64_t y_end, T* rows_at) {
   const std::int64_t width = input.size(3);
+  // Where row y goes: row y - y_begin from rows_at.
+  const auto row_at = [&](std::int64_t y) { return rows_at + (y - y_begin) * width * pixel; };
   constexpr DataType kType = std::is_same_v<T, float> ? DataType::Float32 : DataType::Float16;
   const bool direct = input.dtype() == kType && input.stride(3) == 1;
   // Channels-last input: each pixel's channels are one run to copy.
@@ -185,7 +190,7 @@ void copy_rows(const SimdKernels& vec, const ConstTensorView& input, std::int64_
     const T* src = static_cast<const T*>(input.data());
     for (std::int64_t y = y_begin; y < y_end; ++y) {
       for (std::int64_t x = 0; x < width; ++x) {
-        T* to = map + (y * width + x) * pixel;
+        T* to = row_at(y) + x * pixel;
         std::memcpy(to, src + source_row(y) + x * input.stride(3), static_cast<std::size_t>(count) * sizeof(T));
         for (std::int64_t c = count; c < pixel; ++c) to[c] = T{0};
       }
@@ -200,12 +205,12 @@ void copy_rows(const SimdKernels& vec, const ConstTensorView& input, std::int64_
         for (std::int64_t y = y0; y < y1; ++y) {
           const T* from = src + source_row(y) + c * input.stride(1);
           const std::int64_t n = std::min<std::int64_t>(8, count - c);
-          transpose(from, input.stride(1), n, width, map + y * width * pixel + c, pixel);
+          transpose(from, input.stride(1), n, width, row_at(y) + c, pixel);
         }
       }
       if (count == pixel) continue;
-      for (std::int64_t i = y0 * width; i < y1 * width; ++i) {
-        for (std::int64_t c = count; c < pixel; ++c) map[i * pixel + c] = T{0};
+      for (std::int64_t y = y0; y < y1; ++y) {
+        for (std::int64_t x = 0; x < width; ++x) std::fill(row_at(y) + x * pixel + count, row_at(y) + (x + 1) * pixel, T{0});
       }
     }
     return;
@@ -218,7 +223,7 @@ void copy_rows(const SimdKernels& vec, const ConstTensorView& input, std::int64_
                  rows.data() + c * width);
       }
       // rows is pixel x width; the map row is width x pixel.
-      transpose(rows.data(), width, pixel, width, map + y * width * pixel, pixel);
+      transpose(rows.data(), width, pixel, width, row_at(y), pixel);
     }
   }
 }
@@ -240,7 +245,14 @@ constexpr std::int64_t kBandsAhead = 2;
 // streaming stores of output to reach memory (x86).
 constexpr std::int64_t kClaimTasks = 2;
 
-// How a call's work is laid out, and why (measured on 16 cores: bench/RESULTS_SCALING.md). Threads work in teams of
+// How a call's work is laid out, and why (measured on 16 cores: bench/RESULTS_SCALING.md).
+// Ring path (ring_bands > 0): each thread takes (batch, block) tasks in turn and keeps its copy of the block in a
+// ring of ring_bands bands of kCopyRowsPerTask rows (the y tables point into it: band k in slot k % ring_bands). It
+// copies the bands of the block in order, skipping those no ROI of the batch reads, and after band k pools the ROIs
+// whose last band is k: their first band is at most ring_bands - 1 before, so all their rows are still there. No
+// thread waits for another, and the ring (1.2 MB for the ROIs of bench/workloads.json over a 272-wide map) stays in
+// the core's L2.
+// Team path: threads work in teams of
 // threads / gcd(threads, blocks), each team on blocks of its own (16 threads and 8 blocks of 32 channels: 8 teams of
 // 2, a block each): a block's copy is read by the threads that wrote it, not by all of them, and no thread waits for
 // work on another team's block. Within a block, the tasks are a sequence of copy bands and ROIs, each ROI just after
@@ -252,7 +264,7 @@ constexpr std::int64_t kClaimTasks = 2;
 template <typename T>
 void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, const std::vector<RoiTables>& tables,
                        const TensorView& output, const RoiAlignParams& p, std::int64_t block_channels,
-                       std::int64_t pixel, bool in_place, int threads) {
+                       std::int64_t pixel, bool in_place, std::int64_t ring_bands, int threads) {
   const DataType type = output.dtype();
   const std::int64_t channels = output.size(1);
   const std::int64_t out_h = output.size(2);
@@ -283,7 +295,12 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
   // can.
   constexpr std::int64_t kLine = 64 / sizeof(T);
   const std::int64_t slot_elements = (block_elements + kLine - 1) / kLine * kLine;
-  const Scratch maps(in_place ? 0 : static_cast<std::size_t>(teams * slots * slot_elements) * sizeof(T));
+  // A thread's ring of bands (ring path).
+  const std::int64_t ring_elements =
+      (ring_bands * kCopyRowsPerTask * input.size(3) * pixel + kLine - 1) / kLine * kLine;
+  const Scratch maps(in_place ? 0
+                     : ring_bands > 0 ? static_cast<std::size_t>(threads * ring_elements) * sizeof(T)
+                                      : static_cast<std::size_t>(teams * slots * slot_elements) * sizeof(T));
   // ROIs grouped by batch and, within a batch, ordered by the band of their last row (then their first row), so that
   // a ROI is pooled soon after the band it needs last is copied, and consecutive ROIs (on a thread) overlap and find
   // their taps in cache. The order does not change any result. Two stable counting passes over the ROIs in index
@@ -335,6 +352,51 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
       }
     }
   };
+  if (ring_bands > 0) {
+    // The ROIs of each batch: [begin, end) of `order`, and the bands some ROI of the batch reads.
+    struct Group {
+      std::size_t begin;
+      std::size_t end;
+      std::vector<unsigned char> read;
+    };
+    std::vector<Group> groups;
+    for (std::size_t first = 0; first < order.size();) {
+      Group g{first, first, std::vector<unsigned char>(static_cast<std::size_t>(copy_tasks), 0)};
+      const std::int64_t batch = roi_tables(order[first]).batch;
+      while (g.end < order.size() && roi_tables(order[g.end]).batch == batch) {
+        const RoiTables& t = roi_tables(order[g.end++]);
+        for (std::int64_t k = band(t.y.lo); k <= band(t.y.hi); ++k) g.read[static_cast<std::size_t>(k)] = 1;
+      }
+      first = g.end;
+      groups.push_back(std::move(g));
+    }
+    const auto tasks = static_cast<std::int64_t>(groups.size()) * blocks;
+    std::atomic<std::int64_t> next{0};
+    // Worker w (at most one runs at a time per w) takes (batch, block) tasks in order and keeps its ring at slot w.
+    parallel_for(threads, 1, threads, [&](std::int64_t begin, std::int64_t end) {
+      Results buffers = results();
+      for (std::int64_t w = begin; w < end; ++w) {
+        T* const ring = maps.as<T>() + w * ring_elements;
+        for (std::int64_t u = next.fetch_add(1); u < tasks; u = next.fetch_add(1)) {
+          const Group& g = groups[static_cast<std::size_t>(u / blocks)];
+          const std::int64_t c0 = (u % blocks) * block_channels;
+          const std::int64_t batch = roi_tables(order[g.begin]).batch;
+          std::size_t i = g.begin;
+          for (std::int64_t k = 0; k < copy_tasks && i < g.end; ++k) {
+            if (g.read[static_cast<std::size_t>(k)] != 0) {
+              const std::int64_t y0 = k * kCopyRowsPerTask;
+              copy_rows(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, y0,
+                        std::min(height, y0 + kCopyRowsPerTask),
+                        ring + (k % ring_bands) * kCopyRowsPerTask * input.size(3) * pixel);
+            }
+            for (; i < g.end && band(roi_tables(order[i]).y.hi) <= k; ++i) pool_block(buffers, ring, c0, order[i]);
+          }
+        }
+      }
+      if (stream) stream_fence();
+    });
+    return;
+  }
   for (std::size_t first = 0; first < order.size();) {
     const std::int64_t batch = tables[static_cast<std::size_t>(order[first])].batch;
     std::size_t last = first;
@@ -409,7 +471,8 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
         }
         const std::int64_t y0 = k * kCopyRowsPerTask;
         const std::int64_t y1 = std::min(height, y0 + kCopyRowsPerTask);
-        copy_rows(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, y0, y1, block_map);
+        copy_rows(vec, input, batch, c0, std::min(block_channels, channels - c0), pixel, y0, y1,
+                  block_map + y0 * input.size(3) * pixel);
         copied[j * copy_tasks + k].store(1, std::memory_order_release);
         return;
       }
@@ -561,16 +624,32 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
   // whole vector, the extra lanes zero), so one set of tables (element offsets into the H x W x pixel copy, or into
   // the input itself when it is pooled in place) serves every block. Plane tables hold x offsets within the loaded
   // row span and y row indices.
-  const std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
-  const std::int64_t block_channels = channels_last ? (channels + blocks - 1) / blocks : 1;
-  const std::int64_t pixel = (block_channels + 7) / 8 * 8;
+  std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
+  std::int64_t block_channels = channels_last ? (channels + blocks - 1) / blocks : 1;
+  std::int64_t pixel = (block_channels + 7) / 8 * 8;
   // The map is gathered as float16 bits where the input is float16 and the CPU converts them (half the bytes;
   // widened exactly per tap), else as float32.
   const bool f16_map = type == DataType::Float16 && vec.f16_maps;
+  const bool f16_copies = f16_map && copies_elements(input);  // the channels-last copies hold float16 bits
   // Channels-last input (unit channel stride) cut into equal blocks of whole vectors is pooled in place, without a
   // copy.
   const bool in_place = channels_last && input.stride(1) == 1 && block_channels == pixel &&
                         channels % block_channels == 0 && (type == DataType::Float32 || f16_map);
+  // Copied maps take the ring path (run_channels_last) where every thread gets four blocks or more of pixels of one
+  // cache line (16 float32 or 32 float16 channels): 4-25% faster than the teams on one thread, up to 10% on four of
+  // a 16-core Xeon. With fewer blocks a thread, one slow thread decides when the call ends, and on 16 threads of that
+  // machine the ring path was 10-35% slower than the teams, which share out the last block's tasks
+  // (bench/RESULTS_SCALING.md).
+  std::int64_t ring_bands = 0;
+  if (channels_last && !in_place) {
+    const std::int64_t line = f16_copies ? 32 : 16;
+    if ((channels + line - 1) / line >= 4 * static_cast<std::int64_t>(threads)) {
+      ring_bands = 1;  // sized once the tables say how many bands a ROI reads
+      blocks = (channels + line - 1) / line;
+      block_channels = (channels + blocks - 1) / blocks;
+      pixel = (block_channels + 7) / 8 * 8;
+    }
+  }
   const std::int64_t x_stride = in_place ? input.stride(3) : pixel;
   const std::int64_t y_stride = in_place ? input.stride(2) : pixel * input.size(3);
   const auto box = [&](std::int64_t r) { return scaled_box(rois, r, p); };
@@ -597,11 +676,34 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
     }
   });
 
+  if (ring_bands > 0) {
+    // A thread keeps the bands of the map the ROI it pools reads, and those of the ROIs after it (ordered by the
+    // band they read last): as many bands as the tallest ROI reads (the whole map at most). Band k of the map
+    // lives in slot k % ring_bands, so its rows' offsets in the y tables move there.
+    const std::int64_t height = input.size(2);
+    const std::int64_t map_bands = (height + kCopyRowsPerTask - 1) / kCopyRowsPerTask;
+    for (const RoiTables& t : tables) {
+      ring_bands = std::max(ring_bands, t.y.hi / kCopyRowsPerTask - t.y.lo / kCopyRowsPerTask + 1);
+    }
+    ring_bands = std::min(ring_bands, map_bands);
+    const auto ring_offset = [&](std::int64_t offset) {
+      const std::int64_t row = offset / y_stride;
+      return ((row / kCopyRowsPerTask) % ring_bands * kCopyRowsPerTask + row % kCopyRowsPerTask) * y_stride;
+    };
+    for (RoiTables& t : tables) {
+      const auto count = static_cast<std::size_t>(out_h) * t.y.samples;
+      for (std::size_t e = 0; e < count; ++e) {
+        t.y.t0[e] = ring_offset(t.y.t0[e]);
+        t.y.t1[e] = ring_offset(t.y.t1[e]);
+      }
+    }
+  }
   if (channels_last) {
-    if (f16_map && copies_elements(input)) {
-      run_channels_last<std::uint16_t>(vec, input, tables, output, p, block_channels, pixel, in_place, threads);
+    if (f16_copies) {
+      run_channels_last<std::uint16_t>(vec, input, tables, output, p, block_channels, pixel, in_place, ring_bands,
+                                       threads);
     } else {
-      run_channels_last<float>(vec, input, tables, output, p, block_channels, pixel, in_place, threads);
+      run_channels_last<float>(vec, input, tables, output, p, block_channels, pixel, in_place, ring_bands, threads);
     }
   } else {
     run_planes(vec, input, tables, output, p, threads);
