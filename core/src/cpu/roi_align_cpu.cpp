@@ -636,10 +636,10 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
   const bool in_place = channels_last && input.stride(1) == 1 && block_channels == pixel &&
                         channels % block_channels == 0 && (type == DataType::Float32 || f16_map);
   // Copied maps take the ring path (run_channels_last) where every thread gets four blocks or more of pixels of one
-  // cache line (16 float32 or 32 float16 channels): 4-25% faster than the teams on one thread, up to 10% on four of
-  // a 16-core Xeon. With fewer blocks a thread, one slow thread decides when the call ends, and on 16 threads of that
-  // machine the ring path was 10-35% slower than the teams, which share out the last block's tasks
-  // (bench/RESULTS_SCALING.md).
+  // cache line (16 float32 or 32 float16 channels): up to 1.28x faster than the teams on one thread of a 16-core
+  // Xeon, and up to 1.16x on four. With fewer blocks a thread, one slow thread decides when the call ends: on 16
+  // threads of that machine the ring path took 1.04-1.37x the time of the teams, which share out the last block's
+  // tasks (bench/RESULTS_SCALING.md).
   std::int64_t ring_bands = 0;
   if (channels_last && !in_place) {
     const std::int64_t line = f16_copies ? 32 : 16;
