@@ -50,7 +50,7 @@ def main():
                 if "compute_scaling" in d:
                     machine[(label, d["threads"])].append(d["compute_scaling"])
                 elif d.get("impl") == "rsz" and "median_ms" in d:
-                    times[(label, d["workload"].split("_")[1], d["variant"], d["dtype"], d["threads"])].append(
+                    times[(label, d["workload"], d["variant"], d["dtype"], d["threads"])].append(
                         d["median_ms"])
         print(f"round {r + 1} of {rounds} done", file=sys.stderr, flush=True)
     labels = [c[0] for c in configs]
@@ -61,7 +61,7 @@ def main():
         for t in counts:
             cells = [f"{statistics.median(v):7.2f} [{min(v):6.2f}]" if (v := times.get((l, *row, t))) else "-"
                      for l in labels]
-            print(f"{row[0]:>10} {row[1]:>16} {row[2]:>8} {t:>3} | " + " | ".join(cells))
+            print(f"{row[0]} {row[1]} {row[2]} {t:>3} | " + " | ".join(cells))
     if len(counts) < 2:
         return
     print("speed-up from 1 thread (medians), and the machine's own (register-only loop, median over rounds):")
@@ -74,7 +74,7 @@ def main():
             one = times.get((l, *row, 1))
             cells.append(" ".join(f"{t}: {statistics.median(one) / statistics.median(v):5.2f}"
                                   for t in counts[1:] if one and (v := times.get((l, *row, t)))))
-        print(f"{row[0]:>10} {row[1]:>16} {row[2]:>8} | " + " | ".join(cells))
+        print(f"{row[0]} {row[1]} {row[2]} | " + " | ".join(cells))
 
 
 if __name__ == "__main__":

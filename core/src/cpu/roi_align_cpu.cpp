@@ -152,9 +152,9 @@ void stable_sort_by(std::vector<std::int64_t>& order, std::int64_t range, const 
   order.swap(sorted);
 }
 
-// Channels handled together by the channels-last path: a multiple of 8 (one AVX2 vector), wide enough that the
-// per-sample decisions are shared by many channels, small enough that the H x W x block scratch map stays a
-// fraction of the input (1/8 of it for 256 channels).
+// Channels handled together by the team path (and the in-place one): a multiple of 8 (one AVX2 vector), wide enough
+// that the per-sample decisions are shared by many channels, small enough that the H x W x block scratch map stays a
+// fraction of the input (1/8 of it for 256 channels). The ring path takes blocks of one cache line a pixel.
 constexpr std::int64_t kChannelBlock = 32;
 
 // Channels-last pays when many channels share each sample's taps and weights.
@@ -164,9 +164,9 @@ constexpr std::int64_t kChannelsLastMinChannels = 8;
 // widening them to float32: what a float16 map needs.
 bool copies_elements(const ConstTensorView& input) { return input.stride(1) == 1 || input.stride(3) == 1; }
 
-// Rows [y_begin, y_end) of channels [c0, c0 + count) of one batch's map as rows of W x pixel elements from `rows_at` on (pixel >=
-// count, a multiple of 8; the extra channels are zero): float32, or float16 bits for a float16 input with unit W or C
-// stride. Every element of those rows is written. Input of that element type is copied one channel run per pixel
+// Rows [y_begin, y_end) of channels [c0, c0 + count) of one batch's map as rows of W x pixel elements from `rows_at`
+// on (pixel >= count, a multiple of 8; the extra channels are zero): float32, or float16 bits for a float16 input with
+// unit W or C stride. Every element of those rows is written. Input of that element type is copied one channel run per pixel
 // where channels are contiguous, else its rows with unit stride are transposed straight from the input; others are
 // widened channel by channel into a small float32 buffer, then transposed.
 template <typename T>
@@ -210,7 +210,8 @@ void copy_rows(const SimdKernels& vec, const ConstTensorView& input, std::int64_
       }
       if (count == pixel) continue;
       for (std::int64_t y = y0; y < y1; ++y) {
-        for (std::int64_t x = 0; x < width; ++x) std::fill(row_at(y) + x * pixel + count, row_at(y) + (x + 1) * pixel, T{0});
+        T* const row = row_at(y);
+        for (std::int64_t x = 0; x < width; ++x) std::fill(row + x * pixel + count, row + (x + 1) * pixel, T{0});
       }
     }
     return;

@@ -1,6 +1,6 @@
 // Scratch memory the CPU kernels keep between calls. ROI_ALIGN's channels-last copies of channel blocks of a feature
-// map (a ring of bands a thread, or one or two whole blocks a team of threads: 7 MB each for a 256 x 200 x 272
-// float32 level, 56 MB on 16 threads), and fresh
+// map (a ring of map bands a thread, 1.2 MB for the boxes of bench/workloads.json, or one or two whole blocks a team
+// of threads: 7 MB each for a 256 x 200 x 272 float32 level, 56 MB on 16 threads), and fresh
 // pages for them on every call cost a page fault per 4 KiB and the kernel zeroing each page (or, from the allocator's
 // heap, a zeroing pass on one thread).
 // The process keeps one buffer: a call takes it when no other call holds it (growing it when it is too small), and
