@@ -38,10 +38,10 @@ def main():
     times = collections.defaultdict(list)     # (label, workload, variant, dtype, threads) -> ms per round
     machine = collections.defaultdict(list)   # (label, threads) -> the machine's 1 -> threads speed-up per round
     raw = open(os.environ["RAW"], "a") if os.environ.get("RAW") else None
-    out_dir = tempfile.mkdtemp(prefix="rsz-scaling-")
+    out_dir = tempfile.TemporaryDirectory(prefix="rsz-scaling-")  # the generated ROI boxes; removed at the end
     for r in range(rounds):
         for label, binary, env in configs if r % 2 == 0 else configs[::-1]:
-            out = subprocess.run([binary, workloads, out_dir, "--quick", "--only", only, "--threads", threads],
+            out = subprocess.run([binary, workloads, out_dir.name, "--quick", "--only", only, "--threads", threads],
                                  env=env, capture_output=True, text=True, check=True).stdout
             for line in out.splitlines():
                 d = json.loads(line)

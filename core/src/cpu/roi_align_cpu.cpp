@@ -166,9 +166,9 @@ bool copies_elements(const ConstTensorView& input) { return input.stride(1) == 1
 
 // Rows [y_begin, y_end) of channels [c0, c0 + count) of one batch's map as rows of W x pixel elements from `rows_at`
 // on (pixel >= count, a multiple of 8; the extra channels are zero): float32, or float16 bits for a float16 input with
-// unit W or C stride. Every element of those rows is written. Input of that element type is copied one channel run per pixel
-// where channels are contiguous, else its rows with unit stride are transposed straight from the input; others are
-// widened channel by channel into a small float32 buffer, then transposed.
+// unit W or C stride. Every element of those rows is written. Input of that element type is copied one channel run per
+// pixel where channels are contiguous, else its rows with unit stride are transposed straight from the input; others
+// are widened channel by channel into a small float32 buffer, then transposed.
 template <typename T>
 void copy_rows(const SimdKernels& vec, const ConstTensorView& input, std::int64_t batch, std::int64_t c0,
                std::int64_t count, std::int64_t pixel, std::int64_t y_begin, std::int64_t y_end, T* rows_at) {
@@ -237,6 +237,9 @@ constexpr std::int64_t kRingBlocks = 2;
 // A pooling task is one ROI over one block.
 constexpr std::int64_t kCopyRowsPerTask = 8;
 
+// The band of map row `row` (a tap index, 0 or more).
+constexpr std::int64_t band_of(std::int64_t row) { return row / kCopyRowsPerTask; }
+
 // How many bands ahead of the ROIs that need them last the bands are copied: a thread that takes a pooling task then
 // rarely finds its rows still being copied by its teammate (copied just before, they waited 0.9 ms of a 5.8 ms call
 // on 16 threads).
@@ -284,7 +287,7 @@ void run_channels_last(const SimdKernels& vec, const ConstTensorView& input, con
   const std::int64_t copy_tasks = (height + kCopyRowsPerTask - 1) / kCopyRowsPerTask;
   // The copy bands of the first and the last row a ROI's taps read.
   const auto band = [&](std::int64_t row) {
-    return std::min(copy_tasks - 1, std::max<std::int64_t>(row, 0) / kCopyRowsPerTask);
+    return std::min(copy_tasks - 1, band_of(std::max<std::int64_t>(row, 0)));
   };
   // Threads work in teams, each team on blocks of its own: team t copies and pools blocks t, t + teams, ...
   const int teams = in_place ? 1 : static_cast<int>(std::gcd<std::int64_t>(threads, blocks));
@@ -684,12 +687,12 @@ void roi_align_tabled(const SimdKernels& vec, const ConstTensorView& input, cons
     const std::int64_t height = input.size(2);
     const std::int64_t map_bands = (height + kCopyRowsPerTask - 1) / kCopyRowsPerTask;
     for (const RoiTables& t : tables) {
-      ring_bands = std::max(ring_bands, t.y.hi / kCopyRowsPerTask - t.y.lo / kCopyRowsPerTask + 1);
+      ring_bands = std::max(ring_bands, band_of(t.y.hi) - band_of(t.y.lo) + 1);
     }
     ring_bands = std::min(ring_bands, map_bands);
     const auto ring_offset = [&](std::int64_t offset) {
       const std::int64_t row = offset / y_stride;
-      return ((row / kCopyRowsPerTask) % ring_bands * kCopyRowsPerTask + row % kCopyRowsPerTask) * y_stride;
+      return (band_of(row) % ring_bands * kCopyRowsPerTask + row % kCopyRowsPerTask) * y_stride;
     };
     for (RoiTables& t : tables) {
       const auto count = static_cast<std::size_t>(out_h) * t.y.samples;
