@@ -1,7 +1,6 @@
 // The command line's job runner: plans every job from its input's header before anything is written (usage errors
 // stop the run, unusable inputs fail alone), predicts what chained steps will read, then runs the jobs on --jobs
 // threads within the memory budget, with the progress line, --json records, the manifest and the summary.
-#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -294,24 +293,23 @@ std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOpti
                                   int threads, const std::vector<char>* skip = nullptr) {
   const auto count = static_cast<std::int64_t>(jobs.size());
   std::vector<Prepared> prepared(jobs.size());
-#pragma omp parallel for num_threads(std::max(1, std::min(threads, static_cast<int>(jobs.size())))) schedule(dynamic, 1)
-  for (std::int64_t i = 0; i < count; ++i) {
+  parallel_tasks(count, std::max(1, std::min(threads, static_cast<int>(jobs.size()))), [&](std::int64_t i) {
     const auto k = static_cast<std::size_t>(i);
-    if (!jobs[k].plan) continue;  // nothing to compute (roi-align: every box left out): not even probed
+    if (!jobs[k].plan) return;  // nothing to compute (roi-align: every box left out): not even probed
     if (skip != nullptr && (*skip)[k]) {
       prepared[k].skipped = true;  // its .tar part is there: not even probed
-      continue;
+      return;
     }
     if (options.skip_existing && !tar_output_on() && !jobs[k].probe && all_exist(jobs[k].planned_outputs)) {
       prepared[k].skipped = true;  // a resumed run: not even probed
-      continue;
+      return;
     }
-    try {  // nothing may leave an OpenMP region by exception
+    try {  // a job's failure is its own: the other jobs are still planned
       prepared[k] = prepare(jobs[k], options, budget);
     } catch (const std::exception& e) {
       prepared[k].failure = with_input(jobs[k].input, e.what());
     }
-  }
+  });
   // Every problem of the request at once, so that a user fixes them in one go: one line per kind of problem (the same
   // text after the output's name: "out/a.gif: extension '.gif' ... (and 199 more like it)"), then the count.
   std::vector<std::pair<std::string, std::size_t>> kinds;  // the first message of each kind, and how many
@@ -384,8 +382,7 @@ std::string boxes_note(const std::map<std::string, std::size_t>& left_out, std::
 }
 
 // Threads for the run: --jobs, or the CPUs this process may use (its affinity and cgroup quota: Slurm, taskset,
-// Kubernetes); at most 4 per usable CPU, since more only wait on one another, and a team the system cannot start
-// (under ulimit -v, say) would abort the process inside the OpenMP runtime.
+// Kubernetes); at most 4 per usable CPU, since more only wait on one another.
 int thread_count(const CommonOptions& options) {
   const int cpus = usable_cpus();
   return options.jobs > 0 ? std::min(options.jobs, 4 * cpus) : cpus;
@@ -506,7 +503,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   if (detail::before_writing()) detail::before_writing()();  // --plan: the parameters pinned
   // Inputs run in parallel first; cores left over when there are fewer inputs than threads go to the kernels. More
   // --jobs than CPUs may overlap the waits of several inputs (slow storage), but the kernels of an input never get
-  // more than the CPUs: OpenMP's teams then wait on each other (a 1080p PNG upsampled with -j 4 on 2 cores took
+  // more than the CPUs: their threads then wait on each other (a 1080p PNG upsampled with -j 4 on 2 cores took
   // 1.6x the time of -j 2).
   const std::size_t parallel_inputs = std::clamp<std::size_t>(jobs.size(), 1, static_cast<std::size_t>(threads));
   const int kernel_threads = std::max(1, std::min(threads, usable_cpus()) / static_cast<int>(parallel_inputs));
@@ -611,13 +608,11 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     progress.step(done);
   };
 
-  // One threading runtime for the whole program: the inputs are spread over an OpenMP team and each input's kernels
-  // open a nested team of `kernel_threads`, so at most `threads` threads compute at once.
-  if (kernel_threads > 1 && parallel_inputs > 1) omp_set_max_active_levels(2);
+  // One threading runtime for the whole program (rsz::parallel_tasks): the inputs are spread over the pool and each
+  // input's kernels make a nested call of `kernel_threads`, so at most `threads` threads compute at once.
   const auto run_all = [&](const std::vector<std::size_t>& group) {
-    const auto n = static_cast<std::int64_t>(group.size());
-#pragma omp parallel for num_threads(static_cast<int>(parallel_inputs)) schedule(dynamic, 1)
-    for (std::int64_t i = 0; i < n; ++i) run_one(group[static_cast<std::size_t>(i)]);
+    parallel_tasks(static_cast<std::int64_t>(group.size()), static_cast<int>(parallel_inputs),
+                   [&](std::int64_t i) { run_one(group[static_cast<std::size_t>(i)]); });
   };
   std::size_t parts_written = 0;
   std::size_t parts_skipped = 0;

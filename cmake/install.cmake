@@ -31,7 +31,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rszConfig.cmake ${CMAKE_CURRENT_BINARY
 
 # pkg-config: static builds need the private dependencies (pkg-config --static). The prefix is found relative to the
 # .pc file, so `cmake --install --prefix P` gives a correct file for any P.
-set(RSZ_PC_LIBS_PRIVATE "${OpenMP_CXX_FLAGS} -lpthread -l${CMAKE_DL_LIBS}")
+set(RSZ_PC_LIBS_PRIVATE "-lpthread -l${CMAKE_DL_LIBS}")
 if(RSZ_LIBDEFLATE_INCLUDE AND RSZ_LIBDEFLATE_LIBRARY)  # io's PNG deflate (io/CMakeLists.txt)
   string(APPEND RSZ_PC_LIBS_PRIVATE " -ldeflate")
 endif()

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,15 @@ constexpr int kMaxThreads = 1024;
 // The CPUs this process may use: those of its affinity mask (taskset, Slurm's binding, Kubernetes' cpuset), and no
 // more than its cgroup's CPU quota (cgroup v2 cpu.max, rounded up), at least 1. Read once per process.
 int usable_cpus();
+
+// Runs task(i) for every i in [0, count) on the calling thread and up to threads - 1 (0: rsz::usable_cpus) worker
+// threads of rsz's own pool, the one threading runtime of the operators, and returns when every task has returned.
+// Tasks are claimed in index order by whichever thread is free. Calls may nest (a task may call an operator, whose
+// threads come from the same pool) and may come from several threads at once. Idle workers spin for about 50
+// microseconds, then sleep. A process forked after using the pool starts workers of its own on its first call (the
+// parent's do not exist there). A task that throws stops the tasks not yet claimed; the first exception is rethrown
+// here once the claimed ones have returned.
+void parallel_tasks(std::int64_t count, int threads, const std::function<void(std::int64_t)>& task);
 
 struct ExecOptions {
   Backend backend = Backend::Auto;

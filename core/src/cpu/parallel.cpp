@@ -36,3 +36,13 @@ void parallel_copy(void* target, const void* source, std::size_t bytes, int thre
 }
 
 }  // namespace rsz::cpu
+
+namespace rsz {
+
+void parallel_tasks(std::int64_t count, int threads, const std::function<void(std::int64_t)>& task) {
+  cpu::run_tasks(count, cpu::resolve_threads(threads), [](void* c, std::int64_t i) {
+    (*static_cast<const std::function<void(std::int64_t)>*>(c))(i);
+  }, const_cast<std::function<void(std::int64_t)>*>(&task));
+}
+
+}  // namespace rsz

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu/pool.h"
 #include "cpu/threads.h"
 
 namespace rsz::cpu {
@@ -24,23 +23,17 @@ void parallel_for(std::int64_t count, std::int64_t grain, int threads, const Bod
     body(std::int64_t{0}, count);
     return;
   }
-  // An exception must not leave an OpenMP region (that terminates the process): the first one is kept, the
-  // remaining chunks are skipped, and it is rethrown on the calling thread.
-  std::exception_ptr error;
-  std::atomic<bool> failed{false};
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
-    if (failed.load(std::memory_order_relaxed)) continue;
-    const std::int64_t begin = chunk * grain;
-    try {
-      body(begin, std::min(count, begin + grain));
-    } catch (...) {
-#pragma omp critical(rsz_parallel_for_error)
-      if (!error) error = std::current_exception();
-      failed.store(true, std::memory_order_relaxed);
-    }
-  }
-  if (error) std::rethrow_exception(error);
+  // Fixed chunks of `grain`, claimed in order by the pool's threads (pool.h): the same split for any thread count.
+  struct Context {
+    const Body* body;
+    std::int64_t count;
+    std::int64_t grain;
+  } context{&body, count, grain};
+  run_tasks(chunks, threads, [](void* c, std::int64_t chunk) {
+    const auto& ctx = *static_cast<const Context*>(c);
+    const std::int64_t begin = chunk * ctx.grain;
+    (*ctx.body)(begin, std::min(ctx.count, begin + ctx.grain));
+  }, &context);
 }
 
 }  // namespace rsz::cpu

@@ -1,5 +1,5 @@
 // How many threads a CPU kernel call runs on (parallel.cpp): what the caller asked for, and no more than its work
-// needs. Separate from parallel.h, which needs OpenMP to compile.
+// needs. Separate from parallel.h, whose templates most callers do not need.
 #pragma once
 
 #include <cstdint>
