@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,8 +12,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 #include <system_error>
 #include <utility>
 
@@ -38,13 +42,67 @@ void unregister_temporary(int slot) noexcept {
   if (slot >= 0) live_temporaries[static_cast<std::size_t>(slot)].store(nullptr);
 }
 
+// The handshake between threads creating temporary files and remove_temporary_files (a signal handler on another
+// thread, while the creating threads run on): a creation counts itself in `creating` and then looks at `removing`;
+// the removal sets `removing` and then waits for `creating` to be 0 before it reads the table. With both orders
+// sequentially consistent, either the removal sees the creation (waits for it, then finds its file) or the creation
+// sees the removal (and creates nothing). The creating thread blocks the ending signals meanwhile, so the handler
+// never runs on a thread it would wait for.
+std::atomic<int> creating{0};
+std::atomic<bool> removing{false};
+
+// The signals whose handlers remove the temporary files, blocked on this thread for its lifetime.
+class EndingSignalsBlocked {
+ public:
+  EndingSignalsBlocked() {
+    sigset_t block;
+    sigemptyset(&block);
+    for (const int s : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT}) sigaddset(&block, s);
+    pthread_sigmask(SIG_BLOCK, &block, &old_);
+  }
+  ~EndingSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  EndingSignalsBlocked(const EndingSignalsBlocked&) = delete;
+  EndingSignalsBlocked& operator=(const EndingSignalsBlocked&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
+// Registers `name` and creates its file as one step for remove_temporary_files (see `creating`); -1 with errno set
+// when the open fails (the name is then unregistered), or with errno ECANCELED once the removal has begun.
+int create_registered(const char* name, int& slot) noexcept {
+  const EndingSignalsBlocked blocked;
+  creating.fetch_add(1);
+  int fd = -1;
+  int err = ECANCELED;
+  if (!removing.load()) {
+    slot = register_temporary(name);
+    fd = ::open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    err = errno;
+    if (fd < 0) {
+      unregister_temporary(slot);
+      slot = -1;
+    }
+  }
+  creating.fetch_sub(1);
+  errno = err;
+  return fd;
+}
+
+// set_temporary_tag's tag followed by '-', or "".
+std::string& tag_of_temporaries() {
+  static std::string tag;
+  return tag;
+}
+std::string temporary_tag() { return tag_of_temporaries(); }
+
 // The file name limit of common file systems (NAME_MAX): a temporary name must fit too.
 constexpr std::size_t kMaxNameBytes = 255;
 
 // Creates a new file next to `path` with the permissions a plain create would give; returns its descriptor and
 // fills `temp_path`.
-// The name is registered (`slot`) before the file is created, so a signal arriving at any point after creation
-// finds it; unlinking a name whose file does not exist yet is harmless.
+// The name is registered (`slot`) and the file created as one step (create_registered), so that a signal's
+// remove_temporary_files finds every file that exists.
 int create_temp_file(const std::string& path, std::string& temp_path, int& slot) {
   static std::atomic<std::uint64_t> counter{0};
   const std::filesystem::path target(path);
@@ -56,17 +114,13 @@ int create_temp_file(const std::string& path, std::string& temp_path, int& slot)
   const auto ticks = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::uint64_t unique = ticks ^ (counter.fetch_add(1) * 0x9e3779b97f4a7c15ull);
-    const std::string suffix = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(unique);
+    const std::string suffix = ".tmp-" + temporary_tag() + std::to_string(::getpid()) + "-" + std::to_string(unique);
     // A target name near the limit gets a shortened temporary name (the prefix only makes it recognizable).
     const std::string shown = name.substr(0, std::min(name.size(), kMaxNameBytes - 1 - suffix.size()));
     temp_path = (folder / ("." + shown + suffix)).string();
-    slot = register_temporary(temp_path.c_str());
-    const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    const int fd = create_registered(temp_path.c_str(), slot);
     if (fd >= 0) return fd;
-    const int err = errno;
-    unregister_temporary(slot);  // before temp_path changes or the error is thrown
-    slot = -1;
-    errno = err;
+    if (errno == ECANCELED) fail(ErrorCode::Io, path, "not written: the program is ending on a signal");
     if (errno != EEXIST) {
       fail(ErrorCode::Io, path,
            "cannot create a temporary file in folder '" + folder.string() + "': " + system_message(errno) +
@@ -119,8 +173,9 @@ AtomicFile::AtomicFile(std::string path)
     : path_(std::move(path)), fd_(create_temp_file(path_, temp_, slot_)) {}
 
 AtomicFile::~AtomicFile() {
-  unregister_temporary(slot_);
+  // Unlinked before it leaves the table: a signal in between still finds it (unlinking a missing name is harmless).
   if (!committed_) ::unlink(temp_.c_str());
+  unregister_temporary(slot_);
 }
 
 void AtomicFile::fail_write(int err) const {
@@ -176,10 +231,24 @@ namespace {
 std::atomic<bool> g_sync_outputs{true};
 }  // namespace
 
+void set_temporary_tag(const std::string& tag) {
+  if (tag.size() > 32 ||
+      !std::all_of(tag.begin(), tag.end(), [](unsigned char c) { return std::isalnum(c) != 0; })) {
+    throw std::invalid_argument("rsz::io::set_temporary_tag: letters and digits, at most 32, are allowed");
+  }
+  detail::tag_of_temporaries() = tag.empty() ? "" : tag + "-";
+}
+
 void set_sync_outputs(bool sync) noexcept { g_sync_outputs.store(sync, std::memory_order_relaxed); }
 bool sync_outputs() noexcept { return g_sync_outputs.load(std::memory_order_relaxed); }
 
 void remove_temporary_files() noexcept {
+  // No file is created from here on, and those being created are waited for (an open(2) each; 2 s at most).
+  detail::removing.store(true);
+  for (int waited = 0; detail::creating.load() > 0 && waited < 2000; ++waited) {
+    const timespec millisecond{0, 1000000};
+    ::nanosleep(&millisecond, nullptr);
+  }
   for (auto& slot : detail::live_temporaries) {
     if (const char* name = slot.load()) ::unlink(name);
   }
