@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -28,6 +29,7 @@
 #include "common.h"
 #include "pipeline_internal.h"
 #include "rsz/error.h"
+#include "rsz/io/temporary_files.h"
 
 namespace fs = std::filesystem;
 
@@ -100,7 +102,7 @@ void add_shard_options(CLI::App& command, CommonOptions& options) {
         options.shard_count = count;
       },
       "Process only shard I of N (0-based; e.g. $SLURM_ARRAY_TASK_ID/16): the inputs whose key (their path below "
-      "the -i folder, without extension) hashes to I (FNV-1a 64 mod N), so shards 0..N-1 together are the whole "
+      "the -i folder, without extension, '.' made '_') hashes to I (FNV-1a 64 mod N), so shards 0..N-1 together are the whole "
       "job and adding inputs never moves one to another shard; with --plan, I alone");
   command.add_option("--plan", options.plan,
                      "Take the inputs of shard I (--shard I) of the plan rsz plan wrote in this folder instead of -i; "
@@ -145,8 +147,10 @@ std::string hex64(std::uint64_t value) {
   return "fnv1a64:" + std::string(text);
 }
 
-// A shard list's line: the path with '\\', newline, carriage return and tab escaped, then, for an input found in a
-// folder or a "**" pattern, a tab and its {dir}.
+// A shard list's line: the path with '\\', newline, carriage return and tab escaped, then a tab and its {dir} (empty
+// for an input named alone or by a plain pattern), then a tab and its key (the path below -i without extension: the
+// sample key of a .tar output). Lists of earlier plans have no key (and no tab where {dir} is empty): the key is then
+// {dir}/stem.
 std::string escape_field(const std::string& text) {
   std::string out;
   for (const char c : text) {
@@ -347,6 +351,19 @@ PlanState& plan_state() {
 }
 
 // plan.json of `state`: a usage error naming the folder when it is missing or not a plan.
+// plan.json's "id" (16 hex digits; "" for a plan of an earlier rsz, which has none): the tag of its shards'
+// temporary files (.NAME.tmp-ID-PID-N), by which merge --clean knows them. Anything else is refused, naming the file.
+std::string plan_id_of(const nlohmann::json& plan, const std::string& path) {
+  if (!plan.contains("id")) return "";
+  const nlohmann::json& id = plan["id"];
+  if (!id.is_string() || id.get<std::string>().size() != 16 ||
+      !std::all_of(id.get_ref<const std::string&>().begin(), id.get_ref<const std::string&>().end(),
+                   [](unsigned char c) { return std::isxdigit(c) != 0; })) {
+    usage_error(path + ": \"id\" is not a plan id (16 hex digits, as rsz plan writes it); write the plan again");
+  }
+  return id.get<std::string>();
+}
+
 nlohmann::json read_plan(const std::string& state) {
   const std::string path = (fs::path(state) / "plan.json").string();
   std::error_code ec;
@@ -359,6 +376,7 @@ nlohmann::json read_plan(const std::string& state) {
       plan["fingerprints"].size() != plan["shards"].get<std::size_t>()) {
     usage_error(path + ": not a plan written by rsz plan (\"shards\" and one \"fingerprints\" entry per shard)");
   }
+  plan_id_of(plan, path);  // refused here when malformed
   return plan;
 }
 
@@ -525,7 +543,14 @@ std::vector<std::string> plan_shard_inputs(const CommonOptions& options) {
     const std::size_t tab = line.find('\t');
     const std::string input = unescape_field(line.substr(0, tab), where);
     if (input.empty()) usage_error(where + ": an empty line; each line names one input");
-    if (tab != std::string::npos) detail::input_dirs()[input] = unescape_field(line.substr(tab + 1), where);
+    const std::size_t tab2 = tab == std::string::npos ? tab : line.find('\t', tab + 1);
+    const std::string dir =
+        tab == std::string::npos ? "" : unescape_field(line.substr(tab + 1, tab2 - (tab + 1)), where);
+    if (!dir.empty()) detail::input_dirs()[input] = dir;
+    // The key the plan hashed: a sample's key keeps its folders, as without --plan.
+    detail::input_keys()[input] =
+        tab2 != std::string::npos ? unescape_field(line.substr(tab2 + 1), where)
+                                  : (fs::path(dir) / fs::path(input).stem()).generic_string();
     inputs.push_back(input);
   }
   PlanState& s = plan_state();
@@ -738,6 +763,11 @@ int run_command(const CLI::App& command, const std::function<int()>& run) {
   struct Unhook {
     ~Unhook() { detail::before_writing() = nullptr; }
   } unhook;
+  // The shard's temporary files carry the plan's id, so that merge --clean knows them from any other file.
+  io::set_temporary_tag(plan_id_of(plan, (fs::path(state) / "plan.json").string()));
+  struct Untag {
+    ~Untag() { io::set_temporary_tag(""); }
+  } untag;
   detail::run_totals() = {};
   const std::string started = now_text();
   const auto start = std::chrono::steady_clock::now();
@@ -901,7 +931,7 @@ int run_plan(const PlanOptions& o) {
   constexpr std::size_t kBuffered = std::size_t{8} << 20;  // lists are written as the walk goes, 8 MiB at a time
   for_each_input(o.inputs, o.recursive, o.hidden, [&](const std::string& path, const std::string& dir,
                                                       const std::string& key) {
-    const std::string line = escape_field(path) + (dir.empty() ? "" : "\t" + escape_field(dir)) + "\n";
+    const std::string line = escape_field(path) + "\t" + escape_field(dir) + "\t" + escape_field(key) + "\n";
     const auto shard = static_cast<std::size_t>(shard_of_key(key, o.shards));
     pending[shard] += line;
     fingerprints[shard].add(line);
@@ -915,7 +945,15 @@ int run_plan(const PlanOptions& o) {
   nlohmann::json prints = nlohmann::json::array();
   for (const Fnv& f : fingerprints) prints.push_back(hex64(f.hash));
   const nlohmann::json same_name = find_same_names(names, o.output, o.shards);
+  // The plan's id: its shards' temporary files carry it (merge --clean removes those and no other file).
+  Fnv id;
+  id.add(now_text());
+  id.add(std::to_string(std::random_device{}()) + std::to_string(std::random_device{}()));
+  for (const auto& print : prints) id.add(print.get<std::string>());
+  char id_text[20];
+  std::snprintf(id_text, sizeof id_text, "%016llx", static_cast<unsigned long long>(id.hash));
   const nlohmann::json plan = {{"rsz_plan", 1},
+                               {"id", id_text},
                                {"shards", o.shards},
                                {"inputs", o.inputs},
                                {"recursive", o.recursive},
@@ -941,9 +979,9 @@ void setup_merge(CLI::App& app, MergeOptions& o) {
   cmd->add_option("state", o.state, "The plan's state folder (rsz plan -o)")->required();
   cmd->add_flag("--json", o.json, "Print the report as one JSON object on stdout");
   cmd->add_flag("--clean", o.clean,
-                "Remove the temporary files killed runs left (.NAME.tmp-...) in the state folder and below the "
-                "output folder the shards were run with, those untouched for a minute (a running shard's are "
-                "seconds old)");
+                "Remove the temporary files killed shards of this plan left: those of its state files, and those "
+                "below the output folder the shards were run with that carry the plan's id (.NAME.tmp-ID-PID-N); "
+                "no other file. Only files untouched for a minute (a running shard's are seconds old)");
   cmd->footer("Once every shard is done, the shards' roi-align manifests (m.00000.jsonl ...) are joined into the "
               "name given to --manifest, in shard order (a .csv's header once); relative names are taken from "
               "the folder merge runs in, as the shards took them.\n"
@@ -953,19 +991,32 @@ void setup_merge(CLI::App& app, MergeOptions& o) {
 
 namespace {
 
-// Whether `name` is one of rsz's temporary files: ".NAME.tmp-PID-N" beside an output (io's create_temp_file) or
-// ".NAME.tmp-XXXXXX" in the state folder (mkstemp).
-bool is_temporary_name(const std::string& name) {
-  const std::size_t tmp = name.rfind(".tmp-");
-  if (name.size() < 2 || name[0] != '.' || tmp == std::string::npos || tmp < 2) return false;
-  const std::string tail = name.substr(tmp + 5);
+bool all_digits(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+// Whether `name` is a temporary file of the shards of the plan `id` beside an output: ".NAME.tmp-ID-PID-N" (io's
+// temporary names under io::set_temporary_tag). No other file is, whatever its name looks like.
+bool is_shard_temporary(const std::string& name, const std::string& id) {
+  const std::string mark = ".tmp-" + id + "-";
+  const std::size_t at = name.rfind(mark);
+  if (id.empty() || name.size() < 2 || name[0] != '.' || at == std::string::npos || at < 2) return false;
+  const std::string tail = name.substr(at + mark.size());
   const std::size_t dash = tail.find('-');
-  const auto digits = [](const std::string& text) {
-    return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
-  };
-  if (dash != std::string::npos) return digits(tail.substr(0, dash)) && digits(tail.substr(dash + 1));
-  return tail.size() == 6 &&
-         std::all_of(tail.begin(), tail.end(), [](unsigned char c) { return std::isalnum(c) != 0; });
+  return dash != std::string::npos && all_digits(tail.substr(0, dash)) && all_digits(tail.substr(dash + 1));
+}
+
+// Whether `name`, in the state folder (`in_done`: its done/ folder), is the temporary file of a state file that
+// rsz writes there: ".plan.json.tmp-XXXXXX" or ".params.json.tmp-XXXXXX", or ".NNNNN.json.tmp-XXXXXX" in done/
+// (TempFile's mkstemp names).
+bool is_state_temporary(const std::string& name, bool in_done) {
+  const std::size_t at = name.rfind(".tmp-");
+  if (name.size() < 2 || name[0] != '.' || at == std::string::npos || name.size() != at + 11) return false;
+  const std::string target = name.substr(1, at - 1);
+  const std::string random = name.substr(at + 5);
+  if (!std::all_of(random.begin(), random.end(), [](unsigned char c) { return std::isalnum(c) != 0; })) return false;
+  if (!in_done) return target == "plan.json" || target == "params.json";
+  return target.size() == 10 && all_digits(target.substr(0, 5)) && target.substr(5) == ".json";
 }
 
 // The folder below which a -o value's files go: a template's folders up to its first placeholder, a folder, or a
@@ -980,30 +1031,42 @@ fs::path output_folder(const std::string& output) {
   return fixed.empty() ? fs::path(".") : fs::path(fixed);
 }
 
-// merge --clean: removes the temporaries in the state folder and below the pinned output folder that no one has
-// touched for a minute; returns how many.
+// merge --clean: removes the temporary files of the plan's own shards below the pinned output folder (those tagged
+// with the plan's id) and of the state files, that no one has touched for a minute; returns how many. A plan of an
+// earlier rsz has no id: only its state files' temporaries are removed.
 std::int64_t clean_temporaries(const std::string& state) {
-  std::vector<fs::path> folders{fs::path(state)};
-  std::error_code ec;
-  const std::string params_path = (fs::path(state) / "params.json").string();
-  if (fs::is_regular_file(params_path, ec)) {
-    const std::string output = read_json_settled(params_path).value("output", std::string());
-    if (!output.empty() && output != "-") folders.push_back(output_folder(output));
-  }
+  const std::string id = plan_id_of(read_plan(state), (fs::path(state) / "plan.json").string());
   const auto now = fs::file_time_type::clock::now();
   std::int64_t removed = 0;
-  for (const fs::path& folder : folders) {
-    if (!fs::is_directory(folder, ec)) continue;
-    for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  const auto remove_if_stale = [&](const fs::directory_entry& entry) {
+    std::error_code ec;
+    const auto modified = entry.last_write_time(ec);
+    if (!ec && now - modified >= std::chrono::minutes(1) && fs::remove(entry.path(), ec)) ++removed;
+  };
+  std::error_code ec;
+  for (const bool in_done : {false, true}) {
+    const fs::path folder = in_done ? fs::path(state) / "done" : fs::path(state);
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code entry_ec;
       if (it->is_symlink(entry_ec) || !it->is_regular_file(entry_ec)) continue;
-      if (!is_temporary_name(it->path().filename().string())) continue;
-      const auto modified = it->last_write_time(entry_ec);
-      if (entry_ec || now - modified < std::chrono::minutes(1)) continue;
-      if (fs::remove(it->path(), entry_ec)) ++removed;
+      if (is_state_temporary(it->path().filename().string(), in_done)) remove_if_stale(*it);
     }
     ec.clear();
+  }
+  const std::string params_path = (fs::path(state) / "params.json").string();
+  if (id.empty() || !fs::is_regular_file(params_path, ec)) return removed;
+  const nlohmann::json params = read_json_settled(params_path);
+  const std::string output =
+      params.is_object() && params.contains("output") && params["output"].is_string() ? params["output"].get<std::string>()
+                                                                                      : "";
+  if (output.empty() || output == "-") return removed;
+  const fs::path folder = output_folder(output);
+  if (!fs::is_directory(folder, ec)) return removed;
+  for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code entry_ec;
+    if (it->is_symlink(entry_ec) || !it->is_regular_file(entry_ec)) continue;
+    if (is_shard_temporary(it->path().filename().string(), id)) remove_if_stale(*it);
   }
   return removed;
 }

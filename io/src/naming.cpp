@@ -1,4 +1,5 @@
 // The placeholders of output name templates (naming.h).
+#include <algorithm>
 #include "rsz/io/naming.h"
 
 #include <filesystem>
@@ -67,7 +68,11 @@ std::uint64_t fnv1a64(const std::string& bytes) {
 }
 
 std::int64_t shard_of(const std::string& key, std::int64_t count) {
-  return static_cast<std::int64_t>(fnv1a64(key) % static_cast<std::uint64_t>(count < 1 ? 1 : count));
+  // The key as a .tar output's sample key spells it ('.' made '_'): keys that become one sample key ("p.q" and
+  // "p_q") fall in one shard, whose run refuses them, instead of two shards each writing a sample "p_q".
+  std::string sample = key;
+  std::replace(sample.begin(), sample.end(), '.', '_');
+  return static_cast<std::int64_t>(fnv1a64(sample) % static_cast<std::uint64_t>(count < 1 ? 1 : count));
 }
 
 }  // namespace rsz::io

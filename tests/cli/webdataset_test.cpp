@@ -4,6 +4,7 @@
 // manifest row as KEY.json.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -147,6 +148,59 @@ TEST(Webdataset, TheSameBytesWhateverJobsAndShardsNameTheirParts) {
     samples += members.size();
   }
   EXPECT_EQ(samples, 5u);
+}
+
+// With --plan, sample keys keep their folders as without it (a/x and b/x, two samples of two classes), and keys that
+// become one sample key once '.' is made '_' (p.q and p_q) fall in one shard, which refuses them as one process does,
+// instead of two shards each writing a sample p_q while merge reports success.
+TEST(Webdataset, PlannedShardsKeepFoldersInKeysAndNeverSplitOneKey) {
+  ScratchDir dir("wds-plan-keys");
+  fs::create_directories(dir.path() / "in/a");
+  fs::create_directories(dir.path() / "in/b");
+  fs::copy_file(photo("chelsea.png"), dir.path() / "in/a/x.png");
+  fs::copy_file(photo("coffee.png"), dir.path() / "in/b/x.png");
+  fs::copy_file(photo("camera.png"), dir.path() / "in/a/y.png");
+  for (const int shards : {1, 2, 4}) {
+    const std::string st = "st" + std::to_string(shards);
+    const std::string out = "wds" + std::to_string(shards);
+    auto r = run_rsz(dir, "plan -i in -r --shards " + std::to_string(shards) + " -o " + st + " -q");
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (int i = 0; i < shards; ++i) {
+      r = run_rsz(dir, "thumbnail --plan " + st + " --shard " + std::to_string(i) + " --size 32 -o '" + out +
+                           "/{shard}-{part}.tar' -q");
+      ASSERT_EQ(r.status, 0) << r.err;
+    }
+    std::vector<std::string> names;
+    for (const auto& [part, members] : read_parts(dir, out)) {
+      for (const Member& m : members) names.push_back(m.name);
+    }
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"a/x.png", "a/y.png", "b/x.png"})) << shards << " shards";
+  }
+
+  ScratchDir clash("wds-plan-clash");
+  fs::create_directories(clash.path() / "in");
+  fs::copy_file(photo("chelsea.png"), clash.path() / "in/p.q.png");
+  fs::copy_file(photo("coffee.png"), clash.path() / "in/p_q.png");
+  const auto one = run_rsz(clash, "thumbnail -i in --size 32 -o 'one/{part}.tar'");
+  EXPECT_EQ(one.status, 2) << one.err;
+  for (const int shards : {2, 3, 5, 8}) {
+    const std::string st = "st" + std::to_string(shards);
+    auto r = run_rsz(clash, "plan -i in --shards " + std::to_string(shards) + " -o " + st + " -q");
+    ASSERT_EQ(r.status, 0) << r.err;
+    int refused = 0;
+    for (int i = 0; i < shards; ++i) {
+      r = run_rsz(clash, "thumbnail --plan " + st + " --shard " + std::to_string(i) + " --size 32 -o 'wds" +
+                             std::to_string(shards) + "/{shard}-{part}.tar' -q");
+      EXPECT_NE(r.status, 1) << r.err;
+      if (r.status == 2) {
+        ++refused;
+        EXPECT_NE(r.err.find("p_q"), std::string::npos) << r.err;
+      }
+    }
+    EXPECT_EQ(refused, 1) << shards << " shards: the two inputs are in one shard, which refuses them";
+    EXPECT_FALSE(fs::exists(clash.path() / ("wds" + std::to_string(shards)))) << shards << " shards";
+  }
 }
 
 TEST(Webdataset, ARerunWritesOnlyThePartThatIsMissing) {

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -775,17 +776,23 @@ def test_map_paths_runs_a_partition_named_below_its_root(tmp_path):
 
 
 def test_merge_clean_removes_what_killed_runs_left(tmp_path):
-    """merge(clean=True) removes rsz's temporaries a minute old in the state and output folders, and nothing else:
-    not a fresh one (a shard may be writing it), not another file that looks alike."""
+    """merge(clean=True) removes the temporaries a minute old of the plan's own shards (tagged with its id) and of its
+    state files, and nothing else: not a fresh one (a shard may be writing it), not a user's file that looks alike
+    (.draft.tmp-backup, .budget.tmp-2023-07), not another plan's or another run's temporaries."""
     photos = tmp_path / "photos"
     _photo_tree(photos)
     state = tmp_path / "state"
     rsz.plan(photos, state, 2, recursive=True)
+    plan_id = json.loads((state / "plan.json").read_text())["id"]
+    assert len(plan_id) == 16
     out = tmp_path / "out"
     rsz.run_shard(state, 0, "thumbnail", size=12, output=str(out) + "/{relpath}{ext}")
-    old = [out / "cats" / ".b.jpg.tmp-1-123456789", out / ".n01.png.tmp-7-0", state / ".params.json.tmp-aB3xY9"]
-    keep = [out / ".fresh.png.tmp-1-2", out / ".a.png.tmp-", out / "a.png.tmp-1-2", out / ".x.tmp-1-2b",
-            state / ".plan.json.tmp-abc"]
+    old = [out / "cats" / (".b.jpg.tmp-%s-1-123456789" % plan_id), out / (".n01.png.tmp-%s-7-0" % plan_id),
+           state / ".params.json.tmp-aB3xY9", state / "done" / ".00001.json.tmp-Zz9zz9"]
+    keep = [out / (".fresh.png.tmp-%s-1-2" % plan_id), out / ".b.jpg.tmp-1-123456789", out / ".draft.tmp-backup",
+            out / ".budget.tmp-2023-07", out / "cats" / ".n.png.tmp-0123456789abcdef-1-2",
+            out / (".a.png.tmp-%s-" % plan_id), out / ("a.png.tmp-%s-1-2" % plan_id), state / ".plan.json.tmp-abc",
+            state / ".notes.txt.tmp-abc123", state / "shards" / ".x.tmp-abcdef"]
     for path in old + keep:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"partial")
@@ -794,6 +801,28 @@ def test_merge_clean_removes_what_killed_runs_left(tmp_path):
     report = rsz.merge(state, clean=True)
     assert report["cleaned"] == len(old) and report["rerun"] == "1"
     assert not any(p.exists() for p in old) and all(p.exists() for p in keep)
+
+
+def test_a_shards_temporaries_carry_its_plans_id(tmp_path):
+    """What merge --clean relies on: a shard's temporary output files are named .NAME.tmp-ID-PID-N (seen by a
+    process that stops the shard while it writes: a large .npy output stays a temporary for a while)."""
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    shutil.copy(PHOTO, photos / "a.png")
+    state = tmp_path / "state"
+    rsz.plan(photos, state, 1)
+    plan_id = json.loads((state / "plan.json").read_text())["id"]
+    out = tmp_path / "out"
+    proc = subprocess.Popen([BINARY, "upsample", "--plan", str(state), "--shard", "0", "--factor", "8",
+                             "-o", str(out) + "/{stem}.npy"], stderr=subprocess.PIPE)
+    seen = []
+    while proc.poll() is None and not seen:
+        seen = [p.name for p in out.glob(".*")] if out.exists() else []
+        time.sleep(0.0002)
+    proc.kill()
+    proc.wait()
+    assert seen, "the shard finished before its temporary file was seen"
+    assert seen[0].startswith(".a.npy.tmp-%s-" % plan_id), seen
 
 
 # ---- the package itself ----

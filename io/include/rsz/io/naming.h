@@ -29,7 +29,8 @@ std::string template_problem(const std::string& text, bool crops);
 std::string shard_key(const std::string& path, const std::string& root);
 // FNV-1a 64 of the key's bytes.
 std::uint64_t fnv1a64(const std::string& bytes);
-// The shard of a key among `count` (>= 1): fnv1a64(key) mod count. Stable: adding inputs moves no key.
+// The shard of a key among `count` (>= 1): fnv1a64 of the key with '.' made '_' (a .tar output's sample key, so that
+// keys that become one sample key share a shard), mod count. Stable: adding inputs moves no key.
 std::int64_t shard_of(const std::string& key, std::int64_t count);
 
 }  // namespace rsz::io

@@ -3,15 +3,25 @@
 // handler, so that an interrupted run leaves no partial file behind.
 #pragma once
 
+#include <string>
+
 // The public API: exported from a shared build, whose other symbols are hidden.
 #pragma GCC visibility push(default)
 
 namespace rsz::io {
 
-// Unlinks every temporary file being written at this moment. Async-signal-safe (it only reads a fixed table and
-// calls unlink), so a SIGINT / SIGTERM / SIGPIPE handler may call it before it ends the process; the writes in
-// progress are then abandoned, and their targets are left as they were.
+// Unlinks every temporary file being written at this moment, and from then on no write of an output starts (it fails
+// with rsz::Error, naming the signal). Async-signal-safe (atomics, a fixed table, nanosleep and unlink), so a SIGINT /
+// SIGTERM / SIGPIPE handler may call it before it ends the process, while other threads write on: a temporary file
+// being created on another thread at that moment is waited for (threads block these signals while they create one)
+// and removed too. The writes in progress are then abandoned, and their targets are left as they were.
 void remove_temporary_files() noexcept;
+
+// A tag in the names of the temporary files created from now on: ".NAME.tmp-TAG-PID-N" instead of ".NAME.tmp-PID-N"
+// ("" for none, the default). Letters and digits, at most 32 (std::invalid_argument otherwise). The command line tags
+// a --plan shard's temporary files with its plan's id, so that `rsz merge --clean` removes those and nothing else.
+// Process-wide; set it while no output is being written.
+void set_temporary_tag(const std::string& tag);
 
 // Whether each output file is flushed to the storage device (fsync) before it is renamed over its target. true (the
 // default): every output is complete or absent even after a power loss or a kernel crash. false: the system flushes
