@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "common.h"
 #include "pipeline_internal.h"
@@ -273,6 +275,13 @@ class MemoryBudget {
     freed_.wait(lock, [&] { return bytes <= free_; });
     free_ -= bytes;
   }
+  // Takes `bytes` only where `reserve` stays free beside them; whether it did. Never waits.
+  bool try_acquire_leaving(std::uint64_t bytes, std::uint64_t reserve) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (free_ < reserve || free_ - reserve < bytes) return false;
+    free_ -= bytes;
+    return true;
+  }
   void release(std::uint64_t bytes) {
     {
       const std::lock_guard<std::mutex> lock(mutex_);
@@ -518,6 +527,25 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   Progress progress(jobs.size(), !options.quiet && ::isatty(STDERR_FILENO) != 0);
   const auto start = std::chrono::steady_clock::now();
 
+  // A .tar output's members wait in memory for their part while the budget holds them beside the largest job (so
+  // that every job can still run); the others wait on disk (spill_tar_members). Released once the part is written.
+  std::uint64_t largest_job = 0;
+  for (const Prepared& p : prepared) largest_job = std::max(largest_job, p.failure.empty() ? p.bytes : 0);
+  std::atomic<std::uint64_t> members_held{0};
+  const auto hold_members = [&](const std::vector<OutputRecord>& records) {
+    std::vector<std::string> paths;
+    for (const OutputRecord& r : records) paths.push_back(r.path);
+    const std::uint64_t bytes = tar_member_bytes(paths);
+    if (shared_budget.try_acquire_leaving(bytes, largest_job)) {
+      members_held += bytes;
+    } else {
+      spill_tar_members(paths);
+    }
+  };
+  const auto release_members = [&] {
+    drop_tar_members();
+    shared_budget.release(members_held.exchange(0));
+  };
   // A .tar output's jobs keep what they wrote until their part is written (or not).
   std::vector<std::vector<OutputRecord>> job_records(tar ? jobs.size() : 0);
   std::vector<double> job_seconds(tar ? jobs.size() : 0);
@@ -573,6 +601,13 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
         error = job.input + ": failed with an unknown error";
       }
       shared_budget.release(plan.bytes);
+      if (tar) {
+        try {
+          hold_members(records);
+        } catch (const std::exception& e) {
+          error = with_input(job.input, e.what());
+        }
+      }
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::lock_guard<std::mutex> lock(mutex);
@@ -649,7 +684,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
       for (const std::size_t k : part.jobs) failed_inputs += job_failed[k] ? 1 : 0;
     }
     if (failed_inputs > 0 || part.samples == 0) {
-      drop_tar_members();
+      release_members();
       if (part.samples > 0) {
         progress.finish();
         ++parts_failed;
@@ -659,34 +694,41 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
       }
       continue;
     }
-    // The members sorted by key, then name (a crop's KEY.json beside its image).
-    std::vector<std::pair<std::pair<std::string, std::string>, io::TarMember>> keyed;
+    // The members sorted by key, then name (a crop's KEY.json beside its image), each fetched as it is written.
+    struct Source {
+      std::string key, name;
+      std::string path;  // the member's planned path (take_tar_member), or "" for `text`
+      std::string text;  // a crop's manifest row
+    };
+    std::vector<Source> sources;
     try {
       for (const std::size_t k : part.jobs) {
         for (const OutputRecord& r : job_records[k]) {
           const std::string name = tar_member_name(r.path);
           const std::string key = name.substr(0, name.find('.'));
-          keyed.push_back({{key, name}, {name, take_tar_member(r.path)}});
+          sources.push_back({key, name, r.path, ""});
           if (r.crop) {
             io::CropRecord row = *r.crop;
             row.crop = name;
-            const std::string text = io::manifest_json(row) + "\n";
-            keyed.push_back({{key, key + ".json"}, {key + ".json", std::vector<std::uint8_t>(text.begin(), text.end())}});
+            sources.push_back({key, key + ".json", "", io::manifest_json(row) + "\n"});
           }
         }
       }
-      std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      std::vector<io::TarMember> members;
-      members.reserve(keyed.size());
-      for (auto& m : keyed) members.push_back(std::move(m.second));
-      keyed.clear();
+      std::sort(sources.begin(), sources.end(),
+                [](const Source& a, const Source& b) { return std::tie(a.key, a.name) < std::tie(b.key, b.name); });
+      std::vector<std::string> names;
+      for (const Source& m : sources) names.push_back(m.name);
       const fs::path folder = fs::path(part.path).parent_path();
       std::error_code ec;
       if (!folder.empty()) fs::create_directories(folder, ec);
       if (ec) throw Error(ErrorCode::Io, part.path + ": cannot create the folder " + folder.string() + ": " + ec.message());
-      io::write_tar(part.path, members);
+      io::write_tar(part.path, names, [&](std::size_t i) {
+        const Source& m = sources[i];
+        return m.path.empty() ? std::vector<std::uint8_t>(m.text.begin(), m.text.end()) : take_tar_member(m.path);
+      });
+      release_members();
     } catch (const std::exception& e) {
-      drop_tar_members();
+      release_members();
       progress.finish();
       ++parts_failed;
       ++failed;

@@ -2,8 +2,14 @@
 // its input's key (app/shards.cpp) with '.' made '_', and each output a member KEY.EXT encoded in memory; run_jobs
 // writes a part's members sorted by key, with fixed metadata, through a temporary name, once every input of the part
 // succeeded.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 
@@ -12,7 +18,17 @@
 
 namespace rsz::app {
 
+namespace fs = std::filesystem;
+
 namespace {
+
+// A member kept until its part is written: its bytes in memory, or their place in the spill file.
+struct Held {
+  std::vector<std::uint8_t> bytes;
+  bool spilled = false;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
 
 struct TarState {
   bool on = false;
@@ -21,7 +37,9 @@ struct TarState {
   std::int64_t part_size = 1000;
   std::int64_t shard = 0;
   std::mutex mutex;
-  std::map<std::string, std::vector<std::uint8_t>> members;  // the encoded members of the part being run
+  std::map<std::string, Held> members;  // the encoded members of the part being run
+  int spill_fd = -1;                    // the spill file (spill_tar_members), -1 until one is needed
+  std::uint64_t spill_end = 0;
 };
 
 TarState& tar_state() {
@@ -54,6 +72,33 @@ std::string digits(std::int64_t value, int width) {
   return text;
 }
 
+void close_spill(TarState& s) {
+  if (s.spill_fd >= 0) ::close(s.spill_fd);
+  s.spill_fd = -1;
+  s.spill_end = 0;
+}
+
+// An unnamed file for members that wait for their part on disk: O_TMPFILE in the output's folder (or the nearest
+// folder above it that exists), so that it is on the outputs' storage, never in memory (a tmpfs /tmp), and has no name
+// that a kill could leave behind. Where the file system has no O_TMPFILE, a named file is unlinked at once.
+int open_spill(const std::string& pattern) {
+  fs::path folder = fs::path(pattern.substr(0, pattern.find('{'))).parent_path();
+  std::error_code ec;
+  while (!folder.empty() && !fs::is_directory(folder, ec)) folder = folder.parent_path();
+  if (folder.empty()) folder = ".";
+  int fd = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    std::string name = (folder / ".rsz-tar-spill-XXXXXX").string();
+    fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd >= 0) ::unlink(name.c_str());
+  }
+  if (fd < 0) {
+    throw Error(ErrorCode::Io, pattern + ": cannot make a file in " + folder.string() +
+                                   " for the members waiting for their part: " + std::strerror(errno));
+  }
+  return fd;
+}
+
 std::string part_path(const std::string& pattern, std::int64_t shard, std::int64_t part) {
   std::string out;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
@@ -81,6 +126,7 @@ void reset_tar_output() {
   s.part_size = kDefaultPartSize;
   s.shard = 0;
   s.members.clear();
+  close_spill(s);
 }
 
 void configure_tar_output(const CommonOptions& options, const std::string& output) {
@@ -158,7 +204,7 @@ std::string tar_member_name(const std::string& path) {
 void keep_tar_member(const std::string& path, std::vector<std::uint8_t> bytes) {
   TarState& s = tar_state();
   const std::lock_guard<std::mutex> lock(s.mutex);
-  s.members[path] = std::move(bytes);
+  s.members[path] = Held{std::move(bytes)};
 }
 
 std::vector<std::uint8_t> take_tar_member(const std::string& path) {
@@ -166,8 +212,18 @@ std::vector<std::uint8_t> take_tar_member(const std::string& path) {
   const std::lock_guard<std::mutex> lock(s.mutex);
   const auto found = s.members.find(path);
   if (found == s.members.end()) throw InternalError("rsz: no encoded bytes for the tar member " + path);
-  std::vector<std::uint8_t> bytes = std::move(found->second);
+  Held held = std::move(found->second);
   s.members.erase(found);
+  if (!held.spilled) return std::move(held.bytes);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(held.size));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pread(s.spill_fd, bytes.data() + done, bytes.size() - done,
+                              static_cast<off_t>(held.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(ErrorCode::Io, path + ": cannot read the member back from disk: " + std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
   return bytes;
 }
 
@@ -175,6 +231,45 @@ void drop_tar_members() {
   TarState& s = tar_state();
   const std::lock_guard<std::mutex> lock(s.mutex);
   s.members.clear();
+  close_spill(s);
+}
+
+std::uint64_t tar_member_bytes(const std::vector<std::string>& paths) {
+  TarState& s = tar_state();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  std::uint64_t bytes = 0;
+  for (const std::string& path : paths) {
+    const auto found = s.members.find(path);
+    if (found != s.members.end()) bytes += found->second.bytes.size();
+  }
+  return bytes;
+}
+
+void spill_tar_members(const std::vector<std::string>& paths) {
+  TarState& s = tar_state();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  for (const std::string& path : paths) {
+    const auto found = s.members.find(path);
+    if (found == s.members.end() || found->second.spilled) continue;
+    if (s.spill_fd < 0) s.spill_fd = open_spill(s.pattern);
+    Held& held = found->second;
+    std::size_t done = 0;
+    while (done < held.bytes.size()) {
+      const ssize_t n = ::pwrite(s.spill_fd, held.bytes.data() + done, held.bytes.size() - done,
+                                 static_cast<off_t>(s.spill_end + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        throw Error(ErrorCode::Io, s.pattern + ": cannot write the members waiting for their part to disk: " +
+                                       std::strerror(n < 0 ? errno : ENOSPC));
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    held.spilled = true;
+    held.offset = s.spill_end;
+    held.size = held.bytes.size();
+    s.spill_end += held.size;
+    std::vector<std::uint8_t>().swap(held.bytes);
+  }
 }
 
 std::vector<TarPart> tar_parts(const std::vector<Job>& jobs, const CommonOptions&) {

@@ -6,6 +6,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <locale.h>
 
 #include <exception>
 #include <memory>
@@ -94,15 +95,35 @@ la_ssize_t write_callback(archive*, void* data, const void* buffer, size_t lengt
 }  // namespace
 
 void write_tar(const std::string& path, const std::vector<TarMember>& members) {
-  std::set<std::string> names;
-  for (const TarMember& m : members) {
-    if (m.name.empty()) detail::fail(ErrorCode::InvalidArgument, path, "a tar member without a name");
-    if (!names.insert(m.name).second) {
-      detail::fail(ErrorCode::InvalidArgument, path, "two tar members named '" + m.name + "'");
+  std::vector<std::string> names;
+  names.reserve(members.size());
+  for (const TarMember& m : members) names.push_back(m.name);
+  write_tar(path, names, [&members](std::size_t i) { return members[i].bytes; });
+}
+
+void write_tar(const std::string& path, const std::vector<std::string>& names,
+               const std::function<std::vector<std::uint8_t>(std::size_t)>& bytes_of) {
+  std::set<std::string> seen;
+  for (const std::string& name : names) {
+    if (name.empty()) detail::fail(ErrorCode::InvalidArgument, path, "a tar member without a name");
+    if (!seen.insert(name).second) {
+      detail::fail(ErrorCode::InvalidArgument, path, "two tar members named '" + name + "'");
     }
   }
   const Libarchive& lib = libarchive();
   if (!lib.error.empty()) detail::fail(ErrorCode::Io, path, "cannot write a tar archive: " + lib.error);
+  // Names are read as UTF-8 whatever the process's locale: libarchive takes the locale's character set for them, and
+  // under the C locale a non-ASCII name got a pax header "hdrcharset=BINARY", which GNU tar warns about on every
+  // listing. This thread's locale only, for this call. A name that is not valid UTF-8 still goes as binary.
+  struct Utf8Names {
+    locale_t utf8 = ::newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+    locale_t before = utf8 != static_cast<locale_t>(nullptr) ? ::uselocale(utf8) : static_cast<locale_t>(nullptr);
+    ~Utf8Names() {
+      if (utf8 == static_cast<locale_t>(nullptr)) return;
+      ::uselocale(before);
+      ::freelocale(utf8);
+    }
+  } utf8_names;
   detail::AtomicFile file(path);
   Sink sink{&file, nullptr};
   const auto free_archive = [&lib](archive* a) { lib.write_free(a); };
@@ -120,7 +141,8 @@ void write_tar(const std::string& path, const std::vector<TarMember>& members) {
   check(lib.open2(a.get(), &sink, nullptr, write_callback, nullptr, nullptr), "write the archive");
   const std::unique_ptr<archive_entry, decltype(free_entry)> entry(lib.entry_new(), free_entry);
   if (!entry) detail::fail(ErrorCode::Io, path, "cannot start a tar member (out of memory)");
-  for (const TarMember& m : members) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const TarMember m{names[i], bytes_of(i)};
     lib.entry_clear(entry.get());
     lib.set_pathname(entry.get(), m.name.c_str());
     lib.set_filetype(entry.get(), AE_IFREG);

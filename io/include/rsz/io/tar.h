@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,11 @@ struct TarMember {
 // complete): a failure or a signal leaves no partial archive. Does not create folders. Throws ErrorCode::Io naming
 // `path`, ErrorCode::InvalidArgument for an empty or duplicate member name.
 void write_tar(const std::string& path, const std::vector<TarMember>& members);
+
+// The same, with the members named by `names` (in that order) and each one's bytes asked of `bytes_of(i)` just before
+// it is written, so that one member at a time is held in memory.
+void write_tar(const std::string& path, const std::vector<std::string>& names,
+               const std::function<std::vector<std::uint8_t>(std::size_t index)>& bytes_of);
 
 }  // namespace rsz::io
 
