@@ -34,6 +34,10 @@ struct RunTotals {
   std::size_t kept = 0;     // the output files of those inputs
   // roi-align's manifests: the name given and the one written (with --plan, the shard's own).
   std::vector<std::pair<std::string, std::string>> manifests;
+  // The first inputs that failed, with their messages (at most kMaxFailuresKept): a shard's marker names them, so
+  // that rsz merge says which input keeps a shard failing.
+  static constexpr std::size_t kMaxFailuresKept = 20;
+  std::vector<std::pair<std::string, std::string>> failures;
 };
 RunTotals& run_totals();
 // Called by run_jobs once planning is done, before anything is written (and not for --dry-run): with --plan, pins

@@ -479,6 +479,8 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   std::size_t failed = 0;
   const auto report_failure = [&](const Job& job, const std::string& error) {
     ++failed;
+    auto& failures = detail::run_totals().failures;
+    if (failures.size() < detail::RunTotals::kMaxFailuresKept) failures.emplace_back(job.input, error);
     to_stderr("rsz: " + printable(error) + "\n");
     if (options.json) {
       std::cout << json_line({{"input", job.input}, {"op", job.op}, {"error", error}}) << "\n" << std::flush;

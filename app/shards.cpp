@@ -312,7 +312,9 @@ nlohmann::json read_json(const std::string& path) {
   try {
     return nlohmann::json::parse(read_whole(path));
   } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::InvalidArgument, path + ": not valid JSON (" + std::string(e.what()) + ")");
+    std::string why = e.what();  // "[json.exception.parse_error.101] parse error at ...": the library's tag dropped
+    if (why.rfind("[json.exception.", 0) == 0 && why.find("] ") != std::string::npos) why = why.substr(why.find("] ") + 2);
+    throw Error(ErrorCode::InvalidArgument, path + ": not valid JSON (" + why + ")");
   }
 }
 
@@ -351,6 +353,66 @@ PlanState& plan_state() {
 }
 
 // plan.json of `state`: a usage error naming the folder when it is missing or not a plan.
+// plan.json's "same_name" object as rsz plan writes it.
+bool same_name_shape(const nlohmann::json& v) {
+  return v.is_object() && v.contains("name") && v["name"].is_string() && v.contains("count") &&
+         v["count"].is_number_integer() && v.contains("paths") && v["paths"].is_array() &&
+         std::all_of(v["paths"].begin(), v["paths"].end(), [](const nlohmann::json& x) { return x.is_string(); });
+}
+
+// A done marker as rsz writes it (every field merge and a shard read, of its type); nullopt for anything else: a file
+// that is missing, unreadable, truncated, or of another shape. Such a marker is no marker: merge lists its shard to
+// run again, and the shard's run replaces it.
+std::optional<nlohmann::json> read_marker(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  nlohmann::json done;
+  try {
+    done = read_json(path);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (!done.is_object()) return std::nullopt;
+  for (const char* key : {"list_fingerprint", "params_hash", "started", "finished"}) {
+    if (!done.contains(key) || !done[key].is_string()) return std::nullopt;
+  }
+  for (const char* key : {"inputs", "outputs", "written", "kept", "failed", "skipped", "status"}) {
+    if (!done.contains(key) || !done[key].is_number_integer()) return std::nullopt;
+  }
+  if (!done.contains("seconds") || !done["seconds"].is_number()) return std::nullopt;
+  if (done.contains("manifests")) {
+    if (!done["manifests"].is_array()) return std::nullopt;
+    for (const auto& m : done["manifests"]) {
+      if (!m.is_object() || !m.contains("given") || !m["given"].is_string() || !m.contains("written") ||
+          !m["written"].is_string()) {
+        return std::nullopt;
+      }
+    }
+  }
+  return done;
+}
+
+// STATE/params.json as rsz writes it: an object with "hash" and "output" strings and "params", a list of strings.
+// Anything else is refused (exit 2), naming the file.
+nlohmann::json read_params(const std::string& path) {
+  nlohmann::json pinned;
+  try {
+    pinned = read_json_settled(path);
+  } catch (const Error& e) {
+    usage_error(std::string(e.what()) + "; remove it and run a shard again to pin the parameters");
+  }
+  const auto is_list_of_strings = [](const nlohmann::json& v) {
+    return v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& x) { return x.is_string(); });
+  };
+  if (!pinned.is_object() || !pinned.contains("hash") || !pinned["hash"].is_string() ||
+      !pinned.contains("params") || !is_list_of_strings(pinned["params"]) ||
+      (pinned.contains("output") && !pinned["output"].is_string())) {
+    usage_error(path + ": not the parameters rsz pins (an object with \"hash\", \"params\" and \"output\"); "
+                "remove it and run a shard again to pin the parameters");
+  }
+  return pinned;
+}
+
 // plan.json's "id" (16 hex digits; "" for a plan of an earlier rsz, which has none): the tag of its shards'
 // temporary files (.NAME.tmp-ID-PID-N), by which merge --clean knows them. Anything else is refused, naming the file.
 std::string plan_id_of(const nlohmann::json& plan, const std::string& path) {
@@ -375,6 +437,14 @@ nlohmann::json read_plan(const std::string& state) {
       !plan.contains("fingerprints") || !plan["fingerprints"].is_array() ||
       plan["fingerprints"].size() != plan["shards"].get<std::size_t>()) {
     usage_error(path + ": not a plan written by rsz plan (\"shards\" and one \"fingerprints\" entry per shard)");
+  }
+  const auto shards = plan["shards"].get<std::int64_t>();
+  const bool prints = std::all_of(plan["fingerprints"].begin(), plan["fingerprints"].end(),
+                                  [](const nlohmann::json& f) { return f.is_string(); });
+  if (shards < 1 || !prints || (plan.contains("total") && !plan["total"].is_number_integer()) ||
+      (plan.contains("same_name") && !plan["same_name"].is_null() && !same_name_shape(plan["same_name"]))) {
+    usage_error(path + ": not a plan written by rsz plan (\"shards\" >= 1, a fingerprint string per shard, a whole "
+                "\"total\"); write the plan again");
   }
   plan_id_of(plan, path);  // refused here when malformed
   return plan;
@@ -657,14 +727,10 @@ void check_pinned(const std::string& state, const Params& params) {
   const std::string path = (fs::path(state) / "params.json").string();
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return;
-  const nlohmann::json pinned = read_json_settled(path);
-  if (pinned.value("hash", std::string()) == params.hash) return;
+  const nlohmann::json pinned = read_params(path);
+  if (pinned["hash"].get<std::string>() == params.hash) return;
   std::vector<std::string> lines;
-  if (pinned.contains("params") && pinned["params"].is_array()) {
-    for (const auto& line : pinned["params"]) {
-      if (line.is_string()) lines.push_back(line.get<std::string>());
-    }
-  }
+  for (const auto& line : pinned["params"]) lines.push_back(line.get<std::string>());
   usage_error("the parameters differ from the ones this plan was run with (" + path + "): " +
               printable(params_difference(params.lines, lines)) +
               "; run every shard with the same command, or write a new plan");
@@ -740,14 +806,13 @@ int run_command(const CLI::App& command, const std::function<int()>& run) {
   const std::string name = "shard " + std::to_string(index) + "/" + std::to_string(shards);
   const std::string marker = marker_path(state, index);
   const std::string fingerprint = plan["fingerprints"][static_cast<std::size_t>(index)].get<std::string>();
-  std::error_code ec;
-  if (fs::is_regular_file(marker, ec)) {
-    const nlohmann::json done = read_json(marker);
-    if (done.value("list_fingerprint", std::string()) == fingerprint && done.value("failed", 1) == 0 &&
-        done.value("status", 1) == 0 && done.value("params_hash", std::string()) == parameters().hash) {
+  // A marker rsz cannot use (truncated, of another shape) is no marker: the shard runs and replaces it.
+  if (const std::optional<nlohmann::json> done = read_marker(marker)) {
+    if ((*done)["list_fingerprint"] == fingerprint && (*done)["failed"] == 0 && (*done)["status"] == 0 &&
+        (*done)["params_hash"] == parameters().hash) {
       to_stderr("rsz: " + name + " is done already (" + printable(marker) + ": " +
-                std::to_string(done.value("inputs", 0)) + " inputs, " + std::to_string(done.value("outputs", 0)) +
-                " output files); nothing to do\n");
+                std::to_string((*done)["inputs"].get<std::int64_t>()) + " inputs, " +
+                std::to_string((*done)["outputs"].get<std::int64_t>()) + " output files); nothing to do\n");
       return kExitOk;
     }
   }
@@ -776,6 +841,8 @@ int run_command(const CLI::App& command, const std::function<int()>& run) {
   const detail::RunTotals& totals = detail::run_totals();
   nlohmann::json manifests = nlohmann::json::array();
   for (const auto& [given, written] : totals.manifests) manifests.push_back({{"given", given}, {"written", written}});
+  nlohmann::json failures = nlohmann::json::array();
+  for (const auto& [input, error] : totals.failures) failures.push_back({{"input", input}, {"error", error}});
   const nlohmann::json done = {
       {"shard", index},
       {"shards", shards},
@@ -794,8 +861,10 @@ int run_command(const CLI::App& command, const std::function<int()>& run) {
         {"written", "output files this run wrote"},
         {"kept", "output files that existed and were kept (their inputs skipped)"},
         {"skipped", "inputs whose outputs all existed, so they were not run again"},
-        {"failed", "inputs that failed in this run"}}},
+        {"failed", "inputs that failed in this run"},
+        {"failures", "the first 20 inputs that failed, with their messages"}}},
       {"manifests", manifests},
+      {"failures", failures},
       {"status", status},
       {"started", started},
       {"finished", now_text()},
@@ -904,9 +973,26 @@ int run_plan(const PlanOptions& o) {
     usage_error("-o " + o.output + ": exists and is not an empty folder; give a new folder for the plan's state");
   }
   const fs::path lists = state / "shards";
+  const bool new_state = !fs::exists(state, ec);
   fs::create_directories(lists, ec);
   if (ec) usage_error("-o " + o.output + ": cannot create the folder " + lists.string() + ": " + ec.message());
   const auto n = static_cast<std::size_t>(o.shards);
+  // A plan refused or failed before its plan.json (no input matched, a folder that cannot be listed) takes back what
+  // it made, the lists and their folders, so that the corrected command runs (the folder was new or empty).
+  struct Undo {
+    const PlanOptions& o;
+    fs::path state, lists;
+    bool new_state;
+    std::size_t shards;
+    bool done = false;
+    ~Undo() {
+      if (done) return;
+      std::error_code ec;
+      for (std::size_t i = 0; i < shards; ++i) fs::remove(list_path(o.output, static_cast<std::int64_t>(i)), ec);
+      fs::remove(lists, ec);  // only when empty
+      if (new_state) fs::remove(state, ec);
+    }
+  } undo{o, state, lists, new_state, n};
   std::vector<std::string> pending(n);
   std::vector<Fnv> fingerprints(n);
   std::vector<std::int64_t> counts(n, 0);
@@ -964,6 +1050,7 @@ int run_plan(const PlanOptions& o) {
                                {"same_name", same_name},
                                {"created", now_text()}};
   write_atomically((state / "plan.json").string(), dump(plan));
+  undo.done = true;
   if (!o.quiet) {
     const auto [low, high] = std::minmax_element(counts.begin(), counts.end());
     to_stderr("rsz: planned " + std::to_string(total) + " input" + (total == 1 ? "" : "s") + " in " +
@@ -1127,9 +1214,11 @@ int run_merge(const MergeOptions& o) {
   std::string pinned;
   std::error_code ec;
   const std::string params_path = (fs::path(o.state) / "params.json").string();
-  if (fs::is_regular_file(params_path, ec)) pinned = read_json_settled(params_path).value("hash", std::string());
+  if (fs::is_regular_file(params_path, ec)) pinned = read_params(params_path)["hash"].get<std::string>();
   std::vector<std::int64_t> missing;
   std::vector<std::int64_t> failed;
+  std::vector<std::string> unusable;  // markers rsz did not write as they are (truncated, another shape)
+  nlohmann::json failures = nlohmann::json::array();  // the failed inputs the markers name
   std::int64_t inputs = 0, outputs = 0, written = 0, kept = 0, failed_inputs = 0, skipped = 0;
   double seconds = 0;
   std::string first_start;
@@ -1138,14 +1227,13 @@ int run_merge(const MergeOptions& o) {
   std::map<std::string, std::vector<std::string>> manifests;  // given -> the shards' files, in shard order
   for (std::int64_t i = 0; i < shards; ++i) {
     const std::string path = marker_path(o.state, i);
-    nlohmann::json done;
-    try {
-      if (!fs::is_regular_file(path, ec)) throw Error(ErrorCode::Io, "absent");
-      done = read_json(path);
-    } catch (const Error&) {
+    const std::optional<nlohmann::json> marker = read_marker(path);
+    if (!marker) {
+      if (fs::exists(path, ec)) unusable.push_back(path);
       missing.push_back(i);
       continue;
     }
+    const nlohmann::json& done = *marker;
     // A marker of another list or other parameters is not this plan's: the shard is still to run.
     if (done.value("list_fingerprint", std::string()) !=
             plan["fingerprints"][static_cast<std::size_t>(i)].get<std::string>() ||
@@ -1165,6 +1253,14 @@ int run_merge(const MergeOptions& o) {
     if (first_start.empty() || started < first_start) first_start = started;
     if (finished > last_end) last_end = finished;
     if (done.value("failed", 1) != 0 || done.value("status", 1) != 0) failed.push_back(i);
+    if (done.contains("failures") && done["failures"].is_array()) {
+      for (const auto& f : done["failures"]) {
+        if (f.is_object() && f.contains("input") && f["input"].is_string() && f.contains("error") &&
+            f["error"].is_string()) {
+          failures.push_back({{"shard", i}, {"input", f["input"]}, {"error", f["error"]}});
+        }
+      }
+    }
     if (done.contains("manifests") && done["manifests"].is_array()) {
       for (const auto& m : done["manifests"]) {
         const std::string given = m.value("given", std::string());
@@ -1208,6 +1304,8 @@ int run_merge(const MergeOptions& o) {
                                    {"skipped", skipped},
                                    {"manifests", joined},
                                    {"cleaned", cleaned},
+                                   {"unusable_markers", unusable},
+                                   {"failures", failures},
                                    {"seconds", seconds},
                                    {"started", first_start},
                                    {"finished", last_end}};
@@ -1228,7 +1326,14 @@ int run_merge(const MergeOptions& o) {
       s << "rsz: manifest " << printable(m["path"].get<std::string>()) << ": " << m["rows"].get<std::int64_t>()
         << " rows from " << m["shards"].get<std::size_t>() << " shards\n";
     }
+    for (const std::string& path : unusable) {
+      s << "rsz: " << printable(path) << ": not a marker as rsz writes it (truncated or of another shape); its shard "
+        << "runs again and replaces it\n";
+    }
     if (!missing.empty()) s << "rsz: missing shards (no marker): --array=" << array_syntax(missing) << "\n";
+    for (const auto& f : failures) {
+      s << "rsz: shard " << f["shard"].get<std::int64_t>() << ": " << printable(f["error"].get<std::string>()) << "\n";
+    }
     if (!failed.empty()) s << "rsz: failed shards (an input failed): --array=" << array_syntax(failed) << "\n";
     if (!rerun.empty()) s << "rsz: to run again: --array=" << array_syntax(rerun) << "\n";
     std::cout << s.str() << std::flush;

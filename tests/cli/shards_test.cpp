@@ -570,5 +570,86 @@ TEST(Plan, AFolderThatIsNotEmptyIsRefusedAndKept) {
   EXPECT_TRUE(fs::exists(dir.path() / "empty/plan.json"));
 }
 
+// A refused plan (no input matches) takes back the lists it started, so that the corrected command runs; an empty
+// folder given for the state stays (and empty).
+TEST(Plan, ARefusedPlanLeavesNothingAndTheCorrectedOneRuns) {
+  ScratchDir dir("plan-refused");
+  make_inputs(dir, 3);
+  auto r = run_rsz(dir, "plan -i 'nomatch/*.png' --shards 3 -o state");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_FALSE(fs::exists(dir.path() / "state"));
+  fs::create_directories(dir.path() / "empty");
+  r = run_rsz(dir, "plan -i 'nomatch/*.png' --shards 3 -o empty");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(fs::is_empty(dir.path() / "empty"));
+  EXPECT_EQ(run_rsz(dir, "plan -i in -r --shards 3 -o state -q").status, 0);
+  EXPECT_EQ(run_rsz(dir, "plan -i in -r --shards 3 -o empty -q").status, 0);
+}
+
+// State files of the wrong shape (valid JSON or not) name the file and exit 2, never a raw JSON exception; a done
+// marker rsz cannot use is no marker: merge names it and lists its shard, and the shard's run replaces it.
+TEST(Plan, StateFilesOfTheWrongShapeAreNamedAndAnUnusableMarkerIsReplaced) {
+  ScratchDir dir("plan-shapes");
+  make_inputs(dir, 4);
+  ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 2 -o state -q").status, 0);
+  const std::string command = "resample --scale 0.5 -o 'out/{relpath}{ext}' -q --plan state --shard ";
+  ASSERT_EQ(run_rsz(dir, command + "0").status, 0);
+  ASSERT_EQ(run_rsz(dir, command + "1").status, 0);
+  const std::string marker = test::read_file(dir / "state/done/00000.json");
+  for (const std::string& bad : {std::string("[]"), std::string("{\"inputs\": \"many\"}"), marker.substr(0, 40)}) {
+    test::write_file(dir / "state/done/00000.json", bad);
+    auto r = run_rsz(dir, "merge state");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.out.find("rsz: state/done/00000.json: not a marker as rsz writes it"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("to run again: --array=0\n"), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+    r = run_rsz(dir, command + "0");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(run_rsz(dir, "merge state").status, 0);
+  }
+  fs::remove(dir.path() / "state/done/00001.json");  // shard 1 runs again: it reads the pinned parameters
+  const std::string params = test::read_file(dir / "state/params.json");
+  for (const std::string& bad : {std::string("[]"), std::string("{\"hash\": 7, \"params\": []}"), params.substr(0, 30)}) {
+    test::write_file(dir / "state/params.json", bad);
+    for (const std::string& args : {std::string("merge state"), command + "1"}) {
+      const auto r = run_rsz(dir, args);
+      EXPECT_EQ(r.status, 2) << args;
+      EXPECT_EQ(r.err.rfind("rsz: state/params.json: ", 0), 0u) << args << ": " << r.err;
+      EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+    }
+  }
+  test::write_file(dir / "state/params.json", params);
+  const std::string plan = test::read_file(dir / "state/plan.json");
+  for (const std::string& bad : {std::string("[]"), std::string("{\"shards\": 2, \"fingerprints\": [1, 2]}"),
+                                 std::string("{\"shards\": 2, \"fingerprints\": [\"a\", \"b\"], \"total\": \"x\"}"),
+                                 std::string("{\"shards\": 2, \"fingerprints\": [\"a\", \"b\"], \"id\": 5}")}) {
+    test::write_file(dir / "state/plan.json", bad);
+    for (const std::string& args : {std::string("merge state"), command + "1"}) {
+      const auto r = run_rsz(dir, args);
+      EXPECT_EQ(r.status, 2) << args << " with plan.json " << bad;
+      EXPECT_EQ(r.err.rfind("rsz: state/plan.json: ", 0), 0u) << args << ": " << r.err;
+    }
+  }
+}
+
+// A shard that fails an input names it in its marker, and merge says which input keeps the shard failing.
+TEST(Merge, NamesTheInputsThatFailedTheirShard) {
+  ScratchDir dir("merge-names");
+  make_inputs(dir, 3);
+  ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 1 -o state -q").status, 0);
+  const std::string list = test::read_file(dir / "state/shards/00000.txt");
+  const std::string first = list.substr(0, list.find_first_of("\t\n"));
+  test::write_file(dir / first, "not an image");
+  EXPECT_EQ(run_rsz(dir, "resample --scale 0.5 -o 'out/{relpath}{ext}' -q --plan state --shard 0").status, 1);
+  const nlohmann::json marker = nlohmann::json::parse(test::read_file(dir / "state/done/00000.json"));
+  ASSERT_EQ(marker["failures"].size(), 1u);
+  EXPECT_EQ(marker["failures"][0]["input"], first);
+  const auto r = run_rsz(dir, "merge state");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("rsz: shard 0: " + first + ": "), std::string::npos) << r.out;
+  const nlohmann::json report = nlohmann::json::parse(run_rsz(dir, "merge state --json").out);
+  EXPECT_EQ(report["failures"][0]["input"], first);
+}
+
 }  // namespace
 }  // namespace rsz

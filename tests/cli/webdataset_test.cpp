@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/cli_support.h"
+#include "rsz/io/npy.h"
 #include "support/test_util.h"
 
 namespace fs = std::filesystem;
@@ -337,6 +338,13 @@ TEST(Webdataset, RequestsThatCannotBeMetAreUsageErrors) {
   expect_usage("thumbnail -i in/rocket.jpg --size 40 -o wds/ --tar-part-size 5", "goes with a .tar output");
   expect_usage("thumbnail -i in/rocket.jpg --size 40 -o 'wds/{part}.tar' --format npy", "are images");
   expect_usage("thumbnail -i in --size 40 -o 'wds/{part}.tar'", "two samples would get the key 'camera'");
+  // A .npy input would be a tensor member: refused before anything runs, --dry-run included (it failed at write
+  // time, taking its part's other members with it).
+  io::write_npy(dir / "t.npy", test::random_f32({1, 3, 8, 8}, 3).view());
+  for (const char* dry : {"", " --dry-run"}) {
+    expect_usage(std::string("resample -i t.npy -i in/rocket.jpg --scales 1,1,0.5,0.5 -o 'wds/{part}.tar'") + dry,
+                 "t.npy: a tensor (.npy) cannot be a member");
+  }
 }
 
 }  // namespace
