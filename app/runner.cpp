@@ -577,7 +577,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
       const std::lock_guard<std::mutex> lock(mutex);
       ++done;
       ++skipped;
-      kept += job.planned_outputs.size();
+      kept += tar ? 0 : job.planned_outputs.size();  // a .tar output's files are its parts: counted by part
       job_crops = job.planned_crops;
       account_left_out();
       if (options.json) {
@@ -732,8 +732,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     } catch (const std::exception& e) {
       release_members();
       progress.finish();
-      ++parts_failed;
-      ++failed;
+      ++parts_failed;  // a part, not an input: its inputs ran
       to_stderr("rsz: " + printable(e.what()) + "\n");
       continue;
     }
@@ -752,6 +751,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     job_records.assign(job_records.size(), {});
   }
   progress.finish();
+  if (tar) kept += parts_skipped;  // the output files of a .tar run are its parts, written or kept
   detail::RunTotals& totals = detail::run_totals();
   totals.jobs += jobs.size();
   totals.written += written;

@@ -570,6 +570,33 @@ Params params_of(const CLI::App& command) {
       }
     }
   }
+  // rsz run: the files a batch file's steps name (ROIs, class names) by their contents too, as the flags' are.
+  if (params.command == "run") {
+    const CLI::Option* batch = command.get_option_no_throw("batch");
+    try {
+      if (batch != nullptr && batch->count() > 0) {
+        const io::BatchFile file = io::read_batch_file(batch->as<std::string>());
+        for (std::size_t i = 0; i < file.steps.size(); ++i) {
+          const io::BatchStep& step = file.steps[i];
+          for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"rois", step.rois_path},
+                                          std::pair<const char*, const std::string&>{"names", step.names_path}}) {
+            if (path.empty()) continue;
+            std::error_code ec;
+            Fnv fnv;
+            if (fs::is_regular_file(path, ec)) {
+              hash_file(path, fnv);
+            } else if (fs::is_directory(path, ec)) {
+              hash_annotation_folder(path, fnv);
+            } else {
+              continue;
+            }
+            lines.insert("steps[" + std::to_string(i) + "]." + key + " contents=" + hex64(fnv.hash));
+          }
+        }
+      }
+    } catch (const Error&) {  // a batch file that cannot be read is refused by the run itself
+    }
+  }
   const CLI::Option* output = command.get_option_no_throw("--output");
   if (output != nullptr && output->count() > 0) {
     params.output = output->as<std::string>();

@@ -632,6 +632,28 @@ TEST(Plan, StateFilesOfTheWrongShapeAreNamedAndAnUnusableMarkerIsReplaced) {
   }
 }
 
+// rsz run --plan pins the files a batch step names (its ROIs) by their contents, as --rois given as a flag is: a COCO
+// file changed between shards would mix the labels of two files while merge says done.
+TEST(Plan, TheFilesABatchStepNamesArePinned) {
+  ScratchDir dir("plan-batch-files");
+  dir.copy_project_files();
+  fs::copy_file(dir.path() / "samples/rois/dataset.json", dir.path() / "samples/rois/mine.json");
+  test::write_file(dir / "batch.json",
+                   "{\"inputs\": [\"samples/photos/\"], \"output_dir\": \"out\", \"steps\": [{\"op\": "
+                   "\"roi_align\", \"rois\": \"samples/rois/mine.json\", \"config\": {\"output_height\": 8, \"output_width\": 8}, "
+                   "\"output\": \"crops/{id}.png\"}]}");
+  ASSERT_EQ(run_rsz(dir, "plan -i samples/photos --shards 2 -o state -q").status, 0);
+  auto r = run_rsz(dir, "run batch.json --plan state --shard 0 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string rois = test::read_file(dir / "samples/rois/mine.json");
+  rois.replace(rois.find("\"eye\""), 5, "\"cat\"");  // another label
+  test::write_file(dir / "samples/rois/mine.json", rois);
+  r = run_rsz(dir, "run batch.json --plan state --shard 1 -q");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("steps[0].rois contents="), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "state/done/00001.json"));
+}
+
 // A shard that fails an input names it in its marker, and merge says which input keeps the shard failing.
 TEST(Merge, NamesTheInputsThatFailedTheirShard) {
   ScratchDir dir("merge-names");

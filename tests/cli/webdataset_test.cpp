@@ -241,6 +241,31 @@ TEST(Webdataset, Utf8NamesListWithoutWarnings) {
   EXPECT_EQ(r.out, "\\303\\251t\\303\\251/caf\\303\\251.png\n");
 }
 
+// A .tar run counts its output files as parts: a resumed shard's marker has parts written + parts kept, never parts
+// plus samples; a part that cannot be written is "not written", not an input that failed.
+TEST(Webdataset, AResumedShardCountsPartsAndAPartThatFailsIsNoFailedInput) {
+  ScratchDir dir("wds-counts");
+  make_inputs(dir);
+  ASSERT_EQ(run_rsz(dir, "plan -i in -r --shards 1 -o state -q").status, 0);
+  const std::string run = "thumbnail --plan state --shard 0 --size 24 -o 'wds/{shard}-{part}.tar' --tar-part-size 2 -q";
+  ASSERT_EQ(run_rsz(dir, run).status, 0);
+  fs::remove(dir.path() / "wds/00000-000001.tar");
+  fs::remove(dir.path() / "state/done/00000.json");
+  ASSERT_EQ(run_rsz(dir, run).status, 0);
+  const nlohmann::json marker = nlohmann::json::parse(test::read_file(dir / "state/done/00000.json"));
+  EXPECT_EQ(marker["written"], 1);
+  EXPECT_EQ(marker["kept"], 2);
+  EXPECT_EQ(marker["outputs"], 3);
+  EXPECT_EQ(marker["failed"], 0);
+
+  fs::create_directories(dir.path() / "blocked/000001.tar");  // a folder where a part goes: it cannot be written
+  const auto r = run_rsz(dir, "thumbnail -i in -r --size 24 -o 'blocked/{part}.tar' --tar-part-size 2");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("wrote 2 .tar parts (3 samples)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; 1 not written"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("inputs failed"), std::string::npos) << r.err;
+}
+
 TEST(Webdataset, ARerunWritesOnlyThePartThatIsMissing) {
   ScratchDir dir("wds-resume");
   make_inputs(dir);
