@@ -53,9 +53,9 @@ except ImportError as _error:  # without this, Python reports a misleading "circ
     raise _extension_error(_error) from None
 
 __version__ = _rsz.__version__
-__all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "info", "read_image", "write_image",
-           "shard_key", "shard_of", "plan", "run_shard", "map_paths", "merge", "CommandError",
-           "backends", "DTypeError"]
+__all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "torchvision_roi_align", "info",
+           "read_image", "write_image", "shard_key", "shard_of", "plan", "run_shard", "map_paths", "merge",
+           "CommandError", "backends", "DTypeError"]
 
 
 class DTypeError(TypeError, ValueError):
@@ -118,6 +118,20 @@ def _as_array(x, name, allowed=_OPERAND):
         if dtype is not None and "type" in str(error).lower():
             raise DTypeError("%s has dtype %s; %s" % (name, dtype, allowed)) from None
         raise ValueError("%s (a %s) cannot be read through DLPack: %s" % (name, type(x).__name__, error)) from None
+
+
+def _refuse_channels_last(array, name):
+    """Refuses pixels with their channels last, as Pillow, OpenCV and imageio give them: (N, H, W, C) or (H, W, C)
+    with C = 1, 3 or 4 and H > 4, which would otherwise be read as H channels of W x C images. For every image
+    argument (resize, thumbnail, write_image: 1 to 4 channels, so the shape says which layout it is) and for image
+    samples (uint8 / uint16) given to the tensor operators (float tensors may well have many channels of width 3)."""
+    if array.ndim in (3, 4) and array.shape[-1] in (1, 3, 4) and array.shape[-3] > 4:
+        last, first, axes = (("(N, H, W, C)", "(N, C, H, W)", "0, 3, 1, 2") if array.ndim == 4 else
+                             ("(H, W, C)", "(C, H, W)", "2, 0, 1"))
+        arg = name.rsplit(": ", 1)[-1]
+        raise ValueError("%s has shape %s, which looks like %s, channels last as image libraries give pixels; rsz "
+                         "takes %s, channels first: pass %s.transpose(%s) (a view, no copy; a torch tensor: "
+                         "%s.permute(%s))" % (name, tuple(array.shape), last, first, arg, axes, arg, axes))
 
 
 def _operand(x, name):
@@ -208,7 +222,9 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     """DirectML RESAMPLE1 on a rank-4 (N, C, H, W) tensor.
 
     x: float32 or float16 (the result has its type), uint8 / uint16 image samples (float32 results), or float64,
-    converted to float32 (the kernels compute in float32) with a float32 result.
+    converted to float32 (the kernels compute in float32) with a float32 result. Image samples with their channels
+    last, (N, H, W, C) with C = 1, 3 or 4 and H > 4 (as Pillow or OpenCV give pixels), are refused with a ValueError
+    that says how to transpose them (a view: any strides are read in place).
     scales: the output/input ratio: one number (H and W), (H, W), or 4 values (N, C, H, W; N and C default to 1).
     sizes: the output sizes instead, (H, W) or 4 values; the scales are then sizes / input sizes (float32).
     Give scales, sizes, or out (whose shape is the output's). With both, scales place the samples and sizes
@@ -228,6 +244,8 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     it either.
     """
     array, back = _operand(x, "resample: x")
+    if array.dtype.kind == "u" and array.ndim == 4:
+        _refuse_channels_last(array, "resample: x")
     array_out = _as_out(out, "resample")
     scales4 = _four(scales, "scales", 1.0)
     if sizes is not None:
@@ -272,6 +290,7 @@ def _image(x, name):
     if array.ndim == 2:
         raise ValueError("%s has shape %s; an image is (1, C, H, W) or (C, H, W), as read_image gives it (a gray "
                          "(H, W) array is image[None])" % (name, tuple(array.shape)))
+    _refuse_channels_last(array, name)
     return array, back
 
 
@@ -281,11 +300,15 @@ def resize(image, size=None, fit=None, gravity=None, scales=None, mode=None, pre
 
     size: the box, as the command line's --size ("224x224", "256x256>" shrink only, "x100", "50%", ...), an
     integer N (an N x N box) or (height, width) (None for a side that keeps the aspect ratio). Or scales: one
-    number or (H, W). fit: "fill" (the default: exactly the box), "inside", "outside", "cover" (cropped at gravity) or
-    "contain" (padded with zeros at gravity). gravity: "center" (default), "north", "southeast", ... The image's
-    channels are never resampled: sizes and scales address height and width. mode, preset, antialias and
-    rounding_direction as in resample. The result has the image's layout ((C, H, W) in, (C, H, W) out), and the
-    types are resample's (float64 computed as float32, a float32 result).
+    number or (H, W). Mind the order: a string is the command line's WIDTHxHEIGHT and a tuple is (height, width),
+    numpy's and torch's order, so size="200x300" (200 wide, 300 high) and size=(300, 200) are the same box, and
+    size=(200, 300) is 300 wide and 200 high. fit: "fill" (the default: exactly the box), "inside", "outside",
+    "cover" (cropped at gravity) or "contain" (padded with zeros at gravity). gravity: "center" (default), "north",
+    "southeast", ... The image's channels are never resampled: sizes and scales address height and width. mode,
+    preset, antialias and rounding_direction as in resample. The result has the image's layout ((C, H, W) in,
+    (C, H, W) out), and the types are resample's (float64 computed as float32, a float32 result). Pixels with
+    their channels last, (1, H, W, C) or (H, W, C) with C = 1, 3 or 4 (as Pillow, OpenCV or imageio give them),
+    are refused with a ValueError that says how to transpose them.
     """
     return _resize(image, size, fit, gravity, scales, mode, preset, antialias, rounding_direction, False, False, out,
                    threads, backend, device)
@@ -295,7 +318,8 @@ def thumbnail(image, size, fit=None, gravity=None, enlarge=False, mode=None, ant
               backend="auto", device=0):
     """rsz thumbnail on an image: fitted within the box, aspect kept, only shrinking unless enlarge, antialiased.
 
-    size: an integer N (an N x N box), "WxH" or any --size form (a suffix replaces the defaults), or (height, width).
+    size: an integer N (an N x N box), "WxH" or any --size form (a suffix replaces the defaults), or (height, width):
+    size="200x300" and size=(300, 200) are the same box (the string is width first, the tuple height first).
     fit: "inside" (default), "cover" (square thumbnails, cropped at gravity), "contain", "outside" or "fill". Types
     and layouts as in resize.
     """
@@ -335,6 +359,8 @@ def upsample2d(x, factor, mode="nearest", out=None, threads=0, backend="auto", d
     (float64 computed as float32, a float32 result).
     """
     array, back = _operand(x, "upsample2d: x")
+    if array.dtype.kind == "u" and array.ndim == 4:
+        _refuse_channels_last(array, "upsample2d: x")
     array_out = _as_out(out, "upsample2d")
     fh, fw = _pair(factor, "factor")
     if fh < 1 or fw < 1:
@@ -407,6 +433,8 @@ def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average"
     spatial_scale: torchvision widens smaller ones; aligned=True is the default offsets).
     """
     array, back = _operand(x, "roi_align: x")
+    if array.dtype.kind == "u" and array.ndim == 4:
+        _refuse_channels_last(array, "roi_align: x")
     array_out = _as_out(out, "roi_align")
     if output_size is None:
         raise ValueError("roi_align: output_size is required (an integer or (height, width))")
@@ -440,6 +468,90 @@ def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average"
                             float(output_pixel_offset), bool(align_regions_to_corners),
                             _exec(threads, backend, device))
     return _give_back(result, out, back)
+
+
+def _torchvision_boxes(boxes, op):
+    """torchvision's boxes as (coordinates (K, 4), batch indices (K,)): a (K, 5) table with the batch index first,
+    or a list (or tuple) of (L_i, 4) boxes per image i. Anything else is refused, a (K, 4) table too: torchvision
+    refuses it, and rsz.roi_align would take it as boxes of image 0."""
+    if isinstance(boxes, (list, tuple)):
+        parts = []
+        for i, part in enumerate(boxes):
+            p = _numbers_of(part, "%s: boxes[%d]" % (op, i), _BOXES)
+            if p.shape == (0,):  # an image without boxes, as an empty list
+                p = p.reshape(0, 4)
+            if p.ndim != 2 or p.shape[1] != 4:
+                raise ValueError("%s: boxes[%d] has shape %s; a list of boxes holds one (L, 4) tensor per image, "
+                                 "[x1, y1, x2, y2] for image i" % (op, i, tuple(p.shape)))
+            parts.append(p)
+        coordinates = _np.concatenate(parts) if parts else _np.zeros((0, 4))
+        indices = _np.repeat(_np.arange(len(parts), dtype=_np.uint32), [len(p) for p in parts])
+        return coordinates, indices
+    table = _numbers_of(boxes, "%s: boxes" % op, _BOXES)
+    if table.ndim != 2 or table.shape[1] != 5:
+        raise ValueError("%s: boxes has shape %s; torchvision's forms are a (K, 5) tensor, [batch index, x1, y1, x2, "
+                         "y2], or a list of (L, 4) tensors, one per image (rsz.roi_align takes (K, 4) boxes with "
+                         "batch_indices)" % (op, tuple(table.shape)))
+    return table[:, 1:], table[:, 0]
+
+
+def torchvision_roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
+    """torchvision.ops.roi_align's drop-in: its signature, defaults and results, on rsz's ROI_ALIGN.
+
+    Code written for torchvision keeps its meaning here: the third positional is output_size and aligned defaults
+    to False (torchvision's legacy form). rsz.roi_align is DirectML's operator instead: its third positional is
+    batch_indices and its default is aligned=True (DirectML's half-pixel offsets), so the same call there gives other
+    values.
+
+    input: (N, C, H, W), a torch CPU tensor or numpy array (types as in resample: float64 is computed as float32
+    and gives float32). boxes: a (K, 5) tensor or array, [batch index, x1, y1, x2, y2], or a list of (L_i, 4)
+    tensors or arrays, one per image i. output_size: an integer or (height, width). spatial_scale: one number.
+    sampling_ratio: k > 0 samples per bin and axis, k <= 0 adaptive (ceil(box size / output size)). Returns (K, C,
+    OH, OW) of the input's kind (a torch tensor for a torch input).
+
+    It gives rsz.roi_align(input, boxes, output_size=output_size, spatial_scale=spatial_scale,
+    sampling_ratio=sampling_ratio, aligned=aligned)'s values, the mapping of docs/SEMANTICS.md §5, plus
+    torchvision's two rules for small boxes that rsz.roi_align does not have: with aligned=False a box narrower or
+    lower than 1 pixel after spatial_scale is widened to 1 pixel from its x1 (y1), and with aligned=True and
+    adaptive sampling a box of zero or negative width or height gives zeros (no samples). The box corners are
+    scaled and shifted as torchvision does it (box * spatial_scale - 0.5 with aligned=True), so the adaptive sample
+    counts are torchvision's even where a box's extent is a whole multiple of the output size.
+    """
+    op = "torchvision_roi_align"
+    array, back = _operand(input, op + ": input")
+    coordinates, indices = _torchvision_boxes(boxes, op)
+    if isinstance(spatial_scale, bool) or not isinstance(spatial_scale, _numbers.Real):
+        raise ValueError("%s: spatial_scale = %r; one number is needed" % (op, spatial_scale))
+    if isinstance(sampling_ratio, bool) or not isinstance(sampling_ratio, _numbers.Integral):
+        raise ValueError("%s: sampling_ratio = %r; an integer is needed (<= 0: adaptive)" % (op, sampling_ratio))
+    aligned = bool(aligned)
+    # The box corners in input pixels as torchvision computes them, in the type rsz.roi_align computes them in (x's
+    # float type, float32 for image samples): box * spatial_scale, minus 0.5 with aligned=True, each rounded. The
+    # half pixel of aligned=True is rsz.roi_align's input_pixel_offset 0.5 (its aligned=True), which subtracts it
+    # from every sample instead; subtracted from the corners, the box's extent (and so its adaptive sample count)
+    # is torchvision's to the last bit, so the boxes go to rsz.roi_align shifted, with aligned=False
+    # (input_pixel_offset 0) and spatial_scale 1.
+    box_type = array.dtype if array.dtype.kind == "f" else _np.dtype(_np.float32)
+    one = box_type.type(1)
+    with _np.errstate(invalid="ignore", over="ignore"):
+        corners = (coordinates.astype(box_type) * box_type.type(spatial_scale)
+                   - box_type.type(0.5 if aligned else 0.0)).astype(box_type)
+        width = corners[:, 2] - corners[:, 0]
+        height = corners[:, 3] - corners[:, 1]
+        if not aligned:
+            # torchvision: roi_width = max(x2 - x1, 1) from x1, likewise the height. x1 + 1 is not always exact,
+            # and an extent of 1 + 1 ulp takes 2 adaptive samples instead of 1: where it is not, x1 becomes
+            # x2 - 1 (exact), for an extent of exactly 1.
+            for lo, hi, narrow in ((0, 2, width < one), (1, 3, height < one)):
+                corners[narrow, hi] = corners[narrow, lo] + one
+                inexact = narrow & (corners[:, hi] - corners[:, lo] != one)
+                corners[inexact, lo] = corners[inexact, hi] - one
+    result = roi_align(array, corners, indices, output_size=output_size, spatial_scale=1.0,
+                       sampling_ratio=int(sampling_ratio), aligned=False)
+    if aligned and sampling_ratio <= 0:
+        # torchvision: ceil(extent / output size) <= 0 samples per bin for an empty or inverted box: every bin 0.
+        result[(width <= 0) | (height <= 0)] = 0
+    return _give_back(result, None, back)
 
 
 def _path(path, op):
@@ -596,10 +708,13 @@ def map_paths(paths, command, *args, root=None, quiet=True, **flags):
                                      output="/data/thumbs/{relpath}{ext}").compute()
 
     root: the folder the paths are below; their {relpath}, {dir} and shard keys are their path below it, as if
-    `-i root -r` had found them (without it, a path's name alone). Flags as for run_shard. Outputs are written
+    `-i root -r` had found them (without it, a path's name alone). A single path (str, bytes or os.PathLike) is
+    one input, as a list of one. Flags as for run_shard. Outputs are written
     whole or not at all, so a partition run again (a worker lost) writes the same bytes (skip_existing=True skips
     the outputs that exist instead). Calls in one process run one at a time, as run_shard's.
     """
+    if isinstance(paths, (str, bytes, _os.PathLike)):  # one path, not the characters of its name
+        paths = [paths]
     paths = list(paths)
     if not paths:
         return []
@@ -649,7 +764,8 @@ def read_image(path, dtype="float32", alpha="premultiplied", exif=True, max_pixe
 
 
 def write_image(path, image, bit_depth=None, alpha=None, quality=0, png_compression=-1, lossless=False):
-    """Writes a (1, C, H, W) or (C, H, W) image as a file; the extension picks the format.
+    """Writes a (1, C, H, W) or (C, H, W) image as a file; the extension picks the format (channels last, as
+    Pillow or OpenCV give pixels, are refused with a ValueError that says how to transpose them, as in resize).
 
     image: float32 / float16 values in [0, 1] (float64 is converted to float32), rounded to bit_depth (8, the
     default, or 16) bits, saturated, with alpha as in read_image ("premultiplied" by default); or uint8 / uint16

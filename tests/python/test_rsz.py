@@ -832,7 +832,7 @@ def test_the_namespace_holds_the_public_names_only():
     assert public == sorted(rsz.__all__)
     assert public == ["CommandError", "DTypeError", "backends", "info", "map_paths", "merge", "plan", "read_image",
                       "resample", "resize", "roi_align", "run_shard", "shard_key", "shard_of", "thumbnail",
-                      "upsample2d", "write_image"]
+                      "torchvision_roi_align", "upsample2d", "write_image"]
     for imported in ["np", "numbers", "sys", "os", "numpy", "json"]:
         assert not hasattr(rsz, imported)
     scope = {}

@@ -1,0 +1,230 @@
+"""The Python API's traps, closed: rsz.torchvision_roi_align (torchvision.ops.roi_align's signature, defaults and
+values) beside rsz.roi_align (DirectML's), resize's size string (WIDTHxHEIGHT) against its tuple ((height, width)),
+image samples with their channels last, and map_paths given a single path.
+
+Run by ctest (python.pytest) with PYTHONPATH=build/python, RSZ_BINARY (the CLI) and RSZ_SOURCE_DIR set.
+"""
+
+import inspect
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import rsz
+
+SOURCE = os.path.abspath(os.environ.get("RSZ_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
+PHOTO = os.path.join(SOURCE, "samples", "photos", "chelsea.png")
+
+
+def close(got, want, what):
+    """SEMANTICS.md §5: |diff| <= 1e-5 * max(1, |value|) against a faithful float32 implementation."""
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape, what
+    bound = 1e-5 * np.maximum(1.0, np.abs(want))
+    worst = np.max(np.abs(got - want) - bound)
+    assert worst <= 0, "%s: off by %g beyond the tolerance" % (what, worst)
+
+
+# ---- torchvision_roi_align: torchvision.ops.roi_align's drop-in ----
+
+def _boxes(seed):
+    """Per image, (K_i, 4) float32 boxes [x1, y1, x2, y2] on a 48 x 60 image seen at spatial_scale 0.5: ordinary
+    boxes, boxes narrower or lower than 1 pixel after the scale (torchvision widens them when aligned=False) and a
+    box of zero size (torchvision samples nothing in it when aligned=True with adaptive sampling)."""
+    rng = np.random.default_rng(seed)
+    per_image = []
+    for count in [7, 5]:
+        corners = rng.uniform(-6, 64, size=(count, 2, 2))
+        boxes = np.concatenate([corners.min(axis=1), corners.max(axis=1) + 2.5], axis=1)
+        per_image.append(boxes)
+    x1, y1 = rng.uniform(0, 40, size=(2, 4))
+    per_image[0] = np.concatenate([per_image[0], [
+        [x1[0], y1[0], x1[0] + 0.6, y1[0] + 9.0],     # 0.3 pixel wide after the scale
+        [x1[1], y1[1], x1[1] + 11.0, y1[1] + 1.1],    # 0.55 pixel high
+        [x1[2], y1[2], x1[2] + 0.2, y1[2] + 0.3],     # both
+    ]])
+    per_image[1] = np.concatenate([per_image[1], [[x1[3], y1[3], x1[3], y1[3]]]])  # zero size
+    return [b.astype(np.float32) for b in per_image]
+
+
+def _table(per_image):
+    """The (K, 5) form: the batch index first."""
+    return np.concatenate([np.concatenate([np.full((len(b), 1), i, np.float32), b], axis=1)
+                           for i, b in enumerate(per_image)])
+
+
+def test_torchvision_roi_align_has_torchvisions_signature_and_defaults():
+    ops = pytest.importorskip("torchvision.ops")
+    ours = inspect.signature(rsz.torchvision_roi_align).parameters
+    theirs = inspect.signature(ops.roi_align).parameters
+    assert [(p.name, p.default) for p in ours.values()] == [(p.name, p.default) for p in theirs.values()]
+    assert [(p.name, p.default) for p in ours.values()] == [
+        ("input", inspect.Parameter.empty), ("boxes", inspect.Parameter.empty),
+        ("output_size", inspect.Parameter.empty), ("spatial_scale", 1.0), ("sampling_ratio", -1), ("aligned", False)]
+    assert "torchvision_roi_align" in rsz.__all__
+
+
+@pytest.mark.parametrize("aligned", [False, True])
+@pytest.mark.parametrize("sampling_ratio", [-1, 2])
+def test_torchvision_roi_align_gives_torchvisions_values(aligned, sampling_ratio):
+    """The same call on the same random inputs, positional as torchvision code writes it: the (K, 5) form and the
+    list form, torch in and torch out, numpy in and numpy out, small boxes included."""
+    torch = pytest.importorskip("torch")
+    ops = pytest.importorskip("torchvision.ops")
+    x = np.random.default_rng(21).uniform(0.0, 1.0, size=(2, 4, 24, 30)).astype(np.float32)
+    per_image = _boxes(22)
+    table = _table(per_image)
+    t = torch.from_numpy(x)
+    want = ops.roi_align(t, torch.from_numpy(table), (5, 4), 0.5, sampling_ratio, aligned)
+    assert tuple(want.shape) == (16, 4, 5, 4)
+    what = "aligned=%s, sampling_ratio=%d" % (aligned, sampling_ratio)
+
+    got = rsz.torchvision_roi_align(t, torch.from_numpy(table), (5, 4), 0.5, sampling_ratio, aligned)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float32
+    close(got.numpy(), want.numpy(), what + ", (K, 5) tensor")
+    got = rsz.torchvision_roi_align(t, [torch.from_numpy(b) for b in per_image], output_size=(5, 4),
+                                    spatial_scale=0.5, sampling_ratio=sampling_ratio, aligned=aligned)
+    close(got.numpy(), want.numpy(), what + ", list of (L, 4) tensors")
+    got = rsz.torchvision_roi_align(x, table, (5, 4), 0.5, sampling_ratio, aligned)
+    assert isinstance(got, np.ndarray) and got.dtype == np.float32
+    close(got, want.numpy(), what + ", numpy")
+    # An integer output_size is (n, n), as in torchvision.
+    close(rsz.torchvision_roi_align(t, torch.from_numpy(table), 3, 0.5, sampling_ratio, aligned).numpy(),
+          ops.roi_align(t, torch.from_numpy(table), 3, 0.5, sampling_ratio, aligned).numpy(), what + ", output 3")
+
+    # rsz.roi_align with the same keywords differs on the small boxes where torchvision has rules of its own: the
+    # widened boxes, the zero-size one too (aligned=False), and the zero-size box (aligned=True, adaptive
+    # sampling); elsewhere it agrees.
+    plain = rsz.roi_align(t, torch.from_numpy(table), output_size=(5, 4), spatial_scale=0.5,
+                          sampling_ratio=sampling_ratio, aligned=aligned).numpy()
+    small = [7, 8, 9, 15] if not aligned else [15] if sampling_ratio <= 0 else []
+    ordinary = [r for r in range(16) if r not in small]
+    close(plain[ordinary], want.numpy()[ordinary], what + ", rsz.roi_align on the ordinary boxes")
+    if small:
+        assert np.all(np.max(np.abs(plain[small] - want.numpy()[small]), axis=(1, 2, 3)) > 1e-2)
+    if aligned and sampling_ratio <= 0:
+        assert np.all(want.numpy()[15] == 0) and np.all(got[15] == 0) and np.all(plain[15] != 0)
+
+
+def test_torchvision_style_calls_to_roi_align_are_not_the_drop_in():
+    """torchvision code moved to rsz.roi_align as it is: its third positional is batch_indices there (refused, not
+    misread), and with keywords the default aligned is DirectML's half-pixel form, not torchvision's legacy one."""
+    torch = pytest.importorskip("torch")
+    ops = pytest.importorskip("torchvision.ops")
+    t = torch.from_numpy(np.random.default_rng(23).uniform(0.0, 1.0, size=(2, 3, 20, 26)).astype(np.float32))
+    table = torch.from_numpy(_table(_boxes(24))[:12])  # the ordinary boxes
+    want = ops.roi_align(t, table, (3, 3), 0.5)  # sampling_ratio=-1, aligned=False
+    close(rsz.torchvision_roi_align(t, table, (3, 3), 0.5).numpy(), want.numpy(), "the drop-in, positional")
+    with pytest.raises(ValueError) as caught:
+        rsz.roi_align(t, table, (3, 3))
+    assert str(caught.value) == "roi_align: output_size is required (an integer or (height, width))"
+    with pytest.raises(ValueError) as caught:
+        rsz.roi_align(t, table, (3, 3), 0.5)
+    assert str(caught.value) == "output_size = 0.5; whole numbers are needed"
+    keywords = rsz.roi_align(t, table, output_size=(3, 3), spatial_scale=0.5).numpy()
+    assert np.max(np.abs(keywords - want.numpy())) > 1e-2  # aligned=True there: other values
+    close(keywords, ops.roi_align(t, table, (3, 3), 0.5, aligned=True).numpy(), "rsz.roi_align is aligned=True")
+
+
+def test_torchvision_roi_align_refuses_what_torchvision_refuses():
+    """A (K, 4) table has no batch index: torchvision refuses it, and rsz.roi_align would take it as image 0's."""
+    x = np.zeros((2, 1, 8, 8), np.float32)
+    with pytest.raises(ValueError) as caught:
+        rsz.torchvision_roi_align(x, np.zeros((3, 4), np.float32), 2)
+    assert str(caught.value) == (
+        "torchvision_roi_align: boxes has shape (3, 4); torchvision's forms are a (K, 5) tensor, [batch index, x1, "
+        "y1, x2, y2], or a list of (L, 4) tensors, one per image (rsz.roi_align takes (K, 4) boxes with "
+        "batch_indices)")
+    with pytest.raises(ValueError) as caught:
+        rsz.torchvision_roi_align(x, [np.zeros((2, 5), np.float32)], 2)
+    assert str(caught.value) == ("torchvision_roi_align: boxes[0] has shape (2, 5); a list of boxes holds one (L, 4) "
+                                 "tensor per image, [x1, y1, x2, y2] for image i")
+    with pytest.raises(ValueError, match="spatial_scale = \\(0.5, 0.5\\); one number is needed"):
+        rsz.torchvision_roi_align(x, np.zeros((1, 5), np.float32), 2, (0.5, 0.5))
+    # An image without boxes, and no boxes at all.
+    assert rsz.torchvision_roi_align(x, [np.zeros((0, 4), np.float32), np.ones((1, 4), np.float32)], 2).shape == \
+        (1, 1, 2, 2)
+    assert rsz.torchvision_roi_align(x, np.zeros((0, 5), np.float32), 2).shape == (0, 1, 2, 2)
+
+
+# ---- resize's size: a string is WIDTHxHEIGHT, a tuple (height, width) ----
+
+def test_resize_size_string_is_width_first_and_tuple_height_first():
+    image = rsz.read_image(PHOTO)  # (1, 3, 300, 451)
+    assert rsz.resize(image, size="200x300").shape == (1, 3, 300, 200)  # 200 wide, 300 high, as --size 200x300
+    assert rsz.resize(image, size=(200, 300)).shape == (1, 3, 200, 300)  # 200 high, 300 wide
+    assert np.array_equal(rsz.resize(image, size="200x300"), rsz.resize(image, size=(300, 200)))
+    assert np.array_equal(rsz.resize(image, size="x100"), rsz.resize(image, size=(100, None)))
+    assert rsz.thumbnail(image, "200x100").shape == (1, 3, 100, 150)
+    assert rsz.thumbnail(image, (200, 100)).shape == (1, 3, 67, 100)
+    assert np.array_equal(rsz.thumbnail(image, "200x100"), rsz.thumbnail(image, (100, 200)))
+    for function in (rsz.resize, rsz.thumbnail):
+        doc = " ".join(function.__doc__.split())
+        assert 'size="200x300"' in doc and "size=(300, 200) are the same box" in doc
+
+
+# ---- pixels with their channels last ----
+
+@pytest.mark.parametrize("call,name", [
+    (lambda im, folder: rsz.resample(im, scales=0.5), "resample: x"),
+    (lambda im, folder: rsz.upsample2d(im, 2), "upsample2d: x"),
+    (lambda im, folder: rsz.roi_align(im, [[0, 0, 8, 8]], output_size=2), "roi_align: x"),
+    (lambda im, folder: rsz.resize(im, "16x16"), "resize: image"),
+    (lambda im, folder: rsz.thumbnail(im, 16), "thumbnail: image"),
+    (lambda im, folder: rsz.write_image(folder / "never.png", im), "write_image: image"),
+])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_channels_last_image_samples_are_refused_with_how_to_transpose(tmp_path, call, name, dtype):
+    """(N, H, W, C) image samples were read as H channels of W x C images: resample gave a (1, 32, 24, 1) result
+    without a word, resize said to transpose (2, 0, 1) a 4-D array, write_image named no layout."""
+    arg = name.split(": ")[1]
+    with pytest.raises(ValueError) as caught:
+        call(np.zeros((1, 32, 48, 3), dtype), tmp_path)
+    assert str(caught.value) == (
+        "%s has shape (1, 32, 48, 3), which looks like (N, H, W, C), channels last as image libraries give pixels; "
+        "rsz takes (N, C, H, W), channels first: pass %s.transpose(0, 3, 1, 2) (a view, no copy; a torch tensor: "
+        "%s.permute(0, 3, 1, 2))" % (name, arg, arg))
+    if name.startswith(("resize", "thumbnail", "write_image")):  # images may be (C, H, W)
+        with pytest.raises(ValueError) as caught:
+            call(np.zeros((32, 48, 4), dtype), tmp_path)
+        assert str(caught.value) == (
+            "%s has shape (32, 48, 4), which looks like (H, W, C), channels last as image libraries give pixels; rsz "
+            "takes (C, H, W), channels first: pass %s.transpose(2, 0, 1) (a view, no copy; a torch tensor: "
+            "%s.permute(2, 0, 1))" % (name, arg, arg))
+    assert os.listdir(tmp_path) == []
+
+
+def test_channels_last_pixels_transposed_give_the_images_values():
+    """Pixels as Pillow gives them, (H, W, C) uint8: refused as they are, and their transposed view (no copy) is the
+    image read_image gives. Channels first stays accepted whatever the width, and float tensors with many channels
+    of width 3 are tensors, not refused."""
+    pixels = np.ascontiguousarray(rsz.read_image(PHOTO, dtype="uint")[0].transpose(1, 2, 0))
+    assert pixels.shape == (300, 451, 3) and pixels.dtype == np.uint8
+    with pytest.raises(ValueError, match=r"image.transpose\(2, 0, 1\)"):
+        rsz.resize(pixels, "100x70")
+    with pytest.raises(ValueError, match=r"x.transpose\(0, 3, 1, 2\)"):
+        rsz.resample(pixels[None], scales=0.5)
+    want = rsz.resize(rsz.read_image(PHOTO), "100x70")
+    assert np.array_equal(rsz.resize(pixels.transpose(2, 0, 1), "100x70"), want[0])
+    assert np.array_equal(rsz.resize(pixels[None].transpose(0, 3, 1, 2), "100x70"), want)
+    assert np.array_equal(rsz.resample(pixels[None].transpose(0, 3, 1, 2), scales=0.5),
+                          rsz.resample(rsz.read_image(PHOTO), scales=0.5))
+    assert rsz.resize(np.zeros((1, 4, 32, 3), np.uint8), "6x8").shape == (1, 4, 8, 6)
+    assert rsz.resample(np.zeros((2, 4, 32, 3), np.uint8), scales=0.5).shape == (2, 4, 16, 1)
+    assert rsz.resample(np.zeros((1, 32, 48, 3), np.float32), scales=0.5).shape == (1, 32, 24, 1)
+    assert rsz.upsample2d(np.zeros((1, 32, 48, 3), np.float16), 2).shape == (1, 32, 96, 6)
+
+
+# ---- map_paths: one path is one input ----
+
+@pytest.mark.parametrize("kind", [str, pathlib.Path, os.fsencode])
+def test_map_paths_takes_a_single_path_as_one_input(tmp_path, kind):
+    records = rsz.map_paths(kind(PHOTO), "thumbnail", size=16, output=str(tmp_path / "one") + "/{stem}{ext}")
+    listed = rsz.map_paths([PHOTO], "thumbnail", size=16, output=str(tmp_path / "list") + "/{stem}{ext}")
+    assert [r["input"] for r in records] == [PHOTO]
+    assert [r["shape"] for r in records] == [r["shape"] for r in listed] == [[1, 3, 11, 16]]
+    assert os.listdir(tmp_path / "one") == ["chelsea.png"]
+    assert (tmp_path / "one" / "chelsea.png").read_bytes() == (tmp_path / "list" / "chelsea.png").read_bytes()
