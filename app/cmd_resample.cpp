@@ -316,7 +316,8 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
   std::vector<Job> jobs;
   for (const std::string& input : inputs) {
     const std::string out =
-        plan_output(output, inputs.size(), {input, op, default_extension(input), "", "", ""}, "{stem}{ext}");
+        plan_output(output, inputs.size(), {input, op, output_extension(input, common), "", "", ""}, "{stem}{ext}");
+    check_output_format(out, output, common);
     Job job;
     job.input = input;
     job.op = op;

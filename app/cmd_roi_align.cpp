@@ -293,8 +293,8 @@ bool mentions_roi_fields(const std::string& output) {
 }
 
 PlannedCrops plan_crops(const std::string& input, std::size_t input_count, const RoiList& list,
-                        const std::string& output) {
-  const std::string ext = default_extension(input);
+                        const std::string& output, const CommonOptions& common) {
+  const std::string ext = output_extension(input, common);
   if (is_tar_output(output)) {  // one member per crop, keyed KEY/ID, whatever the count
     PlannedCrops planned;
     for (std::size_t r = 0; r < list.entries.size(); ++r) {
@@ -325,6 +325,7 @@ PlannedCrops plan_crops(const std::string& input, std::size_t input_count, const
     const NameFields f{input, "roi_align", ext, std::to_string(list.index(r)), list.entries[r].label,
                        list.entries[r].id};
     planned.paths.push_back(plan_output(output, input_count, f, "{stem}_{index}{ext}"));
+    check_output_format(planned.paths.back(), output, common);
   }
   return planned;
 }
@@ -352,7 +353,7 @@ Job make_job(const std::string& input, std::size_t input_count, RoiList list, co
   }
   job.boxes_scaled = list.scaled;
   if (list.entries.empty() && !list.left_out.empty()) return job;  // nothing to crop: no plan, no run, not read
-  const PlannedCrops planned = plan_crops(input, input_count, list, output);
+  const PlannedCrops planned = plan_crops(input, input_count, list, output, common);
   if (planned.whole_tensor && checked_out > 0) {
     usage_error(planned.paths[0] + ": --rois-check skip leaves out " + std::to_string(checked_out) +
                 " of the boxes of " + input +

@@ -29,7 +29,8 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
   std::vector<Job> jobs;
   for (const std::string& input : inputs) {
     const std::string out = plan_output(output, inputs.size(),
-                                        {input, "upsample2d", default_extension(input), "", "", ""}, "{stem}{ext}");
+                                        {input, "upsample2d", output_extension(input, common), "", "", ""}, "{stem}{ext}");
+    check_output_format(out, output, common);
     Job job;
     job.input = input;
     job.op = "upsample2d";

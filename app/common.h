@@ -269,6 +269,12 @@ std::string plan_output(const std::string& output, std::size_t input_count, cons
                         const std::string& folder_template);
 // The extension results of `input` get by default: its own for images, .npy for tensors.
 std::string default_extension(const std::string& input);
+// The extension of `input`'s outputs named by a folder or {ext}: --format's where given ("convert this folder to
+// JPEG"), else default_extension(input).
+std::string output_extension(const std::string& input, const CommonOptions& options);
+// A usage error where --format is given and `path`, planned from -o `output`, has another extension (a template with
+// a literal one): --format never silently loses to the name. Not for .tar members or -o -.
+void check_output_format(const std::string& path, const std::string& output, const CommonOptions& options);
 // Refuses an output that is one of the inputs (images, tensors, and `other_inputs`: config, ROI, batch-index and
 // batch files), or the same output planned twice.
 void check_outputs(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,

@@ -316,8 +316,9 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
     listed += (i == 0 ? "" : i + 1 == formats.size() ? " or " : ", ") + formats[i];
   }
   command.add_option("--format", options.format,
-                     "Format of -i - (else detected from its first bytes), of -o - and of the image members of a "
-                     ".tar output (else the input's): " + listed)
+                     "Format of the outputs that a folder or {ext} names, of -o - and of the image members of a "
+                     ".tar output (else the input's: -o jpgs/ --format jpg converts a folder to JPEG; a template with "
+                     "another extension is refused), and of -i - (else detected from its first bytes): " + listed)
       ->check(CLI::IsMember(formats));
   command.add_option("--tar-part-size", options.tar_part_size,
                      "Samples per part of a .tar output (default 1000; an image's crops are never split, so a part "
@@ -326,7 +327,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                      "by key, mtime 0, uid/gid 0, mode 0644: the same inputs give the same bytes whatever -j. A part "
                      "is written whole through a temporary name or not at all (an input of it that fails leaves it "
                      "out, exit 1); --skip-existing (and --plan) skip a part whose file exists without reading its "
-                     "inputs. At most one part's encoded members are held in memory")
+                     "inputs. A part's encoded members wait in memory within --max-memory, the rest on disk")
       ->check(whole_number(1, 100000000));
   add_no_sync_option(command, options);
   command.add_flag("--strip", options.strip,

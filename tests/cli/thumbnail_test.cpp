@@ -18,6 +18,8 @@ namespace {
 
 using test::run_rsz;
 using test::ScratchDir;
+using test::photo;
+namespace fs = std::filesystem;
 
 const std::string kPhoto = std::string(RSZ_SOURCE_DIR) + "/samples/photos/chelsea.png";  // 451 x 300
 
@@ -139,6 +141,24 @@ TEST(Thumbnail, BuffersAreReusedWhateverTheAllocatorEnvironment) {
   const long trimmed = faults("MALLOC_TRIM_THRESHOLD_=65536 MALLOC_MMAP_THRESHOLD_=65536", "b");
   ASSERT_GT(plain, 0);
   EXPECT_LT(trimmed, plain * 3 / 2) << "plain " << plain << ", with the environment " << trimmed;
+}
+
+// --format chooses the format of outputs named by a folder or {ext} ("convert this folder to JPEG", as mogrify
+// -format does); a template naming another extension is refused rather than --format being ignored.
+TEST(Thumbnail, FormatChoosesTheFormatOfFolderAndTemplateOutputs) {
+  ScratchDir dir("thumb-format");
+  auto r = run_rsz(dir, "thumbnail -i " + photo("camera.png") + " -i " + photo("chelsea.png") +
+                            " --size 32 -o jpgs/ --format jpg -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::list_files(dir.path() / "jpgs"), (std::vector<std::string>{"camera.jpg", "chelsea.jpg"}));
+  EXPECT_EQ(test::read_file(dir / "jpgs/camera.jpg").substr(0, 3), std::string("\xff\xd8\xff"));
+  r = run_rsz(dir, "resample -i " + photo("coffee.png") + " --scale 0.25 -o 'webp/{stem}{ext}' --format webp -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir / "webp/coffee.webp").substr(8, 4), "WEBP");
+  r = run_rsz(dir, "thumbnail -i " + photo("camera.png") + " --size 32 -o 'named/{stem}.png' --format jpg");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--format jpg: -o named/{stem}.png names .png files"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "named"));
 }
 
 }  // namespace
