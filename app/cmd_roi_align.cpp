@@ -535,6 +535,7 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
   annotation_options.yolo_names = source.names_path;
   annotation_options.skip_crowd = source.skip_crowd;
   annotation_options.skip_difficult = source.skip_difficult;
+  annotation_options.skip_malformed = common.rois_check == io::RoisCheck::Skip;
   annotation_options.image_options = image_read_options(common);
   if (format == io::AnnotationFormat::Yolo) annotation_options.yolo_images = inputs;
   const io::RoiFile file = io::read_annotations(source.rois_path, format, annotation_options);

@@ -372,7 +372,7 @@ void note_conversions(const std::vector<Prepared>& prepared) {
 std::string boxes_note(const std::map<std::string, std::size_t>& left_out, std::size_t scaled) {
   static const std::pair<const char*, const char*> kReasons[] = {
       {"outside", "outside the image"}, {"empty", "empty"}, {"inverted", "inverted"},
-      {"crowd", "crowd (iscrowd)"},     {"difficult", "difficult"}};
+      {"malformed", "malformed (negative width or height)"}, {"crowd", "crowd (iscrowd)"}, {"difficult", "difficult"}};
   std::size_t total = 0;
   std::string kinds;
   for (const auto& [reason, words] : kReasons) {

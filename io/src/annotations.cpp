@@ -156,11 +156,17 @@ RoiFile read_coco(const std::string& path, const AnnotationOptions& options) {
       if (!n.json().is_number()) n.fail_expected("a number");
       v[k] = n.json().get<double>();
     }
-    if (v[2] < 0 || v[3] < 0) bbox.fail("a box of negative width or height; COCO boxes are [x, y, width, height]");
     RoiEntry roi;
     const std::string where = path + ": " + bbox.pointer();
     roi.box = {to_float32(v[0], where), to_float32(v[1], where), to_float32(v[0] + v[2], where),
                to_float32(v[1] + v[3], where)};
+    const bool malformed = v[2] < 0 || v[3] < 0;
+    if (malformed && !options.skip_malformed) {
+      const auto id = a.find("id");
+      bbox.fail((id ? "annotation " + coco_id(*id) + ": " : std::string()) +
+                "a box of negative width or height; COCO boxes are [x, y, width, height] (--rois-check skip leaves "
+                "such boxes out)");
+    }
     if (const auto category = a.find("category_id")) {
       const auto name = names.find(coco_id(*category));
       if (name == names.end()) category->fail("no category has id " + coco_id(*category));
@@ -178,6 +184,10 @@ RoiFile read_coco(const std::string& path, const AnnotationOptions& options) {
         file.images[image->second].left_out.push_back({std::move(roi), "crowd"});
         continue;
       }
+    }
+    if (malformed) {
+      file.images[image->second].left_out.push_back({std::move(roi), "malformed"});
+      continue;
     }
     file.images[image->second].rois.push_back(std::move(roi));
   }
@@ -465,7 +475,10 @@ RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, c
       usage(where + ": class " + words[0] + " has no name in " + names_path + " (" + std::to_string(names.size()) +
             " names)");
     }
-    if (v[3] < 0 || v[4] < 0) usage(where + ": a box of negative width or height");
+    const bool malformed = v[3] < 0 || v[4] < 0;
+    if (malformed && !options.skip_malformed) {
+      usage(where + ": a box of negative width or height (--rois-check skip leaves such boxes out)");
+    }
     const auto w = static_cast<double>(info.width);
     const auto h = static_cast<double>(info.height);
     RoiEntry roi;
@@ -473,6 +486,10 @@ RoiImage read_yolo_file(const std::string& txt, const std::string& image_path, c
                to_float32((v[1] + v[3] / 2) * w, where), to_float32((v[2] + v[4] / 2) * h, where)};
     roi.label = names.empty() ? std::to_string(cls) : name->second;
     roi.id = stem + "-" + std::to_string(k++);
+    if (malformed) {
+      image.left_out.push_back({std::move(roi), "malformed"});
+      continue;
+    }
     image.rois.push_back(std::move(roi));
   }
   return image;

@@ -299,6 +299,29 @@ TEST(RoisCheck, BoxesThatCropNothingAreReportedOncePerImage) {
   EXPECT_EQ(r.err, "");
 }
 
+// A COCO box of negative width refuses the file, naming the annotation's id, unless --rois-check skip: then it is
+// left out and counted like an empty one, and the other boxes are cropped.
+TEST(RoisCheck, SkipLeavesOutMalformedCocoBoxesAndTheErrorNamesTheAnnotation) {
+  ScratchDir dir("rois-malformed");
+  fs::create_directories(dir.path() / "img");
+  fs::copy_file(source("samples/photos/chelsea.png"), dir.path() / "img/chelsea.png");
+  test::write_file(dir / "img/coco.json", R"({"images": [{"id": 1, "file_name": "chelsea.png"}],
+    "annotations": [{"id": 41, "image_id": 1, "bbox": [10, 10, 40, 40], "category_id": 1},
+                    {"id": 42, "image_id": 1, "bbox": [60, 10, -5, 40], "category_id": 1},
+                    {"id": 43, "image_id": 1, "bbox": [100, 10, 30, 30], "category_id": 1}],
+    "categories": [{"id": 1, "name": "cat"}]})");
+  const std::string base = "roi-align --rois img/coco.json --output-size 8x8 -o 'crops/{id}.png'";
+  auto r = run_rsz(dir, base);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("annotation 42: a box of negative width or height"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "crops"));
+  r = run_rsz(dir, base + " --rois-check skip --manifest m.jsonl");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "crops"), (std::vector<std::string>{"41.png", "43.png"}));
+  EXPECT_NE(r.err.find("skipped 1 box: 1 malformed (negative width or height)"), std::string::npos) << r.err;
+  EXPECT_NE(test::read_file(dir / "m.jsonl").find("\"skipped\":\"malformed\""), std::string::npos);
+}
+
 // A file name that is not UTF-8 (Latin-1 'é'): the manifest's row still names the crop and its source, as Python reads
 // them back (json.loads, then open() or os.fsencode(): surrogateescape), and the CSV form holds the raw bytes.
 TEST(Annotations, ManifestRowsNameFilesWhoseNamesAreNotUtf8) {

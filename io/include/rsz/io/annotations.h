@@ -64,6 +64,9 @@ struct AnnotationOptions {
   // field; the options are then unused (the command line refuses them).
   bool skip_crowd = false;
   bool skip_difficult = false;
+  // A COCO or YOLO box of negative width or height: left out (RoiImage::left_out, reason "malformed") rather than
+  // refusing the file (the command line's --rois-check skip).
+  bool skip_malformed = false;
 };
 
 // The boxes of a COCO, VOC or YOLO source in rsz's dataset form (RoiFile::dataset = true, one RoiImage per image).
