@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <system_error>
 
@@ -314,6 +315,20 @@ std::string yaml_kind(const YAML::Node& node) {
   return "\"" + node.Scalar() + "\"";
 }
 
+// The type PyYAML (YAML 1.1, Ultralytics' reader) gives a plain scalar other than a string: "boolean", "number", or
+// nullptr for a string. Its implicit resolvers: yes/no/on/off/true/false in three cases are booleans (y and n are
+// strings), a float has a '.' (1e3 is a string; 1.0e+3 a number), integers may be 0b, 0x, octal or base 60.
+const char* pyyaml_type(const std::string& text) {
+  static const std::regex boolean("yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF");
+  static const std::regex number(
+      "[-+]?(?:[0-9][0-9_]*)\\.[0-9_]*(?:[eE][-+][0-9]+)?|\\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|"
+      "[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\\.[0-9_]*|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN)|"
+      "[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+");
+  if (std::regex_match(text, boolean)) return "boolean";
+  if (std::regex_match(text, number)) return "number";
+  return nullptr;
+}
+
 // A name must be a string as YAML reads it: not a list or map, not null, and not an unquoted scalar that YAML reads
 // as a boolean or a number (PyYAML, which Ultralytics uses, reads `no` as False and `1` as 1, not as the name).
 std::string yaml_name(const std::string& path, const YAML::Node& node, const std::string& what) {
@@ -321,12 +336,10 @@ std::string yaml_name(const std::string& path, const YAML::Node& node, const std
   // yaml-cpp marks an empty (null) item where the next token starts, often the next line: no line is better.
   if (node.IsNull()) usage(path + ": " + what + " is empty (null)" + quote_hint);
   if (!node.IsScalar()) usage(yaml_where(path, node.Mark()) + ": " + what + " is " + yaml_kind(node) + quote_hint);
-  if (node.Tag() == "?") {  // plain (unquoted): YAML's own types come first
-    bool flag = false;
-    double number = 0;
-    if (YAML::convert<bool>::decode(node, flag) || YAML::convert<double>::decode(node, number)) {
+  if (node.Tag() == "?") {  // plain (unquoted): YAML's own types come first, as PyYAML resolves them
+    if (const char* type = pyyaml_type(node.Scalar())) {
       usage(yaml_where(path, node.Mark()) + ": " + what + " is " + yaml_kind(node) + ", which YAML reads as a " +
-            (YAML::convert<bool>::decode(node, flag) ? "boolean" : "number") + quote_hint);
+            type + quote_hint);
     }
   }
   const std::string name = trimmed(node.Scalar());
@@ -346,6 +359,16 @@ ClassNames read_yaml_names(const std::string& path, const std::string& text) {
     usage(yaml_where(path, e.mark) + ": not valid YAML (" + e.msg + "); " + expected);
   }
   if (!root.IsMap()) usage(path + ": the YAML is " + yaml_kind(root) + ", not a mapping; " + expected);
+  // A key given twice: yaml-cpp keeps the first, PyYAML (Ultralytics) the last; neither is sure to be what was meant.
+  std::map<std::string, YAML::Mark> keys;
+  for (const auto& entry : root) {
+    if (!entry.first.IsScalar()) continue;
+    const auto [at, fresh] = keys.emplace(entry.first.Scalar(), entry.first.Mark());
+    if (!fresh && (at->first == "names" || at->first == "nc")) {
+      usage(yaml_where(path, entry.first.Mark()) + ": \"" + at->first + "\" is given twice (first at line " +
+            std::to_string(at->second.line + 1) + "); Ultralytics would take the last, so give it once");
+    }
+  }
   const YAML::Node names = static_cast<const YAML::Node&>(root)["names"];
   if (!names) usage(path + ": no \"names\" key; " + expected);
   ClassNames classes;

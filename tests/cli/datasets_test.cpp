@@ -344,6 +344,10 @@ TEST(YoloNames, YamlWithoutUsableNamesIsOneUsageError) {
       {"twice.yaml", "names:\n  0: cat\n  0: dog\n", "twice.yaml: line 3: class 0 is named twice (first at line 2)"},
       {"nc.yaml", "nc: 3\nnames: [cat, dog]\n", "nc.yaml: line 1: \"nc\" is 3, but \"names\" has 2 classes"},
       {"list.yaml", "- cat\n- dog\n", "list.yaml: the YAML is a list, not a mapping"},
+      {"names_twice.yaml", "names: [cat, dog]\nnc: 2\nnames: [dog, cat]\n",
+       "names_twice.yaml: line 3: \"names\" is given twice (first at line 1); Ultralytics would take the last"},
+      {"float.yaml", "names: [cat, 1.5e+3]\n", "float.yaml: line 1: name 1 is \"1.5e+3\", which YAML reads as a number"},
+      {"on.yaml", "names: [cat, On]\n", "on.yaml: line 1: name 1 is \"On\", which YAML reads as a boolean"},
   };
   for (const auto& c : cases) {
     test::write_file(dir / c.file, c.text);
@@ -354,6 +358,21 @@ TEST(YoloNames, YamlWithoutUsableNamesIsOneUsageError) {
     EXPECT_TRUE(contains(r.err, "rsz: " + c.needle)) << c.file << "\n" << r.err;
     EXPECT_FALSE(fs::exists(dir.path() / "out"));
   }
+}
+
+// Names as PyYAML (Ultralytics' reader) reads them: y, n, Y, N and 1e3 are strings there (YAML 1.1 booleans are
+// yes/no/on/off/true/false; a float has a '.'), so they are names here too, and crops are labelled by them.
+TEST(YoloNames, ScalarsPyYamlReadsAsStringsAreNames) {
+  ScratchDir dir("yolo-yaml-strings");
+  fs::create_directories(dir.path() / "labels");
+  test::write_file(dir / "labels/chelsea.txt", "0 0.3 0.3 0.2 0.2\n1 0.5 0.5 0.2 0.2\n2 0.7 0.7 0.2 0.2\n"
+                                               "3 0.4 0.6 0.2 0.2\n4 0.6 0.4 0.2 0.2\n");
+  test::write_file(dir / "data.yaml", "names: [y, n, Y, N, 1e3]\n");
+  const auto r = run_rsz(dir, "roi-align -i " + kPhotos + "/chelsea.png --rois labels --names data.yaml "
+                              "--output-size 8x8 -o 'out/{label}/{index}.png' -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"),
+            (std::vector<std::string>{"1e3/4.png", "N/3.png", "Y/2.png", "n/1.png", "y/0.png"}));
 }
 
 TEST(DatasetFlags, HelpDescribesThem) {
