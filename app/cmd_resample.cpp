@@ -398,12 +398,21 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
           }
         }
       }
-      const LoadedInput loaded = load_input(input, common, read.jpeg_shrink);
+      // An image whose resize takes each output sample from one pixel is read and written with straight alpha (see
+      // single_tap): planned from its header first.
+      CommonOptions options = common;
+      if (image && common.alpha == io::AlphaMode::Premultiplied) {
+        const io::ImageInfo info = io::read_image_info(input, read);
+        if (info.channels == 2 || info.channels == 4) {
+          options = alpha_for(common, plan_image({1, info.channels, info.height, info.width}).params);
+        }
+      }
+      const LoadedInput loaded = load_input(input, options, read.jpeg_shrink);
       const io::ResizePlan plan = loaded.from_image ? plan_image(loaded.sizes()) : plan_for(input, loaded.sizes(), false);
       const std::vector<OutputRecord> record{{out, plan.canvas, to_string(loaded.result_type), std::nullopt}};
       if (!plan.padded()) {
         if (banded(plan)) {
-          save_output_rows(out, plan.call_sizes, loaded.result_type, loaded, common, exec.num_threads,
+          save_output_rows(out, plan.call_sizes, loaded.result_type, loaded, options, exec.num_threads,
                            [&](std::int64_t first, const TensorView& band) {
                              ResampleParams params = plan.params;
                              params.output_pixel_offsets[2] -= static_cast<float>(first);
@@ -413,7 +422,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
         }
         Tensor result(loaded.result_type, plan.call_sizes, TensorInit::Uninitialized);
         resample(loaded.view(), result.view(), plan.params, exec);
-        save_output(out, result.view(), loaded, common);
+        save_output(out, result.view(), loaded, options);
         return record;
       }
       // fit contain: the image is resampled straight into its place on a zero-filled canvas (a strided view).
@@ -423,7 +432,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
                      (plan.top * strides[2] + plan.left * strides[3]) *
                          static_cast<std::int64_t>(element_size(result.dtype()));
       resample(loaded.view(), TensorView(origin, result.dtype(), plan.call_sizes, strides), plan.params, exec);
-      save_output(out, result.view(), loaded, common);
+      save_output(out, result.view(), loaded, options);
       return record;
     };
     jobs.push_back(std::move(job));

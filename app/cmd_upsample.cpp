@@ -45,12 +45,16 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
       return plan;
     };
     job.run = [input, out, params, common](int threads) {
-      const LoadedInput loaded = load_input(input, common);
+      // Nearest mode copies pixels: straight alpha keeps the colour of transparent ones (single_tap).
+      ResampleParams taps;
+      taps.interpolation = params.interpolation;
+      const CommonOptions options = alpha_for(common, taps);
+      const LoadedInput loaded = load_input(input, options);
       const Dims sizes = upsample2d_output_sizes(loaded.sizes(), params.scale_size);
       const ExecOptions exec = exec_options(common, threads);
       const std::vector<OutputRecord> record{{out, sizes, to_string(loaded.result_type), std::nullopt}};
       if (upsample_bands(params, sizes)) {
-        save_output_rows(out, sizes, loaded.result_type, loaded, common, exec.num_threads,
+        save_output_rows(out, sizes, loaded.result_type, loaded, options, exec.num_threads,
                          [&](std::int64_t first, const TensorView& band) {
                            if (first == 0 && band.size(2) == sizes[2]) {
                              upsample2d(loaded.view(), band, params, exec);
@@ -67,7 +71,7 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
       }
       Tensor result(loaded.result_type, sizes, TensorInit::Uninitialized);
       upsample2d(loaded.view(), result.view(), params, exec);
-      save_output(out, result.view(), loaded, common);
+      save_output(out, result.view(), loaded, options);
       return record;
     };
     jobs.push_back(std::move(job));

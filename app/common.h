@@ -269,6 +269,13 @@ std::string plan_output(const std::string& output, std::size_t input_count, cons
                         const std::string& folder_template);
 // The extension results of `input` get by default: its own for images, .npy for tensors.
 std::string default_extension(const std::string& input);
+// Whether every output sample of a resample with `params` is one input pixel with weight 1 (nearest mode, or scale 1
+// with offsets that cancel on H and W): premultiplying alpha then cannot change a visible colour, but would zero the
+// colour of fully transparent pixels, so such jobs run with straight alpha (an identity resize reproduces an image).
+bool single_tap(const ResampleParams& params);
+// `options` with straight alpha where `params` is single_tap, else as they are.
+CommonOptions alpha_for(const CommonOptions& options, const ResampleParams& params);
+
 // The extension of `input`'s outputs named by a folder or {ext}: --format's where given ("convert this folder to
 // JPEG"), else default_extension(input).
 std::string output_extension(const std::string& input, const CommonOptions& options);

@@ -268,6 +268,22 @@ std::string default_extension(const std::string& input) {
   return fs::path(input).extension().string();
 }
 
+bool single_tap(const ResampleParams& params) {
+  if (params.interpolation == InterpolationMode::Nearest) return true;
+  for (const std::size_t a : {std::size_t{2}, std::size_t{3}}) {
+    if (params.scales[a] != 1.0f || params.input_pixel_offsets[a] + params.output_pixel_offsets[a] != 0.0f) {
+      return false;
+    }
+  }
+  return true;
+}
+
+CommonOptions alpha_for(const CommonOptions& options, const ResampleParams& params) {
+  CommonOptions out = options;
+  if (single_tap(params)) out.alpha = io::AlphaMode::Straight;
+  return out;
+}
+
 std::string output_extension(const std::string& input, const CommonOptions& options) {
   return options.format.empty() ? default_extension(input) : "." + options.format;
 }

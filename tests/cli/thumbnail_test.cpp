@@ -161,5 +161,44 @@ TEST(Thumbnail, FormatChoosesTheFormatOfFolderAndTemplateOutputs) {
   EXPECT_FALSE(fs::exists(dir.path() / "named"));
 }
 
+// An identity resize, and a nearest upsample, reproduce an RGBA image exactly, the colour of fully transparent pixels
+// included (premultiplying alpha would zero it, and cannot change any other result of a one-pixel sample).
+TEST(Thumbnail, IdentityAndNearestKeepTheColourOfTransparentPixels) {
+  ScratchDir dir("alpha-identity");
+  io::Image image;
+  image.width = 7;
+  image.height = 5;
+  image.channels = 4;
+  image.data8.resize(7 * 5 * 4);
+  for (std::size_t i = 0; i < image.data8.size(); ++i) image.data8[i] = static_cast<std::uint8_t>(i * 37 % 251);
+  for (std::size_t p = 0; p < 7 * 2; ++p) image.data8[p * 4 + 3] = 0;  // two rows fully transparent, colour kept
+  io::write_image(dir / "rgba.png", image);
+  auto r = run_rsz(dir, "resample -i rgba.png --scale 1 -o same.png -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image same = io::read_image(dir / "same.png");
+  EXPECT_TRUE(same.data8 == image.data8);
+  r = run_rsz(dir, "upsample -i rgba.png --factor 2 -o twice.png -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image twice = io::read_image(dir / "twice.png");
+  ASSERT_EQ(twice.width, 14);
+  for (std::int64_t y = 0; y < 10; ++y) {
+    for (std::int64_t x = 0; x < 14; ++x) {
+      for (int c = 0; c < 4; ++c) {
+        ASSERT_EQ(twice.data8[static_cast<std::size_t>((y * 14 + x) * 4 + c)],
+                  image.data8[static_cast<std::size_t>(((y / 2) * 7 + x / 2) * 4 + c)]) << y << " " << x << " " << c;
+      }
+    }
+  }
+  // A real resize still filters premultiplied: output row 0 averages the two transparent rows, so it is transparent
+  // and, premultiplied, colourless (straight filtering would have averaged the hidden colours).
+  r = run_rsz(dir, "resample -i rgba.png --scale 0.5 -o half.png -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image half = io::read_image(dir / "half.png");
+  ASSERT_EQ(half.channels, 4);
+  for (std::int64_t x = 0; x < half.width; ++x) {
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(half.data8[static_cast<std::size_t>(x * 4 + c)], 0) << x << " " << c;
+  }
+}
+
 }  // namespace
 }  // namespace rsz
