@@ -19,6 +19,59 @@
 
 namespace rsz::app {
 
+namespace {
+
+// Edits (insertions, deletions, substitutions) between two words: how a misspelt flag is matched to one that exists.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The first word of `args` (after the command) that looks like a long flag and is none of `command`'s (or rsz's own:
+// --help, --version), as a one-line message with the nearest flag when one is close ("--sise: no such flag of rsz
+// thumbnail; did you mean --size?"); "" when every flag exists. Checked before CLI11 parses, which would otherwise
+// report a required flag first ("--size is required") and never the misspelt one.
+std::string unknown_flag(const CLI::App& app, const CLI::App& command, const std::vector<std::string>& args) {
+  std::vector<std::string> flags;
+  for (const CLI::App* owner : {&app, &command}) {
+    for (const CLI::Option* option : owner->get_options()) {
+      for (const std::string& name : option->get_lnames()) flags.push_back(name);
+    }
+  }
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "--") break;  // the rest are values
+    if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;
+    const std::string name = word.substr(2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+    if (std::find(flags.begin(), flags.end(), name) != flags.end()) continue;
+    std::string nearest;
+    std::size_t best = std::max<std::size_t>(2, name.size() / 3) + 1;
+    for (const std::string& flag : flags) {
+      const std::size_t d = edit_distance(name, flag);
+      if (d < best) {
+        best = d;
+        nearest = flag;
+      }
+    }
+    return "--" + printable(name) + ": no such flag of rsz " + command.get_name() +
+           (nearest.empty() ? "" : "; did you mean --" + nearest + "?") + " (see rsz " + command.get_name() +
+           " --help)";
+  }
+  return "";
+}
+
+}  // namespace
+
 int cli_main(const std::vector<std::string>& words) {
   // `rsz help` and `rsz help COMMAND`, as git and cargo take them: the top-level help, or the command's.
   std::vector<std::string> args = words;
@@ -69,6 +122,12 @@ int cli_main(const std::vector<std::string>& words) {
     for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
     to_stderr("rsz: " + printable(args[0]) + ": no such command; the commands are " + list + " (see rsz --help)\n");
     return kExitUsage;
+  }
+  if (named) {
+    if (const std::string problem = unknown_flag(app, *app.get_subcommand(args[0]), args); !problem.empty()) {
+      to_stderr("rsz: " + problem + "\n");
+      return kExitUsage;
+    }
   }
   try {
     // Parsing types the flags' values once (common.h's CommonOptions); --max-memory's text that is not a size throws

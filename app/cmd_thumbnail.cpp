@@ -32,7 +32,8 @@ void setup_thumbnail(CLI::App& app, ThumbnailOptions& o) {
   cmd->footer(
       "Examples:\n"
       "  rsz thumbnail -i 'photos/*.jpg' -o thumbs/ --size 256\n"
-      "  rsz thumbnail -r -i photos/ -o 'thumbs/{relpath}/{stem}.jpg' --size 320x240 --quality 85\n"
+      "  rsz thumbnail -r -i photos/ -o 'thumbs/{relpath}.jpg' --size 320x240 --quality 85   (photos/cats/a.png -> "
+      "thumbs/cats/a.jpg)\n"
       "  rsz thumbnail -i 'photos/*.jpg' -o squares/ --size 128 --fit cover --jobs 2\n"
       "  rsz thumbnail -i 'camera/*.jpg' -o thumbs/ --size 512 --shrink-on-load   (fast, not exact)\n"
       "Large JPEGs are decoded band by band into the filter, so a camera-size photo is never whole in memory.\n"

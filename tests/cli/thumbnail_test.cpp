@@ -200,5 +200,26 @@ TEST(Thumbnail, IdentityAndNearestKeepTheColourOfTransparentPixels) {
   }
 }
 
+// A misspelt flag is named, with the nearest flag, before any other complaint ("--size is required" hid it); the
+// help's folder example writes what its note says.
+TEST(Thumbnail, AMisspeltFlagIsNamedWithTheNearestOne) {
+  ScratchDir dir("thumb-typo");
+  auto r = run_rsz(dir, "thumbnail -i " + photo("camera.png") + " --sise 64 -o x.png");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "rsz: --sise: no such flag of rsz thumbnail; did you mean --size? (see rsz thumbnail --help)\n");
+  r = run_rsz(dir, "resample -i " + photo("camera.png") + " --scale 0.5 -o x.png --qualty=80");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--qualty: no such flag of rsz resample; did you mean --quality?"), std::string::npos) << r.err;
+  r = run_rsz(dir, "resample -i " + photo("camera.png") + " --scale 0.5 -o x.png --zzzzzzzz");
+  EXPECT_EQ(r.err, "rsz: --zzzzzzzz: no such flag of rsz resample (see rsz resample --help)\n");
+  EXPECT_FALSE(fs::exists(dir.path() / "x.png"));
+  fs::create_directories(dir.path() / "photos/cats");
+  fs::copy_file(photo("camera.png"), dir.path() / "photos/cats/a.png");
+  r = run_rsz(dir, "thumbnail -r -i photos/ -o 'thumbs/{relpath}.jpg' --size 32x24 --quality 85 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "thumbs/cats/a.jpg"));
+  EXPECT_NE(run_rsz(dir, "thumbnail --help").out.find("-o 'thumbs/{relpath}.jpg'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rsz
