@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -32,7 +33,7 @@ struct Call {
   void* context = nullptr;
   std::atomic<std::int64_t> next{0};
   int helpers_wanted = 0;          // workers that may still join (under the pool's mutex)
-  std::atomic<int> helpers_in{0};  // workers inside (joined under the pool's mutex, leave with their last access)
+  std::atomic<int> helpers_in{0};  // workers inside (joined under the pool's mutex; leaving is their last access)
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::exception_ptr error;
@@ -60,9 +61,9 @@ class Pool {
       const std::lock_guard<std::mutex> lock(mutex_);
       call.helpers_wanted = helpers;
       queue_.push_back(&call);
-      queued_.store(static_cast<int>(queue_.size()), std::memory_order_release);
+      open_.fetch_add(helpers, std::memory_order_release);
       // Enough workers for this call besides those busy with others (nested calls add to the running ones).
-      const int free_workers = workers_ - busy_;
+      const int free_workers = workers_ - busy_.load(std::memory_order_relaxed);
       for (int k = free_workers; k < helpers && workers_ < kMaxWorkers; ++k) start_worker();
       for (int k = 0; k < std::min(helpers, sleeping_); ++k) work_cv_.notify_one();
     }
@@ -71,7 +72,7 @@ class Pool {
       const std::lock_guard<std::mutex> lock(mutex_);
       withdraw(call);
     }
-    // The workers inside finish the tasks they claimed: a short spin, then sleep.
+    // The workers inside finish the tasks they claimed: a short spin, then sleep (the last one to leave wakes us).
     const auto start = std::chrono::steady_clock::now();
     for (int round = 0; call.helpers_in.load(std::memory_order_acquire) > 0; ++round) {
       if (round % 64 == 63 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(kSpinMicroseconds)) {
@@ -94,8 +95,10 @@ class Pool {
   // Takes `call` off the queue (under mutex_): no worker joins it any more.
   void withdraw(Call& call) {
     const auto it = std::find(queue_.begin(), queue_.end(), &call);
-    if (it != queue_.end()) queue_.erase(it);
-    queued_.store(static_cast<int>(queue_.size()), std::memory_order_release);
+    if (it == queue_.end()) return;
+    open_.fetch_sub(call.helpers_wanted, std::memory_order_relaxed);
+    call.helpers_wanted = 0;
+    queue_.erase(it);
   }
 
   void start_worker() {  // under mutex_
@@ -114,52 +117,64 @@ class Pool {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
 
-  // Waits for a call with room for a helper: spins for kSpinMicroseconds, then sleeps. Under `lock` on return.
-  Call* next_call(std::unique_lock<std::mutex>& lock) {
-    if (queue_.empty()) {
-      lock.unlock();
-      const auto start = std::chrono::steady_clock::now();
-      for (int round = 0; queued_.load(std::memory_order_acquire) == 0; ++round) {
-        if (round % 64 == 63 &&
-            std::chrono::steady_clock::now() - start > std::chrono::microseconds(kSpinMicroseconds)) {
-          break;
-        }
-        cpu_relax();
-      }
-      lock.lock();
-      while (queue_.empty()) {
-        ++sleeping_;
-        work_cv_.wait(lock);
-        --sleeping_;
-      }
-    }
+  // Joins the oldest call that takes helpers (under mutex_); nullptr when none does.
+  Call* join() {
+    if (queue_.empty()) return nullptr;
     Call* call = queue_.front();
-    if (--call->helpers_wanted == 0) withdraw(*call);
+    open_.fetch_sub(1, std::memory_order_relaxed);
+    if (--call->helpers_wanted == 0) queue_.erase(queue_.begin());
     call->helpers_in.fetch_add(1, std::memory_order_relaxed);
+    busy_.fetch_add(1, std::memory_order_relaxed);
     return call;
   }
 
-  void worker() {
+  // Waits for a call that takes a helper and joins it. For kSpinMicroseconds it watches the count of open places
+  // without the lock, and takes the lock only with try_lock while places are open (so that the idle workers of a wide
+  // pool do not queue up on the mutex for a call that wants a few of them); then it sleeps until woken.
+  Call* next_call() {
+    const auto start = std::chrono::steady_clock::now();
+    for (int round = 0;; ++round) {
+      if (open_.load(std::memory_order_acquire) > 0 && mutex_.try_lock()) {
+        Call* call = join();
+        mutex_.unlock();
+        if (call != nullptr) return call;
+      }
+      if (round % 64 == 63 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(kSpinMicroseconds)) {
+        break;
+      }
+      cpu_relax();
+    }
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      Call* call = next_call(lock);
-      ++busy_;
-      lock.unlock();
+      if (Call* call = join()) return call;
+      ++sleeping_;
+      work_cv_.wait(lock);
+      --sleeping_;
+    }
+  }
+
+  void worker() {
+    for (;;) {
+      Call* call = next_call();
       call->work();
-      lock.lock();
-      --busy_;
-      // The last access to `call`: its caller may return (and free it) as soon as this is 0.
-      if (call->helpers_in.fetch_sub(1, std::memory_order_acq_rel) == 1) done_cv_.notify_all();
+      busy_.fetch_sub(1, std::memory_order_relaxed);
+      // The last access to `call`: its caller may return (and free it) as soon as this is 0. The caller sleeps on
+      // done_cv_ under the mutex, checking the count: a notify under the mutex cannot come between its check and
+      // its wait.
+      if (call->helpers_in.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        done_cv_.notify_all();
+      }
     }
   }
 
   std::mutex mutex_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
-  std::vector<Call*> queue_;  // calls that still take helpers, oldest first
-  std::atomic<int> queued_{0};
+  std::vector<Call*> queue_;      // calls that still take helpers, oldest first
+  std::atomic<int> open_{0};      // places for helpers over the queued calls (sum of their helpers_wanted)
+  std::atomic<int> busy_{0};      // workers inside a call
   int workers_ = 0;
-  int busy_ = 0;
   int sleeping_ = 0;
 };
 
