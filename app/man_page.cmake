@@ -16,7 +16,7 @@ foreach(command resample thumbnail upsample roi-align run plan merge info)
   string(REPLACE "${RSZ}" "rsz" help "${help}")
   string(APPEND text ".SS \"rsz ${command}\"\n.nf\n${help}.fi\n")
 endforeach()
-string(APPEND text "[SEE ALSO]\nThe README and docs/SEMANTICS.md of the rsz sources: the operator contract, the limits, and the\nPython module.\n")
+string(APPEND text "[SEE ALSO]\nThe README of the rsz sources and its manual in docs/: SEMANTICS.md (the operator contract), CLI.md, LIMITS.md\n(limits and failures), PYTHON.md (the Python module).\n")
 file(WRITE ${include_file} "${text}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E env "PATH=${dir}:$ENV{PATH}"
                         ${HELP2MAN} --no-info --section 1 --name "resize images and tensors, cut ROI crops (DirectML RESAMPLE1, UPSAMPLE_2D, ROI_ALIGN)"

@@ -129,8 +129,11 @@ start() {
   for _ in $(seq 50); do [[ -s $dir/munge/munged.pid ]] && break; sleep 0.1; done
   cp "$dir/munge/munged.pid" "$dir/munged.pid"
 
-  local host ctld_port slurmd_port
+  local host ctld_port slurmd_port real_memory
   host=$(hostname -s)
+  # The node's memory as slurmd detects it (MB), so that jobs asking for --mem run as on a real cluster (without it
+  # the node has 1 MB and any --mem is refused).
+  real_memory=$(slurmd -C 2>/dev/null | sed -n 's/.*RealMemory=\([0-9][0-9]*\).*/\1/p' | head -n1)
   ctld_port=$(free_port)
   slurmd_port=$(free_port)
   while [[ $slurmd_port == "$ctld_port" ]]; do slurmd_port=$(free_port); done
@@ -171,7 +174,7 @@ InactiveLimit=0
 KillWait=2
 MinJobAge=300
 PlugStackConfig=$dir/plugstack.conf
-NodeName=$node NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$(nproc) State=UNKNOWN
+NodeName=$node NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$(nproc) ${real_memory:+RealMemory=$real_memory} State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
   : >"$dir/plugstack.conf"

@@ -701,11 +701,12 @@ def run_shard(state, shard, command, *args, quiet=True, **flags):
 def map_paths(paths, command, *args, root=None, quiet=True, **flags):
     """Runs COMMAND over exactly the inputs `paths` in this process, as `rsz COMMAND -i PATH... ARGS... --json`
     does, and returns its records: one dict per output written (input, output, shape, ...) and one per failed input
-    (input, error). For dask.bag's map_partitions, which hands each call a partition (a list of paths):
+    (input, error). For dask.bag's map_partitions, which hands each call a partition (a list of paths; its own
+    keywords go to dask, which takes output= itself, so bind rsz's with functools.partial):
 
-        bag = dask.bag.from_sequence(paths, npartitions=64)
-        records = bag.map_partitions(rsz.map_paths, "thumbnail", root="/data/photos", size=256,
-                                     output="/data/thumbs/{relpath}{ext}").compute()
+        thumbs = functools.partial(rsz.map_paths, root="/data/photos", size=256,
+                                   output="/data/thumbs/{relpath}{ext}")
+        records = dask.bag.from_sequence(paths, npartitions=64).map_partitions(thumbs, "thumbnail").compute()
 
     root: the folder the paths are below; their {relpath}, {dir} and shard keys are their path below it, as if
     `-i root -r` had found them (without it, a path's name alone). A single path (str, bytes or os.PathLike) is

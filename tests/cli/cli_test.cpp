@@ -743,29 +743,67 @@ TEST(Cli, OneFailingFileDoesNotStopTheOthers) {
             (std::vector<std::string>{"camera.png", "chelsea.png", "coffee.png", "rocket.jpg"}));
 }
 
-// ---- README and configs ----
+// ---- README, the manual in docs/ and configs ----
 
-// Every `rsz ...` line in README.md code blocks runs successfully on a fresh copy of samples/ and configs/.
-TEST(Cli, ReadmeExamplesRun) {
-  const std::string readme = test::read_text(fs::path(RSZ_SOURCE_DIR) / "README.md");
+// The `rsz ...` lines of a Markdown file's code blocks, in order (docs/DEVELOPMENT.md, "How the docs' examples are
+// tested"): every fenced block but ```text synopses and blocks marked `<!-- example: NAME -->` on the line before
+// their fence, which the test that names them runs (a Slurm recipe, Python, files of their own).
+std::vector<std::string> doc_rsz_commands(const fs::path& file) {
   std::vector<std::string> commands;
   bool in_block = false;
-  std::istringstream lines(readme);
+  bool skip_block = false;
+  std::string previous;
+  std::istringstream lines(test::read_text(file));
   std::string line;
   while (std::getline(lines, line)) {
     if (line.rfind("```", 0) == 0) {
+      if (!in_block) skip_block = line.rfind("```text", 0) == 0 || previous.rfind("<!-- example:", 0) == 0;
       in_block = !in_block;
-      continue;
+    } else if (in_block && !skip_block && line.rfind("rsz ", 0) == 0) {
+      commands.push_back(line.substr(4));
     }
-    if (in_block && line.rfind("rsz ", 0) == 0) commands.push_back(line.substr(4));
+    previous = line;
   }
-  ASSERT_GE(commands.size(), 5u) << "README has too few rsz examples";
-  ScratchDir dir("readme");
+  return commands;
+}
+
+// Runs a file's examples in order in one fresh scratch folder holding a copy of samples/ and configs/.
+void run_doc_commands(const fs::path& file, const std::vector<std::string>& commands) {
+  ScratchDir dir("doc_" + file.stem().string());
   dir.copy_project_files();
   for (const auto& args : commands) {
     const auto r = run_rsz(dir, args);
-    EXPECT_EQ(r.status, 0) << "README example failed: rsz " << args << "\n" << r.err;
+    EXPECT_EQ(r.status, 0) << file.filename().string() << " example failed: rsz " << args << "\n" << r.err;
   }
+}
+
+// Every `rsz ...` line in README.md code blocks runs successfully on a fresh copy of samples/ and configs/.
+TEST(Cli, ReadmeExamplesRun) {
+  const fs::path readme = fs::path(RSZ_SOURCE_DIR) / "README.md";
+  const auto commands = doc_rsz_commands(readme);
+  ASSERT_GE(commands.size(), 12u) << "README has too few rsz examples";
+  run_doc_commands(readme, commands);
+}
+
+// The same for every part of the manual the README points to (docs/*.md), each file in a fresh scratch folder.
+TEST(Cli, ReadmeManualExamplesRun) {
+  const fs::path docs = fs::path(RSZ_SOURCE_DIR) / "docs";
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(docs)) {
+    if (entry.path().extension() == ".md") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::size_t total = 0;
+  for (const auto& file : files) {
+    const auto commands = doc_rsz_commands(file);
+    total += commands.size();
+    if (!commands.empty()) run_doc_commands(file, commands);
+  }
+  // The parts whose examples are command lines: a part renamed or emptied must not drop its examples silently.
+  for (const char* part : {"CLI.md", "DATASETS.md", "SCALE.md"}) {
+    EXPECT_FALSE(doc_rsz_commands(docs / part).empty()) << "docs/" << part << " has no rsz examples";
+  }
+  EXPECT_GE(total, 25u) << "the manual in docs/ has too few rsz examples";
 }
 
 // Every config in configs/ is accepted by its subcommand on a sample.

@@ -68,11 +68,13 @@ else
 fi
 EOF
 
-# wait_job ID: until the job (all its elements) has left the queue, at most 90 s.
+# wait_job ID [SECONDS]: until the job (all its elements) has left the queue, at most SECONDS (default 90).
 wait_job() {
-  local deadline=$((SECONDS + 90))
+  local limit=${2:-90}
+  local deadline=$((SECONDS + limit))
   while [[ -n $(squeue -h -j "$1" -o %i 2>/dev/null) ]]; do
-    ((SECONDS < deadline)) || fail "job $1 still queued after 90 s: $(squeue -h -j "$1" -o '%i %T %R' | tr '\n' ' ')"
+    ((SECONDS < deadline)) ||
+      fail "job $1 still queued after $limit s: $(squeue -h -j "$1" -o '%i %T %R' | tr '\n' ' ')"
     sleep 0.2
   done
 }
@@ -150,4 +152,85 @@ while IFS= read -r f; do
   cmp -s "ref/$f" "out/$f" || fail "$f differs from the single-process run"
 done <ref.list
 say "rsz merge: $(tail -n 2 merge.txt | head -n 1)"
-say "PASS: $(wc -l <ref.list) outputs byte-identical to the single-process run; element 2 resumed keeping $kept outputs"
+say "kill and resume passed: $(wc -l <ref.list) outputs byte-identical to the single-process run; element 2" \
+  "resumed keeping $kept outputs"
+
+# ---- The Slurm recipe of docs/SCALE.md, as written ----
+# Its script (<!-- example: slurm-script -->) and its steps (<!-- example: slurm-steps -->) run in a fresh folder
+# holding photos/; where the node is smaller than the script asks (--cpus-per-task, --mem), the script as written must
+# stay PENDING (as the docs say) and the docs' smaller-node sbatch line runs it instead.
+doc=$src/docs/SCALE.md
+# doc_block NAME: the code block marked <!-- example: NAME --> in docs/SCALE.md.
+doc_block() {
+  awk -v mark="<!-- example: $1 -->" '
+    $0 == mark { found = 1; next }
+    found && /^```/ { if (inside) exit; inside = 1; next }
+    inside { print }' "$doc"
+}
+recipe=$work/recipe
+mkdir "$recipe"
+cd "$recipe"
+bash "$src/tests/engines/make_dataset.sh" "$rsz" "$src" photos 40
+"$rsz" thumbnail -i photos -r --size 256 -o 'ref/{relpath}{ext}' -q -j 2
+doc_block slurm-script >thumbs.sbatch
+grep -q '^#SBATCH' thumbs.sbatch || fail "docs/SCALE.md: no block marked slurm-script"
+steps=$(doc_block slurm-steps)
+grep -q '^sbatch ' <<<"$steps" || fail "docs/SCALE.md: no block marked slurm-steps with an sbatch line"
+smaller=$(grep -o 'sbatch --cpus-per-task=[0-9]* --mem=[0-9]*[KMGT]* thumbs.sbatch' "$doc" | head -n1)
+[[ -n $smaller ]] || fail "docs/SCALE.md no longer shows the sbatch line for smaller nodes"
+cpus=$(sed -n 's/^#SBATCH --cpus-per-task=\([0-9]*\).*/\1/p' thumbs.sbatch)
+mem_gb=$(sed -n 's/^#SBATCH --mem=\([0-9]*\)G.*/\1/p' thumbs.sbatch)
+node_cpus=$(sinfo -h -N -o %c | head -n1)
+node_mb=$(sinfo -h -N -o %m | head -n1)
+say "docs/SCALE.md's Slurm recipe: the script asks for ${cpus:-?} CPUs and ${mem_gb:-?} GB; the node has" \
+  "$node_cpus CPUs and $node_mb MB"
+export PATH="$(dirname "$rsz"):$PATH"  # the recipe's `rsz`; sbatch passes the environment on to the elements
+started_recipe=$SECONDS
+while IFS= read -r line; do
+  [[ -n $line ]] || continue
+  if [[ $line != sbatch\ * ]]; then
+    eval "$line" </dev/null >recipe-step.log 2>&1 || fail "docs/SCALE.md's step '$line' exited $?: $(tail -n 5 recipe-step.log)"
+    continue
+  fi
+  if [[ -n $cpus && -n $mem_gb ]] && ((cpus <= node_cpus && mem_gb * 1024 <= node_mb)); then
+    submit=$line
+  else
+    # Too big for this node: as written, sbatch refuses it or the array stays PENDING (reason PartitionConfig).
+    rc=0
+    out=$(eval "$line" </dev/null 2>&1) || rc=$?
+    if ((rc == 0)); then
+      big=$(sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' <<<"$out")
+      [[ -n $big ]] || fail "'$line' printed no job id: $out"
+      deadline=$((SECONDS + 20))
+      until [[ $(squeue -h -j "$big" -o '%T %r' | sort -u) == "PENDING PartitionConfig" ]]; do
+        ((SECONDS < deadline)) || fail "'$line' on a smaller node: not PENDING (PartitionConfig) but" \
+          "$(squeue -h -j "$big" -o '%T %r' | sort -u | tr '\n' ' ')"
+        sleep 0.2
+      done
+      scancel "$big"
+      wait_job "$big"
+      say "as written, the array stays PENDING (PartitionConfig) on this node; submitting '$smaller'"
+    else
+      grep -q 'Requested node configuration is not available' <<<"$out" || fail "'$line' exited $rc: $out"
+      say "as written, sbatch refuses the array on this node; submitting '$smaller'"
+    fi
+    submit=$smaller
+  fi
+  out=$(eval "$submit" </dev/null 2>&1) || fail "'$submit' exited $?: $out"
+  id=$(sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' <<<"$out")
+  [[ -n $id ]] || fail "'$submit' printed no job id: $out"
+  wait_job "$id" 240
+done <<<"$steps"
+# The last step was rsz merge: every shard done. The thumbnails are one process's, and each element wrote its log.
+(cd ref && find . -type f | sort) >ref.list
+(cd thumbs && find . -type f | sort) >thumbs.list
+diff ref.list thumbs.list >/dev/null ||
+  fail "the recipe's thumbnails differ from one rsz process's: $(diff ref.list thumbs.list | head -n 5 | tr '\n' ' ')"
+while IFS= read -r f; do
+  cmp -s "ref/$f" "thumbs/$f" || fail "the recipe's $f differs from the single-process run"
+done <ref.list
+logs=$(find logs -name 'thumbs-*.log' | wc -l)
+elements=$(sed -n 's/^#SBATCH --array=0-\([0-9]*\).*/\1/p' thumbs.sbatch)
+((logs == elements + 1)) || fail "the recipe's array left $logs logs in logs/, not $((elements + 1))"
+say "PASS: docs/SCALE.md's Slurm recipe: $(wc -l <ref.list) thumbnails, byte-identical to one rsz process;" \
+  "$logs array elements in $((SECONDS - started_recipe)) s"

@@ -391,48 +391,7 @@ def test_read_only_output_is_refused():
         rsz.resample(x, out=out)
 
 
-def _readme_python_blocks():
-    text = open(os.path.join(SOURCE, "README.md"), encoding="utf-8").read()
-    return [part.split("```", 1)[0] for part in text.split("```python\n")[1:]]
-
-
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Debian's tornado under distributed
-def test_readme_sharding_examples_run(tmp_path, monkeypatch):
-    """The README's in-process sharding example and its Dask example (where python3-distributed is installed), as
-    written: every shard done, the outputs those of one command line run."""
-    blocks = _readme_python_blocks()
-    sharding = next(b for b in blocks if "rsz.run_shard(" in b and "dask" not in b)
-    (tmp_path / "samples").symlink_to(os.path.join(SOURCE, "samples"))
-    monkeypatch.chdir(tmp_path)
-    scope = {"__name__": "__main__"}
-    exec(compile(sharding, "README.md", "exec"), scope)
-    cli("thumbnail", "-i", "samples/photos", "--size", "64", "-o", "whole/{relpath}{ext}", "-q")
-    assert _tree_bytes(tmp_path / "py_thumbs") == _tree_bytes(tmp_path / "whole")
-    assert scope["records"][0]["output"] == "py_mapped/photos/rocket.jpg"
-    pytest.importorskip("distributed", reason="python3-distributed is not installed: the README's Dask example")
-    dask_block = next(b for b in blocks if "LocalCluster" in b)
-    exec(compile(dask_block, "README.md", "exec"), {"__name__": "__main__"})
-    assert _tree_bytes(tmp_path / "dask_thumbs") == _tree_bytes(tmp_path / "whole")
-    assert rsz.merge("dask_state")["rerun"] == ""
-
-
-def test_readme_example_runs(tmp_path, monkeypatch):
-    """The README's Python example, as written (run in a scratch folder that sees the samples)."""
-    pytest.importorskip("torch")
-    block = next(b for b in _readme_python_blocks() if "half = " in b)
-    (tmp_path / "samples").symlink_to(os.path.join(SOURCE, "samples"))
-    monkeypatch.chdir(tmp_path)
-    scope = {}
-    exec(compile(block, "README.md", "exec"), scope)
-    assert scope["half"].shape == (1, 3, 240, 320)
-    assert scope["up"].shape == (1, 3, 960, 1280)
-    assert tuple(scope["crops"].shape) == (1, 3, 7, 7)
-    assert scope["half"].dtype == np.float32 and scope["crops"].dtype == pytest.importorskip("torch").float32
-    assert tuple(scope["per_image"].shape) == (2, 3, 7, 7)
-    assert np.array_equal(rsz.read_image(tmp_path / "copy.png", dtype="uint"), rsz.read_image(PHOTO, dtype="uint"))
-    assert rsz.read_image(tmp_path / "small.png").shape == (1, 3, 150, 225)
-    assert scope["square"].shape == (1, 3, 224, 224)
-    assert scope["thumb"].shape == (1, 3, 106, 160)
+# The README's and docs/' Python examples run in test_docs.py.
 
 
 # ---- numpy and torch habits: float64, torchvision's list of boxes, dtypes, lazy torch views ----
