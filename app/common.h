@@ -194,6 +194,8 @@ struct InputProbe {
   bool rows_in_order = false;          // images that io::open_image_rows reads band by band
   std::string format;                  // images: io::ImageInfo::format ("jpeg", "png", ...)
   std::uint64_t file_bytes = 0;        // images: the bytes of the file their decoder holds (io::ImageInfo::file_bytes)
+  std::uint64_t decoder_bytes = 0;     // images: the decoder's own (io::ImageInfo::decoder_bytes)
+  std::uint64_t metadata_bytes = 0;    // images: the metadata carried (io::ImageInfo::metadata_bytes)
 };
 // How the command line reads images: EXIF orientation unless --no-exif, --max-pixels, and files that a decoder holds
 // whole (all formats but PNG) within the memory budget.

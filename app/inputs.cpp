@@ -318,6 +318,8 @@ InputProbe probe_input(const std::string& path, const CommonOptions& options) {
   probe.rows_in_order = info.rows_in_order;
   probe.format = info.format;
   probe.file_bytes = info.file_bytes;
+  probe.decoder_bytes = info.decoder_bytes;
+  probe.metadata_bytes = info.metadata_bytes;
   return probe;
 }
 

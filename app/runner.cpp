@@ -238,9 +238,19 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
       : one_band     ? saturating_add(saturating_add(2 * tensor_bytes(band, sample), tensor_bytes(plan.output, sample)),
                                       scratch)
                      : saturating_add(2 * tensor_bytes(plan.output, sample), scratch);
-  const std::uint64_t after = saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes);
-  // While it decodes, a decoder that takes the whole file (all formats but PNG) holds it beside the pixels.
-  const std::uint64_t reading = plan.input_bytes != 0 ? decoded : saturating_add(decoded, probe.file_bytes);
+  // The metadata an image carries (a 16 MB ICC profile in a 30 x 20 JPEG) is copied by the decoder, the input and
+  // output images and the encoder: counted kMetadataCopies times, beside the pixels.
+  constexpr std::uint64_t kMetadataCopies = 8;
+  const std::uint64_t metadata = probe.metadata_bytes > std::numeric_limits<std::uint64_t>::max() / kMetadataCopies
+                                     ? std::numeric_limits<std::uint64_t>::max()
+                                     : probe.metadata_bytes * kMetadataCopies;
+  const std::uint64_t after = saturating_add(
+      saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes), metadata);
+  // While it decodes, a decoder that takes the whole file (all formats but PNG) holds it beside the pixels, and a
+  // progressive JPEG's decoder its coefficients (--shrink-on-load included: libjpeg keeps them at full size).
+  const std::uint64_t reading = saturating_add(
+      saturating_add(plan.input_bytes != 0 ? decoded : saturating_add(decoded, probe.file_bytes), probe.decoder_bytes),
+      metadata);
   prepared.bytes = float_copy > 0 ? std::max({reading, saturating_add(decoded, float_copy), after})
                                   : std::max(reading, saturating_add(decoded, after));
   if (prepared.bytes > budget) {
@@ -252,8 +262,15 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
               ? " (" + (file.empty() ? std::string() : file + " and ") + bytes_text(plan.input_bytes) +
                     " of decoded rows)"
               : (file.empty() ? std::string() : " (" + file + " is decoded whole)");
+      std::string also;  // what the decoder holds besides: a progressive JPEG's coefficients, copies of the metadata
+      if (probe.decoder_bytes > 0) {
+        also += " plus " + bytes_text(probe.decoder_bytes) + " of progressive JPEG coefficients";
+      }
+      if (metadata > 0 && probe.metadata_bytes >= (std::uint64_t{1} << 20)) {
+        also += " plus copies of its " + bytes_text(probe.metadata_bytes) + " of metadata (EXIF, ICC, XMP)";
+      }
       prepared.failure = job.input + ": reading this " + dims_to_string(probe.sizes) + " input needs about " +
-                         bytes_text(input_alone) + held +
+                         bytes_text(input_alone) + held + also +
                          ", over the memory budget of " + bytes_text(budget) + " (--max-memory)";
     } else {
       prepared.usage = job.input + ": this " + job.op + " needs about " + bytes_text(prepared.bytes) +

@@ -132,6 +132,11 @@ ImageInfo info_from_header(const Codec& codec, const std::string& path, const Fi
   info.format = codec.name;
   info.rows_in_order = codec.open_rows != nullptr && !facts.progressive &&
                        (!options.apply_exif_orientation || facts.orientation == 1);
+  if (facts.progressive) {  // every 8 x 8 block of every component at full size (an upper bound for subsampled chroma)
+    const auto blocks = static_cast<std::uint64_t>((facts.width + 15) / 8) * static_cast<std::uint64_t>((facts.height + 15) / 8);
+    info.decoder_bytes = blocks * 128 * static_cast<std::uint64_t>(std::max(facts.components, 1));
+  }
+  info.metadata_bytes = facts.metadata_bytes;
   return info;
 }
 

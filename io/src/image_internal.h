@@ -82,6 +82,9 @@ struct HeaderFacts {
   // TIFF: the file offset of the Orientation tag's value (one SHORT in the file's byte order) when it is 2..8.
   std::size_t orientation_offset = kNoOrientation;
   bool progressive = false;  // JPEG: a progressive frame (SOF2, 6, 10, 14), decoded whole by libjpeg
+  int components = 0;        // JPEG: the frame's components (3 for colour, 4 for CMYK)
+  // JPEG: the bytes of the APPn segments before the frame (EXIF, ICC profile, XMP), which decoding keeps and copies.
+  std::uint64_t metadata_bytes = 0;
 };
 
 // "not a valid <format> file: <what>; a valid <format> file is required" (ErrorCode::Format).

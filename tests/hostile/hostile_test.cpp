@@ -452,6 +452,42 @@ TEST(Hostile, AnnotationFolderFilesAreHeldToTheBudget) {
   EXPECT_EQ(r.out.rfind(photos + "/chelsea.png -> voc_crops/chelsea_0.png\n", 0), 0u) << r.out.substr(0, 200);
 }
 
+// Budget holes: a progressive JPEG's coefficient buffer (libjpeg keeps it at full size even under --shrink-on-load),
+// a 15 MB ICC profile carried by a 30 x 20 JPEG (copied by decoder, images and encoder), and a data.yaml of half a
+// million names (yaml-cpp's nodes): each is counted, so a run under --max-memory is refused before it reads, and a run
+// within a budget stays inside it.
+TEST(Hostile, DecoderBuffersMetadataAndYamlNodesAreInsideTheBudget) {
+  ScratchDir dir("budget-holes");
+  const auto made = test::run_shell(dir, "/usr/bin/python3 -c \"\nimport numpy as np\nfrom PIL import Image\n"
+      "a = np.random.default_rng(0).integers(0, 256, (3000, 4000, 3)).astype(np.uint8)\n"
+      "Image.fromarray(a).save('prog.jpg', progressive=True, quality=80)\n"
+      "b = np.random.default_rng(1).integers(0, 256, (20, 30, 3)).astype(np.uint8)\n"
+      "Image.fromarray(b).save('icc.jpg', icc_profile=bytes([1]) * (15 << 20))\n"
+      "open('data.yaml', 'w').write('names:\\n' + '  - a\\n' * 500000)\n\"");
+  ASSERT_EQ(made.status, 0) << made.err;
+  auto r = run_rsz(dir, "thumbnail -i prog.jpg --size 256 --shrink-on-load -o p.png --max-memory 16M");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("of progressive JPEG coefficients, over the memory budget of 16.0 MiB"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "p.png"));
+  const long prog_peak = test::rsz_usage(dir, "thumbnail -i prog.jpg --size 256 --shrink-on-load -o p.png --max-memory 100M -q",
+                                         "ru_maxrss");
+  EXPECT_GT(prog_peak, 0);
+  EXPECT_LT(prog_peak, 100 * 1024);
+  r = run_rsz(dir, "thumbnail -i icc.jpg --size 16 -o i.jpg --max-memory 64M");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("copies of its 15.0 MiB of metadata (EXIF, ICC, XMP)"), std::string::npos) << r.err;
+  const long icc_peak = test::rsz_usage(dir, "thumbnail -i icc.jpg --size 16 -o i.jpg --max-memory 160M -q", "ru_maxrss");
+  EXPECT_GT(icc_peak, 0);
+  EXPECT_LT(icc_peak, 160 * 1024);
+  fs::create_directories(dir.path() / "labels");
+  test::write_file(dir / "labels/chelsea.txt", "0 0.5 0.5 0.2 0.2\n");
+  r = run_rsz(dir, "roi-align -i " + photo("chelsea.png") + " --rois labels --names data.yaml --output-size 4x4 -o r/ "
+                   "--max-memory 128M");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--names data.yaml: a 2.86 MiB YAML file needs about"), std::string::npos) << r.err;
+}
+
 // ---- signals ----
 
 // Starts rsz with `args` in `dir` (stdout and stderr to files), returning its pid.

@@ -62,6 +62,7 @@ HeaderFacts probe_jpeg(const Codec& codec, const std::string& path, const FileBy
     if (!in.has(pos, length)) fail_truncated(path, codec, in.size(), kBeforeEoi);
     const std::size_t body = pos + 2;
     const std::size_t body_length = length - 2;
+    if (marker >= 0xe0 && marker <= 0xef && !have_frame) facts.metadata_bytes += body_length;  // APPn
     if (is_sof(marker) && !have_frame) {
       if (body_length < 6) fail_corrupt(path, codec, "a frame header shorter than 6 bytes");
       have_frame = true;
@@ -85,6 +86,7 @@ HeaderFacts probe_jpeg(const Codec& codec, const std::string& path, const FileBy
       }
       check_pixel_limit(path, facts.width, facts.height, options);
       facts.channels = components == 1 ? 1 : 3;  // OpenCV converts CMYK to colour
+      facts.components = static_cast<int>(components);
       facts.bit_depth = 8;
       if (!whole) return facts;
     } else if (marker == 0xe1 && !have_exif && body_length >= 6 && std::memcmp(in.at(body), "Exif\0\0", 6) == 0) {

@@ -102,6 +102,11 @@ struct ImageInfo {
   // The bytes of the file read_image holds while it decodes: the file's size for formats decoded from memory, 0 for
   // PNG (read as it is decoded).
   std::uint64_t file_bytes = 0;
+  // What the decoder holds besides the pixels and the file: a progressive JPEG's coefficients (libjpeg keeps every
+  // block of the whole image, 128 bytes each, even when it decodes smaller); 0 for others.
+  std::uint64_t decoder_bytes = 0;
+  // The metadata the image carries (JPEG: its EXIF, ICC profile and XMP segments), which reading and writing copy.
+  std::uint64_t metadata_bytes = 0;
 };
 
 // True when the extension names an image format rsz can write.
