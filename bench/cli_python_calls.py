@@ -4,6 +4,8 @@ array (N, C, H, W) = (1, 3, 64, 64) to 32x32, linear (half-pixel centres), again
 mode='bilinear', align_corners=False, antialias=False) of the same data, each with its default threads and with one
 thread; then the same at 1x3x512x512 -> 256x256. timeit: the best of REPEATS repeats, microseconds per call. The
 largest absolute difference between rsz's and torch's results is printed, so that both compute the same thing.
+Then the busy-machine rows: the same rsz calls with default threads and with threads=1 while one busy-loop process
+per CPU keeps the machine busy (medians of single calls there: the best of a repeat hides the scheduler's delays).
 Writes the results as JSON to OUT (stdout without it).
 usage: PYTHONPATH=build/python cli_python_calls.py [--quick] [OUT]
 """
@@ -24,6 +26,39 @@ def best_us(call, repeats):
     number, _ = timeit.Timer(call).autorange()  # enough calls for at least 0.2 s
     number = max(1, number // 2)
     return min(timeit.repeat(call, number=number, repeat=repeats)) / number * 1e6
+
+
+def busy_rows(rng, calls=2000):
+    """rsz.resample with default threads and threads=1 while every CPU runs a busy loop of another process: the
+    median and mean microseconds of single calls."""
+    import os
+    import statistics
+    import subprocess
+    import time
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
+    rows = []
+    try:
+        time.sleep(0.5)
+        for side in (64, 512):
+            half = side // 2
+            x = rng.random((1, 3, side, side), dtype=np.float32)
+            shape = "1x3x%dx%d -> %dx%d" % (side, side, half, half)
+            for name, threads in (("default threads", 0), ("threads=1", 1)):
+                times = []
+                for _ in range(calls if side == 64 else calls // 10):
+                    start = time.perf_counter()
+                    rsz.resample(x, sizes=(half, half), mode="linear", threads=threads)
+                    times.append((time.perf_counter() - start) * 1e6)
+                median, mean = statistics.median(times), statistics.fmean(times)
+                call = "busy machine (%d busy processes): rsz.resample, numpy array, %s" % (len(hogs), name)
+                print("python-calls: %s: %s: median %.1f us, mean %.1f us" % (shape, call, median, mean),
+                      file=sys.stderr)
+                rows.append({"shape": shape, "call": call, "us": median, "mean_us": mean})
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    return rows
 
 
 def main():
@@ -51,7 +86,7 @@ def main():
         print("python-calls: %s: max |rsz - torch| = %.3g" % (shape, diff), file=sys.stderr)
         cases = [("rsz.resample, numpy array, default threads", rsz_call(0), None),
                  ("rsz.resample, numpy array, threads=1", rsz_call(1), None),
-                 ("rsz.resample, torch tensor (DLPack), default threads", rsz_torch_call(0), None),
+                 ("rsz.resample, torch tensor, default threads", rsz_torch_call(0), None),
                  ("torch interpolate, default threads (%d)" % torch_threads, torch_call, torch_threads),
                  ("torch interpolate, torch.set_num_threads(1)", torch_call, 1)]
         for name, call, threads in cases:
@@ -61,6 +96,7 @@ def main():
             torch.set_num_threads(torch_threads)
             print("python-calls: %s: %s: %.1f us" % (shape, name, us), file=sys.stderr)
             rows.append({"shape": shape, "call": name, "us": us, "max_abs_diff": diff})
+    rows += busy_rows(rng)
     text = json.dumps({"rsz": rsz.__version__, "torch": torch.__version__, "torch_threads": torch_threads,
                        "repeats": repeats, "rows": rows}, indent=1)
     if args:

@@ -96,6 +96,17 @@ def _as_array(x, name, allowed=_OPERAND):
     copy; tensors off the CPU or requiring grad are refused as torch's .numpy() refuses them."""
     if isinstance(x, _np.ndarray):
         return x, None
+    if type(x).__name__ == "Tensor" and _is_torch(x):
+        # The fast path for a plain CPU tensor: .numpy() is a view of the same memory and refuses (raises) exactly
+        # what needs a word or a copy below (grad, another device, the negative or conjugate bit, bfloat16); torch's
+        # from_numpy gives the result back. About 10 us a call less than two DLPack exchanges.
+        # Float and unsigned samples only: other types take the path below, whose messages name torch's dtype.
+        try:
+            array = x.numpy()
+            if array.dtype.kind in "fu":
+                return array, _sys.modules["torch"].from_numpy
+        except (RuntimeError, TypeError):
+            pass
     if not hasattr(x, "__dlpack__"):
         raise ValueError("%s is a %s; a numpy array or a DLPack tensor (e.g. a torch CPU tensor) is needed"
                          % (name, type(x).__name__))
