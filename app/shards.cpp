@@ -536,6 +536,20 @@ std::string canonical_value(const std::string& key, const std::string& value) {
   return written.ec == std::errc() ? std::string(text, written.ptr) : value;
 }
 
+// The hash of a file's bytes, or of an annotation folder's files; "" for a path that is neither (the run reports it).
+std::string contents_hash(const std::string& path) {
+  std::error_code ec;
+  Fnv fnv;
+  if (fs::is_regular_file(path, ec)) {
+    hash_file(path, fnv);
+  } else if (fs::is_directory(path, ec)) {
+    hash_annotation_folder(path, fnv);
+  } else {
+    return "";
+  }
+  return hex64(fnv.hash);
+}
+
 Params params_of(const CLI::App& command) {
   Params params;
   params.command = command.get_name();
@@ -554,18 +568,10 @@ Params params_of(const CLI::App& command) {
     // does.
     for (const CLI::Option* option : command.get_options()) {
       if (option->get_single_name() != key || option->count() == 0) continue;
-      const std::string path = option->as<std::string>();
-      std::error_code ec;
-      Fnv fnv;
       try {
-        if (fs::is_regular_file(path, ec)) {
-          hash_file(path, fnv);
-        } else if (fs::is_directory(path, ec)) {
-          hash_annotation_folder(path, fnv);
-        } else {
-          continue;
+        if (const std::string hash = contents_hash(option->as<std::string>()); !hash.empty()) {
+          lines.insert(key + " contents=" + hash);
         }
-        lines.insert(key + " contents=" + hex64(fnv.hash));
       } catch (const Error&) {
       }
     }
@@ -580,17 +586,8 @@ Params params_of(const CLI::App& command) {
           const io::BatchStep& step = file.steps[i];
           for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"rois", step.rois_path},
                                           std::pair<const char*, const std::string&>{"names", step.names_path}}) {
-            if (path.empty()) continue;
-            std::error_code ec;
-            Fnv fnv;
-            if (fs::is_regular_file(path, ec)) {
-              hash_file(path, fnv);
-            } else if (fs::is_directory(path, ec)) {
-              hash_annotation_folder(path, fnv);
-            } else {
-              continue;
-            }
-            lines.insert("steps[" + std::to_string(i) + "]." + key + " contents=" + hex64(fnv.hash));
+            const std::string hash = path.empty() ? "" : contents_hash(path);
+            if (!hash.empty()) lines.insert("steps[" + std::to_string(i) + "]." + key + " contents=" + hash);
           }
         }
       }

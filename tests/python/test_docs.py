@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import rsz
+from test_rsz import _tree_bytes as tree_bytes  # one helper for both files
 
 SOURCE = os.path.abspath(os.environ.get("RSZ_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
 BINARY = os.environ.get("RSZ_BINARY", "rsz")
@@ -72,15 +73,6 @@ def example(name):
     return found[0]
 
 
-def tree_bytes(root):
-    """{relative path: bytes} of every file below root."""
-    out = {}
-    for folder, _, files in os.walk(root):
-        for name in files:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, root)] = f.read()
-    return out
 
 
 def cli(*args, cwd=None):

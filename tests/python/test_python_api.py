@@ -13,19 +13,10 @@ import numpy as np
 import pytest
 
 import rsz
+from test_rsz import close  # SEMANTICS.md §5's tolerance, as the other tests apply it
 
 SOURCE = os.path.abspath(os.environ.get("RSZ_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
 PHOTO = os.path.join(SOURCE, "samples", "photos", "chelsea.png")
-
-
-def close(got, want, what):
-    """SEMANTICS.md §5: |diff| <= 1e-5 * max(1, |value|) against a faithful float32 implementation."""
-    got = np.asarray(got, dtype=np.float64)
-    want = np.asarray(want, dtype=np.float64)
-    assert got.shape == want.shape, what
-    bound = 1e-5 * np.maximum(1.0, np.abs(want))
-    worst = np.max(np.abs(got - want) - bound)
-    assert worst <= 0, "%s: off by %g beyond the tolerance" % (what, worst)
 
 
 # ---- torchvision_roi_align: torchvision.ops.roi_align's drop-in ----
