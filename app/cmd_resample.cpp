@@ -404,7 +404,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       if (image && common.alpha == io::AlphaMode::Premultiplied) {
         const io::ImageInfo info = io::read_image_info(input, read);
         if (info.channels == 2 || info.channels == 4) {
-          options = alpha_for(common, plan_image({1, info.channels, info.height, info.width}).params);
+          options = alpha_for(common, plan_image({1, info.channels, info.height, info.width}).params, out);
         }
       }
       const LoadedInput loaded = load_input(input, options, read.jpeg_shrink);

@@ -314,6 +314,7 @@ PlannedCrops plan_crops(const std::string& input, std::size_t input_count, const
     return is_npy_path(input) ? plan_output(output, input_count, whole, "{stem}_roi_align.npy") : "";
   }();
   if (!whole_path.empty() && (is_npy_path(whole_path) || list.entries.size() == 1)) {
+    if (!is_npy_path(whole_path)) check_output_format(whole_path, output, common);
     return {is_npy_path(whole_path), {whole_path}};
   }
   if (!template_output && !folder) {

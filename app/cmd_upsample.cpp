@@ -45,10 +45,12 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
       return plan;
     };
     job.run = [input, out, params, common](int threads) {
-      // Nearest mode copies pixels: straight alpha keeps the colour of transparent ones (single_tap).
+      // Nearest mode copies pixels: straight alpha keeps the colour of transparent ones in images (single_tap).
       ResampleParams taps;
       taps.interpolation = params.interpolation;
-      const CommonOptions options = alpha_for(common, taps);
+      taps.scales = {1.0f, 1.0f, static_cast<float>(params.scale_size.height),
+                     static_cast<float>(params.scale_size.width)};
+      const CommonOptions options = alpha_for(common, taps, out);
       const LoadedInput loaded = load_input(input, options);
       const Dims sizes = upsample2d_output_sizes(loaded.sizes(), params.scale_size);
       const ExecOptions exec = exec_options(common, threads);

@@ -275,8 +275,9 @@ std::string default_extension(const std::string& input);
 // with offsets that cancel on H and W): premultiplying alpha then cannot change a visible colour, but would zero the
 // colour of fully transparent pixels, so such jobs run with straight alpha (an identity resize reproduces an image).
 bool single_tap(const ResampleParams& params);
-// `options` with straight alpha where `params` is single_tap, else as they are.
-CommonOptions alpha_for(const CommonOptions& options, const ResampleParams& params);
+// `options` with straight alpha where `params` is single_tap and `output` is an image, else as they are (a .npy
+// tensor keeps the documented premultiplied colours, whatever the resize).
+CommonOptions alpha_for(const CommonOptions& options, const ResampleParams& params, const std::string& output);
 
 // The extension of `input`'s outputs named by a folder or {ext}: --format's where given ("convert this folder to
 // JPEG"), else default_extension(input).

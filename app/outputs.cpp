@@ -278,9 +278,9 @@ bool single_tap(const ResampleParams& params) {
   return true;
 }
 
-CommonOptions alpha_for(const CommonOptions& options, const ResampleParams& params) {
+CommonOptions alpha_for(const CommonOptions& options, const ResampleParams& params, const std::string& output) {
   CommonOptions out = options;
-  if (single_tap(params)) out.alpha = io::AlphaMode::Straight;
+  if (single_tap(params) && !is_npy_path(output)) out.alpha = io::AlphaMode::Straight;
   return out;
 }
 

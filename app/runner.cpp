@@ -292,12 +292,18 @@ class MemoryBudget {
     freed_.wait(lock, [&] { return bytes <= free_; });
     free_ -= bytes;
   }
-  // Takes `bytes` only where `reserve` stays free beside them; whether it did. Never waits.
-  bool try_acquire_leaving(std::uint64_t bytes, std::uint64_t reserve) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (free_ < reserve || free_ - reserve < bytes) return false;
-    free_ -= bytes;
-    return true;
+  // Gives back `held` and keeps `bytes` of it in one step where `reserve` stays free beside them (a job's share that
+  // becomes the encoded members it leaves); whether it kept them. Never waits.
+  bool release_keeping(std::uint64_t held, std::uint64_t bytes, std::uint64_t reserve) {
+    bool kept = false;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      free_ += held;
+      kept = free_ >= reserve && free_ - reserve >= bytes;
+      if (kept) free_ -= bytes;
+    }
+    freed_.notify_all();
+    return kept;
   }
   void release(std::uint64_t bytes) {
     {
@@ -551,11 +557,13 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   std::uint64_t largest_job = 0;
   for (const Prepared& p : prepared) largest_job = std::max(largest_job, p.failure.empty() ? p.bytes : 0);
   std::atomic<std::uint64_t> members_held{0};
-  const auto hold_members = [&](const std::vector<OutputRecord>& records) {
+  // The job's share (`held`) is given back as its members are kept or moved to disk.
+  const auto hold_members = [&](const std::vector<OutputRecord>& records, std::uint64_t held, bool& released) {
     std::vector<std::string> paths;
     for (const OutputRecord& r : records) paths.push_back(r.path);
     const std::uint64_t bytes = tar_member_bytes(paths);
-    if (shared_budget.try_acquire_leaving(bytes, largest_job)) {
+    released = true;
+    if (shared_budget.release_keeping(held, bytes, largest_job)) {
       members_held += bytes;
     } else {
       spill_tar_members(paths);
@@ -619,11 +627,14 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
       } catch (...) {
         error = job.input + ": failed with an unknown error";
       }
-      shared_budget.release(plan.bytes);
-      if (tar) {
+      if (!tar) {
+        shared_budget.release(plan.bytes);
+      } else {
+        bool released = false;
         try {
-          hold_members(records);
+          hold_members(records, plan.bytes, released);
         } catch (const std::exception& e) {
+          if (!released) shared_budget.release(plan.bytes);
           error = with_input(job.input, e.what());
         }
       }

@@ -345,6 +345,9 @@ struct PlanState {
   std::string fingerprint;  // of this shard's list
   nlohmann::json same_name;  // plan.json's "same_name": two inputs of one name in different folders, or null
   bool names_checked = false;  // the whole job's output names were checked (annotations that name their images)
+  // A plan of an earlier rsz (no "id"): its shards keep hashing keys as they were ('.' not made '_'), so that images
+  // its shards pick from annotations stay in the shard they started in; its lists' keys are the file stems.
+  bool legacy = false;
 };
 
 PlanState& plan_state() {
@@ -641,10 +644,9 @@ std::vector<std::string> plan_shard_inputs(const CommonOptions& options) {
     const std::string dir =
         tab == std::string::npos ? "" : unescape_field(line.substr(tab + 1, tab2 - (tab + 1)), where);
     if (!dir.empty()) detail::input_dirs()[input] = dir;
-    // The key the plan hashed: a sample's key keeps its folders, as without --plan.
-    detail::input_keys()[input] =
-        tab2 != std::string::npos ? unescape_field(line.substr(tab2 + 1), where)
-                                  : (fs::path(dir) / fs::path(input).stem()).generic_string();
+    // The key the plan hashed: a sample's key keeps its folders, as without --plan. A list of an earlier rsz has
+    // none: its samples keep the stem as their key, as its other shards named them.
+    if (tab2 != std::string::npos) detail::input_keys()[input] = unescape_field(line.substr(tab2 + 1), where);
     inputs.push_back(input);
   }
   PlanState& s = plan_state();
@@ -655,6 +657,7 @@ std::vector<std::string> plan_shard_inputs(const CommonOptions& options) {
   s.listed = static_cast<std::int64_t>(inputs.size());
   s.fingerprint = fingerprint;
   s.same_name = plan.contains("same_name") ? plan["same_name"] : nlohmann::json();
+  s.legacy = !plan.contains("id");
   return inputs;
 }
 
@@ -671,7 +674,10 @@ std::vector<Job> plan_shard_of_named_images(std::vector<Job> jobs, const CommonO
   std::set<std::string> all;
   for (Job& job : jobs) {
     all.insert(job.input);
-    if (shard_of_key(shard_key(job.input), s.shards) != s.index) continue;
+    const std::string key = shard_key(job.input);
+    const std::int64_t shard = s.legacy ? static_cast<std::int64_t>(fnv1a64(key) % static_cast<std::uint64_t>(s.shards))
+                                        : shard_of_key(key, s.shards);
+    if (shard != s.index) continue;
     images.insert(job.input);
     kept.push_back(std::move(job));
   }
@@ -1127,7 +1133,9 @@ bool is_state_temporary(const std::string& name, bool in_done) {
   const std::string random = name.substr(at + 5);
   if (!std::all_of(random.begin(), random.end(), [](unsigned char c) { return std::isalnum(c) != 0; })) return false;
   if (!in_done) return target == "plan.json" || target == "params.json";
-  return target.size() == 10 && all_digits(target.substr(0, 5)) && target.substr(5) == ".json";
+  // Markers are named by the shard in 5 digits or more (shard_name).
+  return target.size() >= 10 && target.compare(target.size() - 5, 5, ".json") == 0 &&
+         all_digits(target.substr(0, target.size() - 5));
 }
 
 // The folder below which a -o value's files go: a template's folders up to its first placeholder, a folder, or a

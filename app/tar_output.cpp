@@ -221,7 +221,10 @@ std::vector<std::uint8_t> take_tar_member(const std::string& path) {
     const ssize_t n = ::pread(s.spill_fd, bytes.data() + done, bytes.size() - done,
                               static_cast<off_t>(held.offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error(ErrorCode::Io, path + ": cannot read the member back from disk: " + std::strerror(errno));
+    if (n <= 0) {
+      throw Error(ErrorCode::Io, path + ": cannot read the member back from disk: " +
+                                     (n < 0 ? std::strerror(errno) : "the spill file is shorter than written"));
+    }
     done += static_cast<std::size_t>(n);
   }
   return bytes;

@@ -324,6 +324,16 @@ const char* pyyaml_type(const std::string& text) {
       "[-+]?(?:[0-9][0-9_]*)\\.[0-9_]*(?:[eE][-+][0-9]+)?|\\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|"
       "[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\\.[0-9_]*|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN)|"
       "[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+");
+  // std::regex recurses about once a character: a long scalar (a hostile file's 100,000 digits) is judged by hand, as
+  // the resolvers would read it (digits, '_' and at most one '.', after an optional sign, are a number).
+  if (text.size() > 64) {
+    const std::size_t start = text[0] == '-' || text[0] == '+' ? 1 : 0;
+    const bool digits = start < text.size() && std::isdigit(static_cast<unsigned char>(text[start])) &&
+                        std::all_of(text.begin() + static_cast<std::ptrdiff_t>(start), text.end(),
+                                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }) &&
+                        std::count(text.begin(), text.end(), '.') <= 1;
+    return digits ? "number" : nullptr;
+  }
   if (std::regex_match(text, boolean)) return "boolean";
   if (std::regex_match(text, number)) return "number";
   return nullptr;

@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <new>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -25,21 +27,29 @@ namespace rsz::io::detail {
 namespace {
 
 // The live temporary files, for remove_temporary_files() in a signal handler: a fixed table of atomic pointers to
-// the names (owned by their AtomicFile), so the handler needs no lock and no allocation. More outputs than slots
-// being written at once is far beyond --jobs' limit; such a file is simply not registered.
+// copies of the names, so the handler needs no lock and no allocation. A copy is freed only when its entry is cleared
+// outside a removal (see `creating` below): the handler never reads a name that another thread frees meanwhile. More
+// outputs than slots being written at once is far beyond --jobs' limit; such a file is simply not registered.
 constexpr std::size_t kLiveSlots = 8192;
 std::atomic<const char*> live_temporaries[kLiveSlots];
 
+// Registers a copy of `name` (under the handshake: create_registered); -1 where no slot or memory is left.
 int register_temporary(const char* name) noexcept {
+  const std::size_t size = std::strlen(name) + 1;
+  char* copy = new (std::nothrow) char[size];
+  if (copy == nullptr) return -1;
+  std::memcpy(copy, name, size);
   for (std::size_t i = 0; i < kLiveSlots; ++i) {
     const char* expected = nullptr;
-    if (live_temporaries[i].compare_exchange_strong(expected, name)) return static_cast<int>(i);
+    if (live_temporaries[i].compare_exchange_strong(expected, copy)) return static_cast<int>(i);
   }
+  delete[] copy;
   return -1;
 }
 
-void unregister_temporary(int slot) noexcept {
-  if (slot >= 0) live_temporaries[static_cast<std::size_t>(slot)].store(nullptr);
+// Clears `slot` and frees its copy of the name (under the handshake, or on the thread that just registered it).
+void clear_temporary(int slot) noexcept {
+  if (slot >= 0) delete[] live_temporaries[static_cast<std::size_t>(slot)].exchange(nullptr);
 }
 
 // The handshake between threads creating temporary files and remove_temporary_files (a signal handler on another
@@ -80,7 +90,7 @@ int create_registered(const char* name, int& slot) noexcept {
     fd = ::open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     err = errno;
     if (fd < 0) {
-      unregister_temporary(slot);
+      clear_temporary(slot);
       slot = -1;
     }
   }
@@ -89,12 +99,23 @@ int create_registered(const char* name, int& slot) noexcept {
   return fd;
 }
 
-// set_temporary_tag's tag followed by '-', or "".
-std::string& tag_of_temporaries() {
-  static std::string tag;
-  return tag;
+// Takes `slot` out of the table as one step with remove_temporary_files: once the removal has begun the entry stays
+// (the handler may be reading it, and the process is ending).
+void unregister_temporary(int slot) noexcept {
+  if (slot < 0) return;
+  const EndingSignalsBlocked blocked;
+  creating.fetch_add(1);
+  if (!removing.load()) clear_temporary(slot);
+  creating.fetch_sub(1);
 }
-std::string temporary_tag() { return tag_of_temporaries(); }
+
+// set_temporary_tag's tag followed by '-' (nullptr: none). An immutable string that stays allocated, so that a
+// thread creating a temporary reads it while another sets the next (Python's calls run with the GIL released).
+std::atomic<const std::string*> tag_of_temporaries{nullptr};
+std::string temporary_tag() {
+  const std::string* tag = tag_of_temporaries.load(std::memory_order_acquire);
+  return tag != nullptr ? *tag : std::string();
+}
 
 // The file name limit of common file systems (NAME_MAX): a temporary name must fit too.
 constexpr std::size_t kMaxNameBytes = 255;
@@ -236,7 +257,8 @@ void set_temporary_tag(const std::string& tag) {
       !std::all_of(tag.begin(), tag.end(), [](unsigned char c) { return std::isalnum(c) != 0; })) {
     throw std::invalid_argument("rsz::io::set_temporary_tag: letters and digits, at most 32, are allowed");
   }
-  detail::tag_of_temporaries() = tag.empty() ? "" : tag + "-";
+  // Tags are few (one a plan): the ones replaced stay allocated for a reader that may still hold them.
+  detail::tag_of_temporaries.store(tag.empty() ? nullptr : new std::string(tag + "-"), std::memory_order_release);
 }
 
 void set_sync_outputs(bool sync) noexcept { g_sync_outputs.store(sync, std::memory_order_relaxed); }

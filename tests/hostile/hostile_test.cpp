@@ -579,7 +579,13 @@ TEST(Hostile, SignalAtAnyMomentOfManyWritersLeavesNoTemporary) {
     ::kill(pid, SIGINT);
     int raw = 0;
     ASSERT_EQ(::waitpid(pid, &raw, 0), pid);
-    ASSERT_TRUE(WIFEXITED(raw)) << "killed by signal " << WTERMSIG(raw);
+    // A signal that comes before rsz has set its handlers (a loaded machine starting the process) ends it by default;
+    // it has written nothing then. Any other end is rsz's: 0 (finished first) or 128 + SIGINT.
+    if (WIFSIGNALED(raw)) {
+      EXPECT_EQ(WTERMSIG(raw), SIGINT);
+      EXPECT_FALSE(fs::exists(dir.path() / "out")) << "attempt " << attempt;
+      continue;
+    }
     if (WEXITSTATUS(raw) == 128 + SIGINT) ++interrupted;
     EXPECT_FALSE(has_temporary(dir.path())) << "attempt " << attempt << ", exit " << WEXITSTATUS(raw);
   }

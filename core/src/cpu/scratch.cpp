@@ -1,5 +1,7 @@
 #include "cpu/scratch.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -37,6 +39,14 @@ std::mutex g_mutex;
 bool g_taken = false;
 Buffer g_buffer;  // not initialized: pages are touched first by the call that writes them
 std::size_t g_size = 0;
+
+// fork(): the mutex is held across it, so that a child never starts with it locked by a thread it does not have; the
+// child's copy of the kept buffer is its own, and free (the thread that held it is not there).
+const int g_fork_handlers = pthread_atfork([] { g_mutex.lock(); }, [] { g_mutex.unlock(); },
+                                           [] {
+                                             g_taken = false;
+                                             g_mutex.unlock();
+                                           });
 
 }  // namespace
 
