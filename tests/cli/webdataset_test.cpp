@@ -220,7 +220,8 @@ TEST(Webdataset, APartsMembersStayInsideTheMemoryBudget) {
   const long files_peak = test::rsz_usage(dir, job + "'files/{stem}.png'", "ru_maxrss");
   ASSERT_GT(tar_peak, 0);
   ASSERT_GT(files_peak, 0);
-  EXPECT_LT(tar_peak, 48 * 1024) << "KiB; the same job writing files peaked at " << files_peak << " KiB";
+  // Natively 30 MB against 17 MB (qemu-user: 53 against 40); the members held are within the 20 MB budget.
+  EXPECT_LT(tar_peak, files_peak + 24 * 1024) << "KiB; the same job writing files peaked at " << files_peak << " KiB";
   EXPECT_EQ(list_files(dir.path() / "wds"), (std::vector<std::string>{"000000.tar"}));  // no spill file left
   const auto parts = read_parts(dir, "wds");
   ASSERT_EQ(parts.at("000000.tar").size(), 48u);

@@ -106,6 +106,11 @@ Tensor resample_on(int threads) {
 }
 
 TEST(Pool, AChildForkedAfterItsParentUsedThePoolRunsOnManyThreads) {
+#if defined(RSZ_TEST_EMULATED)
+  // qemu-user aborts a forked child of a threaded process that starts threads (its own assertion, "cpu ==
+  // current_cpu"), whatever the program: natively the test runs.
+  GTEST_SKIP() << "qemu-user cannot start threads in a forked child of a threaded process";
+#endif
   const Tensor expected = resample_on(1);
   const Tensor parent = resample_on(4);  // the parent's workers exist now
   ASSERT_EQ(std::memcmp(parent.data(), expected.data(), expected.byte_size()), 0);
