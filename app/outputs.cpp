@@ -288,22 +288,14 @@ std::string output_extension(const std::string& input, const CommonOptions& opti
   return options.format.empty() ? default_extension(input) : "." + options.format;
 }
 
-namespace {
-// "jpeg" is "jpg" and "tif" is "tiff" for the comparison of an output's extension with --format.
-std::string format_name(std::string ext) {
-  ext = detail::lowercase(ext);
-  if (ext == ".jpeg") return ".jpg";
-  if (ext == ".tif") return ".tiff";
-  return ext;
-}
-}  // namespace
-
 void check_output_format(const std::string& path, const std::string& output, const CommonOptions& options) {
   // With -i -, --format may name standard input's format (a JPEG stream written to out.png is a conversion).
   const bool stdin_input = std::find(options.inputs.begin(), options.inputs.end(), "-") != options.inputs.end();
   if (options.format.empty() || is_tar_output(output) || output == "-" || stdin_input) return;
+  // The format's row of the codec table, as the writer picks it from the extension (.jpg and .jpeg are one).
+  const std::string wanted = "output." + options.format;
+  if (is_npy_path(wanted) ? is_npy_path(path) : io::same_image_format(path, wanted)) return;
   const std::string ext = fs::path(path).extension().string();
-  if (format_name(ext) == format_name("." + options.format)) return;
   usage_error("--format " + options.format + ": -o " + output + " names " + (ext.empty() ? "files without an extension" : ext + " files") +
               " (" + path + "); name the outputs with {ext} or a folder, which take --format's extension, or drop "
               "--format");

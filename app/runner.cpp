@@ -241,9 +241,7 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
   // The metadata an image carries (a 16 MB ICC profile in a 30 x 20 JPEG) is copied by the decoder, the input and
   // output images and the encoder: counted kMetadataCopies times, beside the pixels.
   constexpr std::uint64_t kMetadataCopies = 8;
-  const std::uint64_t metadata = probe.metadata_bytes > std::numeric_limits<std::uint64_t>::max() / kMetadataCopies
-                                     ? std::numeric_limits<std::uint64_t>::max()
-                                     : probe.metadata_bytes * kMetadataCopies;
+  const std::uint64_t metadata = saturating_mul(probe.metadata_bytes, kMetadataCopies);
   const std::uint64_t after = saturating_add(
       saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes), metadata);
   // While it decodes, a decoder that takes the whole file (all formats but PNG) holds it beside the pixels, and a

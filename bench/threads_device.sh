@@ -45,17 +45,22 @@ busy_bin() {  # BINARY LABEL -> prints the path of busy_bench for it
   c++ -O2 -std=c++17 -I"$src/core/include" "$here/busy_bench.cpp" "$lib" -pthread "${extra[@]}" -o "$build/busy_bench" \
     >&2 && echo "$build/busy_bench"
 }
+# busy_bench_cases SECONDS PREFIX: each binary's busy_bench with threads 1, 16 and 0, its lines prefixed.
+busy_bench_cases() {
+  local t label b
+  for t in 1 16 0; do
+    for label in omp pool; do
+      b=$busy_omp; [ $label = pool ] && b=$busy_pool
+      "$b" "$1" "$t" | sed "s/^/$2 $label /"
+    done
+  done
+}
 {
   echo "== busy_bench builds"
   busy_omp=$(busy_bin "$omp" omp) && echo "omp: $busy_omp (links: $(ldd "$busy_omp" | grep -o 'libgomp[^ ]*' | head -1))"
   busy_pool=$(busy_bin "$pool" pool) && echo "pool: $busy_pool (links: $(ldd "$busy_pool" | grep -o 'libgomp[^ ]*' | head -1))"
   echo "== quiet machine: busy_bench 1 s per case, one process per thread setting"
-  for t in 1 16 0; do
-    for label in omp pool; do
-      b=$busy_omp; [ $label = pool ] && b=$busy_pool
-      "$b" 1 "$t" | sed "s/^/quiet $label /"
-    done
-  done
+  busy_bench_cases 1 quiet
   echo "== busy machine: 16 busy loops"
   hogs=()
   for i in $(seq 16); do (while :; do :; done) & hogs+=($!); done
@@ -63,12 +68,7 @@ busy_bin() {  # BINARY LABEL -> prints the path of busy_bench for it
   sleep 1
   uptime
   echo "== busy machine: busy_bench 3 s per case, one process per thread setting"
-  for t in 1 16 0; do
-    for label in omp pool; do
-      b=$busy_omp; [ $label = pool ] && b=$busy_pool
-      "$b" 3 "$t" | sed "s/^/busy $label /"
-    done
-  done
+  busy_bench_cases 3 busy
   echo "== busy machine: rsz_bench --quick --only resample_1080p_to_224 --threads 1,16"
   for label in omp pool; do
     b=$omp; [ $label = pool ] && b=$pool

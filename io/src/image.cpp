@@ -247,6 +247,11 @@ bool is_readable_image_path(const std::string& path) {
   return detail::codec_for_extension(path, /*read_only_too=*/true) != nullptr;  // with .pbm and .pnm
 }
 
+bool same_image_format(const std::string& a, const std::string& b) {
+  const Codec* codec = detail::codec_for_extension(a);
+  return codec != nullptr && codec == detail::codec_for_extension(b);
+}
+
 std::vector<std::string> writable_image_extensions() {
   std::vector<std::string> extensions;
   for (const Codec& codec : detail::codecs()) {

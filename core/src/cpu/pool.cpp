@@ -26,6 +26,20 @@ inline void cpu_relax() {
 #endif
 }
 
+// Calls `done()` between pauses for up to kSpinMicroseconds; whether it returned true (the clock is read every 64
+// rounds). The short spin of both waits of the pool, before they sleep.
+template <typename Done>
+bool spin_for(const Done& done) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0;; ++round) {
+    if (done()) return true;
+    if (round % 64 == 63 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(kSpinMicroseconds)) {
+      return false;
+    }
+    cpu_relax();
+  }
+}
+
 // One call of run_tasks: its tasks, claimed by index, and the threads inside it.
 struct Call {
   std::int64_t tasks = 0;
@@ -73,14 +87,10 @@ class Pool {
       withdraw(call);
     }
     // The workers inside finish the tasks they claimed: a short spin, then sleep (the last one to leave wakes us).
-    const auto start = std::chrono::steady_clock::now();
-    for (int round = 0; call.helpers_in.load(std::memory_order_acquire) > 0; ++round) {
-      if (round % 64 == 63 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(kSpinMicroseconds)) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        done_cv_.wait(lock, [&] { return call.helpers_in.load(std::memory_order_acquire) == 0; });
-        break;
-      }
-      cpu_relax();
+    const auto left = [&] { return call.helpers_in.load(std::memory_order_acquire) == 0; };
+    if (!spin_for(left)) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_cv_.wait(lock, left);
     }
   }
 
@@ -132,17 +142,14 @@ class Pool {
   // without the lock, and takes the lock only with try_lock while places are open (so that the idle workers of a wide
   // pool do not queue up on the mutex for a call that wants a few of them); then it sleeps until woken.
   Call* next_call() {
-    const auto start = std::chrono::steady_clock::now();
-    for (int round = 0;; ++round) {
-      if (open_.load(std::memory_order_acquire) > 0 && mutex_.try_lock()) {
-        Call* call = join();
-        mutex_.unlock();
-        if (call != nullptr) return call;
-      }
-      if (round % 64 == 63 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(kSpinMicroseconds)) {
-        break;
-      }
-      cpu_relax();
+    Call* joined = nullptr;
+    if (spin_for([&] {
+          if (open_.load(std::memory_order_acquire) <= 0 || !mutex_.try_lock()) return false;
+          joined = join();
+          mutex_.unlock();
+          return joined != nullptr;
+        })) {
+      return joined;
     }
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {

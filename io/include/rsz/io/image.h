@@ -116,6 +116,9 @@ bool is_readable_image_path(const std::string& path);
 // The extensions that name a format rsz can write, lower case with the dot, in the order of rsz::io's codec table:
 // .png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .ppm, .pgm (for lists of choices, such as a --format flag's).
 std::vector<std::string> writable_image_extensions();
+// Whether the extensions of `a` and `b` name one writable image format of the codec table (.jpg and .jpeg, .tif and
+// .tiff); false where either names none.
+bool same_image_format(const std::string& a, const std::string& b);
 // Whether the format of `path` (its extension) holds an alpha channel, and 16-bit samples; false for a path of no
 // writable format.
 bool format_keeps_alpha(const std::string& path);
