@@ -5,6 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <mutex>
@@ -70,9 +73,8 @@ std::string unknown_flag(const CLI::App& app, const CLI::App& command, const std
   return "";
 }
 
-}  // namespace
-
-int cli_main(const std::vector<std::string>& words) {
+// The command line without the check of standard output (in_process_run captures it).
+int run_words(const std::vector<std::string>& words) {
   // `rsz help` and `rsz help COMMAND`, as git and cargo take them: the top-level help, or the command's.
   std::vector<std::string> args = words;
   if (args.size() <= 2 && !args.empty() && args[0] == "help") {
@@ -164,6 +166,23 @@ int cli_main(const std::vector<std::string>& words) {
   return kExitUsage;
 }
 
+}  // namespace
+
+int cli_main(const std::vector<std::string>& words) {
+  const int status = run_words(words);
+  // What went to standard output (--json records, rsz info, merge's report, help) must have got there: a write that
+  // failed (a full disk, a closed descriptor) is the run's failure, said once, exit 1 (a usage error stays 2).
+  // (CLI11's help and version text goes through std::cout.)
+  int error = detail::take_stdout_error();
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if ((!flushed || !std::cout.good()) && error == 0) error = errno != 0 ? errno : EIO;
+  if (error == 0) return status;
+  to_stderr(std::string("rsz: cannot write standard output: ") + std::strerror(error) + "\n");
+  return std::max(status, kExitFailed);
+}
+
 InProcessResult in_process_run(const std::vector<std::string>& args, const std::string& inputs_below,
                                bool quiet_stderr) {
   static std::mutex one_at_a_time;
@@ -191,17 +210,20 @@ InProcessResult in_process_run(const std::vector<std::string>& args, const std::
   std::ostringstream out;
   std::streambuf* const saved = std::cout.rdbuf(out.rdbuf());
   detail::stderr_capture(&result.stderr_text, quiet_stderr);
+  detail::stdout_capture(&result.stdout_text);
   try {
-    result.status = cli_main(args);
+    result.status = run_words(args);
   } catch (...) {
     std::cout.rdbuf(saved);
     detail::stderr_capture(nullptr, false);
+    detail::stdout_capture(nullptr);
     throw;
   }
   std::cout.flush();
   std::cout.rdbuf(saved);
   detail::stderr_capture(nullptr, false);
-  result.stdout_text = out.str();
+  detail::stdout_capture(nullptr);
+  result.stdout_text += out.str();  // CLI11's own prints
   return result;
 }
 

@@ -40,10 +40,10 @@ int run_info(const InfoOptions& o) {
                             {"memory", to_string(b.memory)},
                             {"available", b.available},
                             {"note", b.note}};
-      std::cout << (o.json ? record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                           : std::string(to_string(b.backend)) + ": " + (b.available ? "available" : "not available") +
-                                 ", " + to_string(b.memory) + " memory" + (b.note.empty() ? "" : "; " + b.note))
-                << "\n";
+      to_stdout((o.json ? record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                        : std::string(to_string(b.backend)) + ": " + (b.available ? "available" : "not available") +
+                              ", " + to_string(b.memory) + " memory" + (b.note.empty() ? "" : "; " + b.note)) +
+                "\n");
     }
     if (o.inputs.empty()) return kExitOk;
   } else if (o.inputs.empty()) {
@@ -74,9 +74,9 @@ int run_info(const InfoOptions& o) {
                std::to_string(info.channels) + " channel" + (info.channels == 1 ? "" : "s") + " (" +
                channel_names(info.channels) + "), " + std::to_string(info.bit_depth) + "-bit";
       }
-      std::cout << (o.json ? record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                           : printable(path) + ": " + text)
-                << "\n";
+      to_stdout((o.json ? record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                        : printable(path) + ": " + text) +
+                "\n");
     } catch (const std::exception& e) {
       const std::string message = for_cli(e.what());
       to_stderr("rsz: " + printable(message.rfind(path, 0) == 0 ? message : path + ": " + message) + "\n");

@@ -741,7 +741,7 @@ int run_roi_align(const RoiAlignOptions& o) {
   }
   CommonOptions options = common;
   jobs = select_shard(std::move(jobs), options);
-  return finish_stdout(options, output, run_jobs(jobs, options));
+  return run_jobs(jobs, options);
 }
 
 }  // namespace rsz::app

@@ -129,7 +129,7 @@ int run_upsample(const UpsampleOptions& o) {
   check_jobs(inputs, jobs, {common.config});  // over the whole job: names that collide across shards too
   CommonOptions options = common;
   jobs = select_shard(std::move(jobs), options);
-  return finish_stdout(options, output, run_jobs(jobs, options));
+  return run_jobs(jobs, options);
 }
 
 }  // namespace rsz::app

@@ -96,6 +96,10 @@ using io::bytes_text;
 // Writes `text` to stderr through C stdio. rsz never prints through std::cerr: the OpenCV codec module mutes
 // std::cerr while OpenCV runs (OpenCV writes decoder failures there directly).
 void to_stderr(const std::string& text);
+// Writes `text` to standard output through C stdio (--json records, rsz info, --dry-run lists, merge's report), and
+// with `flush` flushes it, so that a reader sees each record as it is made. A write that fails (a full disk, a closed
+// descriptor) is remembered: the command then exits 1 saying why (cli.cpp), instead of reporting success.
+void to_stdout(const std::string& text, bool flush = true);
 // A one-line, control-character-free form of a message or file name: newlines, tabs and other control bytes are
 // shown as \n, \t, \xHH, so a hostile file name cannot forge or split message lines.
 // Standard input's and output's scratch copies are named as such ("standard input (-i -)").

@@ -20,11 +20,6 @@ namespace fs = std::filesystem;
 namespace rsz::app {
 namespace detail {
 
-std::string lowercase(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 std::string canonical_or_absolute(const std::string& path) {
   std::error_code ec;
   fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
@@ -51,7 +46,6 @@ using detail::canonical_or_absolute;
 using detail::input_dirs;
 using detail::input_keys;
 using detail::key_below;
-using detail::lowercase;
 
 namespace {
 
@@ -277,7 +271,7 @@ void for_each_input(const std::vector<std::string>& patterns, bool recursive, bo
   }
 }
 
-bool is_npy_path(const std::string& path) { return lowercase(fs::path(path).extension().string()) == ".npy"; }
+bool is_npy_path(const std::string& path) { return io::lower_extension(path) == ".npy"; }
 
 io::ImageReadOptions image_read_options(const CommonOptions& options) {
   io::ImageReadOptions read_options;

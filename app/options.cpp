@@ -8,12 +8,14 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "common.h"
 #include "pipeline_internal.h"
@@ -45,6 +47,8 @@ struct StderrCapture {
   std::mutex mutex;
   std::string* sink = nullptr;
   bool quiet = false;
+  std::string* stdout_sink = nullptr;
+  int stdout_error = 0;  // errno of the first failed write to standard output
 };
 StderrCapture& stderr_capture_state() {
   static StderrCapture state;
@@ -57,6 +61,30 @@ void detail::stderr_capture(std::string* sink, bool quiet) {
   const std::lock_guard<std::mutex> lock(c.mutex);
   c.sink = sink;
   c.quiet = quiet;
+}
+
+void detail::stdout_capture(std::string* sink) {
+  StderrCapture& c = stderr_capture_state();
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  c.stdout_sink = sink;
+}
+
+int detail::take_stdout_error() {
+  StderrCapture& c = stderr_capture_state();
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  return std::exchange(c.stdout_error, 0);
+}
+
+void to_stdout(const std::string& text, bool flush) {
+  StderrCapture& c = stderr_capture_state();
+  const std::lock_guard<std::mutex> lock(c.mutex);  // lines of several threads never interleave
+  if (c.stdout_sink != nullptr) {
+    c.stdout_sink->append(text);
+    return;
+  }
+  errno = 0;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && (!flush || std::fflush(stdout) == 0);
+  if (!ok && c.stdout_error == 0) c.stdout_error = errno != 0 ? errno : EIO;
 }
 
 void to_stderr(const std::string& text) {
@@ -164,16 +192,6 @@ std::uint64_t memory_budget(const std::string& text) {
   return static_cast<std::uint64_t>(bytes);
 }
 
-// The compute types of images (io::image_to_tensor's): --dtype's choices are their names.
-constexpr DataType kComputeTypes[] = {DataType::Float32, DataType::Float16};
-
-DataType parse_compute_type(const std::string& text, const std::string& what) {
-  for (const DataType type : kComputeTypes) {
-    if (text == to_string(type)) return type;
-  }
-  usage_error(what + " = \"" + text + "\"; float32 or float16 is allowed");
-}
-
 }  // namespace
 
 std::uint64_t default_memory_budget() {
@@ -236,7 +254,7 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
   // annotations take about 7 times their text); here its text must fit twice, so that a file that cannot fit is
   // refused before it is read. An XML tree or YAML takes up to about 40 times its text, counted from the size.
   io::set_json_memory_budget(budget);
-  const std::string ext = detail::lowercase(std::filesystem::path(path).extension().string());
+  const std::string ext = io::lower_extension(path);
   // YAML (yaml-cpp's nodes, about 270 bytes an item: a data.yaml of a million short names took 274 times its text).
   const bool yaml = ext == ".yaml" || ext == ".yml";
   const std::uint64_t kParsedPerByte = yaml ? 300 : ext == ".xml" || ext == ".txt" ? 40 : 2;
@@ -246,7 +264,7 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
     std::vector<std::string> files;
     for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code entry_ec;
-      const std::string entry_ext = detail::lowercase(it->path().extension().string());
+      const std::string entry_ext = io::lower_extension(it->path().string());
       if ((entry_ext == ".xml" || entry_ext == ".txt") && it->is_regular_file(entry_ec)) {
         files.push_back(it->path().string());
       }
@@ -276,9 +294,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                      "-r -o 'out/{relpath}.png' mirrors a tree); or webdataset tar shards, 'out/{shard}-{part}.tar' "
                      "(a name ending in .tar: {part} required, {shard} allowed; see --tar-part-size)");
   if (with_config) command.add_option("--config", options.config, "Operator config JSON; flags override its keys");
-  std::vector<std::string> compute_types;
-  for (const DataType type : kComputeTypes) compute_types.emplace_back(to_string(type));
-  add_choice_option(command, "--dtype", options.dtype, compute_types, parse_compute_type,
+  add_choice_option(command, "--dtype", options.dtype, io::compute_type_names(), io::parse_compute_type,
                     "Compute type for images: float32 or float16 (default float32)");
   add_jobs_option(command, options);
   command.add_flag("--json", options.json, "Print one JSON line per output (path, shape, dtype, seconds) on stdout");

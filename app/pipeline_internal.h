@@ -13,7 +13,6 @@
 
 namespace rsz::app::detail {
 
-std::string lowercase(std::string s);
 // The path made absolute and canonical where it exists (lexically normal where it does not): the key under which
 // inputs and outputs are compared.
 std::string canonical_or_absolute(const std::string& path);
@@ -51,6 +50,11 @@ void set_input_below(const std::string& input, const std::string& root);
 // While `sink` is set, to_stderr also appends what it writes to *sink (and writes nothing to stderr when `quiet`);
 // nullptr stops it. For in_process_run.
 void stderr_capture(std::string* sink, bool quiet);
+// While `sink` is set, to_stdout appends to *sink instead of writing to standard output; nullptr stops it.
+void stdout_capture(std::string* sink);
+// The error of the first write to standard output that failed since the last call (errno's value), 0 for none;
+// clears it.
+int take_stdout_error();
 // Whether --json records keep file names' bytes that are not UTF-8 (as \udcXX escapes, for Python's json.loads)
 // instead of replacing them: set for in-process runs.
 bool& json_keeps_bytes();

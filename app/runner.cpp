@@ -18,6 +18,7 @@
 
 #include "common.h"
 #include "pipeline_internal.h"
+#include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/image.h"
 #include "rsz/io/tar.h"
@@ -145,10 +146,17 @@ struct Prepared {
 };
 
 // Whether every path names an existing regular file (and there is at least one).
-bool all_exist(const std::vector<std::string>& paths) {
+// Whether `path` is a finished output: a file that is not empty. An empty file is what a power loss can leave of an
+// output written under --no-sync (its name was renamed into place before its bytes reached the disk): it is made
+// again, never kept.
+bool finished_output(const std::string& path) {
   std::error_code ec;
+  return fs::is_regular_file(path, ec) && fs::file_size(path, ec) > 0 && !ec;
+}
+
+bool all_exist(const std::vector<std::string>& paths) {
   for (const std::string& p : paths) {
-    if (!fs::is_regular_file(p, ec)) return false;
+    if (!finished_output(p)) return false;
   }
   return !paths.empty();
 }
@@ -470,8 +478,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     parts = tar_parts(jobs, options);
     part_exists.assign(parts.size(), 0);
     for (std::size_t p = 0; p < parts.size(); ++p) {
-      std::error_code ec;
-      part_exists[p] = options.skip_existing && parts[p].samples > 0 && fs::is_regular_file(parts[p].path, ec);
+      part_exists[p] = options.skip_existing && parts[p].samples > 0 && finished_output(parts[p].path);
       for (const std::size_t k : parts[p].jobs) {
         part_of[k] = parts[p].path;
         skip[k] = part_exists[p];
@@ -491,8 +498,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     if (prepared[k].warning.empty()) continue;
     to_stderr("rsz: " + printable(prepared[k].warning) + "\n");
     if (options.json) {
-      std::cout << json_line({{"input", jobs[k].input}, {"op", jobs[k].op}, {"warning", prepared[k].warning}}) << "\n"
-                << std::flush;
+      to_stdout(json_line({{"input", jobs[k].input}, {"op", jobs[k].op}, {"warning", prepared[k].warning}}) + "\n");
     }
   }
 
@@ -504,7 +510,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     if (failures.size() < detail::RunTotals::kMaxFailuresKept) failures.emplace_back(job.input, error);
     to_stderr("rsz: " + printable(error) + "\n");
     if (options.json) {
-      std::cout << json_line({{"input", job.input}, {"op", job.op}, {"error", error}}) << "\n" << std::flush;
+      to_stdout(json_line({{"input", job.input}, {"op", job.op}, {"error", error}}) + "\n");
     }
   };
 
@@ -520,12 +526,12 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
         if (options.json) {
           nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"dry_run", true}};
           record.update(output_fields(k, out));
-          std::cout << json_line(record) << "\n";
+          to_stdout(json_line(record) + "\n", false);
         } else if (tar) {
-          std::cout << printable(job.input) << " -> " << printable(part_of[k]) << " (" << printable(tar_member_name(out))
-                    << ")\n";
+          to_stdout(printable(job.input) + " -> " + printable(part_of[k]) + " (" + printable(tar_member_name(out)) +
+                    ")\n", false);
         } else {
-          std::cout << printable(job.input) << " -> " << printable(out) << "\n";
+          to_stdout(printable(job.input) + " -> " + printable(out) + "\n", false);
         }
       }
     }
@@ -607,7 +613,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
         for (const auto& out : job.planned_outputs) {
           nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"skipped", true}};
           record.update(output_fields(k, out));
-          std::cout << json_line(record) << "\n" << std::flush;
+          to_stdout(json_line(record) + "\n");
         }
       }
       progress.step(done);
@@ -658,14 +664,13 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     account_left_out();
     if (options.json) {
       for (const auto& r : records) {
-        std::cout << json_line({{"input", job.input},
-                                {"output", r.path},
-                                {"op", job.op},
-                                {"shape", r.shape},
-                                {"dtype", r.dtype},
-                                {"seconds", seconds}})
-                  << "\n"
-                  << std::flush;
+        to_stdout(json_line({{"input", job.input},
+                             {"output", r.path},
+                             {"op", job.op},
+                             {"shape", r.shape},
+                             {"dtype", r.dtype},
+                             {"seconds", seconds}}) +
+                  "\n");
       }
     }
     progress.step(done);
@@ -771,12 +776,21 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
         nlohmann::json record = {{"input", jobs[k].input}, {"op", jobs[k].op}, {"shape", r.shape},
                                  {"dtype", r.dtype},       {"seconds", job_seconds[k]}};
         record.update(output_fields(k, r.path));
-        std::cout << json_line(record) << "\n" << std::flush;
+        to_stdout(json_line(record) + "\n");
       }
     }
     job_records.assign(job_records.size(), {});
   }
   progress.finish();
+  if (options.output == "-" && written > 0) {
+    // -o -: the output goes out now, before the summary counts it; standard output that cannot take it (closed,
+    // full) fails the input.
+    const std::string problem = send_to_stdout(jobs.front().planned_outputs.front());
+    if (!problem.empty()) {
+      written = 0;
+      report_failure(jobs.front(), with_input(jobs.front().input, problem));
+    }
+  }
   if (tar) kept += parts_skipped;  // the output files of a .tar run are its parts, written or kept
   detail::RunTotals& totals = detail::run_totals();
   totals.jobs += jobs.size();

@@ -37,18 +37,7 @@ namespace rsz::app {
 
 namespace {
 
-// FNV-1a 64, fed as bytes come: shard keys, shard lists' fingerprints, parameters and the files they name.
-struct Fnv {
-  std::uint64_t hash = 14695981039346656037ull;
-  void add(const char* bytes, std::size_t size) {
-    for (std::size_t i = 0; i < size; ++i) {
-      hash ^= static_cast<unsigned char>(bytes[i]);
-      hash *= 1099511628211ull;
-    }
-  }
-  void add(const std::string& bytes) { add(bytes.data(), bytes.size()); }
-};
-
+using Fnv = io::Fnv1a64;
 using io::fnv1a64;
 
 // "7" or "7/16" as numbers; false for other text.
@@ -505,8 +494,7 @@ void hash_annotation_folder(const std::string& folder, Fnv& fnv) {
   std::vector<fs::path> files;
   std::error_code ec;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string ext = it->path().extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string ext = io::lower_extension(it->path().string());
     std::error_code entry_ec;
     if ((ext == ".xml" || ext == ".txt") && it->is_regular_file(entry_ec)) files.push_back(it->path());
   }
@@ -550,7 +538,7 @@ std::string contents_hash(const std::string& path) {
   } else {
     return "";
   }
-  return hex64(fnv.hash);
+  return hex64(fnv.value());
 }
 
 Params params_of(const CLI::App& command) {
@@ -610,7 +598,7 @@ Params params_of(const CLI::App& command) {
   Fnv fnv;
   for (const std::string& line : lines) fnv.add(line + "\n");
   params.lines.assign(lines.begin(), lines.end());
-  params.hash = hex64(fnv.hash);
+  params.hash = hex64(fnv.value());
   return params;
 }
 
@@ -626,7 +614,7 @@ std::vector<std::string> plan_shard_inputs(const CommonOptions& options) {
   const std::string text = read_whole(path);
   Fnv fnv;
   fnv.add(text);
-  const std::string fingerprint = hex64(fnv.hash);
+  const std::string fingerprint = hex64(fnv.value());
   if (fingerprint != plan["fingerprints"][static_cast<std::size_t>(options.shard_index)].get<std::string>()) {
     usage_error(path + ": the list differs from the one rsz plan wrote (its fingerprint in plan.json); write the "
                 "plan again");
@@ -1059,7 +1047,7 @@ int run_plan(const PlanOptions& o) {
   });
   flush(false);
   nlohmann::json prints = nlohmann::json::array();
-  for (const Fnv& f : fingerprints) prints.push_back(hex64(f.hash));
+  for (const Fnv& f : fingerprints) prints.push_back(hex64(f.value()));
   const nlohmann::json same_name = find_same_names(names, o.output, o.shards);
   // The plan's id: its shards' temporary files carry it (merge --clean removes those and no other file).
   Fnv id;
@@ -1067,7 +1055,7 @@ int run_plan(const PlanOptions& o) {
   id.add(std::to_string(std::random_device{}()) + std::to_string(std::random_device{}()));
   for (const auto& print : prints) id.add(print.get<std::string>());
   char id_text[20];
-  std::snprintf(id_text, sizeof id_text, "%016llx", static_cast<unsigned long long>(id.hash));
+  std::snprintf(id_text, sizeof id_text, "%016llx", static_cast<unsigned long long>(id.value()));
   const nlohmann::json plan = {{"rsz_plan", 1},
                                {"id", id_text},
                                {"shards", o.shards},
@@ -1194,8 +1182,7 @@ std::int64_t clean_temporaries(const std::string& state) {
 // widest: a shard that left a box out has the "skipped" column, and the rows of the others get an empty one). The
 // number of rows.
 std::int64_t join_manifests(const std::string& target, const std::vector<std::string>& parts) {
-  std::string ext = fs::path(target).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string ext = io::lower_extension(target);
   const bool csv = ext == ".csv";
   std::vector<std::string> headers(parts.size());
   std::string header;
@@ -1341,7 +1328,7 @@ int run_merge(const MergeOptions& o) {
                                    {"seconds", seconds},
                                    {"started", first_start},
                                    {"finished", last_end}};
-    std::cout << report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    to_stdout(report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   } else {
     std::ostringstream s;
     s.precision(3);
@@ -1368,7 +1355,7 @@ int run_merge(const MergeOptions& o) {
     }
     if (!failed.empty()) s << "rsz: failed shards (an input failed): --array=" << array_syntax(failed) << "\n";
     if (!rerun.empty()) s << "rsz: to run again: --array=" << array_syntax(rerun) << "\n";
-    std::cout << s.str() << std::flush;
+    to_stdout(s.str());
   }
   if (!manifest_error.empty()) {
     to_stderr("rsz: " + printable(manifest_error) + "; the manifest is not joined\n");

@@ -1,5 +1,6 @@
 #include "streams.h"
 
+#include <stdio_ext.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -144,10 +145,9 @@ std::string output_target(const CommonOptions& options, const std::vector<std::s
   return scratch_file(1, "stdout" + ext);
 }
 
-int finish_stdout(const CommonOptions& options, const std::string& target, int status) {
-  if (options.output != "-" || options.dry_run) return status;
+std::string send_to_stdout(const std::string& target) {
   std::FILE* in = std::fopen(target.c_str(), "rb");
-  if (in == nullptr) return status;  // not written: the failure was reported
+  if (in == nullptr) return "-o -: cannot read the output written (" + std::string(std::strerror(errno)) + ")";
   char buffer[65536];
   std::size_t got = 0;
   bool ok = true;
@@ -156,10 +156,12 @@ int finish_stdout(const CommonOptions& options, const std::string& target, int s
   ok = ok && std::fflush(stdout) == 0;
   const int error = errno;
   ::unlink(target.c_str());
-  if (ok) return status;
-  // A write that failed is the run's failure (exit 1), not a usage error: the output was made, it could not go out.
-  to_stderr(std::string("rsz: -o -: cannot write standard output: ") + std::strerror(error) + "\n");
-  return kExitFailed;
+  if (ok) return "";
+  // Reported as this input's failure: what stdio still holds is dropped, so that the end of the command does not
+  // report the same failure again.
+  __fpurge(stdout);
+  std::clearerr(stdout);
+  return std::string("-o -: cannot write standard output: ") + std::strerror(error);
 }
 
 }  // namespace rsz::app

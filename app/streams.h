@@ -21,9 +21,10 @@ void check_stream_input(const std::string& path);
 // The output path jobs write: `options.output`, or for "-" a scratch file named for the format (--format, else
 // the single input's extension). A usage error unless there is exactly one input, and with --json.
 std::string output_target(const CommonOptions& options, const std::vector<std::string>& inputs);
-// After a run with -o -: copies the scratch output to standard output (nothing when it was not written) and returns
-// the run's exit status: `status`, or kExitFailed, saying why, when standard output could not take it (full, closed).
-int finish_stdout(const CommonOptions& options, const std::string& target, int status);
+// With -o -, once the output is written (run_jobs, before its summary): copies the scratch file `target` to standard
+// output and removes it. "" when done, else what went wrong ("-o -: cannot write standard output: No space left on
+// device"): the input then failed.
+std::string send_to_stdout(const std::string& target);
 // Unlinks the scratch files and folder; async-signal-safe (the signal handler calls it).
 void remove_stream_files() noexcept;
 // `text` with the scratch copies of standard input and output named as such ("standard input (-i -)"): messages

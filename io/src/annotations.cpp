@@ -21,6 +21,7 @@
 #include "json_util.h"
 #include "rsz/error.h"
 #include "rsz/io/image.h"
+#include "rsz/io/naming.h"
 
 namespace rsz::io {
 namespace {
@@ -81,8 +82,7 @@ std::vector<std::string> files_with_extension(const std::string& folder, const s
   std::vector<std::string> files;
   std::error_code ec;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string e = it->path().extension().string();
-    std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string e = lower_extension(it->path().string());
     if (e == ext && it->is_regular_file(ec)) files.push_back(it->path().string());
   }
   if (ec) throw Error(ErrorCode::Io, folder + ": cannot list the folder: " + ec.message());
@@ -421,8 +421,7 @@ ClassNames read_yaml_names(const std::string& path, const std::string& text) {
 }
 
 bool has_yaml_extension(const std::string& path) {
-  std::string e = fs::path(path).extension().string();
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string e = lower_extension(path);
   return e == ".yaml" || e == ".yml";
 }
 
@@ -573,12 +572,6 @@ std::string csv_field(const std::string& value) {
   return out + "\"";
 }
 
-std::string lowercase_extension(const std::string& path) {
-  std::string e = fs::path(path).extension().string();
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return e;
-}
-
 }  // namespace
 
 const char* to_string(AnnotationFormat format) {
@@ -653,7 +646,7 @@ AnnotationFormat detect_annotation_format(const std::string& path) {
     if (!files_with_extension(path, ".txt").empty()) return AnnotationFormat::Yolo;
     usage(path + ": the folder holds neither Pascal VOC .xml nor YOLO .txt files");
   }
-  const std::string ext = lowercase_extension(path);
+  const std::string ext = lower_extension(path);
   if (ext == ".txt") return AnnotationFormat::Yolo;
   if (ext == ".xml") return AnnotationFormat::Voc;
   if (ext == ".npy") return AnnotationFormat::Rsz;  // tensors: the caller's business
@@ -737,7 +730,7 @@ std::string json_string(const std::string& bytes) {
 }
 
 bool is_manifest_path(const std::string& path) {
-  const std::string e = lowercase_extension(path);
+  const std::string e = lower_extension(path);
   return e == ".jsonl" || e == ".csv";
 }
 
@@ -757,7 +750,7 @@ void write_manifest(const std::string& path, const std::vector<CropRecord>& reco
   if (!is_manifest_path(path)) {
     usage(path + ": a manifest is .jsonl (JSON Lines) or .csv; the extension says which");
   }
-  const bool csv = lowercase_extension(path) == ".csv";
+  const bool csv = lower_extension(path) == ".csv";
   // The "skipped" column only where a box was left out: a run that crops every box keeps the plain layout.
   const bool any_skipped =
       std::any_of(records.begin(), records.end(), [](const CropRecord& r) { return !r.skipped.empty(); });

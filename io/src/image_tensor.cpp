@@ -35,7 +35,14 @@ const char* to_string(AlphaMode mode) { return mode == AlphaMode::Straight ? "st
 
 namespace {
 constexpr AlphaMode kAlphaModes[] = {AlphaMode::Premultiplied, AlphaMode::Straight};
+constexpr DataType kComputeTypes[] = {DataType::Float32, DataType::Float16};
 }  // namespace
+
+std::vector<std::string> compute_type_names() { return detail::enum_names(kComputeTypes); }
+
+DataType parse_compute_type(const std::string& text, const std::string& what) {
+  return detail::parse_enum(kComputeTypes, text, what);
+}
 
 std::vector<std::string> alpha_mode_names() { return detail::enum_names(kAlphaModes); }
 

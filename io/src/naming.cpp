@@ -1,5 +1,6 @@
 // The placeholders of output name templates (naming.h).
 #include <algorithm>
+#include <cctype>
 #include "rsz/io/naming.h"
 
 #include <filesystem>
@@ -58,13 +59,24 @@ std::string shard_key(const std::string& path, const std::string& root) {
   return relative.replace_extension().generic_string();
 }
 
-std::uint64_t fnv1a64(const std::string& bytes) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (const char c : bytes) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ull;
+void Fnv1a64::add(const void* bytes, std::size_t size) {
+  const auto* p = static_cast<const unsigned char*>(bytes);
+  for (std::size_t i = 0; i < size; ++i) {
+    hash_ ^= p[i];
+    hash_ *= 1099511628211ull;
   }
-  return hash;
+}
+
+std::uint64_t fnv1a64(const std::string& bytes) {
+  Fnv1a64 fnv;
+  fnv.add(bytes);
+  return fnv.value();
+}
+
+std::string lower_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
 }
 
 std::int64_t shard_of(const std::string& key, std::int64_t count) {

@@ -50,6 +50,32 @@ TEST(SkipExisting, KeepsOutputsThatExistAndDoesNotReadTheirInputs) {
   EXPECT_EQ(r.status, 1) << r.err;
 }
 
+TEST(SkipExisting, AnEmptyFileIsNotAFinishedOutput) {
+  // What a power loss can leave of an output written under --no-sync: its input runs again, for files and for the
+  // parts of a .tar output.
+  ScratchDir dir("skip-empty");
+  fs::create_directories(dir.path() / "in");
+  for (const char* name : {"camera.png", "chelsea.png"}) fs::copy_file(photo(name), dir / ("in/" + std::string(name)));
+  auto r = run_rsz(dir, "resample -i in -o out/ --scale 0.25 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string camera = test::read_file(dir / "out/camera.png");
+  test::write_file(dir / "out/camera.png", "");
+  r = run_rsz(dir, "resample -i in -o out/ --scale 0.25 --skip-existing");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("wrote 1 file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("skipped 1 input whose outputs exist"), std::string::npos) << r.err;
+  EXPECT_EQ(test::read_file(dir / "out/camera.png"), camera);
+  r = run_rsz(dir, "resample -i in -o 'wds/{part}.tar' --scale 0.25 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string part = test::read_file(dir / "wds/000000.tar");
+  ASSERT_FALSE(part.empty());
+  test::write_file(dir / "wds/000000.tar", "");
+  r = run_rsz(dir, "resample -i in -o 'wds/{part}.tar' --scale 0.25 --skip-existing");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("wrote 1 .tar part"), std::string::npos) << r.err;
+  EXPECT_EQ(test::read_file(dir / "wds/000000.tar"), part);
+}
+
 TEST(SkipExisting, AResumedCropRunStillListsEveryCropInTheManifest) {
   ScratchDir dir("skip-crops");
   const std::string dataset = std::string(RSZ_SOURCE_DIR) + "/samples/rois/dataset.json";
@@ -318,6 +344,31 @@ TEST(ChainedSteps, TheWholeChainIsPlannedBeforeAnythingIsWritten) {
   EXPECT_EQ(io::read_npy(dir / "out/t/chelsea.npy").sizes(), (Dims{1, 3, 100, 100}));
 }
 
+TEST(Streams, WhatCannotReachStandardOutputFailsTheCommand) {
+  // --json records, a --dry-run list and rsz info's lines into a full or closed standard output: exit 1, said once;
+  // a usage error stays 2.
+  ScratchDir dir("stdout-fails");
+  const std::string rsz = "'" + std::string(RSZ_BINARY) + "'";
+  const std::string run = rsz + " resample -i " + photo("chelsea.png") + " -o out/ --scale 0.5 -q ";
+  if (fs::exists("/dev/full")) {
+    auto r = test::run_shell(dir, run + "--json > /dev/full");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "rsz: cannot write standard output: No space left on device\n");
+    EXPECT_TRUE(fs::exists(dir.path() / "out/chelsea.png"));  // the output itself was written
+    r = test::run_shell(dir, rsz + " info " + photo("chelsea.png") + " > /dev/full");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "rsz: cannot write standard output: No space left on device\n");
+  }
+  auto r = test::run_shell(dir, run + "--dry-run >&-");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, "rsz: cannot write standard output: Bad file descriptor\n");
+  r = test::run_shell(dir, run + "--json --scale 0 >&-");
+  EXPECT_EQ(r.status, 2) << r.err;
+  r = test::run_shell(dir, run + "--json");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"output\""), std::string::npos) << r.out;
+}
+
 TEST(Streams, StandardInputAndOutputCarryImages) {
   ScratchDir dir("streams");
   fs::create_directories(dir.path() / "tmp");
@@ -340,12 +391,21 @@ TEST(Streams, StandardInputAndOutputCarryImages) {
   EXPECT_EQ(r.err,
             "rsz: -i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP or PPM/PGM image or a .npy tensor (or is "
             "empty); give --format\n");
-  // Standard output that cannot take the image (full) fails the run (exit 1), saying so; nothing is left behind.
+  // Standard output that cannot take the image (full, closed) fails the input (exit 1), saying so, and the summary
+  // counts no file written; nothing is left behind.
   if (fs::exists("/dev/full")) {
-    r = test::run_shell(dir, rsz + " resample -i " + photo("chelsea.png") + " -o - --scale 0.5 -q > /dev/full");
+    r = test::run_shell(dir, rsz + " resample -i " + photo("chelsea.png") + " -o - --scale 0.5 > /dev/full");
     EXPECT_EQ(r.status, 1) << r.err;
-    EXPECT_EQ(r.err, "rsz: -o -: cannot write standard output: No space left on device\n");
+    EXPECT_EQ(r.err, "rsz: " + photo("chelsea.png") +
+                         ": -o -: cannot write standard output: No space left on device\n"
+                         "rsz: 1 of 1 input failed; 0 files written\n");
   }
+  r = test::run_shell(dir, rsz + " resample -i " + photo("chelsea.png") + " -o - --scale 0.5 >&-");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, "rsz: " + photo("chelsea.png") +
+                       ": -o -: cannot write standard output: Bad file descriptor\n"
+                       "rsz: 1 of 1 input failed; 0 files written\n");
+  EXPECT_TRUE(list_files(dir.path() / "tmp").empty());
   // A stream that is not what --format says is named as standard input, not as rsz's scratch copy of it.
   r = test::run_shell(dir, "echo 'not an image' | " + rsz + " resample -i - -o x.png --scale 2 --format png");
   EXPECT_EQ(r.status, 1);

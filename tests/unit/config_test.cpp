@@ -3,6 +3,8 @@
 // configs/schema against the keys the parsers accept.
 #include "rsz/io/batch_file.h"
 #include "rsz/io/config.h"
+#include "rsz/io/image.h"
+#include "rsz/io/naming.h"
 #include "rsz/io/ops.h"
 
 #include <gtest/gtest.h>
@@ -1175,6 +1177,28 @@ TEST(ConfigResample3, RoundingDirectionAndAntialiased) {
   EXPECT_EQ(error_of([&] { set_field(flag, "rounding_direction", "up", "resample: rounding_direction"); }),
             "resample: rounding_direction up: round_prefer_ceil, round_prefer_floor, floor, ceil, decreasing or "
             "increasing is allowed");
+}
+
+TEST(Helpers, OneFnvOneExtensionOneEnumParser) {
+  // FNV-1a 64's published vectors; fed in pieces it is the same hash.
+  EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ull);
+  Fnv1a64 pieces;
+  pieces.add("foo");
+  pieces.add(std::string("bar"));
+  EXPECT_EQ(pieces.value(), fnv1a64("foobar"));
+  EXPECT_EQ(lower_extension("a/B.JPG"), ".jpg");
+  EXPECT_EQ(lower_extension("dir.X/name"), "");
+  EXPECT_EQ(lower_extension("x.tar.GZ"), ".gz");
+  EXPECT_EQ(parse_compute_type("float16", "--dtype"), DataType::Float16);
+  EXPECT_EQ(compute_type_names(), (std::vector<std::string>{"float32", "float16"}));
+  try {
+    parse_compute_type("fp16", "--dtype");
+    ADD_FAILURE() << "fp16 was taken";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--dtype = \"fp16\"; float32 or float16 is allowed");
+  }
 }
 
 }  // namespace

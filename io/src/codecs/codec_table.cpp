@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "codecs/codec.h"
+#include "rsz/io/naming.h"
 
 namespace rsz::io::detail {
 namespace {
@@ -73,13 +74,6 @@ std::string channels_advice(const Codec& codec) {
     if (other.writes_channels(4)) alpha.push_back(extensions_text(other));
   }
   return join(allowed, "or") + " channels are allowed: write " + join(alpha, "or") + " to keep alpha";
-}
-
-std::string lower_extension(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
 }
 
 }  // namespace

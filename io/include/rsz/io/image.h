@@ -221,6 +221,11 @@ std::vector<std::string> alpha_mode_names();
 // Throws ErrorCode::InvalidArgument: `what` = "TEXT"; premultiplied or straight is allowed.
 AlphaMode parse_alpha_mode(const std::string& text, const std::string& what);
 
+// The compute types of images (image_to_tensor's): "float32", "float16".
+std::vector<std::string> compute_type_names();
+// Throws ErrorCode::InvalidArgument: `what` = "TEXT"; float32 or float16 is allowed.
+DataType parse_compute_type(const std::string& text, const std::string& what);
+
 // A packed 1 x C x H x W tensor of `type` (float32 or float16).
 Tensor image_to_tensor(const Image& image, DataType type, AlphaMode alpha = AlphaMode::Premultiplied);
 // The inverse. The tensor must be 1 x C x H x W with C in 1..4 (C = 2 and 4 carry alpha last); `alpha` must be the

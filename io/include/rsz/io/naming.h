@@ -1,6 +1,7 @@
 // Output name templates: the one table of placeholders that the command line's -o and batch files' "output" share.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,8 +28,21 @@ std::string template_problem(const std::string& text, bool crops);
 // An input's key: its path below the folder `root` ("." for the current one) without extension, '/'-separated
 // ("cats/a" for root/cats/a.jpg); the file's stem where the path is not below `root`.
 std::string shard_key(const std::string& path, const std::string& root);
+// FNV-1a 64, fed as bytes come: shard keys, shard lists' fingerprints, pinned parameters and the files they name.
+class Fnv1a64 {
+ public:
+  void add(const void* bytes, std::size_t size);
+  void add(const std::string& bytes) { add(bytes.data(), bytes.size()); }
+  std::uint64_t value() const { return hash_; }
+
+ private:
+  std::uint64_t hash_ = 14695981039346656037ull;
+};
 // FNV-1a 64 of the key's bytes.
 std::uint64_t fnv1a64(const std::string& bytes);
+// A path's extension in lower case, with its dot (".jpg" for "a/B.JPG"; "" for none): the one spelling that the codec
+// table, annotation readers and the command line compare.
+std::string lower_extension(const std::string& path);
 // The shard of a key among `count` (>= 1): fnv1a64 of the key with '.' made '_' (a .tar output's sample key, so that
 // keys that become one sample key share a shard), mod count. Stable: adding inputs moves no key.
 std::int64_t shard_of(const std::string& key, std::int64_t count);
