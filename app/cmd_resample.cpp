@@ -291,13 +291,6 @@ bool reads_rows(const CommonOptions& common) { return host_backend(common) && co
 
 }  // namespace
 
-void add_shrink_on_load(CLI::App& command, CommonOptions& options) {
-  command.add_flag("--shrink-on-load", options.shrink_on_load,
-                   "JPEG inputs shrunk 4x or more are first decoded at 1/2, 1/4 or 1/8 size (libjpeg's DCT scaling, "
-                   "as vipsthumbnail does), leaving at least 2x to the filter: several times faster on camera-size "
-                   "photos, but not exact (the pixels differ from a full decode's); off by default");
-}
-
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
                                     const std::string& output, const CommonOptions& common, const char* op) {
   io::check_intent(intent);
@@ -442,7 +435,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
 
 void setup_resample(CLI::App& app, ResampleOptions& o) {
   CLI::App* cmd = app.add_subcommand("resample", "Resize images or rank-4 tensors (DirectML RESAMPLE1)");
-  add_common_options(*cmd, o.common);
+  add_common_options(*cmd, o.common, io::kUseOperators | io::kUseResize);
   auto* scale = cmd->add_option("--scale", o.scale, "Scale factor S, or SX,SY (x first)");
   auto* size = cmd->add_option("--size", o.size,
                                "Output size: WxH (exactly, unless --fit says otherwise), Wx or xH (aspect kept), N%, "
@@ -468,7 +461,6 @@ void setup_resample(CLI::App& app, ResampleOptions& o) {
   // The config fields' flags: --mode, --scales, --input-offsets, --output-offsets, --output-sizes,
   // --rounding-direction, --antialias (io/ops.h).
   const auto fields = add_field_flags(*cmd, io::resample_spec(), o.fields);
-  add_shrink_on_load(*cmd, o.common);
   CLI::Option* scales = fields.at("scales");
   CLI::Option* sizes = fields.at("output_sizes");
   scale->excludes(size)->excludes(width)->excludes(height)->excludes(scales);

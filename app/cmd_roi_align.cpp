@@ -603,7 +603,7 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
 void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "roi-align", "Cut ROI crops out of images or pool ROIs of tensors (DirectML ROI_ALIGN / ROI_ALIGN1)");
-  add_common_options(*cmd, o.common);
+  add_common_options(*cmd, o.common, io::kUseOperators | io::kUseRoiAlign);
   cmd->add_option("--rois", o.rois,
                   "ROIs: JSON ({\"rois\": [[x1,y1,x2,y2],...]} or a dataset {\"images\": [...]}), .npy [R,4], or "
                   "dataset annotations: COCO instances JSON, Pascal VOC .xml (file or folder), YOLO .txt (file or "
@@ -644,10 +644,6 @@ void setup_roi_align(CLI::App& app, RoiAlignOptions& o) {
   cmd->add_option("--samples", o.samples,
                   "Samples per output pixel and axis: N, or MIN:MAX (default 1:4294967295, adaptive)");
   cmd->add_option("--spatial-scale", o.spatial_scale, "ROI coordinate scale S, or SX,SY (default 1)");
-  cmd->add_option("--max-samples", o.common.max_samples,
-                  "Refuse ROIs that need more interpolated samples than this in total (R x C x outputs x samples; "
-                  "default 68719476736, 0: no limit)")
-      ->check(whole_number(0, std::numeric_limits<std::int64_t>::max()));
   cmd->footer(
       "Examples:\n"
       "  rsz roi-align -i photo.jpg --rois boxes.json --output-size 128x128 -o crops/\n"

@@ -14,24 +14,9 @@ void setup_run(CLI::App& app, RunOptions& o) {
   CLI::App* cmd = app.add_subcommand("run", "Run a batch file: inputs (files, folders, globs) and the steps to apply");
   cmd->add_option("batch", o.batch_file, "Batch JSON file")->required();
   cmd->add_option("-o,--output", o.common.output, "Output folder (overrides the file's \"output_dir\")");
-  add_jobs_option(*cmd, o.common);
-  cmd->add_flag("--json", o.common.json, "Print one JSON line per output on stdout");
-  cmd->add_flag("-n,--dry-run", o.common.dry_run, "List what would be written and write nothing");
-  cmd->add_flag("-q,--quiet", o.common.quiet, "No progress bar and no summary");
-  add_backend_options(*cmd, o.common);
-  add_max_memory_option(*cmd, o.common,
-                        "Memory budget, e.g. 2G or 512M (default: the smallest of 4G, half the RAM, half of ulimit -v "
-                        "and half the cgroup's memory.max)");
-  cmd->add_option("--max-pixels", o.common.max_pixels,
-                  "Refuse input and output images with more pixels than this (default 268435456)")
-      ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
-  add_no_sync_option(*cmd, o.common);
-  add_shard_options(*cmd, o.common);
-  cmd->add_flag("--skip-existing", o.common.skip_existing,
-                "Resume an interrupted run: inputs whose outputs all exist are skipped without being read");
-  cmd->add_option("--max-samples", o.common.max_samples,
-                  "roi_align steps: refuse ROIs that need more samples than this in total (0: no limit)")
-      ->check(whole_number(0, std::numeric_limits<std::int64_t>::max()));
+  // Every run-level setting but those of single-output commands (--format, --tar-part-size: a batch's steps name
+  // their outputs); a flag given here wins over the batch file's key.
+  add_setting_flags(*cmd, o.common, io::kUseRun);
   cmd->footer("Examples:\n  rsz run configs/batch.json\n  rsz run configs/batch.json --dry-run\n"
               "  rsz run configs/batch.json -o /tmp/build --jobs 2 --json");
 }
@@ -40,25 +25,14 @@ int run_run(const RunOptions& o) {
   check_json_budget(o.batch_file, "batch file", o.common.memory_budget());
   const io::BatchFile batch = io::read_batch_file(o.batch_file);
   CommonOptions common = o.common;
-  if (batch.dtype) common.dtype = *batch.dtype;
-  if (batch.quality) common.quality = *batch.quality;
-  if (batch.png_compression) common.png_compression = *batch.png_compression;
-  common.strip = common.strip || batch.strip;
-  common.grayscale = common.grayscale || batch.grayscale;
-  if (batch.depth != 0) common.depth = batch.depth;
-  if (batch.alpha) common.alpha = *batch.alpha;
-  common.no_exif = common.no_exif || !batch.exif;
-  common.strict = common.strict || batch.strict;
-  if (!batch.background.empty()) common.background = parse_background(batch.background, o.batch_file + ": \"background\"");
-  common.lossless = common.lossless || batch.lossless;
-  common.shrink_on_load = common.shrink_on_load || batch.shrink_on_load;
+  apply_batch_settings(common, batch, o.batch_file);
   const std::string folder = common.output.empty() ? batch.output_dir : common.output;
   if (folder.empty()) usage_error(o.batch_file + ": no output folder; set \"output_dir\" or pass -o");
   // With --plan, the shard's list stands for the batch file's "inputs".
   const std::vector<std::string> inputs =
       !common.plan.empty()   ? plan_shard_inputs(common)
       : batch.inputs.empty() ? std::vector<std::string>{}
-                             : expand_inputs(batch.inputs, batch.recursive, batch.hidden);
+                             : expand_inputs(batch.inputs, common.recursive, common.hidden);
   // Steps run in phases: a step with "input": "previous" starts a new phase, whose inputs are the outputs the
   // previous step writes. The whole batch is planned before anything is written: a chained phase is planned from
   // what the step before it will write (predict_outputs), so a request that cannot be met in any phase stops the

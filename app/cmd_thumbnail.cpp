@@ -10,7 +10,7 @@ void setup_thumbnail(CLI::App& app, ThumbnailOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "thumbnail", "Fit photos within a box, antialiased, auto-oriented, metadata kept (resample preset)");
   ResampleOptions& r = o.resample;
-  add_common_options(*cmd, r.common);
+  add_common_options(*cmd, r.common, io::kUseOperators | io::kUseResize);
   cmd->add_option("--size", r.size,
                   "The box: N (NxN, also with a suffix: 256> is a 256x256 box), WxH, Wx or xH, or N%; a suffix as "
                   "in --help of resample (! ^ > <) replaces the default (fit inside, only shrink)")
@@ -28,7 +28,6 @@ void setup_thumbnail(CLI::App& app, ThumbnailOptions& o) {
   cmd->add_flag("--enlarge", o.enlarge, "Also enlarge images smaller than the box (default: they keep their size)");
   cmd->add_flag("--no-antialias", o.no_antialias,
                 "Exact RESAMPLE1 2-tap filtering (aliases when shrinking by more than 2x)");
-  add_shrink_on_load(*cmd, r.common);
   cmd->footer(
       "Examples:\n"
       "  rsz thumbnail -i 'photos/*.jpg' -o thumbs/ --size 256\n"

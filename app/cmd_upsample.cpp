@@ -84,7 +84,7 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
 void setup_upsample(CLI::App& app, UpsampleOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "upsample", "Upsample images or rank-4/5 tensors by integer factors (DirectML UPSAMPLE_2D)");
-  add_common_options(*cmd, o.common);
+  add_common_options(*cmd, o.common, io::kUseOperators);
   cmd->add_option("--factor", o.factor, "Integer factor F, or H,W (height first)");
   add_field_flags(*cmd, io::upsample2d_spec(), o.fields);  // --mode
   cmd->footer(

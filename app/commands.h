@@ -91,8 +91,6 @@ struct ResampleOptions {
   bool square_size = false;  // a plain --size N is an N x N box (thumbnail), not a width
 };
 void setup_resample(CLI::App& app, ResampleOptions& options);
-// --shrink-on-load (resample, thumbnail).
-void add_shrink_on_load(CLI::App& command, CommonOptions& options);
 int run_resample(const ResampleOptions& options);
 // The resize intent that resample's flags and --config file say (a usage error for flags that contradict).
 io::ResizeIntent resample_intent(const ResampleOptions& options);

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "rsz/io/image.h"
 #include "rsz/io/naming.h"
 #include "rsz/io/ops.h"
+#include "rsz/io/run_settings.h"
 #include "rsz/tensor.h"
 
 namespace rsz::app {
@@ -82,6 +84,7 @@ struct CommonOptions {
   std::int64_t shard_count = 0;
   std::string plan;            // --plan STATE: the folder `rsz plan` wrote; "" for none
   std::string summary_prefix;  // "shard 1/3: 4 of 11 inputs; ": said in front of the run's summary
+  std::set<std::string> given;  // the keys of the run-level settings whose flags were given (add_setting_flags)
   // The run's memory budget: --max-memory, else default_memory_budget(), read from the system only when a command
   // needs it (not at start-up, where every subcommand's options are made, --version and --help included).
   std::uint64_t memory_budget() const { return max_memory != 0 ? max_memory : default_memory_budget(); }
@@ -110,16 +113,27 @@ CLI::Validator whole_number(std::int64_t min, std::int64_t max);
 // budget, before reading; for a folder (VOC, YOLO), each .xml and .txt file in it.
 void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget);
 
-// Adds -i/-o/--config/--dtype/--jobs/--json/--dry-run/--quiet/... to a subcommand.
-void add_common_options(CLI::App& command, CommonOptions& options, bool with_config = true);
-// -j/--jobs (every operator and rsz run): the threads of a run (runner.cpp, thread_count).
-void add_jobs_option(CLI::App& command, CommonOptions& options);
-// --no-sync (every operator and rsz run): options.no_sync, for io::set_sync_outputs.
-void add_no_sync_option(CLI::App& command, CommonOptions& options);
-// --max-memory with `help`: its text ("4G", "512M", "1.5GiB", "100000000") becomes options.max_memory as the command
-// line is parsed. Text that is not a size throws rsz::Error (a usage error naming the flag and the text) out of
-// CLI::App::parse, not a CLI11 error: the message is rsz's own, with no "(see rsz --help)".
-void add_max_memory_option(CLI::App& command, CommonOptions& options, const std::string& help);
+// Adds -i/-o/--config and the run-level settings that `uses` takes (io::SettingUse bits) to an operator command.
+void add_common_options(CLI::App& command, CommonOptions& options, unsigned uses, bool with_config = true);
+
+// The run-level settings (rsz/io/run_settings.h), bound to CommonOptions in app/settings.cpp.
+// Registers the flag of every row that `uses` (io::SettingUse bits) takes: its help and check from the row, its text
+// set into `options` as the command line is parsed (a text the row's parse refuses throws rsz::Error out of
+// CLI::App::parse: a usage error in rsz's own words), and its key added to options.given.
+void add_setting_flags(CLI::App& command, CommonOptions& options, unsigned uses);
+// Sets a row's member of `options` from the text its flag takes; `what` names the flag or batch key in messages.
+void apply_setting(CommonOptions& options, const io::RunSettingSpec& row, const std::string& text,
+                   const std::string& what);
+// A batch file's settings laid under the flags: each key whose flag was not given (options.given) is applied.
+void apply_batch_settings(CommonOptions& options, const io::BatchFile& batch, const std::string& source);
+// Whether the flag `long_name` ("quality", "jobs") changes what an input's outputs are: false for the rows that say
+// so (scheduling, input selection, reporting), true for every other flag. --plan pins only these.
+bool setting_changes_outputs(const std::string& long_name);
+// --max-memory's text ("4G", "512M", "1.5GiB", "100000000") in bytes; a usage error naming `what` and the text for
+// text that is not a size of at least 1M.
+std::uint64_t parse_memory_size(const std::string& text, const std::string& what);
+// --shard's text: I/N or (with --plan) I; a usage error naming `what` otherwise.
+void parse_shard_option(const std::string& text, const std::string& what, std::int64_t& index, std::int64_t& count);
 // A flag whose text is one of `names` (io's list of an enum's spellings: --help shows them, and other text gets
 // CLI11's one-line "--flag: TEXT not in {...}" refusal), typed into `value` by io's `parse` as it is parsed. Not
 // CLI11's CheckedTransformer: its help and its refusal would spell out the mapping ("value in {a->0,...} OR {0,...}").
@@ -132,9 +146,6 @@ CLI::Option* add_choice_option(CLI::App& command, const std::string& flag, T& va
           flag, [&value, parse, flag](const std::string& text) { value = parse(text, flag); }, help)
       ->check(CLI::IsMember(names));
 }
-// --backend and --device (every operator and rsz run): `cuda` is refused as a usage error where this build has no
-// usable CUDA backend, saying why.
-void add_backend_options(CLI::App& command, CommonOptions& options);
 
 // The flags of an operator's config fields, made from its spec (io/ops.h): each field with a flag is registered on
 // `command` with the spec's help and default and, for enums, its choices; the text given lands in texts[key] (a Bool
@@ -420,8 +431,6 @@ std::string shard_key(const std::string& input);
 std::int64_t shard_of_key(const std::string& key, std::int64_t count);
 // Gives `input` the key of its path below `root` ("" for the current folder), unless it has one (an -i input).
 void set_shard_key_below(const std::string& input, const std::string& root);
-// --shard I/N and --plan STATE (every operator and rsz run).
-void add_shard_options(CLI::App& command, CommonOptions& options);
 // With --shard I/N (no --plan): the jobs whose input's shard is I, in order, and options.summary_prefix set to
 // "shard I/N: K of M inputs; "; without --shard, `jobs` as they are. A usage error for --shard I without /N or --plan.
 // With --plan (the jobs are the shard's list already): `jobs`, options.summary_prefix set, and --skip-existing on.

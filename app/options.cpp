@@ -161,10 +161,11 @@ std::uint64_t system_memory_budget() {
   return std::max<std::uint64_t>(budget, std::uint64_t{64} << 20);
 }
 
-// --max-memory's text in bytes; a usage error naming the flag and the text for text that is not a size.
-std::uint64_t memory_budget(const std::string& text) {
+}  // namespace
+
+std::uint64_t parse_memory_size(const std::string& text, const std::string& what) {
   const auto refuse = [&]() -> std::uint64_t {
-    usage_error("--max-memory " + printable(text) +
+    usage_error(what + " " + printable(text) +
                 ": not a memory size; a number with an optional unit K, M, G or T (powers of 1024, e.g. 512M or "
                 "1.5G) of at least 1M is allowed");
   };
@@ -192,20 +193,11 @@ std::uint64_t memory_budget(const std::string& text) {
   return static_cast<std::uint64_t>(bytes);
 }
 
-}  // namespace
 
 std::uint64_t default_memory_budget() {
   // Read once, the first time a command needs it (CommonOptions::memory_budget).
   static const std::uint64_t budget = system_memory_budget();
   return budget;
-}
-
-void add_jobs_option(CLI::App& command, CommonOptions& options) {
-  command
-      .add_option("-j,--jobs", options.jobs,
-                  "Threads: inputs processed in parallel, each input's kernels sharing the rest (default 0: the CPUs "
-                  "this process may use, its affinity and cgroup quota; at most 4 per such CPU)")
-      ->check(whole_number(0, 4096));
 }
 
 std::array<float, 3> parse_background(const std::string& text, const std::string& what) {
@@ -235,18 +227,6 @@ std::array<float, 3> parse_background(const std::string& text, const std::string
   }
   return {static_cast<float>(rgb[0]) / 255.0f, static_cast<float>(rgb[1]) / 255.0f,
           static_cast<float>(rgb[2]) / 255.0f};
-}
-
-void add_no_sync_option(CLI::App& command, CommonOptions& options) {
-  command.add_flag("--no-sync", options.no_sync,
-                   "Do not flush each output to disk before renaming it into place (about half the time of many "
-                   "small outputs; errors and signals still leave no partial file, but after a power loss an output "
-                   "written in the last seconds may be empty)");
-}
-
-void add_max_memory_option(CLI::App& command, CommonOptions& options, const std::string& help) {
-  command.add_option_function<std::string>(
-      "--max-memory", [&options](const std::string& text) { options.max_memory = memory_budget(text); }, help);
 }
 
 void check_json_budget(const std::string& path, const std::string& flag, std::uint64_t budget) {
@@ -283,7 +263,7 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
   }
 }
 
-void add_common_options(CLI::App& command, CommonOptions& options, bool with_config) {
+void add_common_options(CLI::App& command, CommonOptions& options, unsigned uses, bool with_config) {
   command.add_option("-i,--input,inputs", options.inputs,
                      "Input images or .npy tensors: files, folders or quoted globs ('photos/*.jpg'); repeatable, "
                      "or given as arguments: rsz resample a.jpg b.jpg -o out/ --scale 0.5; - reads standard input");
@@ -294,77 +274,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool with_con
                      "-r -o 'out/{relpath}.png' mirrors a tree); or webdataset tar shards, 'out/{shard}-{part}.tar' "
                      "(a name ending in .tar: {part} required, {shard} allowed; see --tar-part-size)");
   if (with_config) command.add_option("--config", options.config, "Operator config JSON; flags override its keys");
-  add_choice_option(command, "--dtype", options.dtype, io::compute_type_names(), io::parse_compute_type,
-                    "Compute type for images: float32 or float16 (default float32)");
-  add_jobs_option(command, options);
-  command.add_flag("--json", options.json, "Print one JSON line per output (path, shape, dtype, seconds) on stdout");
-  command.add_flag("-n,--dry-run", options.dry_run, "List what would be written and write nothing");
-  command.add_flag("-q,--quiet", options.quiet, "No progress bar and no summary (errors are still reported)");
-  command.add_flag("-r,--recursive", options.recursive, "Descend into sub-folders of input folders");
-  command.add_flag("--hidden", options.hidden,
-                   "Also take hidden files and folders (names starting with '.', such as macOS's ._photo.jpg) from "
-                   "folders and patterns; a file named on its own is always taken");
-  command.add_flag("--no-exif", options.no_exif,
-                   "Do not apply the EXIF orientation of JPEGs and TIFFs (keep pixels as stored)");
-  add_choice_option(command, "--alpha", options.alpha, io::alpha_mode_names(), io::parse_alpha_mode,
-                    "Alpha handling: premultiplied (default; no dark fringes) or straight");
-  add_backend_options(command, options);
-  command.add_option("--max-pixels", options.max_pixels,
-                     "Refuse input and output images with more pixels than this, before decoding (default 268435456)")
-      ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()));
-  add_max_memory_option(command, options,
-                        "Memory budget, e.g. 2G or 512M: inputs and outputs that would need more are refused before "
-                        "anything is allocated (default: the smallest of 4G, half the RAM, half of ulimit -v and half "
-                        "the cgroup's memory.max)");
-  command.add_option("--quality", options.quality, "JPEG and WebP quality 1-100 (default 95 for JPEG, 80 for WebP)")
-      ->check(whole_number(1, 100));
-  command.add_flag("--lossless", options.lossless, "Write WebP outputs lossless (default: lossy, --quality)");
-  command.add_flag("--strict", options.strict,
-                   "Refuse alpha or 16-bit samples into a format that cannot hold them (JPEG, BMP, PPM; 16 bits into "
-                   "WebP) instead of flattening the alpha onto --background and reducing to 8 bits");
-  command.add_option_function<std::string>(
-      "--background", [&options](const std::string& text) { options.background = parse_background(text, "--background"); },
-      "What alpha is flattened onto for formats without alpha: white (default), black, gray, #RRGGBB or R,G,B (0-255)");
-  // The choices are the writable formats of rsz::io's codec table, and npy.
-  std::vector<std::string> formats;
-  for (const std::string& ext : io::writable_image_extensions()) formats.push_back(ext.substr(1));
-  formats.emplace_back("npy");
-  std::string listed;
-  for (std::size_t i = 0; i < formats.size(); ++i) {
-    listed += (i == 0 ? "" : i + 1 == formats.size() ? " or " : ", ") + formats[i];
-  }
-  command.add_option("--format", options.format,
-                     "Format of the outputs that a folder or {ext} names, of -o - and of the image members of a "
-                     ".tar output (else the input's: -o jpgs/ --format jpg converts a folder to JPEG; a template with "
-                     "another extension is refused), and of -i - (else detected from its first bytes): " + listed)
-      ->check(CLI::IsMember(formats));
-  command.add_option("--tar-part-size", options.tar_part_size,
-                     "Samples per part of a .tar output (default 1000; an image's crops are never split, so a part "
-                     "of crops may hold more). Each sample's key is its input's path below -i without extension, "
-                     "'.' made '_' (crops: KEY/ID, with a KEY.json member holding the manifest row); members sorted "
-                     "by key, mtime 0, uid/gid 0, mode 0644: the same inputs give the same bytes whatever -j. A part "
-                     "is written whole through a temporary name or not at all (an input of it that fails leaves it "
-                     "out, exit 1); --skip-existing (and --plan) skip a part whose file exists without reading its "
-                     "inputs. A part's encoded members wait in memory within --max-memory, the rest on disk")
-      ->check(whole_number(1, 100000000));
-  add_no_sync_option(command, options);
-  command.add_flag("--strip", options.strip,
-                   "Leave the input's metadata out of image outputs: the ICC colour profile, EXIF and XMP (by "
-                   "default PNG, JPEG and WebP outputs keep them, TIFF outputs the ICC profile and XMP; EXIF's "
-                   "orientation reads 1 once applied)");
-  command.add_flag("--grayscale", options.grayscale,
-                   "Write image outputs in gray (alpha kept): ITU-R BT.601 luma 0.299 R + 0.587 G + 0.114 B, as "
-                   "libjpeg and Pillow convert; .npy outputs are left as computed");
-  command.add_option("--depth", options.depth, "Bits per sample of image outputs: 8 or 16 (default: the input's)")
-      ->check(CLI::IsMember({8, 16}));
-  command.add_flag("--skip-existing", options.skip_existing,
-                   "Resume an interrupted run: an input whose outputs all exist is skipped without being read "
-                   "(outputs are written complete or not at all, so an existing one is whole)");
-  command.add_option("--png-compression", options.png_compression,
-                     "PNG zlib level 0-9 with adaptive filters (9: smallest, slowest); default: a fast setting "
-                     "(Sub filter, libdeflate level 1: smaller than zlib's level 2, about twice as fast)")
-      ->check(whole_number(0, 9));
-  add_shard_options(command, options);
+  add_setting_flags(command, options, uses);
 }
 
 bool image_runs_in_place(int channels, const CommonOptions& options) {
@@ -397,25 +307,6 @@ std::map<std::string, CLI::Option*> add_field_flags(CLI::App& command, const io:
     options[key] = option;
   }
   return options;
-}
-
-void add_backend_options(CLI::App& command, CommonOptions& options) {
-  const auto usable = [](std::string& value) -> std::string {
-    if (value != to_string(Backend::Cuda)) return "";
-    for (const BackendInfo& b : backends()) {
-      if (b.backend == Backend::Cuda) return b.available ? "" : "cuda cannot run here: " + b.note;
-    }
-    return "this build of rsz has no CUDA backend (build it with -DRSZ_CUDA=ON where nvcc and a GPU are present); "
-           "auto, cpu or reference is allowed";
-  };
-  add_choice_option(command, "--backend", options.backend, io::backend_names(), io::parse_backend,
-                    "Kernel backend: auto (default: cpu), cpu, reference (the naive oracle), or cuda (an NVIDIA GPU, "
-                    "in builds with RSZ_CUDA: pixels go to the GPU and results come back, the same bits as cpu); rsz "
-                    "info --backends lists them")
-      ->check(CLI::Validator(usable, "", "usable backend"));
-  command.add_option("--device", options.device, "The GPU that --backend cuda runs on (default 0)")
-      ->check(whole_number(0, 1023));
-  command.add_flag("-v,--verbose", options.verbose, "Say on stderr which backend runs the operators, and why");
 }
 
 std::string backend_note(const CommonOptions& options) {

@@ -72,31 +72,19 @@ void set_shard_key_below(const std::string& input, const std::string& root) {
 
 std::int64_t shard_of_key(const std::string& key, std::int64_t count) { return io::shard_of(key, count); }
 
-void add_shard_options(CLI::App& command, CommonOptions& options) {
-  command.add_option_function<std::string>(
-      "--shard",
-      [&options](const std::string& text) {
-        std::int64_t index = 0;
-        std::int64_t count = 0;
-        if (!parse_shard(text, index, count) || (text.find('/') != std::string::npos && count < 1)) {
-          usage_error("--shard " + printable(text) + ": not a shard; I/N (0-based shard I of N, e.g. 3/16) or, "
-                      "with --plan, I is allowed");
-        }
-        if (count > 0 && index >= count) {
-          usage_error("--shard " + printable(text) + ": shard " + std::to_string(index) + " of " +
-                      std::to_string(count) + " does not exist; 0 to " + std::to_string(count - 1) +
-                      " is allowed (shards count from 0)");
-        }
-        options.shard_index = index;
-        options.shard_count = count;
-      },
-      "Process only shard I of N (0-based; e.g. $SLURM_ARRAY_TASK_ID/16): the inputs whose key (their path below "
-      "the -i folder, without extension, '.' made '_') hashes to I (FNV-1a 64 mod N), so shards 0..N-1 together are the whole "
-      "job and adding inputs never moves one to another shard; with --plan, I alone");
-  command.add_option("--plan", options.plan,
-                     "Take the inputs of shard I (--shard I) of the plan rsz plan wrote in this folder instead of -i; "
-                     "the parameters are pinned in its params.json, a finished shard writes its done/ marker and "
-                     "exits at once when run again, an unfinished one skips the outputs that exist");
+void parse_shard_option(const std::string& text, const std::string& what, std::int64_t& index, std::int64_t& count) {
+  std::int64_t i = 0;
+  std::int64_t n = 0;
+  if (!parse_shard(text, i, n) || (text.find('/') != std::string::npos && n < 1)) {
+    usage_error(what + " " + printable(text) + ": not a shard; I/N (0-based shard I of N, e.g. 3/16) or, with --plan, "
+                "I is allowed");
+  }
+  if (n > 0 && i >= n) {
+    usage_error(what + " " + printable(text) + ": shard " + std::to_string(i) + " of " + std::to_string(n) +
+                " does not exist; 0 to " + std::to_string(n - 1) + " is allowed (shards count from 0)");
+  }
+  index = i;
+  count = n;
 }
 
 std::vector<Job> select_plan_shard(std::vector<Job> jobs, CommonOptions& options);
@@ -469,12 +457,10 @@ struct Params {
   std::string output;  // where outputs go (-o, or a batch file's output folder): merge --clean looks there
 };
 
-// The scheduling and input-selection options: they do not change what an input's outputs are.
+// Inputs are the shard's list; the run-level settings say themselves whether they change outputs (the table's
+// changes_outputs).
 bool params_ignore(const std::string& key) {
-  static const std::set<std::string> ignored = {
-      "jobs",   "json",   "quiet",  "verbose",       "no-sync",   "plan",      "shard",  "dry-run",
-      "max-memory", "skip-existing", "backend", "device", "input", "inputs", "recursive", "hidden"};
-  return ignored.count(key) > 0;
+  return key == "input" || key == "inputs" || !setting_changes_outputs(key);
 }
 
 // Adds a file's bytes to `fnv`, 64 KiB at a time.

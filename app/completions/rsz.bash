@@ -14,8 +14,9 @@ _rsz_flags() {
     roi-align) echo "$io --rois --image-root --allow-outside-root --names --rois-check --size-mismatch --skip-crowd --skip-difficult
                      --manifest --batch-indices --output-size --reduction --mode --samples --spatial-scale --oob-value
                      --input-offset --output-offset --align-corners --max-samples" ;;
-    run) echo "-h --help -o --output -j --jobs --json -n --dry-run -q --quiet --backend --device -v --verbose --max-memory --max-pixels
-               --skip-existing --max-samples --no-sync --shard --plan" ;;
+    run) echo "-h --help -o --output --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive --hidden --no-exif --alpha
+               --backend --device -v --verbose --max-pixels --max-memory --max-samples --quality --lossless --strict --background
+               --no-sync --strip --grayscale --depth --skip-existing --png-compression --shrink-on-load --shard --plan" ;;
     plan) echo "-h --help -i --input -r --recursive --hidden --shards -o --output -q --quiet" ;;
     merge) echo "-h --help --json --clean" ;;
     info) echo "-h --help -r --recursive --json --no-exif --backends" ;;

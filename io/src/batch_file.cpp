@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "enum_names.h"
+#include "rsz/io/run_settings.h"
 #include "json_util.h"
 #include "rsz/error.h"
 #include "rsz/io/batch_file.h"
@@ -22,6 +23,24 @@ std::string one_of(const Ref& ref, const std::vector<std::string>& names) {
   std::vector<std::pair<std::string, std::string>> choices;
   for (const std::string& name : names) choices.emplace_back(name, name);
   return detail::get_enum<std::string>(ref, choices);
+}
+
+// Whether a setting's choices are numbers ("depth": 8 or 16): a batch file writes them as JSON integers.
+bool numeric_choices(const RunSettingSpec& row) {
+  return !row.choices.empty() && row.choices.front().find_first_not_of("0123456789") == std::string::npos;
+}
+
+// One of the numbers `names`, as a JSON integer; its text.
+std::string one_number_of(const Ref& ref, const std::vector<std::string>& names) {
+  std::string allowed;
+  for (std::size_t i = 0; i < names.size(); ++i) allowed += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  if (ref.json().is_number_integer()) {
+    const std::string text = ref.json().dump();
+    for (const std::string& name : names) {
+      if (text == name) return text;
+    }
+  }
+  ref.fail_expected(allowed);
 }
 
 bool is_glob(const std::string& pattern) { return pattern.find_first_of("*?[") != std::string::npos; }
@@ -180,9 +199,12 @@ RoisCheck parse_rois_check(const std::string& text, const std::string& what) {
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir) {
   const Json json = detail::parse_json(json_text, source);
   const Ref root(json, source);
-  detail::expect_object(root, {"inputs", "output_dir", "dtype", "recursive", "hidden", "quality", "png_compression",
-                               "strip", "grayscale", "depth", "alpha", "exif", "strict", "background", "lossless",
-                               "shrink_on_load", "steps", "$schema"});
+  std::vector<std::string> keys = {"inputs", "output_dir"};
+  for (const RunSettingSpec& row : run_settings()) {
+    if (!row.batch_key.empty()) keys.push_back(row.batch_key);
+  }
+  keys.insert(keys.end(), {"steps", "$schema"});
+  detail::expect_object(root, keys);
   if (const auto schema = root.find("$schema")) detail::get_string(*schema);
   BatchFile batch;
 
@@ -211,31 +233,26 @@ BatchFile parse_batch_file(const std::string& json_text, const std::string& sour
     batch.output_dir = detail::resolve_path(base_dir, "out");
   }
 
-  if (const auto recursive = root.find("recursive")) batch.recursive = detail::get_bool(*recursive);
-  if (const auto quality = root.find("quality")) batch.quality = static_cast<int>(detail::get_int(*quality, 1, 100));
-  if (const auto level = root.find("png_compression")) {
-    batch.png_compression = static_cast<int>(detail::get_int(*level, 0, 9));
-  }
-  if (const auto strip = root.find("strip")) batch.strip = detail::get_bool(*strip);
-  if (const auto gray = root.find("grayscale")) batch.grayscale = detail::get_bool(*gray);
-  if (const auto depth = root.find("depth")) {
-    if (!depth->json().is_number_integer() || (depth->json() != 8 && depth->json() != 16)) {
-      depth->fail_expected("8 or 16 (bits per sample of image outputs)");
+  for (const RunSettingSpec& row : run_settings()) {
+    if (row.batch_key.empty()) continue;
+    const auto value = root.find(row.batch_key);
+    if (!value) continue;
+    std::string text;
+    switch (row.kind) {
+      case SettingKind::Bool:
+        text = detail::get_bool(*value) != row.batch_inverted ? "true" : "false";
+        break;
+      case SettingKind::Int:
+        text = std::to_string(detail::get_int(*value, row.min, row.max));
+        break;
+      case SettingKind::Choice:
+        text = numeric_choices(row) ? one_number_of(*value, row.choices) : one_of(*value, row.choices);
+        break;
+      case SettingKind::Text:
+        text = detail::get_nonempty_string(*value);
+        break;
     }
-    batch.depth = depth->json().get<int>();
-  }
-  if (const auto alpha = root.find("alpha")) {
-    batch.alpha = parse_alpha_mode(one_of(*alpha, alpha_mode_names()), "\"alpha\"");
-  }
-  if (const auto exif = root.find("exif")) batch.exif = detail::get_bool(*exif);
-  if (const auto strict = root.find("strict")) batch.strict = detail::get_bool(*strict);
-  if (const auto background = root.find("background")) batch.background = detail::get_nonempty_string(*background);
-  if (const auto lossless = root.find("lossless")) batch.lossless = detail::get_bool(*lossless);
-  if (const auto shrink = root.find("shrink_on_load")) batch.shrink_on_load = detail::get_bool(*shrink);
-  if (const auto hidden = root.find("hidden")) batch.hidden = detail::get_bool(*hidden);
-  if (const auto dtype = root.find("dtype")) {
-    batch.dtype = detail::get_enum<DataType>(
-        *dtype, {{to_string(DataType::Float32), DataType::Float32}, {to_string(DataType::Float16), DataType::Float16}});
+    batch.settings[row.key] = text;
   }
   return batch;
 }

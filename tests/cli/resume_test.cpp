@@ -2,13 +2,16 @@
 // ({dir}, {relpath}, {parent}) with -r, positional inputs, chained batch steps, and standard input and output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "cli/cli_support.h"
 #include "rsz/io/image.h"
 #include "rsz/io/npy.h"
+#include "rsz/io/run_settings.h"
 #include "support/test_util.h"
 
 namespace fs = std::filesystem;
@@ -212,6 +215,68 @@ TEST(BatchFiles, SayWhatTheFlagsSay) {
   r = run_rsz(dir, "run bad.json");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("\"manifest\" is only for roi_align steps"), std::string::npos) << r.err;
+}
+
+// The run-level settings table (rsz/io/run_settings.h) on the command line: every row's flag on the commands it
+// names, in their --help, bound to an option (an unbound row is an internal error at start-up); rsz run takes every
+// run-level flag, and a flag given to it wins over the batch file's key.
+TEST(BatchFiles, EveryRunLevelFlagIsTakenByRunAndBeatsTheFilesKey) {
+  ScratchDir dir("run-settings");
+  const auto help_of = [&](const std::string& command) {
+    const auto r = run_rsz(dir, command + " --help");
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.out;
+  };
+  const std::map<std::string, unsigned> commands = {
+      {"resample", io::kUseOperators | io::kUseResize}, {"thumbnail", io::kUseOperators | io::kUseResize},
+      {"upsample", io::kUseOperators}, {"roi-align", io::kUseOperators | io::kUseRoiAlign}, {"run", io::kUseRun}};
+  for (const auto& [command, uses] : commands) {
+    const std::string help = help_of(command);
+    for (const io::RunSettingSpec& row : io::run_settings()) {
+      EXPECT_EQ(row.key, [&] {
+        std::string k = row.long_name();
+        std::replace(k.begin(), k.end(), '-', '_');
+        return k;
+      }()) << "the Python keyword of --" << row.long_name() << " is its key";
+      const bool listed = help.find("--" + row.long_name() + " ") != std::string::npos ||
+                          help.find("--" + row.long_name() + "\n") != std::string::npos;
+      EXPECT_EQ(listed, (row.uses & uses) != 0) << command << " --" << row.long_name();
+    }
+  }
+  // --strict on rsz run (a batch key until now only): an RGBA PNG into JPEG is refused instead of flattened.
+  io::Image rgba;
+  rgba.width = 8;
+  rgba.height = 6;
+  rgba.channels = 4;
+  rgba.data8.assign(8 * 6 * 4, 200);
+  io::write_image(dir / "a.png", rgba);
+  const std::string steps = "\"steps\": [{\"op\": \"thumbnail\", \"config\": {\"size\": \"4\"}, "
+                            "\"output\": \"{stem}.jpg\"}]}";
+  test::write_file(dir / "job.json", "{\"inputs\": [\"a.png\"], \"output_dir\": \"out\", \"quality\": 20, " + steps);
+  auto r = run_rsz(dir, "run job.json --strict -q");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "out/a.jpg"));
+  // The file says quality 20; --quality 90 given to rsz run wins: the bytes of thumbnail --quality 90.
+  r = run_rsz(dir, "run job.json --quality 90 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_rsz(dir, "thumbnail -i a.png -o q90.jpg --size 4 --quality 90 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_rsz(dir, "thumbnail -i a.png -o q20.jpg --size 4 --quality 20 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir / "out/a.jpg"), test::read_file(dir / "q90.jpg"));
+  EXPECT_NE(test::read_file(dir / "q20.jpg"), test::read_file(dir / "q90.jpg"));
+  // Without the flag the file's key holds.
+  r = run_rsz(dir, "run job.json -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir / "out/a.jpg"), test::read_file(dir / "q20.jpg"));
+  // A flag's text is checked as the operators' is; a batch key's in the file's words.
+  r = run_rsz(dir, "run job.json --quality 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--quality"), std::string::npos) << r.err;
+  test::write_file(dir / "bad.json", "{\"inputs\": [\"a.png\"], \"depth\": 12, " + steps);
+  r = run_rsz(dir, "run bad.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("bad.json: key \"depth\" at /depth: expected 8 or 16, got 12"), std::string::npos) << r.err;
 }
 
 // The output keys of a batch file: "background", "strict", "lossless" and "shrink_on_load" say what --background,

@@ -5,6 +5,7 @@
 #include "rsz/io/config.h"
 #include "rsz/io/image.h"
 #include "rsz/io/naming.h"
+#include "rsz/io/run_settings.h"
 #include "rsz/io/ops.h"
 
 #include <gtest/gtest.h>
@@ -63,9 +64,17 @@ const Keys kPlainRoiKeys = {"rois", "batch_indices", "$schema"};
 const Keys kDatasetKeys = {"images", "$schema"};
 const Keys kImageKeys = {"path", "rois"};
 const Keys kRoiKeys = {"box", "label", "id"};
-const Keys kBatchKeys = {"inputs", "output_dir", "dtype",  "recursive", "hidden",
-                         "quality", "png_compression", "strip", "grayscale", "depth", "alpha", "exif", "strict",
-                         "background", "lossless", "shrink_on_load", "steps", "$schema"};
+// A batch file's top-level keys: its inputs, output folder and steps, and the run-level settings' batch keys
+// (run_settings.h).
+Keys batch_keys() {
+  Keys keys = {"inputs", "output_dir"};
+  for (const RunSettingSpec& row : run_settings()) {
+    if (!row.batch_key.empty()) keys.push_back(row.batch_key);
+  }
+  keys.insert(keys.end(), {"steps", "$schema"});
+  return keys;
+}
+const Keys kBatchKeys = batch_keys();
 const Keys kStepKeys = {"op", "config", "output", "rois", "image_root", "names", "manifest", "rois_check",
                         "size_mismatch", "skip_crowd", "skip_difficult", "input"};
 
@@ -698,7 +707,7 @@ TEST(ConfigBatchFiles, TheRepositoryBatchFile) {
   ASSERT_EQ(b.inputs.size(), 1u);
   EXPECT_EQ(b.inputs[0], normal(root / "samples/photos/"));
   EXPECT_EQ(b.output_dir, normal(root / "out"));
-  EXPECT_FALSE(b.dtype.has_value());
+  EXPECT_EQ(b.settings.count("dtype"), 0u);
   ASSERT_EQ(b.steps.size(), 3u);
 
   const auto* intent = std::get_if<ResizeIntent>(&b.steps[0].config);
@@ -738,7 +747,7 @@ TEST(ConfigBatchFiles, DefaultsAndPaths) {
   EXPECT_EQ(b.inputs, (std::vector<std::string>{"jobs/one/a.png", "jobs/photos/", "/abs/x.png",
                                                 "jobs/one/../more/*.jpg", "jobs/one/sub/[ab].png"}));
   EXPECT_EQ(b.output_dir, "jobs/one/out");
-  EXPECT_EQ(b.dtype, DataType::Float16);
+  EXPECT_EQ(b.setting("dtype"), "float16");
   ASSERT_EQ(b.steps.size(), 3u);
   EXPECT_EQ(b.steps[0].output_template, "{stem}_{op}{ext}");
   EXPECT_EQ(b.steps[1].output_template, "{stem}_{op}{ext}");
@@ -752,7 +761,7 @@ TEST(ConfigBatchFiles, DefaultsAndPaths) {
       "b.json", "");
   EXPECT_EQ(no_base.inputs, (std::vector<std::string>{"x/a.png"}));
   EXPECT_EQ(no_base.output_dir, "p");
-  EXPECT_EQ(no_base.dtype, DataType::Float32);
+  EXPECT_EQ(no_base.setting("dtype"), "float32");
   EXPECT_EQ(no_base.steps[0].output_template, "u/{stem}_{op}.npy");
 
   // Only roi_align steps: "inputs" may be left out (a dataset ROI file names its images).

@@ -1,6 +1,7 @@
 // Batch files: the steps of `rsz run`, each an operator config or a resize intent.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -79,20 +80,16 @@ struct BatchStep {
 struct BatchFile {
   std::vector<std::string> inputs;
   std::string output_dir;
-  std::optional<DataType> dtype;
-  bool recursive = false;  // "recursive": input folders are walked down their sub-folders (the command line's -r)
-  bool hidden = false;     // "hidden": names starting with '.' are inputs too (--hidden)
-  std::optional<int> quality;          // "quality": JPEG / WebP quality of image outputs, 1-100 (--quality)
-  std::optional<int> png_compression;  // "png_compression": zlib level 0-9 (--png-compression)
-  bool strip = false;                  // "strip": image outputs without the inputs' metadata (--strip)
-  bool grayscale = false;              // "grayscale": gray image outputs (--grayscale)
-  int depth = 0;                       // "depth": 8 or 16 bits per sample of image outputs (--depth); 0 follows inputs
-  std::optional<AlphaMode> alpha;      // "alpha": "premultiplied" or "straight" (--alpha); unset: the default
-  bool exif = true;                    // "exif": false keeps stored pixels (--no-exif)
-  bool strict = false;                 // "strict": refuse alpha / 16 bits into formats without them (--strict)
-  std::string background;              // "background": the colour alpha is flattened onto (--background); "": white
-  bool lossless = false;               // "lossless": WebP outputs lossless (--lossless)
-  bool shrink_on_load = false;         // "shrink_on_load": resample / thumbnail steps (--shrink-on-load)
+  // The run-level settings the file sets (run_settings.h: the rows with a batch key, "quality", "strip", "exif",
+  // ...), by the row's key, as the text its flag takes: "true" / "false" for a Bool ("exif": false is no_exif
+  // "true"), "95", "float16", "#ff8000". Checked as JSON here; read by the command line as its flags are.
+  std::map<std::string, std::string> settings;
+  bool recursive() const { return setting("recursive") == "true"; }
+  bool hidden() const { return setting("hidden") == "true"; }
+  std::string setting(const std::string& key) const {
+    const auto it = settings.find(key);
+    return it == settings.end() ? std::string() : it->second;
+  }
   std::vector<BatchStep> steps;
 };
 BatchFile parse_batch_file(const std::string& json_text, const std::string& source, const std::string& base_dir);

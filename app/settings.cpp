@@ -1,0 +1,175 @@
+// The run-level settings on the command line: each row of io's table (rsz/io/run_settings.h) bound to its member of
+// CommonOptions, its flag registered from the row, and a batch file's keys laid under the flags given to rsz run.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "common.h"
+#include "rsz/io/config.h"
+#include "rsz/io/run_settings.h"
+
+namespace rsz::app {
+
+namespace {
+
+// What a row's text does to the options: `what` names the flag or batch key in messages.
+using Setter = std::function<void(CommonOptions& options, const std::string& text, const std::string& what,
+                                  const io::RunSettingSpec& row)>;
+
+struct Binding {
+  Setter set;
+  // An extra check of the text on the command line, as CLI11 validators report them ("" when allowed).
+  std::function<std::string(const std::string& text)> check;
+};
+
+Setter boolean(bool CommonOptions::*member) {
+  return [member](CommonOptions& o, const std::string& text, const std::string&, const io::RunSettingSpec&) {
+    o.*member = text == "true";
+  };
+}
+
+template <typename Int>
+Setter whole(Int CommonOptions::*member) {
+  return [member](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec& row) {
+    o.*member = static_cast<Int>(io::parse_int(text, what, row.min, row.max));
+  };
+}
+
+template <typename Enum>
+Setter enumerated(Enum CommonOptions::*member, Enum (*parse)(const std::string&, const std::string&)) {
+  return [member, parse](CommonOptions& o, const std::string& text, const std::string& what,
+                         const io::RunSettingSpec&) { o.*member = parse(text, what); };
+}
+
+std::string usable_backend(const std::string& text) {
+  if (text != to_string(Backend::Cuda)) return "";
+  for (const BackendInfo& b : backends()) {
+    if (b.backend == Backend::Cuda) return b.available ? "" : "cuda cannot run here: " + b.note;
+  }
+  return "this build of rsz has no CUDA backend (build it with -DRSZ_CUDA=ON where nvcc and a GPU are present); "
+         "auto, cpu or reference is allowed";
+}
+
+// Every row's binding, by key. A row without one is an internal error as soon as a command registers its flags, so
+// every test of the command line fails on it.
+const std::map<std::string, Binding>& bindings() {
+  static const std::map<std::string, Binding> table = {
+      {"dtype", {enumerated(&CommonOptions::dtype, io::parse_compute_type), {}}},
+      {"jobs", {whole(&CommonOptions::jobs), {}}},
+      {"json", {boolean(&CommonOptions::json), {}}},
+      {"dry_run", {boolean(&CommonOptions::dry_run), {}}},
+      {"quiet", {boolean(&CommonOptions::quiet), {}}},
+      {"recursive", {boolean(&CommonOptions::recursive), {}}},
+      {"hidden", {boolean(&CommonOptions::hidden), {}}},
+      {"no_exif", {boolean(&CommonOptions::no_exif), {}}},
+      {"alpha", {enumerated(&CommonOptions::alpha, io::parse_alpha_mode), {}}},
+      {"backend", {enumerated(&CommonOptions::backend, io::parse_backend), usable_backend}},
+      {"device", {whole(&CommonOptions::device), {}}},
+      {"verbose", {boolean(&CommonOptions::verbose), {}}},
+      {"max_pixels", {whole(&CommonOptions::max_pixels), {}}},
+      {"max_memory",
+       {[](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec&) {
+          o.max_memory = parse_memory_size(text, what);
+        },
+        {}}},
+      {"max_samples", {whole(&CommonOptions::max_samples), {}}},
+      {"quality", {whole(&CommonOptions::quality), {}}},
+      {"lossless", {boolean(&CommonOptions::lossless), {}}},
+      {"strict", {boolean(&CommonOptions::strict), {}}},
+      {"background",
+       {[](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec&) {
+          o.background = parse_background(text, what);
+        },
+        {}}},
+      {"format",
+       {[](CommonOptions& o, const std::string& text, const std::string&, const io::RunSettingSpec&) {
+          o.format = text;
+        },
+        {}}},
+      {"tar_part_size", {whole(&CommonOptions::tar_part_size), {}}},
+      {"no_sync", {boolean(&CommonOptions::no_sync), {}}},
+      {"strip", {boolean(&CommonOptions::strip), {}}},
+      {"grayscale", {boolean(&CommonOptions::grayscale), {}}},
+      {"depth",
+       {[](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec&) {
+          o.depth = static_cast<int>(io::parse_int(text, what, 8, 16));
+        },
+        {}}},
+      {"skip_existing", {boolean(&CommonOptions::skip_existing), {}}},
+      {"png_compression", {whole(&CommonOptions::png_compression), {}}},
+      {"shrink_on_load", {boolean(&CommonOptions::shrink_on_load), {}}},
+      {"shard",
+       {[](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec&) {
+          parse_shard_option(text, what, o.shard_index, o.shard_count);
+        },
+        {}}},
+      {"plan",
+       {[](CommonOptions& o, const std::string& text, const std::string&, const io::RunSettingSpec&) { o.plan = text; },
+        {}}},
+  };
+  return table;
+}
+
+const Binding& binding_of(const io::RunSettingSpec& row) {
+  const auto it = bindings().find(row.key);
+  if (it == bindings().end()) throw InternalError("run setting " + row.key + " has no binding in app/settings.cpp");
+  return it->second;
+}
+
+}  // namespace
+
+void apply_setting(CommonOptions& options, const io::RunSettingSpec& row, const std::string& text,
+                   const std::string& what) {
+  binding_of(row).set(options, text, what, row);
+}
+
+void add_setting_flags(CLI::App& command, CommonOptions& options, unsigned uses) {
+  for (const io::RunSettingSpec& row : io::run_settings()) {
+    if ((row.uses & uses) == 0) continue;
+    const Binding& binding = binding_of(row);
+    const std::string flag = "--" + row.long_name();
+    CLI::Option* option = nullptr;
+    if (row.kind == io::SettingKind::Bool) {
+      option = command.add_flag_callback(
+          row.flag,
+          [&options, &row, flag] {
+            apply_setting(options, row, "true", flag);
+            options.given.insert(row.key);
+          },
+          row.help);
+    } else {
+      option = command.add_option_function<std::string>(
+          row.flag,
+          [&options, &row, flag](const std::string& text) {
+            apply_setting(options, row, text, flag);
+            options.given.insert(row.key);
+          },
+          row.help);
+    }
+    if (row.kind == io::SettingKind::Int) option->check(whole_number(row.min, row.max));
+    if (row.kind == io::SettingKind::Choice) option->check(CLI::IsMember(row.choices));
+    if (binding.check) {
+      const auto check = binding.check;
+      option->check(CLI::Validator([check](std::string& text) { return check(text); }, "", row.long_name()));
+    }
+  }
+}
+
+void apply_batch_settings(CommonOptions& options, const io::BatchFile& batch, const std::string& source) {
+  for (const auto& [key, text] : batch.settings) {
+    if (options.given.count(key) != 0) continue;  // the flag given to rsz run wins over the file's key
+    const io::RunSettingSpec* row = io::find_run_setting(key);
+    if (row == nullptr) throw InternalError("batch setting " + key + " has no row");
+    apply_setting(options, *row, text, source + ": \"" + row->batch_key + "\"");
+  }
+}
+
+bool setting_changes_outputs(const std::string& long_name) {
+  for (const io::RunSettingSpec& row : io::run_settings()) {
+    if (row.long_name() == long_name) return row.changes_outputs;
+  }
+  return true;  // a command's own flag (--size, --rois, ...): it decides the outputs
+}
+
+}  // namespace rsz::app
