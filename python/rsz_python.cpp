@@ -23,6 +23,7 @@
 #include "rsz/io/image.h"
 #include "rsz/io/ops.h"
 #include "rsz/io/resize.h"
+#include "rsz/io/run_settings.h"
 #include "rsz/resample.h"
 #include "rsz/roi_align.h"
 #include "rsz/upsample2d.h"
@@ -383,6 +384,34 @@ PYBIND11_MODULE(_rsz, m) {
   py::class_<Exec>(m, "Exec").def(py::init<int, std::string, int>(), py::arg("threads"), py::arg("backend"),
                                    py::arg("device"));
   m.def("backends", &backends_py);
+  // The run-level settings table (rsz/io/run_settings.h): rsz.run_settings(), and what run_shard / map_paths check
+  // their keywords' values against.
+  m.def("run_settings", [] {
+    static const char* const kKinds[] = {"bool", "int", "choice", "text"};
+    py::list out;
+    for (const io::RunSettingSpec& s : io::run_settings()) {
+      py::list commands;
+      if (s.uses & io::kUseOperators) commands.append("operators");
+      if (s.uses & io::kUseResize) commands.append("resample, thumbnail");
+      if (s.uses & io::kUseRoiAlign) commands.append("roi-align");
+      if (s.uses & io::kUseRun) commands.append("run");
+      py::dict d;
+      d["key"] = s.key;
+      d["flag"] = "--" + s.long_name();
+      d["help"] = s.help;
+      d["kind"] = kKinds[static_cast<int>(s.kind)];
+      d["choices"] = s.choices;
+      if (s.kind == io::SettingKind::Int) {
+        d["min"] = s.min;
+        d["max"] = s.max;
+      }
+      d["commands"] = commands;
+      d["changes_outputs"] = s.changes_outputs;
+      d["batch_key"] = s.batch_key.empty() ? py::object(py::none()) : py::object(py::str(s.batch_key));
+      out.append(d);
+    }
+    return out;
+  });
   // The operator spec tables (rsz/io/ops.h): what the Python keywords are checked against (tests/python).
   m.def("operator_specs", [] {
     py::list out;

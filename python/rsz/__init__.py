@@ -53,9 +53,11 @@ except ImportError as _error:  # without this, Python reports a misleading "circ
     raise _extension_error(_error) from None
 
 __version__ = _rsz.__version__
+_SETTINGS = _rsz.run_settings()
+_SETTINGS_BY_KEY = {s["key"]: s for s in _SETTINGS}
 __all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "torchvision_roi_align", "info",
            "read_image", "write_image", "shard_key", "shard_of", "plan", "run_shard", "map_paths", "merge",
-           "CommandError", "backends", "DTypeError"]
+           "CommandError", "backends", "run_settings", "DTypeError"]
 
 
 class DTypeError(TypeError, ValueError):
@@ -66,6 +68,14 @@ class DTypeError(TypeError, ValueError):
 def backends():
     """The backends of this build: dicts of name, memory, available and note (why not, or what it runs on)."""
     return _rsz.backends()
+
+
+def run_settings():
+    """The run-level settings of rsz's commands, one dict each: key (the keyword of run_shard and map_paths, and of a
+    batch file unless batch_key says another; None where a batch file cannot set it), flag, help, kind ("bool",
+    "int", "choice" or "text"), choices, min and max (int), commands (which take it) and changes_outputs (whether
+    --plan pins it). The command line's flags, batch files and these keywords come from this one table."""
+    return [dict(s) for s in _SETTINGS]
 
 
 def _exec(threads, backend, device):
@@ -617,9 +627,14 @@ def _word(value, op):
 
 def _flag_words(flags, op):
     """Keyword arguments as flags: size=256 is --size 256, enlarge=True is --enlarge (False and None leave a flag out),
-    a list or tuple repeats the flag for each item; '_' in a name is '-' (skip_existing=True is --skip-existing)."""
+    a list or tuple repeats the flag for each item; '_' in a name is '-' (skip_existing=True is --skip-existing).
+    A run-level setting's value is checked against its row of run_settings() first (strict=1 is refused: a bool
+    setting takes True or False)."""
     words = []
     for name, value in flags.items():
+        setting = _SETTINGS_BY_KEY.get(name)
+        if setting is not None and value is not None:
+            _check_setting(setting, value, op)
         flag = ("--" + name.replace("_", "-")).encode()
         if value is None or value is False:
             continue
@@ -631,6 +646,19 @@ def _flag_words(flags, op):
         else:
             words += [flag, _word(value, op)]
     return words
+
+
+def _check_setting(setting, value, op):
+    kind = setting["kind"]
+    if kind == "bool" and not isinstance(value, bool):
+        raise ValueError("%s: %s=%r is not allowed; True or False is" % (op, setting["key"], value))
+    if kind == "int" and (isinstance(value, bool) or not isinstance(value, _numbers.Integral)
+                          or not setting["min"] <= value <= setting["max"]):
+        raise ValueError("%s: %s=%r is not allowed; a whole number from %d to %d is"
+                         % (op, setting["key"], value, setting["min"], setting["max"]))
+    if kind == "choice" and str(value) not in setting["choices"]:
+        raise ValueError("%s: %s=%r is not allowed; one of %s is" % (op, setting["key"], value,
+                                                                     ", ".join(setting["choices"])))
 
 
 def _run_command(words, op, quiet, inputs_below=None):

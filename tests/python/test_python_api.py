@@ -219,3 +219,33 @@ def test_map_paths_takes_a_single_path_as_one_input(tmp_path, kind):
     assert [r["shape"] for r in records] == [r["shape"] for r in listed] == [[1, 3, 11, 16]]
     assert os.listdir(tmp_path / "one") == ["chelsea.png"]
     assert (tmp_path / "one" / "chelsea.png").read_bytes() == (tmp_path / "list" / "chelsea.png").read_bytes()
+
+
+# ---- run_settings: one table behind flags, batch keys and keywords ----
+
+def test_run_settings_are_the_keywords_of_run_shard_and_map_paths(tmp_path):
+    settings = {s["key"]: s for s in rsz.run_settings()}
+    assert {"quality", "strict", "shrink_on_load", "skip_existing", "no_exif", "jobs"} <= set(settings)
+    for key, s in settings.items():
+        assert s["flag"] == "--" + key.replace("_", "-")  # the keyword is the flag, '-' made '_'
+        assert s["kind"] in ("bool", "int", "choice", "text")
+    assert settings["no_exif"]["batch_key"] == "exif" and settings["jobs"]["batch_key"] is None
+    assert settings["quality"]["changes_outputs"] and not settings["jobs"]["changes_outputs"]
+    # A keyword sets what its flag sets: the same bytes as the command line.
+    jpeg = os.path.join(SOURCE, "samples", "photos", "rocket.jpg")
+    rsz.map_paths(jpeg, "thumbnail", size=24, quality=30, strip=True, output=str(tmp_path / "py") + "/{stem}{ext}")
+    rsz.map_paths(jpeg, "thumbnail", size=24, output=str(tmp_path / "default") + "/{stem}{ext}")
+    cli = os.environ.get("RSZ_BINARY")
+    if cli:
+        import subprocess
+        subprocess.run([cli, "thumbnail", "-i", jpeg, "--size", "24", "--quality", "30", "--strip", "-q",
+                        "-o", str(tmp_path / "cli.jpg")], check=True)
+        assert (tmp_path / "py" / "rocket.jpg").read_bytes() == (tmp_path / "cli.jpg").read_bytes()
+    assert (tmp_path / "py" / "rocket.jpg").read_bytes() != (tmp_path / "default" / "rocket.jpg").read_bytes()
+    # Values are checked against the row before anything runs.
+    for bad, message in [({"strict": 1}, "strict=1 is not allowed; True or False is"),
+                         ({"quality": 0}, "quality=0 is not allowed; a whole number from 1 to 100 is"),
+                         ({"alpha": "linear"}, "alpha='linear' is not allowed; one of premultiplied, straight is")]:
+        with pytest.raises(ValueError, match=message):
+            rsz.map_paths(jpeg, "thumbnail", size=24, output=str(tmp_path / "bad") + "/{stem}{ext}", **bad)
+    assert not (tmp_path / "bad").exists()
