@@ -41,12 +41,13 @@ io::ResampleConfig fixed_flags(const ResampleOptions& o) {
   return flags;
 }
 
-// --shrink-on-load: libjpeg's DCT scaling by the largest of 8, 4 and 2 that still leaves the resample a shrink of 2x
-// or more on both axes (vipsthumbnail's rule), so the antialiased filter has the last word; 1 where none does.
-int jpeg_shrink_for(const io::ResizePlan& plan) {
+// --shrink-on-load: the codec's scaled decode (a capability of its row: JPEG's DCT scaling, io::ImageInfo::max_shrink)
+// by the largest of 8, 4 and 2 it offers that still leaves the resample a shrink of 2x or more on both axes
+// (vipsthumbnail's rule), so the antialiased filter has the last word; 1 where none does.
+int shrink_for(const io::ResizePlan& plan, int max_shrink) {
   const float least = std::max(plan.params.scales[2], plan.params.scales[3]);  // the axis shrunk least
   for (const int d : {8, 4, 2}) {
-    if (least * static_cast<float>(2 * d) <= 1.0f) return d;
+    if (d <= max_shrink && least * static_cast<float>(2 * d) <= 1.0f) return d;
   }
   return 1;
 }
@@ -324,7 +325,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       // What the decoder holds: a window of rows (a JPEG read band by band), or the image decoded smaller
       // (--shrink-on-load), instead of the whole image.
       const int shrink =
-          probe.from_image && common.shrink_on_load && probe.format == "jpeg" ? jpeg_shrink_for(resize) : 1;
+          probe.from_image && common.shrink_on_load ? shrink_for(resize, probe.max_shrink) : 1;
       Dims decoded = probe.sizes;
       io::ResizePlan decoded_plan = resize;
       if (shrink > 1) {
@@ -349,7 +350,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       if (common.shrink_on_load && image) {
         const io::ImageInfo info = io::read_image_info(input, read);
         full = {1, info.channels, info.height, info.width};
-        if (info.format == "jpeg") read.jpeg_shrink = jpeg_shrink_for(plan_for(input, full, true));
+        read.jpeg_shrink = shrink_for(plan_for(input, full, true), info.max_shrink);
       }
       const auto plan_image = [&](const Dims& sizes) {
         if (read.jpeg_shrink == 1) return plan_for(input, sizes, true);

@@ -130,6 +130,7 @@ ImageInfo info_from_header(const Codec& codec, const std::string& path, const Fi
   info.channels = facts.channels;
   info.bit_depth = facts.bit_depth;
   info.format = codec.name;
+  info.max_shrink = codec.max_shrink;
   info.rows_in_order = codec.open_rows != nullptr && !facts.progressive &&
                        (!options.apply_exif_orientation || facts.orientation == 1);
   if (facts.progressive) {  // every 8 x 8 block of every component at full size (an upper bound for subsampled chroma)

@@ -212,6 +212,24 @@ TEST_F(ImageTest, PngRoundTripsEveryChannelCountAt8And16Bits) {
   }
 }
 
+// Scaled decode is a capability of the codec table's rows: JPEG decodes at 1/2, 1/4 or 1/8 (max_shrink 8, and a
+// shrunk read is that size), the other formats at full size only.
+TEST_F(ImageTest, ScaledDecodeIsACodecCapability) {
+  const std::string jpeg = (dir_ / "s.jpg").string();
+  write_image(jpeg, make_image(40, 24, 3, 8, 3));
+  EXPECT_EQ(read_image_info(jpeg).max_shrink, 8);
+  ImageReadOptions quarter;
+  quarter.jpeg_shrink = 4;
+  const Image shrunk = read_image(jpeg, quarter);
+  EXPECT_EQ(shrunk.width, 10);
+  EXPECT_EQ(shrunk.height, 6);
+  for (const char* ext : {".png", ".bmp", ".tif", ".webp", ".ppm"}) {
+    const std::string path = (dir_ / (std::string("s") + ext)).string();
+    write_image(path, make_image(40, 24, 3, 8, 3));
+    EXPECT_EQ(read_image_info(path).max_shrink, 1) << ext;
+  }
+}
+
 // PNGs without alpha that are not interlaced are read row by row (open_image_rows, as rsz resample reads them): in
 // bands of any size the rows are read_image's, 16-bit samples in host order, with the metadata; the others (alpha,
 // interlaced) give no rows and are read whole. A damaged file fails as read_image fails.

@@ -89,6 +89,9 @@ struct Codec {
   StreamInfoFn stream_info = nullptr;
   StreamDecodeFn stream_decode = nullptr;
   unsigned metadata_read = 0;  // kIcc | kExif | kXmp
+  // Scaled decode: the largest N such that the decoder makes the image at 1/N of its size directly (ImageReadOptions::
+  // jpeg_shrink: 1/2, 1/4 or 1/8 by libjpeg's DCT scaling), 1 where it cannot.
+  int max_shrink = 1;
 
   // Writing: a format rsz cannot write has neither encoder.
   RowEncodeFn encode_rows = nullptr;  // encodes each band as it is produced (write_image_rows streams)

@@ -135,6 +135,7 @@ Codec jpeg_codec() {
   c.decode = read_jpeg;
   c.open_rows = open_jpeg_rows;
   c.metadata_read = kIcc | kExif | kXmp;  // APP2 ICC_PROFILE, APP1 Exif, APP1 XMP
+  c.max_shrink = 8;                        // libjpeg's DCT scaling: 1/2, 1/4, 1/8
   c.encode_rows = encode_jpeg;
   c.depths = kWrites8;
   c.channels = kGray | kRgb;

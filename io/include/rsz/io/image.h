@@ -31,8 +31,9 @@ constexpr std::int64_t kDefaultMaxPixels = std::int64_t{1} << 28;
 struct ImageReadOptions {
   bool apply_exif_orientation = true;
   std::int64_t max_pixels = kDefaultMaxPixels;
-  // Shrink-on-load (JPEG only; other formats ignore it): the image is decoded at 1 / jpeg_shrink of its size (1, 2, 4
-  // or 8; each side rounded up) by libjpeg's DCT scaling. Fast and approximate: not the pixels a full decode gives.
+  // Shrink-on-load, for formats whose codec decodes scaled (ImageInfo::max_shrink > 1: JPEG; other formats ignore
+  // it): the image is decoded at 1 / jpeg_shrink of its size (1, 2, 4 or 8, at most max_shrink; each side rounded up)
+  // by libjpeg's DCT scaling. Fast and approximate: not the pixels a full decode gives.
   int jpeg_shrink = 1;
   // Formats whose decoder takes the whole file in memory (all but PNG, which is read as it is decoded): a file larger
   // than this is refused before it is read whole (ErrorCode::Format). 0: no limit.
@@ -107,6 +108,10 @@ struct ImageInfo {
   std::uint64_t decoder_bytes = 0;
   // The metadata the image carries (JPEG: its EXIF, ICC profile and XMP segments), which reading and writing copy.
   std::uint64_t metadata_bytes = 0;
+  // Scaled decode (a capability of the format's codec): the largest N such that ImageReadOptions::jpeg_shrink = N
+  // decodes the image at 1/N of its size directly (JPEG: 8, with 2 and 4); 1 where the format decodes at full size
+  // only.
+  int max_shrink = 1;
 };
 
 // True when the extension names an image format rsz can write.
