@@ -178,6 +178,7 @@ int cli_main(const std::vector<std::string>& words) {
   std::cout.flush();
   const bool flushed = std::fflush(stdout) == 0;
   if ((!flushed || !std::cout.good()) && error == 0) error = errno != 0 ? errno : EIO;
+  std::cout.clear();
   if (error == 0) return status;
   to_stderr(std::string("rsz: cannot write standard output: ") + std::strerror(error) + "\n");
   return std::max(status, kExitFailed);

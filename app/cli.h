@@ -15,12 +15,13 @@ int cli_main(const std::vector<std::string>& args);
 
 // One in-process run of the command line, for a host program such as Python: calls are serialized (a lock held for
 // the call), the state of an earlier call is cleared first, the lines rsz writes to stderr are kept (and still
-// written unless `quiet_stderr`), and what it writes to std::cout (--json records) is returned instead of printed.
+// written unless `quiet_stderr`), and what it writes to standard output (--json records: to_stdout) is returned
+// instead of printed.
 // `inputs_below`: inputs given one by one (-i FILE) are named as if found in that folder: their {dir}, {relpath} and
 // shard key are their path below it.
 struct InProcessResult {
   int status = 0;
-  std::string stdout_text;  // std::cout's output (--json lines)
+  std::string stdout_text;  // what went to standard output (--json lines)
   std::string stderr_text;  // the lines rsz wrote to stderr
 };
 InProcessResult in_process_run(const std::vector<std::string>& args, const std::string& inputs_below,

@@ -47,6 +47,7 @@ struct StderrCapture {
   std::mutex mutex;
   std::string* sink = nullptr;
   bool quiet = false;
+  std::mutex stdout_mutex;  // its own: a stalled reader of standard output never holds up stderr's messages
   std::string* stdout_sink = nullptr;
   int stdout_error = 0;  // errno of the first failed write to standard output
 };
@@ -65,26 +66,27 @@ void detail::stderr_capture(std::string* sink, bool quiet) {
 
 void detail::stdout_capture(std::string* sink) {
   StderrCapture& c = stderr_capture_state();
-  const std::lock_guard<std::mutex> lock(c.mutex);
+  const std::lock_guard<std::mutex> lock(c.stdout_mutex);
   c.stdout_sink = sink;
 }
 
 int detail::take_stdout_error() {
   StderrCapture& c = stderr_capture_state();
-  const std::lock_guard<std::mutex> lock(c.mutex);
+  const std::lock_guard<std::mutex> lock(c.stdout_mutex);
   return std::exchange(c.stdout_error, 0);
 }
 
 void to_stdout(const std::string& text, bool flush) {
   StderrCapture& c = stderr_capture_state();
-  const std::lock_guard<std::mutex> lock(c.mutex);  // lines of several threads never interleave
+  const std::lock_guard<std::mutex> lock(c.stdout_mutex);  // lines of several threads never interleave
   if (c.stdout_sink != nullptr) {
     c.stdout_sink->append(text);
     return;
   }
   errno = 0;
   const bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && (!flush || std::fflush(stdout) == 0);
-  if (!ok && c.stdout_error == 0) c.stdout_error = errno != 0 ? errno : EIO;
+  const int error = errno;
+  if (!ok && c.stdout_error == 0) c.stdout_error = error != 0 ? error : EIO;
 }
 
 void to_stderr(const std::string& text) {

@@ -782,7 +782,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     job_records.assign(job_records.size(), {});
   }
   progress.finish();
-  if (options.output == "-" && written > 0) {
+  if (written > 0 && !jobs.front().planned_outputs.empty() && is_stdout_copy(jobs.front().planned_outputs.front())) {
     // -o -: the output goes out now, before the summary counts it; standard output that cannot take it (closed,
     // full) fails the input.
     const std::string problem = send_to_stdout(jobs.front().planned_outputs.front());

@@ -32,7 +32,9 @@ Setter boolean(bool CommonOptions::*member) {
 template <typename Int>
 Setter whole(Int CommonOptions::*member) {
   return [member](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec& row) {
-    o.*member = static_cast<Int>(io::parse_int(text, what, row.min, row.max));
+    // "+90" as the flag's check (strtoll) takes it.
+    const std::string digits = !text.empty() && text[0] == '+' ? text.substr(1) : text;
+    o.*member = static_cast<Int>(io::parse_int(digits, what, row.min, row.max));
   };
 }
 
@@ -92,8 +94,11 @@ const std::map<std::string, Binding>& bindings() {
       {"strip", {boolean(&CommonOptions::strip), {}}},
       {"grayscale", {boolean(&CommonOptions::grayscale), {}}},
       {"depth",
-       {[](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec&) {
-          o.depth = static_cast<int>(io::parse_int(text, what, 8, 16));
+       {[](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec& row) {
+          if (std::find(row.choices.begin(), row.choices.end(), text) == row.choices.end()) {
+            usage_error(what + " " + printable(text) + ": 8 or 16 is allowed");
+          }
+          o.depth = text == "16" ? 16 : 8;
         },
         {}}},
       {"skip_existing", {boolean(&CommonOptions::skip_existing), {}}},
@@ -131,13 +136,16 @@ void add_setting_flags(CLI::App& command, CommonOptions& options, unsigned uses)
     const std::string flag = "--" + row.long_name();
     CLI::Option* option = nullptr;
     if (row.kind == io::SettingKind::Bool) {
-      option = command.add_flag_callback(
-          row.flag,
-          [&options, &row, flag] {
-            apply_setting(options, row, "true", flag);
-            options.given.insert(row.key);
-          },
-          row.help);
+      // --strict, and --strict=false (which also beats a batch file's "strict": true); the last one given counts.
+      option = command
+                   .add_flag_function(
+                       row.flag,
+                       [&options, &row, flag](std::int64_t count) {
+                         apply_setting(options, row, count > 0 ? "true" : "false", flag);
+                         options.given.insert(row.key);
+                       },
+                       row.help)
+                   ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     } else {
       option = command.add_option_function<std::string>(
           row.flag,
@@ -147,7 +155,7 @@ void add_setting_flags(CLI::App& command, CommonOptions& options, unsigned uses)
           },
           row.help);
     }
-    if (row.kind == io::SettingKind::Int) option->check(whole_number(row.min, row.max));
+    if (row.kind == io::SettingKind::Int) option->type_name("INT")->check(whole_number(row.min, row.max));
     if (row.kind == io::SettingKind::Choice) option->check(CLI::IsMember(row.choices));
     if (binding.check) {
       const auto check = binding.check;

@@ -145,18 +145,30 @@ std::string output_target(const CommonOptions& options, const std::vector<std::s
   return scratch_file(1, "stdout" + ext);
 }
 
+bool is_stdout_copy(const std::string& path) { return g_files[1][0] != '\0' && path == g_files[1]; }
+
 std::string send_to_stdout(const std::string& target) {
   std::FILE* in = std::fopen(target.c_str(), "rb");
   if (in == nullptr) return "-o -: cannot read the output written (" + std::string(std::strerror(errno)) + ")";
   char buffer[65536];
   std::size_t got = 0;
   bool ok = true;
-  while (ok && (got = std::fread(buffer, 1, sizeof buffer, in)) > 0) ok = std::fwrite(buffer, 1, got, stdout) == got;
+  int error = 0;
+  errno = 0;
+  while (ok && (got = std::fread(buffer, 1, sizeof buffer, in)) > 0) {
+    ok = std::fwrite(buffer, 1, got, stdout) == got;
+    if (!ok) error = errno;
+  }
+  const bool read_ok = std::ferror(in) == 0;
   std::fclose(in);
-  ok = ok && std::fflush(stdout) == 0;
-  const int error = errno;
+  if (ok && std::fflush(stdout) != 0) {
+    ok = false;
+    error = errno;
+  }
   ::unlink(target.c_str());
+  if (!read_ok && ok) return "-o -: cannot read the output written";
   if (ok) return "";
+  if (error == 0) error = EIO;
   // Reported as this input's failure: what stdio still holds is dropped, so that the end of the command does not
   // report the same failure again.
   __fpurge(stdout);

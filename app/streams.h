@@ -25,6 +25,8 @@ std::string output_target(const CommonOptions& options, const std::vector<std::s
 // output and removes it. "" when done, else what went wrong ("-o -: cannot write standard output: No space left on
 // device"): the input then failed.
 std::string send_to_stdout(const std::string& target);
+// Whether `path` is the scratch file output_target made for -o - (not a folder or file named "-", as rsz run's -o is).
+bool is_stdout_copy(const std::string& path);
 // Unlinks the scratch files and folder; async-signal-safe (the signal handler calls it).
 void remove_stream_files() noexcept;
 // `text` with the scratch copies of standard input and output named as such ("standard input (-i -)"): messages

@@ -269,6 +269,18 @@ TEST(BatchFiles, EveryRunLevelFlagIsTakenByRunAndBeatsTheFilesKey) {
   r = run_rsz(dir, "run job.json -q");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(test::read_file(dir / "out/a.jpg"), test::read_file(dir / "q20.jpg"));
+  // A bool flag given false beats the file's true: --strict=false flattens the alpha the file's "strict" refuses.
+  test::write_file(dir / "strict.json", "{\"inputs\": [\"a.png\"], \"output_dir\": \"s\", \"strict\": true, " + steps);
+  r = run_rsz(dir, "run strict.json -q");
+  EXPECT_EQ(r.status, 2) << r.err;
+  r = run_rsz(dir, "run strict.json --strict=false -q");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "s/a.jpg"));
+  // rsz run's -o names a folder, "-" too: its outputs stay there (standard output is the operators' -o -).
+  r = run_rsz(dir, "run job.json -o - -q --quality +90");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(test::read_file(dir / "-/a.jpg"), test::read_file(dir / "q90.jpg"));
   // A flag's text is checked as the operators' is; a batch key's in the file's words.
   r = run_rsz(dir, "run job.json --quality 0");
   EXPECT_EQ(r.status, 2);

@@ -84,8 +84,6 @@ struct BatchFile {
   // ...), by the row's key, as the text its flag takes: "true" / "false" for a Bool ("exif": false is no_exif
   // "true"), "95", "float16", "#ff8000". Checked as JSON here; read by the command line as its flags are.
   std::map<std::string, std::string> settings;
-  bool recursive() const { return setting("recursive") == "true"; }
-  bool hidden() const { return setting("hidden") == "true"; }
   std::string setting(const std::string& key) const {
     const auto it = settings.find(key);
     return it == settings.end() ? std::string() : it->second;
