@@ -169,6 +169,8 @@ int run_words(const std::vector<std::string>& words) {
 }  // namespace
 
 int cli_main(const std::vector<std::string>& words) {
+  detail::RunState run;
+  const detail::RunScope scope(run);
   const int status = run_words(words);
   // What went to standard output (--json records, rsz info, merge's report, help) must have got there: a write that
   // failed (a full disk, a closed descriptor) is the run's failure, said once, exit 1 (a usage error stays 2).
@@ -186,13 +188,14 @@ int cli_main(const std::vector<std::string>& words) {
 
 InProcessResult in_process_run(const std::vector<std::string>& args, const std::string& inputs_below,
                                bool quiet_stderr) {
-  static std::mutex one_at_a_time;
-  const std::lock_guard<std::mutex> lock(one_at_a_time);
-  detail::reset_run_state();
-  detail::json_keeps_bytes() = true;
-  struct Unset {
-    ~Unset() { detail::json_keeps_bytes() = false; }
-  } unset;
+  // A run of its own: calls from several threads run at once and share nothing (RunState).
+  InProcessResult result;
+  detail::RunState run;
+  const detail::RunScope scope(run);
+  run.json_keeps_bytes = true;
+  run.stderr_sink = &result.stderr_text;
+  run.quiet_stderr = quiet_stderr;
+  run.stdout_sink = &result.stdout_text;
   if (!inputs_below.empty()) {
     // The words after -i / --input / --input= that name files: their {dir} and key are their path below the folder.
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -207,24 +210,7 @@ InProcessResult in_process_run(const std::vector<std::string>& args, const std::
       detail::set_input_below(value, inputs_below);
     }
   }
-  InProcessResult result;
-  std::ostringstream out;
-  std::streambuf* const saved = std::cout.rdbuf(out.rdbuf());
-  detail::stderr_capture(&result.stderr_text, quiet_stderr);
-  detail::stdout_capture(&result.stdout_text);
-  try {
-    result.status = run_words(args);
-  } catch (...) {
-    std::cout.rdbuf(saved);
-    detail::stderr_capture(nullptr, false);
-    detail::stdout_capture(nullptr);
-    throw;
-  }
-  std::cout.flush();
-  std::cout.rdbuf(saved);
-  detail::stderr_capture(nullptr, false);
-  detail::stdout_capture(nullptr);
-  result.stdout_text += out.str();  // CLI11's own prints
+  result.status = run_words(args);
   return result;
 }
 

@@ -9,14 +9,14 @@ namespace rsz::app {
 
 // Parses `args` (the words after the program's name: {"thumbnail", "-i", ...}), runs the command and returns its
 // exit status (0 done, 1 some input failed, 2 usage or config error), reporting on stderr as the program does.
-// Not reentrant: one call at a time in a process (in_process_run serializes them); the program's own signal
-// handlers and allocator settings are main.cpp's, not this function's.
+// Each call is a run of its own (a RunState installed on its thread and on the pool's threads that work for it), so
+// calls of several threads run at once and share nothing; the program's own signal handlers and allocator settings
+// are main.cpp's, not this function's.
 int cli_main(const std::vector<std::string>& args);
 
-// One in-process run of the command line, for a host program such as Python: calls are serialized (a lock held for
-// the call), the state of an earlier call is cleared first, the lines rsz writes to stderr are kept (and still
-// written unless `quiet_stderr`), and what it writes to standard output (--json records: to_stdout) is returned
-// instead of printed.
+// One in-process run of the command line, for a host program such as Python: a run of its own (calls of several
+// threads run at once), whose lines on stderr are kept (and still written unless `quiet_stderr`) and whose standard
+// output (--json records: to_stdout) is returned instead of printed. CLI11's --help text still goes to std::cout.
 // `inputs_below`: inputs given one by one (-i FILE) are named as if found in that folder: their {dir}, {relpath} and
 // shard key are their path below it.
 struct InProcessResult {

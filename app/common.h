@@ -389,8 +389,6 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
 // Checks `output` and turns tar output on when it ends in .tar (a usage error for placeholders other than {shard}
 // and {part}, no {part}, --format npy or --manifest); a usage error for --tar-part-size without it.
 void configure_tar_output(const CommonOptions& options, const std::string& output);
-// Tar output off and no member held: the state of a fresh process (in-process runs, cli.h).
-void reset_tar_output();
 // Whether -o names a .tar output (configure_tar_output found one), and whether `output` is that -o.
 bool tar_output_on();
 bool is_tar_output(const std::string& output);

@@ -26,15 +26,9 @@ std::string canonical_or_absolute(const std::string& path) {
   return ec ? fs::absolute(path).lexically_normal().string() : p.string();
 }
 
-std::map<std::string, std::string>& input_dirs() {
-  static std::map<std::string, std::string> dirs;
-  return dirs;
-}
+std::map<std::string, std::string>& input_dirs() { return current_run().input_dirs; }
 
-std::map<std::string, std::string>& input_keys() {
-  static std::map<std::string, std::string> keys;
-  return keys;
-}
+std::map<std::string, std::string>& input_keys() { return current_run().input_keys; }
 
 std::string key_below(const fs::path& file, const fs::path& root) {
   return io::shard_key(file.string(), root.string());

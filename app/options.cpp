@@ -42,60 +42,32 @@ std::string for_cli(std::string message) {
 
 void usage_error(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
 
-namespace {
-struct StderrCapture {
-  std::mutex mutex;
-  std::string* sink = nullptr;
-  bool quiet = false;
-  std::mutex stdout_mutex;  // its own: a stalled reader of standard output never holds up stderr's messages
-  std::string* stdout_sink = nullptr;
-  int stdout_error = 0;  // errno of the first failed write to standard output
-};
-StderrCapture& stderr_capture_state() {
-  static StderrCapture state;
-  return state;
-}
-}  // namespace
-
-void detail::stderr_capture(std::string* sink, bool quiet) {
-  StderrCapture& c = stderr_capture_state();
-  const std::lock_guard<std::mutex> lock(c.mutex);
-  c.sink = sink;
-  c.quiet = quiet;
-}
-
-void detail::stdout_capture(std::string* sink) {
-  StderrCapture& c = stderr_capture_state();
-  const std::lock_guard<std::mutex> lock(c.stdout_mutex);
-  c.stdout_sink = sink;
-}
-
 int detail::take_stdout_error() {
-  StderrCapture& c = stderr_capture_state();
-  const std::lock_guard<std::mutex> lock(c.stdout_mutex);
-  return std::exchange(c.stdout_error, 0);
+  detail::RunState& run = detail::current_run();
+  const std::lock_guard<std::mutex> lock(run.stdout_mutex);
+  return std::exchange(run.stdout_error, 0);
 }
 
 void to_stdout(const std::string& text, bool flush) {
-  StderrCapture& c = stderr_capture_state();
-  const std::lock_guard<std::mutex> lock(c.stdout_mutex);  // lines of several threads never interleave
-  if (c.stdout_sink != nullptr) {
-    c.stdout_sink->append(text);
+  detail::RunState& run = detail::current_run();
+  const std::lock_guard<std::mutex> lock(run.stdout_mutex);  // lines of several threads never interleave
+  if (run.stdout_sink != nullptr) {
+    run.stdout_sink->append(text);
     return;
   }
   errno = 0;
   const bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && (!flush || std::fflush(stdout) == 0);
   const int error = errno;
-  if (!ok && c.stdout_error == 0) c.stdout_error = error != 0 ? error : EIO;
+  if (!ok && run.stdout_error == 0) run.stdout_error = error != 0 ? error : EIO;
 }
 
 void to_stderr(const std::string& text) {
-  StderrCapture& c = stderr_capture_state();
+  detail::RunState& run = detail::current_run();
   {
-    const std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.sink != nullptr) {
-      c.sink->append(text);
-      if (c.quiet) return;
+    const std::lock_guard<std::mutex> lock(run.stderr_mutex);
+    if (run.stderr_sink != nullptr) {
+      run.stderr_sink->append(text);
+      if (run.quiet_stderr) return;
     }
   }
   std::fwrite(text.data(), 1, text.size(), stderr);
@@ -235,7 +207,7 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
   // A JSON document is held to the budget while it is parsed (io::set_json_memory_budget counts what it builds: COCO
   // annotations take about 7 times their text); here its text must fit twice, so that a file that cannot fit is
   // refused before it is read. An XML tree or YAML takes up to about 40 times its text, counted from the size.
-  io::set_json_memory_budget(budget);
+  detail::current_run().io.json_memory_budget = budget;
   const std::string ext = io::lower_extension(path);
   // YAML (yaml-cpp's nodes, about 270 bytes an item: a data.yaml of a million short names took 274 times its text).
   const bool yaml = ext == ".yaml" || ext == ".yml";

@@ -5,21 +5,25 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common.h"
+#include "rsz/io/temporary_files.h"
 
 namespace rsz::app::detail {
 
 // The path made absolute and canonical where it exists (lexically normal where it does not): the key under which
 // inputs and outputs are compared.
 std::string canonical_or_absolute(const std::string& path);
-// Each expanded input's folder relative to the folder it was found in ({dir}; "" for files given by name or glob).
+// Each expanded input's folder relative to the folder it was found in ({dir}; "" for files given by name or glob):
+// current_run().input_dirs.
 std::map<std::string, std::string>& input_dirs();
 // Each expanded input's shard key (shards.h): its path below the -i folder or the fixed folders of its pattern,
-// without extension; absent for files given by name (their stem is their key).
+// without extension; absent for files given by name (their stem is their key): current_run().input_keys.
 std::map<std::string, std::string>& input_keys();
 // A file's shard key below `root`: its relative path without the extension ("2024/a" for root/2024/a.jpg); its name
 // without the extension where it is not below `root`.
@@ -38,26 +42,59 @@ struct RunTotals {
   static constexpr std::size_t kMaxFailuresKept = 20;
   std::vector<std::pair<std::string, std::string>> failures;
 };
-RunTotals& run_totals();
-// Called by run_jobs once planning is done, before anything is written (and not for --dry-run): with --plan, pins
-// the parameters in STATE/params.json (a usage error, nothing written, when another shard pinned others).
-std::function<void()>& before_writing();
-// The state one run of the command line leaves in these tables (and in the plan's and the tar output's), cleared
-// before an in-process run (cli.h's in_process_run): a host such as Python runs many commands in one process.
-void reset_run_state();
+
+struct TarState;   // tar_output.cpp: a .tar output's parts being written
+struct PlanState;  // shards.cpp: what was read of a --plan
+// What one run of the command line holds, from its inputs' keys to its totals: each call of cli_main and of
+// in_process_run makes one and installs it (RunScope) on its thread, and the runner installs it on the pool's threads
+// for the tasks of the run, so two runs in two threads of one process share nothing (the pool itself aside).
+struct RunState {
+  std::map<std::string, std::string> input_dirs;
+  std::map<std::string, std::string> input_keys;
+  RunTotals totals;
+  // Called by run_jobs once planning is done, before anything is written (and not for --dry-run): with --plan, pins
+  // the parameters in STATE/params.json (a usage error, nothing written, when another shard pinned others).
+  std::function<void()> before_writing;
+  // Whether --json records keep file names' bytes that are not UTF-8 (as \udcXX escapes, for Python's json.loads)
+  // instead of replacing them: set for in-process runs.
+  bool json_keeps_bytes = false;
+  // -i - read past the memory budget: the message its input fails with ("" when none).
+  std::string stdin_problem;
+  // The run's temporary-file tag (--plan), --no-sync and JSON budget, for every thread that works for it.
+  io::ThreadSettings io;
+  // In-process runs: while `stderr_sink` is set, to_stderr also appends what it writes there (and writes nothing to
+  // stderr when `quiet_stderr`); while `stdout_sink` is set, to_stdout appends there instead of writing.
+  std::mutex stderr_mutex;
+  std::string* stderr_sink = nullptr;
+  bool quiet_stderr = false;
+  std::mutex stdout_mutex;  // its own: a stalled reader of standard output never holds up stderr's messages
+  std::string* stdout_sink = nullptr;
+  int stdout_error = 0;  // errno of the first failed write to standard output
+  // The modules' own state, made on first use (tar_state(), plan_state()).
+  std::mutex slots_mutex;
+  std::shared_ptr<TarState> tar;
+  std::shared_ptr<PlanState> plan;
+};
+// The calling thread's run: the innermost RunScope's; a process-wide one where none is installed (a library caller).
+RunState& current_run();
+// Installs `run` (and its io settings) on this thread until the scope ends.
+class RunScope {
+ public:
+  explicit RunScope(RunState& run);
+  ~RunScope();
+  RunScope(const RunScope&) = delete;
+  RunScope& operator=(const RunScope&) = delete;
+
+ private:
+  RunState* previous_;
+  io::ThreadSettingsScope io_;
+};
+RunTotals& run_totals();  // current_run().totals
 // `input`, given by name, found as if in folder `root`: its {dir} and shard key are its path below `root`.
 void set_input_below(const std::string& input, const std::string& root);
-// While `sink` is set, to_stderr also appends what it writes to *sink (and writes nothing to stderr when `quiet`);
-// nullptr stops it. For in_process_run.
-void stderr_capture(std::string* sink, bool quiet);
-// While `sink` is set, to_stdout appends to *sink instead of writing to standard output; nullptr stops it.
-void stdout_capture(std::string* sink);
 // The error of the first write to standard output that failed since the last call (errno's value), 0 for none;
 // clears it.
 int take_stdout_error();
-// Whether --json records keep file names' bytes that are not UTF-8 (as \udcXX escapes, for Python's json.loads)
-// instead of replacing them: set for in-process runs.
-bool& json_keeps_bytes();
 // Bits per sample of an image output: --depth, else the input image's, else 8.
 int output_depth(const CommonOptions& options, bool from_image, int input_depth);
 // The same for an output at `path`: 16 bits into a format without them become 8, unless --strict or --depth said.

@@ -121,7 +121,7 @@ void dump_keeping_bytes(const nlohmann::json& value, std::string& out) {
 // In-process runs for Python (cli.h) keep the bytes as the manifests do instead (io::json_string: each such byte the
 // escape of U+DC80..U+DCFF, which json.loads turns into the str open() takes), so every record names its file.
 std::string json_line(const nlohmann::json& record) {
-  if (!detail::json_keeps_bytes()) return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (!detail::current_run().json_keeps_bytes) return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   try {
     return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
   } catch (const nlohmann::json::type_error&) {
@@ -325,13 +325,24 @@ class MemoryBudget {
   std::uint64_t free_;
 };
 
+// parallel_tasks whose tasks work for the calling thread's run: its RunState is installed on the pool's threads for
+// each task, so that runs of several threads of one process (in-process runs) keep their own state.
+template <typename Task>
+void run_tasks(std::int64_t count, int threads, const Task& task) {
+  detail::RunState& run = detail::current_run();
+  parallel_tasks(count, threads, [&](std::int64_t i) {
+    const detail::RunScope scope(run);
+    task(i);
+  });
+}
+
 // Planning of every job (in parallel): a usage error found for any job is thrown, before anything is written.
 // `skip`: jobs of .tar parts that exist (--skip-existing), skipped without being probed.
 std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOptions& options, std::uint64_t budget,
                                   int threads, const std::vector<char>* skip = nullptr) {
   const auto count = static_cast<std::int64_t>(jobs.size());
   std::vector<Prepared> prepared(jobs.size());
-  parallel_tasks(count, std::max(1, std::min(threads, static_cast<int>(jobs.size()))), [&](std::int64_t i) {
+  run_tasks(count, std::max(1, std::min(threads, static_cast<int>(jobs.size()))), [&](std::int64_t i) {
     const auto k = static_cast<std::size_t>(i);
     if (!jobs[k].plan) return;  // nothing to compute (roi-align: every box left out): not even probed
     if (skip != nullptr && (*skip)[k]) {
@@ -463,7 +474,7 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
 
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   if (options.verbose) std::fprintf(stderr, "%s\n", backend_note(options).c_str());
-  io::set_sync_outputs(!options.no_sync);
+  detail::current_run().io.sync_outputs = !options.no_sync;
   const std::uint64_t budget = options.memory_budget();
   const int threads = thread_count(options);
 
@@ -538,7 +549,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     return failed > 0 ? kExitFailed : kExitOk;
   }
 
-  if (detail::before_writing()) detail::before_writing()();  // --plan: the parameters pinned
+  if (detail::current_run().before_writing) detail::current_run().before_writing();  // --plan: the parameters pinned
   // Inputs run in parallel first; cores left over when there are fewer inputs than threads go to the kernels. More
   // --jobs than CPUs may overlap the waits of several inputs (slow storage), but the kernels of an input never get
   // more than the CPUs: their threads then wait on each other (a 1080p PNG upsampled with -j 4 on 2 cores took
@@ -679,8 +690,8 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
   // One threading runtime for the whole program (rsz::parallel_tasks): the inputs are spread over the pool and each
   // input's kernels make a nested call of `kernel_threads`, so at most `threads` threads compute at once.
   const auto run_all = [&](const std::vector<std::size_t>& group) {
-    parallel_tasks(static_cast<std::int64_t>(group.size()), static_cast<int>(parallel_inputs),
-                   [&](std::int64_t i) { run_one(group[static_cast<std::size_t>(i)]); });
+    run_tasks(static_cast<std::int64_t>(group.size()), static_cast<int>(parallel_inputs),
+              [&](std::int64_t i) { run_one(group[static_cast<std::size_t>(i)]); });
   };
   std::size_t parts_written = 0;
   std::size_t parts_skipped = 0;

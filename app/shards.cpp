@@ -312,8 +312,10 @@ std::string dump(const nlohmann::json& value) {
   return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+}  // namespace
+
 // What was read of a plan for this run.
-struct PlanState {
+struct detail::PlanState {
   std::string folder;
   std::int64_t shards = 0;
   std::int64_t index = -1;
@@ -327,9 +329,15 @@ struct PlanState {
   bool legacy = false;
 };
 
+namespace {
+
+using detail::PlanState;
+
 PlanState& plan_state() {
-  static PlanState state;
-  return state;
+  detail::RunState& run = detail::current_run();
+  const std::lock_guard<std::mutex> lock(run.slots_mutex);
+  if (!run.plan) run.plan = std::make_shared<PlanState>();
+  return *run.plan;
 }
 
 // plan.json of `state`: a usage error naming the folder when it is missing or not a plan.
@@ -752,30 +760,6 @@ void pin_params(const std::string& state, const Params& params) {
 
 namespace detail {
 
-RunTotals& run_totals() {
-  static RunTotals totals;
-  return totals;
-}
-
-std::function<void()>& before_writing() {
-  static std::function<void()> hook;
-  return hook;
-}
-
-bool& json_keeps_bytes() {
-  static bool keeps = false;
-  return keeps;
-}
-
-void reset_run_state() {
-  input_dirs().clear();
-  input_keys().clear();
-  run_totals() = {};
-  before_writing() = nullptr;
-  plan_state() = {};
-  reset_tar_output();
-}
-
 void set_input_below(const std::string& input, const std::string& root) {
   const fs::path file(input);
   const std::string dir = file.parent_path().lexically_relative(root).string();
@@ -823,25 +807,28 @@ int run_command(const CLI::App& command, const std::function<int()>& run) {
   // Before the first output (after the run's planning and budget checks): refused when another shard pinned other
   // parameters, else pinned. rsz run calls it once a phase.
   bool pinned = false;
-  detail::before_writing() = [&] {
+  detail::RunState& this_run = detail::current_run();
+  this_run.before_writing = [&] {
     if (pinned) return;
     check_pinned(state, parameters());
     pin_params(state, parameters());
     pinned = true;
   };
   struct Unhook {
-    ~Unhook() { detail::before_writing() = nullptr; }
-  } unhook;
-  // The shard's temporary files carry the plan's id, so that merge --clean knows them from any other file.
-  io::set_temporary_tag(plan_id_of(plan, (fs::path(state) / "plan.json").string()));
-  struct Untag {
-    ~Untag() { io::set_temporary_tag(""); }
-  } untag;
+    detail::RunState& run;
+    ~Unhook() {
+      run.before_writing = nullptr;
+      run.io.temporary_tag.clear();
+    }
+  } unhook{this_run};
+  // The shard's temporary files carry the plan's id, so that merge --clean knows them from any other file: this run's
+  // threads' (RunScope), not another run's of the same process.
+  io::set_thread_temporary_tag(this_run.io, plan_id_of(plan, (fs::path(state) / "plan.json").string()));
   detail::run_totals() = {};
   const std::string started = now_text();
   const auto start = std::chrono::steady_clock::now();
   const int status = run();
-  detail::before_writing() = nullptr;
+  this_run.before_writing = nullptr;
   const detail::RunTotals& totals = detail::run_totals();
   nlohmann::json manifests = nlohmann::json::array();
   for (const auto& [given, written] : totals.manifests) manifests.push_back({{"given", given}, {"written", written}});

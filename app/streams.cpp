@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common.h"
+#include "pipeline_internal.h"
 #include "rsz/error.h"
 #include "rsz/io/image.h"
 #include "rsz/io/npy.h"
@@ -55,7 +56,6 @@ std::string format_extension(const std::string& format) { return format.empty() 
 constexpr std::size_t kSniffBytes = 64;
 
 // Why the copy of standard input cannot be read ("" when it can): the stream was larger than the memory budget.
-std::string g_stdin_problem;
 
 }  // namespace
 
@@ -73,7 +73,8 @@ std::string with_stream_names(const std::string& text) {
 }
 
 void check_stream_input(const std::string& path) {
-  if (!g_stdin_problem.empty() && path == g_files[0]) throw Error(ErrorCode::Io, g_stdin_problem);
+  const std::string& problem = detail::current_run().stdin_problem;
+  if (!problem.empty() && path == g_files[0]) throw Error(ErrorCode::Io, problem);
 }
 
 void remove_stream_files() noexcept {
@@ -122,7 +123,7 @@ std::vector<std::string> input_list(const CommonOptions& options, std::uint64_t 
     if (!ok) throw Error(ErrorCode::Io, stdin_path + ": cannot write the copy of standard input");
     if (total > budget) {
       if (std::FILE* empty = std::fopen(stdin_path.c_str(), "wb")) std::fclose(empty);  // the part read is no use
-      g_stdin_problem = stdin_path + ": the stream is larger than the memory budget of " + bytes_text(budget) +
+      detail::current_run().stdin_problem = stdin_path + ": the stream is larger than the memory budget of " + bytes_text(budget) +
                         " (rsz stopped reading it there); raise --max-memory to read it";
     }
     patterns.push_back(stdin_path);

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "common.h"
+#include "pipeline_internal.h"
 #include "rsz/error.h"
 
 namespace rsz::app {
@@ -30,7 +31,12 @@ struct Held {
   std::uint64_t size = 0;
 };
 
-struct TarState {
+}  // namespace
+
+struct detail::TarState {
+  ~TarState() {
+    if (spill_fd >= 0) ::close(spill_fd);
+  }
   bool on = false;
   std::string pattern;  // -o as given
   std::string ext;      // "." + --format, or "" for each input's default
@@ -42,9 +48,15 @@ struct TarState {
   std::uint64_t spill_end = 0;
 };
 
+namespace {
+
+using detail::TarState;
+
 TarState& tar_state() {
-  static TarState state;
-  return state;
+  detail::RunState& run = detail::current_run();
+  const std::lock_guard<std::mutex> lock(run.slots_mutex);
+  if (!run.tar) run.tar = std::make_shared<TarState>();
+  return *run.tar;
 }
 
 constexpr std::int64_t kDefaultPartSize = 1000;
@@ -116,18 +128,6 @@ std::string part_path(const std::string& pattern, std::int64_t shard, std::int64
 }
 
 }  // namespace
-
-void reset_tar_output() {
-  TarState& s = tar_state();
-  const std::lock_guard<std::mutex> lock(s.mutex);
-  s.on = false;
-  s.pattern.clear();
-  s.ext.clear();
-  s.part_size = kDefaultPartSize;
-  s.shard = 0;
-  s.members.clear();
-  close_spill(s);
-}
 
 void configure_tar_output(const CommonOptions& options, const std::string& output) {
   TarState& s = tar_state();

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -346,13 +347,26 @@ py::tuple cli_py(const std::vector<py::bytes>& words, const py::bytes& inputs_be
   const std::string below(inputs_below);
   rsz::app::InProcessResult result;
   {
+    // Calls of several Python threads run at once (each is a run of its own). While any runs, freed buffers are
+    // kept for the next input; the last one to end sets the environment's threshold back.
+    static std::mutex calls_mutex;
+    static int calls = 0;
     const py::gil_scoped_release release;
+    {
+      const std::lock_guard<std::mutex> lock(calls_mutex);
 #if defined(__GLIBC__)
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+      if (calls++ == 0) {
+        mallopt(M_MMAP_THRESHOLD, 32 << 20);
+        mallopt(M_TRIM_THRESHOLD, 64 << 20);
+      }
+#else
+      ++calls;
 #endif
+    }
     struct Restore {
       ~Restore() {
+        const std::lock_guard<std::mutex> lock(calls_mutex);
+        if (--calls > 0) return;
 #if defined(__GLIBC__)
         const char* trim = std::getenv("MALLOC_TRIM_THRESHOLD_");
         const long threshold = trim != nullptr ? std::strtol(trim, nullptr, 10) : 128 * 1024;

@@ -113,6 +113,9 @@ void unregister_temporary(int slot) noexcept {
 // thread creating a temporary reads it while another sets the next (Python's calls run with the GIL released).
 std::atomic<const std::string*> tag_of_temporaries{nullptr};
 std::string temporary_tag() {
+  if (const ThreadSettings* settings = thread_settings()) {
+    return settings->temporary_tag.empty() ? std::string() : settings->temporary_tag + "-";
+  }
   const std::string* tag = tag_of_temporaries.load(std::memory_order_acquire);
   return tag != nullptr ? *tag : std::string();
 }
@@ -250,19 +253,40 @@ namespace rsz::io {
 
 namespace {
 std::atomic<bool> g_sync_outputs{true};
-}  // namespace
+thread_local const ThreadSettings* t_settings = nullptr;
 
-void set_temporary_tag(const std::string& tag) {
+void check_tag(const std::string& tag) {
   if (tag.size() > 32 ||
       !std::all_of(tag.begin(), tag.end(), [](unsigned char c) { return std::isalnum(c) != 0; })) {
     throw std::invalid_argument("rsz::io::set_temporary_tag: letters and digits, at most 32, are allowed");
   }
+}
+}  // namespace
+
+const ThreadSettings* thread_settings() noexcept { return t_settings; }
+
+ThreadSettingsScope::ThreadSettingsScope(const ThreadSettings* settings) noexcept : previous_(t_settings) {
+  t_settings = settings;
+}
+
+ThreadSettingsScope::~ThreadSettingsScope() { t_settings = previous_; }
+
+void set_thread_temporary_tag(ThreadSettings& settings, const std::string& tag) {
+  check_tag(tag);
+  settings.temporary_tag = tag;
+}
+
+void set_temporary_tag(const std::string& tag) {
+  check_tag(tag);
   // Tags are few (one a plan): the ones replaced stay allocated for a reader that may still hold them.
   detail::tag_of_temporaries.store(tag.empty() ? nullptr : new std::string(tag + "-"), std::memory_order_release);
 }
 
 void set_sync_outputs(bool sync) noexcept { g_sync_outputs.store(sync, std::memory_order_relaxed); }
-bool sync_outputs() noexcept { return g_sync_outputs.load(std::memory_order_relaxed); }
+bool sync_outputs() noexcept {
+  if (t_settings != nullptr) return t_settings->sync_outputs;
+  return g_sync_outputs.load(std::memory_order_relaxed);
+}
 
 void remove_temporary_files() noexcept {
   // No file is created from here on, and those being created are waited for (an open(2) each; 2 s at most).

@@ -1,5 +1,7 @@
 #include "json_util.h"
 
+#include "rsz/io/temporary_files.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -116,7 +118,7 @@ std::uint64_t heap_characters(const std::string& s) { return s.size() > 15 ? s.s
 class CheckedDomBuilder {
  public:
   CheckedDomBuilder(Json& result, const std::string& source, std::uint64_t text_bytes)
-      : dom_(result, true), source_(source), used_(text_bytes), budget_(g_json_budget.load()) {
+      : dom_(result, true), source_(source), used_(text_bytes), budget_(thread_settings() != nullptr ? thread_settings()->json_memory_budget : g_json_budget.load()) {
     account(0);
   }
 

@@ -715,8 +715,10 @@ def run_shard(state, shard, command, *args, quiet=True, **flags):
     An input that fails (corrupt, unreadable) does not raise: the marker's "failed" counts it and "messages" says
     why. quiet=False lets rsz write its progress and summary on stderr as the program does.
 
-    Calls in one process run one at a time (each uses jobs=N threads, by default every CPU the process may use), so
-    give a Dask worker one thread (threads_per_worker=1) and let rsz use its cores. The GIL is released while it runs.
+    Each call is a run of its own, the GIL released while it works: calls of several Python threads run at once and
+    share nothing (their inputs' keys, plans, counts and messages stay apart). Each uses jobs=N threads (by default
+    every CPU the process may use) from one pool, so a Dask worker with one thread (threads_per_worker=1) already
+    gets rsz's cores; more threads gain little.
     """
     if isinstance(shard, bool) or not isinstance(shard, _numbers.Integral) or shard < 0:
         raise ValueError("run_shard: shard=%r is not allowed; a shard number >= 0 is" % (shard,))
@@ -751,7 +753,7 @@ def map_paths(paths, command, *args, root=None, quiet=True, **flags):
     `-i root -r` had found them (without it, a path's name alone). A single path (str, bytes or os.PathLike) is
     one input, as a list of one. Flags as for run_shard. Outputs are written
     whole or not at all, so a partition run again (a worker lost) writes the same bytes (skip_existing=True skips
-    the outputs that exist instead). Calls in one process run one at a time, as run_shard's.
+    the outputs that exist instead). Calls of several threads run at once, as run_shard's.
     """
     if isinstance(paths, (str, bytes, _os.PathLike)):  # one path, not the characters of its name
         paths = [paths]

@@ -249,3 +249,60 @@ def test_run_settings_are_the_keywords_of_run_shard_and_map_paths(tmp_path):
         with pytest.raises(ValueError, match=message):
             rsz.map_paths(jpeg, "thumbnail", size=24, output=str(tmp_path / "bad") + "/{stem}{ext}", **bad)
     assert not (tmp_path / "bad").exists()
+
+
+# ---- runs in threads: each call is a run of its own ----
+
+def test_calls_from_several_threads_run_at_once_and_share_nothing(tmp_path):
+    """Two plans run shard by shard from 4 threads at once, and map_paths calls beside them: every output and marker
+    is what the same calls give one after another (the same bytes), each call's records and messages are its own."""
+    import concurrent.futures
+    import shutil
+
+    photos = os.path.join(SOURCE, "samples", "photos")
+    names = sorted(n for n in os.listdir(photos) if n.endswith((".png", ".jpg")))
+
+    def job(root, label):
+        state, out = root / (label + "_state"), root / (label + "_out")
+        rsz.plan(photos, str(state), 3)
+        return state, out
+
+    def run(root, concurrent):
+        calls = []
+        for label, size in [("a", 24), ("b", 40)]:
+            state, out = job(root, label)
+            for shard in range(3):
+                calls.append(("shard", str(state), shard, size, str(out) + "/{stem}{ext}"))
+        for i, name in enumerate(names[:4]):
+            calls.append(("map", os.path.join(photos, name), None, 16 + i, str(root / "mapped") + "/{stem}{ext}"))
+
+        def one(call):
+            kind, where, shard, size, output = call
+            if kind == "shard":
+                marker = rsz.run_shard(where, shard, "thumbnail", size=size, output=output, jobs=2)
+                return (kind, shard, marker["inputs"], marker["failed"])
+            records = rsz.map_paths(where, "thumbnail", size=size, output=output, jobs=2)
+            return (kind, [r["input"] for r in records], [r["shape"] for r in records])
+
+        if concurrent:
+            with concurrent_futures.ThreadPoolExecutor(max_workers=4) as pool:
+                results = list(pool.map(one, calls))
+        else:
+            results = [one(c) for c in calls]
+        files = {}
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "_state" not in str(path):
+                files[str(path.relative_to(root))] = path.read_bytes()
+        return results, files
+
+    concurrent_futures = concurrent.futures
+    (tmp_path / "seq").mkdir()
+    (tmp_path / "par").mkdir()
+    sequential = run(tmp_path / "seq", False)
+    parallel = run(tmp_path / "par", True)
+    assert parallel[0] == sequential[0]
+    assert sorted(parallel[1]) == sorted(sequential[1])
+    for name, data in sequential[1].items():
+        assert parallel[1][name] == data, name
+    assert any("a_out" in name for name in sequential[1]) and any("mapped" in name for name in sequential[1])
+    shutil.rmtree(tmp_path)

@@ -3,6 +3,7 @@
 // handler, so that an interrupted run leaves no partial file behind.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 // The public API: exported from a shared build, whose other symbols are hidden.
@@ -30,6 +31,32 @@ void set_temporary_tag(const std::string& tag);
 // disk (half the time of 200 thumbnails). Process-wide; the command line's --no-sync sets false.
 void set_sync_outputs(bool sync) noexcept;
 bool sync_outputs() noexcept;
+
+// The same settings for one thread, for a host that runs several jobs at once in one process (the command line's
+// in-process runs: each installs its own on every thread that works for it). While a ThreadSettingsScope is alive on
+// a thread, the temporary files that thread creates carry `temporary_tag`, its outputs are flushed per
+// `sync_outputs`, and the JSON documents it parses are held to `json_memory_budget` (json budget: config.h's
+// set_json_memory_budget), instead of the process-wide values. The settings are read, not copied: they must outlive
+// the scope, and change only while no thread of the scope writes or parses.
+struct ThreadSettings {
+  std::string temporary_tag;  // as set_temporary_tag takes it (checked when set through set_thread_temporary_tag)
+  bool sync_outputs = true;
+  std::uint64_t json_memory_budget = ~std::uint64_t{0};
+};
+// `tag` checked as set_temporary_tag checks it (std::invalid_argument), then stored in `settings`.
+void set_thread_temporary_tag(ThreadSettings& settings, const std::string& tag);
+class ThreadSettingsScope {
+ public:
+  explicit ThreadSettingsScope(const ThreadSettings* settings) noexcept;
+  ~ThreadSettingsScope();
+  ThreadSettingsScope(const ThreadSettingsScope&) = delete;
+  ThreadSettingsScope& operator=(const ThreadSettingsScope&) = delete;
+
+ private:
+  const ThreadSettings* previous_;
+};
+// The calling thread's settings (nullptr: the process-wide ones).
+const ThreadSettings* thread_settings() noexcept;
 
 }  // namespace rsz::io
 
