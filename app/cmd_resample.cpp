@@ -339,24 +339,24 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       }
       plan.type = probe.type;
       plan.output = plan.result;
+      plan.resize = resize;
+      plan.shrink = shrink;
       return plan;
     };
-    job.run = [input, out, plan_for, banded, common](int threads) {
+    job.run = [input, out, plan_for, banded, common](const JobPlan& job_plan, int threads) {
       const ExecOptions exec = exec_options(common, threads);
       io::ImageReadOptions read = image_read_options(common);
       const bool image = !is_npy_path(input);
-      // --shrink-on-load: the JPEG's size plans the output, libjpeg then decodes it smaller.
-      Dims full;
-      if (common.shrink_on_load && image) {
-        const io::ImageInfo info = io::read_image_info(input, read);
-        full = {1, info.channels, info.height, info.width};
-        read.jpeg_shrink = shrink_for(plan_for(input, full, true), info.max_shrink);
-      }
+      // The plan made from the input's probe (its full size): run as planned, the scaled decode's sizes widening its
+      // scales (--shrink-on-load: libjpeg decodes smaller). Sizes other than the probe's (the file changed since it
+      // was planned) are planned again.
+      const Dims& full = job_plan.probe.sizes;
+      read.jpeg_shrink = job_plan.shrink;
       const auto plan_image = [&](const Dims& sizes) {
-        if (read.jpeg_shrink == 1) return plan_for(input, sizes, true);
-        io::ResizePlan shrunk = plan_for(input, full, true);
-        widen_scales(shrunk, full, sizes);
-        return shrunk;
+        io::ResizePlan planned = job_plan.resize && job_plan.probe.from_image ? *job_plan.resize : plan_for(input, full, true);
+        if (read.jpeg_shrink == 1) return sizes == full ? planned : plan_for(input, sizes, true);
+        widen_scales(planned, full, sizes);
+        return planned;
       };
       // A JPEG or PNG read in place on a host backend, into output rows that can be banded: decoded band by band.
       if (image && reads_rows(common)) {
@@ -395,14 +395,13 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       // An image whose resize takes each output sample from one pixel is read and written with straight alpha (see
       // single_tap): planned from its header first.
       CommonOptions options = common;
-      if (image && common.alpha == io::AlphaMode::Premultiplied) {
-        const io::ImageInfo info = io::read_image_info(input, read);
-        if (info.channels == 2 || info.channels == 4) {
-          options = alpha_for(common, plan_image({1, info.channels, info.height, info.width}).params, out);
-        }
+      if (image && common.alpha == io::AlphaMode::Premultiplied && (full[1] == 2 || full[1] == 4)) {
+        options = alpha_for(common, plan_image(full).params, out);
       }
       const LoadedInput loaded = load_input(input, options, read.jpeg_shrink);
-      const io::ResizePlan plan = loaded.from_image ? plan_image(loaded.sizes()) : plan_for(input, loaded.sizes(), false);
+      const io::ResizePlan plan = loaded.from_image                              ? plan_image(loaded.sizes())
+                                  : job_plan.resize && loaded.sizes() == full ? *job_plan.resize
+                                                                              : plan_for(input, loaded.sizes(), false);
       const std::vector<OutputRecord> record{{out, plan.canvas, to_string(loaded.result_type), std::nullopt}};
       if (!plan.padded()) {
         if (banded(plan)) {

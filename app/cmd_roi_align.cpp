@@ -405,7 +405,7 @@ Job make_job(const std::string& input, std::size_t input_count, RoiList list, co
     }
   }
   job.planned_crops = crops;
-  job.run = [input, list, resolved, planned, crops, common](int threads) {
+  job.run = [input, list, resolved, planned, crops, common](const JobPlan&, int threads) {
     const LoadedInput loaded = load_input(input, common);
     const DataType type = loaded.result_type;
     // Tensor inputs take .npy ROIs as given (the operator requires the input's type); images convert them.
@@ -473,7 +473,7 @@ Job failed_job(const std::string& input, const std::string& error) {
   job.op = "roi_align";
   job.size_flags = "--output-size or the number of ROIs";
   job.plan = [error](const InputProbe&) -> JobPlan { throw Error(ErrorCode::Io, error); };
-  job.run = [error](int) -> std::vector<OutputRecord> { throw Error(ErrorCode::Io, error); };
+  job.run = [error](const JobPlan&, int) -> std::vector<OutputRecord> { throw Error(ErrorCode::Io, error); };
   return job;
 }
 

@@ -44,7 +44,7 @@ std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, cons
       plan.output = plan.result;
       return plan;
     };
-    job.run = [input, out, params, common](int threads) {
+    job.run = [input, out, params, common](const JobPlan&, int threads) {
       // Nearest mode copies pixels: straight alpha keeps the colour of transparent ones in images (single_tap).
       ResampleParams taps;
       taps.interpolation = params.interpolation;

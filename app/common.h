@@ -24,6 +24,7 @@
 #include "rsz/io/image.h"
 #include "rsz/io/naming.h"
 #include "rsz/io/ops.h"
+#include "rsz/io/resize.h"
 #include "rsz/io/run_settings.h"
 #include "rsz/tensor.h"
 
@@ -343,6 +344,12 @@ struct JobPlan {
   // The job computes its one output with save_output_rows: an output whose format encodes rows (PNG, JPEG) then
   // holds one band of the result at a time, not the whole result (the memory budget counts it so).
   bool banded = false;
+  // Resample jobs: the exact RESAMPLE1 call planned for the input (from its probe's sizes, before any scaled decode)
+  // and the scaled decode chosen (--shrink-on-load: 1, 2, 4 or 8). The job runs this plan (nothing is planned twice)
+  // and --dry-run --json shows it.
+  std::optional<io::ResizePlan> resize;
+  int shrink = 1;
+  InputProbe probe;  // what the plan was made from (the runner fills it)
 };
 
 // One unit of work: an input, its planned outputs, the plan from its probe, and the function that processes it with
@@ -360,7 +367,8 @@ struct Job {
   std::vector<io::CropRecord> left_out;
   bool boxes_scaled = false;  // roi-align: the boxes were scaled to the image's size (--size-mismatch scale)
   std::function<JobPlan(const InputProbe&)> plan;
-  std::function<std::vector<OutputRecord>(int threads)> run;
+  // Runs with the plan `plan` made (JobPlan::probe set).
+  std::function<std::vector<OutputRecord>(const JobPlan& plan, int threads)> run;
   // A chained batch step's input does not exist before the step it comes from has run: planning (and --dry-run)
   // use this probe, predicted from that step's plan (predict_outputs), instead of reading the file.
   std::optional<InputProbe> probe;

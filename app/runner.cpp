@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <mutex>
@@ -145,7 +147,37 @@ struct Prepared {
   JobPlan plan;
 };
 
-// Whether every path names an existing regular file (and there is at least one).
+// What --dry-run --json says of a job's plan: each output's shape and data type, and for a resize the exact call
+// (scales, offsets, the canvas it is placed on, the scaled decode).
+nlohmann::json plan_fields(const JobPlan& plan) {
+  nlohmann::json fields = {{"shape", plan.output}, {"dtype", to_string(plan.type)}};
+  if (plan.resize) {
+    const ResampleParams& p = plan.resize->params;
+    // float32 values in their shortest decimal form (0.1, not 0.10000000149011612).
+    const auto floats = [](const std::array<float, 4>& values) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const float v : values) {
+        char text[32];
+        const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+        list.push_back(std::strtod(std::string(text, end).c_str(), nullptr));
+      }
+      return list;
+    };
+    fields["resize"] = {{"input_sizes", plan.probe.sizes},
+                        {"mode", to_string(p.interpolation)},
+                        {"scales", floats(p.scales)},
+                        {"input_pixel_offsets", floats(p.input_pixel_offsets)},
+                        {"output_pixel_offsets", floats(p.output_pixel_offsets)},
+                        {"antialiased", p.antialiased},
+                        {"call_sizes", plan.resize->call_sizes},
+                        {"canvas", plan.resize->canvas},
+                        {"top", plan.resize->top},
+                        {"left", plan.resize->left},
+                        {"shrink_on_load", plan.shrink}};
+  }
+  return fields;
+}
+
 // Whether `path` is a finished output: a file that is not empty. An empty file is what a power loss can leave of an
 // output written under --no-sync (its name was renamed into place before its bytes reached the disk): it is made
 // again, never kept.
@@ -174,6 +206,7 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
   try {
     probe = job.probe ? *job.probe : probe_input(job.input, options);
     plan = job.plan(probe);
+    plan.probe = probe;
     prepared.warning = plan.warning;
     if (!plan.failure.empty()) {
       prepared.failure = plan.failure;
@@ -537,6 +570,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
         if (options.json) {
           nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"dry_run", true}};
           record.update(output_fields(k, out));
+          record.update(plan_fields(prepared[k].plan));
           to_stdout(json_line(record) + "\n", false);
         } else if (tar) {
           to_stdout(printable(job.input) + " -> " + printable(part_of[k]) + " (" + printable(tar_member_name(out)) +
@@ -633,7 +667,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
     if (error.empty()) {
       shared_budget.acquire(plan.bytes);
       try {
-        records = job.run(kernel_threads);
+        records = job.run(plan.plan, kernel_threads);
       } catch (const PartialFailure& e) {
         records = e.written();
         error = with_input(job.input, e.what());

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/cli_support.h"
@@ -106,6 +107,32 @@ TEST(Thumbnail, FitsWithinTheBoxOnlyShrinkingAntialiased) {
 }
 
 // A folder of photos as a user runs it: one JPEG per photo, EXIF orientation applied, the box respected.
+// --dry-run --json says each output's shape and the exact RESAMPLE1 call planned for it (the plan the run then
+// carries out, nothing planned twice): the real run writes that shape, and --shrink-on-load's scaled decode shows.
+TEST(Thumbnail, DryRunSaysThePlannedCall) {
+  ScratchDir dir("thumb-dry-plan");
+  auto r = run_rsz(dir, "thumbnail -i " + photo("rocket.jpg") + " -o th/ --size 64 --dry-run --json --shrink-on-load");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json planned = nlohmann::json::parse(r.out);
+  EXPECT_EQ(planned["shape"], nlohmann::json::parse("[1, 3, 43, 64]"));
+  EXPECT_EQ(planned["dtype"], "float32");
+  const nlohmann::json& resize = planned["resize"];
+  EXPECT_EQ(resize["input_sizes"], nlohmann::json::parse("[1, 3, 427, 640]"));
+  EXPECT_EQ(resize["shrink_on_load"], 4);  // 640 -> 64: a 1/4 decode leaves the filter 2.5x
+  EXPECT_EQ(resize["mode"], "linear");
+  EXPECT_EQ(resize["antialiased"], true);
+  EXPECT_EQ(resize["scales"][3], 0.1);  // float32 0.1 in its shortest form
+  EXPECT_EQ(resize["canvas"], planned["shape"]);
+  EXPECT_FALSE(fs::exists(dir.path() / "th"));
+  r = run_rsz(dir, "thumbnail -i " + photo("rocket.jpg") + " -o th/ --size 64 --json -q --shrink-on-load");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["shape"], planned["shape"]);
+  // Without --shrink-on-load the full decode is planned.
+  r = run_rsz(dir, "thumbnail -i " + photo("rocket.jpg") + " -o th2/ --size 64 --dry-run --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["resize"]["shrink_on_load"], 1);
+}
+
 TEST(Thumbnail, FolderOfPhotos) {
   ScratchDir dir("thumbnail_folder");
   const auto r = run_rsz(dir, "thumbnail -i " + std::string(RSZ_SOURCE_DIR) +
