@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-#include "common.h"
+#include "pipeline.h"
 #include "pipeline_internal.h"
 #include "rsz/error.h"
 #include "rsz/io/image.h"

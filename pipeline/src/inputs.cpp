@@ -9,7 +9,7 @@
 #include <functional>
 #include <set>
 
-#include "common.h"
+#include "pipeline.h"
 #include "pipeline_internal.h"
 #include "streams.h"
 #include "rsz/error.h"

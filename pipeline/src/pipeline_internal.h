@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "common.h"
+#include "pipeline.h"
 #include "rsz/io/temporary_files.h"
 
 namespace rsz::app::detail {

@@ -24,7 +24,7 @@
 #include <sstream>
 #include <thread>
 
-#include "common.h"
+#include "pipeline.h"
 #include "pipeline_internal.h"
 #include "rsz/error.h"
 #include "rsz/io/temporary_files.h"

@@ -1,6 +1,6 @@
 // Per-pixel work of the rsz program, kept apart from the command-line wiring: this file is built fully optimized,
 // the wiring at -O1 (app/CMakeLists.txt).
-#include "common.h"
+#include "pipeline.h"
 
 #include <algorithm>
 

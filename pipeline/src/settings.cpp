@@ -1,11 +1,12 @@
-// The run-level settings on the command line: each row of io's table (rsz/io/run_settings.h) bound to its member of
-// CommonOptions, its flag registered from the row, and a batch file's keys laid under the flags given to rsz run.
+// The run-level settings: each row of io's table (rsz/io/run_settings.h) bound to its member of CommonOptions, and
+// a batch file's keys laid under the flags given to rsz run. The command line registers the rows' flags
+// (app/setting_flags.cpp).
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
 
-#include "common.h"
+#include "pipeline.h"
 #include "rsz/io/config.h"
 #include "rsz/io/run_settings.h"
 
@@ -124,45 +125,16 @@ const Binding& binding_of(const io::RunSettingSpec& row) {
 
 }  // namespace
 
+std::string setting_check(const io::RunSettingSpec& row, const std::string& text) {
+  const Binding& binding = binding_of(row);
+  return binding.check ? binding.check(text) : std::string();
+}
+
 void apply_setting(CommonOptions& options, const io::RunSettingSpec& row, const std::string& text,
                    const std::string& what) {
   binding_of(row).set(options, text, what, row);
 }
 
-void add_setting_flags(CLI::App& command, CommonOptions& options, unsigned uses) {
-  for (const io::RunSettingSpec& row : io::run_settings()) {
-    if ((row.uses & uses) == 0) continue;
-    const Binding& binding = binding_of(row);
-    const std::string flag = "--" + row.long_name();
-    CLI::Option* option = nullptr;
-    if (row.kind == io::SettingKind::Bool) {
-      // --strict, and --strict=false (which also beats a batch file's "strict": true); the last one given counts.
-      option = command
-                   .add_flag_function(
-                       row.flag,
-                       [&options, &row, flag](std::int64_t count) {
-                         apply_setting(options, row, count > 0 ? "true" : "false", flag);
-                         options.given.insert(row.key);
-                       },
-                       row.help)
-                   ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    } else {
-      option = command.add_option_function<std::string>(
-          row.flag,
-          [&options, &row, flag](const std::string& text) {
-            apply_setting(options, row, text, flag);
-            options.given.insert(row.key);
-          },
-          row.help);
-    }
-    if (row.kind == io::SettingKind::Int) option->type_name("INT")->check(whole_number(row.min, row.max));
-    if (row.kind == io::SettingKind::Choice) option->check(CLI::IsMember(row.choices));
-    if (binding.check) {
-      const auto check = binding.check;
-      option->check(CLI::Validator([check](std::string& text) { return check(text); }, "", row.long_name()));
-    }
-  }
-}
 
 void apply_batch_settings(CommonOptions& options, const io::BatchFile& batch, const std::string& source) {
   for (const auto& [key, text] : batch.settings) {

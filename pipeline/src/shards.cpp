@@ -25,8 +25,7 @@
 #include <sstream>
 #include <thread>
 
-#include "commands.h"
-#include "common.h"
+#include "pipeline.h"
 #include "pipeline_internal.h"
 #include "rsz/error.h"
 #include "rsz/io/temporary_files.h"

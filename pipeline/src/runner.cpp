@@ -18,7 +18,7 @@
 #include <thread>
 #include <tuple>
 
-#include "common.h"
+#include "pipeline.h"
 #include "pipeline_internal.h"
 #include "streams.h"
 #include "rsz/error.h"

@@ -7,7 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "common.h"
+#include "pipeline.h"
 #include "pipeline_internal.h"
 #include "rsz/error.h"
 #include "rsz/io/naming.h"

@@ -13,7 +13,7 @@
 #include <map>
 #include <mutex>
 
-#include "common.h"
+#include "pipeline.h"
 #include "pipeline_internal.h"
 #include "rsz/error.h"
 
