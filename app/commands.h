@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common.h"
+#include "jobs.h"
 #include "rsz/io/batch_file.h"
 #include "rsz/io/config.h"
 #include "rsz/io/resize.h"
@@ -52,31 +53,8 @@ OperatorCommand upsample_command();
 OperatorCommand roi_align_command();
 OperatorCommand thumbnail_command();
 
-// Jobs applying one resize intent (io/resize.h) to every input: images in image mode (H and W only), .npy tensors
-// in tensor mode; `output` is a file, folder or template (see plan_output).
-// `op` names the jobs ("resample" or "thumbnail"): {op} in names, --json records.
-std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
-                                    const std::string& output, const CommonOptions& common, const char* op);
 // The batch_jobs of a resample or thumbnail step (its config is a resize intent): make_resample_jobs named `op`.
 decltype(OperatorCommand::batch_jobs) resize_step_jobs(const char* op);
-std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
-                                    const std::string& output, const CommonOptions& common);
-// roi_align: with a dataset-form ROI file the images come from the file (and `inputs` must be empty when
-// `inputs_given_by_user`, otherwise they are ignored); with the plain form (or .npy rois) every input gets the same
-// ROIs.
-// The ROI source may also be COCO, Pascal VOC or YOLO annotations (io/annotations.h, detected by content).
-struct RoiSource {
-  std::string rois_path;
-  std::string batch_indices_path;  // .npy only; empty: from the JSON, or all 0
-  std::string image_root;          // COCO / VOC: where image paths resolve ("": the annotation file's folder)
-  std::string names_path;          // YOLO: class names, one per line ("": class numbers as labels)
-  bool allow_outside_root = false;  // COCO / VOC: image names may leave the image root (--allow-outside-root)
-  bool skip_crowd = false;          // COCO: iscrowd annotations are left out (--skip-crowd)
-  bool skip_difficult = false;      // VOC: difficult objects are left out (--skip-difficult)
-};
-std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
-                                     const RoiSource& source, const std::string& output, const CommonOptions& common,
-                                     bool inputs_given_by_user = true);
 
 struct ResampleOptions {
   CommonOptions common;

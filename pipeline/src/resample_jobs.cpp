@@ -1,0 +1,418 @@
+// Resample jobs (resample, thumbnail, their batch steps): each input's resize planned from its header and run as
+// planned, an image read band by band where it can (InputRows: a decoder thread filling a ring of rows), or decoded
+// smaller first (--shrink-on-load: the codec's scaled decode).
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "jobs.h"
+#include "mirrored_ring.h"
+#include "rsz/error.h"
+#include "rsz/io/config.h"
+#include "rsz/io/image.h"
+#include "rsz/resample.h"
+
+namespace rsz::app {
+namespace {
+
+// --shrink-on-load: the codec's scaled decode (a capability of its row: JPEG's DCT scaling, io::ImageInfo::max_shrink)
+// by the largest of 8, 4 and 2 it offers that still leaves the resample a shrink of 2x or more on both axes
+// (vipsthumbnail's rule), so the antialiased filter has the last word; 1 where none does.
+int shrink_for(const io::ResizePlan& plan, int max_shrink) {
+  const float least = std::max(plan.params.scales[2], plan.params.scales[3]);  // the axis shrunk least
+  for (const int d : {8, 4, 2}) {
+    if (d <= max_shrink && least * static_cast<float>(2 * d) <= 1.0f) return d;
+  }
+  return 1;
+}
+
+// The plan for the image decoded smaller (`shrunk`, from `full`): the same output grid, each scale widened by the
+// ratio of the sizes (pixel centres stay where they were, as in the half-pixel convention).
+void widen_scales(io::ResizePlan& plan, const Dims& full, const Dims& shrunk) {
+  for (const std::size_t a : {std::size_t{2}, std::size_t{3}}) {
+    plan.params.scales[a] *= static_cast<float>(full[a]) / static_cast<float>(shrunk[a]);
+  }
+}
+
+// An image input decoded band by band as a resample reads it: the rows the next output rows read
+// (rsz::resample_rows_read) are decoded when they are needed and dropped once no later output row reads them, so a
+// camera-size JPEG never exists whole. About kWindowBytes of input rows are held at most (more only where one output
+// row reads more).
+class InputRows {
+ public:
+  static constexpr std::size_t kWindowBytes = std::size_t{16} << 20;
+  // Background decoding: input rows a resample step reads (about), and rows the decoder writes at a time.
+  static constexpr std::int64_t kBackgroundRows = 64;
+  static constexpr std::int64_t kDecodeRows = 16;
+  // Foreground decoding on one thread: input bytes a step reads (about).
+  static constexpr std::size_t kCachedStepBytes = std::size_t{512} << 10;
+
+  // The input rows one output row of `plan` reads at most: an output row away from the edges reads the most.
+  static std::int64_t rows_one_output_reads(std::int64_t height, const io::ResizePlan& plan) {
+    ResampleParams middle = plan.params;
+    middle.output_pixel_offsets[2] -= static_cast<float>(plan.call_sizes[2] / 2);
+    const auto read = resample_rows_read(height, 1, middle);
+    return read[1] - read[0];
+  }
+
+  // The samples an InputRows holds for `plan` over an image of `sizes` at most (the memory budget counts them): a
+  // window of kWindowBytes, or the ring of rows a background decoder keeps where one output row reads more than half
+  // of that; never more than the whole image.
+  static std::uint64_t bytes(const Dims& sizes, const io::ResizePlan& plan, int bit_depth) {
+    const auto row_bytes = static_cast<std::uint64_t>(sizes[1] * sizes[3] * (bit_depth / 8));
+    const auto whole = row_bytes * static_cast<std::uint64_t>(sizes[2]);
+    const std::int64_t ring = ring_rows(sizes[2], row_bytes, rows_one_output_reads(sizes[2], plan));
+    return std::min(whole, std::max<std::uint64_t>(kWindowBytes, row_bytes * static_cast<std::uint64_t>(ring)));
+  }
+
+  // With `background`, a thread of its own decodes the rows into a ring of a few steps' rows (MirroredRing) while
+  // the caller resamples the rows already there (the decode, libjpeg's or libpng's, is serial; resampling and
+  // encoding overlap it): the same rows, so the same bits. Otherwise (or where no ring can be mapped) rows are
+  // decoded as they are asked for. `most_read`: rows_one_output_reads of the plan.
+  InputRows(std::unique_ptr<io::ImageRows> rows, bool background, std::int64_t most_read)
+      : rows_(std::move(rows)),
+        height_(rows_->header().height),
+        sample_bytes_(rows_->header().bit_depth / 8),
+        row_bytes_(static_cast<std::size_t>(rows_->header().width * rows_->header().channels * sample_bytes_)),
+        most_read_(most_read) {
+    if (background) start_decoder();
+  }
+  InputRows(const InputRows&) = delete;
+  InputRows& operator=(const InputRows&) = delete;
+  ~InputRows() {
+    if (decoder_.joinable()) {
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+      }
+      room_.notify_one();
+      decoder_.join();
+    }
+  }
+  // Whether a thread decodes the rows (the caller then has one thread fewer for the kernels).
+  bool decodes_in_background() const { return decoder_.joinable(); }
+
+  // Output rows of `out` from row 0 as `params` place them (their output offset shifted to the band), resampled
+  // from the whole input's rows.
+  void resample(const TensorView& out, const ResampleParams& params, const ExecOptions& exec) {
+    const std::int64_t rows = out.size(2);
+    // Input rows a step reads (about): while a thread decodes, step_rows_, so that resampling follows the decoder
+    // closely in a small ring; on one thread, kCachedStepBytes, so that the rows just decoded are still in the
+    // core's cache when the kernel reads them (a 1080p JPEG decoded whole first: 1.1x the job's time, waiting for
+    // memory), but at least four output rows' worth, since rows that two steps read are filtered by both (a camera
+    // JPEG to a thumbnail, 31 rows an output row, took 1.06x the time in steps of 512 KiB); on several threads, the
+    // window (enough rows for every thread).
+    const std::size_t cached = std::max(kCachedStepBytes, 4 * static_cast<std::size_t>(most_read_) * row_bytes_);
+    const std::size_t most = decoder_.joinable()     ? static_cast<std::size_t>(step_rows_) * row_bytes_
+                             : exec.num_threads <= 1 ? std::min(cached, kWindowBytes)
+                                                     : kWindowBytes;
+    std::int64_t step = rows;
+    while (step > 1) {
+      const auto read = resample_rows_read(height_, step, params);
+      if (static_cast<std::size_t>(read[1] - read[0]) * row_bytes_ <= most) break;
+      step = (step + 1) / 2;
+    }
+    for (std::int64_t o = 0; o < rows; o += step) {
+      const std::int64_t count = std::min(step, rows - o);
+      ResampleParams shifted = params;
+      shifted.output_pixel_offsets[2] -= static_cast<float>(o);
+      const auto read = resample_rows_read(height_, count, shifted);
+      hold(read[0], read[1]);
+      resample_rows(view(), first_, height_, slice_of(out, 2, o, count), shifted, exec);
+    }
+  }
+
+  // Decodes the rows no output row read, so that damage at the end of the file fails the input as a whole read
+  // would.
+  void finish() {
+    hold(height_, height_);
+    if (decoder_.joinable()) decoder_.join();
+  }
+
+ private:
+  // Input rows of a background step: kBackgroundRows, or four output rows' worth where one reads more (rows that two
+  // steps read are filtered by both), fewer where those would pass half the window (but never fewer than one output
+  // row reads: ring_rows).
+  static std::int64_t step_rows(std::uint64_t row_bytes, std::int64_t most_read) {
+    const auto half_window = static_cast<std::int64_t>(kWindowBytes / 2 / std::max<std::uint64_t>(1, row_bytes));
+    return std::max<std::int64_t>(1, std::min(std::max(kBackgroundRows, 4 * most_read), half_window));
+  }
+  // Rows of the ring for an image of `height` rows of `row_bytes`: two steps and two decoder writes, so that the
+  // decoder works a step ahead; no more than the image.
+  static std::int64_t ring_rows(std::int64_t height, std::uint64_t row_bytes, std::int64_t most_read) {
+    return std::min(height, 2 * std::max(step_rows(row_bytes, most_read), most_read) + 2 * kDecodeRows);
+  }
+
+  ConstTensorView view() const {
+    const io::Image& h = rows_->header();
+    const std::uint8_t* origin =
+        ring_ ? ring_->at(static_cast<std::uint64_t>(first_) * row_bytes_) : buffer_.get();
+    return ConstTensorView(origin, sample_bytes_ == 2 ? DataType::UNorm16 : DataType::UNorm8,
+                           {1, h.channels, held_, h.width},
+                           {held_ * h.width * h.channels, 1, h.width * h.channels, h.channels});
+  }
+
+  void start_decoder() {
+    step_rows_ = step_rows(row_bytes_, most_read_);
+    ring_rows_ = ring_rows(height_, row_bytes_, most_read_);
+    ring_ = MirroredRing::create(static_cast<std::size_t>(ring_rows_) * row_bytes_);
+    if (!ring_) return;
+    decoder_ = std::thread([this] {
+      try {
+        for (std::int64_t y = 0; y < height_; y += kDecodeRows) {
+          const std::int64_t count = std::min(kDecodeRows, height_ - y);
+          {
+            // Room in the ring: rows before released_ are read no more.
+            std::unique_lock<std::mutex> lock(mutex_);
+            room_.wait(lock, [&] { return stop_ || y + count - released_ <= ring_rows_; });
+            if (stop_) return;
+          }
+          rows_->read(ring_->at(static_cast<std::uint64_t>(y) * row_bytes_), count);
+          const std::lock_guard<std::mutex> lock(mutex_);
+          decoded_ = y + count;
+          ready_.notify_one();
+        }
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        error_ = std::current_exception();
+        ready_.notify_one();
+      }
+    });
+  }
+
+  // Holds input rows [begin, end): rows before `begin` are dropped, rows up to `end` decoded (rows that no output
+  // reads are decoded and dropped: the decoder gives rows in order).
+  void hold(std::int64_t begin, std::int64_t end) {
+    if (decoder_.joinable()) {
+      // The decoder must have room for the rows up to `end` beside the held ones, or both would wait for the other.
+      if (ring_rows_ < height_ && end - begin + kDecodeRows > ring_rows_) {
+        throw InternalError("input rows " + std::to_string(begin) + " to " + std::to_string(end) +
+                            " do not fit the decoder's ring of " + std::to_string(ring_rows_));
+      }
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (begin > released_) {
+        released_ = begin;
+        room_.notify_one();
+      }
+      ready_.wait(lock, [&] { return decoded_ >= end || error_; });
+      if (error_) {
+        const std::exception_ptr error = error_;
+        lock.unlock();
+        decoder_.join();
+        std::rethrow_exception(error);
+      }
+      first_ = begin;
+      held_ = end - begin;
+      return;
+    }
+    const std::int64_t kept = std::max<std::int64_t>(0, first_ + held_ - begin);
+    if (kept > 0 && begin > first_) {
+      std::memmove(buffer_.get(), buffer_.get() + static_cast<std::size_t>(begin - first_) * row_bytes_,
+                   static_cast<std::size_t>(kept) * row_bytes_);
+    }
+    held_ = kept;
+    while (rows_->next_row() < begin) {  // rows between the bands: decoded into the buffer and dropped
+      const std::int64_t count = std::min<std::int64_t>(begin - rows_->next_row(), 64);
+      reserve(count);
+      rows_->read(buffer_.get(), count);
+    }
+    first_ = begin;
+    reserve(end - first_);
+    if (rows_->next_row() < end) {
+      rows_->read(buffer_.get() + static_cast<std::size_t>(held_) * row_bytes_, end - rows_->next_row());
+    }
+    held_ = end - first_;
+  }
+
+  // Room for `rows` rows, the held ones kept at the front; new bytes are left uninitialized (the decoder writes them).
+  void reserve(std::int64_t rows) {
+    const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * row_bytes_;
+    if (capacity_ >= bytes) return;
+    std::unique_ptr<std::uint8_t[]> grown(new std::uint8_t[bytes]);
+    if (held_ > 0) std::memcpy(grown.get(), buffer_.get(), static_cast<std::size_t>(held_) * row_bytes_);
+    buffer_ = std::move(grown);
+    capacity_ = bytes;
+  }
+
+  std::unique_ptr<io::ImageRows> rows_;
+  std::int64_t height_;
+  int sample_bytes_;  // 1, or 2 for 16-bit samples (host order)
+  std::size_t row_bytes_;
+  std::int64_t most_read_;  // rows_one_output_reads of the plan
+  // Rows [first_, first_ + held_) are held: in buffer_ from its start (decoded in the foreground), or in ring_ at
+  // first_ * row_bytes_ (decoded by decoder_).
+  std::int64_t first_ = 0;
+  std::int64_t held_ = 0;
+  std::unique_ptr<std::uint8_t[]> buffer_;
+  std::size_t capacity_ = 0;
+  // Background decoding (start_decoder): rows [released_, decoded_) are in ring_, or error_ says why not. The
+  // decoder waits (room_) while its next rows would overwrite released_ and later; the caller waits (ready_) for rows.
+  std::unique_ptr<MirroredRing> ring_;
+  std::int64_t step_rows_ = 0;
+  std::int64_t ring_rows_ = 0;
+  std::thread decoder_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::condition_variable room_;
+  std::int64_t decoded_ = 0;
+  std::int64_t released_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+// Whether resample jobs read image inputs band by band where they can (InputRows): on the host backends, images used
+// in place (float32; the files open_image_rows reads have no alpha).
+bool reads_rows(const CommonOptions& common) { return host_backend(common) && common.dtype == DataType::Float32; }
+
+}  // namespace
+
+std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
+                                    const std::string& output, const CommonOptions& common, const char* op) {
+  io::check_intent(intent);
+  const auto plan_for = [intent](const std::string& input, const Dims& sizes, bool image) {
+    if (sizes.size() != 4) {
+      throw Error(ErrorCode::InvalidShape,
+                  input + ": resample needs a rank-4 tensor; this one has sizes " + dims_to_string(sizes));
+    }
+    return io::plan_resize(intent, sizes, image);
+  };
+  // Output rows [first, ...) are the rows of a call whose output offset is shifted by `first`: the same bits, so PNG
+  // and JPEG outputs are encoded band by band as they are computed (not with contain's padded canvas).
+  const auto banded = [](const io::ResizePlan& p) {
+    return !p.padded() && offset_shifts_exactly(p.params.output_pixel_offsets[2], p.call_sizes[2]);
+  };
+  std::vector<Job> jobs;
+  for (const std::string& input : inputs) {
+    const std::string out =
+        plan_output(output, inputs.size(), {input, op, output_extension(input, common), "", "", ""}, "{stem}{ext}");
+    check_output_format(out, output, common);
+    Job job;
+    job.input = input;
+    job.op = op;
+    job.size_flags = "--scale, --size, --width/--height or the config's scales/output_sizes";
+    job.planned_outputs = {out};
+    job.plan = [input, plan_for, banded, common](const InputProbe& probe) {
+      JobPlan plan;
+      const io::ResizePlan resize = plan_for(input, probe.sizes, probe.from_image);
+      plan.result = resize.canvas;
+      plan.banded = banded(resize);
+      // What the decoder holds: a window of rows (a JPEG read band by band), or the image decoded smaller
+      // (--shrink-on-load), instead of the whole image.
+      const int shrink =
+          probe.from_image && common.shrink_on_load ? shrink_for(resize, probe.max_shrink) : 1;
+      Dims decoded = probe.sizes;
+      io::ResizePlan decoded_plan = resize;
+      if (shrink > 1) {
+        for (const std::size_t a : {std::size_t{2}, std::size_t{3}}) decoded[a] = (decoded[a] + shrink - 1) / shrink;
+        widen_scales(decoded_plan, probe.sizes, decoded);
+      }
+      if (probe.from_image && probe.rows_in_order && reads_rows(common) && banded(decoded_plan)) {
+        plan.input_bytes = InputRows::bytes(decoded, decoded_plan, probe.bit_depth);
+      } else if (shrink > 1) {
+        plan.input_bytes = static_cast<std::uint64_t>(decoded[1] * decoded[2] * decoded[3]);
+      }
+      plan.type = probe.type;
+      plan.output = plan.result;
+      plan.resize = resize;
+      plan.shrink = shrink;
+      return plan;
+    };
+    job.run = [input, out, plan_for, banded, common](const JobPlan& job_plan, int threads) {
+      const ExecOptions exec = exec_options(common, threads);
+      io::ImageReadOptions read = image_read_options(common);
+      const bool image = !is_npy_path(input);
+      // The plan made from the input's probe (its full size): run as planned, the scaled decode's sizes widening its
+      // scales (--shrink-on-load: libjpeg decodes smaller). Sizes other than the probe's (the file changed since it
+      // was planned) are planned again.
+      const Dims& full = job_plan.probe.sizes;
+      read.jpeg_shrink = job_plan.shrink;
+      const auto plan_image = [&](const Dims& sizes) {
+        io::ResizePlan planned = job_plan.resize && job_plan.probe.from_image ? *job_plan.resize : plan_for(input, full, true);
+        if (read.jpeg_shrink == 1) return sizes == full ? planned : plan_for(input, sizes, true);
+        widen_scales(planned, full, sizes);
+        return planned;
+      };
+      // A JPEG or PNG read in place on a host backend, into output rows that can be banded: decoded band by band.
+      if (image && reads_rows(common)) {
+        if (std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, read)) {
+          const io::Image& header = rows->header();
+          const io::ResizePlan plan = plan_image({1, header.channels, header.height, header.width});
+          if (banded(plan)) {
+            LoadedInput source;  // the metadata and depth the outputs carry; no samples
+            source.from_image = true;
+            source.bit_depth = header.bit_depth;
+            source.result_type = common.dtype;
+            source.icc_profile = header.icc_profile;
+            source.exif = header.exif;
+            source.xmp = header.xmp;
+            // Two threads or more for this job: one decodes while the others resample and encode.
+            InputRows input_rows(std::move(rows), exec.num_threads >= 2,
+                                 InputRows::rows_one_output_reads(header.height, plan));
+            ExecOptions kernels = exec;
+            // The kernels get the job's other threads, and no more than the CPUs left beside the decoder: with more
+            // (-j 4 on 2 cores), their waits between the small steps spin on the cores the decoder needs (a 4K JPEG
+            // job took 2.2x as long).
+            if (input_rows.decodes_in_background()) {
+              kernels.num_threads = std::max(1, std::min(exec.num_threads, usable_cpus()) - 1);
+            }
+            save_output_rows(out, plan.call_sizes, source.result_type, source, common, kernels.num_threads,
+                             [&](std::int64_t first, const TensorView& band) {
+                               ResampleParams params = plan.params;
+                               params.output_pixel_offsets[2] -= static_cast<float>(first);
+                               input_rows.resample(band, params, kernels);
+                               if (first + band.size(2) == plan.call_sizes[2]) input_rows.finish();
+                             });
+            return std::vector<OutputRecord>{{out, plan.canvas, to_string(source.result_type), std::nullopt}};
+          }
+        }
+      }
+      // An image whose resize takes each output sample from one pixel is read and written with straight alpha (see
+      // single_tap): planned from its header first.
+      CommonOptions options = common;
+      if (image && common.alpha == io::AlphaMode::Premultiplied && (full[1] == 2 || full[1] == 4)) {
+        options = alpha_for(common, plan_image(full).params, out);
+      }
+      const LoadedInput loaded = load_input(input, options, read.jpeg_shrink);
+      const io::ResizePlan plan = loaded.from_image                              ? plan_image(loaded.sizes())
+                                  : job_plan.resize && loaded.sizes() == full ? *job_plan.resize
+                                                                              : plan_for(input, loaded.sizes(), false);
+      const std::vector<OutputRecord> record{{out, plan.canvas, to_string(loaded.result_type), std::nullopt}};
+      if (!plan.padded()) {
+        if (banded(plan)) {
+          save_output_rows(out, plan.call_sizes, loaded.result_type, loaded, options, exec.num_threads,
+                           [&](std::int64_t first, const TensorView& band) {
+                             ResampleParams params = plan.params;
+                             params.output_pixel_offsets[2] -= static_cast<float>(first);
+                             resample(loaded.view(), band, params, exec);
+                           });
+          return record;
+        }
+        Tensor result(loaded.result_type, plan.call_sizes, TensorInit::Uninitialized);
+        resample(loaded.view(), result.view(), plan.params, exec);
+        save_output(out, result.view(), loaded, options);
+        return record;
+      }
+      // fit contain: the image is resampled straight into its place on a zero-filled canvas (a strided view).
+      Tensor result(loaded.result_type, plan.canvas, TensorInit::Zero);
+      const Dims& strides = result.layout().strides();
+      auto* origin = static_cast<std::byte*>(result.data()) +
+                     (plan.top * strides[2] + plan.left * strides[3]) *
+                         static_cast<std::int64_t>(element_size(result.dtype()));
+      resample(loaded.view(), TensorView(origin, result.dtype(), plan.call_sizes, strides), plan.params, exec);
+      save_output(out, result.view(), loaded, options);
+      return record;
+    };
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+}  // namespace rsz::app
