@@ -97,15 +97,7 @@ OperatorCommand resample_command() {
   c.command = "resample";
   c.op = "resample";
   c.setup = subcommand(setup_resample, run_resample);
-  c.batch_jobs = resize_step_jobs("resample");
   return c;
-}
-
-decltype(OperatorCommand::batch_jobs) resize_step_jobs(const char* op) {
-  return [op](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
-              const CommonOptions& common, std::vector<std::string>&) {
-    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common, op);
-  };
 }
 
 io::ResizeIntent resample_intent(const ResampleOptions& o) {

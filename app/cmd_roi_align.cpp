@@ -72,26 +72,6 @@ OperatorCommand roi_align_command() {
   c.command = "roi-align";
   c.op = "roi_align";
   c.setup = subcommand(setup_roi_align, run_roi_align);
-  c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
-                    const CommonOptions& common, std::vector<std::string>& other_inputs) {
-    check_json_budget(step.rois_path, "\"rois\" of a roi_align step", common.memory_budget());
-    other_inputs.push_back(step.rois_path);
-    RoiSource source;
-    source.rois_path = step.rois_path;
-    source.image_root = step.image_root;
-    source.names_path = step.names_path;
-    source.skip_crowd = step.skip_crowd;
-    source.skip_difficult = step.skip_difficult;
-    if (!step.names_path.empty()) {
-      check_json_budget(step.names_path, "\"names\" of a roi_align step", common.memory_budget());
-      other_inputs.push_back(step.names_path);
-    }
-    CommonOptions step_options = common;
-    if (step.rois_check) step_options.rois_check = *step.rois_check;
-    if (step.size_mismatch) step_options.size_mismatch = *step.size_mismatch;
-    return make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, step_options,
-                               false);
-  };
   return c;
 }
 

@@ -59,7 +59,6 @@ OperatorCommand thumbnail_command() {
   c.command = "thumbnail";
   c.op = "thumbnail";
   c.setup = subcommand(setup_thumbnail, run_thumbnail);
-  c.batch_jobs = resize_step_jobs("thumbnail");
   return c;
 }
 

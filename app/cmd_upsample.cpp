@@ -28,10 +28,6 @@ OperatorCommand upsample_command() {
   c.command = "upsample";
   c.op = "upsample2d";
   c.setup = subcommand(setup_upsample, run_upsample);
-  c.batch_jobs = [](const std::vector<std::string>& inputs, const io::BatchStep& step, const std::string& output,
-                    const CommonOptions& common, std::vector<std::string>&) {
-    return make_upsample_jobs(inputs, std::get<io::Upsample2dConfig>(step.config), output, common);
-  };
   return c;
 }
 

@@ -13,26 +13,23 @@
 
 #include "common.h"
 #include "jobs.h"
+#include "batch.h"
+#include "plan_merge.h"
 #include "rsz/io/batch_file.h"
 #include "rsz/io/config.h"
 #include "rsz/io/resize.h"
 
 namespace rsz::app {
 
-// The operator table: one row per operator subcommand, all the rest of the program knows about it (main.cpp
-// registers and dispatches the subcommands from it, `rsz run` finds a batch step's operator in it). A new operator
-// is its cmd_<name>.cpp (flags, config overlay, jobs), one row here, and one in io's batch-step table.
+// The operator table: one row per operator subcommand, all the rest of the command line knows about it (cli.cpp
+// registers and dispatches the subcommands from it). A new operator is its jobs (pipeline/src/<name>_jobs.cpp, and
+// its batch step in pipeline/src/batch.cpp), its cmd_<name>.cpp (flags, config overlay), one row here, and one in io's
+// batch-step table.
 struct OperatorCommand {
   const char* command;  // the subcommand: "roi-align"
   const char* op;       // the operator in configs, batch steps and --json records: "roi_align"
   // Registers the subcommand and its flags on `app`; returns what runs it once the command line is parsed.
   std::function<std::function<int()>(CLI::App& app)> setup;
-  // The jobs of one batch-file step of this operator; files the step reads besides the inputs (ROI files) are added
-  // to `other_inputs`, which no output may replace.
-  std::function<std::vector<Job>(const std::vector<std::string>& inputs, const io::BatchStep& step,
-                                 const std::string& output, const CommonOptions& common,
-                                 std::vector<std::string>& other_inputs)>
-      batch_jobs;
 };
 const std::vector<OperatorCommand>& operator_commands();
 
@@ -46,15 +43,11 @@ std::function<std::function<int()>(CLI::App&)> subcommand(void (*setup)(CLI::App
     return std::function<int()>([options, run] { return run(*options); });
   };
 }
-// The row whose op is `op` (a batch step's), or nullptr.
-const OperatorCommand* find_operator(const std::string& op);
 OperatorCommand resample_command();
 OperatorCommand upsample_command();
 OperatorCommand roi_align_command();
 OperatorCommand thumbnail_command();
 
-// The batch_jobs of a resample or thumbnail step (its config is a resize intent): make_resample_jobs named `op`.
-decltype(OperatorCommand::batch_jobs) resize_step_jobs(const char* op);
 
 struct ResampleOptions {
   CommonOptions common;
@@ -117,26 +110,9 @@ struct RunOptions {
 void setup_run(CLI::App& app, RunOptions& options);
 int run_run(const RunOptions& options);
 
-// `rsz plan`: the inputs listed once, split into shard lists (app/shards.cpp).
-struct PlanOptions {
-  std::vector<std::string> inputs;
-  bool recursive = false;
-  bool hidden = false;
-  std::int64_t shards = 0;
-  std::string output;
-  bool quiet = false;
-};
-void setup_plan(CLI::App& app, PlanOptions& options);
-int run_plan(const PlanOptions& options);
 
-// `rsz merge STATE`: every shard's marker checked and totalled.
-struct MergeOptions {
-  std::string state;
-  bool json = false;
-  bool clean = false;
-};
+void setup_plan(CLI::App& app, PlanOptions& options);
 void setup_merge(CLI::App& app, MergeOptions& options);
-int run_merge(const MergeOptions& options);
 
 struct InfoOptions {
   std::vector<std::string> inputs;

@@ -9,11 +9,4 @@ const std::vector<OperatorCommand>& operator_commands() {
   return table;
 }
 
-const OperatorCommand* find_operator(const std::string& op) {
-  for (const OperatorCommand& entry : operator_commands()) {
-    if (op == entry.op) return &entry;
-  }
-  return nullptr;
-}
-
 }  // namespace rsz::app

@@ -1,0 +1,180 @@
+// rsz run's batch files: each step's jobs, planned phase by phase ("input": "previous" chains a step to what the
+// step before it writes) before anything is written, then run.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <set>
+#include <variant>
+
+#include "batch.h"
+#include "jobs.h"
+#include "rsz/io/batch_file.h"
+
+namespace rsz::app {
+
+namespace {
+
+// The jobs of one step over `inputs`; files the step reads besides the inputs (ROI files, class names) are added to
+// `other_inputs`, which no output may replace.
+std::vector<Job> step_jobs_of(const io::BatchStep& step, const std::vector<std::string>& inputs,
+                              const std::string& output, const CommonOptions& common,
+                              std::vector<std::string>& other_inputs) {
+  if (step.op == "resample" || step.op == "thumbnail") {
+    return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common,
+                              step.op == "resample" ? "resample" : "thumbnail");
+  }
+  if (step.op == "upsample2d") return make_upsample_jobs(inputs, std::get<io::Upsample2dConfig>(step.config), output, common);
+  if (step.op != "roi_align") throw InternalError("batch step of an unknown operator " + step.op);
+  check_json_budget(step.rois_path, "\"rois\" of a roi_align step", common.memory_budget());
+  other_inputs.push_back(step.rois_path);
+  RoiSource source;
+  source.rois_path = step.rois_path;
+  source.image_root = step.image_root;
+  source.names_path = step.names_path;
+  source.skip_crowd = step.skip_crowd;
+  source.skip_difficult = step.skip_difficult;
+  if (!step.names_path.empty()) {
+    check_json_budget(step.names_path, "\"names\" of a roi_align step", common.memory_budget());
+    other_inputs.push_back(step.names_path);
+  }
+  CommonOptions step_options = common;
+  if (step.rois_check) step_options.rois_check = *step.rois_check;
+  if (step.size_mismatch) step_options.size_mismatch = *step.size_mismatch;
+  return make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, step_options,
+                             false);
+}
+
+}  // namespace
+
+int run_batch(const std::string& batch_file, const CommonOptions& options) {
+  check_json_budget(batch_file, "batch file", options.memory_budget());
+  const io::BatchFile batch = io::read_batch_file(batch_file);
+  CommonOptions common = options;
+  apply_batch_settings(common, batch, batch_file);
+  const std::string folder = common.output.empty() ? batch.output_dir : common.output;
+  if (folder.empty()) usage_error(batch_file + ": no output folder; set \"output_dir\" or pass -o");
+  // With --plan, the shard's list stands for the batch file's "inputs".
+  const std::vector<std::string> inputs =
+      !common.plan.empty()   ? plan_shard_inputs(common)
+      : batch.inputs.empty() ? std::vector<std::string>{}
+                             : expand_inputs(batch.inputs, common.recursive, common.hidden);
+  // Steps run in phases: a step with "input": "previous" starts a new phase, whose inputs are the outputs the
+  // previous step writes. The whole batch is planned before anything is written: a chained phase is planned from
+  // what the step before it will write (predict_outputs), so a request that cannot be met in any phase stops the
+  // run with nothing written, and --dry-run lists every phase as it would run.
+  struct Phase {
+    std::vector<Job> jobs;
+    std::vector<std::string> last_step_outputs;  // what the next chained step takes
+    bool chained = false;
+    std::string manifest;  // a roi_align step's "manifest", under the output folder (one per phase)
+  };
+  std::vector<Phase> phases;
+  std::vector<std::string> other_inputs{batch_file};
+  std::vector<std::string> phase_inputs = inputs;
+  std::map<std::string, InputProbe> predicted;  // the previous phase's outputs, as reading them back would give
+  std::size_t index = 0;
+  while (index < batch.steps.size()) {
+    Phase phase;
+    phase.chained = batch.steps[index].chained;
+    do {
+      const io::BatchStep& step = batch.steps[index];
+      const std::string output = (std::filesystem::path(folder) / step.output_template).string();
+      std::vector<Job> step_jobs = step_jobs_of(step, phase_inputs, output, common, other_inputs);
+      if (!step.manifest.empty()) {
+        if (!phase.manifest.empty()) {
+          usage_error(batch_file + ": steps run together (no \"input\": \"previous\" between them) write one "
+                      "manifest; step " + std::to_string(index) + " names a second");
+        }
+        phase.manifest = (std::filesystem::path(folder) / step.manifest).string();
+      }
+      phase.last_step_outputs.clear();
+      for (Job& job : step_jobs) {
+        if (phase.chained && !predicted.count(job.input)) {
+          usage_error(batch_file + ": step " + std::to_string(index) + " (/steps/" + std::to_string(index) +
+                      ") takes \"input\": \"previous\", but its ROI file names its own images (" +
+                      printable(job.input) + "); drop \"input\": \"previous\" or give plain-form ROIs");
+        }
+        if (phase.chained) job.probe = predicted.at(job.input);
+        job.size_flags = "the config of step " + std::to_string(index) + " (/steps/" + std::to_string(index) +
+                         "/config)";
+        phase.last_step_outputs.insert(phase.last_step_outputs.end(), job.planned_outputs.begin(),
+                                       job.planned_outputs.end());
+      }
+      phase.jobs.insert(phase.jobs.end(), step_jobs.begin(), step_jobs.end());
+      ++index;
+    } while (index < batch.steps.size() && !batch.steps[index].chained);
+    std::vector<std::string> all_inputs;
+    for (const Job& job : phase.jobs) all_inputs.push_back(job.input);
+    check_jobs(all_inputs, phase.jobs, other_inputs);
+    if (!phase.manifest.empty()) {
+      std::vector<std::string> outputs{phase.manifest};
+      for (const Job& job : phase.jobs) {
+        outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
+      }
+      check_outputs(all_inputs, outputs, other_inputs);  // the manifest is an output like the crops
+    }
+    other_inputs.insert(other_inputs.end(), all_inputs.begin(), all_inputs.end());  // never overwritten later
+    if (!phase.chained && common.shard_index >= 0) {
+      // The shard's inputs, once the whole job's names were checked; chained phases follow from what they write.
+      phase.jobs = select_shard(std::move(phase.jobs), common);
+      std::set<std::string> kept;
+      for (const Job& job : phase.jobs) kept.insert(job.planned_outputs.begin(), job.planned_outputs.end());
+      std::vector<std::string> outputs;
+      for (const std::string& out : phase.last_step_outputs) {
+        if (kept.count(out)) outputs.push_back(out);
+      }
+      phase.last_step_outputs = std::move(outputs);
+    }
+    if (phase.jobs.empty() && common.shard_index >= 0) {  // a shard without inputs: nothing to chain
+      phases.push_back(std::move(phase));
+      break;
+    }
+    const bool several_phases = index < batch.steps.size() || !phases.empty();
+    if (several_phases) predicted = predict_outputs(phase.jobs, common);  // a usage error stops all, here
+    if (index < batch.steps.size()) {
+      phase_inputs.clear();
+      for (const std::string& out : phase.last_step_outputs) {
+        if (predicted.count(out)) phase_inputs.push_back(out);
+      }
+      if (phase_inputs.empty()) {
+        usage_error(batch_file + ": step " + std::to_string(index) + " takes the previous step's outputs, and that "
+                    "step would write none");
+      }
+    }
+    phases.push_back(std::move(phase));
+  }
+
+  int status = kExitOk;
+  for (Phase& phase : phases) {
+    if (!common.dry_run) {
+      // Run time: a chained phase reads the files its previous phase really wrote (an input that failed there has
+      // no output here, and was reported then). Their headers are read again rather than the predicted probes
+      // kept: the file is the truth where the prediction is not (a gray result written as WebP reads back as RGB;
+      // a file left by an earlier run stands where this run's job failed), and the memory budget and output checks
+      // must count what job.run will load.
+      std::vector<Job> runnable;
+      for (Job& job : phase.jobs) {
+        std::error_code ec;
+        if (phase.chained && !std::filesystem::is_regular_file(job.input, ec)) continue;
+        job.probe.reset();
+        runnable.push_back(std::move(job));
+      }
+      if (phase.chained && runnable.empty()) {
+        to_stderr("rsz: " + printable(batch_file) + ": a chained step's inputs were not written (the step before it "
+                  "failed on every input); stopped\n");
+        return kExitFailed;
+      }
+      phase.jobs = std::move(runnable);
+    }
+    CommonOptions phase_options = common;
+    phase_options.manifest = phase.manifest;
+    status = std::max(status, run_jobs(phase.jobs, phase_options));
+    common.verbose = false;  // the backend note once per run, not once per phase
+  }
+  if (!common.quiet && !common.dry_run) to_stderr("rsz: outputs are under " + printable(folder) + "\n");
+  return status;
+}
+
+}  // namespace rsz::app
