@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -505,396 +506,487 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
   return probes;
 }
 
-int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
-  if (options.verbose) std::fprintf(stderr, "%s\n", backend_note(options).c_str());
-  detail::current_run().io.sync_outputs = !options.no_sync;
-  const std::uint64_t budget = options.memory_budget();
-  const int threads = thread_count(options);
+namespace {
 
-  // A .tar output: the jobs in parts (their outputs are members of the part's file); with --skip-existing, a part
-  // whose file exists is skipped whole, its inputs not read.
-  const bool tar = tar_output_on();
-  std::vector<TarPart> parts;
-  std::vector<char> part_exists;
-  std::vector<char> skip(jobs.size(), 0);
-  std::vector<std::string> part_of(jobs.size());  // each job's part file
-  if (tar) {
-    parts = tar_parts(jobs, options);
-    part_exists.assign(parts.size(), 0);
-    for (std::size_t p = 0; p < parts.size(); ++p) {
-      part_exists[p] = options.skip_existing && parts[p].samples > 0 && finished_output(parts[p].path);
-      for (const std::size_t k : parts[p].jobs) {
-        part_of[k] = parts[p].path;
-        skip[k] = part_exists[p];
+// One call of run_jobs: the jobs with their plans, the shared budget, the counts and the progress line, and the
+// stages that use them (dry run, the jobs one by one, .tar parts, standard output, manifest, summary).
+class JobRun {
+ public:
+  JobRun(const std::vector<Job>& jobs, const CommonOptions& options);
+  int run();
+
+ private:
+  void plan_parts();
+  void plan_jobs();
+  nlohmann::json output_fields(std::size_t k, const std::string& out) const;
+  void report_failure(const Job& job, const std::string& error);
+  int dry_run();
+  void run_one(std::size_t k);
+  void account_left_out(std::size_t k);
+  void step_skipped(std::size_t k);
+  std::string execute(std::size_t k, std::vector<OutputRecord>& records);
+  void hold_members(const std::vector<OutputRecord>& records, std::uint64_t held, bool& released);
+  void release_members();
+  void count_written(std::size_t k, std::vector<OutputRecord> records, double seconds);
+  void run_all(const std::vector<std::size_t>& group);
+  void run_part(std::size_t p);
+  void write_part(const TarPart& part);
+  void deliver_stdout();
+  bool write_manifest();
+  int summary() const;
+
+  const std::vector<Job>& jobs_;
+  const CommonOptions& options_;
+  const std::uint64_t budget_;
+  const int threads_;
+  const bool tar_;
+  std::vector<TarPart> parts_;
+  std::vector<char> part_exists_;
+  std::vector<char> skip_;
+  std::vector<std::string> part_of_;  // each job's part file (.tar output)
+  std::vector<Prepared> prepared_;
+  std::size_t parallel_inputs_ = 1;
+  int kernel_threads_ = 1;
+  MemoryBudget shared_budget_;
+  std::uint64_t largest_job_ = 0;
+  std::atomic<std::uint64_t> members_held_{0};
+  std::mutex mutex_;  // the counts, the crops and the progress line below
+  std::size_t failed_ = 0;
+  std::size_t done_ = 0;
+  std::size_t written_ = 0;
+  std::size_t skipped_ = 0;
+  std::size_t kept_ = 0;  // the output files of the skipped inputs
+  std::map<std::string, std::size_t> left_out_;  // roi-align's boxes left out, by reason
+  std::size_t scaled_ = 0;                       // roi-align's images whose boxes were scaled to their size
+  std::vector<std::vector<io::CropRecord>> crops_;  // the manifest's lines, in job order
+  // A .tar output's jobs keep what they wrote until their part is written (or not).
+  std::vector<std::vector<OutputRecord>> job_records_;
+  std::vector<double> job_seconds_;
+  std::vector<char> job_failed_;
+  std::size_t parts_written_ = 0;
+  std::size_t parts_skipped_ = 0;
+  std::size_t parts_failed_ = 0;
+  std::size_t samples_written_ = 0;
+  std::unique_ptr<Progress> progress_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+JobRun::JobRun(const std::vector<Job>& jobs, const CommonOptions& options)
+    : jobs_(jobs),
+      options_(options),
+      budget_(options.memory_budget()),
+      threads_(thread_count(options)),
+      tar_(tar_output_on()),
+      skip_(jobs.size(), 0),
+      part_of_(jobs.size()),
+      shared_budget_(options.memory_budget()),
+      crops_(jobs.size()),
+      job_records_(tar_output_on() ? jobs.size() : 0),
+      job_seconds_(tar_output_on() ? jobs.size() : 0),
+      job_failed_(jobs.size(), 0) {}
+
+// A .tar output: the jobs in parts (their outputs are members of the part's file); with --skip-existing, a part whose
+// file exists is skipped whole, its inputs not read.
+void JobRun::plan_parts() {
+  if (!tar_) return;
+  parts_ = tar_parts(jobs_, options_);
+  part_exists_.assign(parts_.size(), 0);
+  for (std::size_t p = 0; p < parts_.size(); ++p) {
+    part_exists_[p] = options_.skip_existing && parts_[p].samples > 0 && finished_output(parts_[p].path);
+    for (const std::size_t k : parts_[p].jobs) {
+      part_of_[k] = parts_[p].path;
+      skip_[k] = part_exists_[p];
+    }
+  }
+}
+
+// Planning: every input's header, before anything is written; the warnings said once.
+void JobRun::plan_jobs() {
+  prepared_ = prepare_all(jobs_, options_, budget_, threads_, tar_ ? &skip_ : nullptr);
+  note_conversions(prepared_);
+  for (std::size_t k = 0; k < prepared_.size(); ++k) {
+    if (prepared_[k].warning.empty()) continue;
+    to_stderr("rsz: " + printable(prepared_[k].warning) + "\n");
+    if (options_.json) {
+      to_stdout(json_line({{"input", jobs_[k].input}, {"op", jobs_[k].op}, {"warning", prepared_[k].warning}}) + "\n");
+    }
+  }
+}
+
+// Where an output goes, for --json and --dry-run: its file, or a .tar part and the member in it.
+nlohmann::json JobRun::output_fields(std::size_t k, const std::string& out) const {
+  if (!tar_) return {{"output", out}};
+  return {{"output", part_of_[k]}, {"member", tar_member_name(out)}};
+}
+
+void JobRun::report_failure(const Job& job, const std::string& error) {
+  ++failed_;
+  auto& failures = detail::run_totals().failures;
+  if (failures.size() < detail::RunTotals::kMaxFailuresKept) failures.emplace_back(job.input, error);
+  to_stderr("rsz: " + printable(error) + "\n");
+  if (options_.json) to_stdout(json_line({{"input", job.input}, {"op", job.op}, {"error", error}}) + "\n");
+}
+
+int JobRun::dry_run() {
+  for (std::size_t k = 0; k < jobs_.size(); ++k) {
+    const Job& job = jobs_[k];
+    if (!prepared_[k].failure.empty()) {
+      report_failure(job, prepared_[k].failure);
+      continue;
+    }
+    if (prepared_[k].skipped) continue;  // nothing would be written
+    for (const auto& out : job.planned_outputs) {
+      if (options_.json) {
+        nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"dry_run", true}};
+        record.update(output_fields(k, out));
+        record.update(plan_fields(prepared_[k].plan));
+        to_stdout(json_line(record) + "\n", false);
+      } else if (tar_) {
+        to_stdout(printable(job.input) + " -> " + printable(part_of_[k]) + " (" + printable(tar_member_name(out)) +
+                      ")\n",
+                  false);
+      } else {
+        to_stdout(printable(job.input) + " -> " + printable(out) + "\n", false);
       }
     }
   }
-  // Where an output goes, for --json and --dry-run: its file, or a .tar part and the member in it.
-  const auto output_fields = [&](std::size_t k, const std::string& out) -> nlohmann::json {
-    if (!tar) return {{"output", out}};
-    return {{"output", part_of[k]}, {"member", tar_member_name(out)}};
-  };
+  return failed_ > 0 ? kExitFailed : kExitOk;
+}
 
-  // Planning: every input's header, before anything is written.
-  const std::vector<Prepared> prepared = prepare_all(jobs, options, budget, threads, tar ? &skip : nullptr);
-  note_conversions(prepared);
-  for (std::size_t k = 0; k < prepared.size(); ++k) {
-    if (prepared[k].warning.empty()) continue;
-    to_stderr("rsz: " + printable(prepared[k].warning) + "\n");
-    if (options.json) {
-      to_stdout(json_line({{"input", jobs[k].input}, {"op", jobs[k].op}, {"warning", prepared[k].warning}}) + "\n");
+// The boxes left out are listed and counted with the job's crops, unless planning found the job unusable (under
+// mutex_).
+void JobRun::account_left_out(std::size_t k) {
+  const Job& job = jobs_[k];
+  if (!prepared_[k].failure.empty()) return;
+  crops_[k].insert(crops_[k].end(), job.left_out.begin(), job.left_out.end());
+  for (const io::CropRecord& box : job.left_out) ++left_out_[box.skipped];
+  scaled_ += job.boxes_scaled ? 1 : 0;
+}
+
+// A job whose outputs exist (--skip-existing): counted and listed, not run.
+void JobRun::step_skipped(std::size_t k) {
+  const Job& job = jobs_[k];
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++done_;
+  ++skipped_;
+  kept_ += tar_ ? 0 : job.planned_outputs.size();  // a .tar output's files are its parts: counted by part
+  crops_[k] = job.planned_crops;
+  account_left_out(k);
+  if (options_.json) {
+    for (const auto& out : job.planned_outputs) {
+      nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"skipped", true}};
+      record.update(output_fields(k, out));
+      to_stdout(json_line(record) + "\n");
     }
   }
+  progress_->step(done_);
+}
 
-  std::mutex mutex;
-  std::size_t failed = 0;
-  const auto report_failure = [&](const Job& job, const std::string& error) {
-    ++failed;
-    auto& failures = detail::run_totals().failures;
-    if (failures.size() < detail::RunTotals::kMaxFailuresKept) failures.emplace_back(job.input, error);
-    to_stderr("rsz: " + printable(error) + "\n");
-    if (options.json) {
-      to_stdout(json_line({{"input", job.input}, {"op", job.op}, {"error", error}}) + "\n");
-    }
-  };
+// Runs job k within its share of the memory budget; its error ("" when none). A .tar output's members are kept for
+// their part (in memory where the budget holds them, else on disk).
+std::string JobRun::execute(std::size_t k, std::vector<OutputRecord>& records) {
+  const Job& job = jobs_[k];
+  const Prepared& plan = prepared_[k];
+  std::string error;
+  shared_budget_.acquire(plan.bytes);
+  try {
+    records = job.run(plan.plan, kernel_threads_);
+  } catch (const PartialFailure& e) {
+    records = e.written();
+    error = with_input(job.input, e.what());
+  } catch (const std::exception& e) {
+    error = with_input(job.input, e.what());
+  } catch (...) {
+    error = job.input + ": failed with an unknown error";
+  }
+  if (!tar_) {
+    shared_budget_.release(plan.bytes);
+    return error;
+  }
+  bool released = false;
+  try {
+    hold_members(records, plan.bytes, released);
+  } catch (const std::exception& e) {
+    if (!released) shared_budget_.release(plan.bytes);
+    error = with_input(job.input, e.what());
+  }
+  return error;
+}
 
-  if (options.dry_run) {
-    for (std::size_t k = 0; k < jobs.size(); ++k) {
-      const Job& job = jobs[k];
-      if (!prepared[k].failure.empty()) {
-        report_failure(job, prepared[k].failure);
+// A .tar output's members wait in memory for their part while the budget holds them beside the largest job (so that
+// every job can still run); the others wait on disk (spill_tar_members). The job's share (`held`) is given back as
+// its members are kept or moved to disk; they are released once the part is written.
+void JobRun::hold_members(const std::vector<OutputRecord>& records, std::uint64_t held, bool& released) {
+  std::vector<std::string> paths;
+  for (const OutputRecord& r : records) paths.push_back(r.path);
+  const std::uint64_t bytes = tar_member_bytes(paths);
+  released = true;
+  if (shared_budget_.release_keeping(held, bytes, largest_job_)) {
+    members_held_ += bytes;
+  } else {
+    spill_tar_members(paths);
+  }
+}
+
+void JobRun::release_members() {
+  drop_tar_members();
+  shared_budget_.release(members_held_.exchange(0));
+}
+
+void JobRun::run_one(std::size_t k) {
+  const Job& job = jobs_[k];
+  if (!job.run) {  // every box left out: nothing to read or write
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ++done_;
+    account_left_out(k);
+    progress_->step(done_);
+    return;
+  }
+  if (prepared_[k].skipped) return step_skipped(k);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<OutputRecord> records;
+  std::string error = prepared_[k].failure;
+  if (error.empty()) error = execute(k, records);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++done_;
+  if (!error.empty()) {
+    progress_->finish();
+    report_failure(job, error);
+    job_failed_[k] = 1;
+  }
+  count_written(k, std::move(records), seconds);
+  progress_->step(done_);
+}
+
+// What job k wrote, counted and listed (under mutex_); a .tar output's once its part is written.
+void JobRun::count_written(std::size_t k, std::vector<OutputRecord> records, double seconds) {
+  if (tar_) {
+    job_records_[k] = std::move(records);
+    job_seconds_[k] = seconds;
+    return;
+  }
+  const Job& job = jobs_[k];
+  written_ += records.size();
+  for (const auto& r : records) {
+    if (r.crop) crops_[k].push_back(*r.crop);
+  }
+  account_left_out(k);
+  if (!options_.json) return;
+  for (const auto& r : records) {
+    to_stdout(json_line({{"input", job.input},
+                         {"output", r.path},
+                         {"op", job.op},
+                         {"shape", r.shape},
+                         {"dtype", r.dtype},
+                         {"seconds", seconds}}) +
+              "\n");
+  }
+}
+
+// One threading runtime for the whole program (rsz::parallel_tasks): the inputs are spread over the pool and each
+// input's kernels make a nested call of `kernel_threads_`, so at most `threads_` threads compute at once.
+void JobRun::run_all(const std::vector<std::size_t>& group) {
+  run_tasks(static_cast<std::int64_t>(group.size()), static_cast<int>(parallel_inputs_),
+            [&](std::int64_t i) { run_one(group[static_cast<std::size_t>(i)]); });
+}
+
+// A .tar output, part by part: the jobs of one part run in parallel, their members are kept, and the part is written
+// whole once every one of its inputs succeeded (a part with a failed input is not written at all).
+void JobRun::run_part(std::size_t p) {
+  const TarPart& part = parts_[p];
+  if (part_exists_[p]) {
+    run_all(part.jobs);  // skipped: counted and listed
+    ++parts_skipped_;
+    return;
+  }
+  std::size_t failed_inputs = 0;
+  for (const std::size_t k : part.jobs) failed_inputs += prepared_[k].failure.empty() ? 0 : 1;
+  if (failed_inputs > 0) {  // planning failed an input: the others of the part are not even run
+    for (const std::size_t k : part.jobs) {
+      if (!prepared_[k].failure.empty()) {
+        run_one(k);
         continue;
       }
-      if (prepared[k].skipped) continue;  // nothing would be written
-      for (const auto& out : job.planned_outputs) {
-        if (options.json) {
-          nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"dry_run", true}};
-          record.update(output_fields(k, out));
-          record.update(plan_fields(prepared[k].plan));
-          to_stdout(json_line(record) + "\n", false);
-        } else if (tar) {
-          to_stdout(printable(job.input) + " -> " + printable(part_of[k]) + " (" + printable(tar_member_name(out)) +
-                    ")\n", false);
-        } else {
-          to_stdout(printable(job.input) + " -> " + printable(out) + "\n", false);
-        }
+      const std::lock_guard<std::mutex> lock(mutex_);
+      ++done_;
+      progress_->step(done_);
+    }
+  } else {
+    run_all(part.jobs);
+    for (const std::size_t k : part.jobs) failed_inputs += job_failed_[k] ? 1 : 0;
+  }
+  if (failed_inputs > 0 || part.samples == 0) {
+    release_members();
+    if (part.samples > 0) {
+      progress_->finish();
+      ++parts_failed_;
+      to_stderr("rsz: " + printable(part.path) + ": not written: " + std::to_string(failed_inputs) + " of its " +
+                std::to_string(part.jobs.size()) + " inputs failed (a part is written whole or not at all; run "
+                "again once they are fixed)\n");
+    }
+    return;
+  }
+  try {
+    write_part(part);
+  } catch (const std::exception& e) {
+    release_members();
+    progress_->finish();
+    ++parts_failed_;  // a part, not an input: its inputs ran
+    to_stderr("rsz: " + printable(e.what()) + "\n");
+    return;
+  }
+  ++parts_written_;
+  ++written_;
+  for (const std::size_t k : part.jobs) {
+    samples_written_ += job_records_[k].size();
+    if (!options_.json) continue;
+    for (const OutputRecord& r : job_records_[k]) {
+      nlohmann::json record = {{"input", jobs_[k].input}, {"op", jobs_[k].op}, {"shape", r.shape},
+                               {"dtype", r.dtype},        {"seconds", job_seconds_[k]}};
+      record.update(output_fields(k, r.path));
+      to_stdout(json_line(record) + "\n");
+    }
+  }
+  job_records_.assign(job_records_.size(), {});
+}
+
+// The members sorted by key, then name (a crop's KEY.json beside its image), each fetched as it is written.
+void JobRun::write_part(const TarPart& part) {
+  struct Source {
+    std::string key, name;
+    std::string path;  // the member's planned path (take_tar_member), or "" for `text`
+    std::string text;  // a crop's manifest row
+  };
+  std::vector<Source> sources;
+  for (const std::size_t k : part.jobs) {
+    for (const OutputRecord& r : job_records_[k]) {
+      const std::string name = tar_member_name(r.path);
+      const std::string key = name.substr(0, name.find('.'));
+      sources.push_back({key, name, r.path, ""});
+      if (r.crop) {
+        io::CropRecord row = *r.crop;
+        row.crop = name;
+        sources.push_back({key, key + ".json", "", io::manifest_json(row) + "\n"});
       }
     }
-    return failed > 0 ? kExitFailed : kExitOk;
   }
+  std::sort(sources.begin(), sources.end(),
+            [](const Source& a, const Source& b) { return std::tie(a.key, a.name) < std::tie(b.key, b.name); });
+  std::vector<std::string> names;
+  for (const Source& m : sources) names.push_back(m.name);
+  const fs::path folder = fs::path(part.path).parent_path();
+  std::error_code ec;
+  if (!folder.empty()) fs::create_directories(folder, ec);
+  if (ec) throw Error(ErrorCode::Io, part.path + ": cannot create the folder " + folder.string() + ": " + ec.message());
+  io::write_tar(part.path, names, [&](std::size_t i) {
+    const Source& m = sources[i];
+    return m.path.empty() ? std::vector<std::uint8_t>(m.text.begin(), m.text.end()) : take_tar_member(m.path);
+  });
+  release_members();
+}
 
+// -o -: the output goes out now, before the summary counts it; standard output that cannot take it (closed, full)
+// fails the input.
+void JobRun::deliver_stdout() {
+  if (written_ == 0 || jobs_.front().planned_outputs.empty()) return;
+  const std::string& target = jobs_.front().planned_outputs.front();
+  if (!is_stdout_copy(target)) return;
+  const std::string problem = send_to_stdout(target);
+  if (problem.empty()) return;
+  written_ = 0;
+  report_failure(jobs_.front(), with_input(jobs_.front().input, problem));
+}
+
+// roi-align's --manifest (with --plan, the shard's own), its folder made as an output's is; false when it cannot be
+// written (said).
+bool JobRun::write_manifest() {
+  if (options_.manifest.empty()) return true;
+  const std::string manifest = shard_manifest(options_, options_.manifest);
+  detail::run_totals().manifests.emplace_back(options_.manifest, manifest);
+  std::vector<io::CropRecord> lines;
+  for (auto& c : crops_) lines.insert(lines.end(), c.begin(), c.end());
+  try {
+    const fs::path folder = fs::path(manifest).parent_path();
+    std::error_code ec;
+    if (!folder.empty()) fs::create_directories(folder, ec);
+    if (ec) throw Error(ErrorCode::Io, manifest + ": cannot create the folder " + folder.string() + ": " + ec.message());
+    io::write_manifest(manifest, lines);
+  } catch (const std::exception& e) {
+    to_stderr("rsz: " + printable(e.what()) + "\n");
+    return false;
+  }
+  return true;
+}
+
+int JobRun::summary() const {
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const std::string boxes = boxes_note(left_out_, scaled_);
+  const auto many = [](std::size_t n, const std::string& word) {
+    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+  };
+  std::ostringstream s;
+  s.precision(3);
+  s << "rsz: " << options_.summary_prefix;
+  if (tar_) {
+    if (failed_ > 0) s << failed_ << " of " << many(jobs_.size(), "input") << " failed; ";
+    s << "wrote " << many(parts_written_, ".tar part") << " (" << many(samples_written_, "sample") << ") in "
+      << total << " s";
+    if (parts_failed_ > 0) s << "; " << parts_failed_ << " not written";
+    if (parts_skipped_ > 0) s << "; skipped " << many(parts_skipped_, "part") << " whose file exists";
+    if (failed_ > 0 || parts_failed_ > 0 || !options_.quiet) to_stderr(s.str() + boxes + "\n");
+    return failed_ > 0 || parts_failed_ > 0 ? kExitFailed : kExitOk;
+  }
+  if (failed_ > 0) {
+    s << failed_ << " of " << many(jobs_.size(), "input") << " failed; " << many(written_, "file") << " written";
+    if (skipped_ > 0) s << "; " << skipped_ << " skipped (outputs exist)";
+    to_stderr(s.str() + boxes + "\n");
+    return kExitFailed;
+  }
+  if (options_.quiet) return kExitOk;
+  s << "wrote " << many(written_, "file") << " in " << total << " s";
+  if (skipped_ > 0) s << "; skipped " << many(skipped_, "input") << " whose outputs exist";
+  to_stderr(s.str() + boxes + "\n");
+  return kExitOk;
+}
+
+int JobRun::run() {
+  if (options_.verbose) std::fprintf(stderr, "%s\n", backend_note(options_).c_str());
+  detail::current_run().io.sync_outputs = !options_.no_sync;
+  plan_parts();
+  plan_jobs();
+  if (options_.dry_run) return dry_run();
   if (detail::current_run().before_writing) detail::current_run().before_writing();  // --plan: the parameters pinned
   // Inputs run in parallel first; cores left over when there are fewer inputs than threads go to the kernels. More
   // --jobs than CPUs may overlap the waits of several inputs (slow storage), but the kernels of an input never get
-  // more than the CPUs: their threads then wait on each other (a 1080p PNG upsampled with -j 4 on 2 cores took
-  // 1.6x the time of -j 2).
-  const std::size_t parallel_inputs = std::clamp<std::size_t>(jobs.size(), 1, static_cast<std::size_t>(threads));
-  const int kernel_threads = std::max(1, std::min(threads, usable_cpus()) / static_cast<int>(parallel_inputs));
-  MemoryBudget shared_budget(budget);
-  std::vector<std::vector<io::CropRecord>> crops(jobs.size());  // the manifest's lines, in job order
-  std::size_t done = 0;
-  std::size_t written = 0;
-  std::size_t skipped = 0;
-  std::size_t kept = 0;  // the output files of the skipped inputs
-  std::map<std::string, std::size_t> left_out;  // roi-align's boxes left out, by reason
-  std::size_t scaled = 0;                       // roi-align's images whose boxes were scaled to their size
-  Progress progress(jobs.size(), !options.quiet && ::isatty(STDERR_FILENO) != 0);
-  const auto start = std::chrono::steady_clock::now();
-
-  // A .tar output's members wait in memory for their part while the budget holds them beside the largest job (so
-  // that every job can still run); the others wait on disk (spill_tar_members). Released once the part is written.
-  std::uint64_t largest_job = 0;
-  for (const Prepared& p : prepared) largest_job = std::max(largest_job, p.failure.empty() ? p.bytes : 0);
-  std::atomic<std::uint64_t> members_held{0};
-  // The job's share (`held`) is given back as its members are kept or moved to disk.
-  const auto hold_members = [&](const std::vector<OutputRecord>& records, std::uint64_t held, bool& released) {
-    std::vector<std::string> paths;
-    for (const OutputRecord& r : records) paths.push_back(r.path);
-    const std::uint64_t bytes = tar_member_bytes(paths);
-    released = true;
-    if (shared_budget.release_keeping(held, bytes, largest_job)) {
-      members_held += bytes;
-    } else {
-      spill_tar_members(paths);
-    }
-  };
-  const auto release_members = [&] {
-    drop_tar_members();
-    shared_budget.release(members_held.exchange(0));
-  };
-  // A .tar output's jobs keep what they wrote until their part is written (or not).
-  std::vector<std::vector<OutputRecord>> job_records(tar ? jobs.size() : 0);
-  std::vector<double> job_seconds(tar ? jobs.size() : 0);
-  std::vector<char> job_failed(jobs.size(), 0);
-  const auto run_one = [&](std::size_t k) {
-    const Job& job = jobs[k];
-    const Prepared& plan = prepared[k];
-    std::vector<io::CropRecord>& job_crops = crops[k];
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<OutputRecord> records;
-    std::string error = plan.failure;
-    // The boxes left out are listed and counted with the job's crops, unless planning found the job unusable.
-    const auto account_left_out = [&]() {
-      if (!plan.failure.empty()) return;
-      job_crops.insert(job_crops.end(), job.left_out.begin(), job.left_out.end());
-      for (const io::CropRecord& box : job.left_out) ++left_out[box.skipped];
-      scaled += job.boxes_scaled ? 1 : 0;
-    };
-    if (!job.run) {  // every box left out: nothing to read or write
-      const std::lock_guard<std::mutex> lock(mutex);
-      ++done;
-      account_left_out();
-      progress.step(done);
-      return;
-    }
-    if (plan.skipped) {
-      const std::lock_guard<std::mutex> lock(mutex);
-      ++done;
-      ++skipped;
-      kept += tar ? 0 : job.planned_outputs.size();  // a .tar output's files are its parts: counted by part
-      job_crops = job.planned_crops;
-      account_left_out();
-      if (options.json) {
-        for (const auto& out : job.planned_outputs) {
-          nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"skipped", true}};
-          record.update(output_fields(k, out));
-          to_stdout(json_line(record) + "\n");
-        }
-      }
-      progress.step(done);
-      return;
-    }
-    if (error.empty()) {
-      shared_budget.acquire(plan.bytes);
-      try {
-        records = job.run(plan.plan, kernel_threads);
-      } catch (const PartialFailure& e) {
-        records = e.written();
-        error = with_input(job.input, e.what());
-      } catch (const std::exception& e) {
-        error = with_input(job.input, e.what());
-      } catch (...) {
-        error = job.input + ": failed with an unknown error";
-      }
-      if (!tar) {
-        shared_budget.release(plan.bytes);
-      } else {
-        bool released = false;
-        try {
-          hold_members(records, plan.bytes, released);
-        } catch (const std::exception& e) {
-          if (!released) shared_budget.release(plan.bytes);
-          error = with_input(job.input, e.what());
-        }
-      }
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const std::lock_guard<std::mutex> lock(mutex);
-    ++done;
-    if (!error.empty()) {
-      progress.finish();
-      report_failure(job, error);
-      job_failed[k] = 1;
-    }
-    if (tar) {  // counted, listed and printed once the part is written
-      job_records[k] = std::move(records);
-      job_seconds[k] = seconds;
-      progress.step(done);
-      return;
-    }
-    written += records.size();
-    for (const auto& r : records) {
-      if (r.crop) job_crops.push_back(*r.crop);
-    }
-    account_left_out();
-    if (options.json) {
-      for (const auto& r : records) {
-        to_stdout(json_line({{"input", job.input},
-                             {"output", r.path},
-                             {"op", job.op},
-                             {"shape", r.shape},
-                             {"dtype", r.dtype},
-                             {"seconds", seconds}}) +
-                  "\n");
-      }
-    }
-    progress.step(done);
-  };
-
-  // One threading runtime for the whole program (rsz::parallel_tasks): the inputs are spread over the pool and each
-  // input's kernels make a nested call of `kernel_threads`, so at most `threads` threads compute at once.
-  const auto run_all = [&](const std::vector<std::size_t>& group) {
-    run_tasks(static_cast<std::int64_t>(group.size()), static_cast<int>(parallel_inputs),
-              [&](std::int64_t i) { run_one(group[static_cast<std::size_t>(i)]); });
-  };
-  std::size_t parts_written = 0;
-  std::size_t parts_skipped = 0;
-  std::size_t parts_failed = 0;
-  std::size_t samples_written = 0;
-  if (!tar) {
-    std::vector<std::size_t> all(jobs.size());
+  // more than the CPUs: their threads then wait on each other (a 1080p PNG upsampled with -j 4 on 2 cores took 1.6x
+  // the time of -j 2).
+  parallel_inputs_ = std::clamp<std::size_t>(jobs_.size(), 1, static_cast<std::size_t>(threads_));
+  kernel_threads_ = std::max(1, std::min(threads_, usable_cpus()) / static_cast<int>(parallel_inputs_));
+  for (const Prepared& p : prepared_) largest_job_ = std::max(largest_job_, p.failure.empty() ? p.bytes : 0);
+  progress_ = std::make_unique<Progress>(jobs_.size(), !options_.quiet && ::isatty(STDERR_FILENO) != 0);
+  start_ = std::chrono::steady_clock::now();
+  if (!tar_) {
+    std::vector<std::size_t> all(jobs_.size());
     for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
     run_all(all);
   }
-  // A .tar output, part by part: the jobs of one part run in parallel, their members are kept in memory, and the part
-  // is written whole once every one of its inputs succeeded (a part with a failed input is not written at all).
-  for (std::size_t p = 0; p < parts.size(); ++p) {
-    const TarPart& part = parts[p];
-    if (part_exists[p]) {
-      run_all(part.jobs);  // skipped: counted and listed
-      ++parts_skipped;
-      continue;
-    }
-    std::size_t failed_inputs = 0;
-    for (const std::size_t k : part.jobs) failed_inputs += prepared[k].failure.empty() ? 0 : 1;
-    if (failed_inputs > 0) {  // planning failed an input: the others of the part are not even run
-      for (const std::size_t k : part.jobs) {
-        if (!prepared[k].failure.empty()) {
-          run_one(k);
-          continue;
-        }
-        const std::lock_guard<std::mutex> lock(mutex);
-        ++done;
-        progress.step(done);
-      }
-    } else {
-      run_all(part.jobs);
-      for (const std::size_t k : part.jobs) failed_inputs += job_failed[k] ? 1 : 0;
-    }
-    if (failed_inputs > 0 || part.samples == 0) {
-      release_members();
-      if (part.samples > 0) {
-        progress.finish();
-        ++parts_failed;
-        to_stderr("rsz: " + printable(part.path) + ": not written: " + std::to_string(failed_inputs) + " of its " +
-                  std::to_string(part.jobs.size()) + " inputs failed (a part is written whole or not at all; run "
-                  "again once they are fixed)\n");
-      }
-      continue;
-    }
-    // The members sorted by key, then name (a crop's KEY.json beside its image), each fetched as it is written.
-    struct Source {
-      std::string key, name;
-      std::string path;  // the member's planned path (take_tar_member), or "" for `text`
-      std::string text;  // a crop's manifest row
-    };
-    std::vector<Source> sources;
-    try {
-      for (const std::size_t k : part.jobs) {
-        for (const OutputRecord& r : job_records[k]) {
-          const std::string name = tar_member_name(r.path);
-          const std::string key = name.substr(0, name.find('.'));
-          sources.push_back({key, name, r.path, ""});
-          if (r.crop) {
-            io::CropRecord row = *r.crop;
-            row.crop = name;
-            sources.push_back({key, key + ".json", "", io::manifest_json(row) + "\n"});
-          }
-        }
-      }
-      std::sort(sources.begin(), sources.end(),
-                [](const Source& a, const Source& b) { return std::tie(a.key, a.name) < std::tie(b.key, b.name); });
-      std::vector<std::string> names;
-      for (const Source& m : sources) names.push_back(m.name);
-      const fs::path folder = fs::path(part.path).parent_path();
-      std::error_code ec;
-      if (!folder.empty()) fs::create_directories(folder, ec);
-      if (ec) throw Error(ErrorCode::Io, part.path + ": cannot create the folder " + folder.string() + ": " + ec.message());
-      io::write_tar(part.path, names, [&](std::size_t i) {
-        const Source& m = sources[i];
-        return m.path.empty() ? std::vector<std::uint8_t>(m.text.begin(), m.text.end()) : take_tar_member(m.path);
-      });
-      release_members();
-    } catch (const std::exception& e) {
-      release_members();
-      progress.finish();
-      ++parts_failed;  // a part, not an input: its inputs ran
-      to_stderr("rsz: " + printable(e.what()) + "\n");
-      continue;
-    }
-    ++parts_written;
-    ++written;
-    for (const std::size_t k : part.jobs) {
-      samples_written += job_records[k].size();
-      if (!options.json) continue;
-      for (const OutputRecord& r : job_records[k]) {
-        nlohmann::json record = {{"input", jobs[k].input}, {"op", jobs[k].op}, {"shape", r.shape},
-                                 {"dtype", r.dtype},       {"seconds", job_seconds[k]}};
-        record.update(output_fields(k, r.path));
-        to_stdout(json_line(record) + "\n");
-      }
-    }
-    job_records.assign(job_records.size(), {});
-  }
-  progress.finish();
-  if (written > 0 && !jobs.front().planned_outputs.empty() && is_stdout_copy(jobs.front().planned_outputs.front())) {
-    // -o -: the output goes out now, before the summary counts it; standard output that cannot take it (closed,
-    // full) fails the input.
-    const std::string problem = send_to_stdout(jobs.front().planned_outputs.front());
-    if (!problem.empty()) {
-      written = 0;
-      report_failure(jobs.front(), with_input(jobs.front().input, problem));
-    }
-  }
-  if (tar) kept += parts_skipped;  // the output files of a .tar run are its parts, written or kept
+  for (std::size_t p = 0; p < parts_.size(); ++p) run_part(p);
+  progress_->finish();
+  deliver_stdout();
+  if (tar_) kept_ += parts_skipped_;  // the output files of a .tar run are its parts, written or kept
   detail::RunTotals& totals = detail::run_totals();
-  totals.jobs += jobs.size();
-  totals.written += written;
-  totals.failed += failed;
-  totals.skipped += skipped;
-  totals.kept += kept;
-  if (!options.manifest.empty()) {
-    const std::string manifest = shard_manifest(options, options.manifest);
-    totals.manifests.emplace_back(options.manifest, manifest);
-    std::vector<io::CropRecord> lines;
-    for (auto& c : crops) lines.insert(lines.end(), c.begin(), c.end());
-    try {
-      // Its folder is made as an output's is (a manifest beside crops that go to a new folder is the common case).
-      const fs::path folder = fs::path(manifest).parent_path();
-      std::error_code ec;
-      if (!folder.empty()) fs::create_directories(folder, ec);
-      if (ec) {
-        throw Error(ErrorCode::Io, manifest + ": cannot create the folder " + folder.string() + ": " +
-                                       ec.message());
-      }
-      io::write_manifest(manifest, lines);
-    } catch (const std::exception& e) {
-      to_stderr("rsz: " + printable(e.what()) + "\n");
-      return kExitFailed;
-    }
-  }
-  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string boxes = boxes_note(left_out, scaled);
-  if (tar) {
-    const auto many = [](std::size_t n, const std::string& word) {
-      return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-    };
-    std::ostringstream s;
-    s.precision(3);
-    s << "rsz: " << options.summary_prefix;
-    if (failed > 0) s << failed << " of " << many(jobs.size(), "input") << " failed; ";
-    s << "wrote " << many(parts_written, ".tar part") << " (" << many(samples_written, "sample") << ") in " << total
-      << " s";
-    if (parts_failed > 0) s << "; " << parts_failed << " not written";
-    if (parts_skipped > 0) s << "; skipped " << many(parts_skipped, "part") << " whose file exists";
-    if (failed > 0 || parts_failed > 0 || !options.quiet) to_stderr(s.str() + boxes + "\n");
-    return failed > 0 || parts_failed > 0 ? kExitFailed : kExitOk;
-  }
-  if (failed > 0) {
-    to_stderr("rsz: " + options.summary_prefix + std::to_string(failed) + " of " + std::to_string(jobs.size()) + " input" +
-              (jobs.size() == 1 ? "" : "s") + " failed; " + std::to_string(written) + " file" +
-              (written == 1 ? "" : "s") + " written" +
-              (skipped > 0 ? "; " + std::to_string(skipped) + " skipped (outputs exist)" : "") + boxes + "\n");
-    return kExitFailed;
-  }
-  if (!options.quiet) {
-    std::ostringstream s;
-    s.precision(3);
-    s << "rsz: " << options.summary_prefix << "wrote " << written << " file" << (written == 1 ? "" : "s") << " in " << total << " s";
-    if (skipped > 0) s << "; skipped " << skipped << " input" << (skipped == 1 ? "" : "s") << " whose outputs exist";
-    to_stderr(s.str() + boxes + "\n");
-  }
-  return kExitOk;
+  totals.jobs += jobs_.size();
+  totals.written += written_;
+  totals.failed += failed_;
+  totals.skipped += skipped_;
+  totals.kept += kept_;
+  if (!write_manifest()) return kExitFailed;
+  return summary();
 }
+
+}  // namespace
+
+int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) { return JobRun(jobs, options).run(); }
 
 }  // namespace rsz::app
