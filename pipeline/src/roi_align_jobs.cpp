@@ -341,6 +341,119 @@ DataType npy_type(const std::string& input, const CommonOptions& common) {
   }
 }
 
+// What a roi-align job over `input` will produce and hold, from the input's probe: its boxes checked against the
+// image (a size other than the annotations' fails it; suspicious boxes warn or fail per --rois-check).
+JobPlan plan_roi_job(const std::string& input, const RoiList& list, const io::ResolvedRoiAlign& resolved,
+                     const PlannedCrops& planned, const CommonOptions& common, const InputProbe& probe) {
+  JobPlan plan;
+  // Boxes drawn on an image of another size crop the wrong pixels: that image fails, the others run.
+  if (probe.from_image && list.width > 0 && list.height > 0 &&
+      (probe.sizes[3] != list.width || probe.sizes[2] != list.height)) {
+    plan.failure = size_mismatch_message(list, input, probe.sizes[3], probe.sizes[2], common);
+    return plan;
+  }
+  const io::RoisCheck check = common.rois_check;
+  if (probe.from_image && check != io::RoisCheck::Off) {
+    const std::string boxes = suspicious_boxes(list, resolved.params, probe.sizes[3], probe.sizes[2]);
+    if (!boxes.empty() && check == io::RoisCheck::Error) {
+      throw Error(ErrorCode::InvalidArgument, input + ": " + boxes);
+    }
+    if (!boxes.empty()) plan.warning = input + ": " + boxes;
+  }
+  if (const std::string rounded = rounded_boxes(list, probe.type, probe.from_image); !rounded.empty()) {
+    plan.warning += (plan.warning.empty() ? input + ": " : "; ") + rounded;
+  }
+  const std::int64_t count = roi_count(list);
+  const std::int64_t channels = probe.sizes.size() == 4 ? probe.sizes[1] : 0;
+  plan.result = {count, channels, resolved.output_height, resolved.output_width};
+  if (!planned.whole_tensor) {  // what is held: one group of crops (crop_group)
+    plan.result[0] = crop_group(count, {1, channels, resolved.output_height, resolved.output_width}, probe.type,
+                                probe.from_image, common, usable_cpus());
+  }
+  plan.type = probe.type;
+  plan.output = planned.whole_tensor ? plan.result : Dims{1, channels, resolved.output_height, resolved.output_width};
+  plan.extra_bytes = static_cast<std::uint64_t>(count) * (4 * sizeof(float) + sizeof(std::uint32_t));
+  return plan;
+}
+
+// One manifest line per crop file (none for a whole-tensor .npy), known before the run.
+std::vector<io::CropRecord> planned_crop_records(const std::string& input, const RoiList& list,
+                                                 const PlannedCrops& planned, const CommonOptions& common) {
+  std::vector<io::CropRecord> crops;
+  if (!planned.whole_tensor) {
+    for (std::size_t r = 0; r < planned.paths.size(); ++r) {
+      const io::RoiEntry& e = list.entries[r];
+      const std::array<float, 4> box = list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : e.box;
+      // The type the operator will run in: an image's is --dtype's, a tensor's its own (from its header).
+      const DataType type = is_npy_path(input) ? npy_type(input, common) : common.dtype;
+      crops.push_back({planned.paths[r], input, box_used(box, type), e.label, e.id, ""});
+    }
+  }
+  return crops;
+}
+
+// Runs a roi-align job: the input loaded, its crops computed a group at a time and written (or one .npy of all).
+std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& list,
+                                      const io::ResolvedRoiAlign& resolved, const PlannedCrops& planned,
+                                      const std::vector<io::CropRecord>& crops, const CommonOptions& common,
+                                      int threads) {
+  const LoadedInput loaded = load_input(input, common);
+  const DataType type = loaded.result_type;
+  // Tensor inputs take .npy ROIs as given (the operator requires the input's type); images convert them.
+  const Tensor rois = list.tensor && !loaded.from_image ? rois_as(list, list.tensor->dtype()) : rois_as(list, type);
+  const Tensor indices = batch_indices_of(list);
+  const Dims all_sizes =
+      roi_align_output_sizes(loaded.sizes(), rois.sizes(), resolved.output_height, resolved.output_width);
+  const ExecOptions exec = exec_options(common, threads);
+  std::vector<OutputRecord> records;
+  if (planned.whole_tensor) {
+    Tensor result(type, all_sizes, TensorInit::Uninitialized);  // roi_align writes every element
+    roi_align(loaded.view(), rois.view(), indices.view(), result.view(), resolved.params, exec);
+    save_output(planned.paths[0], result.view(), loaded, common);
+    records.push_back({planned.paths[0], result.sizes(), to_string(type), std::nullopt});
+    return records;
+  }
+  // A group of crops a call (crop_group), the whole call's checks first: a bad box or a sample total over the
+  // budget is refused before any crop is written, as one call would refuse it.
+  check_roi_align(loaded.view(), rois.view(), indices.view(), type, all_sizes, resolved.params, exec);
+  const Dims crop_sizes{1, all_sizes[1], all_sizes[2], all_sizes[3]};
+  const std::int64_t crop_elements = element_count(crop_sizes);
+  const std::int64_t count = all_sizes[0];
+  const std::int64_t group = crop_group(count, crop_sizes, type, loaded.from_image, common, exec.num_threads);
+  Tensor result(type, {group, crop_sizes[1], crop_sizes[2], crop_sizes[3]}, TensorInit::Uninitialized);
+  // ROIs [first, first + n): rows of rois ({..., R, 4}) and of batch_indices ({..., R}).
+  const int roi_axis = static_cast<int>(rois.sizes().size()) - 2;
+  const int index_axis = static_cast<int>(indices.sizes().size()) - 1;
+  for (std::size_t r = 0; r < planned.paths.size(); ++r) {
+    const std::int64_t at = static_cast<std::int64_t>(r) % group;
+    try {
+      if (at == 0) {
+        const auto first = static_cast<std::int64_t>(r);
+        const std::int64_t n = std::min(group, count - first);
+        roi_align(loaded.view(), slice_of(rois.view(), roi_axis, first, n),
+                  slice_of(indices.view(), index_axis, first, n),
+                  TensorView(result.data(), type, {n, crop_sizes[1], crop_sizes[2], crop_sizes[3]}),
+                  resolved.params, exec);
+      }
+      const auto* base = static_cast<const std::byte*>(result.data()) +
+                         at * crop_elements * static_cast<std::int64_t>(element_size(type));
+      save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
+    } catch (const std::exception& e) {
+      // The crops already written are complete and stay: they are accounted, with the failure.
+      const auto* error = dynamic_cast<const Error*>(&e);
+      throw PartialFailure(error != nullptr ? error->code() : ErrorCode::Io,
+                           std::string(e.what()) + " (after " + std::to_string(r) + " of its " +
+                               std::to_string(planned.paths.size()) + " crops were written)",
+                           records);
+    }
+    io::CropRecord crop = crops[r];
+    crop.box = box_used(list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : list.entries[r].box,
+                        rois.dtype());  // the box the operator used
+    records.push_back({planned.paths[r], crop_sizes, to_string(type), crop});
+  }
+  return records;
+}
+
 Job make_job(const std::string& input, std::size_t input_count, RoiList list, const io::ResolvedRoiAlign& resolved,
              const std::string& output, const CommonOptions& common) {
   fit_boxes(list, input, resolved.params, common);
@@ -364,104 +477,12 @@ Job make_job(const std::string& input, std::size_t input_count, RoiList list, co
   }
   job.planned_outputs = planned.paths;
   job.plan = [input, list, resolved, planned, common](const InputProbe& probe) {
-    JobPlan plan;
-    // Boxes drawn on an image of another size crop the wrong pixels: that image fails, the others run.
-    if (probe.from_image && list.width > 0 && list.height > 0 &&
-        (probe.sizes[3] != list.width || probe.sizes[2] != list.height)) {
-      plan.failure = size_mismatch_message(list, input, probe.sizes[3], probe.sizes[2], common);
-      return plan;
-    }
-    const io::RoisCheck check = common.rois_check;
-    if (probe.from_image && check != io::RoisCheck::Off) {
-      const std::string boxes = suspicious_boxes(list, resolved.params, probe.sizes[3], probe.sizes[2]);
-      if (!boxes.empty() && check == io::RoisCheck::Error) {
-        throw Error(ErrorCode::InvalidArgument, input + ": " + boxes);
-      }
-      if (!boxes.empty()) plan.warning = input + ": " + boxes;
-    }
-    if (const std::string rounded = rounded_boxes(list, probe.type, probe.from_image); !rounded.empty()) {
-      plan.warning += (plan.warning.empty() ? input + ": " : "; ") + rounded;
-    }
-    const std::int64_t count = roi_count(list);
-    const std::int64_t channels = probe.sizes.size() == 4 ? probe.sizes[1] : 0;
-    plan.result = {count, channels, resolved.output_height, resolved.output_width};
-    if (!planned.whole_tensor) {  // what is held: one group of crops (crop_group)
-      plan.result[0] = crop_group(count, {1, channels, resolved.output_height, resolved.output_width}, probe.type,
-                                  probe.from_image, common, usable_cpus());
-    }
-    plan.type = probe.type;
-    plan.output = planned.whole_tensor ? plan.result : Dims{1, channels, resolved.output_height, resolved.output_width};
-    plan.extra_bytes = static_cast<std::uint64_t>(count) * (4 * sizeof(float) + sizeof(std::uint32_t));
-    return plan;
+    return plan_roi_job(input, list, resolved, planned, common, probe);
   };
-  // One manifest line per crop file (none for a whole-tensor .npy).
-  std::vector<io::CropRecord> crops;
-  if (!planned.whole_tensor) {
-    for (std::size_t r = 0; r < planned.paths.size(); ++r) {
-      const io::RoiEntry& e = list.entries[r];
-      const std::array<float, 4> box = list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : e.box;
-      // The type the operator will run in: an image's is --dtype's, a tensor's its own (from its header).
-      const DataType type = is_npy_path(input) ? npy_type(input, common) : common.dtype;
-      crops.push_back({planned.paths[r], input, box_used(box, type), e.label, e.id, ""});
-    }
-  }
+  const std::vector<io::CropRecord> crops = planned_crop_records(input, list, planned, common);
   job.planned_crops = crops;
   job.run = [input, list, resolved, planned, crops, common](const JobPlan&, int threads) {
-    const LoadedInput loaded = load_input(input, common);
-    const DataType type = loaded.result_type;
-    // Tensor inputs take .npy ROIs as given (the operator requires the input's type); images convert them.
-    const Tensor rois = list.tensor && !loaded.from_image ? rois_as(list, list.tensor->dtype()) : rois_as(list, type);
-    const Tensor indices = batch_indices_of(list);
-    const Dims all_sizes =
-        roi_align_output_sizes(loaded.sizes(), rois.sizes(), resolved.output_height, resolved.output_width);
-    const ExecOptions exec = exec_options(common, threads);
-    std::vector<OutputRecord> records;
-    if (planned.whole_tensor) {
-      Tensor result(type, all_sizes, TensorInit::Uninitialized);  // roi_align writes every element
-      roi_align(loaded.view(), rois.view(), indices.view(), result.view(), resolved.params, exec);
-      save_output(planned.paths[0], result.view(), loaded, common);
-      records.push_back({planned.paths[0], result.sizes(), to_string(type), std::nullopt});
-      return records;
-    }
-    // A group of crops a call (crop_group), the whole call's checks first: a bad box or a sample total over the
-    // budget is refused before any crop is written, as one call would refuse it.
-    check_roi_align(loaded.view(), rois.view(), indices.view(), type, all_sizes, resolved.params, exec);
-    const Dims crop_sizes{1, all_sizes[1], all_sizes[2], all_sizes[3]};
-    const std::int64_t crop_elements = element_count(crop_sizes);
-    const std::int64_t count = all_sizes[0];
-    const std::int64_t group = crop_group(count, crop_sizes, type, loaded.from_image, common, exec.num_threads);
-    Tensor result(type, {group, crop_sizes[1], crop_sizes[2], crop_sizes[3]}, TensorInit::Uninitialized);
-    // ROIs [first, first + n): rows of rois ({..., R, 4}) and of batch_indices ({..., R}).
-    const int roi_axis = static_cast<int>(rois.sizes().size()) - 2;
-    const int index_axis = static_cast<int>(indices.sizes().size()) - 1;
-    for (std::size_t r = 0; r < planned.paths.size(); ++r) {
-      const std::int64_t at = static_cast<std::int64_t>(r) % group;
-      try {
-        if (at == 0) {
-          const auto first = static_cast<std::int64_t>(r);
-          const std::int64_t n = std::min(group, count - first);
-          roi_align(loaded.view(), slice_of(rois.view(), roi_axis, first, n),
-                    slice_of(indices.view(), index_axis, first, n),
-                    TensorView(result.data(), type, {n, crop_sizes[1], crop_sizes[2], crop_sizes[3]}),
-                    resolved.params, exec);
-        }
-        const auto* base = static_cast<const std::byte*>(result.data()) +
-                           at * crop_elements * static_cast<std::int64_t>(element_size(type));
-        save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
-      } catch (const std::exception& e) {
-        // The crops already written are complete and stay: they are accounted, with the failure.
-        const auto* error = dynamic_cast<const Error*>(&e);
-        throw PartialFailure(error != nullptr ? error->code() : ErrorCode::Io,
-                             std::string(e.what()) + " (after " + std::to_string(r) + " of its " +
-                                 std::to_string(planned.paths.size()) + " crops were written)",
-                             records);
-      }
-      io::CropRecord crop = crops[r];
-      crop.box = box_used(list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : list.entries[r].box,
-                          rois.dtype());  // the box the operator used
-      records.push_back({planned.paths[r], crop_sizes, to_string(type), crop});
-    }
-    return records;
+    return run_roi_job(input, list, resolved, planned, crops, common, threads);
   };
   return job;
 }
