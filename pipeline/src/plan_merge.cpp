@@ -322,142 +322,164 @@ std::int64_t join_manifests(const std::string& target, const std::vector<std::st
 
 }  // namespace
 
-int run_merge(const MergeOptions& o) {
-  const nlohmann::json plan = read_plan(o.state);
-  const std::int64_t cleaned = o.clean ? clean_temporaries(o.state) : 0;
-  const auto shards = plan["shards"].get<std::int64_t>();
-  std::string pinned;
-  std::error_code ec;
-  const std::string params_path = (fs::path(o.state) / "params.json").string();
-  if (fs::is_regular_file(params_path, ec)) pinned = read_params(params_path)["hash"].get<std::string>();
+namespace {
+
+// What rsz merge found in a plan's markers.
+struct MergeReport {
+  std::int64_t shards = 0;
   std::vector<std::int64_t> missing;
   std::vector<std::int64_t> failed;
   std::vector<std::string> unusable;  // markers rsz did not write as they are (truncated, another shape)
   nlohmann::json failures = nlohmann::json::array();  // the failed inputs the markers name
-  std::int64_t inputs = 0, outputs = 0, written = 0, kept = 0, failed_inputs = 0, skipped = 0;
+  std::int64_t inputs = 0, outputs = 0, written = 0, kept = 0, failed_inputs = 0, skipped = 0, cleaned = 0;
   double seconds = 0;
   std::string first_start;
   std::string last_end;
   std::vector<std::string> manifest_names;                   // as given, in the order first seen
   std::map<std::string, std::vector<std::string>> manifests;  // given -> the shards' files, in shard order
-  for (std::int64_t i = 0; i < shards; ++i) {
-    const std::string path = marker_path(o.state, i);
+  std::vector<std::int64_t> rerun;                           // missing and failed, sorted
+  nlohmann::json joined = nlohmann::json::array();            // the manifests joined
+  std::string manifest_error;
+};
+
+// Shard i's marker (of this plan's list and parameters) added to the report.
+void add_marker(MergeReport& r, const nlohmann::json& done, std::int64_t i) {
+  r.inputs += done.value("inputs", std::int64_t{0});
+  r.outputs += done.value("outputs", std::int64_t{0});
+  r.written += done.value("written", std::int64_t{0});
+  r.kept += done.value("kept", std::int64_t{0});
+  r.failed_inputs += done.value("failed", std::int64_t{0});
+  r.skipped += done.value("skipped", std::int64_t{0});
+  r.seconds += done.value("seconds", 0.0);
+  const std::string started = done.value("started", std::string());
+  const std::string finished = done.value("finished", std::string());
+  if (r.first_start.empty() || started < r.first_start) r.first_start = started;
+  if (finished > r.last_end) r.last_end = finished;
+  if (done.value("failed", 1) != 0 || done.value("status", 1) != 0) r.failed.push_back(i);
+  if (done.contains("failures") && done["failures"].is_array()) {
+    for (const auto& f : done["failures"]) {
+      if (f.is_object() && f.contains("input") && f["input"].is_string() && f.contains("error") &&
+          f["error"].is_string()) {
+        r.failures.push_back({{"shard", i}, {"input", f["input"]}, {"error", f["error"]}});
+      }
+    }
+  }
+  if (done.contains("manifests") && done["manifests"].is_array()) {
+    for (const auto& m : done["manifests"]) {
+      const std::string given = m.value("given", std::string());
+      const std::string file = m.value("written", std::string());
+      if (given.empty() || file.empty()) continue;
+      if (!r.manifests.count(given)) r.manifest_names.push_back(given);
+      r.manifests[given].push_back(file);
+    }
+  }
+}
+
+// Every shard's marker read: a missing, unusable or stale one (another list or other parameters) is a shard still to
+// run; then, every shard done, the shards' manifests joined into the name given.
+MergeReport read_markers(const std::string& state, const nlohmann::json& plan) {
+  MergeReport r;
+  r.shards = plan["shards"].get<std::int64_t>();
+  std::string pinned;
+  std::error_code ec;
+  const std::string params_path = (fs::path(state) / "params.json").string();
+  if (fs::is_regular_file(params_path, ec)) pinned = read_params(params_path)["hash"].get<std::string>();
+  for (std::int64_t i = 0; i < r.shards; ++i) {
+    const std::string path = marker_path(state, i);
     const std::optional<nlohmann::json> marker = read_marker(path);
     if (!marker) {
-      if (fs::exists(path, ec)) unusable.push_back(path);
-      missing.push_back(i);
+      if (fs::exists(path, ec)) r.unusable.push_back(path);
+      r.missing.push_back(i);
       continue;
     }
-    const nlohmann::json& done = *marker;
-    // A marker of another list or other parameters is not this plan's: the shard is still to run.
-    if (done.value("list_fingerprint", std::string()) !=
+    if (marker->value("list_fingerprint", std::string()) !=
             plan["fingerprints"][static_cast<std::size_t>(i)].get<std::string>() ||
-        done.value("params_hash", std::string()) != pinned) {
-      missing.push_back(i);
+        marker->value("params_hash", std::string()) != pinned) {
+      r.missing.push_back(i);
       continue;
     }
-    inputs += done.value("inputs", std::int64_t{0});
-    outputs += done.value("outputs", std::int64_t{0});
-    written += done.value("written", std::int64_t{0});
-    kept += done.value("kept", std::int64_t{0});
-    failed_inputs += done.value("failed", std::int64_t{0});
-    skipped += done.value("skipped", std::int64_t{0});
-    seconds += done.value("seconds", 0.0);
-    const std::string started = done.value("started", std::string());
-    const std::string finished = done.value("finished", std::string());
-    if (first_start.empty() || started < first_start) first_start = started;
-    if (finished > last_end) last_end = finished;
-    if (done.value("failed", 1) != 0 || done.value("status", 1) != 0) failed.push_back(i);
-    if (done.contains("failures") && done["failures"].is_array()) {
-      for (const auto& f : done["failures"]) {
-        if (f.is_object() && f.contains("input") && f["input"].is_string() && f.contains("error") &&
-            f["error"].is_string()) {
-          failures.push_back({{"shard", i}, {"input", f["input"]}, {"error", f["error"]}});
-        }
-      }
-    }
-    if (done.contains("manifests") && done["manifests"].is_array()) {
-      for (const auto& m : done["manifests"]) {
-        const std::string given = m.value("given", std::string());
-        const std::string file = m.value("written", std::string());
-        if (given.empty() || file.empty()) continue;
-        if (!manifests.count(given)) manifest_names.push_back(given);
-        manifests[given].push_back(file);
-      }
+    add_marker(r, *marker, i);
+  }
+  r.rerun = r.missing;
+  r.rerun.insert(r.rerun.end(), r.failed.begin(), r.failed.end());
+  std::sort(r.rerun.begin(), r.rerun.end());
+  if (!r.rerun.empty()) return r;
+  for (const std::string& given : r.manifest_names) {
+    try {
+      r.joined.push_back(
+          {{"path", given}, {"rows", join_manifests(given, r.manifests[given])}, {"shards", r.manifests[given].size()}});
+    } catch (const Error& e) {
+      r.manifest_error = e.what();
+      break;
     }
   }
-  std::vector<std::int64_t> rerun = missing;
-  rerun.insert(rerun.end(), failed.begin(), failed.end());
-  std::sort(rerun.begin(), rerun.end());
-  const std::int64_t finished = shards - static_cast<std::int64_t>(rerun.size());
-  // Every shard done: the shards' manifests joined into the name given.
-  nlohmann::json joined = nlohmann::json::array();
-  std::string manifest_error;
-  if (rerun.empty()) {
-    for (const std::string& given : manifest_names) {
-      try {
-        joined.push_back({{"path", given},
-                          {"rows", join_manifests(given, manifests[given])},
-                          {"shards", manifests[given].size()}});
-      } catch (const Error& e) {
-        manifest_error = e.what();
-        break;
-      }
-    }
+  return r;
+}
+
+nlohmann::json report_json(const MergeReport& r) {
+  return {{"shards", r.shards},
+          {"done", r.shards - static_cast<std::int64_t>(r.rerun.size())},
+          {"missing", r.missing},
+          {"failed", r.failed},
+          {"rerun", array_syntax(r.rerun)},
+          {"inputs", r.inputs},
+          {"outputs", r.outputs},
+          {"written", r.written},
+          {"kept", r.kept},
+          {"failed_inputs", r.failed_inputs},
+          {"skipped", r.skipped},
+          {"manifests", r.joined},
+          {"cleaned", r.cleaned},
+          {"unusable_markers", r.unusable},
+          {"failures", r.failures},
+          {"seconds", r.seconds},
+          {"started", r.first_start},
+          {"finished", r.last_end}};
+}
+
+std::string report_text(const MergeReport& r, bool clean) {
+  std::ostringstream s;
+  s.precision(3);
+  s << "rsz: " << r.shards - static_cast<std::int64_t>(r.rerun.size()) << " of " << r.shards << " shards done";
+  if (!r.missing.empty()) s << "; " << r.missing.size() << " missing";
+  if (!r.failed.empty()) s << "; " << r.failed.size() << " failed";
+  s << "\nrsz: " << r.inputs << " inputs (" << r.skipped << " skipped: their outputs existed; " << r.failed_inputs
+    << " failed); " << r.outputs << " output files (" << r.written << " written by the shards' last runs, " << r.kept
+    << " kept); " << r.seconds << " s of shard time";
+  if (!r.first_start.empty()) s << ", " << r.first_start << " to " << r.last_end;
+  s << "\n";
+  if (clean) s << "rsz: removed " << r.cleaned << " temporary file" << (r.cleaned == 1 ? "" : "s") << " of killed runs\n";
+  for (const auto& m : r.joined) {
+    s << "rsz: manifest " << printable(m["path"].get<std::string>()) << ": " << m["rows"].get<std::int64_t>()
+      << " rows from " << m["shards"].get<std::size_t>() << " shards\n";
   }
-  if (o.json) {
-    const nlohmann::json report = {{"shards", shards},
-                                   {"done", finished},
-                                   {"missing", missing},
-                                   {"failed", failed},
-                                   {"rerun", array_syntax(rerun)},
-                                   {"inputs", inputs},
-                                   {"outputs", outputs},
-                                   {"written", written},
-                                   {"kept", kept},
-                                   {"failed_inputs", failed_inputs},
-                                   {"skipped", skipped},
-                                   {"manifests", joined},
-                                   {"cleaned", cleaned},
-                                   {"unusable_markers", unusable},
-                                   {"failures", failures},
-                                   {"seconds", seconds},
-                                   {"started", first_start},
-                                   {"finished", last_end}};
-    to_stdout(report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  } else {
-    std::ostringstream s;
-    s.precision(3);
-    s << "rsz: " << finished << " of " << shards << " shards done";
-    if (!missing.empty()) s << "; " << missing.size() << " missing";
-    if (!failed.empty()) s << "; " << failed.size() << " failed";
-    s << "\nrsz: " << inputs << " inputs (" << skipped << " skipped: their outputs existed; " << failed_inputs
-      << " failed); " << outputs << " output files (" << written << " written by the shards' last runs, " << kept
-      << " kept); " << seconds << " s of shard time";
-    if (!first_start.empty()) s << ", " << first_start << " to " << last_end;
-    s << "\n";
-    if (o.clean) s << "rsz: removed " << cleaned << " temporary file" << (cleaned == 1 ? "" : "s") << " of killed runs\n";
-    for (const auto& m : joined) {
-      s << "rsz: manifest " << printable(m["path"].get<std::string>()) << ": " << m["rows"].get<std::int64_t>()
-        << " rows from " << m["shards"].get<std::size_t>() << " shards\n";
-    }
-    for (const std::string& path : unusable) {
-      s << "rsz: " << printable(path) << ": not a marker as rsz writes it (truncated or of another shape); its shard "
-        << "runs again and replaces it\n";
-    }
-    if (!missing.empty()) s << "rsz: missing shards (no marker): --array=" << array_syntax(missing) << "\n";
-    for (const auto& f : failures) {
-      s << "rsz: shard " << f["shard"].get<std::int64_t>() << ": " << printable(f["error"].get<std::string>()) << "\n";
-    }
-    if (!failed.empty()) s << "rsz: failed shards (an input failed): --array=" << array_syntax(failed) << "\n";
-    if (!rerun.empty()) s << "rsz: to run again: --array=" << array_syntax(rerun) << "\n";
-    to_stdout(s.str());
+  for (const std::string& path : r.unusable) {
+    s << "rsz: " << printable(path) << ": not a marker as rsz writes it (truncated or of another shape); its shard "
+      << "runs again and replaces it\n";
   }
-  if (!manifest_error.empty()) {
-    to_stderr("rsz: " + printable(manifest_error) + "; the manifest is not joined\n");
+  if (!r.missing.empty()) s << "rsz: missing shards (no marker): --array=" << array_syntax(r.missing) << "\n";
+  for (const auto& f : r.failures) {
+    s << "rsz: shard " << f["shard"].get<std::int64_t>() << ": " << printable(f["error"].get<std::string>()) << "\n";
+  }
+  if (!r.failed.empty()) s << "rsz: failed shards (an input failed): --array=" << array_syntax(r.failed) << "\n";
+  if (!r.rerun.empty()) s << "rsz: to run again: --array=" << array_syntax(r.rerun) << "\n";
+  return s.str();
+}
+
+}  // namespace
+
+int run_merge(const MergeOptions& o) {
+  const nlohmann::json plan = read_plan(o.state);
+  const std::int64_t cleaned = o.clean ? clean_temporaries(o.state) : 0;
+  MergeReport report = read_markers(o.state, plan);
+  report.cleaned = cleaned;
+  to_stdout(o.json ? report_json(report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                   : report_text(report, o.clean));
+  if (!report.manifest_error.empty()) {
+    to_stderr("rsz: " + printable(report.manifest_error) + "; the manifest is not joined\n");
     return kExitFailed;
   }
-  return rerun.empty() ? kExitOk : kExitFailed;
+  return report.rerun.empty() ? kExitOk : kExitFailed;
 }
 
 }  // namespace rsz::app
