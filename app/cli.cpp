@@ -145,7 +145,14 @@ int run_words(const std::vector<std::string>& words) {
     if (got("merge")) return run_merge(merge);
     if (got("info")) return run_info(info);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitUsage;  // --help, --version
+    if (e.get_exit_code() == 0) {  // --help, --version: through the run's standard output (captured in-process)
+      std::ostringstream out;
+      std::ostringstream err;
+      const int status = app.exit(e, out, err);
+      to_stdout(out.str());
+      if (!err.str().empty()) to_stderr(err.str());
+      return status == 0 ? kExitOk : kExitUsage;
+    }
     // One line: what was wrong and where to look.
     to_stderr("rsz: " + printable(e.what()) + " (see rsz --help)\n");
     return kExitUsage;
@@ -174,7 +181,6 @@ int cli_main(const std::vector<std::string>& words) {
   const int status = run_words(words);
   // What went to standard output (--json records, rsz info, merge's report, help) must have got there: a write that
   // failed (a full disk, a closed descriptor) is the run's failure, said once, exit 1 (a usage error stays 2).
-  // (CLI11's help and version text goes through std::cout.)
   int error = detail::take_stdout_error();
   errno = 0;
   std::cout.flush();
@@ -193,6 +199,8 @@ InProcessResult in_process_run(const std::vector<std::string>& args, const std::
   detail::RunState run;
   const detail::RunScope scope(run);
   run.json_keeps_bytes = true;
+  run.in_process = true;
+  const detail::InProcessCount counted;
   run.stderr_sink = &result.stderr_text;
   run.quiet_stderr = quiet_stderr;
   run.stdout_sink = &result.stdout_text;

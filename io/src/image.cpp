@@ -274,6 +274,11 @@ bool format_keeps_16_bits(const std::string& path) {
   return codec != nullptr && codec->writes_depth(16);
 }
 
+int max_shrink_of(const std::string& path) {
+  const Codec* codec = detail::codec_for_extension(path);
+  return codec != nullptr ? codec->max_shrink : 1;
+}
+
 int channels_read_back(const std::string& path, int channels) {
   const Codec* codec = detail::codec_for_extension(path);
   return codec != nullptr && codec->gray_as_rgb && channels == 1 ? 3 : channels;

@@ -58,6 +58,9 @@ struct RunState {
   // Whether --json records keep file names' bytes that are not UTF-8 (as \udcXX escapes, for Python's json.loads)
   // instead of replacing them: set for in-process runs.
   bool json_keeps_bytes = false;
+  // A run of in_process_run: runs of several threads may be under way at once, and those without --max-memory share
+  // the process's default budget (the runner's).
+  bool in_process = false;
   // -i - read past the memory budget: the message its input fails with ("" when none).
   std::string stdin_problem;
   // The run's temporary-file tag (--plan), --no-sync and JSON budget, for every thread that works for it.
@@ -90,6 +93,14 @@ class RunScope {
   io::ThreadSettingsScope io_;
 };
 RunTotals& run_totals();  // current_run().totals
+// In-process runs under way in the process (counted while an InProcessCount lives).
+int in_process_runs();
+struct InProcessCount {
+  InProcessCount();
+  ~InProcessCount();
+  InProcessCount(const InProcessCount&) = delete;
+  InProcessCount& operator=(const InProcessCount&) = delete;
+};
 // `input`, given by name, found as if in folder `root`: its {dir} and shard key are its path below `root`.
 void set_input_below(const std::string& input, const std::string& root);
 // The error of the first write to standard output that failed since the last call (errno's value), 0 for none;

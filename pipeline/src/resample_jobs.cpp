@@ -337,6 +337,14 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       const auto plan_image = [&](const Dims& sizes) {
         io::ResizePlan planned = job_plan.resize && job_plan.probe.from_image ? *job_plan.resize : plan_for(input, full, true);
         if (read.jpeg_shrink == 1) return sizes == full ? planned : plan_for(input, sizes, true);
+        // Decoded at 1/shrink: each side of the planned size rounded up, unless the file changed since it was
+        // planned (then the planned call no longer fits it: the input fails, to be run again).
+        for (const std::size_t a : {std::size_t{2}, std::size_t{3}}) {
+          if (sizes[a] != (full[a] + read.jpeg_shrink - 1) / read.jpeg_shrink) {
+            throw Error(ErrorCode::Io, input + ": the file changed while rsz ran (planned at " + std::to_string(full[3]) +
+                                           "x" + std::to_string(full[2]) + "); run it again");
+          }
+        }
         widen_scales(planned, full, sizes);
         return planned;
       };

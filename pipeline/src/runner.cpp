@@ -359,6 +359,13 @@ class MemoryBudget {
   std::uint64_t free_;
 };
 
+// The default memory budget as one budget for the process: in-process runs of several threads (Python's) without
+// --max-memory hold their jobs' memory in it together, so that together they stay within it.
+MemoryBudget& process_budget() {
+  static MemoryBudget budget(default_memory_budget());
+  return budget;
+}
+
 // parallel_tasks whose tasks work for the calling thread's run: its RunState is installed on the pool's threads for
 // each task, so that runs of several threads of one process (in-process runs) keep their own state.
 template <typename Task>
@@ -491,6 +498,7 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
       InputProbe read_back;
       read_back.sizes = p.plan.output;
       read_back.from_image = !is_npy_path(out);
+      read_back.max_shrink = read_back.from_image ? io::max_shrink_of(out) : 1;
       if (read_back.from_image) {
         read_back.type = options.dtype;
         read_back.bit_depth = output_depth(options, p.probe.from_image, p.probe.bit_depth, out);
@@ -547,7 +555,10 @@ class JobRun {
   std::vector<Prepared> prepared_;
   std::size_t parallel_inputs_ = 1;
   int kernel_threads_ = 1;
-  MemoryBudget shared_budget_;
+  MemoryBudget own_budget_;
+  // The budget the jobs hold their memory in: the run's own (--max-memory, or a program's single run), or, for
+  // in-process runs without --max-memory, the process's default budget, which runs of several threads share.
+  MemoryBudget& shared_budget_;
   std::uint64_t largest_job_ = 0;
   std::atomic<std::uint64_t> members_held_{0};
   std::mutex mutex_;  // the counts, the crops and the progress line below
@@ -579,7 +590,8 @@ JobRun::JobRun(const std::vector<Job>& jobs, const CommonOptions& options)
       tar_(tar_output_on()),
       skip_(jobs.size(), 0),
       part_of_(jobs.size()),
-      shared_budget_(options.memory_budget()),
+      own_budget_(options.memory_budget()),
+      shared_budget_(detail::current_run().in_process && options.max_memory == 0 ? process_budget() : own_budget_),
       crops_(jobs.size()),
       job_records_(tar_output_on() ? jobs.size() : 0),
       job_seconds_(tar_output_on() ? jobs.size() : 0),
@@ -721,6 +733,14 @@ void JobRun::hold_members(const std::vector<OutputRecord>& records, std::uint64_
   for (const OutputRecord& r : records) paths.push_back(r.path);
   const std::uint64_t bytes = tar_member_bytes(paths);
   released = true;
+  // In a budget other runs share, members are kept in memory only while no other run is under way (then at most one
+  // run holds members, and every run can still get its largest job's share); else they wait on disk.
+  const bool alone = &shared_budget_ == &own_budget_ || detail::in_process_runs() <= 1;
+  if (!alone) {
+    shared_budget_.release(held);
+    spill_tar_members(paths);
+    return;
+  }
   if (shared_budget_.release_keeping(held, bytes, largest_job_)) {
     members_held_ += bytes;
   } else {
@@ -987,6 +1007,9 @@ int JobRun::run() {
 
 }  // namespace
 
-int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) { return JobRun(jobs, options).run(); }
+int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
+  const detail::RunScope scope(detail::current_run());  // this thread's io settings are the run's, as its workers'
+  return JobRun(jobs, options).run();
+}
 
 }  // namespace rsz::app

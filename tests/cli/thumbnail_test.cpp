@@ -127,6 +127,17 @@ TEST(Thumbnail, DryRunSaysThePlannedCall) {
   r = run_rsz(dir, "thumbnail -i " + photo("rocket.jpg") + " -o th/ --size 64 --json -q --shrink-on-load");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["shape"], planned["shape"]);
+  // A chained batch step is planned from what the step before it will write: a JPEG, decoded scaled.
+  test::write_file(dir / "chain.json",
+                   "{\"inputs\": [\"" + photo("rocket.jpg") + "\"], \"output_dir\": \"c\", \"shrink_on_load\": true, "
+                   "\"steps\": [{\"op\": \"thumbnail\", \"config\": {\"size\": \"400\"}, \"output\": \"{stem}.jpg\"}, "
+                   "{\"op\": \"thumbnail\", \"input\": \"previous\", \"config\": {\"size\": \"40\"}, "
+                   "\"output\": \"{stem}_small.jpg\"}]}");
+  r = run_rsz(dir, "run chain.json --dry-run --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string second = r.out.substr(r.out.find('\n') + 1);
+  EXPECT_EQ(nlohmann::json::parse(second)["resize"]["input_sizes"], nlohmann::json::parse("[1, 3, 267, 400]"));
+  EXPECT_EQ(nlohmann::json::parse(second)["resize"]["shrink_on_load"], 4);
   // Without --shrink-on-load the full decode is planned.
   r = run_rsz(dir, "thumbnail -i " + photo("rocket.jpg") + " -o th2/ --size 64 --dry-run --json");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -306,3 +306,25 @@ def test_calls_from_several_threads_run_at_once_and_share_nothing(tmp_path):
         assert parallel[1][name] == data, name
     assert any("a_out" in name for name in sequential[1]) and any("mapped" in name for name in sequential[1])
     shutil.rmtree(tmp_path)
+
+
+def test_help_of_an_in_process_run_is_its_output_and_tar_runs_in_threads_match(tmp_path):
+    import concurrent.futures
+    from rsz import _rsz
+
+    status, out, err = _rsz.cli([b"thumbnail", b"--help"], b"", True)
+    assert status == 0 and b"Usage: rsz thumbnail" in out and err == b""
+    # .tar outputs of calls in several threads (their members wait on disk while other runs share the budget): the
+    # same parts as one call after another.
+    photos = os.path.join(SOURCE, "samples", "photos")
+    paths = sorted(os.path.join(photos, n) for n in os.listdir(photos) if n.endswith((".png", ".jpg")))
+
+    def one(label):
+        return rsz.map_paths(paths, "thumbnail", size=20, output=str(tmp_path / label) + "/{part}.tar", jobs=2)
+
+    sequential = [one("s%d" % i) for i in range(3)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        parallel = list(pool.map(one, ["p%d" % i for i in range(3)]))
+    assert [len(r) for r in parallel] == [len(r) for r in sequential] == [len(paths)] * 3
+    for i in range(3):
+        assert (tmp_path / ("p%d" % i) / "000000.tar").read_bytes() == (tmp_path / ("s%d" % i) / "000000.tar").read_bytes()

@@ -128,6 +128,9 @@ bool same_image_format(const std::string& a, const std::string& b);
 // writable format.
 bool format_keeps_alpha(const std::string& path);
 bool format_keeps_16_bits(const std::string& path);
+// ImageInfo::max_shrink of a file of the format `path`'s extension names (the scaled decode of its codec); 1 for an
+// extension of no format.
+int max_shrink_of(const std::string& path);
 // The channel count an image of `channels` channels written to `path` (its format from the extension) has when read
 // back: a format without gray (WebP) stores gray as RGB. `channels` for any other format or path.
 int channels_read_back(const std::string& path, int channels);
