@@ -15,8 +15,9 @@ namespace rsz::app {
 int cli_main(const std::vector<std::string>& args);
 
 // One in-process run of the command line, for a host program such as Python: a run of its own (calls of several
-// threads run at once), whose lines on stderr are kept (and still written unless `quiet_stderr`) and whose standard
-// output (--json records: to_stdout) is returned instead of printed. CLI11's --help text still goes to std::cout.
+// threads run at once; without --max-memory they share the process's default budget), whose lines on stderr are
+// kept (and still written unless `quiet_stderr`) and whose standard output (--json records, --help) is returned
+// instead of printed. Standard input and output as files (-i -, -o -) are the program's: not for concurrent calls.
 // `inputs_below`: inputs given one by one (-i FILE) are named as if found in that folder: their {dir}, {relpath} and
 // shard key are their path below it.
 struct InProcessResult {
