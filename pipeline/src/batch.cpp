@@ -46,135 +46,189 @@ std::vector<Job> step_jobs_of(const io::BatchStep& step, const std::vector<std::
                              false);
 }
 
-}  // namespace
+// Steps run in phases: a step with "input": "previous" starts a new phase, whose inputs are the outputs the previous
+// step writes. The whole batch is planned before anything is written: a chained phase is planned from what the step
+// before it will write (predict_outputs), so a request that cannot be met in any phase stops the run with nothing
+// written, and --dry-run lists every phase as it would run.
+struct Phase {
+  std::vector<Job> jobs;
+  std::vector<std::string> last_step_outputs;  // what the next chained step takes
+  bool chained = false;
+  std::string manifest;  // a roi_align step's "manifest", under the output folder (one per phase)
+};
 
-int run_batch(const std::string& batch_file, const CommonOptions& options) {
-  check_json_budget(batch_file, "batch file", options.memory_budget());
-  const io::BatchFile batch = io::read_batch_file(batch_file);
-  CommonOptions common = options;
-  apply_batch_settings(common, batch, batch_file);
-  const std::string folder = common.output.empty() ? batch.output_dir : common.output;
-  if (folder.empty()) usage_error(batch_file + ": no output folder; set \"output_dir\" or pass -o");
+class BatchRun {
+ public:
+  BatchRun(const std::string& batch_file, const CommonOptions& options);
+  int run();
+
+ private:
+  Phase plan_phase();
+  void add_step(Phase& phase);
+  void check_phase(const Phase& phase);
+  void select_phase_shard(Phase& phase);
+  bool plan_next_inputs(const Phase& phase);
+  int run_phase(Phase& phase);
+
+  const std::string& batch_file_;
+  const io::BatchFile batch_;
+  CommonOptions common_;
+  std::string folder_;
+  std::vector<std::string> other_inputs_;
+  std::vector<std::string> phase_inputs_;
+  std::map<std::string, InputProbe> predicted_;  // the previous phase's outputs, as reading them back would give
+  std::vector<Phase> phases_;
+  std::size_t index_ = 0;  // the next step to plan
+};
+
+BatchRun::BatchRun(const std::string& batch_file, const CommonOptions& options)
+    : batch_file_(batch_file),
+      batch_((check_json_budget(batch_file, "batch file", options.memory_budget()), io::read_batch_file(batch_file))),
+      common_(options),
+      other_inputs_{batch_file} {
+  apply_batch_settings(common_, batch_, batch_file);
+  folder_ = common_.output.empty() ? batch_.output_dir : common_.output;
+  if (folder_.empty()) usage_error(batch_file + ": no output folder; set \"output_dir\" or pass -o");
   // With --plan, the shard's list stands for the batch file's "inputs".
-  const std::vector<std::string> inputs =
-      !common.plan.empty()   ? plan_shard_inputs(common)
-      : batch.inputs.empty() ? std::vector<std::string>{}
-                             : expand_inputs(batch.inputs, common.recursive, common.hidden);
-  // Steps run in phases: a step with "input": "previous" starts a new phase, whose inputs are the outputs the
-  // previous step writes. The whole batch is planned before anything is written: a chained phase is planned from
-  // what the step before it will write (predict_outputs), so a request that cannot be met in any phase stops the
-  // run with nothing written, and --dry-run lists every phase as it would run.
-  struct Phase {
-    std::vector<Job> jobs;
-    std::vector<std::string> last_step_outputs;  // what the next chained step takes
-    bool chained = false;
-    std::string manifest;  // a roi_align step's "manifest", under the output folder (one per phase)
-  };
-  std::vector<Phase> phases;
-  std::vector<std::string> other_inputs{batch_file};
-  std::vector<std::string> phase_inputs = inputs;
-  std::map<std::string, InputProbe> predicted;  // the previous phase's outputs, as reading them back would give
-  std::size_t index = 0;
-  while (index < batch.steps.size()) {
-    Phase phase;
-    phase.chained = batch.steps[index].chained;
-    do {
-      const io::BatchStep& step = batch.steps[index];
-      const std::string output = (std::filesystem::path(folder) / step.output_template).string();
-      std::vector<Job> step_jobs = step_jobs_of(step, phase_inputs, output, common, other_inputs);
-      if (!step.manifest.empty()) {
-        if (!phase.manifest.empty()) {
-          usage_error(batch_file + ": steps run together (no \"input\": \"previous\" between them) write one "
-                      "manifest; step " + std::to_string(index) + " names a second");
-        }
-        phase.manifest = (std::filesystem::path(folder) / step.manifest).string();
-      }
-      phase.last_step_outputs.clear();
-      for (Job& job : step_jobs) {
-        if (phase.chained && !predicted.count(job.input)) {
-          usage_error(batch_file + ": step " + std::to_string(index) + " (/steps/" + std::to_string(index) +
-                      ") takes \"input\": \"previous\", but its ROI file names its own images (" +
-                      printable(job.input) + "); drop \"input\": \"previous\" or give plain-form ROIs");
-        }
-        if (phase.chained) job.probe = predicted.at(job.input);
-        job.size_flags = "the config of step " + std::to_string(index) + " (/steps/" + std::to_string(index) +
-                         "/config)";
-        phase.last_step_outputs.insert(phase.last_step_outputs.end(), job.planned_outputs.begin(),
-                                       job.planned_outputs.end());
-      }
-      phase.jobs.insert(phase.jobs.end(), step_jobs.begin(), step_jobs.end());
-      ++index;
-    } while (index < batch.steps.size() && !batch.steps[index].chained);
-    std::vector<std::string> all_inputs;
-    for (const Job& job : phase.jobs) all_inputs.push_back(job.input);
-    check_jobs(all_inputs, phase.jobs, other_inputs);
-    if (!phase.manifest.empty()) {
-      std::vector<std::string> outputs{phase.manifest};
-      for (const Job& job : phase.jobs) {
-        outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
-      }
-      check_outputs(all_inputs, outputs, other_inputs);  // the manifest is an output like the crops
-    }
-    other_inputs.insert(other_inputs.end(), all_inputs.begin(), all_inputs.end());  // never overwritten later
-    if (!phase.chained && common.shard_index >= 0) {
-      // The shard's inputs, once the whole job's names were checked; chained phases follow from what they write.
-      phase.jobs = select_shard(std::move(phase.jobs), common);
-      std::set<std::string> kept;
-      for (const Job& job : phase.jobs) kept.insert(job.planned_outputs.begin(), job.planned_outputs.end());
-      std::vector<std::string> outputs;
-      for (const std::string& out : phase.last_step_outputs) {
-        if (kept.count(out)) outputs.push_back(out);
-      }
-      phase.last_step_outputs = std::move(outputs);
-    }
-    if (phase.jobs.empty() && common.shard_index >= 0) {  // a shard without inputs: nothing to chain
-      phases.push_back(std::move(phase));
-      break;
-    }
-    const bool several_phases = index < batch.steps.size() || !phases.empty();
-    if (several_phases) predicted = predict_outputs(phase.jobs, common);  // a usage error stops all, here
-    if (index < batch.steps.size()) {
-      phase_inputs.clear();
-      for (const std::string& out : phase.last_step_outputs) {
-        if (predicted.count(out)) phase_inputs.push_back(out);
-      }
-      if (phase_inputs.empty()) {
-        usage_error(batch_file + ": step " + std::to_string(index) + " takes the previous step's outputs, and that "
-                    "step would write none");
-      }
-    }
-    phases.push_back(std::move(phase));
-  }
+  phase_inputs_ = !common_.plan.empty()   ? plan_shard_inputs(common_)
+                  : batch_.inputs.empty() ? std::vector<std::string>{}
+                                          : expand_inputs(batch_.inputs, common_.recursive, common_.hidden);
+}
 
-  int status = kExitOk;
-  for (Phase& phase : phases) {
-    if (!common.dry_run) {
-      // Run time: a chained phase reads the files its previous phase really wrote (an input that failed there has
-      // no output here, and was reported then). Their headers are read again rather than the predicted probes
-      // kept: the file is the truth where the prediction is not (a gray result written as WebP reads back as RGB;
-      // a file left by an earlier run stands where this run's job failed), and the memory budget and output checks
-      // must count what job.run will load.
-      std::vector<Job> runnable;
-      for (Job& job : phase.jobs) {
-        std::error_code ec;
-        if (phase.chained && !std::filesystem::is_regular_file(job.input, ec)) continue;
-        job.probe.reset();
-        runnable.push_back(std::move(job));
-      }
-      if (phase.chained && runnable.empty()) {
-        to_stderr("rsz: " + printable(batch_file) + ": a chained step's inputs were not written (the step before it "
-                  "failed on every input); stopped\n");
-        return kExitFailed;
-      }
-      phase.jobs = std::move(runnable);
+// Step index_'s jobs added to the phase.
+void BatchRun::add_step(Phase& phase) {
+  const std::size_t index = index_;
+  const io::BatchStep& step = batch_.steps[index];
+  const std::string output = (std::filesystem::path(folder_) / step.output_template).string();
+  std::vector<Job> step_jobs = step_jobs_of(step, phase_inputs_, output, common_, other_inputs_);
+  if (!step.manifest.empty()) {
+    if (!phase.manifest.empty()) {
+      usage_error(batch_file_ + ": steps run together (no \"input\": \"previous\" between them) write one "
+                  "manifest; step " + std::to_string(index) + " names a second");
     }
-    CommonOptions phase_options = common;
-    phase_options.manifest = phase.manifest;
-    status = std::max(status, run_jobs(phase.jobs, phase_options));
-    common.verbose = false;  // the backend note once per run, not once per phase
+    phase.manifest = (std::filesystem::path(folder_) / step.manifest).string();
   }
-  if (!common.quiet && !common.dry_run) to_stderr("rsz: outputs are under " + printable(folder) + "\n");
+  phase.last_step_outputs.clear();
+  for (Job& job : step_jobs) {
+    if (phase.chained && !predicted_.count(job.input)) {
+      usage_error(batch_file_ + ": step " + std::to_string(index) + " (/steps/" + std::to_string(index) +
+                  ") takes \"input\": \"previous\", but its ROI file names its own images (" + printable(job.input) +
+                  "); drop \"input\": \"previous\" or give plain-form ROIs");
+    }
+    if (phase.chained) job.probe = predicted_.at(job.input);
+    job.size_flags = "the config of step " + std::to_string(index) + " (/steps/" + std::to_string(index) + "/config)";
+    phase.last_step_outputs.insert(phase.last_step_outputs.end(), job.planned_outputs.begin(),
+                                   job.planned_outputs.end());
+  }
+  phase.jobs.insert(phase.jobs.end(), step_jobs.begin(), step_jobs.end());
+  ++index_;
+}
+
+// The whole phase's names checked: no output replaces an input of this or an earlier phase, none is planned twice.
+void BatchRun::check_phase(const Phase& phase) {
+  std::vector<std::string> all_inputs;
+  for (const Job& job : phase.jobs) all_inputs.push_back(job.input);
+  check_jobs(all_inputs, phase.jobs, other_inputs_);
+  if (!phase.manifest.empty()) {
+    std::vector<std::string> outputs{phase.manifest};
+    for (const Job& job : phase.jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
+    check_outputs(all_inputs, outputs, other_inputs_);  // the manifest is an output like the crops
+  }
+  other_inputs_.insert(other_inputs_.end(), all_inputs.begin(), all_inputs.end());  // never overwritten later
+}
+
+// The shard's inputs, once the whole job's names were checked; chained phases follow from what they write.
+// select_shard says the shard's counts in common_.summary_prefix.
+void BatchRun::select_phase_shard(Phase& phase) {
+  if (phase.chained || common_.shard_index < 0) return;
+  phase.jobs = select_shard(std::move(phase.jobs), common_);
+  std::set<std::string> kept;
+  for (const Job& job : phase.jobs) kept.insert(job.planned_outputs.begin(), job.planned_outputs.end());
+  std::vector<std::string> outputs;
+  for (const std::string& out : phase.last_step_outputs) {
+    if (kept.count(out)) outputs.push_back(out);
+  }
+  phase.last_step_outputs = std::move(outputs);
+}
+
+Phase BatchRun::plan_phase() {
+  Phase phase;
+  phase.chained = batch_.steps[index_].chained;
+  do {
+    add_step(phase);
+  } while (index_ < batch_.steps.size() && !batch_.steps[index_].chained);
+  check_phase(phase);
+  select_phase_shard(phase);
+  return phase;
+}
+
+// The next phase's inputs: what this one will write (predicted); false when there is no next phase.
+bool BatchRun::plan_next_inputs(const Phase& phase) {
+  const bool several_phases = index_ < batch_.steps.size() || !phases_.empty();
+  if (several_phases) predicted_ = predict_outputs(phase.jobs, common_);  // a usage error stops all, here
+  if (index_ >= batch_.steps.size()) return false;
+  phase_inputs_.clear();
+  for (const std::string& out : phase.last_step_outputs) {
+    if (predicted_.count(out)) phase_inputs_.push_back(out);
+  }
+  if (phase_inputs_.empty()) {
+    usage_error(batch_file_ + ": step " + std::to_string(index_) + " takes the previous step's outputs, and that "
+                "step would write none");
+  }
+  return true;
+}
+
+// Run time: a chained phase reads the files its previous phase really wrote (an input that failed there has no
+// output here, and was reported then). Their headers are read again rather than the predicted probes kept: the file
+// is the truth where the prediction is not (a gray result written as WebP reads back as RGB; a file left by an
+// earlier run stands where this run's job failed), and the memory budget and output checks must count what job.run
+// will load. -1 when a chained phase has nothing to run.
+int BatchRun::run_phase(Phase& phase) {
+  if (!common_.dry_run) {
+    std::vector<Job> runnable;
+    for (Job& job : phase.jobs) {
+      std::error_code ec;
+      if (phase.chained && !std::filesystem::is_regular_file(job.input, ec)) continue;
+      job.probe.reset();
+      runnable.push_back(std::move(job));
+    }
+    if (phase.chained && runnable.empty()) {
+      to_stderr("rsz: " + printable(batch_file_) + ": a chained step's inputs were not written (the step before it "
+                "failed on every input); stopped\n");
+      return -1;
+    }
+    phase.jobs = std::move(runnable);
+  }
+  CommonOptions phase_options = common_;
+  phase_options.manifest = phase.manifest;
+  const int status = run_jobs(phase.jobs, phase_options);
+  common_.verbose = false;  // the backend note once per run, not once per phase
   return status;
 }
+
+int BatchRun::run() {
+  while (index_ < batch_.steps.size()) {
+    Phase phase = plan_phase();
+    if (phase.jobs.empty() && common_.shard_index >= 0) {  // a shard without inputs: nothing to chain
+      phases_.push_back(std::move(phase));
+      break;
+    }
+    const bool more = plan_next_inputs(phase);
+    phases_.push_back(std::move(phase));
+    if (!more) break;
+  }
+  int status = kExitOk;
+  for (Phase& phase : phases_) {
+    const int phase_status = run_phase(phase);
+    if (phase_status < 0) return kExitFailed;
+    status = std::max(status, phase_status);
+  }
+  if (!common_.quiet && !common_.dry_run) to_stderr("rsz: outputs are under " + printable(folder_) + "\n");
+  return status;
+}
+
+}  // namespace
+
+int run_batch(const std::string& batch_file, const CommonOptions& options) { return BatchRun(batch_file, options).run(); }
 
 }  // namespace rsz::app

@@ -194,12 +194,12 @@ bool all_exist(const std::vector<std::string>& paths) {
   return !paths.empty();
 }
 
-Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t budget) {
-  Prepared prepared;
+// The job's probe and plan; false (with its usage error or failure set) when it cannot be planned.
+bool probe_and_plan(const Job& job, const CommonOptions& options, Prepared& prepared) {
   for (const std::string& out : job.planned_outputs) {
     if (!is_npy_path(out) && !io::is_image_path(out)) {  // whatever the input: a usage error
       prepared.usage = out + ": " + io::image_output_problem(out, 1, 1, 3, 8) + ", or .npy for tensors";
-      return prepared;
+      return false;
     }
   }
   InputProbe& probe = prepared.probe;
@@ -211,18 +211,26 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
     prepared.warning = plan.warning;
     if (!plan.failure.empty()) {
       prepared.failure = plan.failure;
-      return prepared;
+      return false;
     }
   } catch (const Error& e) {
     // Parameters that cannot be met for this input's size (a scale whose output overflows...) are the request's
     // fault; shapes, types, unreadable or corrupt files are the input's.
     const bool request = e.code() == ErrorCode::InvalidArgument;
     (request ? prepared.usage : prepared.failure) = with_input(job.input, e.what());
-    return prepared;
+    return false;
   } catch (const std::exception& e) {
     prepared.failure = with_input(job.input, e.what());
-    return prepared;
+    return false;
   }
+  return true;
+}
+
+// The job's image outputs checked against their formats and --max-pixels (a usage error set where one cannot be
+// written as asked); whether it has any.
+bool check_image_outputs(const Job& job, const CommonOptions& options, Prepared& prepared) {
+  const InputProbe& probe = prepared.probe;
+  const JobPlan& plan = prepared.plan;
   const int depth = output_depth(options, probe.from_image, probe.bit_depth);
   bool image_outputs = false;
   for (const std::string& out : job.planned_outputs) {
@@ -233,7 +241,7 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
       prepared.usage = out + ": a " + dims_to_string(o) +
                        " tensor cannot be written as an image (1 x C x H x W with C from 1 to 4 is needed); write "
                        ".npy instead";
-      return prepared;
+      return image_outputs;
     }
     const int channels = output_channels(options, o[1], out);
     const int out_depth = output_depth(options, probe.from_image, probe.bit_depth, out);
@@ -243,16 +251,30 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
         !problem.empty()) {
       const bool deep = out_depth == 16 && !io::format_keeps_16_bits(out);
       prepared.usage = out + ": " + problem + (deep ? " (--depth 8)" : "");
-      return prepared;
+      return image_outputs;
     }
     std::int64_t pixels = 0;
     if (__builtin_mul_overflow(o[2], o[3], &pixels) || pixels > options.max_pixels) {
       prepared.usage = job.input + ": the output would be " + std::to_string(o[3]) + " x " + std::to_string(o[2]) +
                        " pixels, more than --max-pixels " + std::to_string(options.max_pixels) + "; lower " +
                        job.size_flags + " (or raise --max-pixels)";
-      return prepared;
+      return image_outputs;
     }
   }
+  return image_outputs;
+}
+
+// What a job holds at its peak, and what reading its input alone does (for the refusal's words).
+struct JobBytes {
+  std::uint64_t peak = 0;
+  std::uint64_t input_alone = 0;
+  std::uint64_t metadata = 0;
+};
+
+JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared& prepared, bool image_outputs) {
+  const InputProbe& probe = prepared.probe;
+  const JobPlan& plan = prepared.plan;
+  const int depth = output_depth(options, probe.from_image, probe.bit_depth);
   // Peak memory: the decoded input, the float copy of an image (when it is not used in place), the result, and the
   // encoded form of one output image (pixels + file bytes). A banded job writing PNG or JPEG holds one band of the
   // result and of its pixels at a time, and the encoded file (at most the raw pixels' size is counted).
@@ -291,34 +313,50 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
   const std::uint64_t reading = saturating_add(
       saturating_add(plan.input_bytes != 0 ? decoded : saturating_add(decoded, probe.file_bytes), probe.decoder_bytes),
       metadata);
-  prepared.bytes = float_copy > 0 ? std::max({reading, saturating_add(decoded, float_copy), after})
-                                  : std::max(reading, saturating_add(decoded, after));
-  if (prepared.bytes > budget) {
-    const std::uint64_t input_alone = std::max(reading, saturating_add(decoded, float_copy));
-    if (input_alone > budget) {
-      const std::string file = probe.file_bytes > 0 ? "its " + bytes_text(probe.file_bytes) + " file" : "";
-      const std::string held =
-          plan.input_bytes != 0
-              ? " (" + (file.empty() ? std::string() : file + " and ") + bytes_text(plan.input_bytes) +
-                    " of decoded rows)"
-              : (file.empty() ? std::string() : " (" + file + " is decoded whole)");
-      std::string also;  // what the decoder holds besides: a progressive JPEG's coefficients, copies of the metadata
-      if (probe.decoder_bytes > 0) {
-        also += " plus " + bytes_text(probe.decoder_bytes) + " of progressive JPEG coefficients";
-      }
-      if (metadata > 0 && probe.metadata_bytes >= (std::uint64_t{1} << 20)) {
-        also += " plus copies of its " + bytes_text(probe.metadata_bytes) + " of metadata (EXIF, ICC, XMP)";
-      }
-      prepared.failure = job.input + ": reading this " + dims_to_string(probe.sizes) + " input needs about " +
-                         bytes_text(input_alone) + held + also +
-                         ", over the memory budget of " + bytes_text(budget) + " (--max-memory)";
-    } else {
-      prepared.usage = job.input + ": this " + job.op + " needs about " + bytes_text(prepared.bytes) +
-                       " of memory (its result is " + dims_to_string(plan.result) + " " + to_string(plan.type) +
-                       "), over the memory budget of " + bytes_text(budget) + " (--max-memory); lower " +
-                       job.size_flags + " or raise --max-memory";
+  JobBytes bytes;
+  bytes.peak = float_copy > 0 ? std::max({reading, saturating_add(decoded, float_copy), after})
+                              : std::max(reading, saturating_add(decoded, after));
+  bytes.input_alone = std::max(reading, saturating_add(decoded, float_copy));
+  bytes.metadata = metadata;
+  return bytes;
+}
+
+// The refusal of a job over the memory budget: the input's failure where reading it alone is over (exit 1), else a
+// usage error naming what sets the size (exit 2).
+void refuse_over_budget(const Job& job, const JobBytes& bytes, std::uint64_t budget, Prepared& prepared) {
+  const InputProbe& probe = prepared.probe;
+  const JobPlan& plan = prepared.plan;
+  if (bytes.input_alone > budget) {
+    const std::string file = probe.file_bytes > 0 ? "its " + bytes_text(probe.file_bytes) + " file" : "";
+    const std::string held =
+        plan.input_bytes != 0
+            ? " (" + (file.empty() ? std::string() : file + " and ") + bytes_text(plan.input_bytes) +
+                  " of decoded rows)"
+            : (file.empty() ? std::string() : " (" + file + " is decoded whole)");
+    std::string also;  // what the decoder holds besides: a progressive JPEG's coefficients, copies of the metadata
+    if (probe.decoder_bytes > 0) also += " plus " + bytes_text(probe.decoder_bytes) + " of progressive JPEG coefficients";
+    if (bytes.metadata > 0 && probe.metadata_bytes >= (std::uint64_t{1} << 20)) {
+      also += " plus copies of its " + bytes_text(probe.metadata_bytes) + " of metadata (EXIF, ICC, XMP)";
     }
+    prepared.failure = job.input + ": reading this " + dims_to_string(probe.sizes) + " input needs about " +
+                       bytes_text(bytes.input_alone) + held + also + ", over the memory budget of " +
+                       bytes_text(budget) + " (--max-memory)";
+    return;
   }
+  prepared.usage = job.input + ": this " + job.op + " needs about " + bytes_text(bytes.peak) +
+                   " of memory (its result is " + dims_to_string(plan.result) + " " + to_string(plan.type) +
+                   "), over the memory budget of " + bytes_text(budget) + " (--max-memory); lower " + job.size_flags +
+                   " or raise --max-memory";
+}
+
+Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t budget) {
+  Prepared prepared;
+  if (!probe_and_plan(job, options, prepared)) return prepared;
+  const bool image_outputs = check_image_outputs(job, options, prepared);
+  if (!prepared.usage.empty()) return prepared;
+  const JobBytes bytes = job_bytes(job, options, prepared, image_outputs);
+  prepared.bytes = bytes.peak;
+  if (prepared.bytes > budget) refuse_over_budget(job, bytes, budget, prepared);
   return prepared;
 }
 
