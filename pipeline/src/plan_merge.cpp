@@ -90,14 +90,16 @@ std::string array_syntax(const std::vector<std::int64_t>& shards) {
 }  // namespace
 
 
-int run_plan(const PlanOptions& o) {
+namespace {
+
+// STATE checked and made: only a new or empty folder (rsz never deletes files it did not make; a plan stopped halfway,
+// which leaves no plan.json, is removed by hand). Whether it was new.
+bool make_state_folder(const PlanOptions& o) {
   const fs::path state(o.output);
   std::error_code ec;
   if (fs::exists(state / "plan.json", ec)) {
     usage_error("-o " + o.output + ": holds a plan already (plan.json); remove the folder or give another -o");
   }
-  // Only a new or empty folder: rsz never deletes files it did not make (a plan stopped halfway, which leaves no
-  // plan.json, is removed by hand).
   if (fs::exists(state, ec) && !(fs::is_directory(state, ec) && fs::is_empty(state, ec))) {
     usage_error("-o " + o.output + ": exists and is not an empty folder; give a new folder for the plan's state");
   }
@@ -105,70 +107,99 @@ int run_plan(const PlanOptions& o) {
   const bool new_state = !fs::exists(state, ec);
   fs::create_directories(lists, ec);
   if (ec) usage_error("-o " + o.output + ": cannot create the folder " + lists.string() + ": " + ec.message());
-  const auto n = static_cast<std::size_t>(o.shards);
-  // A plan refused or failed before its plan.json (no input matched, a folder that cannot be listed) takes back what
-  // it made, the lists and their folders, so that the corrected command runs (the folder was new or empty).
-  struct Undo {
-    const PlanOptions& o;
-    fs::path state, lists;
-    bool new_state;
-    std::size_t shards;
-    bool done = false;
-    ~Undo() {
-      if (done) return;
-      std::error_code ec;
-      for (std::size_t i = 0; i < shards; ++i) fs::remove(list_path(o.output, static_cast<std::int64_t>(i)), ec);
-      fs::remove(lists, ec);  // only when empty
-      if (new_state) fs::remove(state, ec);
-    }
-  } undo{o, state, lists, new_state, n};
-  std::vector<std::string> pending(n);
-  std::vector<Fnv> fingerprints(n);
-  std::vector<std::int64_t> counts(n, 0);
-  std::size_t buffered = 0;
-  const auto flush = [&](bool create) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (pending[i].empty() && !create) continue;
-      const std::string path = list_path(o.output, static_cast<std::int64_t>(i));
+  return new_state;
+}
+
+// A plan refused or failed before its plan.json (no input matched, a folder that cannot be listed) takes back what it
+// made, the lists and their folders, so that the corrected command runs (the folder was new or empty).
+struct UndoPlan {
+  const PlanOptions& o;
+  bool new_state;
+  bool done = false;
+  ~UndoPlan() {
+    if (done) return;
+    std::error_code ec;
+    for (std::int64_t i = 0; i < o.shards; ++i) fs::remove(list_path(o.output, i), ec);
+    fs::remove(fs::path(o.output) / "shards", ec);  // only when empty
+    if (new_state) fs::remove(o.output, ec);
+  }
+};
+
+// The shard lists written as the walk goes, 8 MiB at a time, with each list's fingerprint and count.
+class ShardLists {
+ public:
+  explicit ShardLists(const PlanOptions& o)
+      : o_(o), pending_(static_cast<std::size_t>(o.shards)), fingerprints_(pending_.size()), counts_(pending_.size()) {
+    flush(true);
+  }
+  void add(std::size_t shard, const std::string& line) {
+    pending_[shard] += line;
+    fingerprints_[shard].add(line);
+    ++counts_[shard];
+    buffered_ += line.size();
+    if (buffered_ > kBuffered) flush(false);
+  }
+  void flush(bool create) {
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      if (pending_[i].empty() && !create) continue;
+      const std::string path = list_path(o_.output, static_cast<std::int64_t>(i));
       std::ofstream out(path, std::ios::binary | (create ? std::ios::trunc : std::ios::app));
-      out << pending[i];
+      out << pending_[i];
       if (!out) throw Error(ErrorCode::Io, path + ": cannot write the shard list");
-      pending[i].clear();
+      pending_[i].clear();
     }
-    buffered = 0;
-  };
-  flush(true);
-  std::int64_t total = 0;
-  // (FNV-1a of the name without extension, of the key) of every input, 16 bytes each: two inputs of one name in
-  // different folders are found after the walk (plan.json's "same_name"; a shard then refuses outputs named without
-  // the folder).
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> names;
-  constexpr std::size_t kBuffered = std::size_t{8} << 20;  // lists are written as the walk goes, 8 MiB at a time
-  for_each_input(o.inputs, o.recursive, o.hidden, [&](const std::string& path, const std::string& dir,
-                                                      const std::string& key) {
-    const std::string line = escape_field(path) + "\t" + escape_field(dir) + "\t" + escape_field(key) + "\n";
-    const auto shard = static_cast<std::size_t>(shard_of_key(key, o.shards));
-    pending[shard] += line;
-    fingerprints[shard].add(line);
-    ++counts[shard];
-    ++total;
-    names.emplace_back(fnv1a64(fs::path(path).stem().string()), fnv1a64(key));
-    buffered += line.size();
-    if (buffered > kBuffered) flush(false);
-  });
-  flush(false);
-  nlohmann::json prints = nlohmann::json::array();
-  for (const Fnv& f : fingerprints) prints.push_back(hex64(f.value()));
-  const nlohmann::json same_name = find_same_names(names, o.output, o.shards);
-  // The plan's id: its shards' temporary files carry it (merge --clean removes those and no other file).
+    buffered_ = 0;
+  }
+  nlohmann::json fingerprints() const {
+    nlohmann::json prints = nlohmann::json::array();
+    for (const Fnv& f : fingerprints_) prints.push_back(hex64(f.value()));
+    return prints;
+  }
+  const std::vector<std::int64_t>& counts() const { return counts_; }
+
+ private:
+  static constexpr std::size_t kBuffered = std::size_t{8} << 20;
+  const PlanOptions& o_;
+  std::vector<std::string> pending_;
+  std::vector<Fnv> fingerprints_;
+  std::vector<std::int64_t> counts_;
+  std::size_t buffered_ = 0;
+};
+
+// The plan's id: its shards' temporary files carry it (merge --clean removes those and no other file).
+std::string new_plan_id(const nlohmann::json& prints) {
   Fnv id;
   id.add(now_text());
   id.add(std::to_string(std::random_device{}()) + std::to_string(std::random_device{}()));
   for (const auto& print : prints) id.add(print.get<std::string>());
   char id_text[20];
   std::snprintf(id_text, sizeof id_text, "%016llx", static_cast<unsigned long long>(id.value()));
+  return id_text;
+}
+
+}  // namespace
+
+int run_plan(const PlanOptions& o) {
+  UndoPlan undo{o, make_state_folder(o)};
+  ShardLists lists(o);
+  std::int64_t total = 0;
+  // (FNV-1a of the name without extension, of the key) of every input, 16 bytes each: two inputs of one name in
+  // different folders are found after the walk (plan.json's "same_name"; a shard then refuses outputs named without
+  // the folder).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> names;
+  for_each_input(o.inputs, o.recursive, o.hidden, [&](const std::string& path, const std::string& dir,
+                                                      const std::string& key) {
+    const std::string line = escape_field(path) + "\t" + escape_field(dir) + "\t" + escape_field(key) + "\n";
+    lists.add(static_cast<std::size_t>(shard_of_key(key, o.shards)), line);
+    ++total;
+    names.emplace_back(fnv1a64(fs::path(path).stem().string()), fnv1a64(key));
+  });
+  lists.flush(false);
+  const nlohmann::json prints = lists.fingerprints();
+  const nlohmann::json same_name = find_same_names(names, o.output, o.shards);
+  const std::vector<std::int64_t>& counts = lists.counts();
   const nlohmann::json plan = {{"rsz_plan", 1},
-                               {"id", id_text},
+                               {"id", new_plan_id(prints)},
                                {"shards", o.shards},
                                {"inputs", o.inputs},
                                {"recursive", o.recursive},
@@ -178,7 +209,7 @@ int run_plan(const PlanOptions& o) {
                                {"fingerprints", prints},
                                {"same_name", same_name},
                                {"created", now_text()}};
-  write_atomically((state / "plan.json").string(), dump(plan));
+  write_atomically((fs::path(o.output) / "plan.json").string(), dump(plan));
   undo.done = true;
   if (!o.quiet) {
     const auto [low, high] = std::minmax_element(counts.begin(), counts.end());
