@@ -236,6 +236,45 @@ void pin_params(const std::string& state, const Params& params) {
 
 }  // namespace
 
+namespace {
+
+// The marker a finished run of shard `index` writes: its counts, its failures, its manifests, its status and times.
+nlohmann::json marker_of(std::int64_t index, const nlohmann::json& plan, const Params& params, int status,
+                         const std::string& started, double seconds) {
+  const detail::RunTotals& totals = detail::run_totals();
+  nlohmann::json manifests = nlohmann::json::array();
+  for (const auto& [given, written] : totals.manifests) manifests.push_back({{"given", given}, {"written", written}});
+  nlohmann::json failures = nlohmann::json::array();
+  for (const auto& [input, error] : totals.failures) failures.push_back({{"input", input}, {"error", error}});
+  return {{"shard", index},
+          {"shards", plan["shards"]},
+          {"command", params.command},
+          {"list_fingerprint", plan["fingerprints"][static_cast<std::size_t>(index)]},
+          {"params_hash", params.hash},
+          {"inputs", plan_state().listed},
+          {"outputs", totals.written + totals.kept},
+          {"written", totals.written},
+          {"kept", totals.kept},
+          {"skipped", totals.skipped},
+          {"failed", totals.failed},
+          {"counts",
+           {{"inputs", "inputs in the shard's list"},
+            {"outputs", "output files of the shard's inputs present after the run: written + kept"},
+            {"written", "output files this run wrote"},
+            {"kept", "output files that existed and were kept (their inputs skipped)"},
+            {"skipped", "inputs whose outputs all existed, so they were not run again"},
+            {"failed", "inputs that failed in this run"},
+            {"failures", "the first 20 inputs that failed, with their messages"}}},
+          {"manifests", manifests},
+          {"failures", failures},
+          {"status", status},
+          {"started", started},
+          {"finished", now_text()},
+          {"seconds", seconds}};
+}
+
+}  // namespace
+
 int run_command(const CLI::App& command, const std::function<int()>& run) {
   const CLI::Option* plan_option = command.get_option_no_throw("--plan");
   const CLI::Option* dry_run = command.get_option_no_throw("--dry-run");
@@ -296,37 +335,9 @@ int run_command(const CLI::App& command, const std::function<int()>& run) {
   const auto start = std::chrono::steady_clock::now();
   const int status = run();
   this_run.before_writing = nullptr;
-  const detail::RunTotals& totals = detail::run_totals();
-  nlohmann::json manifests = nlohmann::json::array();
-  for (const auto& [given, written] : totals.manifests) manifests.push_back({{"given", given}, {"written", written}});
-  nlohmann::json failures = nlohmann::json::array();
-  for (const auto& [input, error] : totals.failures) failures.push_back({{"input", input}, {"error", error}});
-  const nlohmann::json done = {
-      {"shard", index},
-      {"shards", shards},
-      {"command", parameters().command},
-      {"list_fingerprint", fingerprint},
-      {"params_hash", parameters().hash},
-      {"inputs", plan_state().listed},
-      {"outputs", totals.written + totals.kept},
-      {"written", totals.written},
-      {"kept", totals.kept},
-      {"skipped", totals.skipped},
-      {"failed", totals.failed},
-      {"counts",
-       {{"inputs", "inputs in the shard's list"},
-        {"outputs", "output files of the shard's inputs present after the run: written + kept"},
-        {"written", "output files this run wrote"},
-        {"kept", "output files that existed and were kept (their inputs skipped)"},
-        {"skipped", "inputs whose outputs all existed, so they were not run again"},
-        {"failed", "inputs that failed in this run"},
-        {"failures", "the first 20 inputs that failed, with their messages"}}},
-      {"manifests", manifests},
-      {"failures", failures},
-      {"status", status},
-      {"started", started},
-      {"finished", now_text()},
-      {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
+  const nlohmann::json done = marker_of(
+      index, plan, parameters(), status, started,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   try {
     write_atomically(marker, dump(done));
   } catch (const std::exception& e) {
