@@ -200,7 +200,6 @@ InProcessResult in_process_run(const std::vector<std::string>& args, const std::
   const detail::RunScope scope(run);
   run.json_keeps_bytes = true;
   run.in_process = true;
-  const detail::InProcessCount counted;
   run.stderr_sink = &result.stderr_text;
   run.quiet_stderr = quiet_stderr;
   run.stdout_sink = &result.stdout_text;

@@ -247,7 +247,7 @@ nlohmann::json marker_of(std::int64_t index, const nlohmann::json& plan, const P
   nlohmann::json failures = nlohmann::json::array();
   for (const auto& [input, error] : totals.failures) failures.push_back({{"input", input}, {"error", error}});
   return {{"shard", index},
-          {"shards", plan["shards"]},
+          {"shards", plan["shards"].get<std::int64_t>()},
           {"command", params.command},
           {"list_fingerprint", plan["fingerprints"][static_cast<std::size_t>(index)]},
           {"params_hash", params.hash},
@@ -335,9 +335,8 @@ int run_command(const CLI::App& command, const std::function<int()>& run) {
   const auto start = std::chrono::steady_clock::now();
   const int status = run();
   this_run.before_writing = nullptr;
-  const nlohmann::json done = marker_of(
-      index, plan, parameters(), status, started,
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const nlohmann::json done = marker_of(index, plan, parameters(), status, started, seconds);
   try {
     write_atomically(marker, dump(done));
   } catch (const std::exception& e) {

@@ -93,14 +93,7 @@ class RunScope {
   io::ThreadSettingsScope io_;
 };
 RunTotals& run_totals();  // current_run().totals
-// In-process runs under way in the process (counted while an InProcessCount lives).
-int in_process_runs();
-struct InProcessCount {
-  InProcessCount();
-  ~InProcessCount();
-  InProcessCount(const InProcessCount&) = delete;
-  InProcessCount& operator=(const InProcessCount&) = delete;
-};
+
 // `input`, given by name, found as if in folder `root`: its {dir} and shard key are its path below `root`.
 void set_input_below(const std::string& input, const std::string& root);
 // The error of the first write to standard output that failed since the last call (errno's value), 0 for none;

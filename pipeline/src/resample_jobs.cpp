@@ -386,7 +386,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       // single_tap): planned from its header first.
       CommonOptions options = common;
       if (image && common.alpha == io::AlphaMode::Premultiplied && (full[1] == 2 || full[1] == 4)) {
-        options = alpha_for(common, plan_image(full).params, out);
+        options = alpha_for(common, job_plan.resize ? job_plan.resize->params : plan_for(input, full, true).params, out);
       }
       const LoadedInput loaded = load_input(input, options, read.jpeg_shrink);
       const io::ResizePlan plan = loaded.from_image                              ? plan_image(loaded.sizes())

@@ -1,8 +1,6 @@
 // The run a thread works for (pipeline_internal.h's RunState and RunScope).
 #include "pipeline_internal.h"
 
-#include <atomic>
-
 namespace rsz::app::detail {
 
 namespace {
@@ -20,13 +18,5 @@ RunScope::RunScope(RunState& run) : previous_(t_run), io_(&run.io) { t_run = &ru
 RunScope::~RunScope() { t_run = previous_; }
 
 RunTotals& run_totals() { return current_run().totals; }
-
-namespace {
-std::atomic<int> g_in_process_runs{0};
-}  // namespace
-
-int in_process_runs() { return g_in_process_runs.load(); }
-InProcessCount::InProcessCount() { ++g_in_process_runs; }
-InProcessCount::~InProcessCount() { --g_in_process_runs; }
 
 }  // namespace rsz::app::detail

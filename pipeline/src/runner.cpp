@@ -364,11 +364,17 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
 // the whole budget (planning refused the others), so a waiting job only waits for running ones.
 class MemoryBudget {
  public:
-  explicit MemoryBudget(std::uint64_t total) : free_(total) {}
+  // `in_order`: jobs get their share in the order they asked (a budget several runs share, so that a run's large job
+  // is not starved by another run's stream of small ones); otherwise whichever fits first (one run's jobs).
+  explicit MemoryBudget(std::uint64_t total, bool in_order = false) : free_(total), in_order_(in_order) {}
   void acquire(std::uint64_t bytes) {
     std::unique_lock<std::mutex> lock(mutex_);
-    freed_.wait(lock, [&] { return bytes <= free_; });
+    const std::uint64_t ticket = next_ticket_++;
+    freed_.wait(lock, [&] { return bytes <= free_ && (!in_order_ || ticket == serving_); });
     free_ -= bytes;
+    ++serving_;
+    lock.unlock();
+    if (in_order_) freed_.notify_all();  // the next in line may fit too
   }
   // Gives back `held` and keeps `bytes` of it in one step where `reserve` stays free beside them (a job's share that
   // becomes the encoded members it leaves); whether it kept them. Never waits.
@@ -395,14 +401,18 @@ class MemoryBudget {
   std::mutex mutex_;
   std::condition_variable freed_;
   std::uint64_t free_;
+  const bool in_order_;
+  std::uint64_t next_ticket_ = 0;
+  std::uint64_t serving_ = 0;
 };
 
 // The default memory budget as one budget for the process: in-process runs of several threads (Python's) without
 // --max-memory hold their jobs' memory in it together, so that together they stay within it.
 MemoryBudget& process_budget() {
-  static MemoryBudget budget(default_memory_budget());
+  static MemoryBudget budget(default_memory_budget(), true);
   return budget;
 }
+
 
 // parallel_tasks whose tasks work for the calling thread's run: its RunState is installed on the pool's threads for
 // each task, so that runs of several threads of one process (in-process runs) keep their own state.
@@ -559,6 +569,9 @@ namespace {
 class JobRun {
  public:
   JobRun(const std::vector<Job>& jobs, const CommonOptions& options);
+  ~JobRun();
+  JobRun(const JobRun&) = delete;
+  JobRun& operator=(const JobRun&) = delete;
   int run();
 
  private:
@@ -634,6 +647,14 @@ JobRun::JobRun(const std::vector<Job>& jobs, const CommonOptions& options)
       job_records_(tar_output_on() ? jobs.size() : 0),
       job_seconds_(tar_output_on() ? jobs.size() : 0),
       job_failed_(jobs.size(), 0) {}
+
+// Whatever way the run ends, the members it kept give their memory back (a budget other runs share outlives it).
+JobRun::~JobRun() {
+  if (members_held_.load() > 0) {
+    drop_tar_members();
+    shared_budget_.release(members_held_.exchange(0));
+  }
+}
 
 // A .tar output: the jobs in parts (their outputs are members of the part's file); with --skip-existing, a part whose
 // file exists is skipped whole, its inputs not read.
@@ -771,9 +792,9 @@ void JobRun::hold_members(const std::vector<OutputRecord>& records, std::uint64_
   for (const OutputRecord& r : records) paths.push_back(r.path);
   const std::uint64_t bytes = tar_member_bytes(paths);
   released = true;
-  // In a budget other runs share, members are kept in memory only while no other run is under way (then at most one
-  // run holds members, and every run can still get its largest job's share); else they wait on disk.
-  const bool alone = &shared_budget_ == &own_budget_ || detail::in_process_runs() <= 1;
+  // In a budget other runs share, members always wait on disk: a run that kept some would wait, for its next job,
+  // behind another run's job that waits for them (the shared budget serves in order).
+  const bool alone = &shared_budget_ == &own_budget_;
   if (!alone) {
     shared_budget_.release(held);
     spill_tar_members(paths);

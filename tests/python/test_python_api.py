@@ -314,8 +314,8 @@ def test_help_of_an_in_process_run_is_its_output_and_tar_runs_in_threads_match(t
 
     status, out, err = _rsz.cli([b"thumbnail", b"--help"], b"", True)
     assert status == 0 and b"Usage: rsz thumbnail" in out and err == b""
-    # .tar outputs of calls in several threads (their members wait on disk while other runs share the budget): the
-    # same parts as one call after another.
+    # .tar outputs of calls in several threads (sharing the default budget, their members wait on disk): the same
+    # parts as one call after another.
     photos = os.path.join(SOURCE, "samples", "photos")
     paths = sorted(os.path.join(photos, n) for n in os.listdir(photos) if n.endswith((".png", ".jpg")))
 
