@@ -304,7 +304,6 @@ InputProbe probe_input(const std::string& path, const CommonOptions& options) {
   probe.from_image = true;
   probe.bit_depth = info.bit_depth;
   probe.rows_in_order = info.rows_in_order;
-  probe.format = info.format;
   probe.max_shrink = info.max_shrink;
   probe.file_bytes = info.file_bytes;
   probe.decoder_bytes = info.decoder_bytes;

@@ -181,7 +181,6 @@ struct InputProbe {
   bool from_image = false;
   int bit_depth = 8;                   // images
   bool rows_in_order = false;          // images that io::open_image_rows reads band by band
-  std::string format;                  // images: io::ImageInfo::format ("jpeg", "png", ...)
   int max_shrink = 1;                  // images: io::ImageInfo::max_shrink (scaled decode: JPEG's 1/8)
   std::uint64_t file_bytes = 0;        // images: the bytes of the file their decoder holds (io::ImageInfo::file_bytes)
   std::uint64_t decoder_bytes = 0;     // images: the decoder's own (io::ImageInfo::decoder_bytes)
