@@ -73,6 +73,15 @@ std::string unknown_flag(const CLI::App& app, const CLI::App& command, const std
   return "";
 }
 
+// A refusal before anything ran (exit 2): said on one line, and kept in the run's report with its code.
+int refuse(const std::string& message, ErrorCode code = ErrorCode::InvalidArgument) {
+  detail::RunTotals& report = detail::run_totals();
+  report.error_code = code;
+  report.error = printable(message);
+  to_stderr("rsz: " + report.error + "\n");
+  return kExitUsage;
+}
+
 // The command line without the check of standard output (in_process_run captures it).
 int run_words(const std::vector<std::string>& words) {
   // `rsz help` and `rsz help COMMAND`, as git and cargo take them: the top-level help, or the command's.
@@ -122,13 +131,11 @@ int run_words(const std::vector<std::string>& words) {
   if (!named && !args.empty() && !args[0].empty() && args[0][0] != '-') {  // CLI11 would say "A subcommand is required"
     std::string list;
     for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
-    to_stderr("rsz: " + printable(args[0]) + ": no such command; the commands are " + list + " (see rsz --help)\n");
-    return kExitUsage;
+    return refuse(args[0] + ": no such command; the commands are " + list + " (see rsz --help)");
   }
   if (named) {
     if (const std::string problem = unknown_flag(app, *app.get_subcommand(args[0]), args); !problem.empty()) {
-      to_stderr("rsz: " + problem + "\n");
-      return kExitUsage;
+      return refuse(problem);
     }
   }
   try {
@@ -154,8 +161,7 @@ int run_words(const std::vector<std::string>& words) {
       return status == 0 ? kExitOk : kExitUsage;
     }
     // One line: what was wrong and where to look.
-    to_stderr("rsz: " + printable(e.what()) + " (see rsz --help)\n");
-    return kExitUsage;
+    return refuse(std::string(e.what()) + " (see rsz --help)");
   } catch (const rsz::Error& e) {
     // Errors raised while inputs are processed are caught and counted by the job runner; one that reaches here was
     // found before anything ran (a flag, a config or ROI file that cannot be read or used): a usage error, unless it
@@ -164,8 +170,7 @@ int run_words(const std::vector<std::string>& words) {
       to_stderr("rsz: " + printable(e.what()) + " (a bug in rsz; please report it)\n");
       return kExitFailed;
     }
-    to_stderr("rsz: " + printable(e.what()) + "\n");
-    return kExitUsage;
+    return refuse(e.what(), e.code());
   } catch (const std::exception& e) {
     to_stderr("rsz: " + printable(e.what()) + "\n");
     return kExitFailed;
@@ -193,7 +198,7 @@ int cli_main(const std::vector<std::string>& words) {
 }
 
 InProcessResult in_process_run(const std::vector<std::string>& args, const std::string& inputs_below,
-                               bool quiet_stderr) {
+                               bool quiet_stderr, bool keep_records) {
   // A run of its own: calls from several threads run at once and share nothing (RunState).
   InProcessResult result;
   detail::RunState run;
@@ -203,6 +208,7 @@ InProcessResult in_process_run(const std::vector<std::string>& args, const std::
   run.stderr_sink = &result.stderr_text;
   run.quiet_stderr = quiet_stderr;
   run.stdout_sink = &result.stdout_text;
+  run.totals.keep_records = keep_records;
   if (!inputs_below.empty()) {
     // The words after -i / --input / --input= that name files: their {dir} and key are their path below the folder.
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -218,6 +224,8 @@ InProcessResult in_process_run(const std::vector<std::string>& args, const std::
     }
   }
   result.status = run_words(args);
+  result.report = std::move(run.totals);
+  result.report.status = result.status;
   return result;
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "rsz/pipeline/report.h"
+
 namespace rsz::app {
 
 // Parses `args` (the words after the program's name: {"thumbnail", "-i", ...}), runs the command and returns its
@@ -20,12 +22,15 @@ int cli_main(const std::vector<std::string>& args);
 // instead of printed. Standard input and output as files (-i -, -o -) are the program's: not for concurrent calls.
 // `inputs_below`: inputs given one by one (-i FILE) are named as if found in that folder: their {dir}, {relpath} and
 // shard key are their path below it.
+// `keep_records`: the report keeps a record of every output and failure (rsz.map_paths and rsz.run return them);
+// without it, only the counts and the first failures.
 struct InProcessResult {
   int status = 0;
-  std::string stdout_text;  // what went to standard output (--json lines)
+  std::string stdout_text;  // what went to standard output (--json lines, --help)
   std::string stderr_text;  // the lines rsz wrote to stderr
+  pipeline::Report report;  // what the run did; a refusal (status 2) with its code and message
 };
 InProcessResult in_process_run(const std::vector<std::string>& args, const std::string& inputs_below,
-                               bool quiet_stderr);
+                               bool quiet_stderr, bool keep_records = false);
 
 }  // namespace rsz::app

@@ -245,7 +245,9 @@ nlohmann::json marker_of(std::int64_t index, const nlohmann::json& plan, const P
   nlohmann::json manifests = nlohmann::json::array();
   for (const auto& [given, written] : totals.manifests) manifests.push_back({{"given", given}, {"written", written}});
   nlohmann::json failures = nlohmann::json::array();
-  for (const auto& [input, error] : totals.failures) failures.push_back({{"input", input}, {"error", error}});
+  for (const pipeline::Record& f : totals.failures) {
+    failures.push_back({{"input", f.input}, {"error", f.message}, {"code", pipeline::code_name(f.code)}});
+  }
   return {{"shard", index},
           {"shards", plan["shards"].get<std::int64_t>()},
           {"command", params.command},
@@ -330,7 +332,9 @@ int run_command(const CLI::App& command, const std::function<int()>& run) {
   // The shard's temporary files carry the plan's id, so that merge --clean knows them from any other file: this run's
   // threads' (RunScope), not another run's of the same process.
   io::set_thread_temporary_tag(this_run.io, plan_id_of(plan, (fs::path(state) / "plan.json").string()));
+  const bool keep_records = detail::run_totals().keep_records;
   detail::run_totals() = {};
+  detail::run_totals().keep_records = keep_records;
   const std::string started = now_text();
   const auto start = std::chrono::steady_clock::now();
   const int status = run();

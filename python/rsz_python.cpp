@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli.h"
 #include "rsz/error.h"
 #include "rsz/io/config.h"
@@ -340,7 +342,45 @@ void write_image_py(const std::string& path, const py::array& array, int bit_dep
 // the host's allocator settings (Dask's workers set MALLOC_TRIM_THRESHOLD_=65536) would otherwise fault in fresh
 // pages for every image. After it, the trim threshold is the environment's again (glibc's default where it sets
 // none) and the heap is trimmed, so the host gets back what the run freed.
-py::tuple cli_py(const std::vector<py::bytes>& words, const py::bytes& inputs_below, bool quiet) {
+// Text from rsz (file names, messages) as str: UTF-8, with the bytes of a name that is not UTF-8 kept as
+// os.fsdecode keeps them (surrogateescape), so that every record names a file open() takes.
+py::str text_of(const std::string& text) {
+  PyObject* str = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "surrogateescape");
+  if (str == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(str);
+}
+
+// A record's JSON form (pipeline::record_json, the --json line's) as Python objects.
+py::object python_of(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::object: {
+      py::dict d;
+      for (const auto& [key, item] : value.items()) d[text_of(key)] = python_of(item);
+      return std::move(d);
+    }
+    case nlohmann::json::value_t::array: {
+      py::list l;
+      for (const auto& item : value) l.append(python_of(item));
+      return std::move(l);
+    }
+    case nlohmann::json::value_t::string: return text_of(value.get_ref<const std::string&>());
+    case nlohmann::json::value_t::boolean: return py::bool_(value.get<bool>());
+    case nlohmann::json::value_t::number_integer: return py::int_(value.get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned: return py::int_(value.get<std::uint64_t>());
+    case nlohmann::json::value_t::number_float: return py::float_(value.get<double>());
+    default: return py::none();
+  }
+}
+
+py::list records_of(const std::vector<rsz::pipeline::Record>& records) {
+  py::list out;
+  for (const auto& r : records) out.append(python_of(rsz::pipeline::record_json(r)));
+  return out;
+}
+
+// One in-process run of the command line: a dict of its status, counts, records (keep_records), first failures, a
+// refusal's code and message, and what it wrote to standard output and standard error.
+py::dict cli_py(const std::vector<py::bytes>& words, const py::bytes& inputs_below, bool quiet, bool keep_records) {
   std::vector<std::string> args;
   args.reserve(words.size());
   for (const py::bytes& word : words) args.emplace_back(word);
@@ -375,9 +415,23 @@ py::tuple cli_py(const std::vector<py::bytes>& words, const py::bytes& inputs_be
 #endif
       }
     } restore;
-    result = rsz::app::in_process_run(args, below, quiet);
+    result = rsz::app::in_process_run(args, below, quiet, keep_records);
   }
-  return py::make_tuple(result.status, py::bytes(result.stdout_text), py::bytes(result.stderr_text));
+  const rsz::pipeline::Report& report = result.report;
+  py::dict d;
+  d["status"] = result.status;
+  d["jobs"] = report.jobs;
+  d["written"] = report.written;
+  d["failed"] = report.failed;
+  d["skipped"] = report.skipped;
+  d["kept"] = report.kept;
+  d["records"] = records_of(report.records);
+  d["failures"] = records_of(report.failures);
+  d["code"] = report.error_code ? py::object(py::str(rsz::pipeline::code_name(*report.error_code))) : py::none();
+  d["error"] = report.error_code ? py::object(text_of(report.error)) : py::none();
+  d["stdout"] = py::bytes(result.stdout_text);
+  d["stderr"] = py::bytes(result.stderr_text);
+  return d;
 }
 
 }  // namespace
@@ -512,7 +566,7 @@ PYBIND11_MODULE(_rsz, m) {
         return py::bytes(io::shard_key(std::string(path), std::string(root)));
       },
       py::arg("path"), py::arg("root"));
-  m.def("cli", &cli_py, py::arg("args"), py::arg("inputs_below"), py::arg("quiet"));
+  m.def("cli", &cli_py, py::arg("args"), py::arg("inputs_below"), py::arg("quiet"), py::arg("keep_records"));
   m.def(
       "shard_of", [](const py::bytes& key, std::int64_t count) { return io::shard_of(std::string(key), count); },
       py::arg("key"), py::arg("count"));

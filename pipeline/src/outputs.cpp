@@ -49,6 +49,20 @@ using detail::output_depth;
 
 namespace {
 
+// {stem}: the input's name without its extension, as a name of one path component. A stem of "." or ".." (a file
+// named "..." has one) would climb folders once placed in a path, and a missing folder given with a trailing '/'
+// ("-i photos/") has none: they are "_" and the folder's own name.
+std::string input_stem(const std::string& input) {
+  fs::path path(input);
+  while (!path.has_filename() && path.has_relative_path()) path = path.parent_path();
+  const std::string stem = path.stem().string();
+  return stem.empty() || stem == "." || stem == ".." ? std::string("_") : stem;
+}
+
+}  // namespace
+
+namespace {
+
 std::string sanitize_name_part(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -221,16 +235,13 @@ std::string expand_template(const std::string& pattern, const NameFields& f) {
       // The input's folder below the -i folder it came from (-r mirrors a tree); relpath adds the stem.
       const auto found = input_dirs().find(f.input);
       const std::string dir = found == input_dirs().end() ? "" : found->second;
-      std::string stem = fs::path(f.input).stem().string();
-      if (stem == "." || stem == "..") stem = "_";
+      const std::string stem = input_stem(f.input);
       out += key == "dir" ? (dir.empty() ? "." : dir) : (dir.empty() ? stem : dir + "/" + stem);
     } else if (key == "parent") {
       const std::string parent = fs::absolute(f.input).parent_path().filename().string();
       out += parent.empty() || parent == "." || parent == ".." ? std::string("_") : parent;
     } else if (key == "stem") {
-      // A stem of "." or ".." (a file named "..." has one) would climb folders once placed in a path.
-      const std::string stem = fs::path(f.input).stem().string();
-      out += stem == "." || stem == ".." ? std::string("_") : stem;
+      out += input_stem(f.input);
     } else if (key == "ext") {
       out += f.ext;
     } else if (key == "op") {

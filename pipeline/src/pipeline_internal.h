@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pipeline.h"
+#include "rsz/pipeline/report.h"
 #include "rsz/io/temporary_files.h"
 
 namespace rsz::app::detail {
@@ -28,20 +29,9 @@ std::map<std::string, std::string>& input_keys();
 // A file's shard key below `root`: its relative path without the extension ("2024/a" for root/2024/a.jpg); its name
 // without the extension where it is not below `root`.
 std::string key_below(const std::filesystem::path& file, const std::filesystem::path& root);
-// What run_jobs did, added up over a command's runs (rsz run's phases): a shard's marker records it.
-struct RunTotals {
-  std::size_t jobs = 0;
-  std::size_t written = 0;
-  std::size_t failed = 0;
-  std::size_t skipped = 0;  // inputs whose outputs all existed (--skip-existing)
-  std::size_t kept = 0;     // the output files of those inputs
-  // roi-align's manifests: the name given and the one written (with --plan, the shard's own).
-  std::vector<std::pair<std::string, std::string>> manifests;
-  // The first inputs that failed, with their messages (at most kMaxFailuresKept): a shard's marker names them, so
-  // that rsz merge says which input keeps a shard failing.
-  static constexpr std::size_t kMaxFailuresKept = 20;
-  std::vector<std::pair<std::string, std::string>> failures;
-};
+// What run_jobs did, added up over a command's runs (rsz run's phases): the run's report (a shard's marker records
+// its counts and first failures; an in-process run returns it whole).
+using RunTotals = rsz::pipeline::Report;
 
 struct TarState;   // tar_output.cpp: a .tar output's parts being written
 struct PlanState;  // shards.cpp: what was read of a --plan
@@ -52,6 +42,7 @@ struct RunState {
   std::map<std::string, std::string> input_dirs;
   std::map<std::string, std::string> input_keys;
   RunTotals totals;
+  std::mutex totals_mutex;  // its records, which the pool's threads add
   // Called by run_jobs once planning is done, before anything is written (and not for --dry-run): with --plan, pins
   // the parameters in STATE/params.json (a usage error, nothing written, when another shard pinned others).
   std::function<void()> before_writing;

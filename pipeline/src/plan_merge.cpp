@@ -391,7 +391,9 @@ void add_marker(MergeReport& r, const nlohmann::json& done, std::int64_t i) {
     for (const auto& f : done["failures"]) {
       if (f.is_object() && f.contains("input") && f["input"].is_string() && f.contains("error") &&
           f["error"].is_string()) {
-        r.failures.push_back({{"shard", i}, {"input", f["input"]}, {"error", f["error"]}});
+        nlohmann::json failure = {{"shard", i}, {"input", f["input"]}, {"error", f["error"]}};
+        if (f.contains("code") && f["code"].is_string()) failure["code"] = f["code"];
+        r.failures.push_back(std::move(failure));
       }
     }
   }

@@ -94,6 +94,12 @@ std::string with_input(const std::string& input, const std::string& message) {
   return message.rfind(input, 0) == 0 ? for_cli(message) : input + ": " + for_cli(message);
 }
 
+// The code of what was thrown: rsz::Error's own, io for anything else (a file system or allocation failure).
+ErrorCode code_of(const std::exception& e) {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  return error != nullptr ? error->code() : ErrorCode::Io;
+}
+
 // `value` as compact JSON with every string as io::json_string writes it.
 void dump_keeping_bytes(const nlohmann::json& value, std::string& out) {
   if (value.is_string()) {
@@ -138,6 +144,7 @@ std::string json_line(const nlohmann::json& record) {
 // request cannot be met: exit 2, nothing runs), or the memory the job holds while it runs.
 struct Prepared {
   std::string failure;
+  ErrorCode failure_code = ErrorCode::Io;  // its kind (pipeline::Record::code)
   std::string usage;
   std::string warning;
   bool flattened = false;  // an output's alpha is flattened onto --background (its format has none)
@@ -148,10 +155,10 @@ struct Prepared {
   JobPlan plan;
 };
 
-// What --dry-run --json says of a job's plan: each output's shape and data type, and for a resize the exact call
+// What --dry-run --json says of a job's plan besides each output's shape and data type: for a resize the exact call
 // (scales, offsets, the canvas it is placed on, the scaled decode).
 nlohmann::json plan_fields(const JobPlan& plan) {
-  nlohmann::json fields = {{"shape", plan.output}, {"dtype", to_string(plan.type)}};
+  nlohmann::json fields = nlohmann::json::object();
   if (plan.resize) {
     const ResampleParams& p = plan.resize->params;
     // float32 values in their shortest decimal form (0.1, not 0.10000000149011612).
@@ -209,8 +216,9 @@ bool probe_and_plan(const Job& job, const CommonOptions& options, Prepared& prep
     plan = job.plan(probe);
     plan.probe = probe;
     prepared.warning = plan.warning;
-    if (!plan.failure.empty()) {
+    if (!plan.failure.empty()) {  // roi-align: the image's size is not the one its annotations state
       prepared.failure = plan.failure;
+      prepared.failure_code = ErrorCode::InvalidShape;
       return false;
     }
   } catch (const Error& e) {
@@ -218,6 +226,7 @@ bool probe_and_plan(const Job& job, const CommonOptions& options, Prepared& prep
     // fault; shapes, types, unreadable or corrupt files are the input's.
     const bool request = e.code() == ErrorCode::InvalidArgument;
     (request ? prepared.usage : prepared.failure) = with_input(job.input, e.what());
+    prepared.failure_code = e.code();
     return false;
   } catch (const std::exception& e) {
     prepared.failure = with_input(job.input, e.what());
@@ -338,6 +347,7 @@ void refuse_over_budget(const Job& job, const JobBytes& bytes, std::uint64_t bud
     if (bytes.metadata > 0 && probe.metadata_bytes >= (std::uint64_t{1} << 20)) {
       also += " plus copies of its " + bytes_text(probe.metadata_bytes) + " of metadata (EXIF, ICC, XMP)";
     }
+    prepared.failure_code = ErrorCode::InvalidArgument;  // over the budget that --max-memory sets
     prepared.failure = job.input + ": reading this " + dims_to_string(probe.sizes) + " input needs about " +
                        bytes_text(bytes.input_alone) + held + also + ", over the memory budget of " +
                        bytes_text(budget) + " (--max-memory)";
@@ -446,6 +456,7 @@ std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOpti
       prepared[k] = prepare(jobs[k], options, budget);
     } catch (const std::exception& e) {
       prepared[k].failure = with_input(jobs[k].input, e.what());
+      prepared[k].failure_code = code_of(e);
     }
   });
   // Every problem of the request at once, so that a user fixes them in one go: one line per kind of problem (the same
@@ -577,13 +588,15 @@ class JobRun {
  private:
   void plan_parts();
   void plan_jobs();
-  nlohmann::json output_fields(std::size_t k, const std::string& out) const;
-  void report_failure(const Job& job, const std::string& error);
+  pipeline::Record record_of(std::size_t k, pipeline::RecordKind kind, const std::string& out = "") const;
+  pipeline::Record written_record(std::size_t k, const OutputRecord& output, double seconds) const;
+  void emit(pipeline::Record record, bool flush = true);
+  void report_failure(std::size_t k, const std::string& error, ErrorCode code);
   int dry_run();
   void run_one(std::size_t k);
   void account_left_out(std::size_t k);
   void step_skipped(std::size_t k);
-  std::string execute(std::size_t k, std::vector<OutputRecord>& records);
+  std::string execute(std::size_t k, std::vector<OutputRecord>& records, ErrorCode& code);
   void hold_members(const std::vector<OutputRecord>& records, std::uint64_t held, bool& released);
   void release_members();
   void count_written(std::size_t k, std::vector<OutputRecord> records, double seconds);
@@ -678,40 +691,69 @@ void JobRun::plan_jobs() {
   for (std::size_t k = 0; k < prepared_.size(); ++k) {
     if (prepared_[k].warning.empty()) continue;
     to_stderr("rsz: " + printable(prepared_[k].warning) + "\n");
-    if (options_.json) {
-      to_stdout(json_line({{"input", jobs_[k].input}, {"op", jobs_[k].op}, {"warning", prepared_[k].warning}}) + "\n");
-    }
+    pipeline::Record warning = record_of(k, pipeline::RecordKind::Warning);
+    warning.message = prepared_[k].warning;
+    emit(std::move(warning));
   }
 }
 
-// Where an output goes, for --json and --dry-run: its file, or a .tar part and the member in it.
-nlohmann::json JobRun::output_fields(std::size_t k, const std::string& out) const {
-  if (!tar_) return {{"output", out}};
-  return {{"output", part_of_[k]}, {"member", tar_member_name(out)}};
+// A record of job k: its input and operator, and where `out` goes: its file, or a .tar part and the member in it.
+pipeline::Record JobRun::record_of(std::size_t k, pipeline::RecordKind kind, const std::string& out) const {
+  pipeline::Record r;
+  r.kind = kind;
+  r.op = jobs_[k].op;
+  r.input = jobs_[k].input;
+  if (out.empty()) return r;
+  r.output = tar_ ? part_of_[k] : out;
+  if (tar_) r.member = tar_member_name(out);
+  return r;
 }
 
-void JobRun::report_failure(const Job& job, const std::string& error) {
+// A record made: its --json line (a view of it), and kept in the run's report where the run keeps them (in-process
+// runs; a program's run holds none, however many files it writes).
+void JobRun::emit(pipeline::Record record, bool flush) {
+  if (options_.json) to_stdout(json_line(pipeline::record_json(record)) + "\n", flush);
+  detail::RunState& run = detail::current_run();
+  const bool failure = record.kind == pipeline::RecordKind::Failed;
+  if (!run.totals.keep_records && !failure) return;
+  const std::lock_guard<std::mutex> lock(run.totals_mutex);
+  if (failure && run.totals.failures.size() < pipeline::Report::kMaxFailuresKept) run.totals.failures.push_back(record);
+  if (run.totals.keep_records) run.totals.records.push_back(std::move(record));
+}
+
+pipeline::Record JobRun::written_record(std::size_t k, const OutputRecord& output, double seconds) const {
+  pipeline::Record r = record_of(k, pipeline::RecordKind::Written, output.path);
+  r.shape = output.shape;
+  r.dtype = output.dtype;
+  r.seconds = seconds;
+  return r;
+}
+
+void JobRun::report_failure(std::size_t k, const std::string& error, ErrorCode code) {
   ++failed_;
-  auto& failures = detail::run_totals().failures;
-  if (failures.size() < detail::RunTotals::kMaxFailuresKept) failures.emplace_back(job.input, error);
   to_stderr("rsz: " + printable(error) + "\n");
-  if (options_.json) to_stdout(json_line({{"input", job.input}, {"op", job.op}, {"error", error}}) + "\n");
+  pipeline::Record failure = record_of(k, pipeline::RecordKind::Failed);
+  failure.code = code;
+  failure.message = error;
+  emit(std::move(failure));
 }
 
 int JobRun::dry_run() {
   for (std::size_t k = 0; k < jobs_.size(); ++k) {
     const Job& job = jobs_[k];
     if (!prepared_[k].failure.empty()) {
-      report_failure(job, prepared_[k].failure);
+      report_failure(k, prepared_[k].failure, prepared_[k].failure_code);
       continue;
     }
     if (prepared_[k].skipped) continue;  // nothing would be written
     for (const auto& out : job.planned_outputs) {
+      pipeline::Record planned = record_of(k, pipeline::RecordKind::Planned, out);
+      planned.shape = prepared_[k].plan.output;
+      planned.dtype = to_string(prepared_[k].plan.type);
+      planned.plan = plan_fields(prepared_[k].plan);
+      emit(std::move(planned), false);  // --json: its line
       if (options_.json) {
-        nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"dry_run", true}};
-        record.update(output_fields(k, out));
-        record.update(plan_fields(prepared_[k].plan));
-        to_stdout(json_line(record) + "\n", false);
+        continue;
       } else if (tar_) {
         to_stdout(printable(job.input) + " -> " + printable(part_of_[k]) + " (" + printable(tar_member_name(out)) +
                       ")\n",
@@ -743,19 +785,13 @@ void JobRun::step_skipped(std::size_t k) {
   kept_ += tar_ ? 0 : job.planned_outputs.size();  // a .tar output's files are its parts: counted by part
   crops_[k] = job.planned_crops;
   account_left_out(k);
-  if (options_.json) {
-    for (const auto& out : job.planned_outputs) {
-      nlohmann::json record = {{"input", job.input}, {"op", job.op}, {"skipped", true}};
-      record.update(output_fields(k, out));
-      to_stdout(json_line(record) + "\n");
-    }
-  }
+  for (const auto& out : job.planned_outputs) emit(record_of(k, pipeline::RecordKind::Skipped, out));
   progress_->step(done_);
 }
 
 // Runs job k within its share of the memory budget; its error ("" when none). A .tar output's members are kept for
 // their part (in memory where the budget holds them, else on disk).
-std::string JobRun::execute(std::size_t k, std::vector<OutputRecord>& records) {
+std::string JobRun::execute(std::size_t k, std::vector<OutputRecord>& records, ErrorCode& code) {
   const Job& job = jobs_[k];
   const Prepared& plan = prepared_[k];
   std::string error;
@@ -765,10 +801,13 @@ std::string JobRun::execute(std::size_t k, std::vector<OutputRecord>& records) {
   } catch (const PartialFailure& e) {
     records = e.written();
     error = with_input(job.input, e.what());
+    code = e.code();
   } catch (const std::exception& e) {
     error = with_input(job.input, e.what());
+    code = code_of(e);
   } catch (...) {
     error = job.input + ": failed with an unknown error";
+    code = ErrorCode::Internal;
   }
   if (!tar_) {
     shared_budget_.release(plan.bytes);
@@ -780,6 +819,7 @@ std::string JobRun::execute(std::size_t k, std::vector<OutputRecord>& records) {
   } catch (const std::exception& e) {
     if (!released) shared_budget_.release(plan.bytes);
     error = with_input(job.input, e.what());
+    code = code_of(e);
   }
   return error;
 }
@@ -825,13 +865,14 @@ void JobRun::run_one(std::size_t k) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<OutputRecord> records;
   std::string error = prepared_[k].failure;
-  if (error.empty()) error = execute(k, records);
+  ErrorCode code = prepared_[k].failure_code;
+  if (error.empty()) error = execute(k, records, code);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::lock_guard<std::mutex> lock(mutex_);
   ++done_;
   if (!error.empty()) {
     progress_->finish();
-    report_failure(job, error);
+    report_failure(k, error, code);
     job_failed_[k] = 1;
   }
   count_written(k, std::move(records), seconds);
@@ -845,22 +886,12 @@ void JobRun::count_written(std::size_t k, std::vector<OutputRecord> records, dou
     job_seconds_[k] = seconds;
     return;
   }
-  const Job& job = jobs_[k];
   written_ += records.size();
   for (const auto& r : records) {
     if (r.crop) crops_[k].push_back(*r.crop);
   }
   account_left_out(k);
-  if (!options_.json) return;
-  for (const auto& r : records) {
-    to_stdout(json_line({{"input", job.input},
-                         {"output", r.path},
-                         {"op", job.op},
-                         {"shape", r.shape},
-                         {"dtype", r.dtype},
-                         {"seconds", seconds}}) +
-              "\n");
-  }
+  for (const auto& r : records) emit(written_record(k, r, seconds));
 }
 
 // One threading runtime for the whole program (rsz::parallel_tasks): the inputs are spread over the pool and each
@@ -919,13 +950,7 @@ void JobRun::run_part(std::size_t p) {
   ++written_;
   for (const std::size_t k : part.jobs) {
     samples_written_ += job_records_[k].size();
-    if (!options_.json) continue;
-    for (const OutputRecord& r : job_records_[k]) {
-      nlohmann::json record = {{"input", jobs_[k].input}, {"op", jobs_[k].op}, {"shape", r.shape},
-                               {"dtype", r.dtype},        {"seconds", job_seconds_[k]}};
-      record.update(output_fields(k, r.path));
-      to_stdout(json_line(record) + "\n");
-    }
+    for (const OutputRecord& r : job_records_[k]) emit(written_record(k, r, job_seconds_[k]));
   }
   job_records_.assign(job_records_.size(), {});
 }
@@ -974,7 +999,7 @@ void JobRun::deliver_stdout() {
   const std::string problem = send_to_stdout(target);
   if (problem.empty()) return;
   written_ = 0;
-  report_failure(jobs_.front(), with_input(jobs_.front().input, problem));
+  report_failure(0, with_input(jobs_.front().input, problem), ErrorCode::Io);
 }
 
 // roi-align's --manifest (with --plan, the shard's own), its folder made as an output's is; false when it cannot be

@@ -56,8 +56,8 @@ __version__ = _rsz.__version__
 _SETTINGS = _rsz.run_settings()
 _SETTINGS_BY_KEY = {s["key"]: s for s in _SETTINGS}
 __all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "torchvision_roi_align", "info",
-           "read_image", "write_image", "shard_key", "shard_of", "plan", "run_shard", "map_paths", "merge",
-           "CommandError", "backends", "run_settings", "DTypeError"]
+           "read_image", "write_image", "shard_key", "shard_of", "plan", "run", "run_shard", "map_paths", "merge",
+           "CommandError", "InputError", "Report", "backends", "run_settings", "DTypeError"]
 
 
 class DTypeError(TypeError, ValueError):
@@ -606,13 +606,52 @@ def shard_of(path, shards, root=None):
 
 class CommandError(ValueError):
     """A command that rsz refused before running anything (the command line's exit status 2: a flag, a plan or a
-    parameter that is not allowed): the message is rsz's own line; .status and .stderr hold the exit status and
-    everything rsz said."""
+    parameter that is not allowed): the message is rsz's own line. .code names the kind of problem
+    ("invalid_argument", "io", "format", ...), .status is the exit status (2) and .stderr everything rsz said."""
 
-    def __init__(self, message, status, stderr):
+    def __init__(self, message, status, stderr, code="invalid_argument"):
         super().__init__(message)
         self.status = status
         self.stderr = stderr
+        self.code = code
+
+
+class InputError(RuntimeError):
+    """rsz.run(..., check=True): an input failed (unreadable, corrupt, over a limit) while the others ran.
+    .input is the first failed input, .code the kind of failure ("io", "format", "invalid_shape",
+    "invalid_argument", "invalid_data_type", "internal"), .message rsz's line for it, .failures every failure record
+    and .report the whole Report (what was written stays written)."""
+
+    def __init__(self, report):
+        first = report.failures[0]
+        more = len(report.failures) - 1
+        super().__init__(first["error"] + ("" if more == 0 else " (and %d more failed input%s)"
+                                           % (more, "" if more == 1 else "s")))
+        self.input = first["input"]
+        self.code = first["code"]
+        self.message = first["error"]
+        self.failures = report.failures
+        self.report = report
+
+
+class Report:
+    """What rsz.run did: .status (0 done, 1 some input failed), .records (one dict per output written, kept, planned
+    or failed input, as `rsz ... --json` prints them), .outputs (the files written, in order), .failures (the failed
+    inputs' records: input, error, code), and the counts .jobs, .written, .failed, .skipped, .kept; .messages holds
+    the lines rsz said."""
+
+    def __init__(self, result):
+        self.status = result["status"]
+        self.records = result["records"]
+        for name in ("jobs", "written", "failed", "skipped", "kept"):
+            setattr(self, name, result[name])
+        self.failures = [r for r in self.records if "error" in r]
+        self.outputs = [r["output"] for r in self.records if "shape" in r and not r.get("dry_run")]
+        self.messages = result["stderr"].decode("utf-8", "replace").splitlines()
+
+    def __repr__(self):
+        return "<rsz.Report status=%d written=%d failed=%d skipped=%d>" % (self.status, self.written, self.failed,
+                                                                          self.skipped)
 
 
 def _word(value, op):
@@ -661,17 +700,18 @@ def _check_setting(setting, value, op):
                                                                      ", ".join(setting["choices"])))
 
 
-def _run_command(words, op, quiet, inputs_below=None):
+def _run_command(words, op, quiet, inputs_below=None, keep_records=False):
     """Runs rsz's command line in this process (as the rsz program would, with the same checks, outputs and exit
-    statuses); returns (status, stdout text, stderr text) and raises CommandError for exit status 2."""
+    statuses); returns its result (a dict: status, counts, records, failures, stdout, stderr) and raises
+    CommandError, with rsz's code and message, for a refusal (exit status 2)."""
     below = b"" if inputs_below is None else _os.fsencode(_path(inputs_below, op))
-    status, out, err = _rsz.cli(words, below, bool(quiet))
-    err = err.decode("utf-8", "replace")
-    if status == 2:
-        lines = [line for line in err.splitlines() if line.strip()]
-        message = lines[-1] if lines else "rsz %s: a usage error" % op
-        raise CommandError("%s: %s" % (op, message[5:] if message.startswith("rsz: ") else message), status, err)
-    return status, out.decode("utf-8", "replace"), err
+    result = _rsz.cli(words, below, bool(quiet), bool(keep_records))
+    if result["status"] == 2:
+        err = result["stderr"].decode("utf-8", "replace")
+        message = result["error"] if result["error"] is not None else "a usage error"
+        code = result["code"] if result["code"] is not None else "invalid_argument"
+        raise CommandError("%s: %s" % (op, message), 2, err, code)
+    return result
 
 
 def _command_name(command, op):
@@ -727,7 +767,8 @@ def run_shard(state, shard, command, *args, quiet=True, **flags):
     words += [b"--plan", _word(state, "run_shard"), b"--shard", str(int(shard)).encode()]
     if quiet:
         words.append(b"--quiet")
-    status, _, err = _run_command(words, "run_shard", quiet)
+    result = _run_command(words, "run_shard", quiet)
+    status, err = result["status"], result["stderr"].decode("utf-8", "replace")
     marker = _os.path.join(_path(state, "run_shard"), "done", "%05d.json" % int(shard))
     try:
         with open(marker, "rb") as f:
@@ -742,7 +783,7 @@ def run_shard(state, shard, command, *args, quiet=True, **flags):
 def map_paths(paths, command, *args, root=None, quiet=True, **flags):
     """Runs COMMAND over exactly the inputs `paths` in this process, as `rsz COMMAND -i PATH... ARGS... --json`
     does, and returns its records: one dict per output written (input, output, shape, ...) and one per failed input
-    (input, error). For dask.bag's map_partitions, which hands each call a partition (a list of paths; its own
+    (input, error, code). For dask.bag's map_partitions, which hands each call a partition (a list of paths; its own
     keywords go to dask, which takes output= itself, so bind rsz's with functools.partial):
 
         thumbs = functools.partial(rsz.map_paths, root="/data/photos", size=256,
@@ -764,11 +805,59 @@ def map_paths(paths, command, *args, root=None, quiet=True, **flags):
     words += _flag_words(flags, "map_paths")
     for path in paths:
         words += [b"-i", _word(path, "map_paths")]
-    words += [b"--json"]
     if quiet:
         words.append(b"--quiet")
-    _, out, _ = _run_command(words, "map_paths", quiet, inputs_below=root)
-    return [_json.loads(line) for line in out.splitlines() if line.strip()]
+    return _run_command(words, "map_paths", quiet, inputs_below=root, keep_records=True)["records"]
+
+
+_JOB_COMMANDS = ("resample", "thumbnail", "upsample", "roi-align", "run")
+
+
+def run(command, inputs=None, output=None, *args, check=True, quiet=True, root=None, **flags):
+    """Runs a job over files in this process, as `rsz COMMAND -i INPUTS -o OUTPUT ARGS...` does, and returns its
+    Report: the records of every output written (input, output, shape, dtype, seconds) and every failed input
+    (input, error, code), the counts, the status.
+
+        report = rsz.run("thumbnail", "photos/", "thumbs/", size=256, shrink_on_load=True)
+        report.outputs   # ['thumbs/a.jpg', ...]
+
+    command: "resample", "thumbnail", "upsample", "roi-align", or "run" (then `inputs` is the batch file).
+    inputs: a file, folder or quoted pattern, or a list of them (None for roi-align annotations that name their
+    images). output: a file, folder or name template, as -o takes it. Flags as for run_shard (size=256 is --size 256,
+    recursive=True is --recursive, '_' is '-'); root as for map_paths.
+
+    check=True (the default) raises InputError, carrying the failed input, its code and message and the whole
+    report, when an input failed (the other inputs' outputs are written); check=False returns the report, whose
+    .status is then 1. A request rsz refuses before running anything raises CommandError (.code, message); nothing
+    is written then. Calls of several threads run at once, as run_shard's.
+    """
+    if command not in _JOB_COMMANDS:
+        raise ValueError("run: command=%r is not allowed; one of %s is (plan, merge and info have functions of "
+                         "their own)" % (command, ", ".join(_JOB_COMMANDS)))
+    if isinstance(inputs, (str, bytes, _os.PathLike)):
+        inputs = [inputs]
+    inputs = [] if inputs is None else list(inputs)
+    words = [command.encode()]
+    if command == "run":
+        if len(inputs) != 1:
+            raise ValueError("run: the \"run\" command takes one batch file as inputs, not %d" % len(inputs))
+        words.append(_word(inputs[0], "run"))
+    else:
+        for item in inputs:
+            words += [b"-i", _word(item, "run")]
+    if output is not None:
+        words += [b"-o", _word(output, "run")]
+    words += [_word(a, "run") for a in args]
+    words += _flag_words(flags, "run")
+    if quiet:
+        words.append(b"--quiet")
+    report = Report(_run_command(words, command, quiet, inputs_below=root, keep_records=True))
+    if check and report.failures:
+        raise InputError(report)
+    if check and report.status != 0:
+        last = report.messages[-1] if report.messages else "no message"
+        raise RuntimeError("run: %s ended with status %d: %s" % (command, report.status, last))
+    return report
 
 
 def merge(state, clean=False):
@@ -776,8 +865,7 @@ def merge(state, clean=False):
     done, missing, failed, "rerun" (the shards to run again in Slurm's --array syntax, "" when none), the totals,
     the joined manifests. clean=True removes the temporary files killed runs left (rsz merge --clean)."""
     words = [b"merge", _word(state, "merge"), b"--json"] + _flag_words({"clean": clean}, "merge")
-    _, out, _ = _run_command(words, "merge", True)
-    return _json.loads(out)
+    return _json.loads(_run_command(words, "merge", True)["stdout"])
 
 
 def info(path, exif=True, max_pixels=1 << 28):

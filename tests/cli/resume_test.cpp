@@ -49,8 +49,15 @@ TEST(SkipExisting, KeepsOutputsThatExistAndDoesNotReadTheirInputs) {
   r = run_rsz(dir, "resample -i in -o out/ --scale 0.25 --skip-existing --json -q");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("\"skipped\":true"), std::string::npos) << r.out;
-  r = run_rsz(dir, "resample -i in -o out/ --scale 0.25 -q");
+  r = run_rsz(dir, "resample -i in -o out/ --scale 0.25 -q --json");
   EXPECT_EQ(r.status, 1) << r.err;
+  // The failure's line names its kind of failure: a file that is not an image is a format error; a missing one (a
+  // folder given with its '/') an i/o error, named as given, not as an output without a name.
+  EXPECT_NE(r.out.find("\"code\":\"format\",\"error\":\"in/coffee.png: "), std::string::npos) << r.out;
+  r = run_rsz(dir, "resample -i gone/ -o out2/ --scale 0.25 -q --json");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out, "{\"code\":\"io\",\"error\":\"gone/: no such file or folder\",\"input\":\"gone/\",\"op\":\"resample\"}\n");
+  EXPECT_EQ(r.err, "rsz: gone/: no such file or folder\nrsz: 1 of 1 input failed; 0 files written\n");
 }
 
 TEST(SkipExisting, AnEmptyFileIsNotAFinishedOutput) {

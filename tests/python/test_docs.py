@@ -149,7 +149,7 @@ def test_readme_example_runs(tmp_path, monkeypatch):
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Debian's tornado under distributed
-def test_readme_sharding_examples_run(tmp_path, monkeypatch):
+def test_readme_sharding_examples_run(tmp_path, monkeypatch, capsys):
     """docs/PYTHON.md's in-process sharding example and docs/SCALE.md's Dask cluster example (where
     python3-distributed is installed), as written: every shard done, the outputs those of one command line run."""
     block = example("python-jobs")
@@ -159,6 +159,9 @@ def test_readme_sharding_examples_run(tmp_path, monkeypatch):
     cli("thumbnail", "-i", "samples/photos", "--size", "64", "-o", "whole/{relpath}{ext}", "-q")
     assert tree_bytes(tmp_path / "py_thumbs") == tree_bytes(tmp_path / "whole")
     assert scope["records"][0]["output"] == "py_mapped/photos/rocket.jpg"
+    assert scope["report"].written == 4 and scope["report"].outputs[0] == "py_run/camera.png"
+    printed = capsys.readouterr().out.splitlines()
+    assert "4 py_run/camera.png" in printed and "io py_missing.jpg 1" in printed
     pytest.importorskip("distributed", reason="python3-distributed is not installed: the Dask example")
     block = example("dask-cluster")
     exec(compile(block.text, block.file, "exec"), {"__name__": "__main__"})

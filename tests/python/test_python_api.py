@@ -312,8 +312,9 @@ def test_help_of_an_in_process_run_is_its_output_and_tar_runs_in_threads_match(t
     import concurrent.futures
     from rsz import _rsz
 
-    status, out, err = _rsz.cli([b"thumbnail", b"--help"], b"", True)
-    assert status == 0 and b"Usage: rsz thumbnail" in out and err == b""
+    result = _rsz.cli([b"thumbnail", b"--help"], b"", True, False)
+    assert result["status"] == 0 and b"Usage: rsz thumbnail" in result["stdout"] and result["stderr"] == b""
+    assert result["records"] == [] and result["code"] is None
     # .tar outputs of calls in several threads (sharing the default budget, their members wait on disk): the same
     # parts as one call after another.
     photos = os.path.join(SOURCE, "samples", "photos")
@@ -328,3 +329,80 @@ def test_help_of_an_in_process_run_is_its_output_and_tar_runs_in_threads_match(t
     assert [len(r) for r in parallel] == [len(r) for r in sequential] == [len(paths)] * 3
     for i in range(3):
         assert (tmp_path / ("p%d" % i) / "000000.tar").read_bytes() == (tmp_path / ("s%d" % i) / "000000.tar").read_bytes()
+
+
+# ---- rsz.run: a file job with a report; errors with their code, input and message ----
+
+def test_run_returns_a_report_whose_records_are_the_json_lines(tmp_path):
+    """rsz.run writes what the command line writes, and its records are `rsz ... --json`'s lines (every key, the
+    failure's code included); a failed input raises InputError with its input, code and message, the other inputs'
+    outputs written and in its report; check=False returns the report instead."""
+    import json
+    import subprocess
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for name in ["chelsea.png", "rocket.jpg"]:
+        (photos / name).write_bytes(pathlib.Path(SOURCE, "samples", "photos", name).read_bytes())
+    (photos / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 not a JPEG body")
+    with pytest.raises(rsz.InputError) as failed:
+        rsz.run("thumbnail", photos, tmp_path / "py", size=32)
+    e = failed.value
+    assert e.input == str(photos / "broken.jpg") and e.code == "format" and e.message.startswith(e.input + ": ")
+    assert str(e) == e.message and e.failures == e.report.failures and len(e.failures) == 1
+    report = e.report
+    assert (report.status, report.jobs, report.written, report.failed, report.skipped) == (1, 3, 2, 1, 0)
+    assert sorted(os.path.basename(p) for p in report.outputs) == ["chelsea.png", "rocket.jpg"]
+    cli = subprocess.run([os.environ["RSZ_BINARY"], "thumbnail", "-i", str(photos), "-o", str(tmp_path / "cli"),
+                          "--size", "32", "--json", "-q"], capture_output=True)
+    assert cli.returncode == 1
+    lines = [json.loads(line) for line in cli.stdout.decode().splitlines()]
+    strip = lambda records: sorted((json.dumps({k: v for k, v in r.items() if k not in ("output", "seconds")},
+                                               sort_keys=True) for r in records))
+    assert strip(lines) == strip(report.records)
+    assert {k for r in lines for k in r} == {k for r in report.records for k in r}
+    assert [r for r in lines if "error" in r][0]["code"] == "format"
+    for name in ["chelsea.png", "rocket.jpg"]:
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    # check=False: the report, status 1; skip_existing: the written ones are kept, the broken one fails again.
+    again = rsz.run("thumbnail", [photos], tmp_path / "py", check=False, size=32, skip_existing=True)
+    assert (again.status, again.written, again.skipped, again.kept, again.failed) == (1, 0, 2, 2, 1)
+    assert sorted(r["skipped"] for r in again.records if "skipped" in r) == [True, True] and again.outputs == []
+    # A dry run plans: records with the plan, nothing written.
+    planned = rsz.run("thumbnail", photos / "chelsea.png", str(tmp_path / "dry") + "/", size=32, dry_run=True)
+    assert planned.outputs == [] and not (tmp_path / "dry").exists()
+    assert planned.records[0]["dry_run"] and planned.records[0]["shape"] == [1, 3, 21, 32]
+    assert planned.records[0]["resize"]["input_sizes"] == [1, 3, 300, 451]
+
+
+def test_run_refusals_are_command_errors_with_a_code_and_nothing_written(tmp_path):
+    with pytest.raises(rsz.CommandError) as refused:
+        rsz.run("thumbnail", PHOTO, tmp_path / "o", size="abc")
+    assert refused.value.code == "invalid_argument" and refused.value.status == 2
+    assert str(refused.value).startswith("thumbnail: --size abc: not a size")
+    with pytest.raises(rsz.CommandError) as refused:  # a ROI file that is not JSON: found before anything ran
+        (tmp_path / "boxes.json").write_text("{not json")
+        rsz.run("roi-align", PHOTO, tmp_path / "crops", rois=tmp_path / "boxes.json", output_size="8x8")
+    assert refused.value.code == "invalid_argument" and "boxes.json: invalid JSON" in str(refused.value)
+    assert not (tmp_path / "o").exists() and not (tmp_path / "crops").exists()
+    for bad, match in [({"command": "info"}, "command='info' is not allowed"),
+                       ({"command": "run", "inputs": ["a.json", "b.json"]}, "one batch file")]:
+        with pytest.raises(ValueError, match=match):
+            rsz.run(bad["command"], bad.get("inputs", PHOTO), tmp_path / "o")
+    # A missing input is the input's failure, named with the path the caller gave (a folder's trailing '/' kept).
+    with pytest.raises(rsz.InputError) as missing:
+        rsz.run("thumbnail", str(tmp_path / "nowhere") + "/", str(tmp_path / "o") + "/", size=8)
+    assert missing.value.code == "io" and missing.value.input == str(tmp_path / "nowhere") + "/"
+    assert "no such file or folder" in missing.value.message
+
+
+def test_run_of_a_batch_file_and_map_paths_records_carry_codes(tmp_path):
+    import json
+    batch = tmp_path / "b.json"
+    batch.write_text(json.dumps({"inputs": [PHOTO], "output_dir": "out",
+                                 "steps": [{"op": "thumbnail", "config": {"size": "16"}}]}))
+    report = rsz.run("run", batch)
+    assert report.status == 0 and report.written == 1 and os.path.exists(report.outputs[0])
+    assert report.records[0]["op"] == "thumbnail" and report.records[0]["shape"][2:] == [11, 16]
+    records = rsz.map_paths([tmp_path / "missing.png"], "thumbnail", size=8, output=str(tmp_path / "m") + "/")
+    assert records == [{"input": str(tmp_path / "missing.png"), "op": "thumbnail", "code": "io",
+                        "error": str(tmp_path / "missing.png") + ": no such file or folder"}]

@@ -1,0 +1,59 @@
+// A run's records and their one JSON form (rsz/pipeline/report.h).
+#include "rsz/pipeline/report.h"
+
+namespace rsz::pipeline {
+
+const char* to_string(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::Written: return "written";
+    case RecordKind::Skipped: return "skipped";
+    case RecordKind::Planned: return "planned";
+    case RecordKind::Failed: return "failed";
+    case RecordKind::Warning: return "warning";
+  }
+  return "written";
+}
+
+const char* code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::InvalidArgument: return "invalid_argument";
+    case ErrorCode::InvalidShape: return "invalid_shape";
+    case ErrorCode::InvalidDataType: return "invalid_data_type";
+    case ErrorCode::Io: return "io";
+    case ErrorCode::Format: return "format";
+    case ErrorCode::Internal: return "internal";
+  }
+  return "internal";
+}
+
+nlohmann::json record_json(const Record& r) {
+  nlohmann::json j = {{"input", r.input}, {"op", r.op}};
+  switch (r.kind) {
+    case RecordKind::Failed:
+      j["error"] = r.message;
+      j["code"] = code_name(r.code);
+      return j;
+    case RecordKind::Warning:
+      j["warning"] = r.message;
+      return j;
+    case RecordKind::Skipped:
+      j["skipped"] = true;
+      break;
+    case RecordKind::Planned:
+      j["dry_run"] = true;
+      if (r.plan.is_object()) j.update(r.plan);  // "resize": the call it plans
+      break;
+    case RecordKind::Written:
+      j["seconds"] = r.seconds;
+      break;
+  }
+  j["output"] = r.output;
+  if (!r.member.empty()) j["member"] = r.member;
+  if (r.kind == RecordKind::Written || r.kind == RecordKind::Planned) {
+    j["shape"] = r.shape;
+    j["dtype"] = r.dtype;
+  }
+  return j;
+}
+
+}  // namespace rsz::pipeline
