@@ -136,13 +136,7 @@ int run_resample(const ResampleOptions& o) {
 }
 
 int run_resize(const CommonOptions& common, const io::ResizeIntent& intent, const char* op) {
-  const std::vector<std::string> inputs = input_list(common, common.memory_budget());
-  const std::string output = output_target(common, inputs);
-  std::vector<Job> jobs = make_resample_jobs(inputs, intent, output, common, op);
-  check_jobs(inputs, jobs, {common.config});  // over the whole job: names that collide across shards too
-  CommonOptions options = common;
-  jobs = select_shard(std::move(jobs), options);
-  return run_jobs(jobs, options);
+  return run_operator({op, intent, {}, {common.config}}, common);
 }
 
 }  // namespace rsz::app

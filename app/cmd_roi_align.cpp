@@ -108,28 +108,13 @@ int run_roi_align(const RoiAlignOptions& o) {
     usage_error("roi-align: no crop size given; use --output-size WxH or a config with \"output_height\" and "
                 "\"output_width\"");
   }
-  const std::vector<std::string> inputs =
-      common.inputs.empty() && common.plan.empty() ? std::vector<std::string>{} : input_list(common, budget);
-  const std::string output = output_target(common, inputs);
-  if (!common.manifest.empty() && !io::is_manifest_path(common.manifest)) {
-    usage_error("--manifest " + common.manifest + ": a manifest is .jsonl (JSON Lines) or .csv");
-  }
-  const RoiSource source{o.rois,          o.batch_indices, o.image_root,    o.names,
-                         o.allow_outside_root, o.skip_crowd,     o.skip_difficult};
-  // With --plan, the shard's list stands for -i (and annotations that name their own images ignore it).
-  std::vector<Job> jobs = make_roi_align_jobs(inputs, merged, source, output, common, common.plan.empty());
-  std::vector<std::string> all_inputs;
-  for (const Job& job : jobs) all_inputs.push_back(job.input);
-  const std::vector<std::string> others{common.config, o.rois, o.batch_indices, o.names};
-  check_jobs(all_inputs, jobs, others);
-  if (!common.manifest.empty()) {
-    std::vector<std::string> outputs{common.manifest};
-    for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
-    check_outputs(all_inputs, outputs, others);  // the manifest is an output like the crops
-  }
-  CommonOptions options = common;
-  jobs = select_shard(std::move(jobs), options);
-  return run_jobs(jobs, options);
+  OperatorRequest request;
+  request.op = "roi_align";
+  request.config = merged;
+  request.source = RoiSource{o.rois,          o.batch_indices, o.image_root,    o.names,
+                             o.allow_outside_root, o.skip_crowd,     o.skip_difficult};
+  request.other_inputs = {common.config, o.rois, o.batch_indices, o.names};
+  return run_operator(request, common);
 }
 
 }  // namespace rsz::app

@@ -48,13 +48,7 @@ int run_upsample(const UpsampleOptions& o) {
   }
   const io::Upsample2dConfig merged = io::overlay(file_config, flags);
   if (!merged.scale_size) usage_error("upsample: no factor given; use --factor or a config with \"scale_size\"");
-  const std::vector<std::string> inputs = input_list(common, common.memory_budget());
-  const std::string output = output_target(common, inputs);
-  std::vector<Job> jobs = make_upsample_jobs(inputs, merged, output, common);
-  check_jobs(inputs, jobs, {common.config});  // over the whole job: names that collide across shards too
-  CommonOptions options = common;
-  jobs = select_shard(std::move(jobs), options);
-  return run_jobs(jobs, options);
+  return run_operator({"upsample2d", merged, {}, {common.config}}, common);
 }
 
 }  // namespace rsz::app

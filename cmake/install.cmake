@@ -1,12 +1,12 @@
 # Install rules and the package files consumers use: `cmake --install build --prefix P` puts the public headers,
-# librsz_core / librsz_io, the OpenCV codec module, the rsz binary, rszConfig.cmake (+ version file, exported targets
-# rsz::core and rsz::io) and rsz.pc under P. Consumers get the libraries' usage requirements only: no warning flags,
+# librsz_core / librsz_io / librsz_pipeline (static), the OpenCV codec module, the rsz binary, rszConfig.cmake
+# (+ version file, exported targets rsz::core, rsz::io and rsz::pipeline), rsz.pc and rsz-pipeline.pc under P. Consumers get the libraries' usage requirements only: no warning flags,
 # no tests.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(DIRECTORY core/include/rsz io/include/rsz DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
-install(TARGETS rsz_core rsz_io EXPORT rszTargets
+install(DIRECTORY core/include/rsz io/include/rsz pipeline/include/rsz DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(TARGETS rsz_core rsz_io rsz_pipeline EXPORT rszTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
@@ -41,4 +41,6 @@ endif()
 file(RELATIVE_PATH RSZ_PC_UP "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 string(REGEX REPLACE "/$" "" RSZ_PC_UP "${RSZ_PC_UP}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/rsz.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rsz.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rsz.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/rsz-pipeline.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rsz-pipeline.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rsz.pc ${CMAKE_CURRENT_BINARY_DIR}/rsz-pipeline.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "pipeline.h"
@@ -34,5 +35,19 @@ struct RoiSource {
 std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
                                      const RoiSource& source, const std::string& output, const CommonOptions& common,
                                      bool inputs_given_by_user = true);
+
+// One operator's request over a run's inputs (CommonOptions: -i, -o, the run-level settings): the operator
+// ("resample", "thumbnail", "upsample2d", "roi_align"), its config, roi-align's ROI source, and the files the run reads
+// besides its inputs (--config, the ROI file, class names), which no output may replace.
+struct OperatorRequest {
+  std::string op;
+  std::variant<io::ResizeIntent, io::Upsample2dConfig, io::RoiAlignConfig> config;
+  RoiSource source;
+  std::vector<std::string> other_inputs;
+};
+// Lists the inputs (-i, standard input, a --plan shard's list), plans the output target, makes the jobs, checks every
+// planned output against every input, selects --shard's jobs and runs them: the exit status. A request that cannot
+// be met throws rsz::Error (a usage error) before anything is written.
+int run_operator(const OperatorRequest& request, const CommonOptions& common);
 
 }  // namespace rsz::app

@@ -28,16 +28,23 @@ step configure.log cmake -S "$here" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS="$flags_extra" -DCMAKE_EXE_LINKER_FLAGS="$flags_extra"
 step build.log cmake --build "$work/cmake-build" --verbose
 "$work/cmake-build/consumer" "$work/cmake.npy"
+samples=$here/../../samples/photos
+"$work/cmake-build/pipeline_consumer" "$samples/rocket.jpg" "$work/cmake-pipeline"
+test -s "$work/cmake-pipeline/rocket.jpg"
 
 pc_dir=$(dirname "$(find "$work/prefix" -name rsz.pc | head -1)")
 flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --static --cflags --libs rsz)
 step pkg-config-build.log c++ -std=c++17 "$here/consumer.cpp" -o "$work/consumer-pc" $flags_extra $flags
 # pkg-config sets no run path: a shared build is found through LD_LIBRARY_PATH, as a user would do.
 LD_LIBRARY_PATH="$(dirname "$pc_dir")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/consumer-pc" "$work/pkg-config.npy"
+flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --static --cflags --libs rsz-pipeline)
+step pkg-config-pipeline.log c++ -std=c++17 "$here/pipeline_consumer.cpp" -o "$work/pipeline-consumer-pc" $flags_extra $flags
+LD_LIBRARY_PATH="$(dirname "$pc_dir")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/pipeline-consumer-pc" \
+  "$samples/rocket.jpg" "$work/pc-pipeline"
+test -s "$work/pc-pipeline/rocket.jpg"
 
 # The installed rsz runs from its prefix and loads the OpenCV codec module installed beside it (not the build tree's).
 "$work/prefix/bin/rsz" --version
-samples=$here/../../samples/photos
 LD_DEBUG=files "$work/prefix/bin/rsz" resample -q -i "$samples/chelsea.png" -o "$work/chelsea.bmp" --scale 0.5 \
   2> "$work/ld_debug.log"
 if ! grep -q "file=$work/prefix/.*librsz_opencv_codecs" "$work/ld_debug.log"; then

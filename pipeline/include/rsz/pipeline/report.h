@@ -67,6 +67,9 @@ struct Report {
   // A run refused before anything ran (status 2): its code and message.
   std::optional<ErrorCode> error_code;
   std::string error;
+  // The lines rsz said (failures, notes, the summary), without their "rsz: " (rsz::pipeline::run; the command line
+  // writes them to stderr).
+  std::vector<std::string> messages;
 };
 
 }  // namespace rsz::pipeline

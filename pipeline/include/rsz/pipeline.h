@@ -1,0 +1,85 @@
+// rsz::pipeline, the library under the rsz command line: a job over files (one operator over inputs named by files,
+// folders or patterns, outputs named by a file, folder or template), planned whole before anything is written and
+// run on the CPUs within a memory budget, with the command line's naming, checks, formats, metadata handling and
+// resume, and a Report of what it did. Each call is a run of its own: calls from several threads run at once and
+// share nothing but the thread pool (and, without a max_memory setting, the process's default memory budget).
+//
+//   rsz::pipeline::Request request;
+//   request.op = "thumbnail";
+//   rsz::io::ResizeIntent intent;
+//   intent.box = rsz::io::parse_size("256", "size", true);
+//   rsz::io::apply_thumbnail_defaults(intent, false);
+//   request.config = intent;
+//   request.inputs = {"photos/"};
+//   request.output = "thumbs/{relpath}.jpg";
+//   request.settings = {{"recursive", "true"}, {"quality", "85"}};
+//   const rsz::pipeline::Report report = rsz::pipeline::run(request);   // report.status, report.records, ...
+//
+// docs/LIBRARY.md says more; the CMake package's target is rsz::pipeline (pkg-config: rsz-pipeline).
+#pragma once
+
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "rsz/io/batch_file.h"
+#include "rsz/io/config.h"
+#include "rsz/io/resize.h"
+#include "rsz/pipeline/report.h"
+
+#pragma GCC visibility push(default)
+
+namespace rsz::pipeline {
+
+struct Request {
+  // The operator: "resample", "thumbnail", "upsample2d" or "roi_align", and its config (a ResizeIntent for the first
+  // two, with io::apply_thumbnail_defaults for a thumbnail). request_of() makes both from a batch file's step.
+  std::string op;
+  std::variant<io::ResizeIntent, io::Upsample2dConfig, io::RoiAlignConfig> config;
+  // Files, folders (their images and .npy files; with the "recursive" setting, below them too) and patterns
+  // ("photos/**/*.jpg"); none for roi_align annotations that name their own images.
+  std::vector<std::string> inputs;
+  // A file (one input), a folder (ending in '/'), a name template ({stem} {ext} {dir} {relpath} {parent} {op}, and
+  // for crops {index} {label} {id}) or webdataset parts ("out/{part}.tar").
+  std::string output;
+  // Run-level settings by key (io::run_settings(): the keys of rsz.run_settings() and of batch files), as their
+  // flags' text: {"quality", "90"}, {"shrink_on_load", "true"}, {"max_memory", "2G"}, {"dry_run", "true"}.
+  std::map<std::string, std::string> settings;
+  // Inputs given by name are named as if found in this folder: their {dir}, {relpath} and shard key are their path
+  // below it ("" for their names alone).
+  std::string inputs_below;
+  // roi_align: the boxes (JSON, COCO, Pascal VOC, YOLO or a dataset file), the image root of COCO / VOC annotations,
+  // YOLO's class names, the crop manifest (.jsonl or .csv) written after the run, and what boxes outside the image
+  // and images of another size than their annotations state do.
+  std::string rois;
+  std::string image_root;
+  std::string names;
+  std::string manifest;
+  io::RoisCheck rois_check = io::RoisCheck::Warn;
+  io::SizeMismatch size_mismatch = io::SizeMismatch::Fail;
+  bool skip_crowd = false;
+  bool skip_difficult = false;
+  // Whether the report keeps a record of every output (false: the counts and the first failures only, for a run
+  // over millions of files), and whether rsz's lines (failures, the summary) also go to stderr (they are always in
+  // the report's messages).
+  bool keep_records = true;
+  bool echo_stderr = false;
+};
+
+// The operator, config and ROI source of a batch file's step (io::parse_batch_file); inputs, output and settings
+// are left to the caller.
+Request request_of(const io::BatchStep& step);
+
+// Plans the request and runs it: every input's header is read and every output checked before anything is written.
+// A request that cannot be met (an unknown setting or one the operator does not take, an output rsz cannot write,
+// outputs that collide, a limit too low for the request) writes nothing: status 2, with error_code and error set.
+// An input that fails (missing, corrupt, over a limit) is a Failed record; the others still run (status 1).
+Report run(const Request& request);
+// run() with the dry_run setting: the Planned records (each output's shape, data type and resize call) and the
+// failures planning finds; nothing is written.
+Report plan(const Request& request);
+
+}  // namespace rsz::pipeline
+
+#pragma GCC visibility pop

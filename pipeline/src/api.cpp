@@ -1,0 +1,173 @@
+// rsz::pipeline::run and plan (rsz/pipeline.h): a Request made into the command line's options, run as a run of its
+// own (RunState), its report returned.
+#include "rsz/pipeline.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "jobs.h"
+#include "pipeline_internal.h"
+
+namespace rsz::pipeline {
+
+namespace {
+
+using app::CommonOptions;
+using app::usage_error;
+
+// Which settings an operator takes (io::SettingUse): every operator's, and the resize or roi-align ones of its kind.
+bool operator_takes(const io::RunSettingSpec& row, const std::string& op) {
+  if ((row.uses & io::kUseOperators) != 0) return true;
+  if ((row.uses & io::kUseResize) != 0 && (op == "resample" || op == "thumbnail")) return true;
+  return (row.uses & io::kUseRoiAlign) != 0 && op == "roi_align";
+}
+
+void apply_request_setting(CommonOptions& options, const std::string& op, const std::string& key,
+                           const std::string& text) {
+  const io::RunSettingSpec* row = io::find_run_setting(key);
+  if (row == nullptr) {
+    std::string keys;
+    for (const io::RunSettingSpec& r : io::run_settings()) {
+      if (operator_takes(r, op) && r.key != "plan") keys += (keys.empty() ? "" : ", ") + r.key;
+    }
+    usage_error("settings: \"" + key + "\" is not a run-level setting; " + keys + " are");
+  }
+  const std::string what = "settings: \"" + key + "\"";
+  if (!operator_takes(*row, op)) usage_error(what + " is not taken by " + op);
+  if (key == "plan") {
+    usage_error(what + ": a plan's shards run through the command line (rsz COMMAND --plan STATE --shard I) or "
+                "rsz.run_shard, which keep its markers and pinned parameters");
+  }
+  if (row->kind == io::SettingKind::Bool && text != "true" && text != "false") {
+    usage_error(what + " = \"" + app::printable(text) + "\": true or false is allowed");
+  }
+  if (row->kind == io::SettingKind::Choice &&
+      std::find(row->choices.begin(), row->choices.end(), text) == row->choices.end()) {
+    std::string allowed;
+    for (const std::string& c : row->choices) allowed += (allowed.empty() ? "" : ", ") + c;
+    usage_error(what + " = \"" + app::printable(text) + "\": one of " + allowed + " is allowed");
+  }
+  if (const std::string problem = app::setting_check(*row, text); !problem.empty()) {
+    usage_error(what + " = \"" + app::printable(text) + "\": " + problem);
+  }
+  app::apply_setting(options, *row, text, what);
+}
+
+CommonOptions options_of(const Request& request) {
+  if (request.op != "resample" && request.op != "thumbnail" && request.op != "upsample2d" &&
+      request.op != "roi_align") {
+    usage_error("op \"" + app::printable(request.op) + "\": resample, thumbnail, upsample2d or roi_align is allowed");
+  }
+  CommonOptions options;
+  options.quiet = true;  // the summary is in the report; "quiet": "false" adds it to the messages
+  for (const auto& [key, text] : request.settings) apply_request_setting(options, request.op, key, text);
+  if (request.output.empty()) usage_error("output: required (a file, a folder ending in '/' or a name template)");
+  if (request.output == "-") usage_error("output \"-\": standard output is the command line's (-o -)");
+  for (const std::string& input : request.inputs) {
+    if (input == "-") usage_error("inputs \"-\": standard input is the command line's (-i -)");
+  }
+  if (request.inputs.empty() && request.op != "roi_align") usage_error("inputs: none given");
+  options.inputs = request.inputs;
+  options.output = request.output;
+  options.manifest = request.manifest;
+  options.rois_check = request.rois_check;
+  options.size_mismatch = request.size_mismatch;
+  return options;
+}
+
+app::OperatorRequest operator_of(const Request& request, const CommonOptions& options) {
+  app::OperatorRequest op;
+  op.op = request.op;
+  op.config = request.config;
+  const bool wanted = request.op == "roi_align" ? std::holds_alternative<io::RoiAlignConfig>(request.config)
+                      : request.op == "upsample2d" ? std::holds_alternative<io::Upsample2dConfig>(request.config)
+                                                   : std::holds_alternative<io::ResizeIntent>(request.config);
+  if (!wanted) usage_error("config: not the config of " + request.op);
+  if (request.op == "roi_align") {
+    if (request.rois.empty()) usage_error("rois: required for roi_align (a JSON, COCO, VOC, YOLO or dataset file)");
+    const io::RoiAlignConfig& c = std::get<io::RoiAlignConfig>(request.config);
+    if (!c.output_height || !c.output_width) usage_error("config: roi_align needs output_height and output_width");
+    const std::uint64_t budget = options.memory_budget();
+    app::check_json_budget(request.rois, "rois", budget);
+    if (!request.names.empty()) app::check_json_budget(request.names, "names", budget);
+    op.source.rois_path = request.rois;
+    op.source.image_root = request.image_root;
+    op.source.names_path = request.names;
+    op.source.skip_crowd = request.skip_crowd;
+    op.source.skip_difficult = request.skip_difficult;
+    op.other_inputs = {request.rois, request.names};
+  }
+  if (request.op == "upsample2d" && !std::get<io::Upsample2dConfig>(request.config).scale_size) {
+    usage_error("config: upsample2d needs scale_size");
+  }
+  return op;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("rsz: ", 0) == 0) line.erase(0, 5);
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace
+
+Request request_of(const io::BatchStep& step) {
+  Request r;
+  r.op = step.op;
+  std::visit([&r](const auto& config) { r.config = config; }, step.config);
+  r.rois = step.rois_path;
+  r.image_root = step.image_root;
+  r.names = step.names_path;
+  if (step.rois_check) r.rois_check = *step.rois_check;
+  if (step.size_mismatch) r.size_mismatch = *step.size_mismatch;
+  r.skip_crowd = step.skip_crowd;
+  r.skip_difficult = step.skip_difficult;
+  return r;
+}
+
+Report run(const Request& request) {
+  app::detail::RunState state;
+  const app::detail::RunScope scope(state);
+  std::string said;
+  std::string printed;  // --json lines and --dry-run lists: the records are the report's
+  state.in_process = true;
+  state.stderr_sink = &said;
+  state.quiet_stderr = !request.echo_stderr;
+  state.stdout_sink = &printed;
+  state.totals.keep_records = request.keep_records;
+  int status = app::kExitOk;
+  try {
+    const CommonOptions options = options_of(request);
+    for (const std::string& input : request.inputs) {
+      if (!request.inputs_below.empty()) app::detail::set_input_below(input, request.inputs_below);
+    }
+    status = app::run_operator(operator_of(request, options), options);
+  } catch (const Error& e) {
+    // Found before anything ran: the request's fault (status 2), unless it is a bug inside rsz.
+    status = e.code() == ErrorCode::Internal ? app::kExitFailed : app::kExitUsage;
+    state.totals.error_code = e.code();
+    state.totals.error = app::printable(e.what());
+    app::to_stderr("rsz: " + state.totals.error + "\n");
+  } catch (const std::exception& e) {
+    status = app::kExitFailed;
+    state.totals.error_code = ErrorCode::Internal;
+    state.totals.error = app::printable(e.what());
+    app::to_stderr("rsz: " + state.totals.error + "\n");
+  }
+  Report report = std::move(state.totals);
+  report.status = status;
+  for (std::string& line : lines_of(said)) report.messages.push_back(std::move(line));
+  return report;
+}
+
+Report plan(const Request& request) {
+  Request dry = request;
+  dry.settings["dry_run"] = "true";
+  return run(dry);
+}
+
+}  // namespace rsz::pipeline

@@ -1,0 +1,47 @@
+// One operator over a run's inputs (jobs.h's run_operator): what the command line's operator subcommands and the
+// library's rsz::pipeline::run share, from the input list to the exit status.
+#include <variant>
+
+#include "jobs.h"
+#include "streams.h"
+
+namespace rsz::app {
+
+int run_operator(const OperatorRequest& request, const CommonOptions& common) {
+  const bool roi_align = request.op == "roi_align";
+  // Annotations that name their own images need no -i (with --plan, the shard's list stands for it).
+  const std::vector<std::string> inputs = roi_align && common.inputs.empty() && common.plan.empty()
+                                              ? std::vector<std::string>{}
+                                              : input_list(common, common.memory_budget());
+  const std::string output = output_target(common, inputs);
+  if (roi_align && !common.manifest.empty() && !io::is_manifest_path(common.manifest)) {
+    usage_error("--manifest " + common.manifest + ": a manifest is .jsonl (JSON Lines) or .csv");
+  }
+  std::vector<Job> jobs;
+  if (roi_align) {
+    jobs = make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(request.config), request.source, output, common,
+                               common.plan.empty());
+  } else if (request.op == "upsample2d") {
+    jobs = make_upsample_jobs(inputs, std::get<io::Upsample2dConfig>(request.config), output, common);
+  } else if (request.op == "resample" || request.op == "thumbnail") {
+    jobs = make_resample_jobs(inputs, std::get<io::ResizeIntent>(request.config), output, common,
+                              request.op == "resample" ? "resample" : "thumbnail");
+  } else {
+    throw InternalError("run_operator of an unknown operator " + request.op);
+  }
+  // Over the whole job (names that collide across shards too), the files read besides the inputs included.
+  std::vector<std::string> all_inputs;
+  for (const Job& job : jobs) all_inputs.push_back(job.input);
+  if (!roi_align) all_inputs = inputs;
+  check_jobs(all_inputs, jobs, request.other_inputs);
+  if (roi_align && !common.manifest.empty()) {
+    std::vector<std::string> outputs{common.manifest};
+    for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
+    check_outputs(all_inputs, outputs, request.other_inputs);  // the manifest is an output like the crops
+  }
+  CommonOptions options = common;
+  jobs = select_shard(std::move(jobs), options);
+  return run_jobs(jobs, options);
+}
+
+}  // namespace rsz::app

@@ -1,0 +1,214 @@
+// rsz::pipeline::run and plan (rsz/pipeline.h): a job over files from C++, checked against the rsz program's own
+// outputs (the same bytes), with its report's records, codes and refusals.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "cli/cli_support.h"
+#include "rsz/io/batch_file.h"
+#include "rsz/pipeline.h"
+#include "support/test_util.h"
+
+namespace fs = std::filesystem;
+using rsz::pipeline::RecordKind;
+using rsz::test::photo;
+using rsz::test::run_rsz;
+using rsz::test::ScratchDir;
+
+namespace {
+
+rsz::pipeline::Request thumbnail_request(const std::string& inputs, const std::string& output, const char* size) {
+  rsz::pipeline::Request r;
+  r.op = "thumbnail";
+  rsz::io::ResizeIntent intent;
+  intent.box = rsz::io::parse_size(size, "size", true);
+  rsz::io::apply_thumbnail_defaults(intent, false);
+  r.config = intent;
+  r.inputs = {inputs};
+  r.output = output;
+  return r;
+}
+
+void copy_photos(const ScratchDir& dir) {
+  fs::create_directories(dir.path() / "in/sub");
+  fs::copy_file(photo("chelsea.png"), dir / "in/chelsea.png");
+  fs::copy_file(photo("rocket.jpg"), dir / "in/sub/rocket.jpg");
+}
+
+}  // namespace
+
+TEST(Library, RunWritesWhatTheProgramWritesAndReportsEachOutput) {
+  ScratchDir dir("lib-run");
+  copy_photos(dir);
+  auto r = run_rsz(dir, "thumbnail -r -i in -o 'cli/{relpath}.jpg' --size 40 --quality 80 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  rsz::pipeline::Request request = thumbnail_request(dir / "in", dir / "lib/{relpath}.jpg", "40");
+  request.settings = {{"recursive", "true"}, {"quality", "80"}};
+  const rsz::pipeline::Report report = rsz::pipeline::run(request);
+  ASSERT_EQ(report.status, 0) << report.error;
+  EXPECT_EQ((std::vector<std::size_t>{report.jobs, report.written, report.failed, report.skipped}),
+            (std::vector<std::size_t>{2, 2, 0, 0}));
+  for (const char* name : {"chelsea.jpg", "sub/rocket.jpg"}) {
+    EXPECT_EQ(rsz::test::read_file(dir / (std::string("lib/") + name)),
+              rsz::test::read_file(dir / (std::string("cli/") + name)))
+        << name;
+  }
+  ASSERT_EQ(report.records.size(), 2u);
+  std::set<std::string> outputs;
+  for (const rsz::pipeline::Record& rec : report.records) {
+    EXPECT_EQ(rec.kind, RecordKind::Written);
+    EXPECT_EQ(rec.op, "thumbnail");
+    EXPECT_EQ(rec.dtype, "float32");  // the operator's result, as --json says
+    EXPECT_EQ(rec.shape.size(), 4u);
+    outputs.insert(rec.output);
+  }
+  EXPECT_EQ(outputs, (std::set<std::string>{dir / "lib/chelsea.jpg", dir / "lib/sub/rocket.jpg"}));
+  EXPECT_TRUE(report.messages.empty());  // quiet unless asked: the report says it all
+  // Run again with skip_existing: kept, not written; records of kind Skipped.
+  request.settings["skip_existing"] = "true";
+  const rsz::pipeline::Report again = rsz::pipeline::run(request);
+  EXPECT_EQ(again.status, 0);
+  EXPECT_EQ(again.skipped, 2u);
+  EXPECT_EQ(again.written, 0u);
+  ASSERT_EQ(again.records.size(), 2u);
+  EXPECT_EQ(again.records[0].kind, RecordKind::Skipped);
+}
+
+TEST(Library, AFailedInputIsARecordWithItsCodeAndTheOthersRun) {
+  ScratchDir dir("lib-fail");
+  copy_photos(dir);
+  rsz::test::write_file(dir / "in/broken.png", "not a PNG at all");
+  rsz::pipeline::Request request = thumbnail_request(dir / "in", dir / "out/", "24");
+  request.settings = {{"quiet", "false"}};
+  const rsz::pipeline::Report report = rsz::pipeline::run(request);
+  EXPECT_EQ(report.status, 1);
+  EXPECT_EQ(report.failed, 1u);
+  EXPECT_EQ(report.written, 1u);  // not recursive: chelsea.png only
+  ASSERT_EQ(report.failures.size(), 1u);
+  const rsz::pipeline::Record& f = report.failures[0];
+  EXPECT_EQ(f.kind, RecordKind::Failed);
+  EXPECT_EQ(f.input, dir / "in/broken.png");
+  EXPECT_EQ(f.code, rsz::ErrorCode::Format);
+  EXPECT_EQ(f.message.rfind(f.input + ": ", 0), 0u) << f.message;
+  EXPECT_EQ(rsz::pipeline::record_json(f).dump(),
+            nlohmann::json({{"input", f.input}, {"op", "thumbnail"}, {"error", f.message}, {"code", "format"}}).dump());
+  ASSERT_EQ(report.messages.size(), 2u);  // the failure and the summary, as the program says them
+  EXPECT_EQ(report.messages[0], f.message);
+  EXPECT_EQ(report.messages[1], "1 of 2 inputs failed; 1 file written");
+}
+
+TEST(Library, RefusalsWriteNothingAndSayWhy) {
+  ScratchDir dir("lib-refuse");
+  copy_photos(dir);
+  const auto refused = [&](rsz::pipeline::Request request, const std::string& expected) {
+    const rsz::pipeline::Report report = rsz::pipeline::run(request);
+    EXPECT_EQ(report.status, 2) << expected;
+    EXPECT_EQ(report.error_code, rsz::ErrorCode::InvalidArgument) << report.error;
+    EXPECT_NE(report.error.find(expected), std::string::npos) << report.error;
+    EXPECT_FALSE(fs::exists(dir.path() / "out")) << expected;
+  };
+  const rsz::pipeline::Request base = thumbnail_request(dir / "in", dir / "out/", "24");
+  auto r = base;
+  r.settings = {{"qualty", "80"}};
+  refused(r, "settings: \"qualty\" is not a run-level setting; dtype, jobs");
+  r.settings = {{"strict", "yes"}};
+  refused(r, "settings: \"strict\" = \"yes\": true or false is allowed");
+  r.settings = {{"quality", "101"}};
+  refused(r, "101");
+  r.settings = {{"plan", "state"}};
+  refused(r, "rsz.run_shard");
+  r.settings = {{"depth", "12"}};
+  refused(r, "one of 8, 16 is allowed");
+  r = base;
+  r.op = "upsample2d";
+  r.settings = {{"shrink_on_load", "true"}};
+  refused(r, "settings: \"shrink_on_load\" is not taken by upsample2d");
+  r = base;
+  r.output = "";
+  refused(r, "output: required");
+  r = base;
+  r.inputs = {"-"};
+  refused(r, "standard input is the command line's");
+  r = base;
+  r.op = "resize";
+  refused(r, "op \"resize\": resample, thumbnail, upsample2d or roi_align is allowed");
+  r = base;
+  r.op = "roi_align";
+  refused(r, "config: not the config of roi_align");
+  r = base;
+  r.output = dir / "out/same.png";  // two inputs into one file
+  r.settings = {{"recursive", "true"}};
+  refused(r, "same.png");
+}
+
+TEST(Library, PlanListsThePlannedCallsAndWritesNothing) {
+  ScratchDir dir("lib-plan");
+  copy_photos(dir);
+  rsz::pipeline::Request request = thumbnail_request(dir / "in/chelsea.png", dir / "out/", "32");
+  const rsz::pipeline::Report report = rsz::pipeline::plan(request);
+  ASSERT_EQ(report.status, 0) << report.error;
+  ASSERT_EQ(report.records.size(), 1u);
+  const rsz::pipeline::Record& p = report.records[0];
+  EXPECT_EQ(p.kind, RecordKind::Planned);
+  EXPECT_EQ(p.output, dir / "out/chelsea.png");
+  EXPECT_EQ(p.shape, (std::vector<std::int64_t>{1, 3, 21, 32}));
+  EXPECT_EQ(p.plan["resize"]["input_sizes"], nlohmann::json({1, 3, 300, 451}));
+  EXPECT_EQ(p.plan["resize"]["antialiased"], true);
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+  // The program's --dry-run --json says the same plan.
+  auto r = run_rsz(dir, "thumbnail -i in/chelsea.png -o out/ --size 32 --dry-run --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json line = nlohmann::json::parse(r.out);
+  nlohmann::json mine = rsz::pipeline::record_json(p);
+  line.erase("output");
+  mine.erase("output");
+  line.erase("input");
+  mine.erase("input");
+  EXPECT_EQ(mine, line);
+}
+
+TEST(Library, ABatchFilesStepRunsAsRszRunRunsIt) {
+  ScratchDir dir("lib-batch");
+  copy_photos(dir);
+  const std::string json = R"({"inputs": ["in/chelsea.png"], "output_dir": "cli", "quality": 70,
+    "steps": [{"op": "resample", "config": {"size": "50%", "interpolation": "nearest"}}]})";
+  rsz::test::write_file(dir / "b.json", json);
+  auto r = run_rsz(dir, "run b.json -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const rsz::io::BatchFile batch = rsz::io::parse_batch_file(json, "b.json", dir.path().string());
+  rsz::pipeline::Request request = rsz::pipeline::request_of(batch.steps.at(0));
+  request.inputs = batch.inputs;
+  request.output = dir / "lib/{stem}_{op}{ext}";
+  for (const auto& [key, text] : batch.settings) request.settings[key] = text;
+  const rsz::pipeline::Report report = rsz::pipeline::run(request);
+  ASSERT_EQ(report.status, 0) << report.error;
+  EXPECT_EQ(rsz::test::read_file(dir / "lib/chelsea_resample.png"),
+            rsz::test::read_file(dir / "cli/chelsea_resample.png"));
+}
+
+TEST(Library, RunsOfSeveralThreadsGiveTheBytesOfOneAfterAnother) {
+  ScratchDir dir("lib-threads");
+  copy_photos(dir);
+  const auto request = [&](const std::string& out) {
+    rsz::pipeline::Request r = thumbnail_request(dir / "in", dir / (out + "/{relpath}.png"), "30");
+    r.settings = {{"recursive", "true"}, {"jobs", "2"}};
+    return r;
+  };
+  ASSERT_EQ(rsz::pipeline::run(request("one")).status, 0);
+  std::vector<rsz::pipeline::Report> reports(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] { reports[i] = rsz::pipeline::run(request("t" + std::to_string(i))); });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(reports[i].status, 0) << reports[i].error;
+    EXPECT_EQ(reports[i].written, 2u);
+    for (const char* name : {"chelsea.png", "sub/rocket.png"}) {
+      EXPECT_EQ(rsz::test::read_file(dir / ("t" + std::to_string(i) + "/" + name)),
+                rsz::test::read_file(dir / (std::string("one/") + name)));
+    }
+  }
+}
