@@ -73,6 +73,10 @@ int run_info(const InfoOptions& o) {
         text = info.format + " " + std::to_string(info.width) + "x" + std::to_string(info.height) + ", " +
                std::to_string(info.channels) + " channel" + (info.channels == 1 ? "" : "s") + " (" +
                channel_names(info.channels) + "), " + std::to_string(info.bit_depth) + "-bit";
+        if (info.animated) {  // only where it is one: the records of other images keep their keys
+          record["animated"] = true;
+          text += ", animated (the first frame is read)";
+        }
       }
       to_stdout((o.json ? record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                         : printable(path) + ": " + text) +

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "report_json.h"
 #include "rsz/error.h"
 #include "rsz/io/config.h"
 #include "rsz/io/naming.h"
@@ -374,7 +375,7 @@ py::object python_of(const nlohmann::json& value) {
 
 py::list records_of(const std::vector<rsz::pipeline::Record>& records) {
   py::list out;
-  for (const auto& r : records) out.append(python_of(rsz::pipeline::record_json(r)));
+  for (const auto& r : records) out.append(python_of(rsz::pipeline::record_object(r)));
   return out;
 }
 
@@ -425,6 +426,10 @@ py::dict cli_py(const std::vector<py::bytes>& words, const py::bytes& inputs_bel
   d["failed"] = report.failed;
   d["skipped"] = report.skipped;
   d["kept"] = report.kept;
+  d["not_read"] = report.not_read;
+  py::list not_read_files;
+  for (const std::string& f : report.not_read_files) not_read_files.append(text_of(f));
+  d["not_read_files"] = not_read_files;
   d["records"] = records_of(report.records);
   d["failures"] = records_of(report.failures);
   d["code"] = report.error_code ? py::object(py::str(rsz::pipeline::code_name(*report.error_code))) : py::none();

@@ -29,3 +29,8 @@ target_link_libraries(rsz_jpeg_codec_tests PRIVATE rsz_test_support rsz::io GTes
 target_compile_definitions(rsz_jpeg_codec_tests PRIVATE RSZ_TEST_DATA_DIR="${RSZ_TEST_DATA_DIR}"
                            RSZ_OPENCV_MODULE_PATH="$<TARGET_FILE:rsz_opencv_codecs>")
 gtest_discover_tests(rsz_jpeg_codec_tests DISCOVERY_TIMEOUT 60)
+# GIF inputs, against files made with giflib's encoder.
+find_package(GIF 5 REQUIRED)
+add_executable(rsz_gif_tests ${CMAKE_CURRENT_LIST_DIR}/unit/gif_test.cpp)
+target_link_libraries(rsz_gif_tests PRIVATE rsz_test_support rsz::io GIF::GIF GTest::gtest_main rsz_warnings)
+gtest_discover_tests(rsz_gif_tests DISCOVERY_TIMEOUT 60)

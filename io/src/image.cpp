@@ -138,6 +138,7 @@ ImageInfo info_from_header(const Codec& codec, const std::string& path, const Fi
     info.decoder_bytes = blocks * 128 * static_cast<std::uint64_t>(std::max(facts.components, 1));
   }
   info.metadata_bytes = facts.metadata_bytes;
+  info.animated = facts.animated;
   return info;
 }
 

@@ -85,6 +85,7 @@ struct HeaderFacts {
   int components = 0;        // JPEG: the frame's components (3 for colour, 4 for CMYK)
   // JPEG: the bytes of the APPn segments before the frame (EXIF, ICC profile, XMP), which decoding keeps and copies.
   std::uint64_t metadata_bytes = 0;
+  bool animated = false;  // GIF: more than one frame (the first is the image)
 };
 
 // "not a valid <format> file: <what>; a valid <format> file is required" (ErrorCode::Format).

@@ -83,12 +83,23 @@ app::OperatorRequest operator_of(const Request& request, const CommonOptions& op
                       : request.op == "upsample2d" ? std::holds_alternative<io::Upsample2dConfig>(request.config)
                                                    : std::holds_alternative<io::ResizeIntent>(request.config);
   if (!wanted) usage_error("config: not the config of " + request.op);
+  if (request.op != "roi_align") {
+    const std::pair<const char*, bool> roi_fields[] = {
+        {"rois", !request.rois.empty()},         {"image_root", !request.image_root.empty()},
+        {"names", !request.names.empty()},       {"manifest", !request.manifest.empty()},
+        {"skip_crowd", request.skip_crowd},      {"skip_difficult", request.skip_difficult},
+        {"rois_check", request.rois_check != io::RoisCheck::Warn},
+        {"size_mismatch", request.size_mismatch != io::SizeMismatch::Fail}};
+    for (const auto& [name, given] : roi_fields) {
+      if (given) usage_error(std::string(name) + ": only roi_align takes it, not " + request.op);
+    }
+  }
   if (request.op == "roi_align") {
     if (request.rois.empty()) usage_error("rois: required for roi_align (a JSON, COCO, VOC, YOLO or dataset file)");
     const io::RoiAlignConfig& c = std::get<io::RoiAlignConfig>(request.config);
     if (!c.output_height || !c.output_width) usage_error("config: roi_align needs output_height and output_width");
     const std::uint64_t budget = options.memory_budget();
-    app::check_json_budget(request.rois, "rois", budget);
+    if (!app::is_npy_path(request.rois)) app::check_json_budget(request.rois, "rois", budget);
     if (!request.names.empty()) app::check_json_budget(request.names, "names", budget);
     op.source.rois_path = request.rois;
     op.source.image_root = request.image_root;
@@ -133,11 +144,12 @@ Report run(const Request& request) {
   app::detail::RunState state;
   const app::detail::RunScope scope(state);
   std::string said;
-  std::string printed;  // --json lines and --dry-run lists: the records are the report's
   state.in_process = true;
   state.stderr_sink = &said;
   state.quiet_stderr = !request.echo_stderr;
-  state.stdout_sink = &printed;
+  // Without records, a run over millions of files holds its first lines only (and the last, its summary).
+  if (!request.keep_records) state.stderr_sink_limit = 64 << 10;
+  state.discard_stdout = true;  // --json lines and --dry-run lists: the records are the report's
   state.totals.keep_records = request.keep_records;
   int status = app::kExitOk;
   try {
@@ -161,6 +173,10 @@ Report run(const Request& request) {
   Report report = std::move(state.totals);
   report.status = status;
   for (std::string& line : lines_of(said)) report.messages.push_back(std::move(line));
+  if (state.stderr_dropped > 0) {
+    report.messages.push_back("(" + std::to_string(state.stderr_dropped) + " more messages not kept)");
+    for (std::string& line : lines_of(state.stderr_last)) report.messages.push_back(std::move(line));
+  }
   return report;
 }
 

@@ -54,9 +54,12 @@ bool is_hidden(const fs::path& path) {
 
 // Every regular file below `folder` (recursively or not) for which `keep` says yes, sorted; hidden entries (and what
 // is inside hidden folders) only with `hidden`.
-template <typename Keep>
-std::vector<std::string> walk_folder(const std::string& folder, bool recursive, bool hidden, const Keep& keep) {
+// The files `keep` refused go to `not_read`.
+template <typename Keep, typename NotRead>
+std::vector<std::string> walk_folder(const std::string& folder, bool recursive, bool hidden, const Keep& keep,
+                                     const NotRead& not_read) {
   std::vector<std::string> files;
+  std::vector<std::string> skipped;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
@@ -70,17 +73,36 @@ std::vector<std::string> walk_folder(const std::string& folder, bool recursive, 
       if (!recursive) it.disable_recursion_pending();
       continue;
     }
-    if (it->is_regular_file(entry_ec) && keep(it->path())) files.push_back(it->path().string());
+    if (!it->is_regular_file(entry_ec)) continue;
+    if (keep(it->path())) {
+      files.push_back(it->path().string());
+    } else {
+      skipped.push_back(it->path().string());
+    }
   }
+  std::sort(skipped.begin(), skipped.end());
+  not_read(skipped);
   if (ec) usage_error(folder + ": cannot list the folder: " + ec.message());
   std::sort(files.begin(), files.end());
   return files;
 }
 
+// A folder's images and .npy files. The other files (what no codec reads: a .gif, a .txt beside the photos) are
+// counted in the run's report, which the summary names once: a file is never left out without a word.
 std::vector<std::string> list_folder(const std::string& folder, bool recursive, bool hidden) {
-  return walk_folder(folder, recursive, hidden, [](const fs::path& p) {
-    return io::is_readable_image_path(p.string()) || is_npy_path(p.string());
-  });
+  return walk_folder(
+      folder, recursive, hidden,
+      [](const fs::path& p) { return io::is_readable_image_path(p.string()) || is_npy_path(p.string()); },
+      [](const std::vector<std::string>& skipped) {
+        if (skipped.empty()) return;
+        detail::RunState& run = detail::current_run();
+        const std::lock_guard<std::mutex> lock(run.totals_mutex);
+        run.totals.not_read += skipped.size();
+        for (const std::string& f : skipped) {
+          if (run.totals.not_read_files.size() >= pipeline::Report::kMaxNotReadKept) break;
+          run.totals.not_read_files.push_back(f);
+        }
+      });
 }
 
 std::vector<std::string> split_components(const std::string& path) {
@@ -127,7 +149,7 @@ std::vector<std::string> globstar_paths(const std::string& pattern, bool hidden)
   if (!fs::is_directory(root, ec)) return {};
   return walk_folder(root.string(), true, hidden, [&](const fs::path& p) {
     return match_components(rest, 0, split_components(p.lexically_relative(root).string()), 0, hidden);
-  });
+  }, [](const std::vector<std::string>&) {});  // a pattern chooses its files: the others are not meant
 }
 
 std::vector<std::string> glob_paths(const std::string& pattern) {
@@ -305,6 +327,7 @@ InputProbe probe_input(const std::string& path, const CommonOptions& options) {
   probe.bit_depth = info.bit_depth;
   probe.rows_in_order = info.rows_in_order;
   probe.max_shrink = info.max_shrink;
+  probe.animated = info.animated;
   probe.file_bytes = info.file_bytes;
   probe.decoder_bytes = info.decoder_bytes;
   probe.metadata_bytes = info.metadata_bytes;

@@ -51,6 +51,7 @@ int detail::take_stdout_error() {
 void to_stdout(const std::string& text, bool flush) {
   detail::RunState& run = detail::current_run();
   const std::lock_guard<std::mutex> lock(run.stdout_mutex);  // lines of several threads never interleave
+  if (run.discard_stdout) return;
   if (run.stdout_sink != nullptr) {
     run.stdout_sink->append(text);
     return;
@@ -66,7 +67,12 @@ void to_stderr(const std::string& text) {
   {
     const std::lock_guard<std::mutex> lock(run.stderr_mutex);
     if (run.stderr_sink != nullptr) {
-      run.stderr_sink->append(text);
+      if (run.stderr_sink->size() < run.stderr_sink_limit) {
+        run.stderr_sink->append(text);
+      } else {  // past the limit only the last text is kept (a run's summary comes last)
+        run.stderr_last = text;
+        ++run.stderr_dropped;
+      }
       if (run.quiet_stderr) return;
     }
   }

@@ -43,6 +43,7 @@ struct RunState {
   std::map<std::string, std::string> input_keys;
   RunTotals totals;
   std::mutex totals_mutex;  // its records, which the pool's threads add
+  bool not_read_said = false;  // the summary named the files of the input folders that no codec reads
   // Called by run_jobs once planning is done, before anything is written (and not for --dry-run): with --plan, pins
   // the parameters in STATE/params.json (a usage error, nothing written, when another shard pinned others).
   std::function<void()> before_writing;
@@ -61,6 +62,11 @@ struct RunState {
   std::mutex stderr_mutex;
   std::string* stderr_sink = nullptr;
   bool quiet_stderr = false;
+  // Past this many bytes in `stderr_sink`, only the last text written is kept (`stderr_last`), the others counted.
+  std::size_t stderr_sink_limit = static_cast<std::size_t>(-1);
+  std::string stderr_last;
+  std::size_t stderr_dropped = 0;
+  bool discard_stdout = false;  // what goes to standard output is dropped (a library run: the report says it)
   std::mutex stdout_mutex;  // its own: a stalled reader of standard output never holds up stderr's messages
   std::string* stdout_sink = nullptr;
   int stdout_error = 0;  // errno of the first failed write to standard output

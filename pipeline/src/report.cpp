@@ -1,6 +1,10 @@
 // A run's records and their one JSON form (rsz/pipeline/report.h).
 #include "rsz/pipeline/report.h"
 
+#include <nlohmann/json.hpp>
+
+#include "report_json.h"
+
 namespace rsz::pipeline {
 
 const char* to_string(RecordKind kind) {
@@ -26,7 +30,7 @@ const char* code_name(ErrorCode code) {
   return "internal";
 }
 
-nlohmann::json record_json(const Record& r) {
+nlohmann::json record_object(const Record& r) {
   nlohmann::json j = {{"input", r.input}, {"op", r.op}};
   switch (r.kind) {
     case RecordKind::Failed:
@@ -41,7 +45,7 @@ nlohmann::json record_json(const Record& r) {
       break;
     case RecordKind::Planned:
       j["dry_run"] = true;
-      if (r.plan.is_object()) j.update(r.plan);  // "resize": the call it plans
+      if (!r.plan.empty()) j.update(nlohmann::json::parse("{" + r.plan + "}"));  // "resize": the call it plans
       break;
     case RecordKind::Written:
       j["seconds"] = r.seconds;
@@ -54,6 +58,10 @@ nlohmann::json record_json(const Record& r) {
     j["dtype"] = r.dtype;
   }
   return j;
+}
+
+std::string record_json(const Record& record) {
+  return record_object(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace rsz::pipeline

@@ -21,6 +21,7 @@
 
 #include "pipeline.h"
 #include "pipeline_internal.h"
+#include "report_json.h"
 #include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/image.h"
@@ -492,11 +493,16 @@ std::vector<Prepared> prepare_all(const std::vector<Job>& jobs, const CommonOpti
 void note_conversions(const std::vector<Prepared>& prepared) {
   std::size_t flattened = 0;
   std::size_t reduced = 0;
+  std::size_t animated = 0;
   for (const Prepared& p : prepared) {
     flattened += p.flattened ? 1 : 0;
     reduced += p.reduced ? 1 : 0;
+    animated += p.failure.empty() && p.probe.animated ? 1 : 0;
   }
   const auto inputs = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " input" : " inputs"); };
+  if (animated > 0) {
+    to_stderr("rsz: note: " + inputs(animated) + " animated (GIF): the first frame is read, the others are not\n");
+  }
   if (flattened > 0) {
     to_stderr("rsz: note: " + inputs(flattened) + " with alpha flattened onto the background for formats without "
               "alpha (--background sets it; --strict refuses instead)\n");
@@ -701,10 +707,11 @@ void JobRun::plan_jobs() {
 pipeline::Record JobRun::record_of(std::size_t k, pipeline::RecordKind kind, const std::string& out) const {
   pipeline::Record r;
   r.kind = kind;
+  r.index = k;
   r.op = jobs_[k].op;
   r.input = jobs_[k].input;
   if (out.empty()) return r;
-  r.output = tar_ ? part_of_[k] : out;
+  r.output = tar_ ? part_of_[k] : is_stdout_copy(out) ? "-" : out;
   if (tar_) r.member = tar_member_name(out);
   return r;
 }
@@ -712,7 +719,7 @@ pipeline::Record JobRun::record_of(std::size_t k, pipeline::RecordKind kind, con
 // A record made: its --json line (a view of it), and kept in the run's report where the run keeps them (in-process
 // runs; a program's run holds none, however many files it writes).
 void JobRun::emit(pipeline::Record record, bool flush) {
-  if (options_.json) to_stdout(json_line(pipeline::record_json(record)) + "\n", flush);
+  if (options_.json) to_stdout(json_line(pipeline::record_object(record)) + "\n", flush);
   detail::RunState& run = detail::current_run();
   const bool failure = record.kind == pipeline::RecordKind::Failed;
   if (!run.totals.keep_records && !failure) return;
@@ -750,7 +757,8 @@ int JobRun::dry_run() {
       pipeline::Record planned = record_of(k, pipeline::RecordKind::Planned, out);
       planned.shape = prepared_[k].plan.output;
       planned.dtype = to_string(prepared_[k].plan.type);
-      planned.plan = plan_fields(prepared_[k].plan);
+      const nlohmann::json fields = plan_fields(prepared_[k].plan);
+      if (!fields.empty()) planned.plan = fields.dump().substr(1, fields.dump().size() - 2);  // its members
       emit(std::move(planned), false);  // --json: its line
       if (options_.json) {
         continue;
@@ -1023,9 +1031,37 @@ bool JobRun::write_manifest() {
   return true;
 }
 
+// The summary's words for the files in the input folders that no codec reads (a .gif, a .txt), once a run (rsz run's
+// phases share its folders): "; 2 files in the input folders not read (no codec reads them): a.gif, b.txt", with
+// --verbose a line for each; "" when there are none or they were said.
+std::string not_read_note(bool verbose) {
+  detail::RunState& run = detail::current_run();
+  const std::lock_guard<std::mutex> lock(run.totals_mutex);
+  const pipeline::Report& report = run.totals;
+  if (report.not_read == 0 || run.not_read_said) return "";
+  run.not_read_said = true;
+  const std::string head = "; " + std::to_string(report.not_read) + " file" + (report.not_read == 1 ? "" : "s") +
+                           " in the input folders not read (no codec reads " + (report.not_read == 1 ? "it" : "them") +
+                           ")";
+  if (verbose) {  // one line each, after the summary's
+    std::string lines = head + ", listed below";
+    for (const std::string& f : report.not_read_files) lines += "\nrsz: not read: " + printable(f);
+    const std::size_t more = report.not_read - report.not_read_files.size();
+    if (more > 0) lines += "\nrsz: not read: " + std::to_string(more) + " more, not listed";
+    return lines;
+  }
+  const std::size_t shown = std::min<std::size_t>(3, report.not_read_files.size());
+  std::string names;
+  for (std::size_t i = 0; i < shown; ++i) names += (i == 0 ? "" : ", ") + printable(report.not_read_files[i]);
+  const std::size_t more = report.not_read - shown;
+  if (more > 0) names += " and " + std::to_string(more) + " more (-v lists them)";
+  return head + ": " + names;
+}
+
 int JobRun::summary() const {
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const std::string boxes = boxes_note(left_out_, scaled_);
+  const auto notes = [&] { return boxes + not_read_note(options_.verbose); };
   const auto many = [](std::size_t n, const std::string& word) {
     return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
   };
@@ -1038,24 +1074,24 @@ int JobRun::summary() const {
       << total << " s";
     if (parts_failed_ > 0) s << "; " << parts_failed_ << " not written";
     if (parts_skipped_ > 0) s << "; skipped " << many(parts_skipped_, "part") << " whose file exists";
-    if (failed_ > 0 || parts_failed_ > 0 || !options_.quiet) to_stderr(s.str() + boxes + "\n");
+    if (failed_ > 0 || parts_failed_ > 0 || !options_.quiet) to_stderr(s.str() + notes() + "\n");
     return failed_ > 0 || parts_failed_ > 0 ? kExitFailed : kExitOk;
   }
   if (failed_ > 0) {
     s << failed_ << " of " << many(jobs_.size(), "input") << " failed; " << many(written_, "file") << " written";
     if (skipped_ > 0) s << "; " << skipped_ << " skipped (outputs exist)";
-    to_stderr(s.str() + boxes + "\n");
+    to_stderr(s.str() + notes() + "\n");
     return kExitFailed;
   }
   if (options_.quiet) return kExitOk;
   s << "wrote " << many(written_, "file") << " in " << total << " s";
   if (skipped_ > 0) s << "; skipped " << many(skipped_, "input") << " whose outputs exist";
-  to_stderr(s.str() + boxes + "\n");
+  to_stderr(s.str() + notes() + "\n");
   return kExitOk;
 }
 
 int JobRun::run() {
-  if (options_.verbose) std::fprintf(stderr, "%s\n", backend_note(options_).c_str());
+  if (options_.verbose) to_stderr(backend_note(options_) + "\n");
   detail::current_run().io.sync_outputs = !options_.no_sync;
   plan_parts();
   plan_jobs();
@@ -1092,8 +1128,16 @@ int JobRun::run() {
 }  // namespace
 
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
-  const detail::RunScope scope(detail::current_run());  // this thread's io settings are the run's, as its workers'
-  return JobRun(jobs, options).run();
+  detail::RunState& run = detail::current_run();
+  const detail::RunScope scope(run);  // this thread's io settings are the run's, as its workers'
+  const std::size_t first = run.totals.records.size();
+  const int status = JobRun(jobs, options).run();
+  // The records kept are made as jobs finish; they are kept in the order of the inputs (the order --json lines, which
+  // stream, cannot promise).
+  auto& records = run.totals.records;
+  std::stable_sort(records.begin() + static_cast<std::ptrdiff_t>(first), records.end(),
+                   [](const pipeline::Record& a, const pipeline::Record& b) { return a.index < b.index; });
+  return status;
 }
 
 }  // namespace rsz::app

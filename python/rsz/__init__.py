@@ -57,7 +57,7 @@ _SETTINGS = _rsz.run_settings()
 _SETTINGS_BY_KEY = {s["key"]: s for s in _SETTINGS}
 __all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "torchvision_roi_align", "info",
            "read_image", "write_image", "shard_key", "shard_of", "plan", "run", "run_shard", "map_paths", "merge",
-           "CommandError", "InputError", "Report", "backends", "run_settings", "DTypeError"]
+           "CommandError", "RunError", "InputError", "Report", "backends", "run_settings", "DTypeError"]
 
 
 class DTypeError(TypeError, ValueError):
@@ -616,7 +616,18 @@ class CommandError(ValueError):
         self.code = code
 
 
-class InputError(RuntimeError):
+class RunError(RuntimeError):
+    """rsz.run(..., check=True): the run ended with status 1. .status is it, .report the whole Report (what was
+    written stays written). InputError, its subclass, is raised when inputs failed; RunError itself when something
+    else did (a manifest or a .tar part that could not be written: the message is rsz's line)."""
+
+    def __init__(self, message, report):
+        super().__init__(message)
+        self.status = report.status
+        self.report = report
+
+
+class InputError(RunError):
     """rsz.run(..., check=True): an input failed (unreadable, corrupt, over a limit) while the others ran.
     .input is the first failed input, .code the kind of failure ("io", "format", "invalid_shape",
     "invalid_argument", "invalid_data_type", "internal"), .message rsz's line for it, .failures every failure record
@@ -626,28 +637,32 @@ class InputError(RuntimeError):
         first = report.failures[0]
         more = len(report.failures) - 1
         super().__init__(first["error"] + ("" if more == 0 else " (and %d more failed input%s)"
-                                           % (more, "" if more == 1 else "s")))
+                                           % (more, "" if more == 1 else "s")), report)
         self.input = first["input"]
         self.code = first["code"]
         self.message = first["error"]
         self.failures = report.failures
-        self.report = report
 
 
 class Report:
     """What rsz.run did: .status (0 done, 1 some input failed), .records (one dict per output written, kept, planned
     or failed input, as `rsz ... --json` prints them), .outputs (the files written, in order), .failures (the failed
-    inputs' records: input, error, code), and the counts .jobs, .written, .failed, .skipped, .kept; .messages holds
-    the lines rsz said."""
+    inputs' records: input, error, code; a "warning" record names an input that still ran), and the counts .jobs,
+    .written, .failed, .skipped, .kept; .not_read counts
+    the files in the input folders that no codec reads (.not_read_files names the first 1000); .messages holds the
+    lines rsz said (without "rsz: ")."""
 
     def __init__(self, result):
         self.status = result["status"]
         self.records = result["records"]
-        for name in ("jobs", "written", "failed", "skipped", "kept"):
+        for name in ("jobs", "written", "failed", "skipped", "kept", "not_read", "not_read_files"):
             setattr(self, name, result[name])
         self.failures = [r for r in self.records if "error" in r]
-        self.outputs = [r["output"] for r in self.records if "shape" in r and not r.get("dry_run")]
-        self.messages = result["stderr"].decode("utf-8", "replace").splitlines()
+        # The files written, in the order of the inputs; a .tar output's parts once each.
+        written = [r["output"] for r in self.records if "shape" in r and not r.get("dry_run")]
+        self.outputs = list(dict.fromkeys(written))
+        self.messages = [line[5:] if line.startswith("rsz: ") else line
+                         for line in result["stderr"].decode("utf-8", "replace").splitlines()]
 
     def __repr__(self):
         return "<rsz.Report status=%d written=%d failed=%d skipped=%d>" % (self.status, self.written, self.failed,
@@ -801,6 +816,7 @@ def map_paths(paths, command, *args, root=None, quiet=True, **flags):
     paths = list(paths)
     if not paths:
         return []
+    _refuse_streams(paths, flags.get("output"), "map_paths")
     words = [_command_name(command, "map_paths")] + [_word(a, "map_paths") for a in args]
     words += _flag_words(flags, "map_paths")
     for path in paths:
@@ -837,10 +853,13 @@ def run(command, inputs=None, output=None, *args, check=True, quiet=True, root=N
     if isinstance(inputs, (str, bytes, _os.PathLike)):
         inputs = [inputs]
     inputs = [] if inputs is None else list(inputs)
+    _refuse_streams(inputs, output, "run")
     words = [command.encode()]
     if command == "run":
         if len(inputs) != 1:
             raise ValueError("run: the \"run\" command takes one batch file as inputs, not %d" % len(inputs))
+        if root is not None:
+            raise ValueError("run: root= names the inputs of a command; a batch file names its own")
         words.append(_word(inputs[0], "run"))
     else:
         for item in inputs:
@@ -856,8 +875,16 @@ def run(command, inputs=None, output=None, *args, check=True, quiet=True, root=N
         raise InputError(report)
     if check and report.status != 0:
         last = report.messages[-1] if report.messages else "no message"
-        raise RuntimeError("run: %s ended with status %d: %s" % (command, report.status, last))
+        raise RunError("%s: %s" % (command, last), report)
     return report
+
+
+def _refuse_streams(inputs, output, op):
+    """Standard input and output are the command line's (-i -, -o -): in a Python process they are not files."""
+    if any(_os.fsencode(i) == b"-" for i in inputs if isinstance(i, (str, bytes, _os.PathLike))):
+        raise ValueError("%s: \"-\" (standard input) is the command line's; give files" % op)
+    if isinstance(output, (str, bytes, _os.PathLike)) and _os.fsencode(output) == b"-":
+        raise ValueError("%s: output=\"-\" (standard output) is the command line's; give a file or folder" % op)
 
 
 def merge(state, clean=False):

@@ -836,3 +836,41 @@ TEST(Cli, EveryConfigRuns) {
 
 }  // namespace
 }  // namespace rsz
+
+namespace rsz {
+namespace {
+
+// A GIF is an input like any other image (its first frame; alpha where it is transparent); an animation is said once;
+// a file of an input folder that no codec reads is named once in the summary (each on a line of its own with -v).
+TEST(Cli, GifInputsAndTheFilesNoCodecReadsAreNamed) {
+  test::ScratchDir dir("gif-inputs");
+  fs::create_directories(dir.path() / "in");
+  const fs::path gifs = fs::path(RSZ_SOURCE_DIR) / "tests/fuzz/corpus/image_gif";
+  fs::copy_file(test::photo("chelsea.png"), dir / "in/chelsea.png");
+  fs::copy_file(gifs / "animated.gif", dir / "in/animated.gif");
+  fs::copy_file(gifs / "transparent.gif", dir / "in/transparent.gif");
+  test::write_file(dir / "in/notes.txt", "not an image");
+  auto r = run_rsz(dir, "thumbnail -i in -o out/ --size 8");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("rsz: note: 1 input animated (GIF): the first frame is read, the others are not\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("wrote 3 files in"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; 1 file in the input folders not read (no codec reads it): in/notes.txt\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"),
+            (std::vector<std::string>{"animated.png", "chelsea.png", "transparent.png"}));
+  EXPECT_EQ(io::read_image_info(dir / "out/transparent.png").channels, 4);
+  r = run_rsz(dir, "info in/animated.gif");
+  EXPECT_EQ(r.out, "in/animated.gif: gif 4x3, 4 channels (RGBA), 8-bit, animated (the first frame is read)\n") << r.err;
+  r = run_rsz(dir, "thumbnail -i in -o out2/ --size 8 -v");
+  EXPECT_NE(r.err.find("(no codec reads it), listed below\nrsz: not read: in/notes.txt\n"), std::string::npos)
+      << r.err;
+  // A pattern chooses its files: nothing to say of the others.
+  r = run_rsz(dir, "thumbnail -i 'in/*.png' -o out3/ --size 8");
+  EXPECT_EQ(r.err.find("not read"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace rsz

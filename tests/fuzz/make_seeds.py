@@ -137,6 +137,15 @@ def images():
     save(folder, "bilevel.bmp", image(9, 3, "1"), format="BMP")
     save(folder, "rgba32.bmp", image(2, 2, "RGBA"), format="BMP")
 
+    folder = target("image_gif")
+    save(folder, "palette.gif", image(5, 3, "RGB").convert("P", colors=8), format="GIF")
+    save(folder, "transparent.gif", image(4, 4, "RGB").convert("P", colors=4), format="GIF", transparency=1,
+         optimize=False)
+    save(folder, "interlaced.gif", image(6, 9, "RGB").convert("P", colors=16), format="GIF", interlace=True)
+    frames = [image(4, 3, "RGB").convert("P", colors=4), image(4, 3, "L").convert("P", colors=4)]
+    save(folder, "animated.gif", frames[0], format="GIF", save_all=True, append_images=frames[1:], duration=50,
+         transparency=0, optimize=False)
+
     folder = target("image_pnm")
     (folder / "p1.pbm").write_bytes(b"P1\n# a comment\n4 2\n1 0 1 0\n0 1 0 1\n")
     (folder / "p2.pgm").write_bytes(b"P2\n3 2\n255\n0 128 255\n1 2 3\n")

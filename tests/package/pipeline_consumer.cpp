@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pipeline_consumer: quality 900 was not refused\n");
     return 1;
   }
-  std::printf("pipeline_consumer: ok (%s; refused: %s)\n", rsz::pipeline::record_json(report.records[0]).dump().c_str(),
+  std::printf("pipeline_consumer: ok (%s; refused: %s)\n", rsz::pipeline::record_json(report.records[0]).c_str(),
               refused.error.c_str());
   return 0;
 }

@@ -406,3 +406,60 @@ def test_run_of_a_batch_file_and_map_paths_records_carry_codes(tmp_path):
     records = rsz.map_paths([tmp_path / "missing.png"], "thumbnail", size=8, output=str(tmp_path / "m") + "/")
     assert records == [{"input": str(tmp_path / "missing.png"), "op": "thumbnail", "code": "io",
                         "error": str(tmp_path / "missing.png") + ": no such file or folder"}]
+
+
+def test_run_keeps_records_in_input_order_refuses_streams_and_raises_run_error(tmp_path):
+    """Records (and .outputs) follow the inputs whatever order the jobs finish in; a .tar part is one output;
+    "-" is the command line's; a run that fails without a failed input (its manifest cannot be written) raises
+    RunError with its report; files in the input folders that no codec reads are counted."""
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    names = ["camera.png", "chelsea.png", "coffee.png", "rocket.jpg"]
+    for name in names:
+        (photos / name).write_bytes(pathlib.Path(SOURCE, "samples", "photos", name).read_bytes())
+    (photos / "notes.txt").write_text("not an image")
+    for attempt in range(3):
+        report = rsz.run("thumbnail", photos, str(tmp_path / ("o%d" % attempt)) + "/", size=16, jobs=4)
+        assert [os.path.basename(p) for p in report.outputs] == names
+        assert (report.not_read, report.not_read_files) == (1, [str(photos / "notes.txt")])
+    tar = rsz.run("thumbnail", photos, str(tmp_path / "t") + "/{part}.tar", size=16)
+    assert tar.outputs == [str(tmp_path / "t" / "000000.tar")] and len(tar.records) == 4
+    for bad in [dict(inputs="-", output=str(tmp_path / "x.png")), dict(inputs=PHOTO, output="-")]:
+        with pytest.raises(ValueError, match="command line's"):
+            rsz.run("thumbnail", bad["inputs"], bad["output"], size=8)
+    with pytest.raises(ValueError, match="command line's"):
+        rsz.map_paths([PHOTO], "thumbnail", size=8, output="-")
+    with pytest.raises(ValueError, match="names its own"):
+        rsz.run("run", tmp_path / "b.json", root=tmp_path)
+    (tmp_path / "afile").write_text("a file where the manifest's folder would be")
+    boxes = tmp_path / "boxes.json"
+    boxes.write_text('{"rois": [[0, 0, 10, 10]]}')
+    with pytest.raises(rsz.RunError) as failed:
+        rsz.run("roi-align", PHOTO, str(tmp_path / "crops") + "/", rois=boxes, output_size="4x4",
+                manifest=tmp_path / "afile" / "m.jsonl")
+    assert not isinstance(failed.value, rsz.InputError) and failed.value.status == 1
+    assert failed.value.report.written == 1 and "afile" in str(failed.value)
+    assert not failed.value.report.messages[-1].startswith("rsz: ")
+
+
+def test_gif_pixels_are_pillows(tmp_path):
+    """GIF inputs give Pillow's pixels for the first frame: a photo quantized to 64 colours (interlaced too), and a
+    frame with a transparent colour (alpha 0 where Pillow's RGBA has it, the colour elsewhere)."""
+    Image = pytest.importorskip("PIL.Image", reason="python3-pil is not installed")
+    photo = Image.open(PHOTO).convert("RGB")
+    quantized = photo.quantize(64)
+    cases = {"plain.gif": {}, "interlaced.gif": {"interlace": True}}
+    for name, options in cases.items():
+        quantized.save(tmp_path / name, optimize=False, **options)
+        mine = rsz.read_image(tmp_path / name, dtype="uint")[0].transpose(1, 2, 0)
+        theirs = np.asarray(Image.open(tmp_path / name).convert("RGB"))
+        assert mine.shape == theirs.shape and np.array_equal(mine, theirs), name
+    small = photo.resize((40, 30)).quantize(16)
+    small.save(tmp_path / "clear.gif", transparency=3, optimize=False)
+    mine = rsz.read_image(tmp_path / "clear.gif", dtype="uint")[0].transpose(1, 2, 0)
+    theirs = np.asarray(Image.open(tmp_path / "clear.gif").convert("RGBA"))
+    assert mine.shape == (30, 40, 4) and (theirs[..., 3] == 0).any()
+    assert np.array_equal(mine[..., 3], theirs[..., 3])
+    opaque = theirs[..., 3] == 255
+    assert np.array_equal(mine[opaque], theirs[opaque])
+    assert rsz.info(tmp_path / "clear.gif")["format"] == "gif"

@@ -22,7 +22,7 @@
 namespace rsz::io::detail {
 
 // What a file holds, from its first bytes (reading) or what its extension names (writing); the order of the table.
-enum class ImageFormat { Png, Jpeg, Bmp, Tiff, Webp, Ppm, Pgm };
+enum class ImageFormat { Png, Jpeg, Bmp, Tiff, Webp, Ppm, Pgm, Gif };
 
 // Bit depths a codec writes.
 enum : unsigned { kWrites8 = 1u << 0, kWrites16 = 1u << 1 };
@@ -120,7 +120,7 @@ struct Codec {
   bool writes_channels(int count) const { return count >= 1 && count <= 4 && (channels & channel_bit(count)); }
 };
 
-constexpr std::size_t kCodecCount = 7;
+constexpr std::size_t kCodecCount = 8;
 // Every codec, in the order files are sniffed (and formats listed in messages).
 const std::array<Codec, kCodecCount>& codecs();
 
@@ -148,6 +148,7 @@ Codec tiff_codec();
 Codec webp_codec();
 Codec ppm_codec();
 Codec pgm_codec();
+Codec gif_codec();  // read only (giflib)
 
 // ----- What the entries point at
 

@@ -98,7 +98,7 @@ struct ImageInfo {
   std::int64_t height = 0;
   int channels = 0;
   int bit_depth = 8;
-  std::string format;  // "png", "jpeg", "bmp", "tiff", "webp", "ppm", "pgm"
+  std::string format;  // "png", "jpeg", "bmp", "tiff", "webp", "ppm", "pgm", "gif"
   bool rows_in_order = false;  // open_image_rows reads it band by band (see open_image_rows)
   // The bytes of the file read_image holds while it decodes: the file's size for formats decoded from memory, 0 for
   // PNG (read as it is decoded).
@@ -112,6 +112,8 @@ struct ImageInfo {
   // decodes the image at 1/N of its size directly (JPEG: 8, with 2 and 4); 1 where the format decodes at full size
   // only.
   int max_shrink = 1;
+  // An animation (GIF): read_image decodes its first frame only.
+  bool animated = false;
 };
 
 // True when the extension names an image format rsz can write.

@@ -3,8 +3,6 @@
 // shard's marker and Python's rsz.run / rsz.map_paths results are views of it (record_json is the one JSON form).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -31,22 +29,25 @@ const char* code_name(ErrorCode code);
 
 struct Record {
   RecordKind kind = RecordKind::Written;
+  std::size_t index = 0;  // the input's place in the run's list (records are kept in this order)
   std::string op;      // the operator: "resample", "thumbnail", "upsample2d", "roi_align"
   std::string input;   // the input file (roi-align's dataset images: the image)
-  std::string output;  // Written, Skipped, Planned: the file; a .tar output's part
+  std::string output;  // Written, Skipped, Planned: the file; a .tar output's part; "-" for standard output
   std::string member;  // a .tar output: the member's name in the part; "" otherwise
   std::vector<std::int64_t> shape;  // Written, Planned: the output's shape
   std::string dtype;                // Written, Planned: "uint8", "float32", ...
   double seconds = 0;               // Written: the input's time, its reading and writing included
   ErrorCode code = ErrorCode::Io;   // Failed: what kind of failure
   std::string message;              // Failed, Warning: the line rsz says ("photos/a.jpg: not a JPEG file ...")
-  nlohmann::json plan;              // Planned: the plan's fields (resize: sizes, scales, offsets, shrink_on_load)
+  // Planned: the plan's fields as a JSON object's members ("\"resize\":{...}": sizes, scales, offsets, canvas,
+  // shrink_on_load), "" for none.
+  std::string plan;
 };
 
-// A record as one --json line's object: {"input", "op", "output", "shape", "dtype", "seconds"} for an output;
-// {"input", "op", "error", "code"} for a failure; "skipped": true, "dry_run": true, {"warning"} for the others;
-// "member" beside "output" in a .tar output.
-nlohmann::json record_json(const Record& record);
+// A record as the one --json line rsz prints for it (without the newline): {"input", "op", "output", "shape",
+// "dtype", "seconds"} for an output; {"input", "op", "error", "code"} for a failure; "skipped": true, "dry_run": true
+// (with the plan), {"warning"} for the others; "member" beside "output" in a .tar output.
+std::string record_json(const Record& record);
 
 struct Report {
   int status = 0;  // the exit status: 0 done, 1 some input failed, 2 refused before anything ran
@@ -67,6 +68,11 @@ struct Report {
   // A run refused before anything ran (status 2): its code and message.
   std::optional<ErrorCode> error_code;
   std::string error;
+  // Files in the input folders that no codec reads (a .gif, a .txt): their count, and the first kMaxNotReadKept of
+  // them, sorted within each folder. They are not inputs; the summary names them once.
+  static constexpr std::size_t kMaxNotReadKept = 1000;
+  std::size_t not_read = 0;
+  std::vector<std::string> not_read_files;
   // The lines rsz said (failures, notes, the summary), without their "rsz: " (rsz::pipeline::run; the command line
   // writes them to stderr).
   std::vector<std::string> messages;
