@@ -139,6 +139,7 @@ ImageInfo info_from_header(const Codec& codec, const std::string& path, const Fi
   }
   info.metadata_bytes = facts.metadata_bytes;
   info.animated = facts.animated;
+  info.decoder_bytes += facts.decoder_bytes;
   return info;
 }
 

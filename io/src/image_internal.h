@@ -86,6 +86,7 @@ struct HeaderFacts {
   // JPEG: the bytes of the APPn segments before the frame (EXIF, ICC profile, XMP), which decoding keeps and copies.
   std::uint64_t metadata_bytes = 0;
   bool animated = false;  // GIF: more than one frame (the first is the image)
+  std::uint64_t decoder_bytes = 0;  // what the decoder holds besides the result (HEIF: its planes), 0 when unknown
 };
 
 // "not a valid <format> file: <what>; a valid <format> file is required" (ErrorCode::Format).

@@ -161,6 +161,21 @@ ReadStatus read_header(PngReadJob* job, png_structp png, png_infop info) {
       !copy_profile(job->image->exif, exif, exif_length)) {
     return ReadStatus::OutOfMemory;
   }
+  // XMP: the iTXt chunk "XML:com.adobe.xmp" before the image data (where rsz, exiftool and Photoshop put it; libpng
+  // holds at most 8 MB of a decompressed chunk).
+  png_textp texts = nullptr;
+  int text_count = 0;
+  png_get_text(png, info, &texts, &text_count);
+  for (int i = 0; i < text_count; ++i) {
+    const png_text& t = texts[i];
+    if (t.key == nullptr || t.text == nullptr || std::strcmp(t.key, "XML:com.adobe.xmp") != 0) continue;
+    const std::size_t size = t.compression >= PNG_ITXT_COMPRESSION_NONE ? t.itxt_length : t.text_length;
+    if (size > 0 && !copy_profile(job->image->xmp, reinterpret_cast<png_bytep>(t.text),
+                                  static_cast<png_uint_32>(size))) {
+      return ReadStatus::OutOfMemory;
+    }
+    break;
+  }
   if ((job->bit_depth != 8 && job->bit_depth != 16) || job->channels < 1 || job->channels > 4 ||
       png_get_rowbytes(png, info) != std::size_t{job->width} * static_cast<std::size_t>(job->channels) *
                                          static_cast<std::size_t>(job->bit_depth / 8)) {

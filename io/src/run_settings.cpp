@@ -146,8 +146,9 @@ std::vector<RunSettingSpec> make_table() {
                    "orientation reads 1 once applied)",
                    true, "strip"));
   t.push_back(flag("grayscale", "--grayscale",
-                   "Write image outputs in gray (alpha kept): ITU-R BT.601 luma 0.299 R + 0.587 G + 0.114 B, as "
-                   "libjpeg and Pillow convert; .npy outputs are left as computed",
+                   "Write image outputs in gray (alpha kept): ITU-R BT.601 luma as Pillow's convert('L') computes "
+                   "it, (19595 R + 38470 G + 7471 B + 32768) >> 16 on the samples written (8 or 16 bits; with "
+                   "premultiplied alpha, the same weights on the unrounded values); .npy outputs are left as computed",
                    true, "grayscale"));
   t.push_back(choice("depth", "--depth", "Bits per sample of image outputs: 8 or 16 (default: the input's)",
                      {"8", "16"}, true, "depth"));

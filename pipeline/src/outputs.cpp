@@ -90,7 +90,7 @@ io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source,
   std::optional<Tensor> gray;
   ConstTensorView image = tensor;
   if (options.grayscale) {
-    gray = to_grayscale(tensor);
+    gray = to_grayscale(tensor, depth, options.alpha);
     image = gray->view();
   }
   std::optional<Tensor> flat;

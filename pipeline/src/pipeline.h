@@ -231,8 +231,10 @@ using BandCompute = std::function<void(std::int64_t first_row, const TensorView&
 // written are the same either way. `threads`: the threads that compute a band (band_rows).
 void save_output_rows(const std::string& path, const Dims& sizes, DataType type, const LoadedInput& source,
                       const CommonOptions& options, int threads, const BandCompute& compute);
-// A float tensor of 1 or 3 channels (2 or 4 with alpha) as gray: ITU-R BT.601 luma, alpha kept (app/pixels.cpp).
-Tensor to_grayscale(const ConstTensorView& tensor);
+// A float tensor of 1 or 3 channels (2 or 4 with alpha) as gray, alpha kept (pixels.cpp): ITU-R BT.601 luma as
+// Pillow's convert('L') computes it on the samples of an output of `depth` bits, (19595 R + 38470 G + 7471 B + 32768)
+// >> 16, so that writing gives those integers; with premultiplied alpha, the same weights on the values.
+Tensor to_grayscale(const ConstTensorView& tensor, int depth, io::AlphaMode mode);
 // A result with alpha (2 or 4 channels) laid over `background` (RGB in [0, 1]; its luma for gray), without the alpha
 // channel: for formats that cannot hold alpha. `mode` says how the colours hold the alpha (premultiplied or not).
 Tensor flatten_alpha(const ConstTensorView& tensor, io::AlphaMode mode, const std::array<float, 3>& background);

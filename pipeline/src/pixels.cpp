@@ -3,6 +3,8 @@
 #include "pipeline.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 #include "rsz/float16.h"
 
@@ -16,24 +18,43 @@ float sample(const ConstTensorView& tensor, std::int64_t ch, std::int64_t y, std
                                              : static_cast<const Float16*>(tensor.data())[offset].to_float();
 }
 
-// ITU-R BT.601 luma, as libjpeg's and Pillow's RGB -> L: 0.299 R + 0.587 G + 0.114 B (in double).
-double luma(double r, double g, double b) { return 0.299 * r + 0.587 * g + 0.114 * b; }
+// ITU-R BT.601 luma with Pillow's fixed-point weights (convert('L'): 19595, 38470 and 7471 of 65536, that is 0.299,
+// 0.587 and 0.114 to 4 digits), on values in [0, 1] (in double).
+double luma(double r, double g, double b) { return (19595.0 * r + 38470.0 * g + 7471.0 * b) / 65536.0; }
+
+// A value as the writer rounds it to a sample of `max` (io::tensor_to_image): round(v * max) in double, saturated,
+// NaN and v <= 0 giving 0.
+std::uint32_t quantized(float v, double max) {
+  if (!(v > 0.0f)) return 0;
+  const double x = static_cast<double>(v) * max;
+  return x >= max ? static_cast<std::uint32_t>(max) : static_cast<std::uint32_t>(std::round(x));
+}
 
 }  // namespace
 
-Tensor to_grayscale(const ConstTensorView& tensor) {
+Tensor to_grayscale(const ConstTensorView& tensor, int depth, io::AlphaMode mode) {
   const std::int64_t c = tensor.size(1);
   const std::int64_t h = tensor.size(2);
   const std::int64_t w = tensor.size(3);
   const bool alpha = c == 2 || c == 4;
+  const double max = depth == 16 ? 65535.0 : 255.0;
+  // Pillow's integers where the colour is written as it is computed; with premultiplied alpha the writer divides by
+  // alpha first, so the weights apply to the values themselves.
+  const bool on_samples = !(alpha && mode == io::AlphaMode::Premultiplied);
   Tensor gray(DataType::Float32, {1, alpha ? 2 : 1, h, w}, TensorInit::Uninitialized);
   float* out = gray.data_as<float>();
   const auto at = [&](std::int64_t ch, std::int64_t y, std::int64_t x) { return sample(tensor, ch, y, x); };
   for (std::int64_t y = 0; y < h; ++y) {
     for (std::int64_t x = 0; x < w; ++x) {
-      // Rounded to float32 once.
-      const double value = c >= 3 ? luma(at(0, y, x), at(1, y, x), at(2, y, x)) : at(0, y, x);
-      out[y * w + x] = static_cast<float>(value);
+      double value = at(0, y, x);
+      if (c >= 3 && on_samples) {  // (19595 R + 38470 G + 7471 B + 32768) >> 16 on the samples written
+        const std::uint32_t l = (19595 * quantized(at(0, y, x), max) + 38470 * quantized(at(1, y, x), max) +
+                                 7471 * quantized(at(2, y, x), max) + 32768) >> 16;
+        value = l / max;  // written back as l exactly
+      } else if (c >= 3) {
+        value = luma(at(0, y, x), at(1, y, x), at(2, y, x));
+      }
+      out[y * w + x] = static_cast<float>(value);  // rounded to float32 once
       if (alpha) out[h * w + y * w + x] = at(c - 1, y, x);
     }
   }

@@ -874,3 +874,82 @@ TEST(Cli, GifInputsAndTheFilesNoCodecReadsAreNamed) {
 
 }  // namespace
 }  // namespace rsz
+
+namespace rsz {
+namespace {
+
+// HEIC and AVIF inputs, made here with libheif's own encoder (heif-enc, Debian's libheif-examples) from a sample photo
+// without its colour profile: rsz reads the pixels libheif's heif-convert writes (8-bit: the same bytes; 10-bit: the
+// same 10-bit values, stretched to 16 bits as v * 65535 / 1023 where heif-convert shifts them left), alpha included;
+// a file cut short fails alone; a file declaring a huge image is refused from its boxes, before decoding.
+TEST(Cli, HeicAndAvifInputsReadWhatLibheifDecodes) {
+  test::ScratchDir dir("heif-inputs");
+  if (test::run_shell(dir, "command -v heif-enc && command -v heif-convert").status != 0) {
+    GTEST_SKIP() << "heif-enc / heif-convert (libheif-examples) are not installed";
+  }
+  fs::create_directories(dir.path() / "in");
+  auto r = run_rsz(dir, "resample -i " + test::photo("chelsea.png") + " -o plain8.png --scale 0.5 --strip -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_rsz(dir, "resample -i plain8.png -o plain16.png --depth 16 --scale 1 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_rsz(dir, "upsample -i " + std::string(RSZ_SOURCE_DIR) + "/tests/data/images/palette4_trns.png -o rgba.png "
+                  "--factor 16 --mode nearest --alpha straight -q");  // 48 x 32, alpha 0 where the palette says so
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto shell = [&](const std::string& line) {
+    const auto s = test::run_shell(dir, line);
+    ASSERT_EQ(s.status, 0) << line << ": " << s.err;
+  };
+  shell("heif-enc -q 60 plain8.png -o in/a.heic && heif-enc -A -q 60 plain8.png -o in/b.avif && "
+        "heif-enc -b 10 -q 60 plain16.png -o in/c10.heic");
+  r = run_rsz(dir, "info in");
+  EXPECT_EQ(r.out,
+            "in/a.heic: heic 225x150, 3 channels (RGB), 8-bit\nin/b.avif: avif 225x150, 3 channels (RGB), 8-bit\n"
+            "in/c10.heic: heic 225x150, 3 channels (RGB), 16-bit\n")
+      << r.err;
+  r = run_rsz(dir, "resample -i in -o 'mine/{stem}.png' --scale 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("wrote 3 files"), std::string::npos) << r.err;
+  for (const char* name : {"a", "b"}) {
+    shell(std::string("heif-convert in/") + name + (name[0] == 'a' ? ".heic " : ".avif ") + "theirs_" + name + ".png");
+    const io::Image mine = io::read_image(dir / ("mine/" + std::string(name) + ".png"));
+    const io::Image theirs = io::read_image(dir / ("theirs_" + std::string(name) + ".png"));
+    EXPECT_EQ(mine.data8, theirs.data8) << name;
+  }
+  shell("heif-convert in/c10.heic theirs_c10.png");
+  const io::Image mine = io::read_image(dir / "mine/c10.png");
+  const io::Image theirs = io::read_image(dir / "theirs_c10.png");
+  ASSERT_EQ(mine.bit_depth, 16);
+  ASSERT_EQ(mine.data16.size(), theirs.data16.size());
+  for (std::size_t i = 0; i < mine.data16.size(); ++i) {
+    const std::uint32_t v = theirs.data16[i] >> 6;  // the 10-bit value heif-convert shifted
+    ASSERT_EQ(mine.data16[i], (v * 65535 + 511) / 1023) << i;
+  }
+  // Alpha.
+  shell("heif-enc -q 80 rgba.png -o rgba.heic && heif-convert rgba.heic theirs_rgba.png");
+  r = run_rsz(dir, "resample -i rgba.heic -o mine_rgba.png --scale 1 --alpha straight -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image alpha = io::read_image(dir / "mine_rgba.png");
+  ASSERT_EQ(alpha.channels, 4);
+  EXPECT_EQ(alpha.data8[3], 0);  // the palette's transparent entry, top left
+  EXPECT_EQ(alpha.data8, io::read_image(dir / "theirs_rgba.png").data8);
+  // Cut short: that input fails, the others are written.
+  const std::string whole = test::read_file(dir / "in/a.heic");
+  test::write_file(dir / "in/cut.heic", whole.substr(0, whole.size() / 2));
+  r = run_rsz(dir, "resample -i in -o 'again/{stem}.png' --scale 0.5");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("rsz: in/cut.heic: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 of 4 inputs failed; 3 files written"), std::string::npos) << r.err;
+  // A declared size of 1048576 x 1048576 (the ispe boxes patched): refused before anything is decoded.
+  std::string bomb = whole;
+  for (std::size_t at = bomb.find("ispe"); at != std::string::npos; at = bomb.find("ispe", at + 4)) {
+    bomb.replace(at + 8, 8, std::string("\x00\x10\x00\x00\x00\x10\x00\x00", 8));
+  }
+  test::write_file(dir / "bomb.heic", bomb);
+  r = run_rsz(dir, "info bomb.heic");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("bomb.heic"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1048576"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace rsz

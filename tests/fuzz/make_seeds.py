@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets to tests/fuzz/corpus/<target>/ (small valid files, a few per target).
 
-Copies fixtures from tests/data, configs/ and samples/rois, and generates tiny images with Pillow (python3-pil):
+Copies fixtures from tests/data, configs/ and samples/rois, and generates tiny images with Pillow (python3-pil) and
+libheif's heif-enc (libheif-examples):
     /usr/bin/python3 tests/fuzz/make_seeds.py
 Rerunning rewrites the corpus (deterministically); keep each target's seeds small (well under 20 KB in all).
 """
@@ -9,6 +10,8 @@ import io
 import json
 import shutil
 import struct
+import subprocess
+import tempfile
 from pathlib import Path
 
 from PIL import Image
@@ -145,6 +148,18 @@ def images():
     frames = [image(4, 3, "RGB").convert("P", colors=4), image(4, 3, "L").convert("P", colors=4)]
     save(folder, "animated.gif", frames[0], format="GIF", save_all=True, append_images=frames[1:], duration=50,
          transparency=0, optimize=False)
+
+    # HEIC and AVIF: made with libheif's heif-enc (Debian: libheif-examples), where it is installed.
+    if shutil.which("heif-enc"):
+        with tempfile.TemporaryDirectory() as scratch:
+            scratch = Path(scratch)
+            save(scratch, "rgb.png", image(16, 8, "RGB"), format="PNG")
+            save(scratch, "rgba.png", image(8, 8, "RGBA"), format="PNG")
+            for kind, flags in (("heic", []), ("avif", ["-A"])):
+                folder = target("image_" + kind)
+                for name in ("rgb", "rgba"):
+                    subprocess.run(["heif-enc", "-q", "40", *flags, str(scratch / (name + ".png")), "-o",
+                                    str(folder / (name + "." + kind))], check=True, capture_output=True)
 
     folder = target("image_pnm")
     (folder / "p1.pbm").write_bytes(b"P1\n# a comment\n4 2\n1 0 1 0\n0 1 0 1\n")

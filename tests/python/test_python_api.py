@@ -463,3 +463,19 @@ def test_gif_pixels_are_pillows(tmp_path):
     opaque = theirs[..., 3] == 255
     assert np.array_equal(mine[opaque], theirs[opaque])
     assert rsz.info(tmp_path / "clear.gif")["format"] == "gif"
+
+
+def test_grayscale_is_pillows_convert_l(tmp_path):
+    """--grayscale writes Pillow's convert('L') of the colour image, byte for byte, over 65,536 RGB samples (the
+    exact ties of the weighted sum among them), from an 8-bit PNG and from the 8-bit JPEG of a photo."""
+    Image = pytest.importorskip("PIL.Image", reason="python3-pil is not installed")
+    x, y = np.meshgrid(np.arange(256), np.arange(256))
+    rgb = np.stack([x, y, (x * 7 + y * 13) % 256], axis=-1).astype(np.uint8)
+    Image.fromarray(rgb).save(tmp_path / "grid.png")
+    photo = pathlib.Path(SOURCE, "samples", "photos", "rocket.jpg")
+    for source in [tmp_path / "grid.png", photo]:
+        out = tmp_path / (source.stem + "_gray.png")
+        rsz.run("resample", source, out, scale=1, grayscale=True)
+        mine = np.asarray(Image.open(out))
+        theirs = np.asarray(Image.open(source).convert("RGB").convert("L"))
+        assert mine.shape == theirs.shape and np.array_equal(mine, theirs), source

@@ -94,6 +94,7 @@ TEST(IccProfile, BothPngWritersKeepTheSameMetadata) {
         EXPECT_EQ(back.data16, image.data16);
         EXPECT_EQ(back.icc_profile, icc == profile ? profile : std::string());
         EXPECT_EQ(back.exif, image.exif);
+        EXPECT_EQ(back.xmp, image.xmp);  // read back from the iTXt chunk
         const std::string bytes = test::read_file(file);
         EXPECT_NE(bytes.find(std::string("iTXtXML:com.adobe.xmp\0\0\0\0\0", 26) + image.xmp), std::string::npos);
       }
@@ -175,7 +176,12 @@ TEST(ExifAndXmp, TravelToJpegAndPngOutputsWithTheOrientationReset) {
     EXPECT_EQ(orientation_of(written.exif), 1) << out;
     EXPECT_NE(written.exif.find("rsz"), std::string::npos) << out;  // the Make tag came along
     EXPECT_NE(test::read_file(dir / out).find("rsz test</x:xmpmeta>"), std::string::npos) << out;
+    EXPECT_EQ(written.xmp, xmp) << out;
   }
+  // A two-step chain through PNG keeps the XMP packet (the PNG's iTXt chunk is read like its iCCP and eXIf).
+  auto chain = test::run_rsz(dir, "resample -i out.png -o chained.jpg --scale 0.5 -q");
+  ASSERT_EQ(chain.status, 0) << chain.err;
+  EXPECT_EQ(io::read_image(dir / "chained.jpg").xmp, xmp);
   // --no-exif keeps the stored pixels, so the tag stays 6; --strip drops everything.
   auto r = test::run_rsz(dir, "resample -i in.jpg -o stored.jpg --scale 1 -q --no-exif");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -187,13 +187,15 @@ TEST(ImagePathTest, ReadsPbmAndPnmTooButWritesNeither) {
   for (const char* name : {"a.png", "c.JPEG", "h.ppm", "i.pgm", "j.pbm", "k.PNM"}) {
     EXPECT_TRUE(is_readable_image_path(name)) << name;
   }
-  for (const char* name : {"a", "a.npy", "a.heic", "a.pbm.txt", "pnm"}) {
+  for (const char* name : {"a", "a.npy", "a.jxl", "a.pbm.txt", "pnm"}) {
     EXPECT_FALSE(is_readable_image_path(name)) << name;
   }
   EXPECT_FALSE(is_image_path("j.pbm"));
   EXPECT_FALSE(is_image_path("k.pnm"));
-  EXPECT_TRUE(is_readable_image_path("g.GIF"));  // read only, as .pbm
-  EXPECT_FALSE(is_image_path("g.gif"));
+  for (const char* name : {"g.GIF", "h.heic", "i.HEIF", "j.avif"}) {  // read only
+    EXPECT_TRUE(is_readable_image_path(name)) << name;
+  }
+  for (const char* name : {"g.gif", "h.heic", "j.avif"}) EXPECT_FALSE(is_image_path(name)) << name;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -850,7 +852,7 @@ TEST_F(ImageTest, EmptyAndForeignFilesAreRefused) {
 
   write_file(path("text.png"), "this is not an image\n");
   expect_error([&] { read_image(path("text.png")); }, ErrorCode::Format,
-               {path("text.png") + ": ", "not an image file", "PNG, JPEG, BMP, TIFF, WebP, PPM/PGM and GIF"});
+               {path("text.png") + ": ", "not an image file", "PNG, JPEG, BMP, TIFF, WebP, PPM/PGM, GIF, HEIC and AVIF"});
   // None of the file's bytes are shown (an untrusted dataset could name a secret file): "this" is 74 68 69 73.
   const std::string said = test::error_message([&] { read_image(path("text.png")); }, ErrorCode::Format);
   EXPECT_EQ(said.find("74 68"), std::string::npos) << said;

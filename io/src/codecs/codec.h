@@ -22,7 +22,7 @@
 namespace rsz::io::detail {
 
 // What a file holds, from its first bytes (reading) or what its extension names (writing); the order of the table.
-enum class ImageFormat { Png, Jpeg, Bmp, Tiff, Webp, Ppm, Pgm, Gif };
+enum class ImageFormat { Png, Jpeg, Bmp, Tiff, Webp, Ppm, Pgm, Gif, Heic, Avif };
 
 // Bit depths a codec writes.
 enum : unsigned { kWrites8 = 1u << 0, kWrites16 = 1u << 1 };
@@ -76,7 +76,7 @@ struct Codec {
   const char* family = "";        // in lists of formats, once for all its members: "PPM/PGM"
   // Extensions (lower case, with the dot; unused slots null): written and read, the usual one first; read only.
   std::array<const char*, 2> extensions{};
-  std::array<const char*, 1> read_only_extensions{};
+  std::array<const char*, 2> read_only_extensions{};
 
   // Reading.
   SniffFn sniff = nullptr;
@@ -120,7 +120,7 @@ struct Codec {
   bool writes_channels(int count) const { return count >= 1 && count <= 4 && (channels & channel_bit(count)); }
 };
 
-constexpr std::size_t kCodecCount = 8;
+constexpr std::size_t kCodecCount = 10;
 // Every codec, in the order files are sniffed (and formats listed in messages).
 const std::array<Codec, kCodecCount>& codecs();
 
@@ -148,7 +148,9 @@ Codec tiff_codec();
 Codec webp_codec();
 Codec ppm_codec();
 Codec pgm_codec();
-Codec gif_codec();  // read only (giflib)
+Codec gif_codec();   // read only (giflib)
+Codec heic_codec();  // read only (libheif, loaded on first use): .heic, .heif
+Codec avif_codec();  // read only (libheif)
 
 // ----- What the entries point at
 

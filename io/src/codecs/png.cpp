@@ -20,7 +20,7 @@ Codec png_codec() {
   c.stream_info = read_png_info;
   c.stream_decode = read_png;
   c.open_rows = open_png_rows;
-  c.metadata_read = kIcc | kExif;  // iCCP, eXIf
+  c.metadata_read = kIcc | kExif | kXmp;  // iCCP, eXIf, the XMP iTXt chunk
   c.encode_rows = encode_png;
   c.depths = kWrites8 | kWrites16;
   c.channels = kGray | kGrayAlpha | kRgb | kRgba;

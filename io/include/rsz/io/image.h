@@ -86,8 +86,9 @@ struct Image {
   // files, and written to PNG and JPEG outputs when its colour space fits the pixels (an RGB profile for 3 or 4
   // channels, a gray one for 1 or 2); other formats, and a profile that does not fit, write none.
   std::string icc_profile;
-  // EXIF (the TIFF structure, without the "Exif\0\0" prefix of JPEG) and XMP (the packet): read from JPEG (APP1)
-  // and EXIF also from PNG (eXIf); written to JPEG and PNG outputs (XMP in PNG as an iTXt chunk). When the reader
+  // EXIF (the TIFF structure, without the "Exif\0\0" prefix of JPEG) and XMP (the packet): read from JPEG (APP1),
+  // PNG (eXIf, and the iTXt chunk "XML:com.adobe.xmp" before the image data), WebP, TIFF, HEIC and AVIF; written to
+  // JPEG and PNG outputs (XMP in PNG as an iTXt chunk). When the reader
   // applied the EXIF orientation to the pixels, the orientation tag reads 1.
   std::string exif;
   std::string xmp;

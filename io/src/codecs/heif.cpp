@@ -1,0 +1,326 @@
+// HEIF (HEIC) and AVIF (read only): the codec entries, their signatures (the ftyp box's brands) and libheif's decoder,
+// which rsz::io loads with dlopen the first time such a file is read (libheif pulls in the HEVC and AV1 decoders: a
+// program that never reads one never loads them). The image is the file's primary image, with the transformations
+// of the file applied by libheif (irot rotation, imir mirroring, clap cropping), grid images assembled, and alpha
+// where the file has an alpha plane; samples of more than 8 bits (10, 12) become 16-bit samples (v * 65535 / max,
+// rounded). The ICC profile ("prof" / "rICC" colour box), the EXIF block (its orientation tag set to 1: the
+// pixels are upright) and the XMP packet are kept.
+//
+// The probe asks libheif to read the file's boxes (nothing decoded) for the primary image's size, alpha and bit depth,
+// so that --max-pixels and the memory budget refuse a bomb (a grid of many tiles included) before any pixel buffer
+// exists.
+#include <libheif/heif.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <memory>
+
+#include "codecs/header_reader.h"
+#include "file_util.h"
+
+namespace rsz::io::detail {
+namespace {
+
+// The brands of an ISO base media file's leading ftyp box (the major brand, then the compatible ones).
+std::vector<std::string> ftyp_brands(const std::uint8_t* data, std::size_t size) {
+  std::vector<std::string> brands;
+  if (size < 16 || std::memcmp(data + 4, "ftyp", 4) != 0) return brands;
+  const std::size_t box = (std::size_t{data[0]} << 24) | (std::size_t{data[1]} << 16) | (std::size_t{data[2]} << 8) | data[3];
+  const std::size_t end = std::min(size, std::min<std::size_t>(box, 16 + 4 * 64));
+  brands.emplace_back(reinterpret_cast<const char*>(data + 8), 4);
+  for (std::size_t at = 16; at + 4 <= end; at += 4) brands.emplace_back(reinterpret_cast<const char*>(data + at), 4);
+  return brands;
+}
+
+bool has_brand(const std::vector<std::string>& brands, std::initializer_list<const char*> wanted) {
+  for (const std::string& b : brands) {
+    for (const char* w : wanted) {
+      if (b == w) return true;
+    }
+  }
+  return false;
+}
+
+bool sniff_avif(const std::uint8_t* data, std::size_t size) {
+  return has_brand(ftyp_brands(data, size), {"avif", "avis"});
+}
+
+bool sniff_heic(const std::uint8_t* data, std::size_t size) {
+  const std::vector<std::string> brands = ftyp_brands(data, size);
+  return !has_brand(brands, {"avif", "avis"}) &&
+         has_brand(brands, {"heic", "heix", "heim", "heis", "hevc", "hevx", "hevm", "hevs", "mif1", "msf1"});
+}
+
+// libheif's functions, resolved once a process (from the library's soname, as the build found it).
+struct Heif {
+  std::string error;  // why libheif cannot be used; "" when it can
+  decltype(&heif_context_alloc) context_alloc = nullptr;
+  decltype(&heif_context_free) context_free = nullptr;
+  decltype(&heif_context_read_from_memory_without_copy) read_from_memory = nullptr;
+  decltype(&heif_context_set_maximum_image_size_limit) set_size_limit = nullptr;
+  decltype(&heif_context_get_primary_image_handle) primary_handle = nullptr;
+  decltype(&heif_image_handle_release) handle_release = nullptr;
+  decltype(&heif_image_handle_get_width) handle_width = nullptr;
+  decltype(&heif_image_handle_get_height) handle_height = nullptr;
+  decltype(&heif_image_handle_has_alpha_channel) has_alpha = nullptr;
+  decltype(&heif_image_handle_get_luma_bits_per_pixel) luma_bits = nullptr;
+  decltype(&heif_image_handle_get_color_profile_type) profile_type = nullptr;
+  decltype(&heif_image_handle_get_raw_color_profile_size) profile_size = nullptr;
+  decltype(&heif_image_handle_get_raw_color_profile) profile = nullptr;
+  decltype(&heif_image_handle_get_number_of_metadata_blocks) metadata_count = nullptr;
+  decltype(&heif_image_handle_get_list_of_metadata_block_IDs) metadata_ids = nullptr;
+  decltype(&heif_image_handle_get_metadata_content_type) metadata_content_type = nullptr;
+  decltype(&heif_image_handle_get_metadata_size) metadata_size = nullptr;
+  decltype(&heif_image_handle_get_metadata) metadata = nullptr;
+  decltype(&heif_decode_image) decode = nullptr;
+  decltype(&heif_image_get_width) image_width = nullptr;
+  decltype(&heif_image_get_height) image_height = nullptr;
+  decltype(&heif_image_get_bits_per_pixel_range) bits_range = nullptr;
+  decltype(&heif_image_get_plane_readonly) plane = nullptr;
+  decltype(&heif_image_release) image_release = nullptr;
+};
+
+const Heif& heif() {
+  static const Heif loaded = [] {
+    Heif h;
+    SharedLibrary library;
+    if (!library.open(RSZ_LIBHEIF_SONAME)) {
+      h.error = std::string("libheif (") + RSZ_LIBHEIF_SONAME + ") cannot be loaded" +
+                (library.why().empty() ? "" : ": " + library.why()) + "; install it (Debian: libheif1)";
+      return h;
+    }
+    const bool all =
+        library.resolve("heif_context_alloc", h.context_alloc) && library.resolve("heif_context_free", h.context_free) &&
+        library.resolve("heif_context_read_from_memory_without_copy", h.read_from_memory) &&
+        library.resolve("heif_context_set_maximum_image_size_limit", h.set_size_limit) &&
+        library.resolve("heif_context_get_primary_image_handle", h.primary_handle) &&
+        library.resolve("heif_image_handle_release", h.handle_release) &&
+        library.resolve("heif_image_handle_get_width", h.handle_width) &&
+        library.resolve("heif_image_handle_get_height", h.handle_height) &&
+        library.resolve("heif_image_handle_has_alpha_channel", h.has_alpha) &&
+        library.resolve("heif_image_handle_get_luma_bits_per_pixel", h.luma_bits) &&
+        library.resolve("heif_image_handle_get_color_profile_type", h.profile_type) &&
+        library.resolve("heif_image_handle_get_raw_color_profile_size", h.profile_size) &&
+        library.resolve("heif_image_handle_get_raw_color_profile", h.profile) &&
+        library.resolve("heif_image_handle_get_number_of_metadata_blocks", h.metadata_count) &&
+        library.resolve("heif_image_handle_get_list_of_metadata_block_IDs", h.metadata_ids) &&
+        library.resolve("heif_image_handle_get_metadata_content_type", h.metadata_content_type) &&
+        library.resolve("heif_image_handle_get_metadata_size", h.metadata_size) &&
+        library.resolve("heif_image_handle_get_metadata", h.metadata) &&
+        library.resolve("heif_decode_image", h.decode) && library.resolve("heif_image_get_width", h.image_width) &&
+        library.resolve("heif_image_get_height", h.image_height) &&
+        library.resolve("heif_image_get_bits_per_pixel_range", h.bits_range) &&
+        library.resolve("heif_image_get_plane_readonly", h.plane) &&
+        library.resolve("heif_image_release", h.image_release);
+    if (!all) {
+      h.error = std::string("libheif (") + RSZ_LIBHEIF_SONAME + ") lacks a function rsz needs";
+      library.close();
+    }
+    return h;
+  }();
+  return loaded;
+}
+
+const Heif& need_heif(const std::string& path, const Codec& codec) {
+  const Heif& h = heif();
+  if (!h.error.empty()) fail(ErrorCode::Io, path, std::string("cannot read ") + codec.display_name + ": " + h.error);
+  return h;
+}
+
+// A file's boxes as libheif read them (nothing decoded), and its primary image. Both are owned by members, so that
+// a file the constructor refuses (it throws) gives them back too.
+class HeifFile {
+ public:
+  HeifFile(const Codec& codec, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options)
+      : h_(need_heif(path, codec)), context_(h_.context_alloc(), h_.context_free), handle_(nullptr, h_.handle_release) {
+    if (!context_) fail(ErrorCode::Io, path, "cannot read: out of memory");
+    // Refused by libheif itself as it reads a grid's or a tile's size: no side past what max_pixels allows.
+    h_.set_size_limit(context_.get(), static_cast<int>(std::min<std::int64_t>(options.max_pixels, INT_MAX)));
+    check(codec, path, h_.read_from_memory(context_.get(), bytes.data, bytes.size, nullptr));
+    heif_image_handle* handle = nullptr;
+    const heif_error found = h_.primary_handle(context_.get(), &handle);
+    handle_.reset(handle);
+    check(codec, path, found);
+  }
+
+  const Heif& lib() const { return h_; }
+  heif_image_handle* handle() const { return handle_.get(); }
+
+  static void check(const Codec& codec, const std::string& path, const heif_error& error) {
+    if (error.code == heif_error_Ok) return;
+    if (error.code == heif_error_Memory_allocation_error) fail(ErrorCode::Io, path, "cannot read: out of memory");
+    std::string message = error.message != nullptr ? error.message : "libheif cannot read it";
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+    fail_corrupt(path, codec, message);
+  }
+
+ private:
+  const Heif& h_;
+  std::unique_ptr<heif_context, decltype(&heif_context_free)> context_;
+  std::unique_ptr<heif_image_handle, decltype(&heif_image_handle_release)> handle_;
+};
+
+HeaderFacts facts_of(const Codec& codec, const std::string& path, const HeifFile& file,
+                     const ImageReadOptions& options) {
+  const Heif& h = file.lib();
+  HeaderFacts facts;
+  facts.width = h.handle_width(file.handle());
+  facts.height = h.handle_height(file.handle());
+  if (facts.width <= 0 || facts.height <= 0) {
+    fail_corrupt(path, codec, "its primary image has size " + size_text(facts.width, facts.height));
+  }
+  check_pixel_limit(path, facts.width, facts.height, options);
+  facts.channels = h.has_alpha(file.handle()) != 0 ? 4 : 3;
+  facts.bit_depth = h.luma_bits(file.handle()) > 8 ? 16 : 8;
+  // What the decoder holds besides the result: the decoded planes (up to 4:4:4 with alpha) and libheif's own RGB
+  // image, of the sample size it decodes to.
+  const std::uint64_t pixels = static_cast<std::uint64_t>(facts.width) * static_cast<std::uint64_t>(facts.height);
+  facts.decoder_bytes = pixels * static_cast<std::uint64_t>(4 + facts.channels) * (facts.bit_depth / 8);
+  return facts;
+}
+
+HeaderFacts probe_heif(const Codec& codec, const std::string& path, const FileBytes& bytes, bool /*whole*/,
+                       const ImageReadOptions& options) {
+  if (!bytes.complete) throw NeedMoreBytes{};  // libheif reads the boxes from the whole file
+  if (bytes.size < 16) fail_truncated(path, codec, bytes.size, "inside the ftyp box");
+  const HeifFile file(codec, path, bytes, options);
+  return facts_of(codec, path, file, options);
+}
+
+// The file's metadata blocks of `type` ("Exif", "mime"), with their content type for "mime".
+std::vector<std::pair<std::string, std::string>> metadata_blocks(const HeifFile& file, const char* type) {
+  const Heif& h = file.lib();
+  const int count = h.metadata_count(file.handle(), type);
+  std::vector<heif_item_id> ids(static_cast<std::size_t>(std::max(count, 0)));
+  if (count > 0) h.metadata_ids(file.handle(), type, ids.data(), count);
+  std::vector<std::pair<std::string, std::string>> blocks;
+  for (const heif_item_id id : ids) {
+    std::string data(h.metadata_size(file.handle(), id), '\0');
+    if (h.metadata(file.handle(), id, data.data()).code != heif_error_Ok) continue;
+    const char* content = h.metadata_content_type(file.handle(), id);
+    blocks.emplace_back(content != nullptr ? content : "", std::move(data));
+  }
+  return blocks;
+}
+
+void read_metadata(const HeifFile& file, Image& image) {
+  const Heif& h = file.lib();
+  const heif_color_profile_type type = h.profile_type(file.handle());
+  if (type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC) {
+    std::string icc(h.profile_size(file.handle()), '\0');
+    if (!icc.empty() && h.profile(file.handle(), icc.data()).code == heif_error_Ok) image.icc_profile = std::move(icc);
+  }
+  for (auto& [content, data] : metadata_blocks(file, "Exif")) {
+    // A 4-byte big-endian offset to the TIFF header, then the EXIF itself.
+    if (data.size() < 4) continue;
+    const std::size_t offset = (std::size_t{static_cast<std::uint8_t>(data[0])} << 24) |
+                               (std::size_t{static_cast<std::uint8_t>(data[1])} << 16) |
+                               (std::size_t{static_cast<std::uint8_t>(data[2])} << 8) | static_cast<std::uint8_t>(data[3]);
+    if (offset > data.size() - 4) continue;
+    image.exif = data.substr(4 + offset);
+    const std::size_t at =
+        exif_orientation_offset(reinterpret_cast<const std::uint8_t*>(image.exif.data()), image.exif.size());
+    if (at != kNoOrientation) {  // libheif turned the pixels upright (irot / imir): the tag must not turn them again
+      const bool little = image.exif[0] == 'I';
+      image.exif[at] = static_cast<char>(little ? 1 : 0);
+      image.exif[at + 1] = static_cast<char>(little ? 0 : 1);
+    }
+    break;
+  }
+  for (auto& [content, data] : metadata_blocks(file, "mime")) {
+    if (content == "application/rdf+xml") {
+      image.xmp = std::move(data);
+      break;
+    }
+  }
+}
+
+Image read_heif(const Codec& codec, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options) {
+  if (bytes.size < 16) fail_truncated(path, codec, bytes.size, "inside the ftyp box");
+  const HeifFile file(codec, path, bytes, options);
+  const HeaderFacts facts = facts_of(codec, path, file, options);
+  const Heif& h = file.lib();
+  const bool alpha = facts.channels == 4;
+  const bool deep = facts.bit_depth == 16;
+  const heif_chroma chroma = deep ? (alpha ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RRGGBB_LE)
+                                  : (alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB);
+  heif_image* decoded = nullptr;
+  const heif_error error = h.decode(file.handle(), &decoded, heif_colorspace_RGB, chroma, nullptr);
+  const std::unique_ptr<heif_image, decltype(h.image_release)> keep(decoded, h.image_release);
+  HeifFile::check(codec, path, error);
+  int stride = 0;
+  const std::uint8_t* plane = h.plane(decoded, heif_channel_interleaved, &stride);
+  const std::int64_t width = h.image_width(decoded, heif_channel_interleaved);
+  const std::int64_t height = h.image_height(decoded, heif_channel_interleaved);
+  if (plane == nullptr || width != facts.width || height != facts.height) {
+    fail_corrupt(path, codec, "libheif decoded " + size_text(width, height) + " for an image of " +
+                                  size_text(facts.width, facts.height));
+  }
+  Image image;
+  image.width = width;
+  image.height = height;
+  image.channels = facts.channels;
+  image.bit_depth = facts.bit_depth;
+  const std::size_t row = static_cast<std::size_t>(width * facts.channels);
+  try {
+    if (!deep) {
+      image.data8.resize(row * static_cast<std::size_t>(height));
+      for (std::int64_t y = 0; y < height; ++y) {
+        std::memcpy(image.data8.data() + static_cast<std::size_t>(y) * row, plane + y * stride, row);
+      }
+    } else {
+      // 10- or 12-bit samples (little-endian in 16 bits) stretched to 16 bits: v * 65535 / max, rounded.
+      const int bits = std::clamp(h.bits_range(decoded, heif_channel_interleaved), 9, 16);
+      const std::uint32_t max = (1u << bits) - 1;
+      image.data16.resize(row * static_cast<std::size_t>(height));
+      for (std::int64_t y = 0; y < height; ++y) {
+        const std::uint8_t* in = plane + y * stride;
+        std::uint16_t* out = image.data16.data() + static_cast<std::size_t>(y) * row;
+        for (std::size_t i = 0; i < row; ++i) {
+          const std::uint32_t v = std::min<std::uint32_t>(in[2 * i] | (std::uint32_t{in[2 * i + 1]} << 8), max);
+          out[i] = static_cast<std::uint16_t>((v * 65535u + max / 2) / max);
+        }
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCode::Io, path, "cannot read: out of memory for a " + size_text(width, height) + " image");
+  }
+  read_metadata(file, image);
+  return image;
+}
+
+Codec heif_family_codec() {
+  Codec c;
+  c.probe = probe_heif;
+  c.info = info_from_header;
+  c.decode = read_heif;
+  c.metadata_read = kIcc | kExif | kXmp;
+  return c;
+}
+
+}  // namespace
+
+Codec heic_codec() {
+  Codec c = heif_family_codec();
+  c.format = ImageFormat::Heic;
+  c.name = "heic";
+  c.display_name = "HEIC";
+  c.family = "HEIC";
+  c.read_only_extensions = {".heic", ".heif"};
+  c.sniff = sniff_heic;
+  return c;
+}
+
+Codec avif_codec() {
+  Codec c = heif_family_codec();
+  c.format = ImageFormat::Avif;
+  c.name = "avif";
+  c.display_name = "AVIF";
+  c.family = "AVIF";
+  c.read_only_extensions = {".avif"};
+  c.sniff = sniff_avif;
+  return c;
+}
+
+}  // namespace rsz::io::detail
