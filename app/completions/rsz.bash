@@ -5,7 +5,7 @@
 _rsz_flags() {
   local io="-h --help -i --input -o --output --config --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive --hidden
             --no-exif --alpha --backend --device -v --verbose --max-pixels --max-memory --quality --png-compression --skip-existing
-            --grayscale --depth --format --tar-part-size --strip --no-sync --lossless --strict --background --shard --plan"
+            --grayscale --colorspace --depth --format --tar-part-size --strip --no-sync --lossless --strict --background --shard --plan"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
                     --output-sizes --preset --antialias --rounding-direction --shrink-on-load" ;;
@@ -16,7 +16,7 @@ _rsz_flags() {
                      --input-offset --output-offset --align-corners --max-samples" ;;
     run) echo "-h --help -o --output --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive --hidden --no-exif --alpha
                --backend --device -v --verbose --max-pixels --max-memory --max-samples --quality --lossless --strict --background
-               --no-sync --strip --grayscale --depth --skip-existing --png-compression --shrink-on-load --shard --plan" ;;
+               --no-sync --strip --grayscale --colorspace --depth --skip-existing --png-compression --shrink-on-load --shard --plan" ;;
     plan) echo "-h --help -i --input -r --recursive --hidden --shards -o --output -q --quiet" ;;
     merge) echo "-h --help --json --clean" ;;
     info) echo "-h --help -r --recursive --json --no-exif --backends" ;;
@@ -45,6 +45,7 @@ _rsz() {
     --rois-check) COMPREPLY=($(compgen -W "warn error off skip" -- "$cur")); return ;;
     --size-mismatch) COMPREPLY=($(compgen -W "fail scale" -- "$cur")); return ;;
     --depth) COMPREPLY=($(compgen -W "8 16" -- "$cur")); return ;;
+    --colorspace) COMPREPLY=($(compgen -W "keep srgb" -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "png jpg bmp tif webp ppm pgm npy" -- "$cur")); return ;;
     --fit) COMPREPLY=($(compgen -W "fill inside outside cover contain" -- "$cur")); return ;;
     --gravity)

@@ -150,6 +150,12 @@ std::vector<RunSettingSpec> make_table() {
                    "it, (19595 R + 38470 G + 7471 B + 32768) >> 16 on the samples written (8 or 16 bits; with "
                    "premultiplied alpha, the same weights on the unrounded values); .npy outputs are left as computed",
                    true, "grayscale"));
+  t.push_back(choice("colorspace", "--colorspace",
+                     "Colour of image outputs: keep (default: the input's pixels and ICC profile as they are) or srgb "
+                     "(pixels converted from the input's ICC profile to sRGB with lcms2, relative colorimetric, and "
+                     "the sRGB profile embedded; inputs without a profile are taken as sRGB). --strip converts a "
+                     "profile that is not sRGB too, so that a stripped photo looks as it did",
+                     {"keep", "srgb"}, true, "colorspace"));
   t.push_back(choice("depth", "--depth", "Bits per sample of image outputs: 8 or 16 (default: the input's)",
                      {"8", "16"}, true, "depth"));
   t.push_back(flag("skip_existing", "--skip-existing",

@@ -365,12 +365,26 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options, in
   loaded.icc_profile = loaded.image.icc_profile;
   loaded.exif = loaded.image.exif;
   loaded.xmp = loaded.image.xmp;
+  plan_colour(loaded, options, loaded.image.channels, path);
   loaded.in_place = image_runs_in_place(loaded.image.channels, options);
   if (!loaded.in_place) {
     loaded.tensor = io::image_to_tensor(loaded.image, loaded.result_type, options.alpha);
     loaded.image = io::Image{};  // the pixels are not needed any more
   }
   return loaded;
+}
+
+void plan_colour(LoadedInput& input, const CommonOptions& options, int channels, const std::string& path) {
+  input.to_srgb.reset();
+  if (!input.from_image || input.icc_profile.empty() || !(options.to_srgb || options.strip)) return;
+  try {
+    if (io::is_srgb_profile(input.icc_profile)) return;
+    input.to_srgb = std::make_shared<const io::SrgbTransform>(input.icc_profile, channels, path);
+  } catch (const Error& e) {
+    // lcms2 missing: --colorspace srgb cannot be met (the input fails), while --strip strips as it always did. A
+    // profile of another colour space than the pixels' (a CMYK JPEG's) is left as it is.
+    if (e.code() == ErrorCode::Io && options.to_srgb) throw;
+  }
 }
 
 }  // namespace rsz::app

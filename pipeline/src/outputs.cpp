@@ -82,15 +82,25 @@ void create_parent(const std::string& path) {
   if (ec) throw Error(ErrorCode::Io, path + ": cannot create the folder " + parent.string() + ": " + ec.message());
 }
 
-// The image a result tensor becomes at `path`: gray when asked, flattened onto --background where the format has no
+// The ICC profile an output carries (unless --strip): sRGB's where its pixels were converted, else the input's.
+const std::string& output_profile(const LoadedInput& source) {
+  return source.to_srgb ? source.to_srgb->profile() : source.icc_profile;
+}
+
+// The image a result tensor becomes at `path`: converted to sRGB where planned, gray when asked, flattened onto --background where the format has no
 // alpha, the output depth, the alpha convention.
 io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source, const CommonOptions& options,
                        const std::string& path) {
   const int depth = output_depth(options, source.from_image, source.bit_depth, path);
-  std::optional<Tensor> gray;
+  std::optional<Tensor> srgb;
   ConstTensorView image = tensor;
+  if (source.to_srgb && source.to_srgb->channels() == tensor.size(1)) {
+    srgb = to_srgb(tensor, *source.to_srgb, options.alpha);
+    image = srgb->view();
+  }
+  std::optional<Tensor> gray;
   if (options.grayscale) {
-    gray = to_grayscale(tensor, depth, options.alpha);
+    gray = to_grayscale(image, depth, options.alpha);
     image = gray->view();
   }
   std::optional<Tensor> flat;
@@ -150,7 +160,7 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   header.channels = output_channels(options, c, path);
   header.bit_depth = output_depth(options, source.from_image, source.bit_depth, path);
   if (!options.strip) {
-    header.icc_profile = source.icc_profile;
+    header.icc_profile = output_profile(source);
     header.exif = source.exif;
     header.xmp = source.xmp;
   }
@@ -186,7 +196,7 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
     io::Image image = result_image(tensor, source, options, path);
     // The colour profile travels with the pixels (io writes it where the format and channels allow).
     if (!options.strip) {
-      image.icc_profile = source.icc_profile;
+      image.icc_profile = output_profile(source);
       image.exif = source.exif;
       image.xmp = source.xmp;
     }

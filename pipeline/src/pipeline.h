@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,6 +24,7 @@
 #include "rsz/exec.h"
 #include "rsz/io/annotations.h"
 #include "rsz/io/batch_file.h"
+#include "rsz/io/colour.h"
 #include "rsz/io/image.h"
 #include "rsz/io/naming.h"
 #include "rsz/io/ops.h"
@@ -74,6 +76,7 @@ struct CommonOptions {
   bool strip = false;      // image outputs without the input's metadata (ICC profile, EXIF, XMP)
   bool no_sync = false;    // --no-sync: outputs are not flushed to disk one by one (io::set_sync_outputs)
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
+  bool to_srgb = false;    // --colorspace srgb: image outputs converted from the input's ICC profile to sRGB
   int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input
   // Alpha or 16 bits into a format without them (JPEG, BMP, PPM; 16 bits into WebP): by default the alpha is
   // flattened onto `background` and the samples reduced to 8 bits, with one note per run; --strict refuses instead.
@@ -168,6 +171,9 @@ struct LoadedInput {
   std::string icc_profile;                   // the input image's colour profile, carried to image outputs
   std::string exif;                          // and its EXIF (orientation 1 once applied) and XMP
   std::string xmp;
+  // The conversion of the results to sRGB (--colorspace srgb, or --strip of a profile that is not sRGB); null when
+  // the colours are written as computed.
+  std::shared_ptr<const io::SrgbTransform> to_srgb;
 
   // The operator input: `tensor`, or when `in_place` a unorm8/unorm16 1 x C x H x W view of the interleaved pixels.
   ConstTensorView view() const;
@@ -194,6 +200,13 @@ io::ImageReadOptions image_read_options(const CommonOptions& options);
 // folder with no inputs, an unreadable or corrupt header, an image over --max-pixels, a non-float .npy.
 InputProbe probe_input(const std::string& path, const CommonOptions& options);
 
+// Sets `input.to_srgb` where its results are to be converted to sRGB: an image with an ICC profile that is not sRGB
+// (io::is_srgb_profile), under --colorspace srgb or --strip. A profile whose colour space does not fit the image's
+// `channels` (a CMYK JPEG's, converted as it is decoded) is left as it is.
+void plan_colour(LoadedInput& input, const CommonOptions& options, int channels, const std::string& path);
+// A result of an image converted to sRGB (input.to_srgb), in float32: straight colour values clamped to [0, 1]
+// (premultiplied ones divided by their alpha first, and multiplied again after), alpha as it is (pixels.cpp).
+Tensor to_srgb(const ConstTensorView& tensor, const io::SrgbTransform& transform, io::AlphaMode mode);
 // True when load_input keeps an image of `channels` as decoded (no float copy).
 bool image_runs_in_place(int channels, const CommonOptions& options);
 // `threads`: kernel threads for this call (run_jobs hands out the cores left over when there are fewer inputs than

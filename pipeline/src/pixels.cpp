@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "rsz/float16.h"
 
@@ -59,6 +60,44 @@ Tensor to_grayscale(const ConstTensorView& tensor, int depth, io::AlphaMode mode
     }
   }
   return gray;
+}
+
+Tensor to_srgb(const ConstTensorView& tensor, const io::SrgbTransform& transform, io::AlphaMode mode) {
+  const std::int64_t c = tensor.size(1);
+  const std::int64_t h = tensor.size(2);
+  const std::int64_t w = tensor.size(3);
+  const bool alpha = c == 2 || c == 4;
+  const bool premultiplied = alpha && mode == io::AlphaMode::Premultiplied;
+  Tensor out(DataType::Float32, {1, c, h, w}, TensorInit::Uninitialized);
+  float* o = out.data_as<float>();
+  std::vector<float> row(static_cast<std::size_t>(w * c));
+  const auto clamped = [](float v) { return v > 0.0f ? std::min(v, 1.0f) : 0.0f; };  // NaN: 0
+  for (std::int64_t y = 0; y < h; ++y) {
+    for (std::int64_t x = 0; x < w; ++x) {
+      const float a = alpha ? clamped(sample(tensor, c - 1, y, x)) : 1.0f;
+      for (std::int64_t ch = 0; ch < c; ++ch) {
+        float v = sample(tensor, ch, y, x);
+        if (alpha && ch == c - 1) {
+          v = a;
+        } else if (premultiplied) {
+          v = a > 0.0f ? clamped(v / a) : 0.0f;
+        } else {
+          v = clamped(v);
+        }
+        row[static_cast<std::size_t>(x * c + ch)] = v;
+      }
+    }
+    transform.apply(row.data(), static_cast<std::size_t>(w));
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      float* dst = o + (ch * h + y) * w;
+      for (std::int64_t x = 0; x < w; ++x) {
+        float v = row[static_cast<std::size_t>(x * c + ch)];
+        if (premultiplied && ch != c - 1) v *= row[static_cast<std::size_t>(x * c + c - 1)];
+        dst[x] = v;
+      }
+    }
+  }
+  return out;
 }
 
 Tensor flatten_alpha(const ConstTensorView& tensor, io::AlphaMode mode, const std::array<float, 3>& background) {

@@ -361,6 +361,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
             source.icc_profile = header.icc_profile;
             source.exif = header.exif;
             source.xmp = header.xmp;
+            plan_colour(source, common, header.channels, input);
             // Two threads or more for this job: one decodes while the others resample and encode.
             InputRows input_rows(std::move(rows), exec.num_threads >= 2,
                                  InputRows::rows_one_output_reads(header.height, plan));
