@@ -148,21 +148,29 @@ void SrgbTransform::apply(float* pixels, std::size_t count) const {
   }
 }
 
+int profile_channels(const std::string& icc) {
+  const Lcms& l = need_lcms("ICC profile");
+  const Profile p{l, l.open(icc.data(), static_cast<cmsUInt32Number>(icc.size()))};
+  if (p.handle == nullptr) return -1;
+  const cmsColorSpaceSignature space = l.space(p.handle);
+  return space == cmsSigRgbData ? 3 : space == cmsSigGrayData ? 1 : 0;
+}
+
 const std::string& SrgbTransform::profile() const { return channels_ <= 2 ? srgb_gray_profile() : srgb_profile(); }
 
 bool is_srgb_profile(const std::string& icc) {
   if (icc.empty()) return true;
   // A folder of photos from one camera carries one profile: each is looked at once a process.
+  // Kept by their bytes, at most 64 of them.
   static std::mutex mutex;
-  static std::map<std::pair<std::size_t, std::size_t>, bool> known;
-  const std::pair<std::size_t, std::size_t> key{std::hash<std::string>{}(icc), icc.size()};
+  static std::map<std::string, bool> known;
   {
     const std::lock_guard<std::mutex> lock(mutex);
-    if (const auto it = known.find(key); it != known.end()) return it->second;
+    if (const auto it = known.find(icc); it != known.end()) return it->second;
   }
   const bool srgb = looks_srgb(icc);
   const std::lock_guard<std::mutex> lock(mutex);
-  known.emplace(key, srgb);
+  if (known.size() < 64) known.emplace(icc, srgb);
   return srgb;
 }
 

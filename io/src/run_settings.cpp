@@ -156,6 +156,12 @@ std::vector<RunSettingSpec> make_table() {
                      "the sRGB profile embedded; inputs without a profile are taken as sRGB). --strip converts a "
                      "profile that is not sRGB too, so that a stripped photo looks as it did",
                      {"keep", "srgb"}, true, "colorspace"));
+  t.push_back(flag("linear", "--linear",
+                   "Resize images in linear light: sRGB-encoded samples decoded to linear values (IEC 61966-2-1), "
+                   "the exact operator on them, the results encoded back (vips --linear); a fine high-contrast "
+                   "pattern keeps its brightness (a 1-pixel black-and-white grid halves to 188, not 128). Slower; "
+                   "images are read whole",
+                   true, "linear", kUseResize | kUseRun));
   t.push_back(choice("depth", "--depth", "Bits per sample of image outputs: 8 or 16 (default: the input's)",
                      {"8", "16"}, true, "depth"));
   t.push_back(flag("skip_existing", "--skip-existing",

@@ -97,10 +97,12 @@ std::vector<std::string> list_folder(const std::string& folder, bool recursive, 
         if (skipped.empty()) return;
         detail::RunState& run = detail::current_run();
         const std::lock_guard<std::mutex> lock(run.totals_mutex);
-        run.totals.not_read += skipped.size();
         for (const std::string& f : skipped) {
-          if (run.totals.not_read_files.size() >= pipeline::Report::kMaxNotReadKept) break;
-          run.totals.not_read_files.push_back(f);
+          // Names are kept to drop duplicates (a folder given twice, or within another) up to a bound: a dataset's
+          // million label files are counted without holding every name.
+          if (run.not_read_seen.size() < 100000 && !run.not_read_seen.insert(canonical_or_absolute(f)).second) continue;
+          ++run.totals.not_read;
+          if (run.totals.not_read_files.size() < pipeline::Report::kMaxNotReadKept) run.totals.not_read_files.push_back(f);
         }
       });
 }
@@ -367,7 +369,11 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options, in
   loaded.xmp = loaded.image.xmp;
   plan_colour(loaded, options, loaded.image.channels, path);
   loaded.in_place = image_runs_in_place(loaded.image.channels, options);
-  if (!loaded.in_place) {
+  if (options.linear) {  // sRGB-encoded samples to linear light, then premultiplied as asked (pixels.cpp)
+    loaded.tensor = to_linear(io::image_to_tensor(loaded.image, DataType::Float32, io::AlphaMode::Straight),
+                              loaded.result_type, options.alpha);
+    loaded.image = io::Image{};
+  } else if (!loaded.in_place) {
     loaded.tensor = io::image_to_tensor(loaded.image, loaded.result_type, options.alpha);
     loaded.image = io::Image{};  // the pixels are not needed any more
   }
@@ -378,12 +384,19 @@ void plan_colour(LoadedInput& input, const CommonOptions& options, int channels,
   input.to_srgb.reset();
   if (!input.from_image || input.icc_profile.empty() || !(options.to_srgb || options.strip)) return;
   try {
-    if (io::is_srgb_profile(input.icc_profile)) return;
+    // A profile of another colour space than the pixels' (a CMYK JPEG's, converted as it is decoded) is left as it
+    // is; one lcms2 cannot read fails the input under --colorspace srgb (its colours cannot be made sRGB).
+    const int colours = io::profile_channels(input.icc_profile);
+    if (colours < 0) {
+      throw Error(ErrorCode::Format, path + ": its ICC profile cannot be read, so its colours cannot be converted to "
+                                            "sRGB (--colorspace srgb)");
+    }
+    if (colours != (channels <= 2 ? 1 : 3) || io::is_srgb_profile(input.icc_profile)) return;
     input.to_srgb = std::make_shared<const io::SrgbTransform>(input.icc_profile, channels, path);
-  } catch (const Error& e) {
-    // lcms2 missing: --colorspace srgb cannot be met (the input fails), while --strip strips as it always did. A
-    // profile of another colour space than the pixels' (a CMYK JPEG's) is left as it is.
-    if (e.code() == ErrorCode::Io && options.to_srgb) throw;
+  } catch (const Error&) {
+    // --colorspace srgb that cannot be met fails the input (lcms2 missing, a profile it cannot use); --strip alone
+    // strips as it always did.
+    if (options.to_srgb) throw;
   }
 }
 

@@ -232,7 +232,8 @@ bool image_runs_in_place(int channels, const CommonOptions& options) {
   // The unorm view holds p / M exactly as image_to_tensor's float32 tensor would (same double quotient, rounded
   // once), so results are the same bits; float16 tensors and premultiplied alpha need the conversion.
   const bool has_alpha = channels == 2 || channels == 4;
-  return options.dtype == DataType::Float32 && (!has_alpha || options.alpha == io::AlphaMode::Straight);
+  return options.dtype == DataType::Float32 && !options.linear &&
+         (!has_alpha || options.alpha == io::AlphaMode::Straight);
 }
 
 

@@ -82,9 +82,16 @@ void create_parent(const std::string& path) {
   if (ec) throw Error(ErrorCode::Io, path + ": cannot create the folder " + parent.string() + ": " + ec.message());
 }
 
-// The ICC profile an output carries (unless --strip): sRGB's where its pixels were converted, else the input's.
-const std::string& output_profile(const LoadedInput& source) {
-  return source.to_srgb ? source.to_srgb->profile() : source.icc_profile;
+// Whether a result of `channels` is converted to sRGB (result_image).
+bool converts(const LoadedInput& source, std::int64_t channels) {
+  return source.to_srgb && source.to_srgb->channels() == channels;
+}
+
+// The ICC profile an output of a result of `channels` carries (unless --strip): sRGB's where its pixels were
+// converted (the gray twin for --grayscale), else the input's.
+const std::string& output_profile(const LoadedInput& source, const CommonOptions& options, std::int64_t channels) {
+  if (!converts(source, channels)) return source.icc_profile;
+  return options.grayscale && channels >= 3 ? io::srgb_gray_profile() : source.to_srgb->profile();
 }
 
 // The image a result tensor becomes at `path`: converted to sRGB where planned, gray when asked, flattened onto --background where the format has no
@@ -92,10 +99,15 @@ const std::string& output_profile(const LoadedInput& source) {
 io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source, const CommonOptions& options,
                        const std::string& path) {
   const int depth = output_depth(options, source.from_image, source.bit_depth, path);
-  std::optional<Tensor> srgb;
+  std::optional<Tensor> encoded;
   ConstTensorView image = tensor;
-  if (source.to_srgb && source.to_srgb->channels() == tensor.size(1)) {
-    srgb = to_srgb(tensor, *source.to_srgb, options.alpha);
+  if (options.linear && source.from_image) {  // linear light back to sRGB's encoding
+    encoded = from_linear(tensor, options.alpha);
+    image = encoded->view();
+  }
+  std::optional<Tensor> srgb;
+  if (converts(source, tensor.size(1))) {
+    srgb = to_srgb(image, *source.to_srgb, options.alpha);
     image = srgb->view();
   }
   std::optional<Tensor> gray;
@@ -160,7 +172,7 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   header.channels = output_channels(options, c, path);
   header.bit_depth = output_depth(options, source.from_image, source.bit_depth, path);
   if (!options.strip) {
-    header.icc_profile = output_profile(source);
+    header.icc_profile = output_profile(source, options, c);
     header.exif = source.exif;
     header.xmp = source.xmp;
   }
@@ -196,7 +208,7 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
     io::Image image = result_image(tensor, source, options, path);
     // The colour profile travels with the pixels (io writes it where the format and channels allow).
     if (!options.strip) {
-      image.icc_profile = output_profile(source);
+      image.icc_profile = output_profile(source, options, tensor.size(1));
       image.exif = source.exif;
       image.xmp = source.xmp;
     }

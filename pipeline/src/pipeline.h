@@ -77,6 +77,7 @@ struct CommonOptions {
   bool no_sync = false;    // --no-sync: outputs are not flushed to disk one by one (io::set_sync_outputs)
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
   bool to_srgb = false;    // --colorspace srgb: image outputs converted from the input's ICC profile to sRGB
+  bool linear = false;     // --linear: images resized in linear light (sRGB decoded, the operator, re-encoded)
   int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input
   // Alpha or 16 bits into a format without them (JPEG, BMP, PPM; 16 bits into WebP): by default the alpha is
   // flattened onto `background` and the samples reduced to 8 bits, with one note per run; --strict refuses instead.
@@ -207,6 +208,11 @@ void plan_colour(LoadedInput& input, const CommonOptions& options, int channels,
 // A result of an image converted to sRGB (input.to_srgb), in float32: straight colour values clamped to [0, 1]
 // (premultiplied ones divided by their alpha first, and multiplied again after), alpha as it is (pixels.cpp).
 Tensor to_srgb(const ConstTensorView& tensor, const io::SrgbTransform& transform, io::AlphaMode mode);
+// --linear: a float32 image tensor of straight, sRGB-encoded values as linear light (IEC 61966-2-1's decoding in
+// double, alpha as it is), premultiplied when `mode` says so, in `type`; and a result back to sRGB encoding (values
+// clamped to [0, 1], premultiplied ones divided by their alpha first and multiplied again after), in float32.
+Tensor to_linear(const Tensor& straight, DataType type, io::AlphaMode mode);
+Tensor from_linear(const ConstTensorView& tensor, io::AlphaMode mode);
 // True when load_input keeps an image of `channels` as decoded (no float copy).
 bool image_runs_in_place(int channels, const CommonOptions& options);
 // `threads`: kernel threads for this call (run_jobs hands out the cores left over when there are fewer inputs than

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,7 @@ struct RunState {
   RunTotals totals;
   std::mutex totals_mutex;  // its records, which the pool's threads add
   bool not_read_said = false;  // the summary named the files of the input folders that no codec reads
+  std::set<std::string> not_read_seen;  // their canonical names: a folder given twice (or within another) counts once
   // Called by run_jobs once planning is done, before anything is written (and not for --dry-run): with --plan, pins
   // the parameters in STATE/params.json (a usage error, nothing written, when another shard pinned others).
   std::function<void()> before_writing;

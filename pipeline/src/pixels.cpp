@@ -100,6 +100,65 @@ Tensor to_srgb(const ConstTensorView& tensor, const io::SrgbTransform& transform
   return out;
 }
 
+namespace {
+
+double srgb_to_linear(double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); }
+
+double linear_to_srgb(double v) {
+  if (!(v > 0.0)) return 0.0;  // NaN too
+  if (v >= 1.0) return 1.0;
+  return v <= 0.0031308 ? 12.92 * v : 1.055 * std::pow(v, 1.0 / 2.4) - 0.055;
+}
+
+}  // namespace
+
+Tensor to_linear(const Tensor& straight, DataType type, io::AlphaMode mode) {
+  const std::int64_t c = straight.size(1);
+  const std::int64_t plane = straight.size(2) * straight.size(3);
+  const bool alpha = c == 2 || c == 4;
+  const bool premultiply = alpha && mode == io::AlphaMode::Premultiplied;
+  Tensor out(type, straight.sizes(), TensorInit::Uninitialized);
+  const float* in = straight.data_as<float>();
+  const float* a = in + (c - 1) * plane;
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    const bool colour = !(alpha && ch == c - 1);
+    for (std::int64_t i = 0; i < plane; ++i) {
+      double v = in[ch * plane + i];
+      if (colour) v = srgb_to_linear(v) * (premultiply ? static_cast<double>(a[i]) : 1.0);
+      if (type == DataType::Float32) {
+        out.data_as<float>()[ch * plane + i] = static_cast<float>(v);
+      } else {
+        out.data_as<Float16>()[ch * plane + i] = Float16(static_cast<float>(v));
+      }
+    }
+  }
+  return out;
+}
+
+Tensor from_linear(const ConstTensorView& tensor, io::AlphaMode mode) {
+  const std::int64_t c = tensor.size(1);
+  const std::int64_t h = tensor.size(2);
+  const std::int64_t w = tensor.size(3);
+  const bool alpha = c == 2 || c == 4;
+  const bool premultiplied = alpha && mode == io::AlphaMode::Premultiplied;
+  Tensor out(DataType::Float32, {1, c, h, w}, TensorInit::Uninitialized);
+  float* o = out.data_as<float>();
+  for (std::int64_t y = 0; y < h; ++y) {
+    for (std::int64_t x = 0; x < w; ++x) {
+      const double a = alpha ? std::clamp(static_cast<double>(sample(tensor, c - 1, y, x)), 0.0, 1.0) : 1.0;
+      for (std::int64_t ch = 0; ch < c; ++ch) {
+        double v = sample(tensor, ch, y, x);
+        if (!(alpha && ch == c - 1)) {
+          if (premultiplied) v = a > 0.0 ? v / a : 0.0;
+          v = linear_to_srgb(v) * (premultiplied ? a : 1.0);
+        }
+        o[(ch * h + y) * w + x] = static_cast<float>(v);
+      }
+    }
+  }
+  return out;
+}
+
 Tensor flatten_alpha(const ConstTensorView& tensor, io::AlphaMode mode, const std::array<float, 3>& background) {
   const std::int64_t c = tensor.size(1);
   const std::int64_t h = tensor.size(2);

@@ -270,7 +270,10 @@ class InputRows {
 
 // Whether resample jobs read image inputs band by band where they can (InputRows): on the host backends, images used
 // in place (float32; the files open_image_rows reads have no alpha).
-bool reads_rows(const CommonOptions& common) { return host_backend(common) && common.dtype == DataType::Float32; }
+// Rows decoded band by band go to the kernels as unorm samples: not with --linear, whose values are converted first.
+bool reads_rows(const CommonOptions& common) {
+  return host_backend(common) && common.dtype == DataType::Float32 && !common.linear;
+}
 
 }  // namespace
 

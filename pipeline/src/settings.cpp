@@ -94,6 +94,7 @@ const std::map<std::string, Binding>& bindings() {
       {"no_sync", {boolean(&CommonOptions::no_sync), {}}},
       {"strip", {boolean(&CommonOptions::strip), {}}},
       {"grayscale", {boolean(&CommonOptions::grayscale), {}}},
+      {"linear", {boolean(&CommonOptions::linear), {}}},
       {"colorspace",
        {[](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec& row) {
           if (std::find(row.choices.begin(), row.choices.end(), text) == row.choices.end()) {

@@ -479,3 +479,32 @@ def test_grayscale_is_pillows_convert_l(tmp_path):
         mine = np.asarray(Image.open(out))
         theirs = np.asarray(Image.open(source).convert("RGB").convert("L"))
         assert mine.shape == theirs.shape and np.array_equal(mine, theirs), source
+
+
+def _srgb_to_linear(v):
+    v = v.astype(np.float64)
+    return np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4).astype(np.float32)
+
+
+def _linear_to_srgb(v):
+    v = np.clip(np.nan_to_num(v.astype(np.float64)), 0.0, 1.0)
+    return np.where(v <= 0.0031308, 12.92 * v, 1.055 * v ** (1 / 2.4) - 0.055).astype(np.float32)
+
+
+def test_linear_resizes_in_linear_light(tmp_path):
+    """--linear (linear=True): a 1-pixel black-and-white grid halves to 188 (the sRGB encoding of 0.5), not 128; an
+    identity resize gives the input's bytes back; a thumbnail is the exact operator on the decoded values, encoded
+    again: the array API's rsz.thumbnail of sRGB-decoded pixels, rounded as outputs are."""
+    grid = (np.indices((64, 64)).sum(axis=0) % 2).astype(np.float32)
+    rsz.write_image(tmp_path / "grid.png", np.stack([grid] * 3)[np.newaxis])
+    rsz.run("resample", tmp_path / "grid.png", tmp_path / "lin.png", scale=0.5, linear=True)
+    rsz.run("resample", tmp_path / "grid.png", tmp_path / "gamma.png", scale=0.5)
+    assert np.unique(rsz.read_image(tmp_path / "lin.png", dtype="uint")).tolist() == [188]
+    assert np.unique(rsz.read_image(tmp_path / "gamma.png", dtype="uint")).tolist() == [128]
+    rsz.run("resample", PHOTO, tmp_path / "same.png", scale=1, linear=True)
+    assert np.array_equal(rsz.read_image(tmp_path / "same.png", dtype="uint"), rsz.read_image(PHOTO, dtype="uint"))
+    rsz.run("thumbnail", PHOTO, tmp_path / "thumb.png", size=64, linear=True)
+    expected = _linear_to_srgb(rsz.thumbnail(_srgb_to_linear(rsz.read_image(PHOTO)), 64))
+    expected = np.round(expected.astype(np.float64) * 255).astype(np.uint8)
+    mine = rsz.read_image(tmp_path / "thumb.png", dtype="uint")
+    assert mine.shape == expected.shape and np.array_equal(mine, expected)

@@ -132,6 +132,29 @@ TEST(Colour, AnAdobeRgbPhotoConvertedToSrgbHasLcmsValues) {
   EXPECT_NE(r.err.find("keep"), std::string::npos) << r.err;
 }
 
+// A profile lcms2 cannot use (a header without tags): --colorspace srgb fails that input, saying why; --strip alone
+// strips it as before.
+TEST(Colour, AProfileThatCannotBeConvertedFailsColorspaceSrgb) {
+  test::ScratchDir dir("colour-bad");
+  io::Image image = photo();
+  std::string icc(132, '\0');
+  icc[3] = static_cast<char>(132);
+  icc.replace(12, 4, "mntr");
+  icc.replace(16, 4, "RGB ");
+  icc.replace(20, 4, "XYZ ");
+  icc.replace(36, 4, "acsp");
+  image.icc_profile = icc;
+  io::write_image(dir / "bad.jpg", image);
+  ASSERT_EQ(io::read_image(dir / "bad.jpg").icc_profile, icc);
+  auto r = test::run_rsz(dir, "resample -i bad.jpg -o out.png --scale 1 --colorspace srgb");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("rsz: bad.jpg: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sRGB"), std::string::npos) << r.err;
+  r = test::run_rsz(dir, "resample -i bad.jpg -o stripped.png --scale 1 --strip -q");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_image(dir / "stripped.png").icc_profile, "");
+}
+
 TEST(Colour, ThumbnailsWithAlphaConvertTheColourAndKeepTheAlpha) {
   test::ScratchDir dir("colour-alpha");
   io::Image image = photo();

@@ -166,6 +166,10 @@ TEST_F(GifTest, DamagedFilesAndBombsAreRefusedBeforeDecoding) {
       EXPECT_NE(std::string(e.what()).find("cut.gif"), std::string::npos) << e.what();
     }
   }
+  // A header and a trailer, no image: refused from the probe (rsz info says so too).
+  std::vector<std::uint8_t> empty(whole.begin(), whole.begin() + 13 + 3 * 4);
+  empty.push_back(0x3B);
+  EXPECT_THROW(io::read_image_info(save("empty.gif", empty)), Error);
   // A screen of 65535 x 65535 declared in 13 bytes: refused from the header, nothing allocated.
   std::vector<std::uint8_t> bomb = whole;
   bomb[6] = bomb[7] = bomb[8] = bomb[9] = 0xff;

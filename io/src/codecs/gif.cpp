@@ -58,7 +58,10 @@ HeaderFacts probe_gif(const Codec& codec, const std::string& path, const FileByt
       break;  // the first frame is whole; what follows it is not read
     }
     const std::uint32_t block = in.u8(pos);
-    if (block == 0x3B) break;  // the trailer
+    if (block == 0x3B) {  // the trailer
+      if (frames == 0) fail_corrupt(path, codec, "it holds no image");
+      break;
+    }
     if (block == 0x21) {       // an extension: its label, then sub-blocks
       if (!in.has(pos, 2)) fail_truncated(path, codec, in.size(), "inside an extension");
       const std::uint32_t label = in.u8(pos + 1);
@@ -161,9 +164,10 @@ Image read_gif(const Codec& codec, const std::string& path, const FileBytes& byt
       int code = 0;
       GifByteType* block = nullptr;
       if (DGifGetExtension(gif.get(), &code, &block) == GIF_ERROR) fail_gif(path, codec, gif->Error);
-      if (code == GRAPHICS_EXT_FUNC_CODE && block != nullptr) {
-        GraphicsControlBlock control{};
-        if (DGifExtensionToGCB(block[0], block + 1, &control) == GIF_OK) transparent_index = control.TransparentColor;
+      // The Graphic Control Extension read as the probe reads it (a block of 4 bytes or more: packed fields, delay,
+      // the transparent index), so that the channels it announced and the pixels agree.
+      if (code == GRAPHICS_EXT_FUNC_CODE && block != nullptr && block[0] >= 4) {
+        transparent_index = (block[1] & 1) != 0 ? block[4] : -1;
       }
       while (block != nullptr) {
         if (DGifGetExtensionNext(gif.get(), &block) == GIF_ERROR) fail_gif(path, codec, gif->Error);
@@ -184,7 +188,7 @@ Image read_gif(const Codec& codec, const std::string& path, const FileBytes& byt
       std::uint8_t* out = image.data8.data() + static_cast<std::size_t>(y * image.width * c);
       for (std::int64_t x = 0; x < frame.Width && frame.Left + x < image.width; ++x) {
         const int index = line[static_cast<std::size_t>(x)];
-        if (index == transparent_index) continue;  // alpha stays 0
+        if (c == 4 && index == transparent_index) continue;  // alpha stays 0
         // An index past the table (a damaged file) is black, as browsers show it.
         const GifColorType colour = index < colors->ColorCount ? colors->Colors[index] : GifColorType{0, 0, 0};
         std::uint8_t* px = out + static_cast<std::size_t>((frame.Left + x) * c);

@@ -55,6 +55,7 @@ bool sniff_heic(const std::uint8_t* data, std::size_t size) {
 // libheif's functions, resolved once a process (from the library's soname, as the build found it).
 struct Heif {
   std::string error;  // why libheif cannot be used; "" when it can
+  decltype(&heif_init) init = nullptr;
   decltype(&heif_context_alloc) context_alloc = nullptr;
   decltype(&heif_context_free) context_free = nullptr;
   decltype(&heif_context_read_from_memory_without_copy) read_from_memory = nullptr;
@@ -112,10 +113,17 @@ const Heif& heif() {
         library.resolve("heif_image_get_height", h.image_height) &&
         library.resolve("heif_image_get_bits_per_pixel_range", h.bits_range) &&
         library.resolve("heif_image_get_plane_readonly", h.plane) &&
-        library.resolve("heif_image_release", h.image_release);
+        library.resolve("heif_image_release", h.image_release) && library.resolve("heif_init", h.init);
     if (!all) {
       h.error = std::string("libheif (") + RSZ_LIBHEIF_SONAME + ") lacks a function rsz needs";
       library.close();
+      return h;
+    }
+    // Once a process, before any decoding: libheif sets up its decoder plugins and colour conversions here (first
+    // decodes of several threads could otherwise race on them).
+    const heif_error init = h.init(nullptr);
+    if (init.code != heif_error_Ok) {
+      h.error = std::string("libheif cannot start: ") + (init.message != nullptr ? init.message : "heif_init failed");
     }
     return h;
   }();
@@ -135,8 +143,9 @@ class HeifFile {
   HeifFile(const Codec& codec, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options)
       : h_(need_heif(path, codec)), context_(h_.context_alloc(), h_.context_free), handle_(nullptr, h_.handle_release) {
     if (!context_) fail(ErrorCode::Io, path, "cannot read: out of memory");
-    // Refused by libheif itself as it reads a grid's or a tile's size: no side past what max_pixels allows.
-    h_.set_size_limit(context_.get(), static_cast<int>(std::min<std::int64_t>(options.max_pixels, INT_MAX)));
+    // libheif refuses a grid's or a tile's side past its own limit (32768) as it reads them; a smaller max_pixels
+    // tightens it.
+    if (options.max_pixels < 32768) h_.set_size_limit(context_.get(), static_cast<int>(options.max_pixels));
     check(codec, path, h_.read_from_memory(context_.get(), bytes.data, bytes.size, nullptr));
     heif_image_handle* handle = nullptr;
     const heif_error found = h_.primary_handle(context_.get(), &handle);
@@ -149,9 +158,13 @@ class HeifFile {
 
   static void check(const Codec& codec, const std::string& path, const heif_error& error) {
     if (error.code == heif_error_Ok) return;
-    if (error.code == heif_error_Memory_allocation_error) fail(ErrorCode::Io, path, "cannot read: out of memory");
     std::string message = error.message != nullptr ? error.message : "libheif cannot read it";
     while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+    if (error.subcode == heif_suberror_Security_limit_exceeded) {  // a declared size past libheif's own limits
+      fail(ErrorCode::Format, path, "the image is larger than libheif reads (" + message +
+                                        "); images of at most 32768 pixels a side are allowed");
+    }
+    if (error.code == heif_error_Memory_allocation_error) fail(ErrorCode::Io, path, "cannot read: out of memory");
     fail_corrupt(path, codec, message);
   }
 

@@ -16,6 +16,10 @@ namespace rsz::io {
 // cannot read is not sRGB. Throws rsz::Error (Io) when lcms2 cannot be loaded. Answers are kept per profile.
 bool is_srgb_profile(const std::string& icc);
 
+// The colour channels of a profile's colour space: 3 (RGB), 1 (gray), 0 for another (CMYK, Lab), -1 for a profile
+// lcms2 cannot read. Throws rsz::Error (Io) when lcms2 cannot be loaded.
+int profile_channels(const std::string& icc);
+
 // The bytes of the sRGB profile (lcms2's) that converted RGB outputs embed, and of its gray twin (D50 white, the sRGB
 // tone curve) for gray ones.
 const std::string& srgb_profile();
