@@ -141,11 +141,28 @@ const Heif& need_heif(const std::string& path, const Codec& codec) {
 class HeifFile {
  public:
   HeifFile(const Codec& codec, const std::string& path, const FileBytes& bytes, const ImageReadOptions& options)
-      : h_(need_heif(path, codec)), context_(h_.context_alloc(), h_.context_free), handle_(nullptr, h_.handle_release) {
+      : h_(need_heif(path, codec)), context_(nullptr, h_.context_free), handle_(nullptr, h_.handle_release) {
+    // libheif refuses an item (a grid, a tile, an alpha or depth image) whose side is past its limit as it reads the
+    // boxes, and would otherwise allocate for it while decoding: read once with its own limit (32768) for the primary
+    // image's size, then again with about that size as the limit, so that no item much larger than the image that
+    // rsz checked against --max-pixels and the memory budget is ever decoded.
+    read(codec, path, bytes, 0);
+    check_pixel_limit(path, h_.handle_width(handle_.get()), h_.handle_height(handle_.get()), options);
+    // The coded items may be a little larger than the image (padded to whole coding blocks, then cropped): 256
+    // pixels of margin, which bounds them by the image that was checked.
+    const int side = std::max(h_.handle_width(handle_.get()), h_.handle_height(handle_.get())) + 256;
+    if (side < 32768) read(codec, path, bytes, side);
+  }
+
+  const Heif& lib() const { return h_; }
+  heif_image_handle* handle() const { return handle_.get(); }
+
+  // Reads the boxes with a side limit (0: libheif's own) and takes the primary image.
+  void read(const Codec& codec, const std::string& path, const FileBytes& bytes, int limit) {
+    handle_.reset();
+    context_.reset(h_.context_alloc());
     if (!context_) fail(ErrorCode::Io, path, "cannot read: out of memory");
-    // libheif refuses a grid's or a tile's side past its own limit (32768) as it reads them; a smaller max_pixels
-    // tightens it.
-    if (options.max_pixels < 32768) h_.set_size_limit(context_.get(), static_cast<int>(options.max_pixels));
+    if (limit > 0) h_.set_size_limit(context_.get(), limit);
     check(codec, path, h_.read_from_memory(context_.get(), bytes.data, bytes.size, nullptr));
     heif_image_handle* handle = nullptr;
     const heif_error found = h_.primary_handle(context_.get(), &handle);
@@ -153,16 +170,13 @@ class HeifFile {
     check(codec, path, found);
   }
 
-  const Heif& lib() const { return h_; }
-  heif_image_handle* handle() const { return handle_.get(); }
-
   static void check(const Codec& codec, const std::string& path, const heif_error& error) {
     if (error.code == heif_error_Ok) return;
     std::string message = error.message != nullptr ? error.message : "libheif cannot read it";
     while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
     if (error.subcode == heif_suberror_Security_limit_exceeded) {  // a declared size past libheif's own limits
-      fail(ErrorCode::Format, path, "the image is larger than libheif reads (" + message +
-                                        "); images of at most 32768 pixels a side are allowed");
+      fail(ErrorCode::Format, path, "it declares an item larger than its image or libheif's limit of 32768 pixels a "
+                                    "side (" + message + "); nothing of it is decoded");
     }
     if (error.code == heif_error_Memory_allocation_error) fail(ErrorCode::Io, path, "cannot read: out of memory");
     fail_corrupt(path, codec, message);
