@@ -170,7 +170,7 @@ bool is_srgb_profile(const std::string& icc) {
   }
   const bool srgb = looks_srgb(icc);
   const std::lock_guard<std::mutex> lock(mutex);
-  if (known.size() < 64) known.emplace(icc, srgb);
+  if (known.size() < 64 && icc.size() <= (64u << 10)) known.emplace(icc, srgb);  // a few small profiles only
   return srgb;
 }
 

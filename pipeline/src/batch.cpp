@@ -25,7 +25,12 @@ std::vector<Job> step_jobs_of(const io::BatchStep& step, const std::vector<std::
     return make_resample_jobs(inputs, std::get<io::ResizeIntent>(step.config), output, common,
                               step.op == "resample" ? "resample" : "thumbnail");
   }
-  if (step.op == "upsample2d") return make_upsample_jobs(inputs, std::get<io::Upsample2dConfig>(step.config), output, common);
+  // --linear is resample's and thumbnail's: the other steps compute on the values as they are.
+  CommonOptions encoded = common;
+  encoded.linear = false;
+  if (step.op == "upsample2d") {
+    return make_upsample_jobs(inputs, std::get<io::Upsample2dConfig>(step.config), output, encoded);
+  }
   if (step.op != "roi_align") throw InternalError("batch step of an unknown operator " + step.op);
   check_json_budget(step.rois_path, "\"rois\" of a roi_align step", common.memory_budget());
   other_inputs.push_back(step.rois_path);
@@ -39,7 +44,7 @@ std::vector<Job> step_jobs_of(const io::BatchStep& step, const std::vector<std::
     check_json_budget(step.names_path, "\"names\" of a roi_align step", common.memory_budget());
     other_inputs.push_back(step.names_path);
   }
-  CommonOptions step_options = common;
+  CommonOptions step_options = encoded;
   if (step.rois_check) step_options.rois_check = *step.rois_check;
   if (step.size_mismatch) step_options.size_mismatch = *step.size_mismatch;
   return make_roi_align_jobs(inputs, std::get<io::RoiAlignConfig>(step.config), source, output, step_options,

@@ -199,7 +199,11 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
   const bool member = !tar_member_name(path).empty();  // a .tar output's member: encoded in memory
   if (!member) create_parent(path);
   if (is_npy_path(path)) {
-    io::write_npy(path, tensor);
+    if (options.linear && source.from_image) {  // encoded back, as image outputs are
+      io::write_npy(path, from_linear(tensor, options.alpha).view());
+    } else {
+      io::write_npy(path, tensor);
+    }
   } else {
     io::ImageWriteOptions write;
     write.quality = options.quality;

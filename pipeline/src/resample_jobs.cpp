@@ -309,8 +309,9 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
       plan.banded = banded(resize);
       // What the decoder holds: a window of rows (a JPEG read band by band), or the image decoded smaller
       // (--shrink-on-load), instead of the whole image.
+      // Not with --linear: libjpeg's scaled decode averages encoded values, which --linear is there to avoid.
       const int shrink =
-          probe.from_image && common.shrink_on_load ? shrink_for(resize, probe.max_shrink) : 1;
+          probe.from_image && common.shrink_on_load && !common.linear ? shrink_for(resize, probe.max_shrink) : 1;
       Dims decoded = probe.sizes;
       io::ResizePlan decoded_plan = resize;
       if (shrink > 1) {

@@ -297,11 +297,15 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
           ? saturating_add(plan.input_bytes, probe.file_bytes)
           : tensor_bytes(probe.sizes, probe.from_image ? static_cast<std::uint64_t>(depth / 8) : element_size(probe.type));
   const bool in_place = probe.from_image && image_runs_in_place(static_cast<int>(probe.sizes[1]), options);
-  const std::uint64_t float_copy =
+  std::uint64_t float_copy =
       probe.from_image && !in_place ? tensor_bytes(probe.sizes, element_size(probe.type)) : 0;
+  // --linear: the straight float32 copy the decoding goes through as well.
+  if (probe.from_image && options.linear) float_copy = saturating_add(float_copy, tensor_bytes(probe.sizes, 4));
   Dims band = plan.result;
   if (one_band) band[2] = band_rows(plan.result);
-  const std::uint64_t result = tensor_bytes(band, element_size(plan.type));
+  std::uint64_t result = tensor_bytes(band, element_size(plan.type));
+  // --linear: the result encoded back, a float32 copy of it (a band's where the output is banded).
+  if (probe.from_image && options.linear) result = saturating_add(result, tensor_bytes(band, 4));
   const auto sample = static_cast<std::uint64_t>(depth / 8);
   const std::uint64_t scratch =
       image_outputs && !job.planned_outputs.empty()

@@ -501,6 +501,12 @@ def test_linear_resizes_in_linear_light(tmp_path):
     rsz.run("resample", tmp_path / "grid.png", tmp_path / "gamma.png", scale=0.5)
     assert np.unique(rsz.read_image(tmp_path / "lin.png", dtype="uint")).tolist() == [188]
     assert np.unique(rsz.read_image(tmp_path / "gamma.png", dtype="uint")).tolist() == [128]
+    # .npy outputs hold the values encoded back; --shrink-on-load (libjpeg averaging encoded values) is not used.
+    rsz.run("resample", tmp_path / "grid.png", tmp_path / "lin.npy", scale=0.5, linear=True)
+    assert np.allclose(np.load(tmp_path / "lin.npy"), 188 / 255, atol=0.5 / 255)
+    rsz.run("resample", tmp_path / "grid.png", tmp_path / "grid.jpg", scale=8, mode="nearest", quality=100)
+    rsz.run("thumbnail", tmp_path / "grid.jpg", tmp_path / "small.png", size=64, linear=True, shrink_on_load=True)
+    assert abs(float(rsz.read_image(tmp_path / "small.png", dtype="uint").mean()) - 188) < 3
     rsz.run("resample", PHOTO, tmp_path / "same.png", scale=1, linear=True)
     assert np.array_equal(rsz.read_image(tmp_path / "same.png", dtype="uint"), rsz.read_image(PHOTO, dtype="uint"))
     rsz.run("thumbnail", PHOTO, tmp_path / "thumb.png", size=64, linear=True)

@@ -64,6 +64,8 @@ struct Heif {
   decltype(&heif_image_handle_release) handle_release = nullptr;
   decltype(&heif_image_handle_get_width) handle_width = nullptr;
   decltype(&heif_image_handle_get_height) handle_height = nullptr;
+  decltype(&heif_image_handle_get_ispe_width) ispe_width = nullptr;
+  decltype(&heif_image_handle_get_ispe_height) ispe_height = nullptr;
   decltype(&heif_image_handle_has_alpha_channel) has_alpha = nullptr;
   decltype(&heif_image_handle_get_luma_bits_per_pixel) luma_bits = nullptr;
   decltype(&heif_image_handle_get_color_profile_type) profile_type = nullptr;
@@ -99,6 +101,8 @@ const Heif& heif() {
         library.resolve("heif_image_handle_release", h.handle_release) &&
         library.resolve("heif_image_handle_get_width", h.handle_width) &&
         library.resolve("heif_image_handle_get_height", h.handle_height) &&
+        library.resolve("heif_image_handle_get_ispe_width", h.ispe_width) &&
+        library.resolve("heif_image_handle_get_ispe_height", h.ispe_height) &&
         library.resolve("heif_image_handle_has_alpha_channel", h.has_alpha) &&
         library.resolve("heif_image_handle_get_luma_bits_per_pixel", h.luma_bits) &&
         library.resolve("heif_image_handle_get_color_profile_type", h.profile_type) &&
@@ -148,10 +152,18 @@ class HeifFile {
     // rsz checked against --max-pixels and the memory budget is ever decoded.
     read(codec, path, bytes, 0);
     check_pixel_limit(path, h_.handle_width(handle_.get()), h_.handle_height(handle_.get()), options);
-    // The coded items may be a little larger than the image (padded to whole coding blocks, then cropped): 256
-    // pixels of margin, which bounds them by the image that was checked.
-    const int side = std::max(h_.handle_width(handle_.get()), h_.handle_height(handle_.get())) + 256;
-    if (side < 32768) read(codec, path, bytes, side);
+    // The limit is a side, for width and height alike: the primary image's stored size (before its crop), with 256
+    // pixels of margin for coding blocks. That square is held to 4 x --max-pixels too, so that an elongated image
+    // cannot open the way to a huge tile (libheif 1.15 knows no area limit).
+    const std::int64_t side =
+        std::max<std::int64_t>(h_.ispe_width(handle_.get()), h_.ispe_height(handle_.get())) + 256;
+    if (side * side > 4 * options.max_pixels) {
+      fail(ErrorCode::Format, path, "its image of " + size_text(h_.ispe_width(handle_.get()),
+                                                                   h_.ispe_height(handle_.get())) +
+                                        " would let its other items reach " + size_text(side, side) +
+                                        ", over 4 x --max-pixels (" + std::to_string(options.max_pixels) + ")");
+    }
+    if (side < 32768) read(codec, path, bytes, static_cast<int>(side));
   }
 
   const Heif& lib() const { return h_; }
@@ -175,8 +187,9 @@ class HeifFile {
     std::string message = error.message != nullptr ? error.message : "libheif cannot read it";
     while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
     if (error.subcode == heif_suberror_Security_limit_exceeded) {  // a declared size past libheif's own limits
-      fail(ErrorCode::Format, path, "it declares an item larger than its image or libheif's limit of 32768 pixels a "
-                                    "side (" + message + "); nothing of it is decoded");
+      fail(ErrorCode::Format, path, "it exceeds a libheif security limit (" + message +
+                                        "): an item larger than its image or past 32768 pixels a side, or too many "
+                                        "items or boxes; nothing of it is decoded");
     }
     if (error.code == heif_error_Memory_allocation_error) fail(ErrorCode::Io, path, "cannot read: out of memory");
     fail_corrupt(path, codec, message);
