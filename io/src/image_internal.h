@@ -117,6 +117,9 @@ inline bool profile_fits(const std::string& profile, int channels) {
 // Where the value of the EXIF orientation tag (0x0112, one SHORT) sits in a TIFF structure (the payload of an APP1
 // Exif segment or a PNG eXIf chunk), or kNoOrientation.
 std::size_t exif_orientation_offset(const std::uint8_t* tiff, std::size_t length);
+// Sets the orientation tag of `exif` (the TIFF structure) to 1, where it has one: the reader turned the pixels
+// upright, so the tag must not turn them again.
+void reset_exif_orientation(std::string& exif);
 
 // The rows of an image being encoded, handed over in bands: band(first, count) returns `count` packed rows from row
 // `first` on, or null when the producer failed (it then keeps its exception in *error for the caller to rethrow).

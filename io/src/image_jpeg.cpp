@@ -146,13 +146,7 @@ bool copy_app1(Image* image, jpeg_saved_marker_ptr marker, bool reset_orientatio
       const std::size_t size = marker->data_length;
       if (image->exif.empty() && size > kExifHeaderSize && std::memcmp(data, kExifHeader, kExifHeaderSize) == 0) {
         image->exif.assign(data + kExifHeaderSize, size - kExifHeaderSize);
-        const std::size_t at = exif_orientation_offset(reinterpret_cast<const std::uint8_t*>(image->exif.data()),
-                                                       image->exif.size());
-        if (reset_orientation && at != kNoOrientation) {
-          const bool little = image->exif[0] == 'I';
-          image->exif[at] = static_cast<char>(little ? 1 : 0);
-          image->exif[at + 1] = static_cast<char>(little ? 0 : 1);
-        }
+        if (reset_orientation) reset_exif_orientation(image->exif);
       } else if (image->xmp.empty() && size > kXmpHeaderSize &&
                  std::memcmp(data, kXmpHeader, kXmpHeaderSize) == 0) {
         image->xmp.assign(data + kXmpHeaderSize, size - kXmpHeaderSize);

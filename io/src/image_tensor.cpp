@@ -94,6 +94,12 @@ inline std::uint32_t quantize(double v, double max_value) {
   return static_cast<std::uint32_t>(std::round(scaled));
 }
 
+}  // namespace
+
+std::uint32_t sample_of(double v, int bit_depth) { return quantize(v, bit_depth == 16 ? 65535.0 : 255.0); }
+
+namespace {
+
 // quantize() of a float32 (or float16) value, without a libm call per sample: v * max (max 255 or 65535) is exact in
 // double, with at most 40 significant bits, so adding 0.5 is exact too (its lowest bit is no finer than the sum's
 // last place), or for a product below 0.5 stays below 1; truncating the sum is then round() (halves away from zero).

@@ -23,13 +23,6 @@ float sample(const ConstTensorView& tensor, std::int64_t ch, std::int64_t y, std
 // 0.587 and 0.114 to 4 digits), on values in [0, 1] (in double).
 double luma(double r, double g, double b) { return (19595.0 * r + 38470.0 * g + 7471.0 * b) / 65536.0; }
 
-// A value as the writer rounds it to a sample of `max` (io::tensor_to_image): round(v * max) in double, saturated,
-// NaN and v <= 0 giving 0.
-std::uint32_t quantized(float v, double max) {
-  if (!(v > 0.0f)) return 0;
-  const double x = static_cast<double>(v) * max;
-  return x >= max ? static_cast<std::uint32_t>(max) : static_cast<std::uint32_t>(std::round(x));
-}
 
 }  // namespace
 
@@ -49,8 +42,8 @@ Tensor to_grayscale(const ConstTensorView& tensor, int depth, io::AlphaMode mode
     for (std::int64_t x = 0; x < w; ++x) {
       double value = at(0, y, x);
       if (c >= 3 && on_samples) {  // (19595 R + 38470 G + 7471 B + 32768) >> 16 on the samples written
-        const std::uint32_t l = (19595 * quantized(at(0, y, x), max) + 38470 * quantized(at(1, y, x), max) +
-                                 7471 * quantized(at(2, y, x), max) + 32768) >> 16;
+        const std::uint32_t l = (19595 * io::sample_of(at(0, y, x), depth) + 38470 * io::sample_of(at(1, y, x), depth) +
+                                 7471 * io::sample_of(at(2, y, x), depth) + 32768) >> 16;
         value = l / max;  // written back as l exactly
       } else if (c >= 3) {
         value = luma(at(0, y, x), at(1, y, x), at(2, y, x));

@@ -16,6 +16,14 @@ void fail_corrupt(const std::string& path, const Codec& codec, const std::string
            " file is required");
 }
 
+void reset_exif_orientation(std::string& exif) {
+  const std::size_t at = exif_orientation_offset(reinterpret_cast<const std::uint8_t*>(exif.data()), exif.size());
+  if (at == kNoOrientation) return;
+  const bool little = exif[0] == 'I';
+  exif[at] = static_cast<char>(little ? 1 : 0);
+  exif[at + 1] = static_cast<char>(little ? 0 : 1);
+}
+
 std::size_t exif_orientation_offset(const std::uint8_t* tiff, std::size_t length) {
   if (length < 8) return kNoOrientation;
   bool little = false;

@@ -259,13 +259,7 @@ void read_metadata(const HeifFile& file, Image& image) {
                                (std::size_t{static_cast<std::uint8_t>(data[2])} << 8) | static_cast<std::uint8_t>(data[3]);
     if (offset > data.size() - 4) continue;
     image.exif = data.substr(4 + offset);
-    const std::size_t at =
-        exif_orientation_offset(reinterpret_cast<const std::uint8_t*>(image.exif.data()), image.exif.size());
-    if (at != kNoOrientation) {  // libheif turned the pixels upright (irot / imir): the tag must not turn them again
-      const bool little = image.exif[0] == 'I';
-      image.exif[at] = static_cast<char>(little ? 1 : 0);
-      image.exif[at + 1] = static_cast<char>(little ? 0 : 1);
-    }
+    reset_exif_orientation(image.exif);  // libheif turned the pixels upright (irot / imir)
     break;
   }
   for (auto& [content, data] : metadata_blocks(file, "mime")) {

@@ -242,6 +242,9 @@ Tensor image_to_tensor(const Image& image, DataType type, AlphaMode alpha = Alph
 // The inverse. The tensor must be 1 x C x H x W with C in 1..4 (C = 2 and 4 carry alpha last); `alpha` must be the
 // mode the tensor was made with: premultiplied colour is divided by alpha (colour under alpha 0 becomes 0).
 Image tensor_to_image(const ConstTensorView& tensor, int bit_depth, AlphaMode alpha = AlphaMode::Premultiplied);
+// The sample tensor_to_image makes of a value at `bit_depth` (8 or 16): round(v * (2^bits - 1)) in double, saturated,
+// NaN and v <= 0 giving 0.
+std::uint32_t sample_of(double v, int bit_depth);
 
 }  // namespace rsz::io
 
