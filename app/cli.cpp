@@ -144,10 +144,10 @@ int run_words(const std::vector<std::string>& words) {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the words last first
     app.parse(reversed);
     for (const auto& [command, run_operator] : operators) {
-      if (app.got_subcommand(command)) return run_command(*app.get_subcommand(command), run_operator);
+      if (app.got_subcommand(command)) return run_operator();
     }
     const auto got = [&](const char* name) { return wanted(name) && app.got_subcommand(name); };
-    if (got("run")) return run_command(*app.get_subcommand("run"), [&run] { return run_run(run); });
+    if (got("run")) return run_run(run);
     if (got("plan")) return run_plan(plan);
     if (got("merge")) return run_merge(merge);
     if (got("info")) return run_info(info);

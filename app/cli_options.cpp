@@ -1,5 +1,5 @@
-// The command line's shared flags: -i/-o/--config with the run-level settings (add_common_options), the operator
-// fields' flags made from io's spec tables (add_field_flags), and the whole-number check of number flags.
+// The command line's shared flags: -i/-o/--config with the run-level settings (add_common_options), and the
+// whole-number check of number flags.
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -39,31 +39,6 @@ void add_common_options(CLI::App& command, CommonOptions& options, unsigned uses
                      "(a name ending in .tar: {part} required, {shard} allowed; see --tar-part-size)");
   if (with_config) command.add_option("--config", options.config, "Operator config JSON; flags override its keys");
   add_setting_flags(command, options, uses);
-}
-
-std::map<std::string, CLI::Option*> add_field_flags(CLI::App& command, const io::OperatorSpec& spec,
-                                                     FieldTexts& texts) {
-  std::map<std::string, CLI::Option*> options;
-  for (const io::FieldSpec& field : spec.fields) {
-    if (field.flag.empty()) continue;  // set through a shorthand of the command (--output-size, --samples, ...)
-    std::string help = field.help;
-    if (!field.default_json.empty() && field.kind != io::FieldKind::Bool) {  // a flag's default is its absence
-      std::string shown = field.default_json;
-      shown.erase(std::remove(shown.begin(), shown.end(), '"'), shown.end());
-      help += " (default " + shown + ")";
-    }
-    const std::string key = field.key;
-    CLI::Option* option = nullptr;
-    if (field.kind == io::FieldKind::Bool) {
-      option = command.add_flag_callback(field.flag, [&texts, key] { texts[key] = "true"; }, help);
-    } else {
-      option = command.add_option_function<std::string>(
-          field.flag, [&texts, key](const std::string& text) { texts[key] = text; }, help);
-      if (field.kind == io::FieldKind::Enum) option->check(CLI::IsMember(field.choices));
-    }
-    options[key] = option;
-  }
-  return options;
 }
 
 }  // namespace rsz::app

@@ -1,5 +1,6 @@
 // rsz run on the command line: its flags (the batch itself is pipeline/src/batch.cpp).
 #include "commands.h"
+#include "shard_run.h"
 
 namespace rsz::app {
 
@@ -14,6 +15,9 @@ void setup_run(CLI::App& app, RunOptions& o) {
               "  rsz run configs/batch.json -o /tmp/build --jobs 2 --json");
 }
 
-int run_run(const RunOptions& o) { return run_batch(o.batch_file, o.common); }
+int run_run(const RunOptions& o) {
+  return run_shard_command(pinned_command("run", {{"batch", o.batch_file}}, o.common), o.common,
+                           [&o] { return run_batch(o.batch_file, o.common); });
+}
 
 }  // namespace rsz::app

@@ -17,8 +17,9 @@ void add_setting_flags(CLI::App& command, CommonOptions& options, unsigned uses)
                    .add_flag_function(
                        row.flag,
                        [&options, &row, flag](std::int64_t count) {
-                         apply_setting(options, row, count > 0 ? "true" : "false", flag);
-                         options.given.insert(row.key);
+                         const char* text = count > 0 ? "true" : "false";
+                         apply_setting(options, row, text, flag);
+                         options.given[row.key] = text;
                        },
                        row.help)
                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -27,7 +28,7 @@ void add_setting_flags(CLI::App& command, CommonOptions& options, unsigned uses)
           row.flag,
           [&options, &row, flag](const std::string& text) {
             apply_setting(options, row, text, flag);
-            options.given.insert(row.key);
+            options.given[row.key] = text;
           },
           row.help);
     }

@@ -2,11 +2,13 @@
 // planned from the input's header and how it runs), for the command line's subcommands and batch steps alike.
 #pragma once
 
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "pipeline.h"
+#include "shard_run.h"
 #include "rsz/io/config.h"
 #include "rsz/io/resize.h"
 
@@ -49,5 +51,17 @@ struct OperatorRequest {
 // planned output against every input, selects --shard's jobs and runs them: the exit status. A request that cannot
 // be met throws rsz::Error (a usage error) before anything is written.
 int run_operator(const OperatorRequest& request, const CommonOptions& common);
+
+// The request of an operator command (rsz/pipeline/commands.h: "thumbnail", "roi-align") from its options by key, as
+// their flags' text ({"size", "256"}, {"enlarge", "true"}), over the run's common options: each option checked as the
+// command line's parser checks it (a known key, its text, required, excludes), the config file (common.config) read
+// under the flags, roi-align's --rois-check, --size-mismatch and --manifest set into `common`. The command line and
+// rsz::pipeline::run both make their requests here. Throws rsz::Error (a usage error) in the flags' words.
+OperatorRequest command_request(const std::string& command, const std::map<std::string, std::string>& options,
+                                CommonOptions& common);
+// What --plan pins of a command (shard_run.h) given these options (rsz run: {"batch", FILE}) over `common`: the
+// options, the run-level settings given, -o and --config, by their flags' names; the files they name.
+PinnedCommand pinned_command(const std::string& command, const std::map<std::string, std::string>& options,
+                             const CommonOptions& common);
 
 }  // namespace rsz::app

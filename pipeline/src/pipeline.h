@@ -91,7 +91,9 @@ struct CommonOptions {
   std::int64_t shard_count = 0;
   std::string plan;            // --plan STATE: the folder `rsz plan` wrote; "" for none
   std::string summary_prefix;  // "shard 1/3: 4 of 11 inputs; ": said in front of the run's summary
-  std::set<std::string> given;  // the keys of the run-level settings whose flags were given (add_setting_flags)
+  // The run-level settings given (flags, a library request's settings), by key, with their text ("true" for a Bool):
+  // they win over a batch file's keys, and --plan pins them.
+  std::map<std::string, std::string> given;
   // The run's memory budget: --max-memory, else default_memory_budget(), read from the system only when a command
   // needs it (not at start-up, where every subcommand's options are made, --version and --help included).
   std::uint64_t memory_budget() const { return max_memory != 0 ? max_memory : default_memory_budget(); }

@@ -1,6 +1,7 @@
-// --plan's pinned parameters and the marker protocol of a shard run (run_command): the parameters that decide a
-// run's outputs, read from the parsed command line, pinned in STATE/params.json by the first shard, refused when
-// another differs; a finished shard's marker written last.
+// --plan's pinned parameters and the marker protocol of a shard run (run_shard_command, shard_run.h): the parameters
+// that decide a run's outputs, from what the command was given (its options and run-level settings by their flags'
+// names), pinned in STATE/params.json by the first shard, refused when another differs; a finished shard's marker
+// written last.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,9 +26,8 @@
 #include <sstream>
 #include <thread>
 
-#include "commands.h"
-#include "common.h"
 #include "pipeline_internal.h"
+#include "shard_run.h"
 #include "rsz/error.h"
 #include "rsz/io/temporary_files.h"
 
@@ -88,7 +88,6 @@ void hash_annotation_folder(const std::string& folder, Fnv& fnv) {
   }
 }
 
-// The parameters of a parsed command. Reads the files the options name (streaming), so it is only called with --plan.
 // A flag's value as the parameters compare it: a plain number in its shortest form ("0.50", ".5" and "5e-1" are
 // "0.5"), so that the same value written another way is not another parameter; paths and other text as CLI11 gives
 // them.
@@ -122,67 +121,63 @@ std::string contents_hash(const std::string& path) {
   return hex64(fnv.value());
 }
 
-Params params_of(const CLI::App& command) {
+// A value as CLI11's config text wrote it (the form of the pinned parameters since --plan began, so that plans pinned
+// by an earlier rsz keep their hash): numbers, true and false as they are, one character in '', other text in "".
+std::string quoted_value(const std::string& value) {
+  if (value.empty()) return "\"\"";
+  if (value == "true" || value == "false" || value == "nan" || value == "inf") return value;
+  if (value.compare(0, 2, "0x") != 0 && value.compare(0, 2, "0X") != 0) {
+    char* end = nullptr;
+    errno = 0;
+    (void)std::strtod(value.c_str(), &end);
+    if (end == value.c_str() + value.size() && !std::isspace(static_cast<unsigned char>(value[0]))) return value;
+  }
+  if (value.size() == 1) return "'" + value + "'";
+  return value.find('"') == std::string::npos ? "\"" + value + "\"" : "'" + value + "'";
+}
+
+// The parameters of a command. Reads the files the options name (streaming), so it is only called with --plan.
+Params params_of(const PinnedCommand& command) {
   Params params;
-  params.command = command.get_name();
-  std::istringstream text(command.config_to_str(false, false));
+  params.command = command.command;
   std::set<std::string> lines{"command=" + params.command};
-  for (std::string line; std::getline(text, line);) {
-    if (line.empty() || line[0] == '[' || line[0] == '#') continue;
-    const std::size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = line.substr(0, eq);
+  for (const auto& [key, value] : command.given) {
     if (params_ignore(key)) continue;
-    lines.insert(key + "=" + canonical_value(key, line.substr(eq + 1)));
-    static const std::set<std::string> files = {"config", "rois", "names", "batch-indices", "batch"};
-    if (files.count(key) == 0) continue;
-    // The file's bytes (a VOC or YOLO folder's files): a config changed between shards changes the outputs as a flag
-    // does.
-    for (const CLI::Option* option : command.get_options()) {
-      if (option->get_single_name() != key || option->count() == 0) continue;
-      try {
-        if (const std::string hash = contents_hash(option->as<std::string>()); !hash.empty()) {
-          lines.insert(key + " contents=" + hash);
-        }
-      } catch (const Error&) {
-      }
-    }
+    lines.insert(key + "=" + canonical_value(key, quoted_value(value)));
   }
-  // rsz run: the files a batch file's steps name (ROIs, class names) by their contents too, as the flags' are.
-  if (params.command == "run") {
-    const CLI::Option* batch = command.get_option_no_throw("batch");
+  // The files the options name by their bytes (a VOC or YOLO folder's files): a config changed between shards changes
+  // the outputs as a flag does.
+  for (const auto& [key, path] : command.files) {
     try {
-      if (batch != nullptr && batch->count() > 0) {
-        const io::BatchFile file = io::read_batch_file(batch->as<std::string>());
-        for (std::size_t i = 0; i < file.steps.size(); ++i) {
-          const io::BatchStep& step = file.steps[i];
-          for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"rois", step.rois_path},
-                                          std::pair<const char*, const std::string&>{"names", step.names_path}}) {
-            const std::string hash = path.empty() ? "" : contents_hash(path);
-            if (!hash.empty()) lines.insert("steps[" + std::to_string(i) + "]." + key + " contents=" + hash);
-          }
-        }
+      if (const std::string hash = path.empty() ? "" : contents_hash(path); !hash.empty()) {
+        lines.insert(key + " contents=" + hash);
       }
-    } catch (const Error&) {  // a batch file that cannot be read is refused by the run itself
-    }
-  }
-  const CLI::Option* output = command.get_option_no_throw("--output");
-  if (output != nullptr && output->count() > 0) {
-    params.output = output->as<std::string>();
-  } else if (params.command == "run") {
-    const CLI::Option* batch = command.get_option_no_throw("batch");
-    try {
-      if (batch != nullptr && batch->count() > 0) params.output = io::read_batch_file(batch->as<std::string>()).output_dir;
     } catch (const Error&) {
     }
   }
+  // rsz run: the files a batch file's steps name (ROIs, class names) by their contents too, as the flags' are.
+  if (!command.batch.empty()) {
+    try {
+      const io::BatchFile file = io::read_batch_file(command.batch);
+      for (std::size_t i = 0; i < file.steps.size(); ++i) {
+        const io::BatchStep& step = file.steps[i];
+        for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"rois", step.rois_path},
+                                        std::pair<const char*, const std::string&>{"names", step.names_path}}) {
+          const std::string hash = path.empty() ? "" : contents_hash(path);
+          if (!hash.empty()) lines.insert("steps[" + std::to_string(i) + "]." + key + " contents=" + hash);
+        }
+      }
+      if (command.output.empty()) params.output = file.output_dir;
+    } catch (const Error&) {  // a batch file that cannot be read is refused by the run itself
+    }
+  }
+  if (!command.output.empty()) params.output = command.output;
   Fnv fnv;
   for (const std::string& line : lines) fnv.add(line + "\n");
   params.lines.assign(lines.begin(), lines.end());
   params.hash = hex64(fnv.value());
   return params;
 }
-
 
 // "scale=0.25 here, scale=0.5 there" for each key whose lines differ.
 std::string params_difference(const std::vector<std::string>& here, const std::vector<std::string>& there) {
@@ -277,20 +272,15 @@ nlohmann::json marker_of(std::int64_t index, const nlohmann::json& plan, const P
 
 }  // namespace
 
-int run_command(const CLI::App& command, const std::function<int()>& run) {
-  const CLI::Option* plan_option = command.get_option_no_throw("--plan");
-  const CLI::Option* dry_run = command.get_option_no_throw("--dry-run");
-  if (plan_option == nullptr || plan_option->count() == 0 || (dry_run != nullptr && dry_run->count() > 0)) {
-    return run();
-  }
-  const std::string state = plan_option->as<std::string>();
-  const CLI::Option* input_option = command.get_option_no_throw("--input");
-  const CLI::Option* shard_option = command.get_option_no_throw("--shard");
+int run_shard_command(const PinnedCommand& command, const CommonOptions& common, const std::function<int()>& run) {
+  if (common.plan.empty() || common.dry_run) return run();
+  const std::string state = common.plan;
+  const auto shard_text = std::find_if(command.given.begin(), command.given.end(),
+                                       [](const auto& entry) { return entry.first == "shard"; });
   std::int64_t index = -1;
   std::int64_t count = 0;
-  if (shard_option != nullptr && shard_option->count() > 0) parse_shard(shard_option->as<std::string>(), index, count);
-  const nlohmann::json plan =
-      checked_plan(state, input_option != nullptr && input_option->count() > 0, index, count);
+  if (shard_text != command.given.end()) parse_shard(shard_text->second, index, count);
+  const nlohmann::json plan = checked_plan(state, !common.inputs.empty(), index, count);
   const auto shards = plan["shards"].get<std::int64_t>();
   // The parameters' hash reads the files the options name: not before the command's own checks of them (their size
   // against the memory budget) unless a marker asks for it, and once.
