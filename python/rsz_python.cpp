@@ -12,8 +12,10 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@
 #include "rsz/io/ops.h"
 #include "rsz/io/resize.h"
 #include "rsz/io/run_settings.h"
+#include "rsz/pipeline.h"
+#include "rsz/pipeline/commands.h"
 #include "rsz/resample.h"
 #include "rsz/roi_align.h"
 #include "rsz/upsample2d.h"
@@ -379,48 +383,44 @@ py::list records_of(const std::vector<rsz::pipeline::Record>& records) {
   return out;
 }
 
-// One in-process run of the command line: a dict of its status, counts, records (keep_records), first failures, a
-// refusal's code and message, and what it wrote to standard output and standard error.
-py::dict cli_py(const std::vector<py::bytes>& words, const py::bytes& inputs_below, bool quiet, bool keep_records) {
-  std::vector<std::string> args;
-  args.reserve(words.size());
-  for (const py::bytes& word : words) args.emplace_back(word);
-  const std::string below(inputs_below);
-  rsz::app::InProcessResult result;
+// Runs `run` with the GIL released. While any such call runs, freed buffers are kept for the next input, as the rsz
+// program keeps them (main.cpp); the last one to end sets the environment's threshold back and trims the heap.
+template <typename Run>
+auto released(const Run& run) {
+  static std::mutex calls_mutex;
+  static int calls = 0;
+  const py::gil_scoped_release release;
   {
-    // Calls of several Python threads run at once (each is a run of its own). While any runs, freed buffers are
-    // kept for the next input; the last one to end sets the environment's threshold back.
-    static std::mutex calls_mutex;
-    static int calls = 0;
-    const py::gil_scoped_release release;
-    {
-      const std::lock_guard<std::mutex> lock(calls_mutex);
+    const std::lock_guard<std::mutex> lock(calls_mutex);
 #if defined(__GLIBC__)
-      if (calls++ == 0) {
-        mallopt(M_MMAP_THRESHOLD, 32 << 20);
-        mallopt(M_TRIM_THRESHOLD, 64 << 20);
-      }
+    if (calls++ == 0) {
+      mallopt(M_MMAP_THRESHOLD, 32 << 20);
+      mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    }
 #else
-      ++calls;
+    ++calls;
+#endif
+  }
+  struct Restore {
+    ~Restore() {
+      const std::lock_guard<std::mutex> lock(calls_mutex);
+      if (--calls > 0) return;
+#if defined(__GLIBC__)
+      const char* trim = std::getenv("MALLOC_TRIM_THRESHOLD_");
+      const long threshold = trim != nullptr ? std::strtol(trim, nullptr, 10) : 128 * 1024;
+      mallopt(M_TRIM_THRESHOLD, static_cast<int>(threshold > 0 && threshold < (1L << 30) ? threshold : 128 * 1024));
+      malloc_trim(0);
 #endif
     }
-    struct Restore {
-      ~Restore() {
-        const std::lock_guard<std::mutex> lock(calls_mutex);
-        if (--calls > 0) return;
-#if defined(__GLIBC__)
-        const char* trim = std::getenv("MALLOC_TRIM_THRESHOLD_");
-        const long threshold = trim != nullptr ? std::strtol(trim, nullptr, 10) : 128 * 1024;
-        mallopt(M_TRIM_THRESHOLD, static_cast<int>(threshold > 0 && threshold < (1L << 30) ? threshold : 128 * 1024));
-        malloc_trim(0);
-#endif
-      }
-    } restore;
-    result = rsz::app::in_process_run(args, below, quiet, keep_records);
-  }
-  const rsz::pipeline::Report& report = result.report;
+  } restore;
+  return run();
+}
+
+// A run's report as a dict: status, counts, records (when kept), first failures, a refusal's code and message, and
+// the lines rsz said ("messages", without "rsz: ").
+py::dict report_dict(const rsz::pipeline::Report& report, int status) {
   py::dict d;
-  d["status"] = result.status;
+  d["status"] = status;
   d["jobs"] = report.jobs;
   d["written"] = report.written;
   d["failed"] = report.failed;
@@ -434,9 +434,83 @@ py::dict cli_py(const std::vector<py::bytes>& words, const py::bytes& inputs_bel
   d["failures"] = records_of(report.failures);
   d["code"] = report.error_code ? py::object(py::str(rsz::pipeline::code_name(*report.error_code))) : py::none();
   d["error"] = report.error_code ? py::object(text_of(report.error)) : py::none();
-  d["stdout"] = py::bytes(result.stdout_text);
-  d["stderr"] = py::bytes(result.stderr_text);
+  py::list messages;
+  for (const std::string& line : report.messages) messages.append(text_of(line));
+  d["messages"] = messages;
   return d;
+}
+
+// One in-process run of the command line's words (rsz.merge and the words of rsz.run(..., *args)): the report's dict
+// with what it wrote to standard output and standard error.
+py::dict cli_py(const std::vector<py::bytes>& words, const py::bytes& inputs_below, bool quiet, bool keep_records) {
+  std::vector<std::string> args;
+  args.reserve(words.size());
+  for (const py::bytes& word : words) args.emplace_back(word);
+  const std::string below(inputs_below);
+  const rsz::app::InProcessResult result =
+      released([&] { return rsz::app::in_process_run(args, below, quiet, keep_records); });
+  py::dict d = report_dict(result.report, result.status);
+  py::list messages;
+  std::istringstream lines(result.stderr_text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("rsz: ", 0) == 0) line.erase(0, 5);
+    if (!line.empty()) messages.append(text_of(line));
+  }
+  d["messages"] = messages;
+  d["stdout"] = py::bytes(result.stdout_text);
+  return d;
+}
+
+// One job through the library (rsz::pipeline::run of a Request by command): the command, its options and the
+// run-level settings by key as their flags' text, the inputs and output as bytes (os.fsencode), no command-line words.
+py::dict run_request_py(const std::string& command, const std::map<std::string, py::bytes>& options,
+                        const std::map<std::string, py::bytes>& settings, const std::vector<py::bytes>& inputs,
+                        const py::bytes& output, const py::bytes& inputs_below, bool quiet, bool keep_records) {
+  rsz::pipeline::Request request;
+  request.command = command;
+  for (const auto& [key, text] : options) request.options[key] = std::string(text);
+  for (const auto& [key, text] : settings) request.settings[key] = std::string(text);
+  for (const py::bytes& input : inputs) request.inputs.emplace_back(input);
+  request.output = std::string(output);
+  request.inputs_below = std::string(inputs_below);
+  request.keep_records = keep_records;
+  request.echo_stderr = !quiet;
+  if (!quiet && request.settings.count("quiet") == 0) request.settings["quiet"] = "false";
+  const rsz::pipeline::Report report = released([&] { return rsz::pipeline::run(request); });
+  return report_dict(report, report.status);
+}
+
+// rsz plan through the library (rsz::pipeline::make_plan): the inputs and the state folder as bytes.
+py::dict plan_py(const std::vector<py::bytes>& inputs, const py::bytes& state, std::int64_t shards, bool recursive,
+                 bool hidden) {
+  rsz::pipeline::PlanRequest request;
+  for (const py::bytes& input : inputs) request.inputs.emplace_back(input);
+  request.state = std::string(state);
+  request.shards = shards;
+  request.recursive = recursive;
+  request.hidden = hidden;
+  const rsz::pipeline::Report report = released([&] { return rsz::pipeline::make_plan(request); });
+  return report_dict(report, report.status);
+}
+
+// The operator commands' options (rsz/pipeline/commands.h): the keywords of rsz.run, run_shard and map_paths.
+py::dict command_options_py() {
+  static const char* const kKinds[] = {"text", "bool", "choice", "int"};
+  py::dict out;
+  for (const rsz::pipeline::CommandSpec& spec : rsz::pipeline::command_specs()) {
+    py::list rows;
+    for (const rsz::pipeline::CommandOption& o : spec.options) {
+      py::dict d;
+      d["key"] = o.key;
+      d["flag"] = o.flag;
+      d["kind"] = kKinds[static_cast<int>(o.kind)];
+      d["choices"] = o.choices;
+      d["required"] = o.required;
+      rows.append(d);
+    }
+    out[py::str(spec.command)] = rows;
+  }
+  return out;
 }
 
 }  // namespace
@@ -572,6 +646,11 @@ PYBIND11_MODULE(_rsz, m) {
       },
       py::arg("path"), py::arg("root"));
   m.def("cli", &cli_py, py::arg("args"), py::arg("inputs_below"), py::arg("quiet"), py::arg("keep_records"));
+  m.def("run_request", &run_request_py, py::arg("command"), py::arg("options"), py::arg("settings"),
+        py::arg("inputs"), py::arg("output"), py::arg("inputs_below"), py::arg("quiet"), py::arg("keep_records"));
+  m.def("command_options", &command_options_py);
+  m.def("plan", &plan_py, py::arg("inputs"), py::arg("state"), py::arg("shards"), py::arg("recursive"),
+        py::arg("hidden"));
   m.def(
       "shard_of", [](const py::bytes& key, std::int64_t count) { return io::shard_of(std::string(key), count); },
       py::arg("key"), py::arg("count"));

@@ -3,9 +3,13 @@
 #include "rsz/pipeline.h"
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 
+#include "batch.h"
+#include "plan_merge.h"
 #include "jobs.h"
+#include "rsz/pipeline/commands.h"
 #include "pipeline_internal.h"
 
 namespace rsz::pipeline {
@@ -14,29 +18,32 @@ namespace {
 
 using app::CommonOptions;
 using app::usage_error;
+using pipeline::CommandSpec;
 
-// Which settings an operator takes (io::SettingUse): every operator's, and the resize or roi-align ones of its kind.
-bool operator_takes(const io::RunSettingSpec& row, const std::string& op) {
+// Which settings a command takes (io::SettingUse): rsz run's, or every operator's and the resize or roi-align ones of
+// its kind.
+bool command_takes(const io::RunSettingSpec& row, const std::string& op) {
+  if (op == "run") return (row.uses & io::kUseRun) != 0;
   if ((row.uses & io::kUseOperators) != 0) return true;
   if ((row.uses & io::kUseResize) != 0 && (op == "resample" || op == "thumbnail")) return true;
   return (row.uses & io::kUseRoiAlign) != 0 && op == "roi_align";
 }
 
-void apply_request_setting(CommonOptions& options, const std::string& op, const std::string& key,
+void apply_request_setting(CommonOptions& options, const std::string& op, bool by_command, const std::string& key,
                            const std::string& text) {
   const io::RunSettingSpec* row = io::find_run_setting(key);
   if (row == nullptr) {
     std::string keys;
     for (const io::RunSettingSpec& r : io::run_settings()) {
-      if (operator_takes(r, op) && r.key != "plan") keys += (keys.empty() ? "" : ", ") + r.key;
+      if (command_takes(r, op) && (by_command || (r.key != "plan"))) keys += (keys.empty() ? "" : ", ") + r.key;
     }
-    usage_error("settings: \"" + key + "\" is not a run-level setting; " + keys + " are");
+    usage_error("settings: \"" + app::printable(key) + "\" is not a run-level setting; " + keys + " are");
   }
   const std::string what = "settings: \"" + key + "\"";
-  if (!operator_takes(*row, op)) usage_error(what + " is not taken by " + op);
-  if (key == "plan") {
-    usage_error(what + ": a plan's shards run through the command line (rsz COMMAND --plan STATE --shard I) or "
-                "rsz.run_shard, which keep its markers and pinned parameters");
+  if (!command_takes(*row, op)) usage_error(what + " is not taken by " + op);
+  if (key == "plan" && !by_command) {
+    usage_error(what + ": a plan's shard runs from a request naming its command and options (Request::command), "
+                "which --plan pins");
   }
   if (row->kind == io::SettingKind::Bool && text != "true" && text != "false") {
     usage_error(what + " = \"" + app::printable(text) + "\": true or false is allowed");
@@ -51,28 +58,82 @@ void apply_request_setting(CommonOptions& options, const std::string& op, const 
     usage_error(what + " = \"" + app::printable(text) + "\": " + problem);
   }
   app::apply_setting(options, *row, text, what);
+  options.given[key] = text;
 }
 
-CommonOptions options_of(const Request& request) {
-  if (request.op != "resample" && request.op != "thumbnail" && request.op != "upsample2d" &&
-      request.op != "roi_align") {
-    usage_error("op \"" + app::printable(request.op) + "\": resample, thumbnail, upsample2d or roi_align is allowed");
+// The operator a request runs ("run" for a batch file): its command's, or its own.
+std::string op_of(const Request& request) {
+  if (request.command.empty()) return request.op;
+  if (!request.op.empty()) usage_error("command and op: a request names one of them");
+  if (request.command == "run") return "run";
+  const pipeline::CommandSpec* spec = pipeline::find_command(request.command);
+  if (spec == nullptr) {
+    std::string names;
+    for (const CommandSpec& c : command_specs()) names += c.command + ", ";
+    usage_error("command \"" + app::printable(request.command) + "\": " + names + "or run is allowed");
+  }
+  return spec->op;
+}
+
+CommonOptions options_of(const Request& request, const std::string& op) {
+  if (op != "resample" && op != "thumbnail" && op != "upsample2d" && op != "roi_align" && op != "run") {
+    usage_error("op \"" + app::printable(op) + "\": resample, thumbnail, upsample2d or roi_align is allowed");
   }
   CommonOptions options;
   options.quiet = true;  // the summary is in the report; "quiet": "false" adds it to the messages
-  for (const auto& [key, text] : request.settings) apply_request_setting(options, request.op, key, text);
-  if (request.output.empty()) usage_error("output: required (a file, a folder ending in '/' or a name template)");
+  const bool by_command = !request.command.empty();
+  for (const auto& [key, text] : request.settings) apply_request_setting(options, op, by_command, key, text);
+  if (request.output.empty() && op != "run") {
+    usage_error("output: required (a file, a folder ending in '/' or a name template)");
+  }
   if (request.output == "-") usage_error("output \"-\": standard output is the command line's (-o -)");
   for (const std::string& input : request.inputs) {
     if (input == "-") usage_error("inputs \"-\": standard input is the command line's (-i -)");
   }
-  if (request.inputs.empty() && request.op != "roi_align") usage_error("inputs: none given");
+  if (op == "run" && !request.inputs.empty()) usage_error("inputs: a batch file names its own");
+  if (request.inputs.empty() && op != "roi_align" && op != "run" && options.plan.empty()) {
+    usage_error("inputs: none given");
+  }
+  if (!request.inputs.empty() && !options.plan.empty()) {
+    usage_error("inputs: a plan's shard runs on its own list of inputs (settings \"plan\"), not on inputs given");
+  }
   options.inputs = request.inputs;
   options.output = request.output;
   options.manifest = request.manifest;
   options.rois_check = request.rois_check;
   options.size_mismatch = request.size_mismatch;
   return options;
+}
+
+// A request by command (Request::command): the command's options read as the command line reads its flags, run as
+// shard I of a plan where the settings say so.
+int run_command_request(const Request& request, CommonOptions& options) {
+  const std::pair<const char*, bool> operator_fields[] = {
+      {"rois", !request.rois.empty()},         {"image_root", !request.image_root.empty()},
+      {"names", !request.names.empty()},       {"manifest", !request.manifest.empty()},
+      {"skip_crowd", request.skip_crowd},      {"skip_difficult", request.skip_difficult},
+      {"rois_check", request.rois_check != io::RoisCheck::Warn},
+      {"size_mismatch", request.size_mismatch != io::SizeMismatch::Fail}};
+  for (const auto& [name, given] : operator_fields) {
+    if (given) usage_error(std::string(name) + ": a request by command gives it as an option (options[\"" + name + "\"])");
+  }
+  std::map<std::string, std::string> texts = request.options;
+  if (const auto config = texts.find("config"); config != texts.end()) {  // --config, which the command line keeps apart
+    options.config = config->second;
+    texts.erase(config);
+  }
+  if (request.command == "run") {
+    const auto batch = texts.find("batch");
+    if (batch == texts.end() || texts.size() != 1 || !options.config.empty()) {
+      usage_error("options: run takes one option, \"batch\" (the batch file)");
+    }
+    const std::string file = batch->second;
+    return app::run_shard_command(app::pinned_command("run", texts, options), options,
+                                  [&] { return app::run_batch(file, options); });
+  }
+  return app::run_shard_command(app::pinned_command(request.command, texts, options), options, [&] {
+    return app::run_operator(app::command_request(request.command, texts, options), options);
+  });
 }
 
 app::OperatorRequest operator_of(const Request& request, const CommonOptions& options) {
@@ -140,24 +201,24 @@ Request request_of(const io::BatchStep& step) {
   return r;
 }
 
-Report run(const Request& request) {
+namespace {
+
+// Runs `body` as a run of its own (RunState) and returns its report: what it said in the messages, a refusal found
+// before anything ran as status 2 with its code (status 1 for a bug inside rsz).
+Report captured(bool keep_records, bool echo_stderr, const std::function<int()>& body) {
   app::detail::RunState state;
   const app::detail::RunScope scope(state);
   std::string said;
   state.in_process = true;
   state.stderr_sink = &said;
-  state.quiet_stderr = !request.echo_stderr;
+  state.quiet_stderr = !echo_stderr;
   // Without records, a run over millions of files holds its first lines only (and the last, its summary).
-  if (!request.keep_records) state.stderr_sink_limit = 64 << 10;
+  if (!keep_records) state.stderr_sink_limit = 64 << 10;
   state.discard_stdout = true;  // --json lines and --dry-run lists: the records are the report's
-  state.totals.keep_records = request.keep_records;
+  state.totals.keep_records = keep_records;
   int status = app::kExitOk;
   try {
-    const CommonOptions options = options_of(request);
-    for (const std::string& input : request.inputs) {
-      if (!request.inputs_below.empty()) app::detail::set_input_below(input, request.inputs_below);
-    }
-    status = app::run_operator(operator_of(request, options), options);
+    status = body();
   } catch (const Error& e) {
     // Found before anything ran: the request's fault (status 2), unless it is a bug inside rsz.
     status = e.code() == ErrorCode::Internal ? app::kExitFailed : app::kExitUsage;
@@ -178,6 +239,41 @@ Report run(const Request& request) {
     for (std::string& line : lines_of(state.stderr_last)) report.messages.push_back(std::move(line));
   }
   return report;
+}
+
+}  // namespace
+
+Report run(const Request& request) {
+  return captured(request.keep_records, request.echo_stderr, [&request] {
+    const std::string op = op_of(request);
+    CommonOptions options = options_of(request, op);
+    for (const std::string& input : request.inputs) {
+      if (!request.inputs_below.empty()) app::detail::set_input_below(input, request.inputs_below);
+    }
+    return request.command.empty() ? app::run_operator(operator_of(request, options), options)
+                                   : run_command_request(request, options);
+  });
+}
+
+Report make_plan(const PlanRequest& request) {
+  return captured(false, false, [&request] {
+    if (request.inputs.empty()) usage_error("inputs: none given");
+    if (request.state.empty()) usage_error("state: required (the folder to create)");
+    if (request.shards < 1 || request.shards > 1000000) {
+      usage_error("shards " + std::to_string(request.shards) + ": a whole number from 1 to 1000000 is allowed");
+    }
+    for (const std::string& input : request.inputs) {
+      if (input == "-") usage_error("inputs \"-\": standard input cannot be planned");
+    }
+    app::PlanOptions o;
+    o.inputs = request.inputs;
+    o.output = request.state;
+    o.shards = request.shards;
+    o.recursive = request.recursive;
+    o.hidden = request.hidden;
+    o.quiet = true;
+    return app::run_plan(o);
+  });
 }
 
 Report plan(const Request& request) {

@@ -288,7 +288,7 @@ void check_options(const CommandSpec& spec, const Texts& texts) {
     if (o == nullptr) {
       std::string keys;
       for (const CommandOption& row : spec.options) keys += (keys.empty() ? "" : ", ") + row.key;
-      usage_error(spec.command + ": \"" + printable(key) + "\" is not an option of " + spec.command +
+      usage_error("\"" + printable(key) + "\" is not an option of " + spec.command +
                   " or a run-level setting; its options are config, " + keys);
     }
     const std::string what = o->flag + " " + printable(value);

@@ -1,6 +1,6 @@
 // A ring of bytes mapped twice, back to back, so that any run of at most size() bytes is contiguous in memory: rows
 // written at (offset mod size) and read as one strided view never wrap. The background decoder of resample jobs
-// (cmd_resample.cpp) keeps a few bands of input rows in one, instead of the whole image.
+// (resample_jobs.cpp) keeps a few bands of input rows in one, instead of the whole image.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // The state files of a plan (the folder rsz plan writes): shard lists (one line an input: its path, {dir} and key,
 // escaped), plan.json, params.json and the done/ markers. Written atomically through mkstemp temporaries, read back
-// with checks: shared by the --plan runs (shards.cpp, shard_params.cpp) and rsz plan / rsz merge (cmd_plan.cpp).
+// with checks: shared by the --plan runs (shards.cpp, shard_run.cpp) and rsz plan / rsz merge (plan_merge.cpp).
 #pragma once
 
 #include <fcntl.h>

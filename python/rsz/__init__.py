@@ -55,6 +55,9 @@ except ImportError as _error:  # without this, Python reports a misleading "circ
 __version__ = _rsz.__version__
 _SETTINGS = _rsz.run_settings()
 _SETTINGS_BY_KEY = {s["key"]: s for s in _SETTINGS}
+# The operator commands' own options (rsz/pipeline/commands.h), by command and key: the other keywords of run,
+# run_shard and map_paths.
+_COMMAND_OPTIONS = {command: {o["key"]: o for o in rows} for command, rows in _rsz.command_options().items()}
 __all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "torchvision_roi_align", "info",
            "read_image", "write_image", "shard_key", "shard_of", "plan", "run", "run_shard", "map_paths", "merge",
            "CommandError", "RunError", "InputError", "Report", "backends", "run_settings", "DTypeError"]
@@ -661,8 +664,7 @@ class Report:
         # The files written, in the order of the inputs; a .tar output's parts once each.
         written = [r["output"] for r in self.records if "shape" in r and not r.get("dry_run")]
         self.outputs = list(dict.fromkeys(written))
-        self.messages = [line[5:] if line.startswith("rsz: ") else line
-                         for line in result["stderr"].decode("utf-8", "replace").splitlines()]
+        self.messages = list(result["messages"])
 
     def __repr__(self):
         return "<rsz.Report status=%d written=%d failed=%d skipped=%d>" % (self.status, self.written, self.failed,
@@ -715,17 +717,73 @@ def _check_setting(setting, value, op):
                                                                      ", ".join(setting["choices"])))
 
 
+def _refused(result, op):
+    """CommandError for a run rsz refused before running anything (status 2): its code and message."""
+    message = result["error"] if result["error"] is not None else "a usage error"
+    code = result["code"] if result["code"] is not None else "invalid_argument"
+    said = "".join("rsz: %s\n" % line for line in result["messages"])
+    return CommandError("%s: %s" % (op, message), 2, said, code)
+
+
 def _run_command(words, op, quiet, inputs_below=None, keep_records=False):
     """Runs rsz's command line in this process (as the rsz program would, with the same checks, outputs and exit
-    statuses); returns its result (a dict: status, counts, records, failures, stdout, stderr) and raises
-    CommandError, with rsz's code and message, for a refusal (exit status 2)."""
+    statuses): for merge, and for a job given command-line words (run(..., *args)). Returns its result (a dict:
+    status, counts, records, failures, messages, stdout) and raises CommandError, with rsz's code and message, for a
+    refusal (exit status 2)."""
     below = b"" if inputs_below is None else _os.fsencode(_path(inputs_below, op))
     result = _rsz.cli(words, below, bool(quiet), bool(keep_records))
     if result["status"] == 2:
-        err = result["stderr"].decode("utf-8", "replace")
-        message = result["error"] if result["error"] is not None else "a usage error"
-        code = result["code"] if result["code"] is not None else "invalid_argument"
-        raise CommandError("%s: %s" % (op, message), 2, err, code)
+        raise _refused(result, op)
+    return result
+
+
+def _text(value, op, name):
+    """A keyword's value as its flag's text (bytes): paths as os.fsencode gives them, numbers as text, a list or tuple
+    as its items joined by ','."""
+    if isinstance(value, (list, tuple)):
+        return b",".join(_text(item, op, name) for item in value)
+    if isinstance(value, (str, bytes, _os.PathLike)):
+        return _os.fsencode(_path(value, op))
+    if isinstance(value, bool) or not isinstance(value, (_numbers.Real, _numbers.Integral)):
+        raise ValueError("%s: %s=%r is not allowed; paths, text and numbers are" % (op, name, value))
+    return str(value).encode()
+
+
+def _request(command, flags, op):
+    """The keywords of a job as the library's request takes them: the command's own options (size=256, fit="cover",
+    enlarge=True) and the run-level settings (quality=85, shrink_on_load=True), each by key with its flag's text.
+    True is the flag given; False and None leave it out. A run-level setting's value is checked against its row of
+    run_settings() first (strict=1 is refused: a bool setting takes True or False)."""
+    known = _COMMAND_OPTIONS.get(command, {})
+    options, settings = {}, {}
+    for name, value in flags.items():
+        if value is None or value is False:
+            continue
+        setting = _SETTINGS_BY_KEY.get(name)
+        option = known.get(name)
+        if setting is not None:
+            _check_setting(setting, value, op)
+        elif option is not None and option["kind"] == "bool" and value is not True:
+            raise ValueError("%s: %s=%r is not allowed; True or False is" % (op, name, value))
+        text = b"true" if value is True else _text(value, op, name)
+        # A key that is neither goes to the command's options (or a batch's settings), which name what is allowed.
+        (settings if setting is not None or (option is None and command == "run") else options)[name] = text
+    return options, settings
+
+
+def _run_request(command, flags, op, inputs=(), output=None, quiet=True, root=None, keep_records=True):
+    """Runs a job through the library (rsz::pipeline::run): the command, its options and settings by key; no
+    command-line words. Returns its result dict; raises CommandError for a refusal (nothing was written)."""
+    options, settings = _request(command, flags, op)
+    if command == "run":
+        options = {"batch": _text(inputs[0], op, "inputs")}
+        inputs = []
+    below = b"" if root is None else _os.fsencode(_path(root, op))
+    result = _rsz.run_request(command, options, settings, [_os.fsencode(_path(i, op)) for i in inputs],
+                              b"" if output is None else _os.fsencode(_path(output, op)), below, bool(quiet),
+                              bool(keep_records))
+    if result["status"] == 2:
+        raise _refused(result, op)
     return result
 
 
@@ -745,12 +803,13 @@ def plan(inputs, state, shards, recursive=False, hidden=False):
         raise ValueError("plan: shards=%r is not allowed; a whole number >= 1 is" % (shards,))
     if isinstance(inputs, (str, bytes, _os.PathLike)):
         inputs = [inputs]
-    words = [b"plan"]
-    for item in inputs:
-        words += [b"-i", _word(item, "plan")]
-    words += [b"--shards", str(int(shards)).encode(), b"-o", _word(state, "plan"), b"-q"]
-    words += _flag_words({"recursive": recursive, "hidden": hidden}, "plan")
-    _run_command(words, "plan", True)
+    for name, value in (("recursive", recursive), ("hidden", hidden)):
+        if not isinstance(value, bool):
+            raise ValueError("plan: %s=%r is not allowed; True or False is" % (name, value))
+    result = _rsz.plan([_os.fsencode(_path(item, "plan")) for item in inputs], _os.fsencode(_path(state, "plan")),
+                       int(shards), recursive, hidden)
+    if result["status"] != 0:
+        raise _refused(result, "plan")
     with open(_os.path.join(_path(state, "plan"), "plan.json"), "rb") as f:
         return _json.load(f)
 
@@ -777,21 +836,29 @@ def run_shard(state, shard, command, *args, quiet=True, **flags):
     """
     if isinstance(shard, bool) or not isinstance(shard, _numbers.Integral) or shard < 0:
         raise ValueError("run_shard: shard=%r is not allowed; a shard number >= 0 is" % (shard,))
-    words = [_command_name(command, "run_shard")] + [_word(a, "run_shard") for a in args]
-    words += _flag_words(flags, "run_shard")
-    words += [b"--plan", _word(state, "run_shard"), b"--shard", str(int(shard)).encode()]
-    if quiet:
-        words.append(b"--quiet")
-    result = _run_command(words, "run_shard", quiet)
-    status, err = result["status"], result["stderr"].decode("utf-8", "replace")
+    command = _command_name(command, "run_shard").decode()
+    if args:
+        words = [command.encode()] + [_word(a, "run_shard") for a in args] + _flag_words(flags, "run_shard")
+        words += [b"--plan", _word(state, "run_shard"), b"--shard", str(int(shard)).encode()]
+        if quiet:
+            words.append(b"--quiet")
+        result = _run_command(words, "run_shard", quiet)
+    else:
+        flags = dict(flags, plan=state, shard=str(int(shard)))
+        output = flags.pop("output", None)
+        if command == "run":
+            raise ValueError("run_shard: command=\"run\" needs its batch file: give it as a word "
+                             "(rsz.run_shard(state, i, \"run\", \"batch.json\"))")
+        result = _run_request(command, flags, "run_shard", output=output, quiet=quiet, keep_records=False)
+    status = result["status"]
     marker = _os.path.join(_path(state, "run_shard"), "done", "%05d.json" % int(shard))
     try:
         with open(marker, "rb") as f:
             done = _json.load(f)
     except OSError:
         raise RuntimeError("run_shard: shard %d ended with status %d and wrote no marker (%s): %s"
-                           % (shard, status, marker, err.strip())) from None
-    done["messages"] = err.splitlines()
+                           % (shard, status, marker, "; ".join(result["messages"]))) from None
+    done["messages"] = list(result["messages"])
     return done
 
 
@@ -817,13 +884,17 @@ def map_paths(paths, command, *args, root=None, quiet=True, **flags):
     if not paths:
         return []
     _refuse_streams(paths, flags.get("output"), "map_paths")
-    words = [_command_name(command, "map_paths")] + [_word(a, "map_paths") for a in args]
-    words += _flag_words(flags, "map_paths")
-    for path in paths:
-        words += [b"-i", _word(path, "map_paths")]
-    if quiet:
-        words.append(b"--quiet")
-    return _run_command(words, "map_paths", quiet, inputs_below=root, keep_records=True)["records"]
+    command = _command_name(command, "map_paths").decode()
+    if args:
+        words = [command.encode()] + [_word(a, "map_paths") for a in args] + _flag_words(flags, "map_paths")
+        for path in paths:
+            words += [b"-i", _word(path, "map_paths")]
+        if quiet:
+            words.append(b"--quiet")
+        return _run_command(words, "map_paths", quiet, inputs_below=root, keep_records=True)["records"]
+    flags = dict(flags)
+    output = flags.pop("output", None)
+    return _run_request(command, flags, "map_paths", paths, output, quiet, root)["records"]
 
 
 _JOB_COMMANDS = ("resample", "thumbnail", "upsample", "roi-align", "run")
@@ -854,23 +925,28 @@ def run(command, inputs=None, output=None, *args, check=True, quiet=True, root=N
         inputs = [inputs]
     inputs = [] if inputs is None else list(inputs)
     _refuse_streams(inputs, output, "run")
-    words = [command.encode()]
     if command == "run":
         if len(inputs) != 1:
             raise ValueError("run: the \"run\" command takes one batch file as inputs, not %d" % len(inputs))
         if root is not None:
             raise ValueError("run: root= names the inputs of a command; a batch file names its own")
-        words.append(_word(inputs[0], "run"))
+    if args:  # command-line words: the command line reads them
+        words = [command.encode()]
+        if command == "run":
+            words.append(_word(inputs[0], "run"))
+        else:
+            for item in inputs:
+                words += [b"-i", _word(item, "run")]
+        if output is not None:
+            words += [b"-o", _word(output, "run")]
+        words += [_word(a, "run") for a in args]
+        words += _flag_words(flags, "run")
+        if quiet:
+            words.append(b"--quiet")
+        result = _run_command(words, command, quiet, inputs_below=root, keep_records=True)
     else:
-        for item in inputs:
-            words += [b"-i", _word(item, "run")]
-    if output is not None:
-        words += [b"-o", _word(output, "run")]
-    words += [_word(a, "run") for a in args]
-    words += _flag_words(flags, "run")
-    if quiet:
-        words.append(b"--quiet")
-    report = Report(_run_command(words, command, quiet, inputs_below=root, keep_records=True))
+        result = _run_request(command, flags, command, inputs, output, quiet, root)
+    report = Report(result)
     if check and report.failures:
         raise InputError(report)
     if check and report.status != 0:

@@ -120,7 +120,7 @@ TEST(Library, RefusalsWriteNothingAndSayWhy) {
   r.settings = {{"quality", "101"}};
   refused(r, "101");
   r.settings = {{"plan", "state"}};
-  refused(r, "rsz.run_shard");
+  refused(r, "a plan's shard runs from a request naming its command");
   r.settings = {{"depth", "12"}};
   refused(r, "one of 8, 16 is allowed");
   r = base;
@@ -214,4 +214,79 @@ TEST(Library, RunsOfSeveralThreadsGiveTheBytesOfOneAfterAnother) {
                 rsz::test::read_file(dir / (std::string("one/") + name)));
     }
   }
+}
+
+TEST(Library, ARequestByCommandTakesTheFlagsVocabularyAndRunsAPlansShards) {
+  ScratchDir dir("lib-command");
+  copy_photos(dir);
+  auto cli = run_rsz(dir, "roi-align -i in/chelsea.png --rois boxes.json --output-size 12x8 --samples 2:3 "
+                          "--reduction max -o 'cli/{index}.png' -q");
+  // The boxes are written after the first call, which fails on their absence: a refusal, nothing written.
+  EXPECT_EQ(cli.status, 2);
+  rsz::test::write_file(dir / "boxes.json", "{\"rois\": [[3, 4, 40, 30], [10, 10, 90, 70]]}");
+  cli = run_rsz(dir, "roi-align -i in/chelsea.png --rois boxes.json --output-size 12x8 --samples 2:3 "
+                     "--reduction max -o 'cli/{index}.png' -q");
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  rsz::pipeline::Request request;
+  request.command = "roi-align";
+  request.options = {{"rois", dir / "boxes.json"}, {"output_size", "12x8"}, {"samples", "2:3"}, {"reduction", "max"}};
+  request.inputs = {dir / "in/chelsea.png"};
+  request.output = dir / "lib/{index}.png";
+  const rsz::pipeline::Report report = rsz::pipeline::run(request);
+  ASSERT_EQ(report.status, 0) << report.error;
+  ASSERT_EQ(report.written, 2u);
+  for (const char* name : {"0.png", "1.png"}) {
+    EXPECT_EQ(rsz::test::read_file(dir / (std::string("lib/") + name)),
+              rsz::test::read_file(dir / (std::string("cli/") + name)));
+  }
+  // Refusals in the flags' words, nothing written: an unknown option, options that exclude each other, a required one
+  // missing, text a choice does not allow, an op beside a command.
+  const std::pair<std::map<std::string, std::string>, std::string> refused[] = {
+      {{{"size", "8"}, {"sizee", "3"}}, "\"sizee\" is not an option of thumbnail"},
+      {{{"fit", "cover"}}, "--size is required"},
+      {{{"size", "8"}, {"fit", "sideways"}}, "--fit sideways: one of"},
+      {{{"size", "8"}, {"enlarge", "yes"}}, "--enlarge yes: true or false is allowed"},
+  };
+  for (const auto& [options, message] : refused) {
+    rsz::pipeline::Request bad;
+    bad.command = "thumbnail";
+    bad.options = options;
+    bad.inputs = {dir / "in"};
+    bad.output = dir / "no/";
+    const rsz::pipeline::Report r = rsz::pipeline::run(bad);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.error.find(message), std::string::npos) << r.error;
+  }
+  rsz::pipeline::Request both;
+  both.command = "resample";
+  both.options = {{"scale", "0.5"}, {"size", "8x8"}};
+  both.inputs = {dir / "in"};
+  both.output = dir / "no/";
+  EXPECT_NE(rsz::pipeline::run(both).error.find("--scale excludes --size"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "no"));
+  // A plan, its shards run by requests, the program's run of a shard then done already (the same pinned parameters),
+  // other parameters refused.
+  rsz::pipeline::PlanRequest plan;
+  plan.inputs = {dir / "in"};
+  plan.state = dir / "state";
+  plan.shards = 2;
+  plan.recursive = true;
+  ASSERT_EQ(rsz::pipeline::make_plan(plan).status, 0);
+  EXPECT_EQ(rsz::pipeline::make_plan(plan).status, 2);  // the folder is no longer empty
+  for (int shard = 0; shard < 2; ++shard) {
+    rsz::pipeline::Request part;
+    part.command = "thumbnail";
+    part.options = {{"size", "16"}};
+    part.settings = {{"plan", dir / "state"}, {"shard", std::to_string(shard)}, {"quality", "70"}};
+    part.output = dir / "sh/{stem}.jpg";
+    const rsz::pipeline::Report r = rsz::pipeline::run(part);
+    EXPECT_EQ(r.status, 0) << r.error;
+  }
+  EXPECT_TRUE(fs::exists(dir / "sh/chelsea.jpg") && fs::exists(dir / "sh/rocket.jpg"));
+  auto again = run_rsz(dir, "thumbnail --plan state --shard 1 --size 16 --quality 70 -o '" + (dir / "sh/{stem}.jpg") + "'");
+  EXPECT_EQ(again.status, 0);
+  EXPECT_NE(again.err.find("is done already"), std::string::npos) << again.err;
+  auto other = run_rsz(dir, "thumbnail --plan state --shard 1 --size 16 --quality 71 -o '" + (dir / "sh/{stem}.jpg") + "'");
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.err.find("quality=71 here, quality=70 there"), std::string::npos) << other.err;
 }

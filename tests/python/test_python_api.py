@@ -313,7 +313,7 @@ def test_help_of_an_in_process_run_is_its_output_and_tar_runs_in_threads_match(t
     from rsz import _rsz
 
     result = _rsz.cli([b"thumbnail", b"--help"], b"", True, False)
-    assert result["status"] == 0 and b"Usage: rsz thumbnail" in result["stdout"] and result["stderr"] == b""
+    assert result["status"] == 0 and b"Usage: rsz thumbnail" in result["stdout"] and result["messages"] == []
     assert result["records"] == [] and result["code"] is None
     # .tar outputs of calls in several threads (sharing the default budget, their members wait on disk): the same
     # parts as one call after another.
@@ -440,6 +440,70 @@ def test_run_keeps_records_in_input_order_refuses_streams_and_raises_run_error(t
     assert not isinstance(failed.value, rsz.InputError) and failed.value.status == 1
     assert failed.value.report.written == 1 and "afile" in str(failed.value)
     assert not failed.value.report.messages[-1].startswith("rsz: ")
+
+
+def test_keywords_reach_the_library_without_command_line_words(tmp_path, monkeypatch):
+    """run, map_paths and run_shard given keywords build the library's request (the command's options and the
+    run-level settings by key): no command-line words (the in-process command line is not called), the same bytes as
+    the rsz program's flags, and refusals in the flags' words (an unknown keyword names the allowed ones, options that
+    exclude each other, a required option missing, a bool option given another value)."""
+    import subprocess
+    from rsz import _rsz
+
+    def no_words(*args, **kwargs):
+        raise AssertionError("a keyword call went through command-line words")
+
+    monkeypatch.setattr(_rsz, "cli", no_words)
+    boxes = tmp_path / "boxes.json"
+    boxes.write_text('{"rois": [[3, 4, 40, 30], [10, 10, 90, 70]]}')
+    jobs = [
+        ("thumbnail", dict(size="24x24", fit="cover", gravity="north", quality=80, strip=True), "t.jpg",
+         ["--size", "24x24", "--fit", "cover", "--gravity", "north", "--quality", "80", "--strip"]),
+        ("resample", dict(scale=(0.5, 0.25), mode="nearest", preset="asymmetric"), "r.png",
+         ["--scale", "0.5,0.25", "--mode", "nearest", "--preset", "asymmetric"]),
+        ("resample", dict(width=40, antialias=True, linear=True), "w.png", ["--width", "40", "--antialias", "--linear"]),
+        ("upsample", dict(factor="2,3", mode="linear", depth=16), "u.png",
+         ["--factor", "2,3", "--mode", "linear", "--depth", "16"]),
+        ("roi-align", dict(rois=boxes, output_size="12x8", samples="2:3", reduction="max"), "c{index}.png",
+         ["--rois", str(boxes), "--output-size", "12x8", "--samples", "2:3", "--reduction", "max"]),
+    ]
+    for command, flags, name, words in jobs:
+        report = rsz.run(command, PHOTO, tmp_path / "py" / name, **flags)
+        cli = subprocess.run([os.environ["RSZ_BINARY"], command, "-i", PHOTO, "-o", str(tmp_path / "cli" / name)]
+                             + words + ["-q"], capture_output=True)
+        assert cli.returncode == 0, cli.stderr
+        assert report.status == 0 and report.outputs
+        for out in report.outputs:
+            mine = pathlib.Path(out)
+            assert mine.read_bytes() == (tmp_path / "cli" / mine.name).read_bytes(), (command, mine.name)
+    records = rsz.map_paths([PHOTO], "thumbnail", size=16, output=str(tmp_path / "m") + "/", no_exif=True)
+    assert [r["shape"] for r in records] == [[1, 3, 11, 16]]
+    for flags, match in [(dict(size=8, sizee=3), '"sizee" is not an option of thumbnail.*its options are config, '
+                                                 'size, fit'),
+                         (dict(scale=0.5, size="8x8"), "--scale excludes --size"),
+                         (dict(fit="cover"), "--size is required"),
+                         (dict(size=8, fit="sideways"), "--fit sideways: one of .*cover.* is allowed")]:
+        with pytest.raises(rsz.CommandError, match=match) as refused:
+            rsz.run("resample" if "scale" in flags else "thumbnail", PHOTO, tmp_path / "no" / "x.png", **flags)
+        assert refused.value.code == "invalid_argument"
+    with pytest.raises(ValueError, match="enlarge=1 is not allowed; True or False is"):
+        rsz.run("thumbnail", PHOTO, tmp_path / "no" / "x.png", size=8, enlarge=1)
+    with pytest.raises(rsz.CommandError, match='"jobs" is not taken by run|"format" is not taken by run'):
+        rsz.run("run", tmp_path / "b.json", format="png")
+    assert not (tmp_path / "no").exists()
+    # A plan's shard from keywords pins what the command line pins: the program's shard then runs with the same
+    # parameters, and other ones are refused in the flags' words.
+    rsz.plan(tmp_path / "py", tmp_path / "state", 2)
+    for shard in range(2):
+        done = rsz.run_shard(tmp_path / "state", shard, "thumbnail", size=8, fit="cover",
+                             output=str(tmp_path / "sh") + "/{stem}.png")
+        assert done["status"] == 0
+    again = subprocess.run([os.environ["RSZ_BINARY"], "thumbnail", "--plan", str(tmp_path / "state"), "--shard", "1",
+                            "--size", "8", "--fit", "cover", "-o", str(tmp_path / "sh") + "/{stem}.png"],
+                           capture_output=True, text=True)
+    assert again.returncode == 0 and "is done already" in again.stderr
+    with pytest.raises(rsz.CommandError, match="size=9 here, size=8 there"):
+        rsz.run_shard(tmp_path / "state", 0, "thumbnail", size=9, fit="cover", output=str(tmp_path / "sh") + "/{stem}.png")
 
 
 def test_gif_pixels_are_pillows(tmp_path):

@@ -18,6 +18,7 @@
 // docs/LIBRARY.md says more; the CMake package's target is rsz::pipeline (pkg-config: rsz-pipeline).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <variant>
@@ -33,8 +34,15 @@
 namespace rsz::pipeline {
 
 struct Request {
-  // The operator: "resample", "thumbnail", "upsample2d" or "roi_align", and its config (a ResizeIntent for the first
-  // two, with io::apply_thumbnail_defaults for a thumbnail). request_of() makes both from a batch file's step.
+  // What runs, in one of two forms:
+  //  * a command and its options by key, as their flags' text (rsz/pipeline/commands.h: the command line's own
+  //    vocabulary): command "thumbnail", options {{"size", "256"}, {"fit", "cover"}}; "roi-align" takes its ROI file as
+  //    the option "rois", and "run" runs a batch file, options {{"batch", "b.json"}}. Only this form runs a plan's
+  //    shard (the settings "plan" and "shard"), since --plan pins the options as given;
+  //  * or the operator: "resample", "thumbnail", "upsample2d" or "roi_align", and its config (a ResizeIntent for the
+  //    first two, with io::apply_thumbnail_defaults for a thumbnail). request_of() makes both from a batch file's step.
+  std::string command;
+  std::map<std::string, std::string> options;
   std::string op;
   std::variant<io::ResizeIntent, io::Upsample2dConfig, io::RoiAlignConfig> config;
   // Files, folders (their images and .npy files; with the "recursive" setting, below them too) and patterns
@@ -49,9 +57,9 @@ struct Request {
   // Inputs given by name are named as if found in this folder: their {dir}, {relpath} and shard key are their path
   // below it ("" for their names alone).
   std::string inputs_below;
-  // roi_align: the boxes (JSON, COCO, Pascal VOC, YOLO or a dataset file), the image root of COCO / VOC annotations,
-  // YOLO's class names, the crop manifest (.jsonl or .csv) written after the run, and what boxes outside the image
-  // and images of another size than their annotations state do.
+  // roi_align by its operator: the boxes (JSON, COCO, Pascal VOC, YOLO or a dataset file), the image root of COCO /
+  // VOC annotations, YOLO's class names, the crop manifest (.jsonl or .csv) written after the run, and what boxes
+  // outside the image and images of another size than their annotations state do.
   std::string rois;
   std::string image_root;
   std::string names;
@@ -72,13 +80,28 @@ struct Request {
 Request request_of(const io::BatchStep& step);
 
 // Plans the request and runs it: every input's header is read and every output checked before anything is written.
-// A request that cannot be met (an unknown setting or one the operator does not take, an output rsz cannot write,
+// A request that cannot be met (an unknown option or setting, or one the operator does not take, an output rsz cannot write,
 // outputs that collide, a limit too low for the request) writes nothing: status 2, with error_code and error set.
 // An input that fails (missing, corrupt, over a limit) is a Failed record; the others still run (status 1).
 Report run(const Request& request);
 // run() with the dry_run setting: the Planned records (each output's shape, data type and resize call) and the
 // failures planning finds; nothing is written.
 Report plan(const Request& request);
+
+// rsz plan: the inputs (files, folders, patterns) listed once and split into `shards` shard lists in the folder
+// `state` (new or empty). Each shard then runs from a Request by command with the settings {"plan", state} and
+// {"shard", "I"} (or `rsz COMMAND --plan STATE --shard I`), on any machine that sees the same paths; its outputs'
+// parameters are pinned by the first shard that writes.
+struct PlanRequest {
+  std::vector<std::string> inputs;
+  std::string state;
+  std::int64_t shards = 0;  // 1 to 1000000
+  bool recursive = false;
+  bool hidden = false;
+};
+// Status 0 with STATE/plan.json written; status 2 with error_code and error (and nothing left in STATE) for a request
+// that cannot be met: no inputs, a missing input, a state folder that is not empty.
+Report make_plan(const PlanRequest& request);
 
 }  // namespace rsz::pipeline
 

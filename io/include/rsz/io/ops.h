@@ -5,7 +5,7 @@
 //   * config files and batch steps: the JSON parse of every field, the unknown-key check and its list, the overlay
 //     of flags over a file (config.cpp);
 //   * the command line: each field's flag, its help ("(default ...)" appended), its choices and the parse of its text
-//     (app/options.cpp add_field_flags); shorthands that set several fields (--scale, --output-size, --samples,
+//     (the pipeline's command table, rsz/pipeline/commands.h); shorthands that set several fields (--scale, --output-size, --samples,
 //     --spatial-scale, --factor) stay with their commands, and read their numbers with the same readers (below);
 //   * the JSON Schemas in configs/schema and the Python keywords, checked against these tables by tests that fail
 //     on any drift (tests/unit/config_test.cpp, tests/python/test_rsz.py); the completions are checked against
