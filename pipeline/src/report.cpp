@@ -14,6 +14,7 @@ const char* to_string(RecordKind kind) {
     case RecordKind::Planned: return "planned";
     case RecordKind::Failed: return "failed";
     case RecordKind::Warning: return "warning";
+    case RecordKind::Unwritten: return "unwritten";
   }
   return "written";
 }
@@ -31,8 +32,12 @@ const char* code_name(ErrorCode code) {
 }
 
 nlohmann::json record_object(const Record& r) {
+  if (r.kind == RecordKind::Unwritten) {
+    return {{"op", r.op}, {"output", r.output}, {"not_written", r.message}, {"code", code_name(r.code)}};
+  }
   nlohmann::json j = {{"input", r.input}, {"op", r.op}};
   switch (r.kind) {
+    case RecordKind::Unwritten:  // above
     case RecordKind::Failed:
       j["error"] = r.message;
       j["code"] = code_name(r.code);

@@ -602,6 +602,8 @@ class JobRun {
   pipeline::Record written_record(std::size_t k, const OutputRecord& output, double seconds) const;
   void emit(pipeline::Record record, bool flush = true);
   void report_failure(std::size_t k, const std::string& error, ErrorCode code);
+  // An output planned but not written (a .tar part, the manifest), its inputs having run: said, and a record.
+  void report_unwritten(std::size_t k, const std::string& output, const std::string& error, ErrorCode code);
   int dry_run();
   void run_one(std::size_t k);
   void account_left_out(std::size_t k);
@@ -648,6 +650,7 @@ class JobRun {
   std::vector<std::vector<OutputRecord>> job_records_;
   std::vector<double> job_seconds_;
   std::vector<char> job_failed_;
+  std::vector<ErrorCode> job_failure_code_;  // a failed job's code (a .tar part not written says its first)
   std::size_t parts_written_ = 0;
   std::size_t parts_skipped_ = 0;
   std::size_t parts_failed_ = 0;
@@ -669,7 +672,8 @@ JobRun::JobRun(const std::vector<Job>& jobs, const CommonOptions& options)
       crops_(jobs.size()),
       job_records_(tar_output_on() ? jobs.size() : 0),
       job_seconds_(tar_output_on() ? jobs.size() : 0),
-      job_failed_(jobs.size(), 0) {}
+      job_failed_(jobs.size(), 0),
+      job_failure_code_(jobs.size(), ErrorCode::Io) {}
 
 // Whatever way the run ends, the members it kept give their memory back (a budget other runs share outlives it).
 JobRun::~JobRun() {
@@ -747,6 +751,16 @@ void JobRun::report_failure(std::size_t k, const std::string& error, ErrorCode c
   failure.code = code;
   failure.message = error;
   emit(std::move(failure));
+}
+
+void JobRun::report_unwritten(std::size_t k, const std::string& output, const std::string& error, ErrorCode code) {
+  to_stderr("rsz: " + printable(error) + "\n");
+  pipeline::Record record = record_of(k, pipeline::RecordKind::Unwritten);
+  record.input.clear();
+  record.output = output;
+  record.code = code;
+  record.message = error;
+  emit(std::move(record));
 }
 
 int JobRun::dry_run() {
@@ -886,6 +900,7 @@ void JobRun::run_one(std::size_t k) {
     progress_->finish();
     report_failure(k, error, code);
     job_failed_[k] = 1;
+    job_failure_code_[k] = code;
   }
   count_written(k, std::move(records), seconds);
   progress_->step(done_);
@@ -943,9 +958,18 @@ void JobRun::run_part(std::size_t p) {
     if (part.samples > 0) {
       progress_->finish();
       ++parts_failed_;
-      to_stderr("rsz: " + printable(part.path) + ": not written: " + std::to_string(failed_inputs) + " of its " +
-                std::to_string(part.jobs.size()) + " inputs failed (a part is written whole or not at all; run "
-                "again once they are fixed)\n");
+      ErrorCode code = ErrorCode::Io;  // the first failed input's
+      for (const std::size_t k : part.jobs) {
+        if (job_failed_[k] || !prepared_[k].failure.empty()) {
+          code = prepared_[k].failure.empty() ? job_failure_code_[k] : prepared_[k].failure_code;
+          break;
+        }
+      }
+      report_unwritten(part.jobs.front(), part.path,
+                       part.path + ": not written: " + std::to_string(failed_inputs) + " of its " +
+                           std::to_string(part.jobs.size()) +
+                           " inputs failed (a part is written whole or not at all; run again once they are fixed)",
+                       code);
     }
     return;
   }
@@ -955,7 +979,8 @@ void JobRun::run_part(std::size_t p) {
     release_members();
     progress_->finish();
     ++parts_failed_;  // a part, not an input: its inputs ran
-    to_stderr("rsz: " + printable(e.what()) + "\n");
+    const auto* error = dynamic_cast<const Error*>(&e);
+    report_unwritten(part.jobs.front(), part.path, e.what(), error != nullptr ? error->code() : ErrorCode::Internal);
     return;
   }
   ++parts_written_;
@@ -1029,7 +1054,12 @@ bool JobRun::write_manifest() {
     if (ec) throw Error(ErrorCode::Io, manifest + ": cannot create the folder " + folder.string() + ": " + ec.message());
     io::write_manifest(manifest, lines);
   } catch (const std::exception& e) {
-    to_stderr("rsz: " + printable(e.what()) + "\n");
+    const auto* error = dynamic_cast<const Error*>(&e);
+    if (jobs_.empty()) {
+      to_stderr("rsz: " + printable(e.what()) + "\n");
+    } else {
+      report_unwritten(0, manifest, e.what(), error != nullptr ? error->code() : ErrorCode::Internal);
+    }
     return false;
   }
   return true;

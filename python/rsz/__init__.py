@@ -661,6 +661,9 @@ class Report:
         for name in ("jobs", "written", "failed", "skipped", "kept", "not_read", "not_read_files"):
             setattr(self, name, result[name])
         self.failures = [r for r in self.records if "error" in r]
+        # Outputs planned but not written although their inputs ran (a .tar part, a manifest): output, not_written
+        # (rsz's line), code.
+        self.unwritten = [r for r in self.records if "not_written" in r]
         # The files written, in the order of the inputs; a .tar output's parts once each.
         written = [r["output"] for r in self.records if "shape" in r and not r.get("dry_run")]
         self.outputs = list(dict.fromkeys(written))

@@ -440,6 +440,16 @@ def test_run_keeps_records_in_input_order_refuses_streams_and_raises_run_error(t
     assert not isinstance(failed.value, rsz.InputError) and failed.value.status == 1
     assert failed.value.report.written == 1 and "afile" in str(failed.value)
     assert not failed.value.report.messages[-1].startswith("rsz: ")
+    unwritten = failed.value.report.unwritten
+    assert [(r["output"], r["code"]) for r in unwritten] == [(str(tmp_path / "afile" / "m.jsonl"), "io")]
+    assert failed.value.report.failures == [] and "afile" in unwritten[0]["not_written"]
+    # A .tar part with a failed input is not written (whole or not at all): the input's failure, and the part's own
+    # record with the input's code.
+    (photos / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 not a JPEG body")
+    parts = rsz.run("thumbnail", photos, str(tmp_path / "t2") + "/{part}.tar", size=16, check=False)
+    assert parts.status == 1 and parts.outputs == [] and [r["input"] for r in parts.failures] == [str(photos / "broken.jpg")]
+    assert [(r["output"], r["code"]) for r in parts.unwritten] == [(str(tmp_path / "t2" / "000000.tar"), "format")]
+    assert "1 of its 5 inputs failed" in parts.unwritten[0]["not_written"]
 
 
 def test_keywords_reach_the_library_without_command_line_words(tmp_path, monkeypatch):

@@ -20,8 +20,12 @@ enum class RecordKind {
   Planned,  // --dry-run: an output that would be written, with its plan
   Failed,   // an input that failed: nothing of it written (a part of its crops, for roi-align: they are Written)
   Warning,  // a note on an input that still runs (roi-align's boxes outside the image)
+  // An output that was not written although it was planned: a .tar part (it failed to write, or some of its inputs
+  // failed: a part is written whole or not at all) or roi-align's manifest; `output`, `code` and `message` say it.
+  // Not an input's failure: its inputs' own Failed records say theirs.
+  Unwritten,
 };
-// "written", "skipped", "planned", "failed", "warning".
+// "written", "skipped", "planned", "failed", "warning", "unwritten".
 const char* to_string(RecordKind kind);
 // The error code's name in records and Python's exceptions: "invalid_argument", "invalid_shape",
 // "invalid_data_type", "io", "format", "internal".
@@ -37,8 +41,8 @@ struct Record {
   std::vector<std::int64_t> shape;  // Written, Planned: the output's shape
   std::string dtype;                // Written, Planned: "uint8", "float32", ...
   double seconds = 0;               // Written: the input's time, its reading and writing included
-  ErrorCode code = ErrorCode::Io;   // Failed: what kind of failure
-  std::string message;              // Failed, Warning: the line rsz says ("photos/a.jpg: not a JPEG file ...")
+  ErrorCode code = ErrorCode::Io;   // Failed, Unwritten: what kind of failure
+  std::string message;  // Failed, Warning, Unwritten: the line rsz says ("photos/a.jpg: not a JPEG file ...")
   // Planned: the plan's fields as a JSON object's members ("\"resize\":{...}": sizes, scales, offsets, canvas,
   // shrink_on_load), "" for none.
   std::string plan;
@@ -46,7 +50,8 @@ struct Record {
 
 // A record as the one --json line rsz prints for it (without the newline): {"input", "op", "output", "shape",
 // "dtype", "seconds"} for an output; {"input", "op", "error", "code"} for a failure; "skipped": true, "dry_run": true
-// (with the plan), {"warning"} for the others; "member" beside "output" in a .tar output.
+// (with the plan), {"warning"} for the others, {"op", "output", "not_written", "code"} for an Unwritten output;
+// "member" beside "output" in a .tar output.
 std::string record_json(const Record& record);
 
 struct Report {
