@@ -1,12 +1,13 @@
 # Install rules and the package files consumers use: `cmake --install build --prefix P` puts the public headers,
-# librsz_core / librsz_io / librsz_pipeline (static), the OpenCV codec module, the rsz binary, rszConfig.cmake
-# (+ version file, exported targets rsz::core, rsz::io and rsz::pipeline), rsz.pc and rsz-pipeline.pc under P. Consumers get the libraries' usage requirements only: no warning flags,
+# librsz_core / librsz_ops / librsz_io / librsz_pipeline (static), the OpenCV codec module, the rsz binary,
+# rszConfig.cmake (+ version file, exported targets rsz::core, rsz::ops, rsz::io and rsz::pipeline), rsz.pc,
+# rsz-ops.pc and rsz-pipeline.pc under P. Consumers get the libraries' usage requirements only: no warning flags,
 # no tests.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY core/include/rsz io/include/rsz pipeline/include/rsz DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
-install(TARGETS rsz_core rsz_io rsz_pipeline EXPORT rszTargets
+install(TARGETS rsz_core rsz_ops rsz_io rsz_pipeline EXPORT rszTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
@@ -31,16 +32,20 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rszConfig.cmake ${CMAKE_CURRENT_BINARY
 
 # pkg-config: static builds need the private dependencies (pkg-config --static). The prefix is found relative to the
 # .pc file, so `cmake --install --prefix P` gives a correct file for any P.
-set(RSZ_PC_LIBS_PRIVATE "-lpthread -l${CMAKE_DL_LIBS}")
+# rsz-ops.pc: core's and ops' (threads, dlopen, the CUDA runtime); rsz.pc: those and io's.
+set(RSZ_PC_OPS_PRIVATE "-lpthread -l${CMAKE_DL_LIBS}")
+if(RSZ_CUDA_BUILD)  # the static CUDA runtime, as CUDA::cudart_static links it
+  string(PREPEND RSZ_PC_OPS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt ")
+endif()
+set(RSZ_PC_LIBS_PRIVATE "${RSZ_PC_OPS_PRIVATE}")
 if(RSZ_LIBDEFLATE_INCLUDE AND RSZ_LIBDEFLATE_LIBRARY)  # io's PNG deflate (io/CMakeLists.txt)
   string(APPEND RSZ_PC_LIBS_PRIVATE " -ldeflate")
-endif()
-if(RSZ_CUDA_BUILD)  # the static CUDA runtime, as CUDA::cudart_static links it
-  string(PREPEND RSZ_PC_LIBS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt ")
 endif()
 file(RELATIVE_PATH RSZ_PC_UP "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 string(REGEX REPLACE "/$" "" RSZ_PC_UP "${RSZ_PC_UP}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/rsz.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rsz.pc @ONLY)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/rsz-pipeline.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rsz-pipeline.pc @ONLY)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/rsz-ops.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rsz-ops.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rsz.pc ${CMAKE_CURRENT_BINARY_DIR}/rsz-pipeline.pc
+              ${CMAKE_CURRENT_BINARY_DIR}/rsz-ops.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

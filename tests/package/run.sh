@@ -31,12 +31,22 @@ step build.log cmake --build "$work/cmake-build" --verbose
 samples=$here/../../samples/photos
 "$work/cmake-build/pipeline_consumer" "$samples/rocket.jpg" "$work/cmake-pipeline"
 test -s "$work/cmake-pipeline/rocket.jpg"
+"$work/cmake-build/ops_consumer"
+# rsz::ops links no codec: the consumer's link line names none of io's libraries.
+if grep -E 'ops_consumer' "$work/build.log" | grep -E 'rsz_io|png|jpeg|gif|heif|pugixml|yaml' > /dev/null; then
+  echo "package test: the consumer of rsz::ops links a codec library:" >&2
+  grep -E 'ops_consumer' "$work/build.log" >&2
+  exit 1
+fi
 
 pc_dir=$(dirname "$(find "$work/prefix" -name rsz.pc | head -1)")
 flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --static --cflags --libs rsz)
 step pkg-config-build.log c++ -std=c++17 "$here/consumer.cpp" -o "$work/consumer-pc" $flags_extra $flags
 # pkg-config sets no run path: a shared build is found through LD_LIBRARY_PATH, as a user would do.
 LD_LIBRARY_PATH="$(dirname "$pc_dir")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/consumer-pc" "$work/pkg-config.npy"
+flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --static --cflags --libs rsz-ops)
+step pkg-config-ops.log c++ -std=c++17 "$here/ops_consumer.cpp" -o "$work/ops-consumer-pc" $flags_extra $flags
+LD_LIBRARY_PATH="$(dirname "$pc_dir")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/ops-consumer-pc"
 flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --static --cflags --libs rsz-pipeline)
 step pkg-config-pipeline.log c++ -std=c++17 "$here/pipeline_consumer.cpp" -o "$work/pipeline-consumer-pc" $flags_extra $flags
 LD_LIBRARY_PATH="$(dirname "$pc_dir")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/pipeline-consumer-pc" \
