@@ -3,7 +3,7 @@
 
 #include "commands.h"
 #include "rsz/exec.h"
-#include "rsz/io/npy.h"
+#include "rsz/io/formats.h"
 
 namespace rsz::app {
 namespace {
@@ -54,8 +54,8 @@ int run_info(const InfoOptions& o) {
     try {
       nlohmann::json record{{"path", path}};
       std::string text;
-      if (is_npy_path(path)) {
-        const io::NpyInfo t = io::read_npy_info(path);  // the header alone: the data is checked, not read
+      if (const io::TensorFormat* format = io::find_tensor_format(path)) {
+        const io::TensorInfo t = format->probe(path);  // the header alone: the data is checked, not read
         record["kind"] = "tensor";
         record["dtype"] = to_string(t.dtype);
         record["shape"] = t.sizes;

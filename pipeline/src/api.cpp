@@ -160,7 +160,7 @@ app::OperatorRequest operator_of(const Request& request, const CommonOptions& op
     const io::RoiAlignConfig& c = std::get<io::RoiAlignConfig>(request.config);
     if (!c.output_height || !c.output_width) usage_error("config: roi_align needs output_height and output_width");
     const std::uint64_t budget = options.memory_budget();
-    if (!app::is_npy_path(request.rois)) app::check_json_budget(request.rois, "rois", budget);
+    if (!app::is_tensor_path(request.rois)) app::check_json_budget(request.rois, "rois", budget);
     if (!request.names.empty()) app::check_json_budget(request.names, "names", budget);
     op.source.rois_path = request.rois;
     op.source.image_root = request.image_root;

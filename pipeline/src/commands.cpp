@@ -436,7 +436,7 @@ OperatorRequest roi_align_request(const CommandSpec& spec, const Texts& texts, C
   const std::string rois = given(texts, "rois");
   const std::string names = given(texts, "names");
   if (!common.config.empty()) check_json_budget(common.config, "--config", budget);
-  if (!is_npy_path(rois)) check_json_budget(rois, "--rois", budget);
+  if (!is_tensor_path(rois)) check_json_budget(rois, "--rois", budget);
   if (!names.empty()) check_json_budget(names, "--names", budget);
   if (const std::string check = given(texts, "rois_check"); !check.empty()) {
     common.rois_check = io::parse_rois_check(check, "--rois-check");

@@ -92,7 +92,7 @@ std::vector<std::string> walk_folder(const std::string& folder, bool recursive, 
 std::vector<std::string> list_folder(const std::string& folder, bool recursive, bool hidden) {
   return walk_folder(
       folder, recursive, hidden,
-      [](const fs::path& p) { return io::is_readable_image_path(p.string()) || is_npy_path(p.string()); },
+      [](const fs::path& p) { return is_input_path(p.string()); },
       [](const std::vector<std::string>& skipped) {
         if (skipped.empty()) return;
         detail::RunState& run = detail::current_run();
@@ -226,9 +226,7 @@ void for_each_input(const std::vector<std::string>& patterns, bool recursive, bo
     ++visited;
     visit(path, dir, key);
   };
-  const auto wanted = [](const fs::path& p) {
-    return io::is_readable_image_path(p.string()) || is_npy_path(p.string());
-  };
+  const auto wanted = [](const fs::path& p) { return is_input_path(p.string()); };
   // One folder at a time, its entries sorted: what is held is the folders being walked, not the whole tree.
   std::function<void(const fs::path&, const fs::path&, const std::vector<std::string>*, bool)> walk =
       [&](const fs::path& root, const fs::path& folder, const std::vector<std::string>* rest, bool descend) {
@@ -289,7 +287,9 @@ void for_each_input(const std::vector<std::string>& patterns, bool recursive, bo
   }
 }
 
-bool is_npy_path(const std::string& path) { return io::lower_extension(path) == ".npy"; }
+bool is_tensor_path(const std::string& path) { return io::find_tensor_format(path) != nullptr; }
+
+bool is_input_path(const std::string& path) { return is_tensor_path(path) || io::is_readable_image_path(path); }
 
 io::ImageReadOptions image_read_options(const CommonOptions& options) {
   io::ImageReadOptions read_options;
@@ -312,8 +312,8 @@ InputProbe probe_input(const std::string& path, const CommonOptions& options) {
                                    (options.recursive ? "" : " (-r descends into sub-folders)"));
   }
   InputProbe probe;
-  if (is_npy_path(path)) {
-    const io::NpyInfo info = io::read_npy_info(path);
+  if (const io::TensorFormat* format = io::find_tensor_format(path)) {
+    const io::TensorInfo info = format->probe(path);
     if (info.dtype != DataType::Float32 && info.dtype != DataType::Float16) {
       throw Error(ErrorCode::InvalidDataType, path + ": a " + to_string(info.dtype) +
                                                   " tensor cannot be an operator input; float32 or float16 is needed");
@@ -349,8 +349,8 @@ ConstTensorView LoadedInput::view() const {
 LoadedInput load_input(const std::string& path, const CommonOptions& options, int jpeg_shrink) {
   check_stream_input(path);
   LoadedInput loaded;
-  if (is_npy_path(path)) {
-    loaded.tensor = io::read_npy(path);
+  if (const io::TensorFormat* format = io::find_tensor_format(path)) {
+    loaded.tensor = format->read(path);
     if (loaded.tensor.dtype() != DataType::Float32 && loaded.tensor.dtype() != DataType::Float16) {
       throw Error(ErrorCode::InvalidDataType, path + ": a " + to_string(loaded.tensor.dtype()) +
                                                   " tensor cannot be an operator input; float32 or float16 is needed");

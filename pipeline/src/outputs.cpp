@@ -25,7 +25,7 @@ int output_depth(const CommonOptions& options, bool from_image, int input_depth)
 
 int output_depth(const CommonOptions& options, bool from_image, int input_depth, const std::string& path) {
   const int depth = output_depth(options, from_image, input_depth);
-  if (options.depth != 0 || options.strict || is_npy_path(path)) return depth;
+  if (options.depth != 0 || options.strict || is_tensor_path(path)) return depth;
   return depth == 16 && !io::format_keeps_16_bits(path) ? 8 : depth;
 }
 
@@ -36,7 +36,7 @@ int output_channels(const CommonOptions& options, std::int64_t channels) {
 
 int output_channels(const CommonOptions& options, std::int64_t channels, const std::string& path) {
   const int c = output_channels(options, channels);
-  if (options.strict || is_npy_path(path) || !io::is_image_path(path)) return c;
+  if (options.strict || is_tensor_path(path) || !io::is_image_path(path)) return c;
   return (c == 2 || c == 4) && !io::format_keeps_alpha(path) ? c - 1 : c;
 }
 
@@ -125,7 +125,7 @@ io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source,
 
 
 bool names_output_file(const std::string& output) {
-  return is_npy_path(output) || io::is_readable_image_path(output);
+  return is_input_path(output);
 }
 
 }  // namespace
@@ -153,7 +153,7 @@ std::int64_t band_rows(const Dims& sizes, int threads) {
 
 void save_output_rows(const std::string& path, const Dims& sizes, DataType type, const LoadedInput& source,
                       const CommonOptions& options, int threads, const BandCompute& compute) {
-  if (is_npy_path(path) || !io::encodes_image_rows(path) || sizes.size() != 4 || sizes[0] != 1) {
+  if (is_tensor_path(path) || !io::encodes_image_rows(path) || sizes.size() != 4 || sizes[0] != 1) {
     Tensor result(type, sizes, TensorInit::Uninitialized);
     compute(0, result.view());
     save_output(path, result.view(), source, options);
@@ -198,11 +198,11 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
                  const CommonOptions& options) {
   const bool member = !tar_member_name(path).empty();  // a .tar output's member: encoded in memory
   if (!member) create_parent(path);
-  if (is_npy_path(path)) {
+  if (const io::TensorFormat* format = io::find_tensor_format(path)) {
     if (options.linear && source.from_image) {  // encoded back, as image outputs are
-      io::write_npy(path, from_linear(tensor, options.alpha).view());
+      format->write(path, from_linear(tensor, options.alpha).view());
     } else {
-      io::write_npy(path, tensor);
+      format->write(path, tensor);
     }
   } else {
     io::ImageWriteOptions write;
@@ -301,7 +301,7 @@ std::string plan_output(const std::string& output, std::size_t input_count, cons
 
 std::string default_extension(const std::string& input) {
   // Formats rsz reads but cannot write (PBM, PNM) give PNG results.
-  if (!is_npy_path(input) && !io::is_image_path(input)) return ".png";
+  if (!is_tensor_path(input) && !io::is_image_path(input)) return ".png";
   return fs::path(input).extension().string();
 }
 
@@ -317,7 +317,7 @@ bool single_tap(const ResampleParams& params) {
 
 CommonOptions alpha_for(const CommonOptions& options, const ResampleParams& params, const std::string& output) {
   CommonOptions out = options;
-  if (single_tap(params) && !is_npy_path(output)) out.alpha = io::AlphaMode::Straight;
+  if (single_tap(params) && !is_tensor_path(output)) out.alpha = io::AlphaMode::Straight;
   return out;
 }
 
@@ -331,7 +331,7 @@ void check_output_format(const std::string& path, const std::string& output, con
   if (options.format.empty() || is_tar_output(output) || output == "-" || stdin_input) return;
   // The format's row of the codec table, as the writer picks it from the extension (.jpg and .jpeg are one).
   const std::string wanted = "output." + options.format;
-  if (is_npy_path(wanted) ? is_npy_path(path) : io::same_image_format(path, wanted)) return;
+  if (is_tensor_path(wanted) ? is_tensor_path(path) : io::same_image_format(path, wanted)) return;
   const std::string ext = fs::path(path).extension().string();
   usage_error("--format " + options.format + ": -o " + output + " names " + (ext.empty() ? "files without an extension" : ext + " files") +
               " (" + path + "); name the outputs with {ext} or a folder, which take --format's extension, or drop "

@@ -25,6 +25,7 @@
 #include "rsz/io/annotations.h"
 #include "rsz/io/batch_file.h"
 #include "rsz/io/colour.h"
+#include "rsz/io/formats.h"
 #include "rsz/io/image.h"
 #include "rsz/io/naming.h"
 #include "rsz/io/ops.h"
@@ -161,7 +162,10 @@ void for_each_input(const std::vector<std::string>& patterns, bool recursive, bo
                     const std::function<void(const std::string& path, const std::string& dir,
                                              const std::string& key)>& visit);
 
-bool is_npy_path(const std::string& path);
+// Whether the name is a tensor format's (rsz/io/formats.h: .npy): read and written as its values, not as pixels.
+bool is_tensor_path(const std::string& path);
+// Whether the name is one rsz reads as an input: a tensor format's, or an image codec's that reads.
+bool is_input_path(const std::string& path);
 
 // A tensor read from an image or .npy file, with what is needed to write results back in kind.
 struct LoadedInput {

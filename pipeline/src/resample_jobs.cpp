@@ -332,7 +332,7 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     job.run = [input, out, plan_for, banded, common](const JobPlan& job_plan, int threads) {
       const ExecOptions exec = exec_options(common, threads);
       io::ImageReadOptions read = image_read_options(common);
-      const bool image = !is_npy_path(input);
+      const bool image = !is_tensor_path(input);
       // The plan made from the input's probe (its full size): run as planned, the scaled decode's sizes widening its
       // scales (--shrink-on-load: libjpeg decodes smaller). Sizes other than the probe's (the file changed since it
       // was planned) are planned again.

@@ -160,7 +160,7 @@ std::string size_mismatch_message(const RoiList& list, const std::string& input,
 // boxes without reading (planning then fails an image of another size). An image whose header cannot be read is left
 // as it is: planning reports it.
 void fit_boxes(RoiList& list, const std::string& input, const RoiAlignParams& params, const CommonOptions& common) {
-  if (list.tensor || is_npy_path(input)) return;  // tensor inputs are used as given
+  if (list.tensor || is_tensor_path(input)) return;  // tensor inputs are used as given
   const bool stated = list.width > 0 && list.height > 0;
   const bool scale = stated && common.size_mismatch == io::SizeMismatch::Scale;
   const bool skip = common.rois_check == io::RoisCheck::Skip && !list.entries.empty();
@@ -312,11 +312,11 @@ PlannedCrops plan_crops(const std::string& input, std::size_t input_count, const
   const std::string whole_path = [&]() -> std::string {
     if (template_output) return mentions_roi_fields(output) ? "" : expand_template(output, whole);
     if (!folder) return output;
-    return is_npy_path(input) ? plan_output(output, input_count, whole, "{stem}_roi_align.npy") : "";
+    return is_tensor_path(input) ? plan_output(output, input_count, whole, "{stem}_roi_align.npy") : "";
   }();
-  if (!whole_path.empty() && (is_npy_path(whole_path) || list.entries.size() == 1)) {
-    if (!is_npy_path(whole_path)) check_output_format(whole_path, output, common);
-    return {is_npy_path(whole_path), {whole_path}};
+  if (!whole_path.empty() && (is_tensor_path(whole_path) || list.entries.size() == 1)) {
+    if (!is_tensor_path(whole_path)) check_output_format(whole_path, output, common);
+    return {is_tensor_path(whole_path), {whole_path}};
   }
   if (!template_output && !folder) {
     usage_error(output + ": " + std::to_string(list.entries.size()) +
@@ -385,7 +385,7 @@ std::vector<io::CropRecord> planned_crop_records(const std::string& input, const
       const io::RoiEntry& e = list.entries[r];
       const std::array<float, 4> box = list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : e.box;
       // The type the operator will run in: an image's is --dtype's, a tensor's its own (from its header).
-      const DataType type = is_npy_path(input) ? npy_type(input, common) : common.dtype;
+      const DataType type = is_tensor_path(input) ? npy_type(input, common) : common.dtype;
       crops.push_back({planned.paths[r], input, box_used(box, type), e.label, e.id, ""});
     }
   }
@@ -506,7 +506,7 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
                                      bool inputs_given_by_user) {
   const io::ResolvedRoiAlign resolved = io::resolve(config);
   std::vector<Job> jobs;
-  if (is_npy_path(source.rois_path)) {
+  if (is_tensor_path(source.rois_path)) {
     if (!source.names_path.empty() || !source.image_root.empty()) {
       usage_error(source.rois_path + ": --names and --image-root go with dataset annotations, not .npy ROIs");
     }

@@ -205,7 +205,7 @@ bool all_exist(const std::vector<std::string>& paths) {
 // The job's probe and plan; false (with its usage error or failure set) when it cannot be planned.
 bool probe_and_plan(const Job& job, const CommonOptions& options, Prepared& prepared) {
   for (const std::string& out : job.planned_outputs) {
-    if (!is_npy_path(out) && !io::is_image_path(out)) {  // whatever the input: a usage error
+    if (!is_tensor_path(out) && !io::is_image_path(out)) {  // whatever the input: a usage error
       prepared.usage = out + ": " + io::image_output_problem(out, 1, 1, 3, 8) + ", or .npy for tensors";
       return false;
     }
@@ -244,7 +244,7 @@ bool check_image_outputs(const Job& job, const CommonOptions& options, Prepared&
   const int depth = output_depth(options, probe.from_image, probe.bit_depth);
   bool image_outputs = false;
   for (const std::string& out : job.planned_outputs) {
-    if (is_npy_path(out)) continue;
+    if (is_tensor_path(out)) continue;
     image_outputs = true;
     const Dims& o = plan.output;
     if (o.size() != 4 || o[0] != 1 || o[1] < 1 || o[1] > 4) {
@@ -288,7 +288,7 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
   // Peak memory: the decoded input, the float copy of an image (when it is not used in place), the result, and the
   // encoded form of one output image (pixels + file bytes). A banded job writing PNG or JPEG holds one band of the
   // result and of its pixels at a time, and the encoded file (at most the raw pixels' size is counted).
-  const bool one_band = plan.banded && job.planned_outputs.size() == 1 && !is_npy_path(job.planned_outputs[0]) &&
+  const bool one_band = plan.banded && job.planned_outputs.size() == 1 && !is_tensor_path(job.planned_outputs[0]) &&
                         io::encodes_image_rows(job.planned_outputs[0]) && plan.result.size() == 4 &&
                         plan.result[0] == 1;
   // An input decoded band by band (plan.input_bytes) holds its file and a window of rows for the whole job.
@@ -566,7 +566,7 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
       }
       InputProbe read_back;
       read_back.sizes = p.plan.output;
-      read_back.from_image = !is_npy_path(out);
+      read_back.from_image = !is_tensor_path(out);
       read_back.max_shrink = read_back.from_image ? io::max_shrink_of(out) : 1;
       if (read_back.from_image) {
         read_back.type = options.dtype;

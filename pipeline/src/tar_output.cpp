@@ -185,7 +185,7 @@ std::string tar_member_path(const NameFields& fields) {
   std::string key = tar_key(fields.input);
   if (!fields.index.empty()) key += "/" + safe_id(fields.id.empty() ? fields.index : fields.id);
   const std::string ext = s.ext.empty() ? fields.ext : s.ext;
-  if (is_npy_path("member" + ext)) {  // (".npy" alone is a name without an extension)
+  if (is_tensor_path("member" + ext)) {  // (".npy" alone is a name without an extension)
     usage_error(fields.input + ": a tensor (.npy) cannot be a member of the .tar output " + s.pattern +
                 ", whose members are images; write .npy tensors as files");
   }

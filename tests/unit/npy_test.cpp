@@ -1,6 +1,7 @@
 // rsz::io::read_npy / write_npy: numpy-written fixtures (tests/data/npy, made by tests/data/make_npy_fixtures.py),
 // round trips, byte-identity with numpy's writer, atomic replacement, and every refused file.
 #include "rsz/io/npy.h"
+#include "rsz/io/formats.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -487,6 +488,34 @@ TEST_F(NpyTest, WriteToAFolderPathFails) {
   const Tensor t = read_npy(fixture("u4_4_v1.npy"));
   const std::string target = dir_.string() + "/";
   expect_error([&] { write_npy(target, t.view()); }, ErrorCode::Io, target, {"names a folder"});
+}
+
+// .npy is the tensor formats' row (rsz/io/formats.h): names are asked of the tables, and the row reads, probes and
+// writes what read_npy, read_npy_info and write_npy do.
+TEST_F(NpyTest, NpyIsTheTensorFormatsRow) {
+  const std::pair<const char*, FileKind> names[] = {
+      {"x.npy", FileKind::Tensor}, {"dir.d/X.NPY", FileKind::Tensor}, {"a.png", FileKind::Image},
+      {"b.JPG", FileKind::Image},  {"c.gif", FileKind::Image},        {"notes.txt", FileKind::None},
+      {"npy", FileKind::None},     {".npy", FileKind::None},          {"x.npy.bak", FileKind::None}};
+  for (const auto& [name, kind] : names) EXPECT_EQ(file_kind(name), kind) << name;
+  const TensorFormat* format = find_tensor_format("out/Y.Npy");
+  ASSERT_NE(format, nullptr);
+  EXPECT_STREQ(format->name, "npy");
+  EXPECT_EQ(find_tensor_format("y.png"), nullptr);
+  Tensor t(DataType::Float16, {1, 2, 3, 4});
+  Float16* p = t.data_as<Float16>();
+  for (std::int64_t i = 0; i < t.element_count(); ++i) p[i] = Float16(static_cast<float>(i) - 7.5f);
+  format->write(path("t.npy"), t.view());
+  const TensorInfo info = format->probe(path("t.npy"));
+  EXPECT_EQ(info.dtype, DataType::Float16);
+  EXPECT_EQ(info.sizes, (Dims{1, 2, 3, 4}));
+  const Tensor back = format->read(path("t.npy"));
+  const Tensor direct = read_npy(path("t.npy"));
+  ASSERT_EQ(back.element_count(), t.element_count());
+  for (std::int64_t i = 0; i < t.element_count(); ++i) {
+    EXPECT_EQ(back.data_as<Float16>()[i].bits(), p[i].bits());
+    EXPECT_EQ(direct.data_as<Float16>()[i].bits(), p[i].bits());
+  }
 }
 
 }  // namespace
