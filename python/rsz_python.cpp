@@ -385,10 +385,11 @@ py::list records_of(const std::vector<rsz::pipeline::Record>& records) {
 
 // Runs `run` with the GIL released. While any such call runs, freed buffers are kept for the next input, as the rsz
 // program keeps them (main.cpp); the last one to end sets the environment's threshold back and trims the heap.
+std::mutex calls_mutex;  // the runs under way, of every kind
+int calls = 0;
+
 template <typename Run>
 auto released(const Run& run) {
-  static std::mutex calls_mutex;
-  static int calls = 0;
   const py::gil_scoped_release release;
   {
     const std::lock_guard<std::mutex> lock(calls_mutex);

@@ -63,7 +63,10 @@ void apply_request_setting(CommonOptions& options, const std::string& op, bool b
 
 // The operator a request runs ("run" for a batch file): its command's, or its own.
 std::string op_of(const Request& request) {
-  if (request.command.empty()) return request.op;
+  if (request.command.empty()) {
+    if (request.op == "run") usage_error("op \"run\": a batch file runs from a request by command (command \"run\")");
+    return request.op;
+  }
   if (!request.op.empty()) usage_error("command and op: a request names one of them");
   if (request.command == "run") return "run";
   const pipeline::CommandSpec* spec = pipeline::find_command(request.command);
@@ -122,6 +125,14 @@ int run_command_request(const Request& request, CommonOptions& options) {
     options.config = config->second;
     texts.erase(config);
   }
+  // The command's own name ("roi-align" for "roi_align"), which --plan pins as the command line does.
+  const pipeline::CommandSpec* spec = pipeline::find_command(request.command);
+  const std::string command = spec != nullptr ? spec->command : request.command;
+  // A Bool option "false" is the flag not given, as on the command line (where --flag=false does nothing).
+  for (auto it = texts.begin(); it != texts.end();) {
+    const pipeline::CommandOption* row = spec != nullptr ? spec->find(it->first) : nullptr;
+    it = row != nullptr && row->kind == pipeline::OptionKind::Bool && it->second == "false" ? texts.erase(it) : ++it;
+  }
   if (request.command == "run") {
     const auto batch = texts.find("batch");
     if (batch == texts.end() || texts.size() != 1 || !options.config.empty()) {
@@ -131,8 +142,8 @@ int run_command_request(const Request& request, CommonOptions& options) {
     return app::run_shard_command(app::pinned_command("run", texts, options), options,
                                   [&] { return app::run_batch(file, options); });
   }
-  return app::run_shard_command(app::pinned_command(request.command, texts, options), options, [&] {
-    return app::run_operator(app::command_request(request.command, texts, options), options);
+  return app::run_shard_command(app::pinned_command(command, texts, options), options, [&] {
+    return app::run_operator(app::command_request(command, texts, options), options);
   });
 }
 

@@ -274,6 +274,11 @@ using pipeline::CommandSpec;
 using pipeline::OptionKind;
 using Texts = std::map<std::string, std::string>;
 
+// A whole number's text as the command line's check (strtoll) takes it: a leading '+' allowed.
+std::int64_t whole_of(const std::string& text, const std::string& flag, std::int64_t min, std::int64_t max) {
+  return io::parse_int(!text.empty() && text[0] == '+' ? text.substr(1) : text, flag, min, max);
+}
+
 std::string given(const Texts& texts, const char* key) {
   const auto it = texts.find(key);
   return it == texts.end() ? std::string() : it->second;
@@ -300,7 +305,7 @@ void check_options(const CommandSpec& spec, const Texts& texts) {
       for (const std::string& c : o->choices) allowed += (allowed.empty() ? "" : ", ") + c;
       usage_error(what + ": one of " + allowed + " is allowed");
     }
-    if (o->kind == OptionKind::Int) io::parse_int(value, o->flag, o->min, o->max);
+    if (o->kind == OptionKind::Int) whole_of(value, o->flag, o->min, o->max);
     for (const std::string& other : o->excludes) {
       if (texts.count(other) != 0) usage_error(o->flag + " excludes " + spec.find(other)->flag);
     }
@@ -361,8 +366,8 @@ io::ResizeIntent resize_intent(const CommandSpec& spec, const Texts& texts, cons
   } else if (!width.empty() || !height.empty()) {
     intent.box = io::ResizeBox{};
     constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-    if (!width.empty()) intent.box->width = io::parse_int(width, "--width", 1, kMax);
-    if (!height.empty()) intent.box->height = io::parse_int(height, "--height", 1, kMax);
+    if (!width.empty()) intent.box->width = whole_of(width, "--width", 1, kMax);
+    if (!height.empty()) intent.box->height = whole_of(height, "--height", 1, kMax);
   }
   if (const std::string fit = given(texts, "fit"); !fit.empty()) intent.fit = io::parse_fit(fit, "--fit");
   if (const std::string gravity = given(texts, "gravity"); !gravity.empty()) {

@@ -133,6 +133,14 @@ std::string quoted_value(const std::string& value) {
     if (end == value.c_str() + value.size() && !std::isspace(static_cast<unsigned char>(value[0]))) return value;
   }
   if (value.size() == 1) return "'" + value + "'";
+  // 0x<hex>, 0o<octal>, 0b<binary> as they are.
+  const auto all_of = [&value](const char* digits) {
+    return value.find_first_not_of(digits, 2) == std::string::npos;
+  };
+  if (value[0] == '0' && ((value[1] == 'x' && all_of("0123456789ABCDEFabcdef")) ||
+                          (value[1] == 'o' && all_of("01234567")) || (value[1] == 'b' && all_of("01")))) {
+    return value;
+  }
   return value.find('"') == std::string::npos ? "\"" + value + "\"" : "'" + value + "'";
 }
 
@@ -273,7 +281,7 @@ nlohmann::json marker_of(std::int64_t index, const nlohmann::json& plan, const P
 }  // namespace
 
 int run_shard_command(const PinnedCommand& command, const CommonOptions& common, const std::function<int()>& run) {
-  if (common.plan.empty() || common.dry_run) return run();
+  if (common.given.count("plan") == 0 || common.dry_run) return run();
   const std::string state = common.plan;
   const auto shard_text = std::find_if(command.given.begin(), command.given.end(),
                                        [](const auto& entry) { return entry.first == "shard"; });

@@ -867,8 +867,9 @@ def run_shard(state, shard, command, *args, quiet=True, **flags):
 
 def map_paths(paths, command, *args, root=None, quiet=True, **flags):
     """Runs COMMAND over exactly the inputs `paths` in this process, as `rsz COMMAND -i PATH... ARGS... --json`
-    does, and returns its records: one dict per output written (input, output, shape, ...) and one per failed input
-    (input, error, code). For dask.bag's map_partitions, which hands each call a partition (a list of paths; its own
+    does, and returns its records: one dict per output written (input, output, shape, ...), one per failed input
+    (input, error, code), and one per output planned but not written although its inputs ran (a .tar part whose
+    input failed: output, not_written, code; it names no input). For dask.bag's map_partitions, which hands each call a partition (a list of paths; its own
     keywords go to dask, which takes output= itself, so bind rsz's with functools.partial):
 
         thumbs = functools.partial(rsz.map_paths, root="/data/photos", size=256,

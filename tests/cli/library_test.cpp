@@ -289,4 +289,24 @@ TEST(Library, ARequestByCommandTakesTheFlagsVocabularyAndRunsAPlansShards) {
   auto other = run_rsz(dir, "thumbnail --plan state --shard 1 --size 16 --quality 71 -o '" + (dir / "sh/{stem}.jpg") + "'");
   EXPECT_EQ(other.status, 2);
   EXPECT_NE(other.err.find("quality=71 here, quality=70 there"), std::string::npos) << other.err;
+  // A command named by its operator ("upsample2d") pins the command's name, as the program does; a Bool option
+  // "false" is the option not given.
+  plan.state = dir / "state2";
+  plan.shards = 1;
+  ASSERT_EQ(rsz::pipeline::make_plan(plan).status, 0);
+  rsz::pipeline::Request up;
+  up.command = "upsample2d";
+  up.options = {{"factor", "2"}};
+  up.settings = {{"plan", dir / "state2"}, {"shard", "0"}};
+  up.output = dir / "up/";
+  ASSERT_EQ(rsz::pipeline::run(up).status, 0);
+  auto done = run_rsz(dir, "upsample --plan state2 --shard 0 --factor 2 -o '" + (dir / "up/") + "'");
+  EXPECT_EQ(done.status, 0);
+  EXPECT_NE(done.err.find("is done already"), std::string::npos) << done.err;
+  rsz::pipeline::Request unflagged;
+  unflagged.command = "thumbnail";
+  unflagged.options = {{"size", "8"}, {"enlarge", "false"}};
+  unflagged.inputs = {dir / "in/chelsea.png"};
+  unflagged.output = dir / "small.png";
+  EXPECT_EQ(rsz::pipeline::run(unflagged).status, 0);
 }
