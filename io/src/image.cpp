@@ -283,7 +283,8 @@ int max_shrink_of(const std::string& path) {
 
 int channels_read_back(const std::string& path, int channels) {
   const Codec* codec = detail::codec_for_extension(path);
-  return codec != nullptr && codec->gray_as_rgb && channels == 1 ? 3 : channels;
+  if (codec == nullptr || !codec->gray_as_rgb || channels > 2) return channels;
+  return channels == 1 ? 3 : 4;  // gray + alpha comes back as RGBA
 }
 
 std::string sniff_image_extension(const std::string& head) {

@@ -879,6 +879,38 @@ TEST(Cli, GifInputsAndTheFilesNoCodecReadsAreNamed) {
 namespace rsz {
 namespace {
 
+// AVIF outputs from the command line: a folder converted with --format avif, lossless exact (its PNG twin's samples),
+// lossy smaller at a lower --quality, metadata kept unless --strip, and gray written as RGB (how it reads back).
+TEST(Cli, AvifOutputs) {
+  test::ScratchDir dir("avif-outputs");
+  auto r = run_rsz(dir, "thumbnail -i " + test::photo("rocket.jpg") + " -i " + test::photo("chelsea.png") +
+                            " -o out/ --format avif --size 96 --lossless");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_files(dir.path() / "out"), (std::vector<std::string>{"chelsea.avif", "rocket.avif"}));
+  r = run_rsz(dir, "thumbnail -i " + test::photo("chelsea.png") + " -o twin.png --size 96 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image lossless = io::read_image(dir / "out/chelsea.avif");
+  const io::Image twin = io::read_image(dir / "twin.png");
+  EXPECT_EQ(lossless.data8, twin.data8);
+  EXPECT_EQ(lossless.icc_profile, twin.icc_profile);
+  EXPECT_EQ(io::read_image_info(dir / "out/chelsea.avif").format, "avif");
+  for (const char* q : {"20", "80"}) {
+    r = run_rsz(dir, std::string("thumbnail -i ") + test::photo("chelsea.png") + " -o q" + q + ".avif --size 96 --strip "
+                     "--quality " + q + " -q");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_LT(fs::file_size(dir.path() / "q20.avif"), fs::file_size(dir.path() / "q80.avif"));
+  EXPECT_EQ(io::read_image(dir / "q20.avif").icc_profile, "");
+  r = run_rsz(dir, "thumbnail -i " + test::photo("chelsea.png") + " -o gray.avif --size 32 --grayscale --lossless -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image gray = io::read_image(dir / "gray.avif");
+  ASSERT_EQ(gray.channels, 3);
+  for (std::size_t i = 0; i < gray.data8.size(); i += 3) {
+    ASSERT_EQ(gray.data8[i], gray.data8[i + 1]);
+    ASSERT_EQ(gray.data8[i], gray.data8[i + 2]);
+  }
+}
+
 // HEIC and AVIF inputs, made here with libheif's own encoder (heif-enc, Debian's libheif-examples) from a sample photo
 // without its colour profile: rsz reads the pixels libheif's heif-convert writes (8-bit: the same bytes; 10-bit: the
 // same 10-bit values, stretched to 16 bits as v * 65535 / 1023 where heif-convert shifts them left), alpha included;

@@ -1,6 +1,6 @@
-// HEIF (HEIC) and AVIF (read only): the codec entries, their signatures (the ftyp box's brands) and libheif's decoder,
-// which rsz::io loads with dlopen the first time such a file is read (libheif pulls in the HEVC and AV1 decoders: a
-// program that never reads one never loads them). The image is the file's primary image, with the transformations
+// HEIF (HEIC, read) and AVIF (read and written): the codec entries, their signatures (the ftyp box's brands) and
+// libheif's decoder and AV1 encoder, which rsz::io loads with dlopen the first time such a file is read or written
+// (libheif pulls in the HEVC and AV1 codecs: a program that never meets one never loads them). The image is the file's primary image, with the transformations
 // of the file applied by libheif (irot rotation, imir mirroring, clap cropping), grid images assembled, and alpha
 // where the file has an alpha plane; samples of more than 8 bits (10, 12) become 16-bit samples (v * 65535 / max,
 // rounded). The ICC profile ("prof" / "rICC" colour box), the EXIF block (its orientation tag set to 1: the
@@ -82,6 +82,26 @@ struct Heif {
   decltype(&heif_image_get_bits_per_pixel_range) bits_range = nullptr;
   decltype(&heif_image_get_plane_readonly) plane = nullptr;
   decltype(&heif_image_release) image_release = nullptr;
+  // AVIF outputs.
+  decltype(&heif_context_get_encoder_for_format) encoder_for_format = nullptr;
+  decltype(&heif_encoder_release) encoder_release = nullptr;
+  decltype(&heif_encoder_set_lossy_quality) set_quality = nullptr;
+  decltype(&heif_encoder_set_lossless) set_lossless = nullptr;
+  decltype(&heif_encoder_set_parameter_string) set_string = nullptr;
+  decltype(&heif_encoder_set_parameter_boolean) set_boolean = nullptr;
+  decltype(&heif_image_create) image_create = nullptr;
+  decltype(&heif_image_add_plane) add_plane = nullptr;
+  decltype(&heif_image_get_plane) writable_plane = nullptr;
+  decltype(&heif_image_set_raw_color_profile) set_icc = nullptr;
+  decltype(&heif_image_set_nclx_color_profile) set_nclx = nullptr;
+  decltype(&heif_nclx_color_profile_alloc) nclx_alloc = nullptr;
+  decltype(&heif_nclx_color_profile_free) nclx_free = nullptr;
+  decltype(&heif_encoding_options_alloc) options_alloc = nullptr;
+  decltype(&heif_encoding_options_free) options_free = nullptr;
+  decltype(&heif_context_encode_image) encode_image = nullptr;
+  decltype(&heif_context_add_exif_metadata) add_exif = nullptr;
+  decltype(&heif_context_add_XMP_metadata) add_xmp = nullptr;
+  decltype(&heif_context_write) write = nullptr;
 };
 
 const Heif& heif() {
@@ -117,7 +137,24 @@ const Heif& heif() {
         library.resolve("heif_image_get_height", h.image_height) &&
         library.resolve("heif_image_get_bits_per_pixel_range", h.bits_range) &&
         library.resolve("heif_image_get_plane_readonly", h.plane) &&
-        library.resolve("heif_image_release", h.image_release) && library.resolve("heif_init", h.init);
+        library.resolve("heif_image_release", h.image_release) && library.resolve("heif_init", h.init) &&
+        library.resolve("heif_context_get_encoder_for_format", h.encoder_for_format) &&
+        library.resolve("heif_encoder_release", h.encoder_release) &&
+        library.resolve("heif_encoder_set_lossy_quality", h.set_quality) &&
+        library.resolve("heif_encoder_set_lossless", h.set_lossless) &&
+        library.resolve("heif_encoder_set_parameter_string", h.set_string) &&
+        library.resolve("heif_encoder_set_parameter_boolean", h.set_boolean) &&
+        library.resolve("heif_image_create", h.image_create) && library.resolve("heif_image_add_plane", h.add_plane) &&
+        library.resolve("heif_image_get_plane", h.writable_plane) &&
+        library.resolve("heif_image_set_raw_color_profile", h.set_icc) &&
+        library.resolve("heif_image_set_nclx_color_profile", h.set_nclx) &&
+        library.resolve("heif_nclx_color_profile_alloc", h.nclx_alloc) &&
+        library.resolve("heif_nclx_color_profile_free", h.nclx_free) &&
+        library.resolve("heif_encoding_options_alloc", h.options_alloc) &&
+        library.resolve("heif_encoding_options_free", h.options_free) &&
+        library.resolve("heif_context_encode_image", h.encode_image) &&
+        library.resolve("heif_context_add_exif_metadata", h.add_exif) &&
+        library.resolve("heif_context_add_XMP_metadata", h.add_xmp) && library.resolve("heif_context_write", h.write);
     if (!all) {
       h.error = std::string("libheif (") + RSZ_LIBHEIF_SONAME + ") lacks a function rsz needs";
       library.close();
@@ -324,6 +361,126 @@ Image read_heif(const Codec& codec, const std::string& path, const FileBytes& by
   return image;
 }
 
+// ---- AVIF outputs ----
+
+// The default quality of AVIF outputs (libheif's and vips's).
+constexpr int kAvifQuality = 50;
+
+// Whatever an encode holds, given back however it ends.
+struct AvifEncode {
+  const Heif& h;
+  heif_context* context = nullptr;
+  heif_encoder* encoder = nullptr;
+  heif_image* image = nullptr;
+  heif_image_handle* handle = nullptr;
+  heif_color_profile_nclx* nclx = nullptr;
+  heif_encoding_options* options = nullptr;
+  explicit AvifEncode(const Heif& heif) : h(heif) {}
+  ~AvifEncode() {
+    if (handle != nullptr) h.handle_release(handle);
+    if (image != nullptr) h.image_release(image);
+    if (encoder != nullptr) h.encoder_release(encoder);
+    if (nclx != nullptr) h.nclx_free(nclx);
+    if (options != nullptr) h.options_free(options);
+    if (context != nullptr) h.context_free(context);
+  }
+  AvifEncode(const AvifEncode&) = delete;
+  AvifEncode& operator=(const AvifEncode&) = delete;
+};
+
+void check_encode(const std::string& path, const heif_error& error, const char* step) {
+  if (error.code == heif_error_Ok) return;
+  if (error.code == heif_error_Memory_allocation_error) fail(ErrorCode::Io, path, "cannot write AVIF: out of memory");
+  fail(ErrorCode::Io, path,
+       std::string("cannot write AVIF (") + step + "): " + (error.message != nullptr ? error.message : "libheif failed"));
+}
+
+// The interleaved RGB / RGBA plane of the image, its rows copied from the samples (gray's sample three times).
+void fill_rgb(const Heif& h, const std::string& path, heif_image* image, const Image& src) {
+  const int out_channels = src.channels <= 2 ? src.channels + 2 : src.channels;
+  check_encode(path,
+               h.add_plane(image, heif_channel_interleaved, static_cast<int>(src.width), static_cast<int>(src.height), 8),
+               "add_plane");
+  int stride = 0;
+  std::uint8_t* rows = h.writable_plane(image, heif_channel_interleaved, &stride);
+  if (rows == nullptr) fail(ErrorCode::Io, path, "cannot write AVIF: libheif gave no plane");
+  const auto width = static_cast<std::size_t>(src.width);
+  const auto channels = static_cast<std::size_t>(src.channels);
+  for (std::int64_t y = 0; y < src.height; ++y) {
+    const std::uint8_t* in = src.data8.data() + static_cast<std::size_t>(y) * width * channels;
+    std::uint8_t* out = rows + static_cast<std::size_t>(y) * static_cast<std::size_t>(stride);
+    if (out_channels == src.channels) {
+      std::memcpy(out, in, width * channels);
+      continue;
+    }
+    for (std::size_t x = 0; x < width; ++x, in += channels) {
+      out[0] = out[1] = out[2] = in[0];
+      if (channels == 2) out[3] = in[1];
+      out += out_channels;
+    }
+  }
+}
+
+// AV1 in an AVIF file through libheif's encoder (aom): 8-bit RGB or RGBA (gray as RGB); lossy at
+// options.quality (0: 50), 4:2:0; lossless (options.lossless): 4:4:4 with the identity matrix (the RGB samples
+// themselves, as GBR planes) and lossless alpha. The ICC profile, EXIF and XMP are written.
+std::vector<std::uint8_t> encode_avif(const Codec& codec, const std::string& path, const Image& src,
+                                      const ImageWriteOptions& options) {
+  const Heif& h = heif();
+  if (!h.error.empty()) fail(ErrorCode::Io, path, std::string("cannot write ") + codec.display_name + ": " + h.error);
+  AvifEncode e(h);
+  e.context = h.context_alloc();
+  if (e.context == nullptr) fail(ErrorCode::Io, path, "cannot write AVIF: out of memory");
+  check_encode(path, h.encoder_for_format(e.context, heif_compression_AV1, &e.encoder), "no AV1 encoder");
+  // Gray is written as three equal channels (libheif decodes every AVIF to RGB, and so reads it back).
+  const bool alpha = src.channels == 2 || src.channels == 4;
+  check_encode(path,
+               h.image_create(static_cast<int>(src.width), static_cast<int>(src.height), heif_colorspace_RGB,
+                              alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &e.image),
+               "image_create");
+  fill_rgb(h, path, e.image, src);
+  if (profile_fits(src.icc_profile, src.channels + (src.channels <= 2 ? 2 : 0))) {
+    check_encode(path, h.set_icc(e.image, "prof", src.icc_profile.data(), src.icc_profile.size()), "ICC profile");
+  }
+  e.options = h.options_alloc();
+  e.nclx = h.nclx_alloc();
+  if (e.options == nullptr || e.nclx == nullptr) fail(ErrorCode::Io, path, "cannot write AVIF: out of memory");
+  e.nclx->color_primaries = heif_color_primaries_ITU_R_BT_709_5;  // sRGB's
+  e.nclx->transfer_characteristics = heif_transfer_characteristic_IEC_61966_2_1;
+  e.nclx->full_range_flag = 1;
+  if (options.lossless) {
+    e.nclx->matrix_coefficients = heif_matrix_coefficients_RGB_GBR;
+    check_encode(path, h.set_lossless(e.encoder, 1), "lossless");
+    check_encode(path, h.set_string(e.encoder, "chroma", "444"), "chroma");
+    check_encode(path, h.set_boolean(e.encoder, "lossless-alpha", 1), "lossless alpha");
+  } else {
+    e.nclx->matrix_coefficients = heif_matrix_coefficients_ITU_R_BT_601_6;
+    check_encode(path, h.set_quality(e.encoder, options.quality > 0 ? options.quality : kAvifQuality), "quality");
+  }
+  check_encode(path, h.set_nclx(e.image, e.nclx), "colour");
+  e.options->output_nclx_profile = e.nclx;
+  // Both colour boxes where there is a profile: the matrix the samples were coded with must reach the decoder.
+  e.options->save_two_colr_boxes_when_ICC_and_nclx_available = 1;
+  check_encode(path, h.encode_image(e.context, e.image, e.encoder, e.options, &e.handle), "encode");
+  if (!src.exif.empty()) {
+    check_encode(path, h.add_exif(e.context, e.handle, src.exif.data(), static_cast<int>(src.exif.size())), "EXIF");
+  }
+  if (!src.xmp.empty()) {
+    check_encode(path, h.add_xmp(e.context, e.handle, src.xmp.data(), static_cast<int>(src.xmp.size())), "XMP");
+  }
+  std::vector<std::uint8_t> bytes;
+  heif_writer writer{};
+  writer.writer_api_version = 1;
+  writer.write = [](heif_context*, const void* data, size_t size, void* out) {
+    auto* v = static_cast<std::vector<std::uint8_t>*>(out);
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    v->insert(v->end(), p, p + size);
+    return heif_error{heif_error_Ok, heif_suberror_Unspecified, "ok"};
+  };
+  check_encode(path, h.write(e.context, &writer, &bytes), "write");
+  return bytes;
+}
+
 Codec heif_family_codec() {
   Codec c;
   c.probe = probe_heif;
@@ -352,8 +509,15 @@ Codec avif_codec() {
   c.name = "avif";
   c.display_name = "AVIF";
   c.family = "AVIF";
-  c.read_only_extensions = {".avif"};
+  c.extensions = {".avif", nullptr};
   c.sniff = sniff_avif;
+  c.encode = encode_avif;
+  c.depths = kWrites8;
+  c.channels = kGray | kGrayAlpha | kRgb | kRgba;
+  c.gray_as_rgb = true;
+  c.max_side = 65536;  // AV1's frame size
+  c.max_side_reason = "";
+  c.metadata_written = kIcc | kExif | kXmp;
   return c;
 }
 
