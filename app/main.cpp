@@ -63,5 +63,7 @@ void install_signal_handlers() {
 int main(int argc, char** argv) {
   keep_freed_buffers();
   install_signal_handlers();
+  // Everything on rsz's stderr is rsz's own: codec libraries that print traces (libjxl) are muted while they work.
+  rsz::io::set_mute_codec_stderr(true);
   return rsz::app::cli_main(std::vector<std::string>(argv + (argc > 0 ? 1 : 0), argv + argc));
 }

@@ -8,7 +8,7 @@ set -euo pipefail
 # against, python3-torch, python3-torchvision and python3-pil (GIF pixels). The engine tests (tests/engines) and bench/engines_bench.sh: a local
 # Slurm (slurmctld, slurmd, slurm-client, munge; started by scripts/slurm-local.sh, never as services) and Dask
 # (python3-distributed). The docs' GNU parallel recipe (tests/python/test_docs.py): parallel.
-packages=(g++ make cmake pkgconf libgtest-dev libcli11-dev nlohmann-json3-dev libpng-dev libjpeg-dev libgif-dev libheif-dev libheif-examples liblcms2-dev libopencv-imgcodecs-dev
+packages=(g++ make cmake pkgconf libgtest-dev libcli11-dev nlohmann-json3-dev libpng-dev libjpeg-dev libgif-dev libheif-dev libheif-examples liblcms2-dev libjxl-dev libjxl-tools libopencv-imgcodecs-dev
           libwebp-dev libtiff-dev libpugixml-dev libyaml-cpp-dev libarchive-dev libdeflate-dev help2man pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-torchvision python3-pil
           slurmctld slurmd slurm-client munge python3-distributed parallel
           "$@")

@@ -36,7 +36,7 @@ build=build-aarch64
 options=(-DRSZ_BUILD_IO=OFF)
 if ((!core_only)); then
   sysroot=$PWD/$build/sysroot
-  packages=libc6-dev,libstdc++-12-dev,libgomp1,zlib1g-dev,libpng-dev,libjpeg62-turbo-dev,libgif-dev,libheif-dev,liblcms2-dev,libtiff-dev,libwebp-dev,libopencv-imgcodecs-dev,libpugixml-dev,libyaml-cpp-dev,libarchive-dev,libdeflate-dev,nlohmann-json3-dev,libcli11-dev
+  packages=libc6-dev,libstdc++-12-dev,libgomp1,zlib1g-dev,libpng-dev,libjpeg62-turbo-dev,libgif-dev,libheif-dev,liblcms2-dev,libjxl-dev,libtiff-dev,libwebp-dev,libopencv-imgcodecs-dev,libpugixml-dev,libyaml-cpp-dev,libarchive-dev,libdeflate-dev,nlohmann-json3-dev,libcli11-dev
   # The stamp holds the package list: a sysroot made from another list is made again.
   if [[ ! -f $sysroot/.complete || $(cat "$sysroot/.complete") != "$packages" ]]; then
     rm -rf "$sysroot"

@@ -247,9 +247,41 @@ void SharedLibrary::close() {
   handle_ = nullptr;
 }
 
+namespace {
+
+std::mutex g_stderr_mutex;
+std::atomic<bool> g_mute_codec_stderr{false};
+
+}  // namespace
+
+CodecStderrMute::CodecStderrMute() {
+  if (!g_mute_codec_stderr.load(std::memory_order_relaxed)) return;
+  lock_ = std::unique_lock<std::mutex>(g_stderr_mutex);
+  std::fflush(stderr);
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null < 0) return;  // unmuted: the library's lines would show, nothing worse
+  saved_ = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (saved_ >= 0 && ::dup2(null, STDERR_FILENO) < 0) {
+    ::close(saved_);
+    saved_ = -1;
+  }
+  ::close(null);
+}
+
+CodecStderrMute::~CodecStderrMute() {
+  if (saved_ < 0) return;
+  std::fflush(stderr);
+  ::dup2(saved_, STDERR_FILENO);
+  ::close(saved_);
+}
+
 }  // namespace rsz::io::detail
 
 namespace rsz::io {
+
+void set_mute_codec_stderr(bool mute) noexcept { detail::g_mute_codec_stderr.store(mute); }
+
+std::unique_lock<std::mutex> lock_stderr() { return std::unique_lock<std::mutex>(detail::g_stderr_mutex); }
 
 namespace {
 std::atomic<bool> g_sync_outputs{true};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <string>
 
 #include "rsz/error.h"
@@ -56,6 +57,20 @@ class AtomicFile {
   int slot_ = -1;  // in the table of live temporary files (remove_temporary_files), or -1; set before fd_
   FileDescriptor fd_;
   bool committed_ = false;
+};
+
+// While alive (and set_mute_codec_stderr(true)), descriptor 2 goes to /dev/null, stderr's writers wait
+// (lock_stderr), and no other mute runs: around a codec library's calls that may print on stderr.
+class CodecStderrMute {
+ public:
+  CodecStderrMute();
+  ~CodecStderrMute();
+  CodecStderrMute(const CodecStderrMute&) = delete;
+  CodecStderrMute& operator=(const CodecStderrMute&) = delete;
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+  int saved_ = -1;
 };
 
 // An optional library that rsz loads on first use (libarchive, the OpenCV codec module) with dlopen (RTLD_NOW |

@@ -108,9 +108,10 @@ std::vector<RunSettingSpec> make_table() {
                      "roi-align: refuse ROIs that need more interpolated samples than this in total (R x C x outputs "
                      "x samples; default 68719476736, 0: no limit)",
                      0, kNoMax, true, "", kUseRoiAlign | kUseRun));
-  t.push_back(number("quality", "--quality", "JPEG, WebP and AVIF quality 1-100 (default 95 for JPEG, 80 for WebP, 50 for AVIF)", 1, 100,
+  t.push_back(number("quality", "--quality", "JPEG, WebP, AVIF and JPEG XL quality 1-100 (default 95 for JPEG, 80 for WebP, 50 for AVIF, 90 for JPEG XL: "
+                     "distance 1; 100 is lossless)", 1, 100,
                      true, "quality"));
-  t.push_back(flag("lossless", "--lossless", "Write WebP and AVIF outputs lossless (default: lossy, --quality)", true,
+  t.push_back(flag("lossless", "--lossless", "Write WebP, AVIF and JPEG XL outputs lossless (default: lossy, --quality)", true,
                    "lossless"));
   t.push_back(flag("strict", "--strict",
                    "Refuse alpha or 16-bit samples into a format that cannot hold them (JPEG, BMP, PPM; 16 bits into "

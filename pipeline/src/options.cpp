@@ -19,6 +19,7 @@
 
 #include "pipeline.h"
 #include "pipeline_internal.h"
+#include "rsz/io/temporary_files.h"
 #include "streams.h"
 #include "rsz/error.h"
 #include "rsz/io/config.h"
@@ -76,6 +77,7 @@ void to_stderr(const std::string& text) {
       if (run.quiet_stderr) return;
     }
   }
+  const std::unique_lock<std::mutex> quiet = io::lock_stderr();  // not while a codec's output is muted
   std::fwrite(text.data(), 1, text.size(), stderr);
   std::fflush(stderr);
 }

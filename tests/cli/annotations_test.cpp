@@ -139,8 +139,8 @@ TEST(Annotations, ABadImageFailsAloneInEveryFormat) {
     fs::copy_file(source("samples/annotations/yolo/chelsea.txt"), dir.path() / "labels" / (std::string(stem) + ".txt"));
   }
   const std::string corrupt =
-      "rsz: images/coffee.png: not an image file of a known format; PNG, JPEG, BMP, TIFF, WebP, PPM/PGM, GIF, HEIC and AVIF are "
-      "allowed\n";
+      "rsz: images/coffee.png: not an image file of a known format; PNG, JPEG, BMP, TIFF, WebP, PPM/PGM, GIF, HEIC, "
+      "AVIF and JPEG XL are allowed\n";
   auto r = run_rsz(dir, "roi-align -i images/chelsea.png -i images/coffee.png -i images/gone.png -i 'images/none*.png'"
                         " --rois labels --output-size 8x8 -o yolo/");
   EXPECT_EQ(r.status, 1) << r.err;

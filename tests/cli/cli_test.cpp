@@ -879,6 +879,63 @@ TEST(Cli, GifInputsAndTheFilesNoCodecReadsAreNamed) {
 namespace rsz {
 namespace {
 
+// JPEG XL through libjxl, with fixtures made by its own cjxl / djxl (Debian's libjxl-tools): a lossless file reads as
+// its source's samples, a lossy one as djxl decodes it; a damaged file fails alone with rsz's one line, none of
+// libjxl's traces (Debian's build prints one per failure; the program mutes them); --max-pixels refuses from the
+// header; outputs lossless are exact (8 and 16 bits) and lossy ones smaller at a lower --quality.
+TEST(Cli, JpegXlInputsAndOutputs) {
+  test::ScratchDir dir("jxl");
+  if (test::run_shell(dir, "command -v cjxl && command -v djxl").status != 0) {
+    GTEST_SKIP() << "cjxl / djxl (libjxl-tools) are not installed";
+  }
+  fs::create_directories(dir.path() / "in");
+  auto r = run_rsz(dir, "resample -i " + test::photo("chelsea.png") + " -o plain.png --scale 0.5 --strip -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto shell = [&](const std::string& line) {
+    const auto s = test::run_shell(dir, line);
+    ASSERT_EQ(s.status, 0) << line << ": " << s.err;
+  };
+  shell("cjxl plain.png in/lossless.jxl -d 0 && cjxl plain.png in/lossy.jxl -d 2 && djxl in/lossy.jxl theirs.png");
+  r = run_rsz(dir, "info in/lossless.jxl");
+  EXPECT_EQ(r.out, "in/lossless.jxl: jxl 225x150, 3 channels (RGB), 8-bit\n") << r.err;
+  r = run_rsz(dir, "resample -i in -o 'mine/{stem}.png' --scale 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_image(dir / "mine/lossless.png").data8, io::read_image(dir / "plain.png").data8);
+  EXPECT_EQ(io::read_image(dir / "mine/lossy.png").data8, io::read_image(dir / "theirs.png").data8);
+  // Damaged: bytes of the lossy file's body flipped, and the file cut short.
+  std::string body = test::read_file(dir / "in/lossy.jxl");
+  for (std::size_t i = 40; i < body.size(); i += 37) body[i] = static_cast<char>(body[i] ^ 0x5a);
+  test::write_file(dir / "in/damaged.jxl", body);
+  const std::string whole = test::read_file(dir / "in/lossless.jxl");
+  test::write_file(dir / "in/cut.jxl", whole.substr(0, whole.size() / 2));
+  r = run_rsz(dir, "resample -i in -o 'again/{stem}.png' --scale 0.5");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("rsz: in/cut.jxl: the JPEG XL file is truncated"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rsz: in/damaged.jxl: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 of 4 inputs failed; 2 files written"), std::string::npos) << r.err;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) EXPECT_EQ(line.rfind("rsz: ", 0), 0u) << line;
+  r = run_rsz(dir, "resample -i in/lossless.jxl -o big.png --scale 1 --max-pixels 1000");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("more than --max-pixels"), std::string::npos) << r.err;
+  // Outputs.
+  r = run_rsz(dir, "resample -i plain.png -o out/l8.jxl --scale 1 --lossless -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_image(dir / "out/l8.jxl").data8, io::read_image(dir / "plain.png").data8);
+  r = run_rsz(dir, "resample -i plain.png -o p16.png --scale 1 --depth 16 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_rsz(dir, "resample -i p16.png -o out/l16.jxl --scale 1 --lossless -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(io::read_image(dir / "out/l16.jxl").data16, io::read_image(dir / "p16.png").data16);
+  shell("djxl out/l8.jxl theirs_l8.png");
+  EXPECT_EQ(io::read_image(dir / "theirs_l8.png").data8, io::read_image(dir / "plain.png").data8);
+  for (const char* q : {"30", "95"}) {
+    r = run_rsz(dir, std::string("resample -i plain.png -o out/q") + q + ".jxl --scale 1 --quality " + q + " -q");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_LT(fs::file_size(dir.path() / "out/q30.jxl"), fs::file_size(dir.path() / "out/q95.jxl"));
+}
+
 // AVIF outputs from the command line: a folder converted with --format avif, lossless exact (its PNG twin's samples),
 // lossy smaller at a lower --quality, metadata kept unless --strip, and gray written as RGB (how it reads back).
 TEST(Cli, AvifOutputs) {

@@ -473,8 +473,8 @@ TEST(Streams, StandardInputAndOutputCarryImages) {
   r = test::run_shell(dir, "echo 'not an image' | " + rsz + " resample -i - -o x.png --scale 2");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err,
-            "rsz: -i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP, PPM/PGM, GIF, HEIC or AVIF image or a .npy tensor (or is "
-            "empty); give --format\n");
+            "rsz: -i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP, PPM/PGM, GIF, HEIC, AVIF or JPEG XL image or a "
+            ".npy tensor (or is empty); give --format\n");
   // Standard output that cannot take the image (full, closed) fails the input (exit 1), saying so, and the summary
   // counts no file written; nothing is left behind.
   if (fs::exists("/dev/full")) {

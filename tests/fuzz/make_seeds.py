@@ -161,6 +161,18 @@ def images():
                     subprocess.run(["heif-enc", "-q", "40", *flags, str(scratch / (name + ".png")), "-o",
                                     str(folder / (name + "." + kind))], check=True, capture_output=True)
 
+    # JPEG XL: made with libjxl's cjxl (Debian: libjxl-tools), where it is installed: lossy, lossless, alpha.
+    if shutil.which("cjxl"):
+        with tempfile.TemporaryDirectory() as scratch:
+            scratch = Path(scratch)
+            save(scratch, "rgb.png", image(16, 8, "RGB"), format="PNG")
+            save(scratch, "rgba.png", image(8, 8, "RGBA"), format="PNG")
+            folder = target("image_jxl")
+            for name, source, flags in (("lossy", "rgb", ["-d", "2"]), ("lossless", "rgb", ["-d", "0"]),
+                                        ("alpha", "rgba", ["-d", "1"])):
+                subprocess.run(["cjxl", str(scratch / (source + ".png")), str(folder / (name + ".jxl")), *flags],
+                               check=True, capture_output=True)
+
     folder = target("image_pnm")
     (folder / "p1.pbm").write_bytes(b"P1\n# a comment\n4 2\n1 0 1 0\n0 1 0 1\n")
     (folder / "p2.pgm").write_bytes(b"P2\n3 2\n255\n0 128 255\n1 2 3\n")

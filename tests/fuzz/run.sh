@@ -18,10 +18,10 @@ fuzz_dir=tests/fuzz
 declare -A max_len=(
   [npy]=4096 [resample_config]=4096 [upsample2d_config]=4096 [roi_align_config]=4096 [roi_file]=4096
   [batch_file]=4096 [image_png]=16384 [image_jpeg]=32768 [image_tiff]=16384 [image_webp]=16384 [image_bmp]=16384
-  [image_pnm]=8192 [image_gif]=8192 [image_heic]=8192 [image_avif]=8192 [coco]=8192 [voc]=8192
+  [image_pnm]=8192 [image_gif]=8192 [image_heic]=8192 [image_avif]=8192 [image_jxl]=8192 [coco]=8192 [voc]=8192
 )
 all_targets=(npy resample_config upsample2d_config roi_align_config roi_file batch_file coco voc
-             image_png image_jpeg image_tiff image_webp image_bmp image_pnm image_gif image_heic image_avif)
+             image_png image_jpeg image_tiff image_webp image_bmp image_pnm image_gif image_heic image_avif image_jxl)
 targets=("${@:-${all_targets[@]}}")
 
 bash scripts/install-deps.sh clang libclang-rt-14-dev

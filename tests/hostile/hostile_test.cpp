@@ -359,8 +359,8 @@ TEST(Hostile, StandardInputIsSniffedAndReadWithinTheBudget) {
   auto r = run_shell(dir, limit + "yes | " + rsz + " resample -i - -o y.png --scale 0.5");
   expect_refused(r, 2, "", "yes");
   EXPECT_EQ(r.err,
-            "rsz: -i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP, PPM/PGM, GIF, HEIC or AVIF image or a .npy tensor (or is "
-            "empty); give --format\n");
+            "rsz: -i -: standard input is not a PNG, JPEG, BMP, TIFF, WebP, PPM/PGM, GIF, HEIC, AVIF or JPEG XL image or a "
+            ".npy tensor (or is empty); give --format\n");
   EXPECT_FALSE(fs::exists(dir / "y.png"));
   // A PNG's first bytes, then zeros without end: read up to the budget, then failed alone.
   r = run_shell(dir, limit + "(cat " + photo("chelsea.png") + "; cat /dev/zero) | " + rsz + " resample -i - -i " +

@@ -187,14 +187,15 @@ TEST(ImagePathTest, ReadsPbmAndPnmTooButWritesNeither) {
   for (const char* name : {"a.png", "c.JPEG", "h.ppm", "i.pgm", "j.pbm", "k.PNM"}) {
     EXPECT_TRUE(is_readable_image_path(name)) << name;
   }
-  for (const char* name : {"a", "a.npy", "a.jxl", "a.pbm.txt", "pnm"}) {
+  for (const char* name : {"a", "a.npy", "a.jxl.txt", "a.pbm.txt", "pnm"}) {
     EXPECT_FALSE(is_readable_image_path(name)) << name;
   }
   EXPECT_FALSE(is_image_path("j.pbm"));
   EXPECT_FALSE(is_image_path("k.pnm"));
   for (const char* name : {"g.GIF", "h.heic", "i.HEIF", "j.avif"}) EXPECT_TRUE(is_readable_image_path(name)) << name;
   for (const char* name : {"g.gif", "h.heic"}) EXPECT_FALSE(is_image_path(name)) << name;  // read only
-  EXPECT_TRUE(is_image_path("j.AVIF"));                                                    // read and written
+  EXPECT_TRUE(is_image_path("j.AVIF"));  // read and written
+  EXPECT_TRUE(is_image_path("k.jxl"));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -456,6 +457,48 @@ Image gradient(std::int64_t width, std::int64_t height, int channels) {
     }
   }
   return image;
+}
+
+// JPEG XL outputs (libjxl): lossless keeps the samples of every channel count at 8 and 16 bits; lossy (distance 1 by
+// default, as cjxl's quality 90) is close to a smooth image and smaller at a lower quality; an ICC profile, EXIF and
+// XMP come back, and colour written as sRGB reads back without a profile (as a PNG without one).
+TEST_F(ImageTest, JpegXlIsLosslessOnRequestAndKeepsMetadata) {
+  ImageWriteOptions lossless;
+  lossless.lossless = true;
+  for (const int bit_depth : {8, 16}) {
+    for (const int channels : {1, 2, 3, 4}) {
+      const Image image = make_image(19, 7, channels, bit_depth, static_cast<std::uint32_t>(channels + bit_depth));
+      const std::string name = "c" + std::to_string(channels) + "_" + std::to_string(bit_depth) + ".jxl";
+      write_image(path(name), image, lossless);
+      const Image back = read_image(path(name));
+      expect_same_image(back, image);
+      EXPECT_EQ(back.icc_profile, "") << name;
+      expect_info(read_image_info(path(name)), 19, 7, channels, bit_depth, "jxl");
+    }
+  }
+  Image smooth = gradient(64, 48, 3);
+  smooth.icc_profile = read_image(std::string(RSZ_TEST_DATA_DIR) + "/../../samples/photos/chelsea.png").icc_profile;
+  ASSERT_FALSE(smooth.icc_profile.empty());
+  smooth.exif = std::string("MM\0*\0\0\0\x08\0\0\0\0\0\0", 14);
+  smooth.xmp = "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"/>";
+  write_image(path("meta.jxl"), smooth, lossless);
+  const Image meta = read_image(path("meta.jxl"));
+  EXPECT_EQ(meta.icc_profile, smooth.icc_profile);
+  EXPECT_EQ(meta.exif, smooth.exif);
+  EXPECT_EQ(meta.xmp, smooth.xmp);
+  const Image plain = gradient(64, 48, 3);
+  write_image(path("lossy.jxl"), plain);
+  const Image back = read_image(path("lossy.jxl"));
+  ASSERT_EQ(back.data8.size(), plain.data8.size());
+  double error = 0;
+  for (std::size_t i = 0; i < back.data8.size(); ++i) error += std::abs(back.data8[i] - plain.data8[i]);
+  EXPECT_LT(error / static_cast<double>(back.data8.size()), 2.0);
+  ImageWriteOptions low;
+  low.quality = 20;
+  const Image noisy = make_image(64, 48, 3, 8, 9);
+  write_image(path("q90.jxl"), noisy);
+  write_image(path("q20.jxl"), noisy, low);
+  EXPECT_LT(fs::file_size(path("q20.jxl")), fs::file_size(path("q90.jxl")));
 }
 
 // AVIF outputs (AV1 through libheif's encoder): lossless keeps the samples of every channel count (RGB coded as GBR
@@ -904,7 +947,7 @@ TEST_F(ImageTest, EmptyAndForeignFilesAreRefused) {
 
   write_file(path("text.png"), "this is not an image\n");
   expect_error([&] { read_image(path("text.png")); }, ErrorCode::Format,
-               {path("text.png") + ": ", "not an image file", "PNG, JPEG, BMP, TIFF, WebP, PPM/PGM, GIF, HEIC and AVIF"});
+               {path("text.png") + ": ", "not an image file", "PNG, JPEG, BMP, TIFF, WebP, PPM/PGM, GIF, HEIC, AVIF and JPEG XL"});
   // None of the file's bytes are shown (an untrusted dataset could name a secret file): "this" is 74 68 69 73.
   const std::string said = test::error_message([&] { read_image(path("text.png")); }, ErrorCode::Format);
   EXPECT_EQ(said.find("74 68"), std::string::npos) << said;
@@ -1003,7 +1046,7 @@ TEST_F(ImageTest, ContentDecidesTheFormatWhenReading) {
 TEST_F(ImageTest, UnknownExtensionIsRefused) {
   const Image image = make_image(4, 4, 3, 8);
   expect_error([&] { write_image(path("out.gif"), image); }, ErrorCode::Format,
-               {path("out.gif") + ": ", "'.gif'", ".png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .ppm, .pgm and .avif"});
+               {path("out.gif") + ": ", "'.gif'", ".png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .ppm, .pgm, .avif and .jxl"});
   expect_error([&] { write_image(path("noext"), image); }, ErrorCode::Format, {"no extension", ".png"});
   EXPECT_TRUE(folder_entries().empty());
 }

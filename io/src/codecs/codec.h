@@ -22,7 +22,7 @@
 namespace rsz::io::detail {
 
 // What a file holds, from its first bytes (reading) or what its extension names (writing); the order of the table.
-enum class ImageFormat { Png, Jpeg, Bmp, Tiff, Webp, Ppm, Pgm, Gif, Heic, Avif };
+enum class ImageFormat { Png, Jpeg, Bmp, Tiff, Webp, Ppm, Pgm, Gif, Heic, Avif, Jxl };
 
 // Bit depths a codec writes.
 enum : unsigned { kWrites8 = 1u << 0, kWrites16 = 1u << 1 };
@@ -120,7 +120,7 @@ struct Codec {
   bool writes_channels(int count) const { return count >= 1 && count <= 4 && (channels & channel_bit(count)); }
 };
 
-constexpr std::size_t kCodecCount = 10;
+constexpr std::size_t kCodecCount = 11;
 // Every codec, in the order files are sniffed (and formats listed in messages).
 const std::array<Codec, kCodecCount>& codecs();
 
@@ -151,6 +151,7 @@ Codec pgm_codec();
 Codec gif_codec();   // read only (giflib)
 Codec heic_codec();  // read only (libheif, loaded on first use): .heic, .heif
 Codec avif_codec();  // read only (libheif)
+Codec jxl_codec();   // libjxl, loaded on first use
 
 // ----- What the entries point at
 

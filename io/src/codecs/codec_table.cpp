@@ -81,7 +81,7 @@ std::string channels_advice(const Codec& codec) {
 const std::array<Codec, kCodecCount>& codecs() {
   static const std::array<Codec, kCodecCount> table = {png_codec(), jpeg_codec(), bmp_codec(), tiff_codec(),
                                                        webp_codec(), ppm_codec(), pgm_codec(), gif_codec(),
-                                                       heic_codec(), avif_codec()};
+                                                       heic_codec(), avif_codec(), jxl_codec()};
   return table;
 }
 

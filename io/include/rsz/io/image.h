@@ -183,9 +183,10 @@ constexpr int kDefaultJpegQuality = 95;
 constexpr int kDefaultWebpQuality = 80;  // Pillow's default (vips and cwebp use 75)
 
 struct ImageWriteOptions {
-  // JPEG, WebP and AVIF quality 1..100 (0: the format's default, 95 for JPEG, 80 for WebP, 50 for AVIF).
+  // JPEG, WebP, AVIF and JPEG XL quality 1..100 (0: the format's default, 95 for JPEG, 80 for WebP, 50 for AVIF, 90
+  // for JPEG XL, whose 100 is lossless; its quality is mapped to a Butteraugli distance as cjxl maps it).
   int quality = 0;
-  // WebP and AVIF: lossless instead of lossy (the quality is then not used).
+  // WebP, AVIF and JPEG XL: lossless instead of lossy (the quality is then not used).
   bool lossless = false;
   // PNG zlib level: 0 (stored) to 9 (smallest, slowest), with libpng's adaptive filters; -1 (default): the Sub
   // filter deflated by libdeflate at level 1 (smaller than zlib's level 2 in about half its time), or by zlib at level

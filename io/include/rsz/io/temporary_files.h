@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 // The public API: exported from a shared build, whose other symbols are hidden.
@@ -31,6 +32,15 @@ void set_temporary_tag(const std::string& tag);
 // disk (half the time of 200 thumbnails). Process-wide; the command line's --no-sync sets false.
 void set_sync_outputs(bool sync) noexcept;
 bool sync_outputs() noexcept;
+
+// Codec libraries that print on standard error by themselves (Debian's libjxl prints a trace of every failure it
+// meets in a damaged JPEG XL file). With set_mute_codec_stderr(true) (the rsz program's setting, whose stderr holds
+// its own lines only), standard error (descriptor 2) goes to /dev/null while such a library works, one at a time, and
+// rsz's own writes to it wait meanwhile (lock_stderr). Off by default: a host process (Python) keeps its stderr, and
+// such traces reach it.
+void set_mute_codec_stderr(bool mute) noexcept;
+// Held while writing to standard error, so that no line is written (and lost) while a codec's output is muted.
+std::unique_lock<std::mutex> lock_stderr();
 
 // The same settings for one thread, for a host that runs several jobs at once in one process (the command line's
 // in-process runs: each installs its own on every thread that works for it). While a ThreadSettingsScope is alive on
