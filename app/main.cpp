@@ -1,5 +1,8 @@
 // The rsz program: its signal handlers and allocator settings, then the command line (cli.cpp).
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -15,6 +18,9 @@
 namespace {
 
 volatile sig_atomic_t stderr_is_terminal = 0;  // set once at start: the handler then clears a progress bar
+// A copy of standard error made at start: the handler writes there, since descriptor 2 may be muted at that moment
+// (while a codec library that prints works: io::set_mute_codec_stderr).
+volatile sig_atomic_t stderr_copy = STDERR_FILENO;
 
 // SIGINT, SIGTERM, SIGPIPE (stdout closed under --json | head): remove the temporary files of the outputs being
 // written, say so on a terminal, and exit 128 + the signal number. Only async-signal-safe calls.
@@ -26,8 +32,8 @@ extern "C" void on_fatal_signal(int signal_number) {
     static const char kInterrupted[] = "rsz: interrupted; outputs being written were removed\n";
     static const char kTerminated[] = "rsz: terminated; outputs being written were removed\n";
     const bool interrupted = signal_number == SIGINT;
-    ssize_t ignored = stderr_is_terminal ? ::write(STDERR_FILENO, kClearLine, sizeof kClearLine - 1) : 0;
-    ignored = ::write(STDERR_FILENO, interrupted ? kInterrupted : kTerminated,
+    ssize_t ignored = stderr_is_terminal ? ::write(stderr_copy, kClearLine, sizeof kClearLine - 1) : 0;
+    ignored = ::write(stderr_copy, interrupted ? kInterrupted : kTerminated,
                       (interrupted ? sizeof kInterrupted : sizeof kTerminated) - 1);
     (void)ignored;
   }
@@ -58,10 +64,25 @@ void install_signal_handlers() {
   }
 }
 
+// Standard input, output and error closed by the caller (>&-, 2>&-) are held by /dev/null opened the wrong way round
+// (input for writing, output for reading), so that no file rsz opens gets one of their numbers (JSON records meant
+// for stdout would land in an output; muting stderr would swap a file), while reading or writing them still fails as
+// on a closed descriptor (EBADF: "cannot write standard output: Bad file descriptor").
+void hold_closed_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int null = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);  // the lowest free number: fd itself
+    if (null >= 0 && null != fd) ::close(null);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  hold_closed_standard_descriptors();
   keep_freed_buffers();
+  const int copy = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (copy >= 0) stderr_copy = copy;
   install_signal_handlers();
   // Everything on rsz's stderr is rsz's own: codec libraries that print traces (libjxl) are muted while they work.
   rsz::io::set_mute_codec_stderr(true);

@@ -25,6 +25,7 @@ struct Lcms {
   decltype(&cmsCloseProfile) close = nullptr;
   decltype(&cmsCreate_sRGBProfile) srgb = nullptr;
   decltype(&cmsCreateGrayProfile) gray = nullptr;
+  decltype(&cmsCreateRGBProfile) rgb = nullptr;
   decltype(&cmsBuildParametricToneCurve) curve = nullptr;
   decltype(&cmsFreeToneCurve) free_curve = nullptr;
   decltype(&cmsD50_xyY) d50 = nullptr;
@@ -46,7 +47,7 @@ const Lcms& lcms() {
     }
     const bool all = library.resolve("cmsOpenProfileFromMem", l.open) && library.resolve("cmsCloseProfile", l.close) &&
                      library.resolve("cmsCreate_sRGBProfile", l.srgb) &&
-                     library.resolve("cmsCreateGrayProfile", l.gray) &&
+                     library.resolve("cmsCreateGrayProfile", l.gray) && library.resolve("cmsCreateRGBProfile", l.rgb) &&
                      library.resolve("cmsBuildParametricToneCurve", l.curve) &&
                      library.resolve("cmsFreeToneCurve", l.free_curve) && library.resolve("cmsD50_xyY", l.d50) &&
                      library.resolve("cmsSaveProfileToMem", l.save) && library.resolve("cmsGetColorSpace", l.space) &&
@@ -104,7 +105,72 @@ std::string made_profile(bool gray) {
 
 bool looks_srgb(const std::string& icc);
 
+// ITU-T H.273's transfer characteristics that an ICC tone curve states (lcms2's parametric types): the sRGB curve (13),
+// BT.709's and its kin's (1, 6, 14, 15), gamma 2.2 (4), gamma 2.8 (5) and linear (8); null for others (PQ, HLG: HDR,
+// which no ICC curve of an SDR output states).
+cmsToneCurve* h273_curve(const Lcms& l, int transfer) {
+  switch (transfer) {
+    case 13: {
+      const cmsFloat64Number p[] = {2.4, 1.0 / 1.055, 0.055 / 1.055, 1.0 / 12.92, 0.04045};
+      return l.curve(nullptr, 4, p);
+    }
+    case 1:
+    case 6:
+    case 14:
+    case 15: {  // the inverse of BT.709's camera curve: linear below 0.081, then ((V + 0.099) / 1.099)^(1 / 0.45)
+      const cmsFloat64Number p[] = {1.0 / 0.45, 1.0 / 1.099, 0.099 / 1.099, 1.0 / 4.5, 0.081};
+      return l.curve(nullptr, 4, p);
+    }
+    case 4:
+    case 5:
+    case 8: {
+      const cmsFloat64Number p[] = {transfer == 4 ? 2.2 : transfer == 5 ? 2.8 : 1.0};
+      return l.curve(nullptr, 1, p);
+    }
+    default: return nullptr;
+  }
+}
+
 }  // namespace
+
+std::string icc_of_nclx(const NclxColour& nclx) {
+  // H.273's colour primaries: red, green, blue and white xy.
+  struct Primaries {
+    int code;
+    cmsCIExyYTRIPLE rgb;
+    cmsCIExyY white;
+  };
+  constexpr cmsCIExyY kD65{0.3127, 0.3290, 1.0};
+  constexpr cmsCIExyY kC{0.310, 0.316, 1.0};
+  static const Primaries kTable[] = {
+      {1, {{0.64, 0.33, 1}, {0.30, 0.60, 1}, {0.15, 0.06, 1}}, kD65},
+      {4, {{0.67, 0.33, 1}, {0.21, 0.71, 1}, {0.14, 0.08, 1}}, kC},
+      {5, {{0.64, 0.33, 1}, {0.29, 0.60, 1}, {0.15, 0.06, 1}}, kD65},
+      {6, {{0.630, 0.340, 1}, {0.310, 0.595, 1}, {0.155, 0.070, 1}}, kD65},
+      {7, {{0.630, 0.340, 1}, {0.310, 0.595, 1}, {0.155, 0.070, 1}}, kD65},
+      {8, {{0.681, 0.319, 1}, {0.243, 0.692, 1}, {0.145, 0.049, 1}}, kC},
+      {9, {{0.708, 0.292, 1}, {0.170, 0.797, 1}, {0.131, 0.046, 1}}, kD65},
+      {11, {{0.680, 0.320, 1}, {0.265, 0.690, 1}, {0.150, 0.060, 1}}, {0.314, 0.351, 1.0}},
+      {12, {{0.680, 0.320, 1}, {0.265, 0.690, 1}, {0.150, 0.060, 1}}, kD65},
+      {22, {{0.630, 0.340, 1}, {0.295, 0.605, 1}, {0.155, 0.077, 1}}, kD65},
+  };
+  const int primaries = nclx.primaries == 2 ? 1 : nclx.primaries;  // unspecified: BT.709's
+  const int transfer = nclx.transfer == 2 ? 13 : nclx.transfer;     // unspecified: the sRGB curve
+  if (primaries == 1 && transfer == 13) return {};                   // sRGB itself
+  const Primaries* row = nullptr;
+  for (const Primaries& p : kTable) {
+    if (p.code == primaries) row = &p;
+  }
+  if (row == nullptr) return {};
+  const Lcms& l = lcms();
+  if (!l.error.empty()) return {};
+  cmsToneCurve* curve = h273_curve(l, transfer);
+  if (curve == nullptr) return {};
+  cmsToneCurve* curves[3] = {curve, curve, curve};
+  const Profile p{l, l.rgb(&row->white, &row->rgb, curves)};
+  l.free_curve(curve);
+  return profile_bytes(l, p.handle);
+}
 
 const std::string& srgb_profile() {
   static const std::string bytes = made_profile(false);

@@ -929,11 +929,21 @@ TEST(Cli, JpegXlInputsAndOutputs) {
   EXPECT_EQ(io::read_image(dir / "out/l16.jxl").data16, io::read_image(dir / "p16.png").data16);
   shell("djxl out/l8.jxl theirs_l8.png");
   EXPECT_EQ(io::read_image(dir / "theirs_l8.png").data8, io::read_image(dir / "plain.png").data8);
-  for (const char* q : {"30", "95"}) {
+  for (const char* q : {"1", "30", "95"}) {  // 1: past libjxl's largest distance, held at it
     r = run_rsz(dir, std::string("resample -i plain.png -o out/q") + q + ".jxl --scale 1 --quality " + q + " -q");
     ASSERT_EQ(r.status, 0) << r.err;
   }
   EXPECT_LT(fs::file_size(dir.path() / "out/q30.jxl"), fs::file_size(dir.path() / "out/q95.jxl"));
+  // Started with standard error closed: no file rsz opens takes its number, so muting it swaps no file.
+  fs::create_directories(dir.path() / "many");
+  const std::string png = test::read_file(dir / "plain.png");
+  for (int i = 0; i < 6; ++i) {
+    test::write_file(dir / ("many/l" + std::to_string(i) + ".jxl"), whole);
+    test::write_file(dir / ("many/p" + std::to_string(i) + ".png"), png);
+  }
+  r = run_rsz(dir, "resample -i many -o closed/ --format png --scale 0.5 -j 2 2>&-");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(list_files(dir.path() / "closed").size(), 12u);
 }
 
 // AVIF outputs from the command line: a folder converted with --format avif, lossless exact (its PNG twin's samples),
@@ -958,6 +968,10 @@ TEST(Cli, AvifOutputs) {
   }
   EXPECT_LT(fs::file_size(dir.path() / "q20.avif"), fs::file_size(dir.path() / "q80.avif"));
   EXPECT_EQ(io::read_image(dir / "q20.avif").icc_profile, "");
+  // Sides past what libheif reads (32768) are refused before anything is written.
+  r = run_rsz(dir, "upsample -i " + test::photo("chelsea.png") + " -o wide.avif --factor 1,80 -q");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("at most 32768 a side is allowed"), std::string::npos) << r.err;
   r = run_rsz(dir, "thumbnail -i " + test::photo("chelsea.png") + " -o gray.avif --size 32 --grayscale --lossless -q");
   ASSERT_EQ(r.status, 0) << r.err;
   const io::Image gray = io::read_image(dir / "gray.avif");

@@ -3,9 +3,12 @@
 // colorimetric, float), embeds the sRGB profile (none under --strip, which converts too), and is left as it is by
 // default; sRGB profiles (lcms2's, and one built from sRGB's published parameters) are recognised as such.
 #include <lcms2.h>
+#include <libheif/heif.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -175,6 +178,110 @@ TEST(Colour, ThumbnailsWithAlphaConvertTheColourAndKeepTheAlpha) {
   for (std::size_t p = 0; p < expected.size() / 3; ++p) {
     EXPECT_EQ(out.data8[4 * p + 3], 255);
     for (int k = 0; k < 3; ++k) ASSERT_EQ(out.data8[4 * p + k], expected[3 * p + k]) << p;
+  }
+}
+
+// An AVIF whose colour is stated by nclx code points (Display P3 primaries, the sRGB curve), made with libheif: rsz
+// reads it with an ICC profile of that colour, and --colorspace srgb gives the values of the P3 -> sRGB matrix (both
+// D65; computed here from the primaries, within a level). Without the conversion, the pixels are libheif's.
+TEST(Colour, AnAvifInDisplayP3StatedByNclxIsConvertedToSrgb) {
+  test::ScratchDir dir("colour-nclx");
+  const int w = 8, h = 4;
+  heif_context* context = heif_context_alloc();
+  heif_encoder* encoder = nullptr;
+  ASSERT_EQ(heif_context_get_encoder_for_format(context, heif_compression_AV1, &encoder).code, heif_error_Ok);
+  heif_encoder_set_lossless(encoder, 1);
+  heif_encoder_set_parameter_string(encoder, "chroma", "444");
+  heif_image* image = nullptr;
+  ASSERT_EQ(heif_image_create(w, h, heif_colorspace_RGB, heif_chroma_interleaved_RGB, &image).code, heif_error_Ok);
+  heif_image_add_plane(image, heif_channel_interleaved, w, h, 8);
+  int stride = 0;
+  std::uint8_t* rows = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+  const std::uint8_t colours[4][3] = {{128, 64, 32}, {40, 200, 90}, {230, 230, 230}, {10, 20, 250}};
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) std::memcpy(rows + y * stride + 3 * x, colours[(x + y) % 4], 3);
+  }
+  heif_color_profile_nclx* nclx = heif_nclx_color_profile_alloc();
+  nclx->color_primaries = heif_color_primaries_SMPTE_EG_432_1;
+  nclx->transfer_characteristics = heif_transfer_characteristic_IEC_61966_2_1;
+  nclx->matrix_coefficients = heif_matrix_coefficients_RGB_GBR;
+  nclx->full_range_flag = 1;
+  heif_image_set_nclx_color_profile(image, nclx);
+  heif_encoding_options* options = heif_encoding_options_alloc();
+  options->output_nclx_profile = nclx;
+  ASSERT_EQ(heif_context_encode_image(context, image, encoder, options, nullptr).code, heif_error_Ok);
+  ASSERT_EQ(heif_context_write_to_file(context, (dir / "p3.avif").c_str()).code, heif_error_Ok);
+  heif_encoding_options_free(options);
+  heif_nclx_color_profile_free(nclx);
+  heif_image_release(image);
+  heif_encoder_release(encoder);
+  heif_context_free(context);
+
+  const io::Image read = io::read_image(dir / "p3.avif");
+  ASSERT_FALSE(read.icc_profile.empty());  // the colour travels with the pixels
+  EXPECT_FALSE(io::is_srgb_profile(read.icc_profile));
+  auto r = test::run_rsz(dir, "resample -i p3.avif -o srgb.png --scale 1 --colorspace srgb -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const io::Image srgb = io::read_image(dir / "srgb.png");
+  // RGB -> XYZ of a set of primaries with a D65 white, and the sRGB curve both ways.
+  const auto to_xyz = [](const double (&p)[3][2]) {
+    const double white[3] = {0.3127 / 0.3290, 1.0, (1 - 0.3127 - 0.3290) / 0.3290};
+    double m[3][3];
+    for (int c = 0; c < 3; ++c) {
+      m[0][c] = p[c][0] / p[c][1];
+      m[1][c] = 1.0;
+      m[2][c] = (1 - p[c][0] - p[c][1]) / p[c][1];
+    }
+    const double det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+                       m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+                       m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+    double s[3];
+    for (int c = 0; c < 3; ++c) {  // Cramer's rule: m * s = white
+      double t[3][3];
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) t[i][j] = j == c ? white[i] : m[i][j];
+      }
+      s[c] = (t[0][0] * (t[1][1] * t[2][2] - t[1][2] * t[2][1]) - t[0][1] * (t[1][0] * t[2][2] - t[1][2] * t[2][0]) +
+              t[0][2] * (t[1][0] * t[2][1] - t[1][1] * t[2][0])) / det;
+    }
+    std::vector<double> out(9);
+    for (int i = 0; i < 3; ++i) {
+      for (int c = 0; c < 3; ++c) out[static_cast<std::size_t>(i * 3 + c)] = m[i][c] * s[c];
+    }
+    return out;
+  };
+  const double p3[3][2] = {{0.680, 0.320}, {0.265, 0.690}, {0.150, 0.060}};
+  const double bt709[3][2] = {{0.64, 0.33}, {0.30, 0.60}, {0.15, 0.06}};
+  const std::vector<double> from = to_xyz(p3);
+  const std::vector<double> to = to_xyz(bt709);
+  const auto decode = [](double v) { v /= 255; return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+  const auto encode = [](double v) {
+    v = std::clamp(v, 0.0, 1.0);
+    return 255 * (v <= 0.0031308 ? v * 12.92 : 1.055 * std::pow(v, 1 / 2.4) - 0.055);
+  };
+  for (std::size_t px = 0; px < static_cast<std::size_t>(w * h); ++px) {
+    double xyz[3] = {0, 0, 0};
+    for (int i = 0; i < 3; ++i) {
+      for (int c = 0; c < 3; ++c) xyz[i] += from[static_cast<std::size_t>(i * 3 + c)] * decode(read.data8[px * 3 + c]);
+    }
+    // Solve to * rgb = xyz (Cramer again, small and exact enough).
+    double m[3][3];
+    for (int i = 0; i < 3; ++i) {
+      for (int c = 0; c < 3; ++c) m[i][c] = to[static_cast<std::size_t>(i * 3 + c)];
+    }
+    const auto det3 = [](const double (&a)[3][3]) {
+      return a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+             a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+    };
+    const double det = det3(m);
+    for (int c = 0; c < 3; ++c) {
+      double t[3][3];
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) t[i][j] = j == c ? xyz[i] : m[i][j];
+      }
+      const double expected = encode(det3(t) / det);
+      EXPECT_NEAR(srgb.data8[px * 3 + c], expected, 1.5) << "pixel " << px << " channel " << c;
+    }
   }
 }
 

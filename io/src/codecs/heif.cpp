@@ -18,6 +18,7 @@
 
 #include "codecs/header_reader.h"
 #include "file_util.h"
+#include "rsz/io/colour.h"
 
 namespace rsz::io::detail {
 namespace {
@@ -71,6 +72,7 @@ struct Heif {
   decltype(&heif_image_handle_get_color_profile_type) profile_type = nullptr;
   decltype(&heif_image_handle_get_raw_color_profile_size) profile_size = nullptr;
   decltype(&heif_image_handle_get_raw_color_profile) profile = nullptr;
+  decltype(&heif_image_handle_get_nclx_color_profile) nclx_profile = nullptr;
   decltype(&heif_image_handle_get_number_of_metadata_blocks) metadata_count = nullptr;
   decltype(&heif_image_handle_get_list_of_metadata_block_IDs) metadata_ids = nullptr;
   decltype(&heif_image_handle_get_metadata_content_type) metadata_content_type = nullptr;
@@ -128,6 +130,7 @@ const Heif& heif() {
         library.resolve("heif_image_handle_get_color_profile_type", h.profile_type) &&
         library.resolve("heif_image_handle_get_raw_color_profile_size", h.profile_size) &&
         library.resolve("heif_image_handle_get_raw_color_profile", h.profile) &&
+        library.resolve("heif_image_handle_get_nclx_color_profile", h.nclx_profile) &&
         library.resolve("heif_image_handle_get_number_of_metadata_blocks", h.metadata_count) &&
         library.resolve("heif_image_handle_get_list_of_metadata_block_IDs", h.metadata_ids) &&
         library.resolve("heif_image_handle_get_metadata_content_type", h.metadata_content_type) &&
@@ -287,6 +290,19 @@ void read_metadata(const HeifFile& file, Image& image) {
   if (type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC) {
     std::string icc(h.profile_size(file.handle()), '\0');
     if (!icc.empty() && h.profile(file.handle(), icc.data()).code == heif_error_Ok) image.icc_profile = std::move(icc);
+  } else if (type == heif_color_profile_type_nclx) {
+    // Colour stated by code points (an AVIF's Display P3, a HEIC's BT.2020): the ICC profile of it travels with the
+    // pixels instead (none for sRGB itself, or for an HDR transfer that no ICC curve states).
+    // libheif hands out the struct even with an error (unknown code points): freed whatever it says.
+    heif_color_profile_nclx* nclx = nullptr;
+    const bool read = h.nclx_profile(file.handle(), &nclx).code == heif_error_Ok && nclx != nullptr;
+    NclxColour colour;
+    if (read) {
+      colour.primaries = static_cast<int>(nclx->color_primaries);
+      colour.transfer = static_cast<int>(nclx->transfer_characteristics);
+    }
+    if (nclx != nullptr) h.nclx_free(nclx);
+    if (read) image.icc_profile = icc_of_nclx(colour);
   }
   for (auto& [content, data] : metadata_blocks(file, "Exif")) {
     // A 4-byte big-endian offset to the TIFF header, then the EXIF itself.
@@ -445,8 +461,12 @@ std::vector<std::uint8_t> encode_avif(const Codec& codec, const std::string& pat
   e.options = h.options_alloc();
   e.nclx = h.nclx_alloc();
   if (e.options == nullptr || e.nclx == nullptr) fail(ErrorCode::Io, path, "cannot write AVIF: out of memory");
-  e.nclx->color_primaries = heif_color_primaries_ITU_R_BT_709_5;  // sRGB's
-  e.nclx->transfer_characteristics = heif_transfer_characteristic_IEC_61966_2_1;
+  // sRGB's primaries and curve, or "unspecified" beside a profile (which states them: the boxes must not disagree);
+  // the matrix is always stated (the samples are coded with it).
+  const bool icc = profile_fits(src.icc_profile, src.channels + (src.channels <= 2 ? 2 : 0));
+  e.nclx->color_primaries = icc ? heif_color_primaries_unspecified : heif_color_primaries_ITU_R_BT_709_5;
+  e.nclx->transfer_characteristics =
+      icc ? heif_transfer_characteristic_unspecified : heif_transfer_characteristic_IEC_61966_2_1;
   e.nclx->full_range_flag = 1;
   if (options.lossless) {
     e.nclx->matrix_coefficients = heif_matrix_coefficients_RGB_GBR;
@@ -515,8 +535,8 @@ Codec avif_codec() {
   c.depths = kWrites8;
   c.channels = kGray | kGrayAlpha | kRgb | kRgba;
   c.gray_as_rgb = true;
-  c.max_side = 65536;  // AV1's frame size
-  c.max_side_reason = "";
+  c.max_side = 32768;  // libheif reads no larger (its security limit), so rsz writes no larger
+  c.max_side_reason = " (as libheif reads it)";
   c.metadata_written = kIcc | kExif | kXmp;
   return c;
 }

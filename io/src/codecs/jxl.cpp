@@ -50,6 +50,7 @@ struct Jxl {
   decltype(&JxlDecoderSetBoxBuffer) set_box = nullptr;
   decltype(&JxlDecoderReleaseBoxBuffer) release_box = nullptr;
   decltype(&JxlDecoderSetParallelRunner) decoder_runner = nullptr;
+  decltype(&JxlDecoderSetUnpremultiplyAlpha) unpremultiply = nullptr;
   // JPEG XL outputs.
   decltype(&JxlEncoderCreate) encoder_create = nullptr;
   decltype(&JxlEncoderDestroy) encoder_destroy = nullptr;
@@ -94,6 +95,7 @@ const Jxl& jxl() {
         library.resolve("JxlDecoderGetBoxType", j.box_type) && library.resolve("JxlDecoderSetBoxBuffer", j.set_box) &&
         library.resolve("JxlDecoderReleaseBoxBuffer", j.release_box) &&
         library.resolve("JxlDecoderSetParallelRunner", j.decoder_runner) &&
+        library.resolve("JxlDecoderSetUnpremultiplyAlpha", j.unpremultiply) &&
         library.resolve("JxlEncoderCreate", j.encoder_create) && library.resolve("JxlEncoderDestroy", j.encoder_destroy) &&
         library.resolve("JxlEncoderSetParallelRunner", j.encoder_runner) &&
         library.resolve("JxlEncoderInitBasicInfo", j.init_basic_info) &&
@@ -144,7 +146,8 @@ class Decoder {
     dec_ = j_.create(nullptr);
     if (dec_ == nullptr) fail(ErrorCode::Io, path, "cannot read: out of memory");
     if (j_.subscribe(dec_, events) != JXL_DEC_SUCCESS || j_.set_input(dec_, bytes.data, bytes.size) != JXL_DEC_SUCCESS ||
-        j_.decoder_runner(dec_, run_on_pool, nullptr) != JXL_DEC_SUCCESS) {
+        j_.decoder_runner(dec_, run_on_pool, nullptr) != JXL_DEC_SUCCESS ||
+        j_.unpremultiply(dec_, JXL_TRUE) != JXL_DEC_SUCCESS) {  // straight alpha, as every decoder gives it
       j_.destroy(dec_);  // the destructor does not run for a constructor that throws
       dec_ = nullptr;
       fail_corrupt(path, codec, "libjxl refuses it");
@@ -166,12 +169,20 @@ class Decoder {
   JxlDecoder* dec_ = nullptr;
 };
 
+// libjxl asks for more bytes than the file holds: the file was cut short, or a damaged field says the data goes on.
+[[noreturn]] void fail_cut_or_damaged(const Codec& codec, const std::string& path, const FileBytes& bytes,
+                                      const char* where) {
+  fail(ErrorCode::Format, path,
+       std::string("the ") + codec.display_name + " file is truncated or damaged: libjxl needs more than its " +
+           std::to_string(bytes.size) + " bytes " + where + "; a complete, valid " + codec.display_name +
+           " file is required");
+}
+
 // The basic information's facts: the size upright (libjxl turns the pixels as the orientation field says).
 HeaderFacts facts_of(const JxlBasicInfo& info, const std::string& path, const ImageReadOptions& options) {
   HeaderFacts facts;
-  const bool turned = info.orientation >= JXL_ORIENT_TRANSPOSE;
-  facts.width = turned ? info.ysize : info.xsize;
-  facts.height = turned ? info.xsize : info.ysize;
+  facts.width = info.xsize;  // the size upright: libjxl turns the image (and reports it so) unless asked not to
+  facts.height = info.ysize;
   check_pixel_limit(path, facts.width, facts.height, options);
   facts.channels = static_cast<int>(info.num_color_channels) + (info.alpha_bits > 0 ? 1 : 0);
   facts.bit_depth = info.bits_per_sample > 8 || info.exponent_bits_per_sample > 0 ? 16 : 8;
@@ -194,7 +205,7 @@ HeaderFacts probe_jxl(const Codec& codec, const std::string& path, const FileByt
       if (info.xsize == 0 || info.ysize == 0) fail_corrupt(path, codec, "it declares an empty image");
       return facts_of(info, path, options);
     }
-    if (status == JXL_DEC_NEED_MORE_INPUT) fail_truncated(path, codec, bytes.size, "before its basic information");
+    if (status == JXL_DEC_NEED_MORE_INPUT) fail_cut_or_damaged(codec, path, bytes, "before its basic information");
     fail_corrupt(path, codec, "libjxl cannot read its header");
   }
 }
@@ -292,7 +303,7 @@ Image read_jxl(const Codec& codec, const std::string& path, const FileBytes& byt
     } else if (status == JXL_DEC_SUCCESS) {
       break;
     } else if (status == JXL_DEC_NEED_MORE_INPUT) {
-      fail_truncated(path, codec, bytes.size, "before the end of its first frame");
+      fail_cut_or_damaged(codec, path, bytes, "before the end of its first frame");
     } else {
       fail_corrupt(path, codec, "libjxl cannot decode it");
     }
@@ -309,7 +320,8 @@ Image read_jxl(const Codec& codec, const std::string& path, const FileBytes& byt
 float distance_of(int quality) {
   if (quality >= 100) return 0.0f;
   if (quality >= 30) return 0.1f + static_cast<float>(100 - quality) * 0.09f;
-  return 6.4f + static_cast<float>(std::pow(2.5, (30 - quality) / 5.0) / 6.25);
+  // Qualities below 5 map past libjxl's largest distance, 25: held there.
+  return std::min(25.0f, 6.4f + static_cast<float>(std::pow(2.5, (30 - quality) / 5.0) / 6.25));
 }
 
 constexpr int kJxlQuality = 90;

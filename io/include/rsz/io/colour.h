@@ -47,6 +47,16 @@ class SrgbTransform {
   int channels_ = 3;
 };
 
+// Colour stated by code points (ITU-T H.273, an AVIF's or HEIC's nclx box) instead of an ICC profile.
+struct NclxColour {
+  int primaries = 1;  // 1: BT.709 (sRGB's), 9: BT.2020, 11: DCI-P3, 12: Display P3, ...; 2: unspecified (BT.709)
+  int transfer = 13;  // 13: the sRGB curve, 1/6/14/15: BT.709's, 4: gamma 2.2, 5: gamma 2.8, 8: linear, 16: PQ, 18: HLG
+};
+// The ICC profile (lcms2's) of such colour, so that it travels with the pixels and --colorspace srgb converts it: ""
+// for sRGB itself (BT.709 primaries, or unspecified ones, with the sRGB curve or an unspecified one), and for code
+// points no SDR ICC profile states (PQ, HLG, unknown primaries) or where lcms2 cannot be loaded.
+std::string icc_of_nclx(const NclxColour& nclx);
+
 }  // namespace rsz::io
 
 #pragma GCC visibility pop
