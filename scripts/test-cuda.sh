@@ -3,6 +3,8 @@
 # against the CPU backend, bit for bit) and the core tests, on a machine with an NVIDIA GPU and nvcc.
 # usage: bash scripts/test-cuda.sh [BUILD_DIR]
 # Environment: RSZ_BUILD_IO=OFF builds the core library alone (a machine without the codec libraries);
+# RSZ_DEPS_DIR=third_party/device-deps builds rsz::io and the program against the Debian libraries that
+# scripts/device-deps.sh packed there (a machine without Debian packages; no OpenCV module);
 # RSZ_GTEST_SOURCE points at GoogleTest's sources where no GoogleTest package is installed (default: /usr/src/googletest
 # or third_party/googletest when present); RSZ_CUDA_SANITIZE=1 also runs the CUDA tests under compute-sanitizer
 # (memcheck, racecheck, synccheck; about 5 minutes on an H100), failing on any error it reports.
@@ -10,13 +12,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-cuda}
 gtest=${RSZ_GTEST_SOURCE:-}
+deps=()
+if [[ -n ${RSZ_DEPS_DIR:-} ]]; then
+  d=$(realpath "$RSZ_DEPS_DIR")
+  multiarch=$d/usr/lib/x86_64-linux-gnu
+  deps=(-DCMAKE_PREFIX_PATH="$d/usr;$multiarch/cmake;$d/usr/share/cmake"
+        -DCMAKE_INCLUDE_PATH="$d/usr/include;$d/usr/include/x86_64-linux-gnu" -DCMAKE_LIBRARY_PATH="$multiarch"
+        -DRSZ_OPENCV_MODULE=OFF -DRSZ_PYTHON=OFF)
+  export LD_LIBRARY_PATH="$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  [[ -z $gtest && -f $d/usr/src/googletest/CMakeLists.txt ]] && gtest=$d/usr/src/googletest
+fi
 for candidate in third_party/googletest /usr/src/googletest; do
   if [[ -z $gtest && -f $candidate/CMakeLists.txt ]]; then gtest=$(realpath "$candidate"); fi
 done
 generator=()
 if command -v ninja > /dev/null; then generator=(-G Ninja); fi
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DRSZ_CUDA=ON \
-  -DRSZ_BUILD_IO="${RSZ_BUILD_IO:-ON}" -DRSZ_GTEST_SOURCE="$gtest"
+  -DRSZ_BUILD_IO="${RSZ_BUILD_IO:-ON}" -DRSZ_GTEST_SOURCE="$gtest" "${deps[@]}"
 cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" -L cuda --output-on-failure
 if [[ ${RSZ_BUILD_IO:-ON} == OFF ]]; then

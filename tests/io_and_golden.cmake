@@ -27,7 +27,7 @@ target_include_directories(rsz_jpeg_codec_tests PRIVATE ${PROJECT_SOURCE_DIR}/io
 target_link_libraries(rsz_jpeg_codec_tests PRIVATE rsz_test_support rsz::io GTest::gtest_main ${CMAKE_DL_LIBS}
                                                    rsz_warnings)
 target_compile_definitions(rsz_jpeg_codec_tests PRIVATE RSZ_TEST_DATA_DIR="${RSZ_TEST_DATA_DIR}"
-                           RSZ_OPENCV_MODULE_PATH="$<TARGET_FILE:rsz_opencv_codecs>")
+                           RSZ_OPENCV_MODULE_PATH="${RSZ_OPENCV_MODULE_FILE}")
 gtest_discover_tests(rsz_jpeg_codec_tests DISCOVERY_TIMEOUT 60)
 # GIF inputs, against files made with giflib's encoder.
 find_package(GIF 5 REQUIRED)

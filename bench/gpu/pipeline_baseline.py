@@ -1,0 +1,90 @@
+"""Files in, files out on the GPU machine: a folder of 1080p JPEGs resized to 224 x 224 JPEG files (antialiased), by
+rsz's CPU job (every core), rsz's --backend cuda job and torchvision's GPU path (nvJPEG decode in batches, resize,
+GPU JPEG encode, bytes written), in one call on the same files: the baseline of the GPU pipeline.
+
+    python3 bench/gpu/pipeline_baseline.py --rsz build-cuda/app/rsz --count 512 --work /tmp/pipeline
+
+The photos are made here from a sample photo (scaled to 1920 x 1080, each with its own noise, JPEG quality 90), so
+the run needs no data. Each job runs `--runs` times after a warm-up; the best time is reported as images a second.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import time
+
+import torch
+import torchvision
+from torchvision.io import decode_jpeg, encode_jpeg, read_file
+from torchvision.transforms.v2 import functional as F
+
+
+def make_photos(rsz, source, folder, count):
+    os.makedirs(folder, exist_ok=True)
+    base = os.path.join(folder, "..", "base.png")
+    subprocess.run([rsz, "resample", "-i", source, "-o", base, "--size", "1920x1080!", "-q"], check=True)
+    image = torchvision.io.decode_image(read_file(base))[:3]
+    generator = torch.Generator().manual_seed(1)
+    for i in range(count):
+        noise = torch.randint(-12, 13, image.shape, generator=generator, dtype=torch.int16)
+        noisy = (image.to(torch.int16) + noise).clamp(0, 255).to(torch.uint8)
+        with open(os.path.join(folder, "p%04d.jpg" % i), "wb") as f:
+            f.write(encode_jpeg(noisy, quality=90).numpy().tobytes())
+
+
+def torchvision_gpu(files, out, batch):
+    os.makedirs(out, exist_ok=True)
+    for i in range(0, len(files), batch):
+        names = files[i:i + batch]
+        images = decode_jpeg([read_file(f) for f in names], device="cuda")
+        small = [F.resize(im, [224, 224], antialias=True) for im in images]
+        encoded = encode_jpeg(small, quality=95)
+        for name, data in zip(names, encoded):
+            with open(os.path.join(out, os.path.basename(name)), "wb") as f:
+                f.write(data.cpu().numpy().tobytes())
+    torch.cuda.synchronize()
+
+
+def timed(run, runs):
+    run()  # warm-up
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rsz", required=True)
+    parser.add_argument("--source", default="samples/photos/chelsea.png")
+    parser.add_argument("--count", type=int, default=512)
+    parser.add_argument("--work", default="/tmp/pipeline")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=64)
+    args = parser.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    photos = os.path.join(args.work, "photos")
+    make_photos(args.rsz, args.source, photos, args.count)
+    files = sorted(os.path.join(photos, f) for f in os.listdir(photos))
+    size = sum(os.path.getsize(f) for f in files) / len(files)
+    print("gpu: %s; torch %s, torchvision %s; %d cpus; %d photos 1920x1080 JPEG, %.0f KB each"
+          % (torch.cuda.get_device_name(0), torch.__version__, torchvision.__version__, os.cpu_count(), len(files),
+             size / 1024))
+
+    def rsz_job(backend):
+        out = os.path.join(args.work, "rsz_" + backend)
+        return lambda: subprocess.run([args.rsz, "resample", "-i", photos, "-o", out + "/", "--size", "224x224",
+                                       "--antialias", "--quality", "95", "--backend", backend, "-q"], check=True)
+
+    jobs = [("rsz, CPU (every core)", rsz_job("cpu")), ("rsz, --backend cuda", rsz_job("cuda")),
+            ("torchvision, GPU decode + resize + GPU encode + write",
+             lambda: torchvision_gpu(files, os.path.join(args.work, "tv"), args.batch))]
+    for name, run in jobs:
+        seconds = timed(run, args.runs)
+        print("%-55s %8.0f images/s  (%.3f s)" % (name, len(files) / seconds, seconds))
+
+
+if __name__ == "__main__":
+    main()
