@@ -87,12 +87,19 @@ cmsHPROFILE make_gray(const Lcms& l) {
   return gray;
 }
 
+// A made profile's bytes, the same in every process: lcms2 stamps a profile with the time it was made (the header's
+// date and time, bytes 24-35), which would make outputs that embed it differ from run to run; the stamp is set to
+// 2000-01-01 00:00:00 (the profile carries no ID over these bytes).
 std::string profile_bytes(const Lcms& l, cmsHPROFILE profile) {
   cmsUInt32Number size = 0;
   if (profile == nullptr || !l.save(profile, nullptr, &size) || size == 0) return {};
   std::string bytes(size, '\0');
   if (!l.save(profile, bytes.data(), &size)) return {};
   bytes.resize(size);
+  if (bytes.size() >= 36) {
+    static const char kDate[12] = {0x07, static_cast<char>(0xD0), 0, 1, 0, 1, 0, 0, 0, 0, 0, 0};
+    bytes.replace(24, 12, kDate, 12);
+  }
   return bytes;
 }
 

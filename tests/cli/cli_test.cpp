@@ -901,7 +901,18 @@ TEST(Cli, JpegXlInputsAndOutputs) {
   r = run_rsz(dir, "resample -i in -o 'mine/{stem}.png' --scale 1");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(io::read_image(dir / "mine/lossless.png").data8, io::read_image(dir / "plain.png").data8);
-  EXPECT_EQ(io::read_image(dir / "mine/lossy.png").data8, io::read_image(dir / "theirs.png").data8);
+  // Lossy decoding is libjxl's floating point, which may differ by a level between machines (an aarch64 rsz under
+  // qemu against this machine's djxl: 15 of 79,800 samples by one level): within two levels of djxl's samples, most
+  // of them equal.
+  const io::Image lossy = io::read_image(dir / "mine/lossy.png");
+  const io::Image theirs_lossy = io::read_image(dir / "theirs.png");
+  ASSERT_EQ(lossy.data8.size(), theirs_lossy.data8.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < lossy.data8.size(); ++i) {
+    ASSERT_LE(std::abs(lossy.data8[i] - theirs_lossy.data8[i]), 2) << i;
+    differ += lossy.data8[i] != theirs_lossy.data8[i] ? 1 : 0;
+  }
+  EXPECT_LT(differ, lossy.data8.size() / 100);
   // Damaged: bytes of the lossy file's body flipped, and the file cut short.
   std::string body = test::read_file(dir / "in/lossy.jxl");
   for (std::size_t i = 40; i < body.size(); i += 37) body[i] = static_cast<char>(body[i] ^ 0x5a);
