@@ -464,9 +464,10 @@ py::dict cli_py(const std::vector<py::bytes>& words, const py::bytes& inputs_bel
 
 // One job through the library (rsz::pipeline::run of a Request by command): the command, its options and the
 // run-level settings by key as their flags' text, the inputs and output as bytes (os.fsencode), no command-line words.
-py::dict run_request_py(const std::string& command, const std::map<std::string, py::bytes>& options,
-                        const std::map<std::string, py::bytes>& settings, const std::vector<py::bytes>& inputs,
-                        const py::bytes& output, const py::bytes& inputs_below, bool quiet, bool keep_records) {
+rsz::pipeline::Request request_of(const std::string& command, const std::map<std::string, py::bytes>& options,
+                                  const std::map<std::string, py::bytes>& settings,
+                                  const std::vector<py::bytes>& inputs, const py::bytes& output,
+                                  const py::bytes& inputs_below, bool quiet, bool keep_records) {
   rsz::pipeline::Request request;
   request.command = command;
   for (const auto& [key, text] : options) request.options[key] = std::string(text);
@@ -477,7 +478,32 @@ py::dict run_request_py(const std::string& command, const std::map<std::string, 
   request.keep_records = keep_records;
   request.echo_stderr = !quiet;
   if (!quiet && request.settings.count("quiet") == 0) request.settings["quiet"] = "false";
+  return request;
+}
+
+py::dict run_request_py(const std::string& command, const std::map<std::string, py::bytes>& options,
+                        const std::map<std::string, py::bytes>& settings, const std::vector<py::bytes>& inputs,
+                        const py::bytes& output, const py::bytes& inputs_below, bool quiet, bool keep_records) {
+  const rsz::pipeline::Request request =
+      request_of(command, options, settings, inputs, output, inputs_below, quiet, keep_records);
   const rsz::pipeline::Report report = released([&] { return rsz::pipeline::run(request); });
+  return report_dict(report, report.status);
+}
+
+// A job planned through the library (rsz::pipeline::plan), as run_request takes it: the plan (to run once with
+// run_plan) and its report's dict.
+py::tuple plan_request_py(const std::string& command, const std::map<std::string, py::bytes>& options,
+                          const std::map<std::string, py::bytes>& settings, const std::vector<py::bytes>& inputs,
+                          const py::bytes& output, const py::bytes& inputs_below, bool quiet, bool keep_records) {
+  const rsz::pipeline::Request request =
+      request_of(command, options, settings, inputs, output, inputs_below, quiet, keep_records);
+  auto planned = std::make_shared<rsz::pipeline::Plan>(released([&] { return rsz::pipeline::plan(request); }));
+  py::dict report = report_dict(planned->report, planned->report.status);
+  return py::make_tuple(py::cast(planned), report);
+}
+
+py::dict run_plan_py(const rsz::pipeline::Plan& planned) {
+  const rsz::pipeline::Report report = released([&] { return rsz::pipeline::run(planned); });
   return report_dict(report, report.status);
 }
 
@@ -650,6 +676,11 @@ PYBIND11_MODULE(_rsz, m) {
   m.def("run_request", &run_request_py, py::arg("command"), py::arg("options"), py::arg("settings"),
         py::arg("inputs"), py::arg("output"), py::arg("inputs_below"), py::arg("quiet"), py::arg("keep_records"));
   m.def("command_options", &command_options_py);
+  py::class_<rsz::pipeline::Plan, std::shared_ptr<rsz::pipeline::Plan>>(m, "Plan")
+      .def_property_readonly("runnable", &rsz::pipeline::Plan::runnable);
+  m.def("plan_request", &plan_request_py, py::arg("command"), py::arg("options"), py::arg("settings"),
+        py::arg("inputs"), py::arg("output"), py::arg("inputs_below"), py::arg("quiet"), py::arg("keep_records"));
+  m.def("run_plan", &run_plan_py, py::arg("plan"));
   m.def("plan", &plan_py, py::arg("inputs"), py::arg("state"), py::arg("shards"), py::arg("recursive"),
         py::arg("hidden"));
   m.def(

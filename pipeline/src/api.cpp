@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "batch.h"
@@ -108,9 +111,15 @@ CommonOptions options_of(const Request& request, const std::string& op) {
   return options;
 }
 
-// A request by command (Request::command): the command's options read as the command line reads its flags, run as
-// shard I of a plan where the settings say so.
-int run_command_request(const Request& request, CommonOptions& options) {
+// A request by command (Request::command): its options as the command line reads its flags, checked; --config
+// (which the command line keeps apart) moved into `options`; the command's own name ("roi-align" for "roi_align"),
+// which --plan pins as the command line does.
+struct CommandTexts {
+  std::string command;
+  std::map<std::string, std::string> texts;
+};
+
+CommandTexts command_texts(const Request& request, CommonOptions& options) {
   const std::pair<const char*, bool> operator_fields[] = {
       {"rois", !request.rois.empty()},         {"image_root", !request.image_root.empty()},
       {"names", !request.names.empty()},       {"manifest", !request.manifest.empty()},
@@ -120,30 +129,37 @@ int run_command_request(const Request& request, CommonOptions& options) {
   for (const auto& [name, given] : operator_fields) {
     if (given) usage_error(std::string(name) + ": a request by command gives it as an option (options[\"" + name + "\"])");
   }
-  std::map<std::string, std::string> texts = request.options;
-  if (const auto config = texts.find("config"); config != texts.end()) {  // --config, which the command line keeps apart
+  CommandTexts out;
+  out.texts = request.options;
+  if (const auto config = out.texts.find("config"); config != out.texts.end()) {
     options.config = config->second;
-    texts.erase(config);
+    out.texts.erase(config);
   }
-  // The command's own name ("roi-align" for "roi_align"), which --plan pins as the command line does.
   const pipeline::CommandSpec* spec = pipeline::find_command(request.command);
-  const std::string command = spec != nullptr ? spec->command : request.command;
+  out.command = spec != nullptr ? spec->command : request.command;
   // A Bool option "false" is the flag not given, as on the command line (where --flag=false does nothing).
-  for (auto it = texts.begin(); it != texts.end();) {
+  for (auto it = out.texts.begin(); it != out.texts.end();) {
     const pipeline::CommandOption* row = spec != nullptr ? spec->find(it->first) : nullptr;
-    it = row != nullptr && row->kind == pipeline::OptionKind::Bool && it->second == "false" ? texts.erase(it) : ++it;
+    it = row != nullptr && row->kind == pipeline::OptionKind::Bool && it->second == "false" ? out.texts.erase(it) : ++it;
   }
+  return out;
+}
+
+// A request by command run as the command line runs it: as shard I of a plan where the settings say so, a batch
+// file for command "run".
+int run_command_request(const Request& request, CommonOptions& options) {
+  const CommandTexts c = command_texts(request, options);
   if (request.command == "run") {
-    const auto batch = texts.find("batch");
-    if (batch == texts.end() || texts.size() != 1 || !options.config.empty()) {
+    const auto batch = c.texts.find("batch");
+    if (batch == c.texts.end() || c.texts.size() != 1 || !options.config.empty()) {
       usage_error("options: run takes one option, \"batch\" (the batch file)");
     }
     const std::string file = batch->second;
-    return app::run_shard_command(app::pinned_command("run", texts, options), options,
+    return app::run_shard_command(app::pinned_command("run", c.texts, options), options,
                                   [&] { return app::run_batch(file, options); });
   }
-  return app::run_shard_command(app::pinned_command(command, texts, options), options, [&] {
-    return app::run_operator(app::command_request(command, texts, options), options);
+  return app::run_shard_command(app::pinned_command(c.command, c.texts, options), options, [&] {
+    return app::run_operator(app::command_request(c.command, c.texts, options), options);
   });
 }
 
@@ -214,47 +230,83 @@ Request request_of(const io::BatchStep& step) {
 
 namespace {
 
-// Runs `body` as a run of its own (RunState) and returns its report: what it said in the messages, a refusal found
-// before anything ran as status 2 with its code (status 1 for a bug inside rsz).
+// A run of its own (RunState) that keeps what it says: a library call's, or a plan's from its planning to its run.
+class Captured {
+ public:
+  Captured(bool keep_records, bool echo_stderr) {
+    run_.in_process = true;
+    run_.stderr_sink = &said_;
+    run_.quiet_stderr = !echo_stderr;
+    // Without records, a run over millions of files holds its first lines only (and the last, its summary).
+    if (!keep_records) run_.stderr_sink_limit = 64 << 10;
+    run_.discard_stdout = true;  // --json lines and --dry-run lists: the records are the report's
+    run_.totals.keep_records = keep_records;
+  }
+  Captured(const Captured&) = delete;
+  Captured& operator=(const Captured&) = delete;
+
+  // Runs `body` in this run: its status, or for a refusal found before anything ran, status 2 with its code (status
+  // 1 for a bug inside rsz).
+  int guarded(const std::function<int()>& body) {
+    const app::detail::RunScope scope(run_);
+    try {
+      return body();
+    } catch (const Error& e) {
+      // Found before anything ran: the request's fault (status 2), unless it is a bug inside rsz.
+      refused(e.code(), e.what());
+      return e.code() == ErrorCode::Internal ? app::kExitFailed : app::kExitUsage;
+    } catch (const std::exception& e) {
+      refused(ErrorCode::Internal, e.what());
+      return app::kExitFailed;
+    }
+  }
+
+  // The report so far, with `status`: a copy (a plan's, whose run goes on) or, when `take`, the run's own.
+  Report report(int status, bool take) {
+    Report report = take ? std::move(run_.totals) : run_.totals;
+    report.status = status;
+    for (std::string& line : lines_of(said_)) report.messages.push_back(std::move(line));
+    if (run_.stderr_dropped > 0) {
+      report.messages.push_back("(" + std::to_string(run_.stderr_dropped) + " more messages not kept)");
+      for (std::string& line : lines_of(run_.stderr_last)) report.messages.push_back(std::move(line));
+    }
+    return report;
+  }
+
+ private:
+  void refused(ErrorCode code, const char* what) {
+    run_.totals.error_code = code;
+    run_.totals.error = app::printable(what);
+    app::to_stderr("rsz: " + run_.totals.error + "\n");
+  }
+
+  app::detail::RunState run_;
+  std::string said_;
+};
+
 Report captured(bool keep_records, bool echo_stderr, const std::function<int()>& body) {
-  app::detail::RunState state;
-  const app::detail::RunScope scope(state);
-  std::string said;
-  state.in_process = true;
-  state.stderr_sink = &said;
-  state.quiet_stderr = !echo_stderr;
-  // Without records, a run over millions of files holds its first lines only (and the last, its summary).
-  if (!keep_records) state.stderr_sink_limit = 64 << 10;
-  state.discard_stdout = true;  // --json lines and --dry-run lists: the records are the report's
-  state.totals.keep_records = keep_records;
-  int status = app::kExitOk;
-  try {
-    status = body();
-  } catch (const Error& e) {
-    // Found before anything ran: the request's fault (status 2), unless it is a bug inside rsz.
-    status = e.code() == ErrorCode::Internal ? app::kExitFailed : app::kExitUsage;
-    state.totals.error_code = e.code();
-    state.totals.error = app::printable(e.what());
-    app::to_stderr("rsz: " + state.totals.error + "\n");
-  } catch (const std::exception& e) {
-    status = app::kExitFailed;
-    state.totals.error_code = ErrorCode::Internal;
-    state.totals.error = app::printable(e.what());
-    app::to_stderr("rsz: " + state.totals.error + "\n");
-  }
-  Report report = std::move(state.totals);
-  report.status = status;
-  for (std::string& line : lines_of(said)) report.messages.push_back(std::move(line));
-  if (state.stderr_dropped > 0) {
-    report.messages.push_back("(" + std::to_string(state.stderr_dropped) + " more messages not kept)");
-    for (std::string& line : lines_of(state.stderr_last)) report.messages.push_back(std::move(line));
-  }
+  Captured run(keep_records, echo_stderr);
+  const int status = run.guarded(body);
+  return run.report(status, true);
+}
+
+// A report of status 2 for a plan that cannot run, with its code and line.
+Report refused_report(const std::string& error) {
+  Report report;
+  report.status = app::kExitUsage;
+  report.error_code = ErrorCode::InvalidArgument;
+  report.error = error;
+  report.messages.push_back(error);
   return report;
 }
 
-}  // namespace
+// A request that runs a plan's shard or a batch file: planned as it runs (Plan's note).
+bool planned_as_it_runs(const Request& request) {
+  return request.command == "run" || request.settings.count("plan") > 0;
+}
 
-Report run(const Request& request) {
+// The request run as the command line runs it, planning included.
+Report run_whole(const Request& request) {
   return captured(request.keep_records, request.echo_stderr, [&request] {
     const std::string op = op_of(request);
     CommonOptions options = options_of(request, op);
@@ -264,6 +316,104 @@ Report run(const Request& request) {
     return request.command.empty() ? app::run_operator(operator_of(request, options), options)
                                    : run_command_request(request, options);
   });
+}
+
+}  // namespace
+
+struct Plan::State {
+  Request request;  // a request planned as it runs (planned_as_it_runs)
+  bool as_it_runs = false;
+  std::unique_ptr<Captured> run;
+  std::unique_ptr<app::PlannedJobs> jobs;  // null: refused
+  std::mutex mutex;  // ran
+  bool ran = false;
+};
+
+bool Plan::runnable() const {
+  if (!state_) return false;
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  return !state_->ran && (state_->as_it_runs ? report.status != app::kExitUsage
+                                             : state_->jobs != nullptr && !state_->jobs->options().dry_run);
+}
+
+namespace {
+
+// Plans an operator's request (by operator or by command, not a shard's or a batch's) in `state`: its report so far
+// (status 2 for a refusal, with state.jobs left null).
+int plan_operator_request(const Request& request, Plan::State& state) {
+  return state.run->guarded([&] {
+    const std::string op = op_of(request);
+    CommonOptions options = options_of(request, op);
+    for (const std::string& input : request.inputs) {
+      if (!request.inputs_below.empty()) app::detail::set_input_below(input, request.inputs_below);
+    }
+    if (request.command.empty()) {
+      state.jobs = app::plan_operator(operator_of(request, options), options);
+    } else {
+      const CommandTexts c = command_texts(request, options);
+      state.jobs = app::plan_operator(app::command_request(c.command, c.texts, options), options);
+    }
+    return app::kExitOk;
+  });
+}
+
+// The plan's view: its Planned and Failed records (kept as the request asks), counts and status, the failures' lines.
+void add_plan_view(const app::PlannedJobs& jobs, Report& report) {
+  std::set<std::size_t> inputs, failed;
+  for (Record& record : jobs.records()) {
+    inputs.insert(record.index);
+    if (record.kind == RecordKind::Failed) {
+      failed.insert(record.index);
+      report.messages.push_back(app::printable(record.message));
+      if (report.failures.size() < Report::kMaxFailuresKept) report.failures.push_back(record);
+    }
+    if (report.keep_records) report.records.push_back(std::move(record));
+  }
+  report.jobs += inputs.size();
+  report.failed += failed.size();
+  report.status = failed.empty() ? app::kExitOk : app::kExitFailed;
+}
+
+}  // namespace
+
+Plan plan(const Request& request) {
+  Plan planned;
+  planned.state_ = std::make_shared<Plan::State>();
+  Plan::State& state = *planned.state_;
+  if (planned_as_it_runs(request)) {
+    state.as_it_runs = true;
+    state.request = request;
+    Request dry = request;
+    dry.settings["dry_run"] = "true";
+    planned.report = run_whole(dry);
+    return planned;
+  }
+  state.run = std::make_unique<Captured>(request.keep_records, request.echo_stderr);
+  const int status = plan_operator_request(request, state);
+  planned.report = state.run->report(status, false);
+  if (state.jobs != nullptr) add_plan_view(*state.jobs, planned.report);
+  return planned;
+}
+
+Report run(const Plan& plan) {
+  if (!plan.state_) return refused_report("plan: an empty Plan (rsz::pipeline::plan(request) makes one)");
+  Plan::State& state = *plan.state_;
+  const std::lock_guard<std::mutex> lock(state.mutex);
+  if (state.ran) return refused_report("plan: this plan ran already (a Plan runs once: plan the request again)");
+  if (!state.as_it_runs && state.jobs == nullptr) return plan.report;  // refused: why
+  state.ran = true;
+  if (state.as_it_runs) return run_whole(state.request);
+  const int status = state.run->guarded([&state] { return state.jobs->run(); });
+  return state.run->report(status, true);
+}
+
+Report run(const Request& request) {
+  if (planned_as_it_runs(request)) return run_whole(request);
+  Plan::State state;
+  state.run = std::make_unique<Captured>(request.keep_records, request.echo_stderr);
+  const int status = plan_operator_request(request, state);
+  if (state.jobs == nullptr) return state.run->report(status, true);
+  return state.run->report(state.run->guarded([&state] { return state.jobs->run(); }), true);
 }
 
 Report make_plan(const PlanRequest& request) {
@@ -285,12 +435,6 @@ Report make_plan(const PlanRequest& request) {
     o.quiet = true;
     return app::run_plan(o);
   });
-}
-
-Report plan(const Request& request) {
-  Request dry = request;
-  dry.settings["dry_run"] = "true";
-  return run(dry);
 }
 
 }  // namespace rsz::pipeline

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -51,6 +52,8 @@ struct OperatorRequest {
 // planned output against every input, selects --shard's jobs and runs them: the exit status. A request that cannot
 // be met throws rsz::Error (a usage error) before anything is written.
 int run_operator(const OperatorRequest& request, const CommonOptions& common);
+// run_operator's planning: the planned jobs, to run once (PlannedJobs::run).
+std::unique_ptr<PlannedJobs> plan_operator(const OperatorRequest& request, const CommonOptions& common);
 
 // The request of an operator command (rsz/pipeline/commands.h: "thumbnail", "roi-align") from its options by key, as
 // their flags' text ({"size", "256"}, {"enlarge", "true"}), over the run's common options: each option checked as the

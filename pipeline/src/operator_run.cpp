@@ -1,5 +1,6 @@
 // One operator over a run's inputs (jobs.h's run_operator): what the command line's operator subcommands and the
 // library's rsz::pipeline::run share, from the input list to the exit status.
+#include <memory>
 #include <variant>
 
 #include "jobs.h"
@@ -7,7 +8,7 @@
 
 namespace rsz::app {
 
-int run_operator(const OperatorRequest& request, const CommonOptions& common) {
+std::unique_ptr<PlannedJobs> plan_operator(const OperatorRequest& request, const CommonOptions& common) {
   const bool roi_align = request.op == "roi_align";
   // Annotations that name their own images need no -i (with --plan, the shard's list stands for it).
   const std::vector<std::string> inputs = roi_align && common.inputs.empty() && common.plan.empty()
@@ -41,7 +42,11 @@ int run_operator(const OperatorRequest& request, const CommonOptions& common) {
   }
   CommonOptions options = common;
   jobs = select_shard(std::move(jobs), options);
-  return run_jobs(jobs, options);
+  return std::make_unique<PlannedJobs>(std::move(jobs), std::move(options));
+}
+
+int run_operator(const OperatorRequest& request, const CommonOptions& common) {
+  return plan_operator(request, common)->run();
 }
 
 }  // namespace rsz::app

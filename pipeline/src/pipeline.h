@@ -31,6 +31,7 @@
 #include "rsz/io/ops.h"
 #include "rsz/io/resize.h"
 #include "rsz/io/run_settings.h"
+#include "rsz/pipeline/report.h"
 #include "rsz/tensor.h"
 
 namespace rsz::app {
@@ -391,6 +392,29 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
 // per failure, each failure is reported on one line, and the exit status is returned. With --dry-run it lists the
 // planned outputs (and failures) and writes nothing.
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
+// run_jobs in two steps: planned when made (every input's header read, .tar parts laid out, warnings said, a usage
+// error thrown before anything is written), then run once: with --dry-run the plan's view (its records, its lines),
+// else the jobs. Planning and running happen in the calling thread's run (detail::current_run()).
+class JobRun;
+class PlannedJobs {
+ public:
+  PlannedJobs(std::vector<Job> jobs, CommonOptions options);
+  ~PlannedJobs();
+  PlannedJobs(const PlannedJobs&) = delete;
+  PlannedJobs& operator=(const PlannedJobs&) = delete;
+  // The plan as records: each planned output (Planned: shape, data type, resize call) and each input that failed
+  // planning (Failed), in the order of the inputs. Outputs kept by --skip-existing are not listed.
+  std::vector<pipeline::Record> records() const;
+  const CommonOptions& options() const { return *options_; }
+  // The exit status.
+  int run();
+
+ private:
+  std::unique_ptr<std::vector<Job>> jobs_;  // held where JobRun refers to them
+  std::unique_ptr<CommonOptions> options_;
+  std::unique_ptr<JobRun> run_;
+  bool ran_ = false;
+};
 // Webdataset tar output (app/tar_output.cpp): -o naming a .tar file, with {part} (6 digits) and {shard} (the
 // --shard index, 0 without, 5 digits). Each output of a job is a member PATTERN/KEY.EXT while planning (a path that
 // names no file: save_output encodes it in memory instead), and run_jobs writes the members part by part.

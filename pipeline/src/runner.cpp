@@ -583,17 +583,23 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
   return probes;
 }
 
-namespace {
-
-// One call of run_jobs: the jobs with their plans, the shared budget, the counts and the progress line, and the
-// stages that use them (dry run, the jobs one by one, .tar parts, standard output, manifest, summary).
+// One planned run of jobs (PlannedJobs): the jobs with their plans, the shared budget, the counts and the progress
+// line, and the stages that use them (the plan's records, dry run, the jobs one by one, .tar parts, standard output,
+// manifest, summary).
 class JobRun {
  public:
   JobRun(const std::vector<Job>& jobs, const CommonOptions& options);
   ~JobRun();
   JobRun(const JobRun&) = delete;
   JobRun& operator=(const JobRun&) = delete;
-  int run();
+  // Planning: every input's header read (in parallel), .tar parts laid out, the warnings said.
+  void plan();
+  // The plan as records: each planned output (with its shape, data type and resize call) and each input planning
+  // failed, in the order of the inputs.
+  std::vector<pipeline::Record> planned_records() const;
+  int dry_run();
+  // Runs the planned jobs: the exit status.
+  int execute();
 
  private:
   void plan_parts();
@@ -604,7 +610,6 @@ class JobRun {
   void report_failure(std::size_t k, const std::string& error, ErrorCode code);
   // An output planned but not written (a .tar part, the manifest), its inputs having run: said, and a record.
   void report_unwritten(std::size_t k, const std::string& output, const std::string& error, ErrorCode code);
-  int dry_run();
   void run_one(std::size_t k);
   void account_left_out(std::size_t k);
   void step_skipped(std::size_t k);
@@ -763,31 +768,41 @@ void JobRun::report_unwritten(std::size_t k, const std::string& output, const st
   emit(std::move(record));
 }
 
-int JobRun::dry_run() {
+std::vector<pipeline::Record> JobRun::planned_records() const {
+  std::vector<pipeline::Record> records;
   for (std::size_t k = 0; k < jobs_.size(); ++k) {
-    const Job& job = jobs_[k];
     if (!prepared_[k].failure.empty()) {
-      report_failure(k, prepared_[k].failure, prepared_[k].failure_code);
+      pipeline::Record failure = record_of(k, pipeline::RecordKind::Failed);
+      failure.code = prepared_[k].failure_code;
+      failure.message = prepared_[k].failure;
+      records.push_back(std::move(failure));
       continue;
     }
     if (prepared_[k].skipped) continue;  // nothing would be written
-    for (const auto& out : job.planned_outputs) {
+    for (const auto& out : jobs_[k].planned_outputs) {
       pipeline::Record planned = record_of(k, pipeline::RecordKind::Planned, out);
       planned.shape = prepared_[k].plan.output;
       planned.dtype = to_string(prepared_[k].plan.type);
       const nlohmann::json fields = plan_fields(prepared_[k].plan);
       if (!fields.empty()) planned.plan = fields.dump().substr(1, fields.dump().size() - 2);  // its members
-      emit(std::move(planned), false);  // --json: its line
-      if (options_.json) {
-        continue;
-      } else if (tar_) {
-        to_stdout(printable(job.input) + " -> " + printable(part_of_[k]) + " (" + printable(tar_member_name(out)) +
-                      ")\n",
-                  false);
-      } else {
-        to_stdout(printable(job.input) + " -> " + printable(out) + "\n", false);
-      }
+      records.push_back(std::move(planned));
     }
+  }
+  return records;
+}
+
+// --dry-run: a view of the plan: its records (--json lines), "INPUT -> OUTPUT" lines, the failures said.
+int JobRun::dry_run() {
+  for (pipeline::Record& record : planned_records()) {
+    if (record.kind == pipeline::RecordKind::Failed) {
+      report_failure(record.index, record.message, record.code);
+      continue;
+    }
+    const std::string line =
+        printable(record.input) + " -> " + printable(record.output) +
+        (record.member.empty() ? std::string() : " (" + printable(record.member) + ")") + "\n";
+    emit(std::move(record), false);  // --json: its line
+    if (!options_.json) to_stdout(line, false);
   }
   return failed_ > 0 ? kExitFailed : kExitOk;
 }
@@ -1124,12 +1139,14 @@ int JobRun::summary() const {
   return kExitOk;
 }
 
-int JobRun::run() {
+void JobRun::plan() {
   if (options_.verbose) to_stderr(backend_note(options_) + "\n");
   detail::current_run().io.sync_outputs = !options_.no_sync;
   plan_parts();
   plan_jobs();
-  if (options_.dry_run) return dry_run();
+}
+
+int JobRun::execute() {
   if (detail::current_run().before_writing) detail::current_run().before_writing();  // --plan: the parameters pinned
   // Inputs run in parallel first; cores left over when there are fewer inputs than threads go to the kernels. More
   // --jobs than CPUs may overlap the waits of several inputs (slow storage), but the kernels of an input never get
@@ -1159,13 +1176,25 @@ int JobRun::run() {
   return summary();
 }
 
-}  // namespace
+PlannedJobs::PlannedJobs(std::vector<Job> jobs, CommonOptions options)
+    : jobs_(std::make_unique<std::vector<Job>>(std::move(jobs))),
+      options_(std::make_unique<CommonOptions>(std::move(options))) {
+  const detail::RunScope scope(detail::current_run());  // this thread's io settings are the run's, as its workers'
+  run_ = std::make_unique<JobRun>(*jobs_, *options_);
+  run_->plan();
+}
 
-int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
+PlannedJobs::~PlannedJobs() = default;
+
+std::vector<pipeline::Record> PlannedJobs::records() const { return run_->planned_records(); }
+
+int PlannedJobs::run() {
+  if (ran_) throw InternalError("a planned run of jobs ran twice");
+  ran_ = true;
   detail::RunState& run = detail::current_run();
-  const detail::RunScope scope(run);  // this thread's io settings are the run's, as its workers'
+  const detail::RunScope scope(run);
   const std::size_t first = run.totals.records.size();
-  const int status = JobRun(jobs, options).run();
+  const int status = options_->dry_run ? run_->dry_run() : run_->execute();
   // The records kept are made as jobs finish; they are kept in the order of the inputs (the order --json lines, which
   // stream, cannot promise).
   auto& records = run.totals.records;
@@ -1173,5 +1202,7 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
                    [](const pipeline::Record& a, const pipeline::Record& b) { return a.index < b.index; });
   return status;
 }
+
+int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) { return PlannedJobs(jobs, options).run(); }
 
 }  // namespace rsz::app

@@ -59,7 +59,7 @@ _SETTINGS_BY_KEY = {s["key"]: s for s in _SETTINGS}
 # run_shard and map_paths.
 _COMMAND_OPTIONS = {command: {o["key"]: o for o in rows} for command, rows in _rsz.command_options().items()}
 __all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "torchvision_roi_align", "info",
-           "read_image", "write_image", "shard_key", "shard_of", "plan", "run", "run_shard", "map_paths", "merge",
+           "read_image", "write_image", "shard_key", "shard_of", "plan", "plan_job", "Plan", "run", "run_shard", "map_paths", "merge",
            "CommandError", "RunError", "InputError", "Report", "backends", "run_settings", "DTypeError"]
 
 
@@ -777,17 +777,22 @@ def _request(command, flags, op):
 def _run_request(command, flags, op, inputs=(), output=None, quiet=True, root=None, keep_records=True):
     """Runs a job through the library (rsz::pipeline::run): the command, its options and settings by key; no
     command-line words. Returns its result dict; raises CommandError for a refusal (nothing was written)."""
+    result = _rsz.run_request(*_request_args(command, flags, op, inputs, output, root), bool(quiet),
+                              bool(keep_records))
+    if result["status"] == 2:
+        raise _refused(result, op)
+    return result
+
+
+def _request_args(command, flags, op, inputs, output, root):
+    """The library request's arguments (_rsz.run_request, _rsz.plan_request) of a job given by keywords."""
     options, settings = _request(command, flags, op)
     if command == "run":
         options = {"batch": _text(inputs[0], op, "inputs")}
         inputs = []
     below = b"" if root is None else _os.fsencode(_path(root, op))
-    result = _rsz.run_request(command, options, settings, [_os.fsencode(_path(i, op)) for i in inputs],
-                              b"" if output is None else _os.fsencode(_path(output, op)), below, bool(quiet),
-                              bool(keep_records))
-    if result["status"] == 2:
-        raise _refused(result, op)
-    return result
+    return (command, options, settings, [_os.fsencode(_path(i, op)) for i in inputs],
+            b"" if output is None else _os.fsencode(_path(output, op)), below)
 
 
 def _command_name(command, op):
@@ -904,6 +909,84 @@ def map_paths(paths, command, *args, root=None, quiet=True, **flags):
 _JOB_COMMANDS = ("resample", "thumbnail", "upsample", "roi-align", "run")
 
 
+def _job_inputs(command, inputs, output, root, op):
+    """A job's inputs as a list, checked as run and plan_job take them."""
+    if command not in _JOB_COMMANDS:
+        raise ValueError("%s: command=%r is not allowed; one of %s is (plan, merge and info have functions of "
+                         "their own)" % (op, command, ", ".join(_JOB_COMMANDS)))
+    if isinstance(inputs, (str, bytes, _os.PathLike)):
+        inputs = [inputs]
+    inputs = [] if inputs is None else list(inputs)
+    _refuse_streams(inputs, output, op)
+    if command == "run":
+        if len(inputs) != 1:
+            raise ValueError("%s: the \"run\" command takes one batch file as inputs, not %d" % (op, len(inputs)))
+        if root is not None:
+            raise ValueError("%s: root= names the inputs of a command; a batch file names its own" % op)
+    return inputs
+
+
+def _checked(report, command, check):
+    if check and report.failures:
+        raise InputError(report)
+    if check and report.status != 0:
+        last = report.messages[-1] if report.messages else "no message"
+        raise RunError("%s: %s" % (command, last), report)
+    return report
+
+
+class Plan:
+    """A job planned by rsz.plan_job and not yet run: every input listed and its header read, every output named and
+    checked, each resize call made; nothing written.
+
+    .report: the plan as a Report whose records are what `rsz ... --dry-run --json` prints (one per output: input,
+    output, shape, dtype, "dry_run": True and the resize call; one per input that cannot run: input, error, code),
+    with .jobs, .failed, .status (0, or 1 when some input cannot run) and .messages.
+    .run(check=True): runs the plan once, as planned (the inputs are not listed or read for planning again), and
+    returns its Report as rsz.run does (InputError / RunError with check=True)."""
+
+    def __init__(self, handle, result, command):
+        self._handle = handle
+        self._command = command
+        self.report = Report(result)
+
+    @property
+    def runnable(self):
+        """Whether .run() would run jobs: not run yet and not a dry run."""
+        return self._handle.runnable
+
+    def run(self, check=True):
+        result = _rsz.run_plan(self._handle)
+        if result["status"] == 2:
+            raise _refused(result, self._command)
+        return _checked(Report(result), self._command, check)
+
+    def __repr__(self):
+        return "<rsz.Plan %s jobs=%d failed=%d%s>" % (self._command, self.report.jobs, self.report.failed,
+                                                     "" if self.runnable else " (not runnable)")
+
+
+def plan_job(command, inputs=None, output=None, quiet=True, root=None, **flags):
+    """Plans a job over files as rsz.run would run it, and returns the Plan without running it: look at what it
+    would write, then run it.
+
+        plan = rsz.plan_job("thumbnail", "photos/", "thumbs/", size=256)
+        for r in plan.report.records:   # {"input", "output", "shape", "dtype", "dry_run": True, "resize": {...}}
+            ...
+        report = plan.run()
+
+    Arguments as for rsz.run, by keyword only (no command-line words). A request rsz refuses raises CommandError
+    (.code, message); an input that cannot run is a record of the plan's report (and fails again when it runs). A
+    plan of a shard (plan=..., shard=...) or of a batch file (command "run") is planned again when it runs: a shard
+    is claimed then."""
+    inputs = _job_inputs(command, inputs, output, root, "plan_job")
+    result_handle, result = _rsz.plan_request(*_request_args(command, flags, command, inputs, output, root),
+                                              bool(quiet), True)
+    if result["status"] == 2:
+        raise _refused(result, command)
+    return Plan(result_handle, result, command)
+
+
 def run(command, inputs=None, output=None, *args, check=True, quiet=True, root=None, **flags):
     """Runs a job over files in this process, as `rsz COMMAND -i INPUTS -o OUTPUT ARGS...` does, and returns its
     Report: the records of every output written (input, output, shape, dtype, seconds) and every failed input
@@ -922,18 +1005,7 @@ def run(command, inputs=None, output=None, *args, check=True, quiet=True, root=N
     .status is then 1. A request rsz refuses before running anything raises CommandError (.code, message); nothing
     is written then. Calls of several threads run at once, as run_shard's.
     """
-    if command not in _JOB_COMMANDS:
-        raise ValueError("run: command=%r is not allowed; one of %s is (plan, merge and info have functions of "
-                         "their own)" % (command, ", ".join(_JOB_COMMANDS)))
-    if isinstance(inputs, (str, bytes, _os.PathLike)):
-        inputs = [inputs]
-    inputs = [] if inputs is None else list(inputs)
-    _refuse_streams(inputs, output, "run")
-    if command == "run":
-        if len(inputs) != 1:
-            raise ValueError("run: the \"run\" command takes one batch file as inputs, not %d" % len(inputs))
-        if root is not None:
-            raise ValueError("run: root= names the inputs of a command; a batch file names its own")
+    inputs = _job_inputs(command, inputs, output, root, "run")
     if args:  # command-line words: the command line reads them
         words = [command.encode()]
         if command == "run":
@@ -950,13 +1022,7 @@ def run(command, inputs=None, output=None, *args, check=True, quiet=True, root=N
         result = _run_command(words, command, quiet, inputs_below=root, keep_records=True)
     else:
         result = _run_request(command, flags, command, inputs, output, quiet, root)
-    report = Report(result)
-    if check and report.failures:
-        raise InputError(report)
-    if check and report.status != 0:
-        last = report.messages[-1] if report.messages else "no message"
-        raise RunError("%s: %s" % (command, last), report)
-    return report
+    return _checked(Report(result), command, check)
 
 
 def _refuse_streams(inputs, output, op):

@@ -149,8 +149,10 @@ TEST(Library, PlanListsThePlannedCallsAndWritesNothing) {
   ScratchDir dir("lib-plan");
   copy_photos(dir);
   rsz::pipeline::Request request = thumbnail_request(dir / "in/chelsea.png", dir / "out/", "32");
-  const rsz::pipeline::Report report = rsz::pipeline::plan(request);
+  const rsz::pipeline::Plan planned = rsz::pipeline::plan(request);
+  const rsz::pipeline::Report& report = planned.report;
   ASSERT_EQ(report.status, 0) << report.error;
+  EXPECT_EQ(report.jobs, 1u);
   ASSERT_EQ(report.records.size(), 1u);
   const rsz::pipeline::Record& p = report.records[0];
   EXPECT_EQ(p.kind, RecordKind::Planned);
@@ -170,6 +172,78 @@ TEST(Library, PlanListsThePlannedCallsAndWritesNothing) {
   line.erase("input");
   mine.erase("input");
   EXPECT_EQ(mine, line);
+}
+
+TEST(Library, APlanRunsAsPlannedOnce) {
+  ScratchDir dir("lib-plan-run");
+  copy_photos(dir);
+  fs::copy_file(photo("chelsea.png"), dir / "in/gone.png");
+  rsz::pipeline::Request request = thumbnail_request(dir / "in", dir / "lib/{relpath}.jpg", "40");
+  request.settings = {{"recursive", "true"}, {"quality", "80"}};
+  const rsz::pipeline::Plan planned = rsz::pipeline::plan(request);
+  ASSERT_EQ(planned.report.status, 0) << planned.report.error;
+  EXPECT_TRUE(planned.runnable());
+  ASSERT_EQ(planned.report.records.size(), 3u);
+  for (const rsz::pipeline::Record& rec : planned.report.records) EXPECT_EQ(rec.kind, RecordKind::Planned);
+  EXPECT_FALSE(fs::exists(dir.path() / "lib"));
+  // Between planning and running: an input removed, a file added to the folder. The plan's inputs run (the folder is
+  // not listed again): the new file is not one of them, the removed one fails alone.
+  fs::remove(dir / "in/gone.png");
+  fs::copy_file(photo("rocket.jpg"), dir / "in/late.jpg");
+  const rsz::pipeline::Plan copy = planned;  // copies share the one planned run
+  const rsz::pipeline::Report report = rsz::pipeline::run(copy);
+  EXPECT_EQ(report.status, 1);
+  EXPECT_EQ((std::vector<std::size_t>{report.jobs, report.written, report.failed}),
+            (std::vector<std::size_t>{3, 2, 1}));
+  ASSERT_EQ(report.failures.size(), 1u);
+  EXPECT_EQ(report.failures[0].input, dir / "in/gone.png");
+  EXPECT_EQ(report.failures[0].code, rsz::ErrorCode::Io);
+  EXPECT_FALSE(fs::exists(dir.path() / "lib/late.jpg"));
+  auto r = run_rsz(dir, "thumbnail -r -i in/chelsea.png -i in/sub -o 'cli/{relpath}.jpg' --size 40 --quality 80 -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(rsz::test::read_file(dir / "lib/chelsea.jpg"), rsz::test::read_file(dir / "cli/chelsea.jpg"));
+  EXPECT_EQ(rsz::test::read_file(dir / "lib/sub/rocket.jpg"), rsz::test::read_file(dir / "cli/rocket.jpg"));
+  // A plan runs once; an empty Plan and a refused one do not run.
+  EXPECT_FALSE(planned.runnable());
+  const rsz::pipeline::Report again = rsz::pipeline::run(planned);
+  EXPECT_EQ(again.status, 2);
+  EXPECT_NE(again.error.find("ran already"), std::string::npos) << again.error;
+  EXPECT_EQ(rsz::pipeline::run(rsz::pipeline::Plan{}).status, 2);
+  request.settings["quality"] = "101";
+  const rsz::pipeline::Plan refused = rsz::pipeline::plan(request);
+  EXPECT_EQ(refused.report.status, 2);
+  EXPECT_FALSE(refused.runnable());
+  EXPECT_EQ(rsz::pipeline::run(refused).error, refused.report.error);
+}
+
+TEST(Library, APlanSaysItsFailedInputsAndADryRunWritesNothing) {
+  ScratchDir dir("lib-plan-failed");
+  copy_photos(dir);
+  rsz::test::write_file(dir / "in/bad.png", "not a png");
+  rsz::pipeline::Request request = thumbnail_request(dir / "in", dir / "lib/", "20");
+  const rsz::pipeline::Plan planned = rsz::pipeline::plan(request);
+  EXPECT_EQ(planned.report.status, 1);
+  EXPECT_EQ(planned.report.failed, 1u);
+  ASSERT_EQ(planned.report.failures.size(), 1u);
+  EXPECT_EQ(planned.report.failures[0].input, dir / "in/bad.png");
+  EXPECT_EQ(planned.report.failures[0].code, rsz::ErrorCode::Format);
+  ASSERT_EQ(planned.report.messages.size(), 1u);
+  EXPECT_EQ(planned.report.messages[0], planned.report.failures[0].message);
+  const rsz::pipeline::Report report = rsz::pipeline::run(planned);
+  EXPECT_EQ(report.status, 1);
+  EXPECT_EQ(report.written, 1u);
+  EXPECT_TRUE(fs::exists(dir.path() / "lib/chelsea.png"));
+  // With dry_run, running the plan writes nothing: it is the plan's view.
+  request.output = dir / "dry/";
+  request.settings["dry_run"] = "true";
+  const rsz::pipeline::Plan dry = rsz::pipeline::plan(request);
+  EXPECT_FALSE(dry.runnable());
+  const rsz::pipeline::Report viewed = rsz::pipeline::run(dry);
+  EXPECT_EQ(viewed.status, 1);
+  EXPECT_EQ(viewed.written, 0u);
+  ASSERT_EQ(viewed.records.size(), 2u);
+  EXPECT_EQ(viewed.records[1].kind, RecordKind::Planned);
+  EXPECT_FALSE(fs::exists(dir.path() / "dry"));
 }
 
 TEST(Library, ABatchFilesStepRunsAsRszRunRunsIt) {

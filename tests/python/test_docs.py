@@ -162,6 +162,9 @@ def test_readme_sharding_examples_run(tmp_path, monkeypatch, capsys):
     assert scope["report"].written == 4 and scope["report"].outputs[0] == "py_run/camera.png"
     printed = capsys.readouterr().out.splitlines()
     assert "4 py_run/camera.png" in printed and "io py_missing.jpg 1" in printed
+    assert "[1, 1, 24, 24]" in printed
+    cli("thumbnail", "-i", "samples/photos", "--size", "24", "-o", "small/", "-q")
+    assert tree_bytes(tmp_path / "py_small") == tree_bytes(tmp_path / "small")
     pytest.importorskip("distributed", reason="python3-distributed is not installed: the Dask example")
     block = example("dask-cluster")
     exec(compile(block.text, block.file, "exec"), {"__name__": "__main__"})

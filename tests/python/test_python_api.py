@@ -374,6 +374,41 @@ def test_run_returns_a_report_whose_records_are_the_json_lines(tmp_path):
     assert planned.records[0]["resize"]["input_sizes"] == [1, 3, 300, 451]
 
 
+def test_plan_job_plans_once_and_runs_the_plan_once(tmp_path):
+    """rsz.plan_job lists and plans a job without writing anything (the plan's records are its dry run's); its run()
+    runs those inputs as planned, once: a file added to the folder since is not an input, a removed one fails alone,
+    and the outputs are rsz.run's bytes. Refusals raise CommandError at planning, as rsz.run's do."""
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for name in ["chelsea.png", "rocket.jpg"]:
+        (photos / name).write_bytes(pathlib.Path(SOURCE, "samples", "photos", name).read_bytes())
+    (photos / "gone.png").write_bytes((photos / "chelsea.png").read_bytes())
+    plan = rsz.plan_job("thumbnail", photos, str(tmp_path / "out") + "/", size=32, quality=70)
+    assert plan.runnable and (plan.report.status, plan.report.jobs, plan.report.failed) == (0, 3, 0)
+    assert sorted(os.path.basename(r["output"]) for r in plan.report.records) == ["chelsea.png", "gone.png",
+                                                                                  "rocket.jpg"]
+    assert all(r["dry_run"] and r["resize"]["antialiased"] for r in plan.report.records)
+    assert plan.report.outputs == [] and not (tmp_path / "out").exists()
+    (photos / "gone.png").unlink()
+    (photos / "late.jpg").write_bytes((photos / "rocket.jpg").read_bytes())
+    with pytest.raises(rsz.InputError) as failed:
+        plan.run()
+    assert failed.value.input == str(photos / "gone.png") and failed.value.code == "io"
+    report = failed.value.report
+    assert (report.jobs, report.written, report.failed) == (3, 2, 1) and not (tmp_path / "out" / "late.jpg").exists()
+    assert not plan.runnable
+    with pytest.raises(rsz.CommandError, match="ran already"):
+        plan.run()
+    rsz.run("thumbnail", [photos / "chelsea.png", photos / "rocket.jpg"], str(tmp_path / "run") + "/", size=32,
+            quality=70)
+    for name in ["chelsea.png", "rocket.jpg"]:
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "run" / name).read_bytes()
+    with pytest.raises(rsz.CommandError, match="--size is required"):
+        rsz.plan_job("thumbnail", photos, tmp_path / "no/", fit="cover")
+    dry = rsz.plan_job("thumbnail", photos / "chelsea.png", str(tmp_path / "dry") + "/", size=8, dry_run=True)
+    assert not dry.runnable and dry.run().outputs == [] and not (tmp_path / "dry").exists()
+
+
 def test_run_refusals_are_command_errors_with_a_code_and_nothing_written(tmp_path):
     with pytest.raises(rsz.CommandError) as refused:
         rsz.run("thumbnail", PHOTO, tmp_path / "o", size="abc")

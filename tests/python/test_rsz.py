@@ -789,9 +789,8 @@ def test_a_shards_temporaries_carry_its_plans_id(tmp_path):
 def test_the_namespace_holds_the_public_names_only():
     public = sorted(name for name in dir(rsz) if not name.startswith("_"))
     assert public == sorted(rsz.__all__)
-    assert public == ["CommandError", "DTypeError", "InputError", "Report", "RunError", "backends", "info", "map_paths",
-                      "merge",
-                      "plan", "read_image", "resample", "resize", "roi_align", "run", "run_settings", "run_shard",
+    assert public == ["CommandError", "DTypeError", "InputError", "Plan", "Report", "RunError", "backends", "info",
+                      "map_paths", "merge", "plan", "plan_job", "read_image", "resample", "resize", "roi_align", "run", "run_settings", "run_shard",
                       "shard_key", "shard_of", "thumbnail", "torchvision_roi_align", "upsample2d", "write_image"]
     for imported in ["np", "numbers", "sys", "os", "numpy", "json"]:
         assert not hasattr(rsz, imported)

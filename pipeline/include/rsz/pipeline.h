@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -79,14 +80,41 @@ struct Request {
 // are left to the caller.
 Request request_of(const io::BatchStep& step);
 
-// Plans the request and runs it: every input's header is read and every output checked before anything is written.
-// A request that cannot be met (an unknown option or setting, or one the operator does not take, an output rsz cannot write,
-// outputs that collide, a limit too low for the request) writes nothing: status 2, with error_code and error set.
-// An input that fails (missing, corrupt, over a limit) is a Failed record; the others still run (status 1).
+// A request planned (plan()): every input listed and its header read, every output named and checked, each job's
+// resize call made, the memory each job holds counted; nothing written. `report` is the plan as data: a Planned
+// record per output (its shape, data type and resize call as JSON members: what --dry-run --json prints), a Failed
+// record per input that cannot run (missing, corrupt, over a limit), the warnings, and status 0 (every input
+// planned), 1 (some input failed) or 2 (the request refused: error_code and error say why; nothing can run).
+// run(plan) runs it as planned, once: inputs are not listed again, headers not read again, nothing planned twice.
+// Copies of a Plan share the one planned run.
+class Plan {
+ public:
+  Report report;
+  // Whether run(plan) would run jobs: planned, not refused, not run yet, not a dry run.
+  bool runnable() const;
+  struct State;  // the planned run (the library's own)
+
+ private:
+  friend Plan plan(const Request& request);
+  friend Report run(const Plan& plan);
+  std::shared_ptr<State> state_;
+};
+
+// Plans the request (above). A request by command that runs a plan's shard (the "plan" setting) or a batch file
+// (command "run") is planned when it runs, since a shard is claimed and its list read then, and a batch's steps
+// read what the steps before them wrote: plan() gives its dry run's report, and run(plan) plans it again.
+Plan plan(const Request& request);
+// Runs a plan: a Report with one record per output written (or kept, with --skip-existing) and per input that failed,
+// the counts and the status (0 done; 1 some input failed; 2 refused: a refused plan, one that ran already, an empty
+// Plan). An input whose file changed since it was planned fails alone ("the file changed while rsz ran") or is
+// planned again where its plan no longer fits. With the dry_run setting it writes nothing and returns the plan's
+// report.
+Report run(const Plan& plan);
+// run(plan(request)): a request that cannot be met (an unknown option or setting, or one the operator does not take,
+// an output rsz cannot write, outputs that collide, a limit too low for the request) writes nothing: status 2, with
+// error_code and error set. An input that fails (missing, corrupt, over a limit) is a Failed record; the others
+// still run (status 1).
 Report run(const Request& request);
-// run() with the dry_run setting: the Planned records (each output's shape, data type and resize call) and the
-// failures planning finds; nothing is written.
-Report plan(const Request& request);
 
 // rsz plan: the inputs (files, folders, patterns) listed once and split into `shards` shard lists in the folder
 // `state` (new or empty). Each shard then runs from a Request by command with the settings {"plan", state} and
