@@ -3,6 +3,7 @@
 #include "rsz/pipeline.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -325,15 +326,17 @@ struct Plan::State {
   bool as_it_runs = false;
   std::unique_ptr<Captured> run;
   std::unique_ptr<app::PlannedJobs> jobs;  // null: refused
-  std::mutex mutex;  // ran
-  bool ran = false;
+  std::mutex mutex;  // held while it runs
+  std::atomic<bool> ran{false};
 };
 
 bool Plan::runnable() const {
-  if (!state_) return false;
-  const std::lock_guard<std::mutex> lock(state_->mutex);
-  return !state_->ran && (state_->as_it_runs ? report.status != app::kExitUsage
-                                             : state_->jobs != nullptr && !state_->jobs->options().dry_run);
+  if (!state_ || state_->ran.load()) return false;
+  if (state_->as_it_runs) {
+    const auto dry = state_->request.settings.find("dry_run");
+    return report.status != app::kExitUsage && (dry == state_->request.settings.end() || dry->second != "true");
+  }
+  return state_->jobs != nullptr && !state_->jobs->options().dry_run;
 }
 
 namespace {
@@ -359,18 +362,23 @@ int plan_operator_request(const Request& request, Plan::State& state) {
 
 // The plan's view: its Planned and Failed records (kept as the request asks), counts and status, the failures' lines.
 void add_plan_view(const app::PlannedJobs& jobs, Report& report) {
-  std::set<std::size_t> inputs, failed;
-  for (Record& record : jobs.records()) {
-    inputs.insert(record.index);
-    if (record.kind == RecordKind::Failed) {
-      failed.insert(record.index);
-      report.messages.push_back(app::printable(record.message));
-      if (report.failures.size() < Report::kMaxFailuresKept) report.failures.push_back(record);
-    }
-    if (report.keep_records) report.records.push_back(std::move(record));
+  std::set<std::size_t> failed;
+  std::vector<Record> records = jobs.records();
+  for (Record& record : records) {
+    if (record.kind != RecordKind::Failed) continue;
+    failed.insert(record.index);
+    report.messages.push_back(app::printable(record.message));
+    if (report.failures.size() < Report::kMaxFailuresKept) report.failures.push_back(record);
   }
-  report.jobs += inputs.size();
+  if (report.keep_records) {  // after planning's warnings, in the order of the inputs
+    report.records.insert(report.records.end(), std::make_move_iterator(records.begin()),
+                          std::make_move_iterator(records.end()));
+    std::stable_sort(report.records.begin(), report.records.end(),
+                     [](const Record& a, const Record& b) { return a.index < b.index; });
+  }
+  report.jobs += jobs.size();
   report.failed += failed.size();
+  report.skipped += jobs.skipped();
   report.status = failed.empty() ? app::kExitOk : app::kExitFailed;
 }
 
@@ -402,6 +410,7 @@ Report run(const Plan& plan) {
   if (state.ran) return refused_report("plan: this plan ran already (a Plan runs once: plan the request again)");
   if (!state.as_it_runs && state.jobs == nullptr) return plan.report;  // refused: why
   state.ran = true;
+  if (!state.as_it_runs && state.jobs->options().dry_run) return plan.report;  // a dry run: the plan is all it does
   if (state.as_it_runs) return run_whole(state.request);
   const int status = state.run->guarded([&state] { return state.jobs->run(); });
   return state.run->report(status, true);

@@ -395,26 +395,40 @@ int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
 // run_jobs in two steps: planned when made (every input's header read, .tar parts laid out, warnings said, a usage
 // error thrown before anything is written), then run once: with --dry-run the plan's view (its records, its lines),
 // else the jobs. Planning and running happen in the calling thread's run (detail::current_run()).
+namespace detail {
+struct RunState;
+}  // namespace detail
 class JobRun;
 class PlannedJobs {
  public:
   PlannedJobs(std::vector<Job> jobs, CommonOptions options);
+  // Planned on jobs the caller keeps (for as long as this lives).
+  struct Borrowed {};
+  PlannedJobs(const std::vector<Job>& jobs, CommonOptions options, Borrowed);
   ~PlannedJobs();
   PlannedJobs(const PlannedJobs&) = delete;
   PlannedJobs& operator=(const PlannedJobs&) = delete;
   // The plan as records: each planned output (Planned: shape, data type, resize call) and each input that failed
-  // planning (Failed), in the order of the inputs. Outputs kept by --skip-existing are not listed.
+  // planning (Failed), in the order of the inputs. Outputs kept by --skip-existing are not listed (skipped() counts
+  // their jobs).
   std::vector<pipeline::Record> records() const;
+  std::size_t size() const;  // the jobs
+  std::size_t skipped() const;
   const CommonOptions& options() const { return *options_; }
-  // The exit status.
+  // The exit status. An input changed since it was planned (its size or time) is planned again first.
   int run();
 
  private:
-  std::unique_ptr<std::vector<Job>> jobs_;  // held where JobRun refers to them
+  void plan(CommonOptions options);
+  std::unique_ptr<std::vector<Job>> owned_jobs_;
+  const std::vector<Job>* jobs_ = nullptr;  // where JobRun refers to them
   std::unique_ptr<CommonOptions> options_;
+  detail::RunState* run_state_ = nullptr;  // the run it was planned in, which it runs in
+  std::size_t first_record_ = 0;  // the run's records before planning's
   std::unique_ptr<JobRun> run_;
   bool ran_ = false;
 };
+
 // Webdataset tar output (app/tar_output.cpp): -o naming a .tar file, with {part} (6 digits) and {shard} (the
 // --shard index, 0 without, 5 digits). Each output of a job is a member PATTERN/KEY.EXT while planning (a path that
 // names no file: save_output encodes it in memory instead), and run_jobs writes the members part by part.

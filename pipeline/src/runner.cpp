@@ -1,6 +1,7 @@
 // The command line's job runner: plans every job from its input's header before anything is written (usage errors
 // stop the run, unusable inputs fail alone), predicts what chained steps will read, then runs the jobs on --jobs
 // threads within the memory budget, with the progress line, --json records, the manifest and the summary.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -154,7 +155,17 @@ struct Prepared {
   bool skipped = false;  // --skip-existing: every output is there already
   InputProbe probe;
   JobPlan plan;
+  // The input file's size and modification time when it was planned: a file changed since (a plan run later) is
+  // planned again before it runs.
+  std::optional<std::pair<std::int64_t, std::int64_t>> stamp;
 };
+
+std::optional<std::pair<std::int64_t, std::int64_t>> stamp_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(static_cast<std::int64_t>(st.st_size),
+                        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
+}
 
 // What --dry-run --json says of a job's plan besides each output's shape and data type: for a resize the exact call
 // (scales, offsets, the canvas it is placed on, the scaled decode).
@@ -366,6 +377,7 @@ void refuse_over_budget(const Job& job, const JobBytes& bytes, std::uint64_t bud
 
 Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t budget) {
   Prepared prepared;
+  if (!job.probe) prepared.stamp = stamp_of(job.input);
   if (!probe_and_plan(job, options, prepared)) return prepared;
   const bool image_outputs = check_image_outputs(job, options, prepared);
   if (!prepared.usage.empty()) return prepared;
@@ -596,7 +608,9 @@ class JobRun {
   void plan();
   // The plan as records: each planned output (with its shape, data type and resize call) and each input planning
   // failed, in the order of the inputs.
-  std::vector<pipeline::Record> planned_records() const;
+  // `outputs`: each record's output as --dry-run names it ("" for a failure).
+  std::vector<pipeline::Record> planned_records(std::vector<std::string>* outputs = nullptr) const;
+  std::size_t skipped() const;
   int dry_run();
   // Runs the planned jobs: the exit status.
   int execute();
@@ -768,7 +782,7 @@ void JobRun::report_unwritten(std::size_t k, const std::string& output, const st
   emit(std::move(record));
 }
 
-std::vector<pipeline::Record> JobRun::planned_records() const {
+std::vector<pipeline::Record> JobRun::planned_records(std::vector<std::string>* outputs) const {
   std::vector<pipeline::Record> records;
   for (std::size_t k = 0; k < jobs_.size(); ++k) {
     if (!prepared_[k].failure.empty()) {
@@ -776,6 +790,7 @@ std::vector<pipeline::Record> JobRun::planned_records() const {
       failure.code = prepared_[k].failure_code;
       failure.message = prepared_[k].failure;
       records.push_back(std::move(failure));
+      if (outputs != nullptr) outputs->emplace_back();
       continue;
     }
     if (prepared_[k].skipped) continue;  // nothing would be written
@@ -786,21 +801,31 @@ std::vector<pipeline::Record> JobRun::planned_records() const {
       const nlohmann::json fields = plan_fields(prepared_[k].plan);
       if (!fields.empty()) planned.plan = fields.dump().substr(1, fields.dump().size() - 2);  // its members
       records.push_back(std::move(planned));
+      if (outputs != nullptr) outputs->push_back(out);
     }
   }
   return records;
 }
 
+std::size_t JobRun::skipped() const {
+  return static_cast<std::size_t>(
+      std::count_if(prepared_.begin(), prepared_.end(), [](const Prepared& p) { return p.skipped; }));
+}
+
 // --dry-run: a view of the plan: its records (--json lines), "INPUT -> OUTPUT" lines, the failures said.
 int JobRun::dry_run() {
-  for (pipeline::Record& record : planned_records()) {
+  std::vector<std::string> outputs;
+  std::vector<pipeline::Record> records = planned_records(&outputs);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    pipeline::Record& record = records[i];
     if (record.kind == pipeline::RecordKind::Failed) {
       report_failure(record.index, record.message, record.code);
       continue;
     }
-    const std::string line =
-        printable(record.input) + " -> " + printable(record.output) +
-        (record.member.empty() ? std::string() : " (" + printable(record.member) + ")") + "\n";
+    const std::string line = printable(record.input) + " -> " +
+                             (tar_ ? printable(record.output) + " (" + printable(record.member) + ")"
+                                   : printable(outputs[i])) +
+                             "\n";
     emit(std::move(record), false);  // --json: its line
     if (!options_.json) to_stdout(line, false);
   }
@@ -904,6 +929,16 @@ void JobRun::run_one(std::size_t k) {
   }
   if (prepared_[k].skipped) return step_skipped(k);
   const auto t0 = std::chrono::steady_clock::now();
+  // A plan run later than it was made: an input changed (or gone) since is planned again, with the checks of its
+  // outputs and the memory budget.
+  if (prepared_[k].failure.empty() && prepared_[k].stamp && stamp_of(job.input) != prepared_[k].stamp) {
+    Prepared again = prepare(job, options_, budget_);
+    if (!again.usage.empty()) {
+      again.failure = again.usage;
+      again.failure_code = ErrorCode::InvalidArgument;
+    }
+    prepared_[k] = std::move(again);
+  }
   std::vector<OutputRecord> records;
   std::string error = prepared_[k].failure;
   ErrorCode code = prepared_[k].failure_code;
@@ -1177,32 +1212,52 @@ int JobRun::execute() {
 }
 
 PlannedJobs::PlannedJobs(std::vector<Job> jobs, CommonOptions options)
-    : jobs_(std::make_unique<std::vector<Job>>(std::move(jobs))),
-      options_(std::make_unique<CommonOptions>(std::move(options))) {
-  const detail::RunScope scope(detail::current_run());  // this thread's io settings are the run's, as its workers'
+    : owned_jobs_(std::make_unique<std::vector<Job>>(std::move(jobs))), jobs_(owned_jobs_.get()) {
+  plan(std::move(options));
+}
+
+PlannedJobs::PlannedJobs(const std::vector<Job>& jobs, CommonOptions options, Borrowed) : jobs_(&jobs) {
+  plan(std::move(options));
+}
+
+void PlannedJobs::plan(CommonOptions options) {
+  options_ = std::make_unique<CommonOptions>(std::move(options));
+  run_state_ = &detail::current_run();
+  const detail::RunScope scope(*run_state_);  // this thread's io settings are the run's, as its workers'
+  first_record_ = run_state_->totals.records.size();
   run_ = std::make_unique<JobRun>(*jobs_, *options_);
   run_->plan();
 }
 
-PlannedJobs::~PlannedJobs() = default;
+// What the run holds (a .tar output's members) is given back in its own run.
+PlannedJobs::~PlannedJobs() {
+  const detail::RunScope scope(*run_state_);
+  run_.reset();
+}
 
 std::vector<pipeline::Record> PlannedJobs::records() const { return run_->planned_records(); }
+
+std::size_t PlannedJobs::size() const { return jobs_->size(); }
+
+std::size_t PlannedJobs::skipped() const { return run_->skipped(); }
 
 int PlannedJobs::run() {
   if (ran_) throw InternalError("a planned run of jobs ran twice");
   ran_ = true;
-  detail::RunState& run = detail::current_run();
+  detail::RunState& run = *run_state_;
   const detail::RunScope scope(run);
-  const std::size_t first = run.totals.records.size();
   const int status = options_->dry_run ? run_->dry_run() : run_->execute();
-  // The records kept are made as jobs finish; they are kept in the order of the inputs (the order --json lines, which
-  // stream, cannot promise).
+  // The records kept are made as jobs finish (and planning's warnings before them); they are kept in the order of the
+  // inputs (the order --json lines, which stream, cannot promise).
   auto& records = run.totals.records;
-  std::stable_sort(records.begin() + static_cast<std::ptrdiff_t>(first), records.end(),
+  std::stable_sort(records.begin() + static_cast<std::ptrdiff_t>(std::min(first_record_, records.size())),
+                   records.end(),
                    [](const pipeline::Record& a, const pipeline::Record& b) { return a.index < b.index; });
   return status;
 }
 
-int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) { return PlannedJobs(jobs, options).run(); }
+int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options) {
+  return PlannedJobs(jobs, options, PlannedJobs::Borrowed{}).run();
+}
 
 }  // namespace rsz::app

@@ -10,6 +10,7 @@
 
 #include "cli/cli_support.h"
 #include "rsz/io/batch_file.h"
+#include "rsz/io/image.h"
 #include "rsz/pipeline.h"
 #include "support/test_util.h"
 
@@ -214,6 +215,37 @@ TEST(Library, APlanRunsAsPlannedOnce) {
   EXPECT_EQ(refused.report.status, 2);
   EXPECT_FALSE(refused.runnable());
   EXPECT_EQ(rsz::pipeline::run(refused).error, refused.report.error);
+}
+
+TEST(Library, AnInputChangedSinceItWasPlannedIsPlannedAgainWithItsChecks) {
+  ScratchDir dir("lib-plan-changed");
+  fs::create_directories(dir.path() / "in");
+  fs::copy_file(photo("chelsea.png"), dir / "in/a.png");
+  fs::copy_file(photo("chelsea.png"), dir / "in/b.png");
+  auto r = run_rsz(dir, "resample -i in/a.png -o big.png --scale 10 --mode nearest -q");  // 4510 x 3000
+  ASSERT_EQ(r.status, 0) << r.err;
+  rsz::pipeline::Request request;
+  request.command = "resample";
+  request.options = {{"scale", "0.5"}};
+  request.inputs = {dir / "in"};
+  request.output = dir / "out/";
+  request.settings = {{"max_memory", "8M"}};
+  const rsz::pipeline::Plan planned = rsz::pipeline::plan(request);
+  ASSERT_EQ(planned.report.status, 0) << planned.report.error;
+  ASSERT_EQ(planned.report.records.size(), 2u);
+  EXPECT_EQ(planned.report.records[1].shape, (std::vector<std::int64_t>{1, 3, 150, 225}));
+  // a.png now over the budget of the plan; b.png another photo: planned again as it runs.
+  fs::copy_file(dir / "big.png", dir / "in/a.png", fs::copy_options::overwrite_existing);
+  fs::copy_file(photo("coffee.png"), dir / "in/b.png", fs::copy_options::overwrite_existing);
+  const rsz::pipeline::Report report = rsz::pipeline::run(planned);
+  EXPECT_EQ(report.status, 1);
+  ASSERT_EQ(report.failures.size(), 1u);
+  EXPECT_EQ(report.failures[0].input, dir / "in/a.png");
+  EXPECT_NE(report.failures[0].message.find("memory budget"), std::string::npos) << report.failures[0].message;
+  EXPECT_FALSE(fs::exists(dir.path() / "out/a.png"));
+  ASSERT_EQ(report.written, 1u);
+  const rsz::io::ImageInfo b = rsz::io::read_image_info(dir / "out/b.png");
+  EXPECT_EQ((std::vector<std::int64_t>{b.width, b.height}), (std::vector<std::int64_t>{300, 200}));
 }
 
 TEST(Library, APlanSaysItsFailedInputsAndADryRunWritesNothing) {
