@@ -1,0 +1,51 @@
+// JPEG files decoded on an NVIDIA GPU by nvJPEG, many in one call: the decode stage of GPU jobs. Built only with the
+// CUDA backend where the toolkit has nvJPEG (target rsz::gpu_jpeg, RSZ_GPU_JPEG defined).
+//
+// Baseline JPEGs go to the GPU's JPEG engines where it has them (A100, H100, H200: nvJPEG's hardware backend, a whole
+// batch at once); the others (progressive files, GPUs without the engines) to nvJPEG's CUDA decoder one by one. The
+// pixels are nvJPEG's, not libjpeg-turbo's: they differ by a few levels (docs/GPU.md says how much, measured over the
+// sample photos). EXIF orientation is not applied (the caller does, as it reads the header).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rsz::io::gpu {
+
+// One file's result: `height` rows of `row_bytes` bytes in device memory, each `width` RGB pixels interleaved (a gray
+// file: `channels` 1, with R = G = B). Valid until the decoder's next decode() or its end.
+struct DeviceImage {
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  int channels = 0;  // the file's: 1 (gray) or 3
+  std::uint8_t* data = nullptr;
+  std::int64_t row_bytes = 0;
+  bool engine = false;  // decoded by the GPU's JPEG engines (else nvJPEG's CUDA decoder)
+  // Why it was not decoded ("" when it was): not a JPEG nvJPEG reads, CMYK, damaged, over `max_pixels`. The caller
+  // decodes such a file on the CPU or fails it with this line.
+  std::string error;
+};
+
+class JpegBatchDecoder {
+ public:
+  // On CUDA device `device`, for batches of up to `max_batch` files. Throws rsz::Error (Io) saying why nvJPEG cannot
+  // be used there (no device, no nvJPEG).
+  explicit JpegBatchDecoder(int device, int max_batch = 64, std::int64_t max_pixels = std::int64_t{1} << 28);
+  ~JpegBatchDecoder();
+  JpegBatchDecoder(const JpegBatchDecoder&) = delete;
+  JpegBatchDecoder& operator=(const JpegBatchDecoder&) = delete;
+  // "hardware" (the GPU's JPEG engines decode baseline files) or "cuda" (nvJPEG's CUDA decoder alone).
+  const char* engine() const;
+  // Decodes the files' bytes (at most max_batch of them), one result each in order; returns once they are on the
+  // device. One thread at a time.
+  std::vector<DeviceImage> decode(const std::vector<std::string_view>& files);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rsz::io::gpu

@@ -1,0 +1,247 @@
+// rsz/io/gpu_jpeg.h: nvJPEG's hardware backend for a batch of baseline files (nvjpegDecodeBatched), its default
+// backend for the rest (nvjpegDecode, one by one), into one device arena of interleaved RGB.
+#include <cuda_runtime.h>
+#include <nvjpeg.h>
+
+#include <algorithm>
+#include <string>
+
+#include "rsz/error.h"
+#include "rsz/io/gpu_jpeg.h"
+
+namespace rsz::io::gpu {
+
+namespace {
+
+const char* status_text(nvjpegStatus_t s) {
+  switch (s) {
+    case NVJPEG_STATUS_SUCCESS: return "success";
+    case NVJPEG_STATUS_NOT_INITIALIZED: return "not initialized";
+    case NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
+    case NVJPEG_STATUS_BAD_JPEG: return "not a JPEG file nvJPEG reads, or damaged";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "a JPEG nvJPEG does not decode";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "out of memory";
+    case NVJPEG_STATUS_EXECUTION_FAILED: return "decoding failed on the GPU";
+    case NVJPEG_STATUS_ARCH_MISMATCH: return "not supported by this GPU";
+    case NVJPEG_STATUS_INTERNAL_ERROR: return "nvJPEG internal error";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "not implemented by nvJPEG for this backend";
+    default: return "nvJPEG error";
+  }
+}
+
+void check(nvjpegStatus_t s, const char* what) {
+  if (s != NVJPEG_STATUS_SUCCESS) {
+    throw Error(ErrorCode::Io, std::string("GPU JPEG decoder: ") + what + ": " + status_text(s) + " (status " +
+                                   std::to_string(static_cast<int>(s)) + ")");
+  }
+}
+
+void check_cuda(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) {
+    throw Error(ErrorCode::Io, std::string("GPU JPEG decoder: ") + what + ": " + cudaGetErrorString(s));
+  }
+}
+
+// The current device set to `device` for the scope, and put back.
+class OnDevice {
+ public:
+  explicit OnDevice(int device) {
+    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~OnDevice() { cudaSetDevice(previous_); }
+  OnDevice(const OnDevice&) = delete;
+  OnDevice& operator=(const OnDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace
+
+struct JpegBatchDecoder::Impl {
+  int device = 0;
+  int max_batch = 0;
+  std::int64_t max_pixels = 0;
+  cudaStream_t stream = nullptr;
+  // The hardware backend (null where the GPU has no JPEG engines) and the default one.
+  nvjpegHandle_t hardware = nullptr;
+  nvjpegJpegState_t hardware_state = nullptr;
+  nvjpegJpegStream_t hardware_stream = nullptr;
+  int initialized_batch = 0;  // the batch size the engines' state was initialized for
+  nvjpegHandle_t cuda = nullptr;
+  nvjpegJpegState_t cuda_state = nullptr;
+  std::uint8_t* arena = nullptr;  // the batch's images
+  std::size_t arena_bytes = 0;
+
+  ~Impl() {
+    if (arena != nullptr) cudaFree(arena);
+    if (hardware_stream != nullptr) nvjpegJpegStreamDestroy(hardware_stream);
+    if (hardware_state != nullptr) nvjpegJpegStateDestroy(hardware_state);
+    if (hardware != nullptr) nvjpegDestroy(hardware);
+    if (cuda_state != nullptr) nvjpegJpegStateDestroy(cuda_state);
+    if (cuda != nullptr) nvjpegDestroy(cuda);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+
+  void reserve(std::size_t bytes) {
+    if (bytes <= arena_bytes) return;
+    const std::size_t grown = std::max(bytes, arena_bytes + arena_bytes / 2);
+    if (arena != nullptr) check_cuda(cudaFree(arena), "cudaFree");
+    arena = nullptr;
+    arena_bytes = 0;
+    check_cuda(cudaMalloc(&arena, grown), "device memory for the decoded images");
+    arena_bytes = grown;
+  }
+};
+
+JpegBatchDecoder::JpegBatchDecoder(int device, int max_batch, std::int64_t max_pixels) : impl_(std::make_unique<Impl>()) {
+  if (max_batch < 1) throw Error(ErrorCode::InvalidArgument, "GPU JPEG decoder: a batch of at least 1 file");
+  impl_->device = device;
+  impl_->max_batch = max_batch;
+  impl_->max_pixels = max_pixels;
+  const OnDevice on(device);
+  check_cuda(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &impl_->cuda), "nvjpegCreate");
+  check(nvjpegJpegStateCreate(impl_->cuda, &impl_->cuda_state), "nvjpegJpegStateCreate");
+  // The JPEG engines, where the GPU has them (NVJPEG_STATUS_ARCH_MISMATCH or NOT_SUPPORTED where not).
+  if (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &impl_->hardware) ==
+      NVJPEG_STATUS_SUCCESS) {
+    check(nvjpegJpegStateCreate(impl_->hardware, &impl_->hardware_state), "nvjpegJpegStateCreate (hardware)");
+    check(nvjpegJpegStreamCreate(impl_->hardware, &impl_->hardware_stream), "nvjpegJpegStreamCreate");
+  } else {
+    impl_->hardware = nullptr;
+  }
+}
+
+JpegBatchDecoder::~JpegBatchDecoder() {
+  if (impl_) {
+    cudaSetDevice(impl_->device);
+    if (impl_->stream != nullptr) cudaStreamSynchronize(impl_->stream);
+  }
+}
+
+const char* JpegBatchDecoder::engine() const { return impl_->hardware != nullptr ? "hardware" : "cuda"; }
+
+std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_view>& files) {
+  Impl& d = *impl_;
+  if (files.size() > static_cast<std::size_t>(d.max_batch)) {
+    throw Error(ErrorCode::InvalidArgument, "GPU JPEG decoder: " + std::to_string(files.size()) +
+                                                " files in one batch; at most " + std::to_string(d.max_batch));
+  }
+  const OnDevice on(d.device);
+  std::vector<DeviceImage> out(files.size());
+  std::vector<std::size_t> offsets(files.size(), 0);
+  std::vector<char> on_engine(files.size(), 0);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto* data = reinterpret_cast<const unsigned char*>(files[i].data());
+    DeviceImage& image = out[i];
+    int components = 0;
+    bool engine = false;
+    // With the engines: the header alone parsed (the whole stream is read by the decode), which says the size and
+    // whether the engines decode it; without, nvJPEG's image info.
+    if (d.hardware != nullptr &&
+        nvjpegJpegStreamParseHeader(d.hardware, data, files[i].size(), d.hardware_stream) == NVJPEG_STATUS_SUCCESS) {
+      unsigned int width = 0;
+      unsigned int height = 0;
+      unsigned int count = 0;
+      int unsupported = 1;  // 0: the engines decode it
+      if (nvjpegJpegStreamGetFrameDimensions(d.hardware_stream, &width, &height) == NVJPEG_STATUS_SUCCESS &&
+          nvjpegJpegStreamGetComponentsNum(d.hardware_stream, &count) == NVJPEG_STATUS_SUCCESS &&
+          nvjpegDecodeBatchedSupported(d.hardware, d.hardware_stream, &unsupported) == NVJPEG_STATUS_SUCCESS) {
+        image.width = width;
+        image.height = height;
+        components = static_cast<int>(count);
+        engine = unsupported == 0;
+      }
+    }
+    if (components == 0) {
+      nvjpegChromaSubsampling_t subsampling{};
+      int widths[NVJPEG_MAX_COMPONENT] = {};
+      int heights[NVJPEG_MAX_COMPONENT] = {};
+      const nvjpegStatus_t info =
+          nvjpegGetImageInfo(d.cuda, data, files[i].size(), &components, &subsampling, widths, heights);
+      if (info != NVJPEG_STATUS_SUCCESS) {
+        image.error = status_text(info);
+        continue;
+      }
+      image.width = widths[0];
+      image.height = heights[0];
+    }
+    if (components != 1 && components != 3) {
+      image.error = std::to_string(components) + " colour components (CMYK or YCCK): decoded on the CPU";
+      continue;
+    }
+    image.channels = components;
+    if (image.width < 1 || image.height < 1 || image.width * image.height > d.max_pixels) {
+      image.error = std::to_string(image.width) + "x" + std::to_string(image.height) + " is over " +
+                    std::to_string(d.max_pixels) + " pixels";
+      continue;
+    }
+    image.row_bytes = image.width * 3;
+    offsets[i] = total;
+    total += static_cast<std::size_t>(image.row_bytes * image.height + 255) / 256 * 256;
+    on_engine[i] = engine ? 1 : 0;
+  }
+  d.reserve(std::max<std::size_t>(total, 256));
+  std::vector<const unsigned char*> batch_data;
+  std::vector<std::size_t> batch_lengths;
+  std::vector<nvjpegImage_t> batch_images;
+  std::vector<std::size_t> batch_index;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    DeviceImage& image = out[i];
+    if (!image.error.empty()) continue;
+    image.data = d.arena + offsets[i];
+    nvjpegImage_t target{};
+    target.channel[0] = image.data;
+    target.pitch[0] = static_cast<unsigned int>(image.row_bytes);
+    if (on_engine[i]) {
+      image.engine = true;
+      batch_data.push_back(reinterpret_cast<const unsigned char*>(files[i].data()));
+      batch_lengths.push_back(files[i].size());
+      batch_images.push_back(target);
+      batch_index.push_back(i);
+      continue;
+    }
+    const nvjpegStatus_t s = nvjpegDecode(d.cuda, d.cuda_state, reinterpret_cast<const unsigned char*>(files[i].data()),
+                                          files[i].size(), NVJPEG_OUTPUT_RGBI, &target, d.stream);
+    if (s != NVJPEG_STATUS_SUCCESS) {
+      image.error = status_text(s);
+      image.data = nullptr;
+    }
+  }
+  if (!batch_data.empty()) {
+    nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
+    if (static_cast<int>(batch_data.size()) != d.initialized_batch) {  // the engines' state, for this many files
+      d.initialized_batch = 0;
+      s = nvjpegDecodeBatchedInitialize(d.hardware, d.hardware_state, static_cast<int>(batch_data.size()), 1,
+                                        NVJPEG_OUTPUT_RGBI);
+      if (s == NVJPEG_STATUS_SUCCESS) d.initialized_batch = static_cast<int>(batch_data.size());
+    }
+    if (s == NVJPEG_STATUS_SUCCESS) {
+      s = nvjpegDecodeBatched(d.hardware, d.hardware_state, batch_data.data(), batch_lengths.data(),
+                              batch_images.data(), d.stream);
+    }
+    if (s != NVJPEG_STATUS_SUCCESS) {  // the batch failed whole: each file alone on the CUDA decoder
+      for (const std::size_t i : batch_index) {
+        DeviceImage& image = out[i];
+        image.engine = false;
+        nvjpegImage_t target{};
+        target.channel[0] = image.data;
+        target.pitch[0] = static_cast<unsigned int>(image.row_bytes);
+        const nvjpegStatus_t one =
+            nvjpegDecode(d.cuda, d.cuda_state, reinterpret_cast<const unsigned char*>(files[i].data()),
+                         files[i].size(), NVJPEG_OUTPUT_RGBI, &target, d.stream);
+        if (one != NVJPEG_STATUS_SUCCESS) {
+          image.error = status_text(one);
+          image.data = nullptr;
+        }
+      }
+    }
+  }
+  check_cuda(cudaStreamSynchronize(d.stream), "decoding");
+  return out;
+}
+
+}  // namespace rsz::io::gpu
