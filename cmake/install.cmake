@@ -6,7 +6,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(DIRECTORY core/include/rsz io/include/rsz pipeline/include/rsz DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY core/include/rsz io/include/rsz pipeline/include/rsz DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h"
+        PATTERN "gpu_jpeg.h" EXCLUDE)  # the GPU jobs stage, not installed yet
 install(TARGETS rsz_core rsz_ops rsz_io rsz_pipeline EXPORT rszTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

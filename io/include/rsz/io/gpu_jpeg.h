@@ -3,7 +3,7 @@
 //
 // Baseline JPEGs go to the GPU's JPEG engines where it has them (A100, H100, H200: nvJPEG's hardware backend, a whole
 // batch at once); the others (progressive files, GPUs without the engines) to nvJPEG's CUDA decoder one by one. The
-// pixels are nvJPEG's, not libjpeg-turbo's: they differ by a few levels (docs/GPU.md says how much, measured over the
+// pixels are nvJPEG's, not libjpeg-turbo's: they differ by a few levels (docs/CUDA.md says how much, measured over the
 // sample photos). EXIF orientation is not applied (the caller does, as it reads the header).
 #pragma once
 
