@@ -11,17 +11,14 @@ import argparse
 import concurrent.futures
 import json
 import os
-import shutil
 import subprocess
 import sys
-import time
 
 import torch
-import torchvision
 from torchvision.io import decode_jpeg, read_file
 
 sys.path.insert(0, os.path.dirname(__file__))
-from pipeline_baseline import make_photos, timed  # noqa: E402
+from pipeline_baseline import photos_for, timed  # noqa: E402
 
 
 def main():
@@ -34,14 +31,7 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=64)
     args = parser.parse_args()
-    shutil.rmtree(args.work, ignore_errors=True)
-    photos = os.path.join(args.work, "photos")
-    make_photos(args.rsz, args.source, photos, args.count)
-    files = sorted(os.path.join(photos, f) for f in os.listdir(photos))
-    size = sum(os.path.getsize(f) for f in files) / len(files)
-    print("gpu: %s; torch %s, torchvision %s; %d cpus; %d photos 1920x1080 JPEG, %.0f KB each; batch %d"
-          % (torch.cuda.get_device_name(0), torch.__version__, torchvision.__version__, os.cpu_count(), len(files),
-             size / 1024, args.batch))
+    _, files = photos_for(args, "; batch %d" % args.batch)
     data = [read_file(f) for f in files]
 
     def torchvision_gpu():

@@ -37,7 +37,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    const auto made = std::chrono::steady_clock::now();
     rsz::io::gpu::JpegBatchDecoder decoder(0, batch);
+    const double startup = std::chrono::duration<double>(std::chrono::steady_clock::now() - made).count();
     std::size_t engine = 0;
     std::size_t failed = 0;
     const auto all = [&] {
@@ -61,8 +63,8 @@ int main(int argc, char** argv) {
       best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     std::printf("{\"images\": %zu, \"batch\": %d, \"seconds\": %.6f, \"images_per_second\": %.1f, \"engine\": \"%s\", "
-                "\"on_engine\": %zu, \"failed\": %zu}\n",
-                files.size(), batch, best, static_cast<double>(files.size()) / best, decoder.engine(), engine, failed);
+                "\"on_engine\": %zu, \"failed\": %zu, \"startup_seconds\": %.3f}\n",
+                files.size(), batch, best, static_cast<double>(files.size()) / best, decoder.engine(), engine, failed, startup);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rsz_gpu_jpeg_bench: %s\n", e.what());
     return 1;

@@ -32,6 +32,20 @@ def make_photos(rsz, source, folder, count):
             f.write(encode_jpeg(noisy, quality=90).numpy().tobytes())
 
 
+def photos_for(args, what):
+    """The photos made in args.work (args.count of them from args.source), their sorted paths, and the line saying
+    the machine and the files."""
+    shutil.rmtree(args.work, ignore_errors=True)
+    photos = os.path.join(args.work, "photos")
+    make_photos(args.rsz, args.source, photos, args.count)
+    files = sorted(os.path.join(photos, f) for f in os.listdir(photos))
+    size = sum(os.path.getsize(f) for f in files) / len(files)
+    print("gpu: %s; torch %s, torchvision %s; %d cpus; %d photos 1920x1080 JPEG, %.0f KB each%s"
+          % (torch.cuda.get_device_name(0), torch.__version__, torchvision.__version__, os.cpu_count(), len(files),
+             size / 1024, what))
+    return photos, files
+
+
 def torchvision_gpu(files, out, batch):
     os.makedirs(out, exist_ok=True)
     for i in range(0, len(files), batch):
@@ -64,21 +78,16 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=64)
     args = parser.parse_args()
-    shutil.rmtree(args.work, ignore_errors=True)
-    photos = os.path.join(args.work, "photos")
-    make_photos(args.rsz, args.source, photos, args.count)
-    files = sorted(os.path.join(photos, f) for f in os.listdir(photos))
-    size = sum(os.path.getsize(f) for f in files) / len(files)
-    print("gpu: %s; torch %s, torchvision %s; %d cpus; %d photos 1920x1080 JPEG, %.0f KB each"
-          % (torch.cuda.get_device_name(0), torch.__version__, torchvision.__version__, os.cpu_count(), len(files),
-             size / 1024))
+    photos, files = photos_for(args, "")
 
-    def rsz_job(backend):
-        out = os.path.join(args.work, "rsz_" + backend)
+    def rsz_job(backend, *more):
+        out = os.path.join(args.work, "rsz_" + backend + "_".join(more))
         return lambda: subprocess.run([args.rsz, "resample", "-i", photos, "-o", out + "/", "--size", "224x224",
-                                       "--antialias", "--quality", "95", "--backend", backend, "-q"], check=True)
+                                       "--antialias", "--quality", "95", "--backend", backend, "-q"] + list(more),
+                                      check=True)
 
     jobs = [("rsz, CPU (every core)", rsz_job("cpu")), ("rsz, --backend cuda", rsz_job("cuda")),
+            ("rsz, --backend cuda --decode gpu", rsz_job("cuda", "--decode", "gpu")),
             ("torchvision, GPU decode + resize + GPU encode + write",
              lambda: torchvision_gpu(files, os.path.join(args.work, "tv"), args.batch))]
     for name, run in jobs:

@@ -79,6 +79,7 @@ struct CommonOptions {
   bool no_sync = false;    // --no-sync: outputs are not flushed to disk one by one (io::set_sync_outputs)
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
   bool to_srgb = false;    // --colorspace srgb: image outputs converted from the input's ICC profile to sRGB
+  bool decode_gpu = false;  // resample / thumbnail --decode gpu: JPEGs decoded by nvJPEG in batches, resized on the GPU
   bool linear = false;     // --linear: images resized in linear light (sRGB decoded, the operator, re-encoded)
   int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input
   // Alpha or 16 bits into a format without them (JPEG, BMP, PPM; 16 bits into WebP): by default the alpha is
@@ -392,6 +393,9 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
 // per failure, each failure is reported on one line, and the exit status is returned. With --dry-run it lists the
 // planned outputs (and failures) and writes nothing.
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
+// --decode gpu: the files the GPU decodes in one batch; a run keeps twice as many inputs in flight (at least), so
+// that a batch fills while the one before it is on the GPU.
+constexpr int kGpuBatch = 64;
 // run_jobs in two steps: planned when made (every input's header read, .tar parts laid out, warnings said, a usage
 // error thrown before anything is written), then run once: with --dry-run the plan's view (its records, its lines),
 // else the jobs. Planning and running happen in the calling thread's run (detail::current_run()).

@@ -76,6 +76,7 @@ struct RunState {
   std::mutex slots_mutex;
   std::shared_ptr<TarState> tar;
   std::shared_ptr<PlanState> plan;
+  std::shared_ptr<void> gpu;  // --decode gpu: the run's GPU resampler (resample_jobs.cpp)
 };
 // The calling thread's run: the innermost RunScope's; a process-wide one where none is installed (a library caller).
 RunState& current_run();

@@ -19,6 +19,10 @@
 #include "rsz/io/config.h"
 #include "rsz/io/image.h"
 #include "rsz/resample.h"
+#include "shard_files.h"
+#if defined(RSZ_GPU_JPEG)
+#include "rsz/io/gpu_jpeg.h"
+#endif
 
 namespace rsz::app {
 namespace {
@@ -277,9 +281,72 @@ bool reads_rows(const CommonOptions& common) {
 
 }  // namespace
 
+// What the outputs of an image read by rows (or on the GPU) carry, from its header: metadata, depth, result type and
+// the colour conversion; no samples.
+LoadedInput header_source(const io::Image& header, const CommonOptions& common, const std::string& input) {
+  LoadedInput source;
+  source.from_image = true;
+  source.bit_depth = header.bit_depth;
+  source.result_type = common.dtype;
+  source.icc_profile = header.icc_profile;
+  source.exif = header.exif;
+  source.xmp = header.xmp;
+  plan_colour(source, common, header.channels, input);
+  return source;
+}
+
+#if defined(RSZ_GPU_JPEG)
+// The run's GPU resampler on --device (made on its first job): every job's thread hands it its file and call.
+io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common) {
+  detail::RunState& run = detail::current_run();
+  const std::lock_guard<std::mutex> lock(run.slots_mutex);
+  if (!run.gpu) run.gpu = std::make_shared<io::gpu::BatchResampler>(common.device, kGpuBatch);
+  return *std::static_pointer_cast<io::gpu::BatchResampler>(run.gpu);
+}
+
+// --decode gpu: a JPEG decoded by nvJPEG among the other jobs' files, resized on the GPU with the call planned for
+// its size, encoded here. nullopt for what the CPU decodes instead (not a JPEG, an EXIF orientation to apply, CMYK,
+// a file nvJPEG cannot read: a damaged one then fails with the CPU decoder's message).
+template <typename PlanFor>
+std::optional<std::vector<OutputRecord>> resample_on_gpu(const std::string& input, const std::string& out,
+                                                         const JobPlan& job_plan, const CommonOptions& common,
+                                                         const PlanFor& plan_for) {
+  const io::ImageReadOptions read = image_read_options(common);
+  std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, read);
+  if (!rows) return std::nullopt;  // not rows in order: an orientation to apply, or not a JPEG or PNG
+  const io::Image& header = rows->header();
+  const Dims sizes{1, header.channels, header.height, header.width};
+  if (header.bit_depth != 8) return std::nullopt;
+  const LoadedInput source = header_source(header, common, input);
+  rows.reset();
+  const std::string file = shard_files::read_whole(input);
+  if (file.size() < 3 || file.compare(0, 3, "\xff\xd8\xff") != 0) return std::nullopt;
+  const io::ResizePlan plan = job_plan.resize && job_plan.probe.from_image && sizes == job_plan.probe.sizes
+                                  ? *job_plan.resize
+                                  : plan_for(input, sizes, true);
+  io::gpu::ResampleJob job;
+  job.file = file;
+  job.input_sizes = sizes;
+  job.params = plan.params;
+  job.call_sizes = plan.call_sizes;
+  job.canvas = plan.canvas;
+  job.top = plan.top;
+  job.left = plan.left;
+  job.type = source.result_type;
+  io::gpu::Resampled resampled = gpu_resampler(common).run(job);
+  if (!resampled.error.empty()) return std::nullopt;
+  save_output(out, resampled.result->view(), source, common);
+  return std::vector<OutputRecord>{{out, plan.canvas, to_string(source.result_type), std::nullopt}};
+}
+#endif
+
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
                                     const std::string& output, const CommonOptions& common, const char* op) {
   io::check_intent(intent);
+  if (common.decode_gpu && (common.backend == Backend::Cpu || common.backend == Backend::Reference)) {
+    usage_error(std::string("--decode gpu resizes on the GPU: --backend cuda or auto is allowed with it, not --backend ") +
+                to_string(common.backend));
+  }
   const auto plan_for = [intent](const std::string& input, const Dims& sizes, bool image) {
     if (sizes.size() != 4) {
       throw Error(ErrorCode::InvalidShape,
@@ -352,20 +419,19 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
         widen_scales(planned, full, sizes);
         return planned;
       };
+#if defined(RSZ_GPU_JPEG)
+      // --decode gpu (not with --linear, whose decoding to linear light is the CPU's): on the GPU where it can.
+      if (image && common.decode_gpu && !common.linear) {
+        if (auto done = resample_on_gpu(input, out, job_plan, common, plan_for)) return *done;
+      }
+#endif
       // A JPEG or PNG read in place on a host backend, into output rows that can be banded: decoded band by band.
       if (image && reads_rows(common)) {
         if (std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, read)) {
           const io::Image& header = rows->header();
           const io::ResizePlan plan = plan_image({1, header.channels, header.height, header.width});
           if (banded(plan)) {
-            LoadedInput source;  // the metadata and depth the outputs carry; no samples
-            source.from_image = true;
-            source.bit_depth = header.bit_depth;
-            source.result_type = common.dtype;
-            source.icc_profile = header.icc_profile;
-            source.exif = header.exif;
-            source.xmp = header.xmp;
-            plan_colour(source, common, header.channels, input);
+            const LoadedInput source = header_source(header, common, input);
             // Two threads or more for this job: one decodes while the others resample and encode.
             InputRows input_rows(std::move(rows), exec.num_threads >= 2,
                                  InputRows::rows_one_output_reads(header.height, plan));

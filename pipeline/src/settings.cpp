@@ -54,6 +54,17 @@ std::string usable_backend(const std::string& text) {
          "auto, cpu or reference is allowed";
 }
 
+std::string usable_gpu_decode(const std::string& text) {
+  if (text != "gpu") return "";
+#if defined(RSZ_GPU_JPEG)
+  const std::string cuda = usable_backend(to_string(Backend::Cuda));
+  return cuda.empty() ? "" : "the GPU cannot be used: " + cuda;
+#else
+  return "this build of rsz has no GPU JPEG decoder (nvJPEG, built with the CUDA backend where the CUDA toolkit has "
+         "it); cpu is allowed";
+#endif
+}
+
 // Every row's binding, by key. A row without one is an internal error as soon as a command registers its flags, so
 // every test of the command line fails on it.
 const std::map<std::string, Binding>& bindings() {
@@ -114,6 +125,11 @@ const std::map<std::string, Binding>& bindings() {
       {"skip_existing", {boolean(&CommonOptions::skip_existing), {}}},
       {"png_compression", {whole(&CommonOptions::png_compression), {}}},
       {"shrink_on_load", {boolean(&CommonOptions::shrink_on_load), {}}},
+      {"decode",
+       {[](CommonOptions& o, const std::string& text, const std::string&, const io::RunSettingSpec&) {
+          o.decode_gpu = text == "gpu";
+        },
+        usable_gpu_decode}},
       {"shard",
        {[](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec&) {
           parse_shard_option(text, what, o.shard_index, o.shard_count);

@@ -121,8 +121,16 @@ std::string now_text() {
 }
 
 std::string read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(ErrorCode::Io, path + ": cannot read the file");
+  const std::streamoff size = in.tellg();
+  if (size > 0) {  // a file: read at once into its size
+    std::string bytes(static_cast<std::size_t>(size), '\0');
+    in.seekg(0);
+    if (in.read(bytes.data(), size) && in.peek() == std::char_traits<char>::eof()) return bytes;
+    in.clear();
+  }
+  in.seekg(0);  // a file that changed while read, or not one with a size: read as it comes
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();

@@ -84,6 +84,13 @@ struct JpegBatchDecoder::Impl {
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
 
+  // nvJPEG's CUDA decoder, on first use.
+  void make_cuda() {
+    if (cuda != nullptr) return;
+    check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &cuda), "nvjpegCreate");
+    check(nvjpegJpegStateCreate(cuda, &cuda_state), "nvjpegJpegStateCreate");
+  }
+
   void reserve(std::size_t bytes) {
     if (bytes <= arena_bytes) return;
     const std::size_t grown = std::max(bytes, arena_bytes + arena_bytes / 2);
@@ -102,15 +109,15 @@ JpegBatchDecoder::JpegBatchDecoder(int device, int max_batch, std::int64_t max_p
   impl_->max_pixels = max_pixels;
   const OnDevice on(device);
   check_cuda(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &impl_->cuda), "nvjpegCreate");
-  check(nvjpegJpegStateCreate(impl_->cuda, &impl_->cuda_state), "nvjpegJpegStateCreate");
-  // The JPEG engines, where the GPU has them (NVJPEG_STATUS_ARCH_MISMATCH or NOT_SUPPORTED where not).
+  // The JPEG engines, where the GPU has them (NVJPEG_STATUS_ARCH_MISMATCH or NOT_SUPPORTED where not); nvJPEG's CUDA
+  // decoder where not, and for the files the engines do not take (made when the first such file comes).
   if (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &impl_->hardware) ==
       NVJPEG_STATUS_SUCCESS) {
     check(nvjpegJpegStateCreate(impl_->hardware, &impl_->hardware_state), "nvjpegJpegStateCreate (hardware)");
     check(nvjpegJpegStreamCreate(impl_->hardware, &impl_->hardware_stream), "nvjpegJpegStreamCreate");
   } else {
     impl_->hardware = nullptr;
+    impl_->make_cuda();
   }
 }
 
@@ -157,6 +164,7 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
       }
     }
     if (components == 0) {
+      d.make_cuda();
       nvjpegChromaSubsampling_t subsampling{};
       int widths[NVJPEG_MAX_COMPONENT] = {};
       int heights[NVJPEG_MAX_COMPONENT] = {};
@@ -204,6 +212,7 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
       batch_index.push_back(i);
       continue;
     }
+    d.make_cuda();
     const nvjpegStatus_t s = nvjpegDecode(d.cuda, d.cuda_state, reinterpret_cast<const unsigned char*>(files[i].data()),
                                           files[i].size(), NVJPEG_OUTPUT_RGBI, &target, d.stream);
     if (s != NVJPEG_STATUS_SUCCESS) {
@@ -230,6 +239,7 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
         nvjpegImage_t target{};
         target.channel[0] = image.data;
         target.pitch[0] = static_cast<unsigned int>(image.row_bytes);
+        d.make_cuda();
         const nvjpegStatus_t one =
             nvjpegDecode(d.cuda, d.cuda_state, reinterpret_cast<const unsigned char*>(files[i].data()),
                          files[i].size(), NVJPEG_OUTPUT_RGBI, &target, d.stream);

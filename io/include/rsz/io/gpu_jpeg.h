@@ -9,9 +9,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "rsz/resample.h"
+#include "rsz/tensor.h"
 
 namespace rsz::io::gpu {
 
@@ -42,6 +46,47 @@ class JpegBatchDecoder {
   // Decodes the files' bytes (at most max_batch of them), one result each in order; returns once they are on the
   // device. One thread at a time.
   std::vector<DeviceImage> decode(const std::vector<std::string_view>& files);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The GPU part of a resize job over JPEG files (--decode gpu): each calling thread hands its file and its resample
+// call over, and one worker decodes the files of every waiting thread in one batch (JpegBatchDecoder), runs each call
+// on the GPU (rsz::resample, Backend::Cuda: the CPU backend's bits for the same decoded pixels) and copies the
+// results back. The GPU memory it holds is bounded by its batch: the decoded images and the results of max_batch
+// files.
+struct ResampleJob {
+  std::string_view file;  // the JPEG file's bytes
+  Dims input_sizes;       // 1 x C x H x W as planned (C: 1 for a gray file, 3); another decoded size is an error
+  ResampleParams params;
+  Dims call_sizes;  // the call's output: 1 x C x h x w
+  // The result: call_sizes, or (fit contain) a zero canvas with the call's output at (top, left).
+  Dims canvas;
+  std::int64_t top = 0;
+  std::int64_t left = 0;
+  DataType type = DataType::Float32;  // the result's type
+};
+
+struct Resampled {
+  std::optional<Tensor> result;  // host memory, `canvas` sizes (none with an error)
+  // Why the file was not decoded here ("" when it was): not a JPEG nvJPEG reads, CMYK, damaged, another size than
+  // planned. The caller decodes it on the CPU instead (whose message a damaged file then fails with).
+  std::string error;
+};
+
+class BatchResampler {
+ public:
+  // Throws rsz::Error (Io) saying why the GPU cannot be used.
+  BatchResampler(int device, int max_batch);
+  ~BatchResampler();
+  BatchResampler(const BatchResampler&) = delete;
+  BatchResampler& operator=(const BatchResampler&) = delete;
+  const char* engine() const;
+  // From any thread: returns once the job's batch is done. Throws rsz::Error for a failure of the GPU's (out of
+  // device memory), which fails the job.
+  Resampled run(const ResampleJob& job);
 
  private:
   struct Impl;
