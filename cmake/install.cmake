@@ -8,7 +8,12 @@ include(CMakePackageConfigHelpers)
 
 install(DIRECTORY core/include/rsz io/include/rsz pipeline/include/rsz DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h"
         PATTERN "gpu_jpeg.h" EXCLUDE)  # the GPU jobs stage, not installed yet
-install(TARGETS rsz_core rsz_ops rsz_io rsz_pipeline EXPORT rszTargets
+# rsz_gpu_jpeg (nvJPEG builds): linked into rsz_pipeline for --decode gpu, so a static rsz::pipeline needs it too.
+set(rsz_installed rsz_core rsz_ops rsz_io rsz_pipeline)
+if(TARGET rsz_gpu_jpeg)
+  list(APPEND rsz_installed rsz_gpu_jpeg)
+endif()
+install(TARGETS ${rsz_installed} EXPORT rszTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
@@ -39,6 +44,10 @@ if(RSZ_CUDA_BUILD)  # the static CUDA runtime, as CUDA::cudart_static links it
   string(PREPEND RSZ_PC_OPS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt ")
 endif()
 set(RSZ_PC_LIBS_PRIVATE "${RSZ_PC_OPS_PRIVATE}")
+set(RSZ_PC_PIPELINE_PRIVATE "")
+if(TARGET rsz_gpu_jpeg)  # --decode gpu: the GPU JPEG stage and nvJPEG
+  set(RSZ_PC_PIPELINE_PRIVATE "-lrsz_gpu_jpeg -L${CUDAToolkit_LIBRARY_DIR} -lnvjpeg")
+endif()
 if(RSZ_LIBDEFLATE_INCLUDE AND RSZ_LIBDEFLATE_LIBRARY)  # io's PNG deflate (io/CMakeLists.txt)
   string(APPEND RSZ_PC_LIBS_PRIVATE " -ldeflate")
 endif()

@@ -2,6 +2,7 @@
 // themselves; the commands use common.h only.
 #pragma once
 
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -76,7 +77,11 @@ struct RunState {
   std::mutex slots_mutex;
   std::shared_ptr<TarState> tar;
   std::shared_ptr<PlanState> plan;
-  std::shared_ptr<void> gpu;  // --decode gpu: the run's GPU resampler (resample_jobs.cpp)
+  // --decode gpu: the run's GPU resampler (resample_jobs.cpp), or why it could not be made; released when the run's
+  // jobs are done (its workers and GPU memory go with it).
+  std::mutex gpu_mutex;
+  std::shared_ptr<void> gpu;
+  std::exception_ptr gpu_error;
 };
 // The calling thread's run: the innermost RunScope's; a process-wide one where none is installed (a library caller).
 RunState& current_run();

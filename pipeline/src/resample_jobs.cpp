@@ -1,11 +1,14 @@
 // Resample jobs (resample, thumbnail, their batch steps): each input's resize planned from its header and run as
 // planned, an image read band by band where it can (InputRows: a decoder thread filling a ring of rows), or decoded
 // smaller first (--shrink-on-load: the codec's scaled decode).
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -296,31 +299,56 @@ LoadedInput header_source(const io::Image& header, const CommonOptions& common, 
 }
 
 #if defined(RSZ_GPU_JPEG)
-// The run's GPU resampler on --device (made on its first job): every job's thread hands it its file and call.
+// The run's GPU resampler on --device (made on its first job; a failure to make it is kept, and every job fails with
+// it at once): every job's thread hands it its file and call.
 io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common) {
   detail::RunState& run = detail::current_run();
-  const std::lock_guard<std::mutex> lock(run.slots_mutex);
-  if (!run.gpu) run.gpu = std::make_shared<io::gpu::BatchResampler>(common.device, kGpuBatch);
+  const std::lock_guard<std::mutex> lock(run.gpu_mutex);
+  if (run.gpu_error) std::rethrow_exception(run.gpu_error);
+  if (!run.gpu) {
+    try {
+      run.gpu = std::make_shared<io::gpu::BatchResampler>(common.device, kGpuBatch);
+    } catch (...) {
+      run.gpu_error = std::current_exception();
+      throw;
+    }
+  }
   return *std::static_pointer_cast<io::gpu::BatchResampler>(run.gpu);
 }
 
+// The size and modification time of a file (nullopt where it cannot be read).
+std::optional<std::pair<std::int64_t, std::int64_t>> file_stamp(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(static_cast<std::int64_t>(st.st_size),
+                        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
+}
+
+bool starts_as_jpeg(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[3] = {};
+  return in.read(head, 3) && head[0] == '\xff' && head[1] == '\xd8' && head[2] == '\xff';
+}
+
 // --decode gpu: a JPEG decoded by nvJPEG among the other jobs' files, resized on the GPU with the call planned for
-// its size, encoded here. nullopt for what the CPU decodes instead (not a JPEG, an EXIF orientation to apply, CMYK,
-// a file nvJPEG cannot read: a damaged one then fails with the CPU decoder's message).
+// its size, encoded here. nullopt for what the CPU decodes instead: not a JPEG, an EXIF orientation to apply, a
+// progressive file, CMYK, 16-bit samples, a file nvJPEG cannot read (a damaged header: the CPU decoder's message
+// then fails it), one that changed while it was read.
 template <typename PlanFor>
 std::optional<std::vector<OutputRecord>> resample_on_gpu(const std::string& input, const std::string& out,
                                                          const JobPlan& job_plan, const CommonOptions& common,
                                                          const PlanFor& plan_for) {
-  const io::ImageReadOptions read = image_read_options(common);
-  std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, read);
-  if (!rows) return std::nullopt;  // not rows in order: an orientation to apply, or not a JPEG or PNG
+  if (!starts_as_jpeg(input)) return std::nullopt;
+  const auto stamp = file_stamp(input);
+  std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, image_read_options(common));
+  if (!rows) return std::nullopt;  // not rows in order: an orientation to apply, or a progressive file
   const io::Image& header = rows->header();
   const Dims sizes{1, header.channels, header.height, header.width};
   if (header.bit_depth != 8) return std::nullopt;
   const LoadedInput source = header_source(header, common, input);
   rows.reset();
   const std::string file = shard_files::read_whole(input);
-  if (file.size() < 3 || file.compare(0, 3, "\xff\xd8\xff") != 0) return std::nullopt;
+  if (!stamp || file_stamp(input) != stamp) return std::nullopt;  // its header and its bytes from one file
   const io::ResizePlan plan = job_plan.resize && job_plan.probe.from_image && sizes == job_plan.probe.sizes
                                   ? *job_plan.resize
                                   : plan_for(input, sizes, true);
@@ -420,8 +448,11 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
         return planned;
       };
 #if defined(RSZ_GPU_JPEG)
-      // --decode gpu (not with --linear, whose decoding to linear light is the CPU's): on the GPU where it can.
-      if (image && common.decode_gpu && !common.linear) {
+      // --decode gpu where it can: float32 results (float16's convert the samples before the resize, as the CPU
+      // does), no --linear (its decoding to linear light is the CPU's), no scaled decode (--shrink-on-load's is
+      // libjpeg's).
+      if (image && common.decode_gpu && !common.linear && common.dtype == DataType::Float32 &&
+          job_plan.shrink == 1) {
         if (auto done = resample_on_gpu(input, out, job_plan, common, plan_for)) return *done;
       }
 #endif

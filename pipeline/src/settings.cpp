@@ -58,7 +58,7 @@ std::string usable_gpu_decode(const std::string& text) {
   if (text != "gpu") return "";
 #if defined(RSZ_GPU_JPEG)
   const std::string cuda = usable_backend(to_string(Backend::Cuda));
-  return cuda.empty() ? "" : "the GPU cannot be used: " + cuda;
+  return cuda.empty() ? "" : "the GPU cannot be used (" + cuda + "); cpu is allowed";
 #else
   return "this build of rsz has no GPU JPEG decoder (nvJPEG, built with the CUDA backend where the CUDA toolkit has "
          "it); cpu is allowed";

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -121,19 +121,28 @@ std::string now_text() {
 }
 
 std::string read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(ErrorCode::Io, path + ": cannot read the file");
-  const std::streamoff size = in.tellg();
-  if (size > 0) {  // a file: read at once into its size
-    std::string bytes(static_cast<std::size_t>(size), '\0');
-    in.seekg(0);
-    if (in.read(bytes.data(), size) && in.peek() == std::char_traits<char>::eof()) return bytes;
-    in.clear();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(ErrorCode::Io, path + ": cannot read the file: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    throw Error(ErrorCode::Io, path + ": cannot read the file: " + (S_ISDIR(st.st_mode) ? "a folder" : std::strerror(errno)));
   }
-  in.seekg(0);  // a file that changed while read, or not one with a size: read as it comes
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string bytes;
+  if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<std::size_t>(st.st_size));  // a file: read into its size
+  char chunk[1 << 16];
+  for (;;) {  // to its end, however it changed since its size was taken (pipes and /proc files have none)
+    const ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got == 0) return bytes;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ErrorCode::Io, path + ": cannot read the file: " + std::strerror(errno));
+    }
+    bytes.append(chunk, static_cast<std::size_t>(got));
+  }
 }
 
 // Writes `text` to `path` through a temporary file in its folder: readers see the old file or the new, never a part.

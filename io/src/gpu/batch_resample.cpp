@@ -62,6 +62,24 @@ class Arena {
   std::size_t size_ = 0;
 };
 
+// The calling thread's current device set to `device` for the scope, and put back (a host program's, PyTorch's).
+class OnDevice {
+ public:
+  explicit OnDevice(int device) {
+    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~OnDevice() { cudaSetDevice(previous_); }
+  OnDevice(const OnDevice&) = delete;
+  OnDevice& operator=(const OnDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// The decoded bytes one batch holds at most (with the files that fit beside them; one file alone may be larger).
+constexpr std::size_t kBatchBytes = std::size_t{1} << 30;
+
 struct Pending {
   const ResampleJob* job;
   std::promise<Resampled> done;
@@ -77,18 +95,21 @@ struct Lane {
   Arena staging{true};
 
   Lane(int device_, int max_batch) : device(device_), decoder(device_, max_batch) {
-    check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    const OnDevice on(device);
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   }
   ~Lane() {
+    int previous = 0;
+    if (cudaGetDevice(&previous) != cudaSuccess) return;
     cudaSetDevice(device);
     cudaStreamDestroy(stream);
+    cudaSetDevice(previous);
   }
   Lane(const Lane&) = delete;
   Lane& operator=(const Lane&) = delete;
 
   void run_batch(const std::vector<Pending*>& batch) {
-    check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    const OnDevice on(device);
     std::vector<std::string_view> files;
     for (const Pending* p : batch) files.push_back(p->job->file);
     const std::vector<DeviceImage> images = decoder.decode(files);
@@ -158,16 +179,29 @@ struct BatchResampler::Impl {
 
   Impl(int device, int max_batch_) : max_batch(max_batch_) {
     for (int i = 0; i < kLanes; ++i) lanes.push_back(std::make_unique<Lane>(device, max_batch));
-    for (auto& lane : lanes) workers.emplace_back([this, l = lane.get()] { loop(*l); });
+    try {
+      for (auto& lane : lanes) workers.emplace_back([this, l = lane.get()] { loop(*l); });
+    } catch (...) {  // a thread that could not start: the started ones stop before the lanes go
+      stop();
+      throw;
+    }
   }
 
-  ~Impl() {
+  ~Impl() { stop(); }
+
+  void stop() {
     {
       const std::lock_guard<std::mutex> lock(mutex);
       stopping = true;
     }
     wake.notify_all();
     for (std::thread& w : workers) w.join();
+    workers.clear();
+  }
+
+  static std::size_t decoded_bytes(const Pending* p) {
+    const Dims& s = p->job->input_sizes;
+    return s.size() == 4 ? static_cast<std::size_t>(s[2] * s[3] * 3) : 0;
   }
 
   void loop(Lane& lane) {
@@ -177,16 +211,20 @@ struct BatchResampler::Impl {
         std::unique_lock<std::mutex> lock(mutex);
         wake.wait(lock, [this] { return stopping || !queue.empty(); });
         if (queue.empty()) return;  // stopping, nothing left
-        while (!queue.empty() && batch.size() < static_cast<std::size_t>(max_batch)) {
+        std::size_t bytes = 0;
+        while (!queue.empty() && batch.size() < static_cast<std::size_t>(max_batch) &&
+               (batch.empty() || bytes + decoded_bytes(queue.front()) <= kBatchBytes)) {
+          bytes += decoded_bytes(queue.front());
           batch.push_back(queue.front());
           queue.pop_front();
         }
       }
       try {
-        lane.run_batch(batch);
-      } catch (...) {  // the GPU failed the batch: each of its jobs fails with the error
-        const std::exception_ptr error = std::current_exception();
-        for (Pending* p : batch) p->done.set_exception(error);
+        lane.run_batch(batch);  // hands out every result, or throws before handing out any
+      } catch (const std::exception& e) {  // the GPU failed the batch (out of memory): its files go to the CPU
+        for (Pending* p : batch) p->done.set_value(Resampled{std::nullopt, std::string("the GPU failed: ") + e.what()});
+      } catch (...) {
+        for (Pending* p : batch) p->done.set_value(Resampled{std::nullopt, "the GPU failed"});
       }
     }
   }

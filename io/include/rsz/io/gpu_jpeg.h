@@ -71,8 +71,10 @@ struct ResampleJob {
 
 struct Resampled {
   std::optional<Tensor> result;  // host memory, `canvas` sizes (none with an error)
-  // Why the file was not decoded here ("" when it was): not a JPEG nvJPEG reads, CMYK, damaged, another size than
-  // planned. The caller decodes it on the CPU instead (whose message a damaged file then fails with).
+  // Why the file was not decoded here ("" when it was): not a JPEG nvJPEG reads, CMYK, a damaged header, another
+  // size than planned, the GPU failed the batch. The caller decodes it on the CPU instead (whose message a damaged
+  // file then fails with). Damage in the compressed data after the header is not found by nvJPEG: its pixels come
+  // back as decoded, where libjpeg-turbo's decoder fails the file.
   std::string error;
 };
 
@@ -84,8 +86,9 @@ class BatchResampler {
   BatchResampler(const BatchResampler&) = delete;
   BatchResampler& operator=(const BatchResampler&) = delete;
   const char* engine() const;
-  // From any thread: returns once the job's batch is done. Throws rsz::Error for a failure of the GPU's (out of
-  // device memory), which fails the job.
+  // From any thread: returns once the job's batch is done. A batch the GPU failed (out of device memory) gives each
+  // of its jobs the error, for the CPU to decode them instead. Batches hold at most 1 GiB of decoded pixels (a larger
+  // file goes alone).
   Resampled run(const ResampleJob& job);
 
  private:
