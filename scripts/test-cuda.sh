@@ -54,4 +54,8 @@ if [[ ${RSZ_CUDA_SANITIZE:-0} == 1 ]]; then
   "$sanitizer" --tool racecheck --error-exitcode 3 "$tests" \
     --gtest_filter='*PlaneKernel*:*Pipelined*:*DoublingKernel*:*HalvingKernel*:*SharedPlanesOneImage*:*SharedPlanesUnorm8*:*SharedPlanesWorkLists*'
   "$sanitizer" --tool synccheck --error-exitcode 3 "$tests" --gtest_filter='*SharedPlanes*:*Pipelined*'
+  # The GPU JPEG decoder (nvJPEG builds): its device memory accesses too (clean on an H200).
+  if [[ -x $build/tests/rsz_gpu_jpeg_tests ]]; then
+    "$sanitizer" --tool memcheck --error-exitcode 3 "$build/tests/rsz_gpu_jpeg_tests"
+  fi
 fi

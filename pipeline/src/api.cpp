@@ -54,9 +54,7 @@ void apply_request_setting(CommonOptions& options, const std::string& op, bool b
   }
   if (row->kind == io::SettingKind::Choice &&
       std::find(row->choices.begin(), row->choices.end(), text) == row->choices.end()) {
-    std::string allowed;
-    for (const std::string& c : row->choices) allowed += (allowed.empty() ? "" : ", ") + c;
-    usage_error(what + " = \"" + app::printable(text) + "\": one of " + allowed + " is allowed");
+    usage_error(what + " = \"" + app::printable(text) + "\": " + app::one_of_allowed(row->choices));
   }
   if (const std::string problem = app::setting_check(*row, text); !problem.empty()) {
     usage_error(what + " = \"" + app::printable(text) + "\": " + problem);

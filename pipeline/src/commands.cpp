@@ -274,11 +274,6 @@ using pipeline::CommandSpec;
 using pipeline::OptionKind;
 using Texts = std::map<std::string, std::string>;
 
-// A whole number's text as the command line's check (strtoll) takes it: a leading '+' allowed.
-std::int64_t whole_of(const std::string& text, const std::string& flag, std::int64_t min, std::int64_t max) {
-  return io::parse_int(!text.empty() && text[0] == '+' ? text.substr(1) : text, flag, min, max);
-}
-
 std::string given(const Texts& texts, const char* key) {
   const auto it = texts.find(key);
   return it == texts.end() ? std::string() : it->second;
@@ -301,11 +296,9 @@ void check_options(const CommandSpec& spec, const Texts& texts) {
       usage_error(what + ": true or false is allowed");
     }
     if (o->kind == OptionKind::Choice && std::find(o->choices.begin(), o->choices.end(), value) == o->choices.end()) {
-      std::string allowed;
-      for (const std::string& c : o->choices) allowed += (allowed.empty() ? "" : ", ") + c;
-      usage_error(what + ": one of " + allowed + " is allowed");
+      usage_error(what + ": " + one_of_allowed(o->choices));
     }
-    if (o->kind == OptionKind::Int) whole_of(value, o->flag, o->min, o->max);
+    if (o->kind == OptionKind::Int) parse_whole(value, o->flag, o->min, o->max);
     for (const std::string& other : o->excludes) {
       if (texts.count(other) != 0) usage_error(o->flag + " excludes " + spec.find(other)->flag);
     }
@@ -366,8 +359,8 @@ io::ResizeIntent resize_intent(const CommandSpec& spec, const Texts& texts, cons
   } else if (!width.empty() || !height.empty()) {
     intent.box = io::ResizeBox{};
     constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-    if (!width.empty()) intent.box->width = whole_of(width, "--width", 1, kMax);
-    if (!height.empty()) intent.box->height = whole_of(height, "--height", 1, kMax);
+    if (!width.empty()) intent.box->width = parse_whole(width, "--width", 1, kMax);
+    if (!height.empty()) intent.box->height = parse_whole(height, "--height", 1, kMax);
   }
   if (const std::string fit = given(texts, "fit"); !fit.empty()) intent.fit = io::parse_fit(fit, "--fit");
   if (const std::string gravity = given(texts, "gravity"); !gravity.empty()) {

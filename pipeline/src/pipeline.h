@@ -127,6 +127,11 @@ void check_json_budget(const std::string& path, const std::string& flag, std::ui
 // The extra check of a row's text that its binding makes (--backend cuda where no usable CUDA backend is: why not),
 // "" when the text is allowed; the command line reports it as a flag's check.
 std::string setting_check(const io::RunSettingSpec& row, const std::string& text);
+// "one of a, b, c is allowed": the refusal's end for a choice that is none of `choices` (the command line's words).
+std::string one_of_allowed(const std::vector<std::string>& choices);
+// A whole number's text as the command line's check (strtoll) takes it, a leading '+' allowed: io::parse_int's
+// refusals, naming `what`.
+std::int64_t parse_whole(const std::string& text, const std::string& what, std::int64_t min, std::int64_t max);
 // Sets a row's member of `options` from the text its flag takes; `what` names the flag or batch key in messages.
 void apply_setting(CommonOptions& options, const io::RunSettingSpec& row, const std::string& text,
                    const std::string& what);

@@ -12,6 +12,16 @@
 
 namespace rsz::app {
 
+std::string one_of_allowed(const std::vector<std::string>& choices) {
+  std::string allowed;
+  for (const std::string& c : choices) allowed += (allowed.empty() ? "" : ", ") + c;
+  return "one of " + allowed + " is allowed";
+}
+
+std::int64_t parse_whole(const std::string& text, const std::string& what, std::int64_t min, std::int64_t max) {
+  return io::parse_int(!text.empty() && text[0] == '+' ? text.substr(1) : text, what, min, max);
+}
+
 namespace {
 
 // What a row's text does to the options: `what` names the flag or batch key in messages.
@@ -33,9 +43,7 @@ Setter boolean(bool CommonOptions::*member) {
 template <typename Int>
 Setter whole(Int CommonOptions::*member) {
   return [member](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec& row) {
-    // "+90" as the flag's check (strtoll) takes it.
-    const std::string digits = !text.empty() && text[0] == '+' ? text.substr(1) : text;
-    o.*member = static_cast<Int>(io::parse_int(digits, what, row.min, row.max));
+    o.*member = static_cast<Int>(parse_whole(text, what, row.min, row.max));
   };
 }
 
