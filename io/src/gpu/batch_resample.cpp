@@ -13,15 +13,15 @@
 
 #include "rsz/error.h"
 #include "rsz/exec.h"
+#include "cuda_util.h"
 #include "rsz/io/gpu_jpeg.h"
 
 namespace rsz::io::gpu {
 
 namespace {
 
-void check_cuda(cudaError_t s, const char* what) {
-  if (s != cudaSuccess) throw Error(ErrorCode::Io, std::string("GPU resize: ") + what + ": " + cudaGetErrorString(s));
-}
+using detail::check_cuda;
+using detail::OnDevice;
 
 std::size_t bytes_of(const Dims& sizes, DataType type) {
   std::size_t n = element_size(type);
@@ -43,7 +43,7 @@ class Arena {
       release();
       const std::size_t grown = std::max(bytes, size_ + size_ / 2);
       void* p = nullptr;
-      check_cuda(pinned_ ? cudaMallocHost(&p, grown) : cudaMalloc(&p, grown),
+      check_cuda(pinned_ ? cudaMallocHost(&p, grown) : cudaMalloc(&p, grown), "GPU resize",
                  pinned_ ? "pinned host memory for the results" : "device memory for the results");
       data_ = static_cast<std::uint8_t*>(p);
       size_ = grown;
@@ -60,21 +60,6 @@ class Arena {
   bool pinned_;
   std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
-};
-
-// The calling thread's current device set to `device` for the scope, and put back (a host program's, PyTorch's).
-class OnDevice {
- public:
-  explicit OnDevice(int device) {
-    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
-    check_cuda(cudaSetDevice(device), "cudaSetDevice");
-  }
-  ~OnDevice() { cudaSetDevice(previous_); }
-  OnDevice(const OnDevice&) = delete;
-  OnDevice& operator=(const OnDevice&) = delete;
-
- private:
-  int previous_ = 0;
 };
 
 // The decoded bytes one batch holds at most (with the files that fit beside them; one file alone may be larger).
@@ -96,7 +81,7 @@ struct Lane {
 
   Lane(int device_, int max_batch) : device(device_), decoder(device_, max_batch) {
     const OnDevice on(device);
-    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "GPU resize", "cudaStreamCreate");
   }
   ~Lane() {
     int previous = 0;
@@ -144,14 +129,17 @@ struct Lane {
       const TensorLayout layout(job.type, job.canvas);
       const Dims& strides = layout.strides();
       if (job.canvas != job.call_sizes) {
-        check_cuda(cudaMemsetAsync(canvas, 0, bytes_of(job.canvas, job.type), stream), "cudaMemset");
+        check_cuda(cudaMemsetAsync(canvas, 0, bytes_of(job.canvas, job.type), stream), "GPU resize", "cudaMemset");
       }
       std::uint8_t* origin =
           canvas + (job.top * strides[2] + job.left * strides[3]) * static_cast<std::int64_t>(element_size(job.type));
       resample(input, TensorView(origin, job.type, job.call_sizes, strides, MemorySpace::Device), job.params, exec);
     }
-    if (total > 0) check_cuda(cudaMemcpyAsync(host_out, device_out, total, cudaMemcpyDeviceToHost, stream), "copy back");
-    check_cuda(cudaStreamSynchronize(stream), "the batch's resize");
+    if (total > 0) {
+      check_cuda(cudaMemcpyAsync(host_out, device_out, total, cudaMemcpyDeviceToHost, stream), "GPU resize",
+                 "copy back");
+    }
+    check_cuda(cudaStreamSynchronize(stream), "GPU resize", "the batch's resize");
     std::vector<Resampled> out(batch.size());  // all made before any is handed out (a failure fails the batch)
     for (std::size_t i = 0; i < batch.size(); ++i) {
       out[i].error = errors[i];

@@ -7,11 +7,15 @@
 #include <string>
 
 #include "rsz/error.h"
+#include "cuda_util.h"
 #include "rsz/io/gpu_jpeg.h"
 
 namespace rsz::io::gpu {
 
 namespace {
+
+using detail::check_cuda;
+using detail::OnDevice;
 
 const char* status_text(nvjpegStatus_t s) {
   switch (s) {
@@ -35,27 +39,6 @@ void check(nvjpegStatus_t s, const char* what) {
                                    std::to_string(static_cast<int>(s)) + ")");
   }
 }
-
-void check_cuda(cudaError_t s, const char* what) {
-  if (s != cudaSuccess) {
-    throw Error(ErrorCode::Io, std::string("GPU JPEG decoder: ") + what + ": " + cudaGetErrorString(s));
-  }
-}
-
-// The current device set to `device` for the scope, and put back.
-class OnDevice {
- public:
-  explicit OnDevice(int device) {
-    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
-    check_cuda(cudaSetDevice(device), "cudaSetDevice");
-  }
-  ~OnDevice() { cudaSetDevice(previous_); }
-  OnDevice(const OnDevice&) = delete;
-  OnDevice& operator=(const OnDevice&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 }  // namespace
 
@@ -94,10 +77,10 @@ struct JpegBatchDecoder::Impl {
   void reserve(std::size_t bytes) {
     if (bytes <= arena_bytes) return;
     const std::size_t grown = std::max(bytes, arena_bytes + arena_bytes / 2);
-    if (arena != nullptr) check_cuda(cudaFree(arena), "cudaFree");
+    if (arena != nullptr) check_cuda(cudaFree(arena), "GPU JPEG decoder", "cudaFree");
     arena = nullptr;
     arena_bytes = 0;
-    check_cuda(cudaMalloc(&arena, grown), "device memory for the decoded images");
+    check_cuda(cudaMalloc(&arena, grown), "GPU JPEG decoder", "device memory for the decoded images");
     arena_bytes = grown;
   }
 };
@@ -108,7 +91,8 @@ JpegBatchDecoder::JpegBatchDecoder(int device, int max_batch, std::int64_t max_p
   impl_->max_batch = max_batch;
   impl_->max_pixels = max_pixels;
   const OnDevice on(device);
-  check_cuda(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check_cuda(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "GPU JPEG decoder",
+             "cudaStreamCreate");
   // The JPEG engines, where the GPU has them (NVJPEG_STATUS_ARCH_MISMATCH or NOT_SUPPORTED where not); nvJPEG's CUDA
   // decoder where not, and for the files the engines do not take (made when the first such file comes).
   if (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &impl_->hardware) ==
@@ -250,7 +234,7 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
       }
     }
   }
-  check_cuda(cudaStreamSynchronize(d.stream), "decoding");
+  check_cuda(cudaStreamSynchronize(d.stream), "GPU JPEG decoder", "decoding");
   return out;
 }
 
