@@ -520,6 +520,18 @@ py::dict plan_py(const std::vector<py::bytes>& inputs, const py::bytes& state, s
   return report_dict(report, report.status);
 }
 
+// rsz merge through the library (rsz::pipeline::merge): the report's dict with "json", the text of the merge's
+// object ("" when refused).
+py::dict merge_py(const py::bytes& state, bool clean) {
+  rsz::pipeline::MergeRequest request;
+  request.state = std::string(state);
+  request.clean = clean;
+  const rsz::pipeline::MergeResult result = released([&] { return rsz::pipeline::merge(request); });
+  py::dict d = report_dict(result.report, result.report.status);
+  d["json"] = py::bytes(result.json);
+  return d;
+}
+
 // The operator commands' options (rsz/pipeline/commands.h): the keywords of rsz.run, run_shard and map_paths.
 py::dict command_options_py() {
   static const char* const kKinds[] = {"text", "bool", "choice", "int"};
@@ -681,6 +693,7 @@ PYBIND11_MODULE(_rsz, m) {
   m.def("plan_request", &plan_request_py, py::arg("command"), py::arg("options"), py::arg("settings"),
         py::arg("inputs"), py::arg("output"), py::arg("inputs_below"), py::arg("quiet"), py::arg("keep_records"));
   m.def("run_plan", &run_plan_py, py::arg("plan"));
+  m.def("merge", &merge_py, py::arg("state"), py::arg("clean"));
   m.def("plan", &plan_py, py::arg("inputs"), py::arg("state"), py::arg("shards"), py::arg("recursive"),
         py::arg("hidden"));
   m.def(

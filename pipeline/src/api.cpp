@@ -244,6 +244,12 @@ class Captured {
   Captured(const Captured&) = delete;
   Captured& operator=(const Captured&) = delete;
 
+  // What the run writes to standard output goes to `sink` instead of being dropped.
+  void capture_stdout(std::string* sink) {
+    run_.discard_stdout = false;
+    run_.stdout_sink = sink;
+  }
+
   // Runs `body` in this run: its status, or for a refusal found before anything ran, status 2 with its code (status
   // 1 for a bug inside rsz).
   int guarded(const std::function<int()>& body) {
@@ -421,6 +427,24 @@ Report run(const Request& request) {
   const int status = plan_operator_request(request, state);
   if (state.jobs == nullptr) return state.run->report(status, true);
   return state.run->report(state.run->guarded([&state] { return state.jobs->run(); }), true);
+}
+
+MergeResult merge(const MergeRequest& request) {
+  MergeResult result;
+  Captured run(true, false);
+  run.capture_stdout(&result.json);
+  const int status = run.guarded([&request] {
+    if (request.state.empty()) usage_error("state: required (the folder rsz plan wrote)");
+    app::MergeOptions o;
+    o.state = request.state;
+    o.json = true;
+    o.clean = request.clean;
+    return app::run_merge(o);
+  });
+  result.report = run.report(status, true);
+  if (status == app::kExitUsage) result.json.clear();
+  while (!result.json.empty() && result.json.back() == '\n') result.json.pop_back();
+  return result;
 }
 
 Report make_plan(const PlanRequest& request) {

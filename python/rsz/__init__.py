@@ -1037,8 +1037,12 @@ def merge(state, clean=False):
     """Checks every shard of the plan in `state` as `rsz merge STATE --json` does and returns its report: shards,
     done, missing, failed, "rerun" (the shards to run again in Slurm's --array syntax, "" when none), the totals,
     the joined manifests. clean=True removes the temporary files killed runs left (rsz merge --clean)."""
-    words = [b"merge", _word(state, "merge"), b"--json"] + _flag_words({"clean": clean}, "merge")
-    return _json.loads(_run_command(words, "merge", True)["stdout"])
+    if not isinstance(clean, bool):
+        raise ValueError("merge: clean=%r is not allowed; True or False is" % (clean,))
+    result = _rsz.merge(_word(state, "merge"), clean)
+    if result["status"] == 2:
+        raise _refused(result, "merge")
+    return _json.loads(result["json"])
 
 
 def info(path, exif=True, max_pixels=1 << 28):

@@ -395,6 +395,22 @@ TEST(Library, ARequestByCommandTakesTheFlagsVocabularyAndRunsAPlansShards) {
   auto other = run_rsz(dir, "thumbnail --plan state --shard 1 --size 16 --quality 71 -o '" + (dir / "sh/{stem}.jpg") + "'");
   EXPECT_EQ(other.status, 2);
   EXPECT_NE(other.err.find("quality=71 here, quality=70 there"), std::string::npos) << other.err;
+  // merge: the object rsz merge --json prints (its times aside), every shard done.
+  rsz::pipeline::MergeRequest merge_request;
+  merge_request.state = dir / "state";
+  const rsz::pipeline::MergeResult merged = rsz::pipeline::merge(merge_request);
+  EXPECT_EQ(merged.report.status, 0) << merged.report.error;
+  auto cli_merge = run_rsz(dir, "merge state --json");
+  ASSERT_EQ(cli_merge.status, 0) << cli_merge.err;
+  const nlohmann::json mine = nlohmann::json::parse(merged.json);
+  EXPECT_EQ(mine, nlohmann::json::parse(cli_merge.out));
+  EXPECT_EQ(mine["rerun"], "");
+  EXPECT_EQ(mine["done"], 2);
+  merge_request.state = dir / "no-plan-here";
+  const rsz::pipeline::MergeResult no_plan = rsz::pipeline::merge(merge_request);
+  EXPECT_EQ(no_plan.report.status, 2);
+  EXPECT_TRUE(no_plan.json.empty());
+  EXPECT_NE(no_plan.report.error.find("no-plan-here"), std::string::npos) << no_plan.report.error;
   // A command named by its operator ("upsample2d") pins the command's name, as the program does; a Bool option
   // "false" is the option not given.
   plan.state = dir / "state2";

@@ -547,6 +547,11 @@ def test_keywords_reach_the_library_without_command_line_words(tmp_path, monkeyp
                             "--size", "8", "--fit", "cover", "-o", str(tmp_path / "sh") + "/{stem}.png"],
                            capture_output=True, text=True)
     assert again.returncode == 0 and "is done already" in again.stderr
+    merged = rsz.merge(tmp_path / "state")  # through the library too: no command-line words
+    assert merged["rerun"] == "" and merged["done"] == 2
+    with pytest.raises(rsz.CommandError) as refused:
+        rsz.merge(tmp_path / "no-plan")
+    assert refused.value.code == "invalid_argument" and "no-plan" in str(refused.value)
     with pytest.raises(rsz.CommandError, match="size=9 here, size=8 there"):
         rsz.run_shard(tmp_path / "state", 0, "thumbnail", size=9, fit="cover", output=str(tmp_path / "sh") + "/{stem}.png")
 

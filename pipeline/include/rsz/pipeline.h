@@ -131,6 +131,23 @@ struct PlanRequest {
 // that cannot be met: no inputs, a missing input, a state folder that is not empty.
 Report make_plan(const PlanRequest& request);
 
+// rsz merge: every shard of the plan in `state` (make_plan's) checked from its marker, the manifests of roi-align
+// shards joined, and with `clean` the temporary files that killed runs left removed.
+struct MergeRequest {
+  std::string state;
+  bool clean = false;
+};
+struct MergeResult {
+  // status 0: every shard done; 1: some shard to run again (missing or failed; `json`'s "rerun" names them in
+  // Slurm's --array syntax), or the manifests could not be joined (messages say why); 2: refused (no plan there),
+  // with error_code and error.
+  Report report;
+  // The object `rsz merge STATE --json` prints ("" when refused): shards, done, missing, failed, rerun, the totals,
+  // the joined manifests.
+  std::string json;
+};
+MergeResult merge(const MergeRequest& request);
+
 }  // namespace rsz::pipeline
 
 #pragma GCC visibility pop
