@@ -118,15 +118,23 @@ struct CommandTexts {
   std::map<std::string, std::string> texts;
 };
 
-CommandTexts command_texts(const Request& request, CommonOptions& options) {
-  const std::pair<const char*, bool> operator_fields[] = {
+// The name of the first roi-align source field a request by operator sets (Request::rois, ...), or null for none.
+const char* roi_field_given(const Request& request) {
+  const std::pair<const char*, bool> fields[] = {
       {"rois", !request.rois.empty()},         {"image_root", !request.image_root.empty()},
       {"names", !request.names.empty()},       {"manifest", !request.manifest.empty()},
       {"skip_crowd", request.skip_crowd},      {"skip_difficult", request.skip_difficult},
       {"rois_check", request.rois_check != io::RoisCheck::Warn},
       {"size_mismatch", request.size_mismatch != io::SizeMismatch::Fail}};
-  for (const auto& [name, given] : operator_fields) {
-    if (given) usage_error(std::string(name) + ": a request by command gives it as an option (options[\"" + name + "\"])");
+  for (const auto& [name, given] : fields) {
+    if (given) return name;
+  }
+  return nullptr;
+}
+
+CommandTexts command_texts(const Request& request, CommonOptions& options) {
+  if (const char* name = roi_field_given(request)) {
+    usage_error(std::string(name) + ": a request by command gives it as an option (options[\"" + name + "\"])");
   }
   CommandTexts out;
   out.texts = request.options;
@@ -171,14 +179,8 @@ app::OperatorRequest operator_of(const Request& request, const CommonOptions& op
                                                    : std::holds_alternative<io::ResizeIntent>(request.config);
   if (!wanted) usage_error("config: not the config of " + request.op);
   if (request.op != "roi_align") {
-    const std::pair<const char*, bool> roi_fields[] = {
-        {"rois", !request.rois.empty()},         {"image_root", !request.image_root.empty()},
-        {"names", !request.names.empty()},       {"manifest", !request.manifest.empty()},
-        {"skip_crowd", request.skip_crowd},      {"skip_difficult", request.skip_difficult},
-        {"rois_check", request.rois_check != io::RoisCheck::Warn},
-        {"size_mismatch", request.size_mismatch != io::SizeMismatch::Fail}};
-    for (const auto& [name, given] : roi_fields) {
-      if (given) usage_error(std::string(name) + ": only roi_align takes it, not " + request.op);
+    if (const char* name = roi_field_given(request)) {
+      usage_error(std::string(name) + ": only roi_align takes it, not " + request.op);
     }
   }
   if (request.op == "roi_align") {
@@ -266,8 +268,14 @@ class Captured {
     }
   }
 
-  // The report so far, with `status`: a copy (a plan's, whose run goes on) or, when `take`, the run's own.
+  // The report so far, with `status`: a copy (a plan's, whose run goes on) or, when `take`, the run's own, and the
+  // run is over: what it held for its jobs (the GPU stage of --decode gpu: its workers and memory) is let go, also
+  // where this object lives on in a kept Plan.
   Report report(int status, bool take) {
+    if (take) {
+      const std::lock_guard<std::mutex> lock(run_.gpu_mutex);
+      run_.gpu.reset();
+    }
     Report report = take ? std::move(run_.totals) : run_.totals;
     report.status = status;
     for (std::string& line : lines_of(said_)) report.messages.push_back(std::move(line));
@@ -386,6 +394,12 @@ void add_plan_view(const app::PlannedJobs& jobs, Report& report) {
   report.status = failed.empty() ? app::kExitOk : app::kExitFailed;
 }
 
+// Runs a planned operator request (state.jobs) once: the run's own report.
+Report run_planned(Plan::State& state) {
+  const int status = state.run->guarded([&state] { return state.jobs->run(); });
+  return state.run->report(status, true);
+}
+
 }  // namespace
 
 Plan plan(const Request& request) {
@@ -416,8 +430,7 @@ Report run(const Plan& plan) {
   state.ran = true;
   if (!state.as_it_runs && state.jobs->options().dry_run) return plan.report;  // a dry run: the plan is all it does
   if (state.as_it_runs) return run_whole(state.request);
-  const int status = state.run->guarded([&state] { return state.jobs->run(); });
-  return state.run->report(status, true);
+  return run_planned(state);
 }
 
 Report run(const Request& request) {
@@ -426,7 +439,7 @@ Report run(const Request& request) {
   state.run = std::make_unique<Captured>(request.keep_records, request.echo_stderr);
   const int status = plan_operator_request(request, state);
   if (state.jobs == nullptr) return state.run->report(status, true);
-  return state.run->report(state.run->guarded([&state] { return state.jobs->run(); }), true);
+  return run_planned(state);
 }
 
 MergeResult merge(const MergeRequest& request) {

@@ -2,6 +2,7 @@
 // unless --hidden; the header probe planning works from; loading an input as the operator's tensor.
 #include <fnmatch.h>
 #include <glob.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -297,6 +298,13 @@ io::ImageReadOptions image_read_options(const CommonOptions& options) {
   read_options.max_pixels = options.max_pixels;
   read_options.max_file_bytes = options.memory_budget();  // a decoder that holds the whole file holds it in the budget
   return read_options;
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> file_stamp(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(static_cast<std::int64_t>(st.st_size),
+                        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
 }
 
 InputProbe probe_input(const std::string& path, const CommonOptions& options) {

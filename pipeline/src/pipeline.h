@@ -210,6 +210,9 @@ struct InputProbe {
 // How the command line reads images: EXIF orientation unless --no-exif, --max-pixels, and files that a decoder holds
 // whole (all formats but PNG) within the memory budget.
 io::ImageReadOptions image_read_options(const CommonOptions& options);
+// A file's size and modification time (in nanoseconds): a file whose stamp differs from an earlier one changed in
+// between. nullopt where it cannot be read.
+std::optional<std::pair<std::int64_t, std::int64_t>> file_stamp(const std::string& path);
 // Throws rsz::Error naming the path: a missing file ("no such file or folder"), a pattern that matched nothing, a
 // folder with no inputs, an unreadable or corrupt header, an image over --max-pixels, a non-float .npy.
 InputProbe probe_input(const std::string& path, const CommonOptions& options);

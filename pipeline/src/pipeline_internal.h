@@ -77,8 +77,9 @@ struct RunState {
   std::mutex slots_mutex;
   std::shared_ptr<TarState> tar;
   std::shared_ptr<PlanState> plan;
-  // --decode gpu: the run's GPU resampler (resample_jobs.cpp), or why it could not be made; released when the run's
-  // jobs are done (its workers and GPU memory go with it).
+  // --decode gpu: the run's GPU resampler (resample_jobs.cpp), or why it could not be made: made by the first job
+  // that needs it and kept for the run's later jobs (rsz run's steps), released when the run ends (its workers and GPU
+  // memory go with it).
   std::mutex gpu_mutex;
   std::shared_ptr<void> gpu;
   std::exception_ptr gpu_error;

@@ -1,8 +1,6 @@
 // Resample jobs (resample, thumbnail, their batch steps): each input's resize planned from its header and run as
 // planned, an image read band by band where it can (InputRows: a decoder thread filling a ring of rows), or decoded
 // smaller first (--shrink-on-load: the codec's scaled decode).
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
@@ -314,14 +312,6 @@ io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common) {
     }
   }
   return *std::static_pointer_cast<io::gpu::BatchResampler>(run.gpu);
-}
-
-// The size and modification time of a file (nullopt where it cannot be read).
-std::optional<std::pair<std::int64_t, std::int64_t>> file_stamp(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return std::make_pair(static_cast<std::int64_t>(st.st_size),
-                        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
 }
 
 bool starts_as_jpeg(const std::string& path) {

@@ -1,7 +1,6 @@
 // The command line's job runner: plans every job from its input's header before anything is written (usage errors
 // stop the run, unusable inputs fail alone), predicts what chained steps will read, then runs the jobs on --jobs
 // threads within the memory budget, with the progress line, --json records, the manifest and the summary.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -159,13 +158,6 @@ struct Prepared {
   // planned again before it runs.
   std::optional<std::pair<std::int64_t, std::int64_t>> stamp;
 };
-
-std::optional<std::pair<std::int64_t, std::int64_t>> stamp_of(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return std::make_pair(static_cast<std::int64_t>(st.st_size),
-                        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
-}
 
 // What --dry-run --json says of a job's plan besides each output's shape and data type: for a resize the exact call
 // (scales, offsets, the canvas it is placed on, the scaled decode).
@@ -377,7 +369,7 @@ void refuse_over_budget(const Job& job, const JobBytes& bytes, std::uint64_t bud
 
 Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t budget) {
   Prepared prepared;
-  if (!job.probe) prepared.stamp = stamp_of(job.input);
+  if (!job.probe) prepared.stamp = file_stamp(job.input);
   if (!probe_and_plan(job, options, prepared)) return prepared;
   const bool image_outputs = check_image_outputs(job, options, prepared);
   if (!prepared.usage.empty()) return prepared;
@@ -931,7 +923,7 @@ void JobRun::run_one(std::size_t k) {
   const auto t0 = std::chrono::steady_clock::now();
   // A plan run later than it was made: an input changed (or gone) since is planned again, with the checks of its
   // outputs and the memory budget.
-  if (prepared_[k].failure.empty() && prepared_[k].stamp && stamp_of(job.input) != prepared_[k].stamp) {
+  if (prepared_[k].failure.empty() && prepared_[k].stamp && file_stamp(job.input) != prepared_[k].stamp) {
     Prepared again = prepare(job, options_, budget_);
     if (!again.usage.empty()) {
       again.failure = again.usage;
@@ -1249,10 +1241,6 @@ int PlannedJobs::run() {
   detail::RunState& run = *run_state_;
   const detail::RunScope scope(run);
   const int status = options_->dry_run ? run_->dry_run() : run_->execute();
-  {  // --decode gpu: the GPU's workers and memory are the jobs', not the run's after them (a Python plan kept)
-    const std::lock_guard<std::mutex> lock(run.gpu_mutex);
-    run.gpu.reset();
-  }
   // The records kept are made as jobs finish (and planning's warnings before them); they are kept in the order of the
   // inputs (the order --json lines, which stream, cannot promise).
   auto& records = run.totals.records;

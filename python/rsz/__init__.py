@@ -59,7 +59,8 @@ _SETTINGS_BY_KEY = {s["key"]: s for s in _SETTINGS}
 # run_shard and map_paths.
 _COMMAND_OPTIONS = {command: {o["key"]: o for o in rows} for command, rows in _rsz.command_options().items()}
 __all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "torchvision_roi_align", "info",
-           "read_image", "write_image", "shard_key", "shard_of", "plan", "plan_job", "Plan", "run", "run_shard", "map_paths", "merge",
+           "read_image", "write_image", "shard_key", "shard_of", "plan", "plan_job", "Plan", "run", "run_shard",
+           "map_paths", "merge",
            "CommandError", "RunError", "InputError", "Report", "backends", "run_settings", "DTypeError"]
 
 
@@ -728,16 +729,21 @@ def _refused(result, op):
     return CommandError("%s: %s" % (op, message), 2, said, code)
 
 
+def _accepted(result, op):
+    """The result of a call into rsz, or CommandError for a request rsz refused before running anything (status
+    2)."""
+    if result["status"] == 2:
+        raise _refused(result, op)
+    return result
+
+
 def _run_command(words, op, quiet, inputs_below=None, keep_records=False):
     """Runs rsz's command line in this process (as the rsz program would, with the same checks, outputs and exit
     statuses): for merge, and for a job given command-line words (run(..., *args)). Returns its result (a dict:
     status, counts, records, failures, messages, stdout) and raises CommandError, with rsz's code and message, for a
     refusal (exit status 2)."""
     below = b"" if inputs_below is None else _os.fsencode(_path(inputs_below, op))
-    result = _rsz.cli(words, below, bool(quiet), bool(keep_records))
-    if result["status"] == 2:
-        raise _refused(result, op)
-    return result
+    return _accepted(_rsz.cli(words, below, bool(quiet), bool(keep_records)), op)
 
 
 def _text(value, op, name):
@@ -777,11 +783,8 @@ def _request(command, flags, op):
 def _run_request(command, flags, op, inputs=(), output=None, quiet=True, root=None, keep_records=True):
     """Runs a job through the library (rsz::pipeline::run): the command, its options and settings by key; no
     command-line words. Returns its result dict; raises CommandError for a refusal (nothing was written)."""
-    result = _rsz.run_request(*_request_args(command, flags, op, inputs, output, root), bool(quiet),
-                              bool(keep_records))
-    if result["status"] == 2:
-        raise _refused(result, op)
-    return result
+    return _accepted(_rsz.run_request(*_request_args(command, flags, op, inputs, output, root), bool(quiet),
+                                      bool(keep_records)), op)
 
 
 def _request_args(command, flags, op, inputs, output, root):
@@ -956,9 +959,7 @@ class Plan:
         return self._handle.runnable
 
     def run(self, check=True):
-        result = _rsz.run_plan(self._handle)
-        if result["status"] == 2:
-            raise _refused(result, self._command)
+        result = _accepted(_rsz.run_plan(self._handle), self._command)
         return _checked(Report(result), self._command, check)
 
     def __repr__(self):
@@ -980,11 +981,9 @@ def plan_job(command, inputs=None, output=None, quiet=True, root=None, **flags):
     plan of a shard (plan=..., shard=...) or of a batch file (command "run") is planned again when it runs: a shard
     is claimed then."""
     inputs = _job_inputs(command, inputs, output, root, "plan_job")
-    result_handle, result = _rsz.plan_request(*_request_args(command, flags, command, inputs, output, root),
-                                              bool(quiet), True)
-    if result["status"] == 2:
-        raise _refused(result, command)
-    return Plan(result_handle, result, command)
+    handle, result = _rsz.plan_request(*_request_args(command, flags, command, inputs, output, root), bool(quiet),
+                                       True)
+    return Plan(handle, _accepted(result, command), command)
 
 
 def run(command, inputs=None, output=None, *args, check=True, quiet=True, root=None, **flags):
@@ -1039,10 +1038,7 @@ def merge(state, clean=False):
     the joined manifests. clean=True removes the temporary files killed runs left (rsz merge --clean)."""
     if not isinstance(clean, bool):
         raise ValueError("merge: clean=%r is not allowed; True or False is" % (clean,))
-    result = _rsz.merge(_word(state, "merge"), clean)
-    if result["status"] == 2:
-        raise _refused(result, "merge")
-    return _json.loads(result["json"])
+    return _json.loads(_accepted(_rsz.merge(_word(state, "merge"), clean), "merge")["json"])
 
 
 def info(path, exif=True, max_pixels=1 << 28):

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "cli/cli_support.h"
 #include "rsz/io/image.h"
@@ -34,10 +33,8 @@ TEST(GpuJobs, DecodeGpuMatchesTheCpuJobWhereTheDecodeIsExact) {
   fs::copy_file(photo("camera.png"), dir / "in/camera.png");  // not a JPEG: decoded on the CPU
   fs::copy_file(std::string(RSZ_SOURCE_DIR) + "/tests/data/images/jpeg_gray.jpg", dir / "in/gray.jpg");
   fs::copy_file(std::string(RSZ_SOURCE_DIR) + "/tests/data/images/jpeg_cmyk.jpg", dir / "in/cmyk.jpg");
-  {
-    std::ofstream sideways(dir / "in/sideways.jpg", std::ios::binary);
-    sideways << rsz::test::with_exif_orientation(rsz::test::read_text(photo("rocket.jpg")), 6);
-  }
+  rsz::test::write_file(dir / "in/sideways.jpg",
+                        rsz::test::with_exif_orientation(rsz::test::read_file(photo("rocket.jpg")), 6));
   ASSERT_EQ(run_rsz(dir, "resample -i " + photo("chelsea.png") + " -o in/chelsea.jpg --scale 1 -q").status, 0);
   rsz::test::write_file(dir / "in/damaged.jpg", "\xff\xd8\xff\xe0 not a JPEG body");
   auto gpu = run_rsz(dir, "thumbnail -i in -o gpu/ --size 96 --decode gpu --json -q");

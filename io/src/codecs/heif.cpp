@@ -455,7 +455,8 @@ std::vector<std::uint8_t> encode_avif(const Codec& codec, const std::string& pat
                               alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &e.image),
                "image_create");
   fill_rgb(h, path, e.image, src);
-  if (profile_fits(src.icc_profile, src.channels + (src.channels <= 2 ? 2 : 0))) {
+  const bool icc = profile_fits(src.icc_profile, src.channels + (src.channels <= 2 ? 2 : 0));
+  if (icc) {
     check_encode(path, h.set_icc(e.image, "prof", src.icc_profile.data(), src.icc_profile.size()), "ICC profile");
   }
   e.options = h.options_alloc();
@@ -463,7 +464,6 @@ std::vector<std::uint8_t> encode_avif(const Codec& codec, const std::string& pat
   if (e.options == nullptr || e.nclx == nullptr) fail(ErrorCode::Io, path, "cannot write AVIF: out of memory");
   // sRGB's primaries and curve, or "unspecified" beside a profile (which states them: the boxes must not disagree);
   // the matrix is always stated (the samples are coded with it).
-  const bool icc = profile_fits(src.icc_profile, src.channels + (src.channels <= 2 ? 2 : 0));
   e.nclx->color_primaries = icc ? heif_color_primaries_unspecified : heif_color_primaries_ITU_R_BT_709_5;
   e.nclx->transfer_characteristics =
       icc ? heif_transfer_characteristic_unspecified : heif_transfer_characteristic_IEC_61966_2_1;
