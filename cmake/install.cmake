@@ -7,7 +7,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY core/include/rsz io/include/rsz pipeline/include/rsz DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h"
-        PATTERN "gpu_jpeg.h" EXCLUDE)  # the GPU jobs stage, not installed yet
+        PATTERN "gpu_jpeg.h" EXCLUDE)  # the GPU jobs stage is internal: its library is installed, not its header
 # rsz_gpu_jpeg (nvJPEG builds): linked into rsz_pipeline for --decode gpu, so a static rsz::pipeline needs it too.
 set(rsz_installed rsz_core rsz_ops rsz_io rsz_pipeline)
 if(TARGET rsz_gpu_jpeg)

@@ -7,7 +7,7 @@
 # giflib, pugixml, yaml-cpp), the headers (and the library file, whose soname the build records) of those it loads
 # with dlopen (libheif, lcms2, libjxl, libarchive), the header-only CLI11 and nlohmann/json, and GoogleTest's sources.
 # The libraries keep Debian's glibc needs (2.32 at most for the linked ones); the machine's compiler and libstdc++
-# must be as new as Debian 12's (GCC 12). About 12 MB.
+# must be as new as Debian 12's (GCC 12). About 18 MB.
 # usage: bash scripts/device-deps.sh [FOLDER]
 set -euo pipefail
 cd "$(dirname "$0")/.."

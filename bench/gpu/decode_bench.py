@@ -7,7 +7,6 @@ host, libjpeg-turbo) for scale.
 
 The photos are made as bench/gpu/pipeline_baseline.py makes them.
 """
-import argparse
 import concurrent.futures
 import json
 import os
@@ -18,18 +17,12 @@ import torch
 from torchvision.io import decode_jpeg, read_file
 
 sys.path.insert(0, os.path.dirname(__file__))
-from pipeline_baseline import photos_for, timed  # noqa: E402
+from pipeline_baseline import photo_arguments, photos_for, timed  # noqa: E402
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rsz", required=True)
+    parser = photo_arguments(__doc__.splitlines()[0], "/tmp/decode")
     parser.add_argument("--bench", required=True)
-    parser.add_argument("--source", default="samples/photos/chelsea.png")
-    parser.add_argument("--count", type=int, default=512)
-    parser.add_argument("--work", default="/tmp/decode")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--batch", type=int, default=64)
     args = parser.parse_args()
     _, files = photos_for(args, "; batch %d" % args.batch)
     data = [read_file(f) for f in files]

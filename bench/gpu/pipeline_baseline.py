@@ -69,15 +69,21 @@ def timed(run, runs):
     return best
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def photo_arguments(description, work):
+    """The arguments of a GPU pipeline benchmark over the photos photos_for makes: --rsz, --source, --count, --work,
+    --runs, --batch (a parser to add more to)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--rsz", required=True)
     parser.add_argument("--source", default="samples/photos/chelsea.png")
     parser.add_argument("--count", type=int, default=512)
-    parser.add_argument("--work", default="/tmp/pipeline")
+    parser.add_argument("--work", default=work)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=64)
-    args = parser.parse_args()
+    return parser
+
+
+def main():
+    args = photo_arguments(__doc__.splitlines()[0], "/tmp/pipeline").parse_args()
     photos, files = photos_for(args, "")
 
     def rsz_job(backend, *more):

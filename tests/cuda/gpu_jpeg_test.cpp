@@ -9,24 +9,16 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "rsz/error.h"
 #include "rsz/io/gpu_jpeg.h"
 #include "rsz/io/image.h"
+#include "support/test_util.h"
 
 namespace {
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string source(const std::string& relative) { return std::string(RSZ_SOURCE_DIR) + "/" + relative; }
 
@@ -61,7 +53,7 @@ struct Difference {
 // The GPU's pixels against libjpeg-turbo's of the same file (no EXIF orientation: the decoder applies none).
 Difference compare(const rsz::io::gpu::DeviceImage& gpu, const std::string& file, const std::string& name) {
   const std::string path = testing::TempDir() + "/rsz_gpu_jpeg_" + std::to_string(::getpid()) + ".jpg";
-  std::ofstream(path, std::ios::binary) << file;
+  rsz::test::write_file(path, file);
   rsz::io::ImageReadOptions options;
   options.apply_exif_orientation = false;
   const rsz::io::Image cpu = rsz::io::read_image(path, options);
@@ -108,10 +100,10 @@ std::vector<JpegFile> jpeg_files() {
     const std::vector<std::uint8_t> bytes = rsz::io::encode_image("x.jpg", image, options);
     files.push_back({std::string(name) + " as JPEG", std::string(bytes.begin(), bytes.end()), true, image.channels == 1});
   }
-  files.push_back({"rocket.jpg", read_bytes(source("samples/photos/rocket.jpg")), true, true});
+  files.push_back({"rocket.jpg", rsz::test::read_file(source("samples/photos/rocket.jpg")), true, true});
   for (const char* name : {"jpeg_444.jpg", "jpeg_422.jpg", "jpeg_420.jpg", "jpeg_gray.jpg", "jpeg_progressive.jpg"}) {
     const std::string kind(name);
-    files.push_back({kind, read_bytes(source("tests/data/images/" + kind)), false,
+    files.push_back({kind, rsz::test::read_file(source("tests/data/images/" + kind)), false,
                      kind == "jpeg_444.jpg" || kind == "jpeg_gray.jpg"});
   }
   return files;
@@ -150,10 +142,10 @@ TEST(GpuJpeg, PixelsAreCloseToLibjpegTurbosOverTheSamplePhotos) {
 
 TEST(GpuJpeg, FilesItCannotDecodeSayWhyAndTheOthersDecode) {
   RSZ_NEED_DECODER(decoder);
-  const std::string good = read_bytes(source("samples/photos/rocket.jpg"));
-  const std::string cmyk = read_bytes(source("tests/data/images/jpeg_cmyk.jpg"));
+  const std::string good = rsz::test::read_file(source("samples/photos/rocket.jpg"));
+  const std::string cmyk = rsz::test::read_file(source("tests/data/images/jpeg_cmyk.jpg"));
   const std::string garbage = "\xff\xd8\xff\xe0 not a JPEG body";
-  const std::string progressive = read_bytes(source("tests/data/images/jpeg_progressive.jpg"));
+  const std::string progressive = rsz::test::read_file(source("tests/data/images/jpeg_progressive.jpg"));
   const std::vector<rsz::io::gpu::DeviceImage> images = decoder->decode({good, garbage, cmyk, progressive, good});
   ASSERT_EQ(images.size(), 5u);
   for (const std::size_t i : {0u, 3u, 4u}) {

@@ -21,6 +21,8 @@ namespace rsz::io::gpu {
 namespace {
 
 using detail::check_cuda;
+using detail::aligned_bytes;
+using detail::Arena;
 using detail::OnDevice;
 
 std::size_t bytes_of(const Dims& sizes, DataType type) {
@@ -29,38 +31,6 @@ std::size_t bytes_of(const Dims& sizes, DataType type) {
   return n;
 }
 
-std::size_t rounded(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-// Device or pinned host memory that grows to the largest batch's need.
-class Arena {
- public:
-  explicit Arena(bool pinned) : pinned_(pinned) {}
-  ~Arena() { release(); }
-  Arena(const Arena&) = delete;
-  Arena& operator=(const Arena&) = delete;
-  std::uint8_t* reserve(std::size_t bytes) {
-    if (bytes > size_) {
-      release();
-      const std::size_t grown = std::max(bytes, size_ + size_ / 2);
-      void* p = nullptr;
-      check_cuda(pinned_ ? cudaMallocHost(&p, grown) : cudaMalloc(&p, grown), "GPU resize",
-                 pinned_ ? "pinned host memory for the results" : "device memory for the results");
-      data_ = static_cast<std::uint8_t*>(p);
-      size_ = grown;
-    }
-    return data_;
-  }
-
- private:
-  void release() {
-    if (data_ != nullptr) pinned_ ? cudaFreeHost(data_) : cudaFree(data_);
-    data_ = nullptr;
-    size_ = 0;
-  }
-  bool pinned_;
-  std::uint8_t* data_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 // The decoded bytes one batch holds at most (with the files that fit beside them; one file alone may be larger).
 constexpr std::size_t kBatchBytes = std::size_t{1} << 30;
@@ -76,8 +46,8 @@ struct Lane {
   int device;
   JpegBatchDecoder decoder;
   cudaStream_t stream = nullptr;
-  Arena results{false};
-  Arena staging{true};
+  Arena results{false, "GPU resize", "device memory for the results"};
+  Arena staging{true, "GPU resize", "pinned host memory for the results"};
 
   Lane(int device_, int max_batch) : device(device_), decoder(device_, max_batch) {
     const OnDevice on(device);
@@ -111,7 +81,7 @@ struct Lane {
                     ", not the planned size";
       }
       offsets[i] = total;
-      if (errors[i].empty()) total += rounded(bytes_of(job.canvas, job.type));
+      if (errors[i].empty()) total += aligned_bytes(bytes_of(job.canvas, job.type));
     }
     std::uint8_t* device_out = results.reserve(std::max<std::size_t>(total, 256));
     std::uint8_t* host_out = staging.reserve(std::max<std::size_t>(total, 256));

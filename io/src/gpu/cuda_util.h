@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "rsz/error.h"
@@ -27,6 +29,43 @@ class OnDevice {
 
  private:
   int previous_ = 0;
+};
+
+// A batch's bytes, each image's start aligned to 256 bytes (CUDA's allocation alignment).
+inline std::size_t aligned_bytes(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// Device (or pinned host) memory that grows to the largest batch's need and is kept for the next batches: what a
+// batch's images take, never more (the GPU memory a run holds is bounded by its batches).
+class Arena {
+ public:
+  // `who` and `what` name it in the error of an allocation that fails ("GPU resize", "device memory for the results").
+  Arena(bool pinned, const char* who, const char* what) : pinned_(pinned), who_(who), what_(what) {}
+  ~Arena() { release(); }
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+  // At least `bytes` bytes (their contents not kept from an earlier batch when it grows).
+  std::uint8_t* reserve(std::size_t bytes) {
+    if (bytes > size_) {
+      release();
+      void* p = nullptr;
+      check_cuda(pinned_ ? cudaMallocHost(&p, bytes) : cudaMalloc(&p, bytes), who_, what_);
+      data_ = static_cast<std::uint8_t*>(p);
+      size_ = bytes;
+    }
+    return data_;
+  }
+
+ private:
+  void release() {
+    if (data_ != nullptr) pinned_ ? cudaFreeHost(data_) : cudaFree(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+  bool pinned_;
+  const char* who_;
+  const char* what_;
+  std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
 };
 
 }  // namespace rsz::io::gpu::detail

@@ -15,6 +15,8 @@ namespace rsz::io::gpu {
 namespace {
 
 using detail::check_cuda;
+using detail::aligned_bytes;
+using detail::Arena;
 using detail::OnDevice;
 
 const char* status_text(nvjpegStatus_t s) {
@@ -54,11 +56,9 @@ struct JpegBatchDecoder::Impl {
   int initialized_batch = 0;  // the batch size the engines' state was initialized for
   nvjpegHandle_t cuda = nullptr;
   nvjpegJpegState_t cuda_state = nullptr;
-  std::uint8_t* arena = nullptr;  // the batch's images
-  std::size_t arena_bytes = 0;
+  Arena arena{false, "GPU JPEG decoder", "device memory for the decoded images"};  // the batch's images
 
   ~Impl() {
-    if (arena != nullptr) cudaFree(arena);
     if (hardware_stream != nullptr) nvjpegJpegStreamDestroy(hardware_stream);
     if (hardware_state != nullptr) nvjpegJpegStateDestroy(hardware_state);
     if (hardware != nullptr) nvjpegDestroy(hardware);
@@ -72,16 +72,6 @@ struct JpegBatchDecoder::Impl {
     if (cuda != nullptr) return;
     check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &cuda), "nvjpegCreate");
     check(nvjpegJpegStateCreate(cuda, &cuda_state), "nvjpegJpegStateCreate");
-  }
-
-  void reserve(std::size_t bytes) {
-    if (bytes <= arena_bytes) return;
-    const std::size_t grown = std::max(bytes, arena_bytes + arena_bytes / 2);
-    if (arena != nullptr) check_cuda(cudaFree(arena), "GPU JPEG decoder", "cudaFree");
-    arena = nullptr;
-    arena_bytes = 0;
-    check_cuda(cudaMalloc(&arena, grown), "GPU JPEG decoder", "device memory for the decoded images");
-    arena_bytes = grown;
   }
 };
 
@@ -173,10 +163,10 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
     }
     image.row_bytes = image.width * 3;
     offsets[i] = total;
-    total += static_cast<std::size_t>(image.row_bytes * image.height + 255) / 256 * 256;
+    total += aligned_bytes(static_cast<std::size_t>(image.row_bytes * image.height));
     on_engine[i] = engine ? 1 : 0;
   }
-  d.reserve(std::max<std::size_t>(total, 256));
+  std::uint8_t* const arena = d.arena.reserve(std::max<std::size_t>(total, 256));
   std::vector<const unsigned char*> batch_data;
   std::vector<std::size_t> batch_lengths;
   std::vector<nvjpegImage_t> batch_images;
@@ -184,7 +174,7 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
   for (std::size_t i = 0; i < files.size(); ++i) {
     DeviceImage& image = out[i];
     if (!image.error.empty()) continue;
-    image.data = d.arena + offsets[i];
+    image.data = arena + offsets[i];
     nvjpegImage_t target{};
     target.channel[0] = image.data;
     target.pitch[0] = static_cast<unsigned int>(image.row_bytes);
