@@ -82,75 +82,22 @@ int refuse(const std::string& message, ErrorCode code = ErrorCode::InvalidArgume
   return kExitUsage;
 }
 
-// The command line without the check of standard output (in_process_run captures it).
-int run_words(const std::vector<std::string>& words) {
-  // `rsz help` and `rsz help COMMAND`, as git and cargo take them: the top-level help, or the command's.
-  std::vector<std::string> args = words;
-  if (args.size() <= 2 && !args.empty() && args[0] == "help") {
-    args = args.size() == 2 ? std::vector<std::string>{args[1], "--help"} : std::vector<std::string>{"--help"};
-  }
-  CLI::App app{"rsz: resize images and tensors and cut ROI crops with the exact semantics of DirectML's "
-               "RESAMPLE1, UPSAMPLE_2D and ROI_ALIGN"};
-  app.name("rsz");  // as parse(argc, argv) would name it: "Usage: rsz thumbnail ..."
-  app.set_version_flag("-V,--version", std::string("rsz ") + RSZ_VERSION);
-  app.require_subcommand(1);
-  // The operator subcommands (thumbnail, a resample preset, among them) come from the operator table; run and info
-  // are the others.
-  // When the first word names a command, only that command is registered: registering every command's flags is
-  // most of rsz's start-up (about 1 ms of the 3 ms of `rsz thumbnail ...` here), paid once a file by scripts that
-  // run rsz in a loop. Otherwise (top-level --help or --version, a mistake) all are, so that help lists them and
-  // errors name them.
-  std::vector<std::string> names;
-  for (const OperatorCommand& entry : operator_commands()) names.emplace_back(entry.command);
-  names.insert(names.end(), {"run", "plan", "merge", "info"});
-  const bool named = !args.empty() && std::find(names.begin(), names.end(), args[0]) != names.end();
-  const auto wanted = [&](const std::string& name) { return !named || args[0] == name; };
-  std::vector<std::pair<std::string, std::function<int()>>> operators;
-  for (const OperatorCommand& entry : operator_commands()) {
-    if (wanted(entry.command)) operators.emplace_back(entry.command, entry.setup(app));
-  }
-  RunOptions run;
-  InfoOptions info;
-  PlanOptions plan;
-  MergeOptions merge;
-  if (wanted("run")) setup_run(app, run);
-  if (wanted("plan")) setup_plan(app, plan);
-  if (wanted("merge")) setup_merge(app, merge);
-  if (wanted("info")) setup_info(app, info);
-  app.footer(
-      "Examples:\n"
-      "  rsz resample -i photo.jpg -o small.jpg --scale 0.5\n"
-      "  rsz resample -i 'photos/*.jpg' -o out/ --size 224x224 --jobs 4\n"
-      "  rsz thumbnail -i 'photos/*.jpg' -o thumbs/ --size 256\n"
-      "  rsz upsample -i icon.png -o icon@2x.png --factor 2\n"
-      "  rsz roi-align -i photo.jpg --rois boxes.json --output-size 128x128 -o crops/\n"
-      "  rsz run configs/batch.json\n"
-      "  rsz plan -i photos/ -r --shards 64 -o state/   (then --plan state/ --shard I on each machine)\n"
-      "  rsz info photo.jpg\n"
-      "Run 'rsz <command> --help' for the flags of a command.");
-  if (!named && !args.empty() && !args[0].empty() && args[0][0] != '-') {  // CLI11 would say "A subcommand is required"
-    std::string list;
-    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
-    return refuse(args[0] + ": no such command; the commands are " + list + " (see rsz --help)");
-  }
-  if (named) {
-    if (const std::string problem = unknown_flag(app, *app.get_subcommand(args[0]), args); !problem.empty()) {
-      return refuse(problem);
-    }
-  }
+constexpr const char* kExamples =
+    "Examples:\n"
+    "  rsz resample -i photo.jpg -o small.jpg --scale 0.5\n"
+    "  rsz resample -i 'photos/*.jpg' -o out/ --size 224x224 --jobs 4\n"
+    "  rsz thumbnail -i 'photos/*.jpg' -o thumbs/ --size 256\n"
+    "  rsz upsample -i icon.png -o icon@2x.png --factor 2\n"
+    "  rsz roi-align -i photo.jpg --rois boxes.json --output-size 128x128 -o crops/\n"
+    "  rsz run configs/batch.json\n"
+    "  rsz plan -i photos/ -r --shards 64 -o state/   (then --plan state/ --shard I on each machine)\n"
+    "  rsz info photo.jpg\n"
+    "Run 'rsz <command> --help' for the flags of a command.";
+
+// The exit status of the exception being handled while `app` parsed or ran a command, its line said on stderr.
+int failure_status(CLI::App& app) {
   try {
-    // Parsing types the flags' values once (common.h's CommonOptions); --max-memory's text that is not a size throws
-    // rsz::Error from here, with rsz's own message.
-    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the words last first
-    app.parse(reversed);
-    for (const auto& [command, run_operator] : operators) {
-      if (app.got_subcommand(command)) return run_operator();
-    }
-    const auto got = [&](const char* name) { return wanted(name) && app.got_subcommand(name); };
-    if (got("run")) return run_run(run);
-    if (got("plan")) return run_plan(plan);
-    if (got("merge")) return run_merge(merge);
-    if (got("info")) return run_info(info);
+    throw;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help, --version: through the run's standard output (captured in-process)
       std::ostringstream out;
@@ -174,6 +121,77 @@ int run_words(const std::vector<std::string>& words) {
   } catch (const std::exception& e) {
     to_stderr("rsz: " + printable(e.what()) + "\n");
     return kExitFailed;
+  }
+}
+
+// The command line without the check of standard output (in_process_run captures it).
+int run_words(const std::vector<std::string>& words) {
+  // `rsz help` and `rsz help COMMAND`, as git and cargo take them: the top-level help, or the command's.
+  std::vector<std::string> args = words;
+  if (args.size() <= 2 && !args.empty() && args[0] == "help") {
+    args = args.size() == 2 ? std::vector<std::string>{args[1], "--help"} : std::vector<std::string>{"--help"};
+  }
+  CLI::App app{"rsz: resize images and tensors and cut ROI crops with the exact semantics of DirectML's "
+               "RESAMPLE1, UPSAMPLE_2D and ROI_ALIGN"};
+  app.name("rsz");  // as parse(argc, argv) would name it: "Usage: rsz thumbnail ..."
+  app.set_version_flag("-V,--version", std::string("rsz ") + RSZ_VERSION);
+  app.require_subcommand(1);
+  app.footer(kExamples);
+  // The operator subcommands (thumbnail, a resample preset, among them) come from the operator table; run, plan,
+  // merge and info are the others.
+  // When the first word names a command, only that command is registered: registering every command's flags is
+  // most of rsz's start-up (about 1 ms of the 3 ms of `rsz thumbnail ...` here), paid once a file by scripts that
+  // run rsz in a loop. Otherwise (top-level --help or --version, a mistake) all are, so that help lists them and
+  // errors name them.
+  std::vector<std::string> names;
+  for (const OperatorCommand& entry : operator_commands()) names.emplace_back(entry.command);
+  names.insert(names.end(), {"run", "plan", "merge", "info"});
+  const bool named = !args.empty() && std::find(names.begin(), names.end(), args[0]) != names.end();
+  const auto wanted = [&](const std::string& name) { return !named || args[0] == name; };
+  std::vector<std::pair<std::string, std::function<int()>>> commands;  // each registered command and its run
+  for (const OperatorCommand& entry : operator_commands()) {
+    if (wanted(entry.command)) commands.emplace_back(entry.command, entry.setup(app));
+  }
+  RunOptions run;
+  PlanOptions plan;
+  MergeOptions merge;
+  InfoOptions info;
+  if (wanted("run")) {
+    setup_run(app, run);
+    commands.emplace_back("run", [&run] { return run_run(run); });
+  }
+  if (wanted("plan")) {
+    setup_plan(app, plan);
+    commands.emplace_back("plan", [&plan] { return run_plan(plan); });
+  }
+  if (wanted("merge")) {
+    setup_merge(app, merge);
+    commands.emplace_back("merge", [&merge] { return run_merge(merge); });
+  }
+  if (wanted("info")) {
+    setup_info(app, info);
+    commands.emplace_back("info", [&info] { return run_info(info); });
+  }
+  if (!named && !args.empty() && !args[0].empty() && args[0][0] != '-') {  // CLI11 would say "A subcommand is required"
+    std::string list;
+    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+    return refuse(args[0] + ": no such command; the commands are " + list + " (see rsz --help)");
+  }
+  if (named) {
+    if (const std::string problem = unknown_flag(app, *app.get_subcommand(args[0]), args); !problem.empty()) {
+      return refuse(problem);
+    }
+  }
+  try {
+    // Parsing types the flags' values once (common.h's CommonOptions); --max-memory's text that is not a size throws
+    // rsz::Error from here, with rsz's own message.
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the words last first
+    app.parse(reversed);
+    for (const auto& [command, run_command] : commands) {
+      if (app.got_subcommand(command)) return run_command();
+    }
+  } catch (...) {
+    return failure_status(app);
   }
   return kExitUsage;
 }

@@ -280,8 +280,6 @@ bool reads_rows(const CommonOptions& common) {
   return host_backend(common) && common.dtype == DataType::Float32 && !common.linear;
 }
 
-}  // namespace
-
 // What the outputs of an image read by rows (or on the GPU) carry, from its header: metadata, depth, result type and
 // the colour conversion; no samples.
 LoadedInput header_source(const io::Image& header, const CommonOptions& common, const std::string& input) {
@@ -294,6 +292,159 @@ LoadedInput header_source(const io::Image& header, const CommonOptions& common, 
   source.xmp = header.xmp;
   plan_colour(source, common, header.channels, input);
   return source;
+}
+
+// Output rows [first, ...) are the rows of a call whose output offset is shifted by `first`: the same bits, so PNG
+// and JPEG outputs are encoded band by band as they are computed (not with contain's padded canvas).
+bool banded(const io::ResizePlan& plan) {
+  return !plan.padded() && offset_shifts_exactly(plan.params.output_pixel_offsets[2], plan.call_sizes[2]);
+}
+
+// What every resample job of one request shares: the resize intent and the run's settings.
+struct ResampleRequest {
+  io::ResizeIntent intent;
+  CommonOptions common;
+
+  // The RESAMPLE1 call for an input of `sizes` (an image's, upright, or a .npy tensor's).
+  io::ResizePlan plan(const std::string& input, const Dims& sizes, bool image) const {
+    if (sizes.size() != 4) {
+      throw Error(ErrorCode::InvalidShape,
+                  input + ": resample needs a rank-4 tensor; this one has sizes " + dims_to_string(sizes));
+    }
+    return io::plan_resize(intent, sizes, image);
+  }
+};
+
+// One input's resample job: its output, and the request it belongs to.
+struct ResampleJob {
+  std::shared_ptr<const ResampleRequest> request;
+  std::string input;
+  std::string out;
+};
+
+// A job's plan from its input's probe: the call, the scaled decode (--shrink-on-load) and the input memory it holds.
+JobPlan plan_resample_job(const ResampleJob& job, const InputProbe& probe) {
+  const CommonOptions& common = job.request->common;
+  JobPlan plan;
+  const io::ResizePlan resize = job.request->plan(job.input, probe.sizes, probe.from_image);
+  plan.result = resize.canvas;
+  plan.banded = banded(resize);
+  // What the decoder holds: a window of rows (a JPEG read band by band), or the image decoded smaller
+  // (--shrink-on-load), instead of the whole image.
+  // Not with --linear: libjpeg's scaled decode averages encoded values, which --linear is there to avoid.
+  const int shrink =
+      probe.from_image && common.shrink_on_load && !common.linear ? shrink_for(resize, probe.max_shrink) : 1;
+  Dims decoded = probe.sizes;
+  io::ResizePlan decoded_plan = resize;
+  if (shrink > 1) {
+    for (const std::size_t a : {std::size_t{2}, std::size_t{3}}) decoded[a] = (decoded[a] + shrink - 1) / shrink;
+    widen_scales(decoded_plan, probe.sizes, decoded);
+  }
+  if (probe.from_image && probe.rows_in_order && reads_rows(common) && banded(decoded_plan)) {
+    plan.input_bytes = InputRows::bytes(decoded, decoded_plan, probe.bit_depth);
+  } else if (shrink > 1) {
+    plan.input_bytes = static_cast<std::uint64_t>(decoded[1] * decoded[2] * decoded[3]);
+  }
+  plan.type = probe.type;
+  plan.output = plan.result;
+  plan.resize = resize;
+  plan.shrink = shrink;
+  return plan;
+}
+
+// The call for an image as it was decoded (`sizes`): the plan made from its probe (its full size), its scales
+// widened where the scaled decode (--shrink-on-load) made it smaller. Sizes other than the probe's (the file changed
+// since it was planned) are planned again, or fail the input where the planned scaled decode no longer fits them.
+io::ResizePlan plan_decoded(const ResampleJob& job, const JobPlan& job_plan, const Dims& sizes) {
+  const Dims& full = job_plan.probe.sizes;
+  io::ResizePlan planned =
+      job_plan.resize && job_plan.probe.from_image ? *job_plan.resize : job.request->plan(job.input, full, true);
+  const int shrink = job_plan.shrink;
+  if (shrink == 1) return sizes == full ? planned : job.request->plan(job.input, sizes, true);
+  for (const std::size_t a : {std::size_t{2}, std::size_t{3}}) {
+    if (sizes[a] != (full[a] + shrink - 1) / shrink) {
+      throw Error(ErrorCode::Io, job.input + ": the file changed while rsz ran (planned at " + std::to_string(full[3]) +
+                                     "x" + std::to_string(full[2]) + "); run it again");
+    }
+  }
+  widen_scales(planned, full, sizes);
+  return planned;
+}
+
+// A JPEG or PNG read in place on a host backend, into output rows that can be banded: decoded band by band as the
+// output rows are computed and encoded. nullopt where the file is not read so (an orientation to apply, a
+// progressive file, a padded canvas).
+std::optional<std::vector<OutputRecord>> resample_by_rows(const ResampleJob& job, const JobPlan& job_plan,
+                                                          const ExecOptions& exec) {
+  const CommonOptions& common = job.request->common;
+  io::ImageReadOptions read = image_read_options(common);
+  read.jpeg_shrink = job_plan.shrink;
+  std::unique_ptr<io::ImageRows> rows = io::open_image_rows(job.input, read);
+  if (!rows) return std::nullopt;
+  const io::Image& header = rows->header();
+  const io::ResizePlan plan = plan_decoded(job, job_plan, {1, header.channels, header.height, header.width});
+  if (!banded(plan)) return std::nullopt;
+  const LoadedInput source = header_source(header, common, job.input);
+  // Two threads or more for this job: one decodes while the others resample and encode.
+  InputRows input_rows(std::move(rows), exec.num_threads >= 2, InputRows::rows_one_output_reads(header.height, plan));
+  ExecOptions kernels = exec;
+  // The kernels get the job's other threads, and no more than the CPUs left beside the decoder: with more (-j 4 on 2
+  // cores), their waits between the small steps spin on the cores the decoder needs (a 4K JPEG job took 2.2x as
+  // long).
+  if (input_rows.decodes_in_background()) {
+    kernels.num_threads = std::max(1, std::min(exec.num_threads, usable_cpus()) - 1);
+  }
+  save_output_rows(job.out, plan.call_sizes, source.result_type, source, common, kernels.num_threads,
+                   [&](std::int64_t first, const TensorView& band) {
+                     ResampleParams params = plan.params;
+                     params.output_pixel_offsets[2] -= static_cast<float>(first);
+                     input_rows.resample(band, params, kernels);
+                     if (first + band.size(2) == plan.call_sizes[2]) input_rows.finish();
+                   });
+  return std::vector<OutputRecord>{{job.out, plan.canvas, to_string(source.result_type), std::nullopt}};
+}
+
+// An input decoded whole (or a .npy tensor read) and resampled: band by band into the encoder where the call allows,
+// whole otherwise, or into its place on contain's zero-filled canvas (a strided view).
+std::vector<OutputRecord> resample_whole(const ResampleJob& job, const JobPlan& job_plan, const ExecOptions& exec) {
+  const CommonOptions& common = job.request->common;
+  const Dims& full = job_plan.probe.sizes;
+  const bool image = !is_tensor_path(job.input);
+  // An image whose resize takes each output sample from one pixel is read and written with straight alpha (see
+  // single_tap): planned from its header first.
+  CommonOptions options = common;
+  if (image && common.alpha == io::AlphaMode::Premultiplied && (full[1] == 2 || full[1] == 4)) {
+    options = alpha_for(
+        common, job_plan.resize ? job_plan.resize->params : job.request->plan(job.input, full, true).params, job.out);
+  }
+  const LoadedInput loaded = load_input(job.input, options, job_plan.shrink);
+  const io::ResizePlan plan = loaded.from_image ? plan_decoded(job, job_plan, loaded.sizes())
+                              : job_plan.resize && loaded.sizes() == full
+                                  ? *job_plan.resize
+                                  : job.request->plan(job.input, loaded.sizes(), false);
+  const std::vector<OutputRecord> record{{job.out, plan.canvas, to_string(loaded.result_type), std::nullopt}};
+  if (!plan.padded() && banded(plan)) {
+    save_output_rows(job.out, plan.call_sizes, loaded.result_type, loaded, options, exec.num_threads,
+                     [&](std::int64_t first, const TensorView& band) {
+                       ResampleParams params = plan.params;
+                       params.output_pixel_offsets[2] -= static_cast<float>(first);
+                       resample(loaded.view(), band, params, exec);
+                     });
+    return record;
+  }
+  if (!plan.padded()) {
+    Tensor result(loaded.result_type, plan.call_sizes, TensorInit::Uninitialized);
+    resample(loaded.view(), result.view(), plan.params, exec);
+    save_output(job.out, result.view(), loaded, options);
+    return record;
+  }
+  Tensor result(loaded.result_type, plan.canvas, TensorInit::Zero);
+  const Dims& strides = result.layout().strides();
+  auto* origin = static_cast<std::byte*>(result.data()) +
+                 (plan.top * strides[2] + plan.left * strides[3]) * static_cast<std::int64_t>(element_size(result.dtype()));
+  resample(loaded.view(), TensorView(origin, result.dtype(), plan.call_sizes, strides), plan.params, exec);
+  save_output(job.out, result.view(), loaded, options);
+  return record;
 }
 
 #if defined(RSZ_GPU_JPEG)
@@ -324,10 +475,9 @@ bool starts_as_jpeg(const std::string& path) {
 // its size, encoded here. nullopt for what the CPU decodes instead: not a JPEG, an EXIF orientation to apply, a
 // progressive file, CMYK, 16-bit samples, a file nvJPEG cannot read (a damaged header: the CPU decoder's message
 // then fails it), one that changed while it was read.
-template <typename PlanFor>
-std::optional<std::vector<OutputRecord>> resample_on_gpu(const std::string& input, const std::string& out,
-                                                         const JobPlan& job_plan, const CommonOptions& common,
-                                                         const PlanFor& plan_for) {
+std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resample_job, const JobPlan& job_plan) {
+  const std::string& input = resample_job.input;
+  const CommonOptions& common = resample_job.request->common;
   if (!starts_as_jpeg(input)) return std::nullopt;
   const auto stamp = file_stamp(input);
   std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, image_read_options(common));
@@ -341,7 +491,7 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const std::string& inpu
   if (!stamp || file_stamp(input) != stamp) return std::nullopt;  // its header and its bytes from one file
   const io::ResizePlan plan = job_plan.resize && job_plan.probe.from_image && sizes == job_plan.probe.sizes
                                   ? *job_plan.resize
-                                  : plan_for(input, sizes, true);
+                                  : resample_job.request->plan(input, sizes, true);
   io::gpu::ResampleJob job;
   job.file = file;
   job.input_sizes = sizes;
@@ -353,10 +503,30 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const std::string& inpu
   job.type = source.result_type;
   io::gpu::Resampled resampled = gpu_resampler(common).run(job);
   if (!resampled.error.empty()) return std::nullopt;
-  save_output(out, resampled.result->view(), source, common);
-  return std::vector<OutputRecord>{{out, plan.canvas, to_string(source.result_type), std::nullopt}};
+  save_output(resample_job.out, resampled.result->view(), source, common);
+  return std::vector<OutputRecord>{{resample_job.out, plan.canvas, to_string(source.result_type), std::nullopt}};
 }
 #endif
+
+// Runs a job as planned: on the GPU (--decode gpu) where it can, band by band where it can, else whole.
+std::vector<OutputRecord> run_resample_job(const ResampleJob& job, const JobPlan& job_plan, int threads) {
+  const CommonOptions& common = job.request->common;
+  const ExecOptions exec = exec_options(common, threads);
+  const bool image = !is_tensor_path(job.input);
+#if defined(RSZ_GPU_JPEG)
+  // --decode gpu where it can: float32 results (float16's convert the samples before the resize, as the CPU does),
+  // no --linear (its decoding to linear light is the CPU's), no scaled decode (--shrink-on-load's is libjpeg's).
+  if (image && common.decode_gpu && !common.linear && common.dtype == DataType::Float32 && job_plan.shrink == 1) {
+    if (auto done = resample_on_gpu(job, job_plan)) return *done;
+  }
+#endif
+  if (image && reads_rows(common)) {
+    if (auto done = resample_by_rows(job, job_plan, exec)) return *done;
+  }
+  return resample_whole(job, job_plan, exec);
+}
+
+}  // namespace
 
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
                                     const std::string& output, const CommonOptions& common, const char* op) {
@@ -365,19 +535,9 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     usage_error(std::string("--decode gpu resizes on the GPU: --backend cuda or auto is allowed with it, not --backend ") +
                 to_string(common.backend));
   }
-  const auto plan_for = [intent](const std::string& input, const Dims& sizes, bool image) {
-    if (sizes.size() != 4) {
-      throw Error(ErrorCode::InvalidShape,
-                  input + ": resample needs a rank-4 tensor; this one has sizes " + dims_to_string(sizes));
-    }
-    return io::plan_resize(intent, sizes, image);
-  };
-  // Output rows [first, ...) are the rows of a call whose output offset is shifted by `first`: the same bits, so PNG
-  // and JPEG outputs are encoded band by band as they are computed (not with contain's padded canvas).
-  const auto banded = [](const io::ResizePlan& p) {
-    return !p.padded() && offset_shifts_exactly(p.params.output_pixel_offsets[2], p.call_sizes[2]);
-  };
+  const auto request = std::make_shared<const ResampleRequest>(ResampleRequest{intent, common});
   std::vector<Job> jobs;
+  jobs.reserve(inputs.size());
   for (const std::string& input : inputs) {
     const std::string out =
         plan_output(output, inputs.size(), {input, op, output_extension(input, common), "", "", ""}, "{stem}{ext}");
@@ -387,128 +547,10 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     job.op = op;
     job.size_flags = "--scale, --size, --width/--height or the config's scales/output_sizes";
     job.planned_outputs = {out};
-    job.plan = [input, plan_for, banded, common](const InputProbe& probe) {
-      JobPlan plan;
-      const io::ResizePlan resize = plan_for(input, probe.sizes, probe.from_image);
-      plan.result = resize.canvas;
-      plan.banded = banded(resize);
-      // What the decoder holds: a window of rows (a JPEG read band by band), or the image decoded smaller
-      // (--shrink-on-load), instead of the whole image.
-      // Not with --linear: libjpeg's scaled decode averages encoded values, which --linear is there to avoid.
-      const int shrink =
-          probe.from_image && common.shrink_on_load && !common.linear ? shrink_for(resize, probe.max_shrink) : 1;
-      Dims decoded = probe.sizes;
-      io::ResizePlan decoded_plan = resize;
-      if (shrink > 1) {
-        for (const std::size_t a : {std::size_t{2}, std::size_t{3}}) decoded[a] = (decoded[a] + shrink - 1) / shrink;
-        widen_scales(decoded_plan, probe.sizes, decoded);
-      }
-      if (probe.from_image && probe.rows_in_order && reads_rows(common) && banded(decoded_plan)) {
-        plan.input_bytes = InputRows::bytes(decoded, decoded_plan, probe.bit_depth);
-      } else if (shrink > 1) {
-        plan.input_bytes = static_cast<std::uint64_t>(decoded[1] * decoded[2] * decoded[3]);
-      }
-      plan.type = probe.type;
-      plan.output = plan.result;
-      plan.resize = resize;
-      plan.shrink = shrink;
-      return plan;
-    };
-    job.run = [input, out, plan_for, banded, common](const JobPlan& job_plan, int threads) {
-      const ExecOptions exec = exec_options(common, threads);
-      io::ImageReadOptions read = image_read_options(common);
-      const bool image = !is_tensor_path(input);
-      // The plan made from the input's probe (its full size): run as planned, the scaled decode's sizes widening its
-      // scales (--shrink-on-load: libjpeg decodes smaller). Sizes other than the probe's (the file changed since it
-      // was planned) are planned again.
-      const Dims& full = job_plan.probe.sizes;
-      read.jpeg_shrink = job_plan.shrink;
-      const auto plan_image = [&](const Dims& sizes) {
-        io::ResizePlan planned = job_plan.resize && job_plan.probe.from_image ? *job_plan.resize : plan_for(input, full, true);
-        if (read.jpeg_shrink == 1) return sizes == full ? planned : plan_for(input, sizes, true);
-        // Decoded at 1/shrink: each side of the planned size rounded up, unless the file changed since it was
-        // planned (then the planned call no longer fits it: the input fails, to be run again).
-        for (const std::size_t a : {std::size_t{2}, std::size_t{3}}) {
-          if (sizes[a] != (full[a] + read.jpeg_shrink - 1) / read.jpeg_shrink) {
-            throw Error(ErrorCode::Io, input + ": the file changed while rsz ran (planned at " + std::to_string(full[3]) +
-                                           "x" + std::to_string(full[2]) + "); run it again");
-          }
-        }
-        widen_scales(planned, full, sizes);
-        return planned;
-      };
-#if defined(RSZ_GPU_JPEG)
-      // --decode gpu where it can: float32 results (float16's convert the samples before the resize, as the CPU
-      // does), no --linear (its decoding to linear light is the CPU's), no scaled decode (--shrink-on-load's is
-      // libjpeg's).
-      if (image && common.decode_gpu && !common.linear && common.dtype == DataType::Float32 &&
-          job_plan.shrink == 1) {
-        if (auto done = resample_on_gpu(input, out, job_plan, common, plan_for)) return *done;
-      }
-#endif
-      // A JPEG or PNG read in place on a host backend, into output rows that can be banded: decoded band by band.
-      if (image && reads_rows(common)) {
-        if (std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, read)) {
-          const io::Image& header = rows->header();
-          const io::ResizePlan plan = plan_image({1, header.channels, header.height, header.width});
-          if (banded(plan)) {
-            const LoadedInput source = header_source(header, common, input);
-            // Two threads or more for this job: one decodes while the others resample and encode.
-            InputRows input_rows(std::move(rows), exec.num_threads >= 2,
-                                 InputRows::rows_one_output_reads(header.height, plan));
-            ExecOptions kernels = exec;
-            // The kernels get the job's other threads, and no more than the CPUs left beside the decoder: with more
-            // (-j 4 on 2 cores), their waits between the small steps spin on the cores the decoder needs (a 4K JPEG
-            // job took 2.2x as long).
-            if (input_rows.decodes_in_background()) {
-              kernels.num_threads = std::max(1, std::min(exec.num_threads, usable_cpus()) - 1);
-            }
-            save_output_rows(out, plan.call_sizes, source.result_type, source, common, kernels.num_threads,
-                             [&](std::int64_t first, const TensorView& band) {
-                               ResampleParams params = plan.params;
-                               params.output_pixel_offsets[2] -= static_cast<float>(first);
-                               input_rows.resample(band, params, kernels);
-                               if (first + band.size(2) == plan.call_sizes[2]) input_rows.finish();
-                             });
-            return std::vector<OutputRecord>{{out, plan.canvas, to_string(source.result_type), std::nullopt}};
-          }
-        }
-      }
-      // An image whose resize takes each output sample from one pixel is read and written with straight alpha (see
-      // single_tap): planned from its header first.
-      CommonOptions options = common;
-      if (image && common.alpha == io::AlphaMode::Premultiplied && (full[1] == 2 || full[1] == 4)) {
-        options = alpha_for(common, job_plan.resize ? job_plan.resize->params : plan_for(input, full, true).params, out);
-      }
-      const LoadedInput loaded = load_input(input, options, read.jpeg_shrink);
-      const io::ResizePlan plan = loaded.from_image                              ? plan_image(loaded.sizes())
-                                  : job_plan.resize && loaded.sizes() == full ? *job_plan.resize
-                                                                              : plan_for(input, loaded.sizes(), false);
-      const std::vector<OutputRecord> record{{out, plan.canvas, to_string(loaded.result_type), std::nullopt}};
-      if (!plan.padded()) {
-        if (banded(plan)) {
-          save_output_rows(out, plan.call_sizes, loaded.result_type, loaded, options, exec.num_threads,
-                           [&](std::int64_t first, const TensorView& band) {
-                             ResampleParams params = plan.params;
-                             params.output_pixel_offsets[2] -= static_cast<float>(first);
-                             resample(loaded.view(), band, params, exec);
-                           });
-          return record;
-        }
-        Tensor result(loaded.result_type, plan.call_sizes, TensorInit::Uninitialized);
-        resample(loaded.view(), result.view(), plan.params, exec);
-        save_output(out, result.view(), loaded, options);
-        return record;
-      }
-      // fit contain: the image is resampled straight into its place on a zero-filled canvas (a strided view).
-      Tensor result(loaded.result_type, plan.canvas, TensorInit::Zero);
-      const Dims& strides = result.layout().strides();
-      auto* origin = static_cast<std::byte*>(result.data()) +
-                     (plan.top * strides[2] + plan.left * strides[3]) *
-                         static_cast<std::int64_t>(element_size(result.dtype()));
-      resample(loaded.view(), TensorView(origin, result.dtype(), plan.call_sizes, strides), plan.params, exec);
-      save_output(out, result.view(), loaded, options);
-      return record;
+    const ResampleJob resample_job{request, input, out};
+    job.plan = [resample_job](const InputProbe& probe) { return plan_resample_job(resample_job, probe); };
+    job.run = [resample_job](const JobPlan& job_plan, int threads) {
+      return run_resample_job(resample_job, job_plan, threads);
     };
     jobs.push_back(std::move(job));
   }

@@ -499,39 +499,35 @@ Job failed_job(const std::string& input, const std::string& error) {
   return job;
 }
 
-}  // namespace
-
-std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
-                                     const RoiSource& source, const std::string& output, const CommonOptions& common,
-                                     bool inputs_given_by_user) {
-  const io::ResolvedRoiAlign resolved = io::resolve(config);
+// Jobs of .npy ROIs: every input gets the same ROI tensor (and batch indices).
+std::vector<Job> npy_roi_jobs(const std::vector<std::string>& inputs, const io::ResolvedRoiAlign& resolved,
+                              const RoiSource& source, const std::string& output, const CommonOptions& common) {
+  if (!source.names_path.empty() || !source.image_root.empty()) {
+    usage_error(source.rois_path + ": --names and --image-root go with dataset annotations, not .npy ROIs");
+  }
+  if (common.rois_check == io::RoisCheck::Skip) {
+    usage_error(source.rois_path + ": --rois-check skip leaves out boxes of JSON ROI files and dataset annotations; "
+                ".npy ROIs are used as one tensor (warn, error or off is allowed)");
+  }
+  if (source.skip_crowd || source.skip_difficult || common.size_mismatch == io::SizeMismatch::Scale) {
+    usage_error(source.rois_path + ": --skip-crowd, --skip-difficult and --size-mismatch scale go with COCO / VOC "
+                "annotations, not .npy ROIs");
+  }
+  const RoiList list = read_npy_rois(source);
+  if (inputs.empty()) usage_error("roi-align: no input given; use -i with .npy ROIs");
   std::vector<Job> jobs;
-  if (is_tensor_path(source.rois_path)) {
-    if (!source.names_path.empty() || !source.image_root.empty()) {
-      usage_error(source.rois_path + ": --names and --image-root go with dataset annotations, not .npy ROIs");
-    }
-    if (common.rois_check == io::RoisCheck::Skip) {
-      usage_error(source.rois_path + ": --rois-check skip leaves out boxes of JSON ROI files and dataset annotations; "
-                  ".npy ROIs are used as one tensor (warn, error or off is allowed)");
-    }
-    if (source.skip_crowd || source.skip_difficult || common.size_mismatch == io::SizeMismatch::Scale) {
-      usage_error(source.rois_path + ": --skip-crowd, --skip-difficult and --size-mismatch scale go with COCO / VOC "
-                  "annotations, not .npy ROIs");
-    }
-    const RoiList list = read_npy_rois(source);
-    if (inputs.empty()) usage_error("roi-align: no input given; use -i with .npy ROIs");
-    for (const auto& input : inputs) jobs.push_back(make_job(input, inputs.size(), list, resolved, output, common));
-    return jobs;
+  for (const auto& input : inputs) jobs.push_back(make_job(input, inputs.size(), list, resolved, output, common));
+  return jobs;
+}
+
+// Refuses the annotation flags that do not go with the source's format (a usage error naming the format).
+void check_source_flags(const RoiSource& source, io::AnnotationFormat format, const std::vector<std::string>& inputs,
+                        const CommonOptions& common) {
+  if (format == io::AnnotationFormat::Yolo && inputs.empty()) {
+    usage_error(source.rois_path + ": YOLO labels name no images; give the images with -i");
   }
-  if (!source.batch_indices_path.empty()) {
-    usage_error("--batch-indices " + source.batch_indices_path +
-                ": only for .npy ROIs; a JSON ROI file carries its own \"batch_indices\"");
-  }
-  const io::AnnotationFormat format = io::detect_annotation_format(source.rois_path);
-  if (format == io::AnnotationFormat::Yolo) {
-    if (inputs.empty()) usage_error(source.rois_path + ": YOLO labels name no images; give the images with -i");
-  }
-  if (!source.image_root.empty() && format != io::AnnotationFormat::Coco && format != io::AnnotationFormat::Voc) {
+  const bool states_sizes = format == io::AnnotationFormat::Coco || format == io::AnnotationFormat::Voc;
+  if (!source.image_root.empty() && !states_sizes) {
     usage_error("--image-root " + source.image_root + ": only for COCO and Pascal VOC annotations (" +
                 to_string(format) + " sources name their images otherwise)");
   }
@@ -547,21 +543,26 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
     usage_error("--skip-difficult: only for Pascal VOC annotations (their <difficult>); " + source.rois_path + " is " +
                 to_string(format));
   }
-  if (common.size_mismatch == io::SizeMismatch::Scale && format != io::AnnotationFormat::Coco &&
-      format != io::AnnotationFormat::Voc) {
+  if (common.size_mismatch == io::SizeMismatch::Scale && !states_sizes) {
     usage_error("--size-mismatch scale: only for COCO and Pascal VOC annotations, which state their images' sizes; " +
                 source.rois_path + " is " + to_string(format));
   }
-  io::AnnotationOptions annotation_options;
-  annotation_options.image_root = source.image_root;
-  annotation_options.allow_outside_root = source.allow_outside_root;
-  annotation_options.yolo_names = source.names_path;
-  annotation_options.skip_crowd = source.skip_crowd;
-  annotation_options.skip_difficult = source.skip_difficult;
-  annotation_options.skip_malformed = common.rois_check == io::RoisCheck::Skip;
-  annotation_options.image_options = image_read_options(common);
-  if (format == io::AnnotationFormat::Yolo) annotation_options.yolo_images = inputs;
-  const io::RoiFile file = io::read_annotations(source.rois_path, format, annotation_options);
+}
+
+// Reads a JSON ROI file or dataset annotations, refusing (a usage error) a file whose boxes would take more than the
+// memory budget to plan, and sets the shard key of every image it names.
+io::RoiFile read_roi_file(const RoiSource& source, io::AnnotationFormat format, const std::vector<std::string>& inputs,
+                          const CommonOptions& common) {
+  io::AnnotationOptions options;
+  options.image_root = source.image_root;
+  options.allow_outside_root = source.allow_outside_root;
+  options.yolo_names = source.names_path;
+  options.skip_crowd = source.skip_crowd;
+  options.skip_difficult = source.skip_difficult;
+  options.skip_malformed = common.rois_check == io::RoisCheck::Skip;
+  options.image_options = image_read_options(common);
+  if (format == io::AnnotationFormat::Yolo) options.yolo_images = inputs;
+  io::RoiFile file = io::read_annotations(source.rois_path, format, options);
   // Every box is planned before anything runs: its entry, its crop's name, manifest row and job take about 1 KiB
   // (300,000 boxes of one image: 276 MB), whatever its text took in the file.
   constexpr std::uint64_t kPlannedBytesPerBox = 1024;
@@ -581,29 +582,57 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
                      : std::filesystem::path(source.rois_path).parent_path().string();
   }
   for (const io::RoiImage& image : file.images) set_shard_key_below(image.path, image_root);
-  if (format != io::AnnotationFormat::Rsz) {  // images without boxes give no crops: not even decoded
-    std::size_t with_boxes = 0;
-    for (const io::RoiImage& image : file.images) with_boxes += image.rois.empty() ? 0 : 1;
-    for (const io::RoiImage& image : file.images) {
-      if (!image.error.empty()) {  // a missing or unreadable image fails alone
-        jobs.push_back(failed_job(image.path, image.error));
-        continue;
-      }
-      if (image.rois.empty() && image.left_out.empty()) continue;
-      if (format != io::AnnotationFormat::Yolo && inputs_given_by_user && !inputs.empty()) {
-        usage_error(source.rois_path + ": these " + to_string(format) + " annotations name their own images; drop -i");
-      }
-      RoiList list;
-      list.entries = image.rois;
-      list.width = image.width;
-      list.height = image.height;
-      list.where = image.where;
-      list.left_out = image.left_out;
-      jobs.push_back(make_job(image.path, with_boxes, list, resolved, output, common));
+  return file;
+}
+
+// Jobs of dataset annotations (COCO, VOC, YOLO): one per image with boxes (or boxes left out); a missing or
+// unreadable image fails alone. Images without boxes give no crops: they are not even decoded.
+std::vector<Job> annotation_jobs(const io::RoiFile& file, io::AnnotationFormat format, const RoiSource& source,
+                                 const std::vector<std::string>& inputs, bool inputs_given_by_user,
+                                 const io::ResolvedRoiAlign& resolved, const std::string& output,
+                                 const CommonOptions& common) {
+  std::vector<Job> jobs;
+  std::size_t with_boxes = 0;
+  for (const io::RoiImage& image : file.images) with_boxes += image.rois.empty() ? 0 : 1;
+  for (const io::RoiImage& image : file.images) {
+    if (!image.error.empty()) {
+      jobs.push_back(failed_job(image.path, image.error));
+      continue;
     }
-    // YOLO's images are the inputs (a plan's list); the others name their own.
-    return format == io::AnnotationFormat::Yolo ? jobs : plan_shard_of_named_images(std::move(jobs), common);
+    if (image.rois.empty() && image.left_out.empty()) continue;
+    if (format != io::AnnotationFormat::Yolo && inputs_given_by_user && !inputs.empty()) {
+      usage_error(source.rois_path + ": these " + to_string(format) + " annotations name their own images; drop -i");
+    }
+    RoiList list;
+    list.entries = image.rois;
+    list.width = image.width;
+    list.height = image.height;
+    list.where = image.where;
+    list.left_out = image.left_out;
+    jobs.push_back(make_job(image.path, with_boxes, list, resolved, output, common));
   }
+  // YOLO's images are the inputs (a plan's list); the others name their own.
+  return format == io::AnnotationFormat::Yolo ? jobs : plan_shard_of_named_images(std::move(jobs), common);
+}
+
+}  // namespace
+
+std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, const io::RoiAlignConfig& config,
+                                     const RoiSource& source, const std::string& output, const CommonOptions& common,
+                                     bool inputs_given_by_user) {
+  const io::ResolvedRoiAlign resolved = io::resolve(config);
+  if (is_tensor_path(source.rois_path)) return npy_roi_jobs(inputs, resolved, source, output, common);
+  if (!source.batch_indices_path.empty()) {
+    usage_error("--batch-indices " + source.batch_indices_path +
+                ": only for .npy ROIs; a JSON ROI file carries its own \"batch_indices\"");
+  }
+  const io::AnnotationFormat format = io::detect_annotation_format(source.rois_path);
+  check_source_flags(source, format, inputs, common);
+  const io::RoiFile file = read_roi_file(source, format, inputs, common);
+  if (format != io::AnnotationFormat::Rsz) {
+    return annotation_jobs(file, format, source, inputs, inputs_given_by_user, resolved, output, common);
+  }
+  std::vector<Job> jobs;
   if (file.dataset) {
     if (inputs_given_by_user && !inputs.empty()) {
       usage_error(source.rois_path + ": this dataset ROI file names its own images; drop -i");
