@@ -73,6 +73,102 @@ struct JpegBatchDecoder::Impl {
     check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &cuda), "nvjpegCreate");
     check(nvjpegJpegStateCreate(cuda, &cuda_state), "nvjpegJpegStateCreate");
   }
+
+  // A file's size and components into `image` (or its error): the header alone parsed where the engines are (the
+  // whole stream is read by the decode), which also says whether they decode it; nvJPEG's image info where not.
+  // Returns whether the engines decode it.
+  bool inspect(std::string_view file, DeviceImage& image) {
+    const auto* data = reinterpret_cast<const unsigned char*>(file.data());
+    int components = 0;
+    bool engine = false;
+    if (hardware != nullptr &&
+        nvjpegJpegStreamParseHeader(hardware, data, file.size(), hardware_stream) == NVJPEG_STATUS_SUCCESS) {
+      unsigned int width = 0;
+      unsigned int height = 0;
+      unsigned int count = 0;
+      int unsupported = 1;  // 0: the engines decode it
+      if (nvjpegJpegStreamGetFrameDimensions(hardware_stream, &width, &height) == NVJPEG_STATUS_SUCCESS &&
+          nvjpegJpegStreamGetComponentsNum(hardware_stream, &count) == NVJPEG_STATUS_SUCCESS &&
+          nvjpegDecodeBatchedSupported(hardware, hardware_stream, &unsupported) == NVJPEG_STATUS_SUCCESS) {
+        image.width = width;
+        image.height = height;
+        components = static_cast<int>(count);
+        engine = unsupported == 0;
+      }
+    }
+    if (components == 0) {
+      make_cuda();
+      nvjpegChromaSubsampling_t subsampling{};
+      int widths[NVJPEG_MAX_COMPONENT] = {};
+      int heights[NVJPEG_MAX_COMPONENT] = {};
+      const nvjpegStatus_t info = nvjpegGetImageInfo(cuda, data, file.size(), &components, &subsampling, widths, heights);
+      if (info != NVJPEG_STATUS_SUCCESS) {
+        image.error = status_text(info);
+        return false;
+      }
+      image.width = widths[0];
+      image.height = heights[0];
+    }
+    if (components != 1 && components != 3) {
+      image.error = std::to_string(components) + " colour components (CMYK or YCCK): decoded on the CPU";
+      return false;
+    }
+    image.channels = components;
+    if (image.width < 1 || image.height < 1 || image.width * image.height > max_pixels) {
+      image.error = std::to_string(image.width) + "x" + std::to_string(image.height) + " is over " +
+                    std::to_string(max_pixels) + " pixels";
+      return false;
+    }
+    image.row_bytes = image.width * 3;
+    return engine;
+  }
+
+  // One file on nvJPEG's CUDA decoder into image.data (queued on the stream), or its error.
+  void decode_one(std::string_view file, DeviceImage& image) {
+    make_cuda();
+    nvjpegImage_t target{};
+    target.channel[0] = image.data;
+    target.pitch[0] = static_cast<unsigned int>(image.row_bytes);
+    const nvjpegStatus_t s = nvjpegDecode(cuda, cuda_state, reinterpret_cast<const unsigned char*>(file.data()),
+                                          file.size(), NVJPEG_OUTPUT_RGBI, &target, stream);
+    if (s != NVJPEG_STATUS_SUCCESS) {
+      image.error = status_text(s);
+      image.data = nullptr;
+    }
+  }
+
+  // The files `on_engines` (of `files`, into `out`'s places) in one batch on the engines; where the batch fails
+  // whole, each file alone on the CUDA decoder.
+  void decode_on_engines(const std::vector<std::string_view>& files, const std::vector<std::size_t>& on_engines,
+                         std::vector<DeviceImage>& out) {
+    std::vector<const unsigned char*> data;
+    std::vector<std::size_t> lengths;
+    std::vector<nvjpegImage_t> targets;
+    for (const std::size_t i : on_engines) {
+      data.push_back(reinterpret_cast<const unsigned char*>(files[i].data()));
+      lengths.push_back(files[i].size());
+      nvjpegImage_t target{};
+      target.channel[0] = out[i].data;
+      target.pitch[0] = static_cast<unsigned int>(out[i].row_bytes);
+      targets.push_back(target);
+      out[i].engine = true;
+    }
+    const int count = static_cast<int>(data.size());
+    nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
+    if (count != initialized_batch) {  // the engines' state, for this many files
+      initialized_batch = 0;
+      s = nvjpegDecodeBatchedInitialize(hardware, hardware_state, count, 1, NVJPEG_OUTPUT_RGBI);
+      if (s == NVJPEG_STATUS_SUCCESS) initialized_batch = count;
+    }
+    if (s == NVJPEG_STATUS_SUCCESS) {
+      s = nvjpegDecodeBatched(hardware, hardware_state, data.data(), lengths.data(), targets.data(), stream);
+    }
+    if (s == NVJPEG_STATUS_SUCCESS) return;
+    for (const std::size_t i : on_engines) {
+      out[i].engine = false;
+      decode_one(files[i], out[i]);
+    }
+  }
 };
 
 JpegBatchDecoder::JpegBatchDecoder(int device, int max_batch, std::int64_t max_pixels) : impl_(std::make_unique<Impl>()) {
@@ -116,114 +212,23 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
   std::vector<char> on_engine(files.size(), 0);
   std::size_t total = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const auto* data = reinterpret_cast<const unsigned char*>(files[i].data());
-    DeviceImage& image = out[i];
-    int components = 0;
-    bool engine = false;
-    // With the engines: the header alone parsed (the whole stream is read by the decode), which says the size and
-    // whether the engines decode it; without, nvJPEG's image info.
-    if (d.hardware != nullptr &&
-        nvjpegJpegStreamParseHeader(d.hardware, data, files[i].size(), d.hardware_stream) == NVJPEG_STATUS_SUCCESS) {
-      unsigned int width = 0;
-      unsigned int height = 0;
-      unsigned int count = 0;
-      int unsupported = 1;  // 0: the engines decode it
-      if (nvjpegJpegStreamGetFrameDimensions(d.hardware_stream, &width, &height) == NVJPEG_STATUS_SUCCESS &&
-          nvjpegJpegStreamGetComponentsNum(d.hardware_stream, &count) == NVJPEG_STATUS_SUCCESS &&
-          nvjpegDecodeBatchedSupported(d.hardware, d.hardware_stream, &unsupported) == NVJPEG_STATUS_SUCCESS) {
-        image.width = width;
-        image.height = height;
-        components = static_cast<int>(count);
-        engine = unsupported == 0;
-      }
-    }
-    if (components == 0) {
-      d.make_cuda();
-      nvjpegChromaSubsampling_t subsampling{};
-      int widths[NVJPEG_MAX_COMPONENT] = {};
-      int heights[NVJPEG_MAX_COMPONENT] = {};
-      const nvjpegStatus_t info =
-          nvjpegGetImageInfo(d.cuda, data, files[i].size(), &components, &subsampling, widths, heights);
-      if (info != NVJPEG_STATUS_SUCCESS) {
-        image.error = status_text(info);
-        continue;
-      }
-      image.width = widths[0];
-      image.height = heights[0];
-    }
-    if (components != 1 && components != 3) {
-      image.error = std::to_string(components) + " colour components (CMYK or YCCK): decoded on the CPU";
-      continue;
-    }
-    image.channels = components;
-    if (image.width < 1 || image.height < 1 || image.width * image.height > d.max_pixels) {
-      image.error = std::to_string(image.width) + "x" + std::to_string(image.height) + " is over " +
-                    std::to_string(d.max_pixels) + " pixels";
-      continue;
-    }
-    image.row_bytes = image.width * 3;
+    on_engine[i] = d.inspect(files[i], out[i]) ? 1 : 0;
+    if (!out[i].error.empty()) continue;
     offsets[i] = total;
-    total += aligned_bytes(static_cast<std::size_t>(image.row_bytes * image.height));
-    on_engine[i] = engine ? 1 : 0;
+    total += aligned_bytes(static_cast<std::size_t>(out[i].row_bytes * out[i].height));
   }
   std::uint8_t* const arena = d.arena.reserve(std::max<std::size_t>(total, 256));
-  std::vector<const unsigned char*> batch_data;
-  std::vector<std::size_t> batch_lengths;
-  std::vector<nvjpegImage_t> batch_images;
-  std::vector<std::size_t> batch_index;
+  std::vector<std::size_t> on_engines;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    DeviceImage& image = out[i];
-    if (!image.error.empty()) continue;
-    image.data = arena + offsets[i];
-    nvjpegImage_t target{};
-    target.channel[0] = image.data;
-    target.pitch[0] = static_cast<unsigned int>(image.row_bytes);
+    if (!out[i].error.empty()) continue;
+    out[i].data = arena + offsets[i];
     if (on_engine[i]) {
-      image.engine = true;
-      batch_data.push_back(reinterpret_cast<const unsigned char*>(files[i].data()));
-      batch_lengths.push_back(files[i].size());
-      batch_images.push_back(target);
-      batch_index.push_back(i);
-      continue;
-    }
-    d.make_cuda();
-    const nvjpegStatus_t s = nvjpegDecode(d.cuda, d.cuda_state, reinterpret_cast<const unsigned char*>(files[i].data()),
-                                          files[i].size(), NVJPEG_OUTPUT_RGBI, &target, d.stream);
-    if (s != NVJPEG_STATUS_SUCCESS) {
-      image.error = status_text(s);
-      image.data = nullptr;
+      on_engines.push_back(i);
+    } else {
+      d.decode_one(files[i], out[i]);
     }
   }
-  if (!batch_data.empty()) {
-    nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
-    if (static_cast<int>(batch_data.size()) != d.initialized_batch) {  // the engines' state, for this many files
-      d.initialized_batch = 0;
-      s = nvjpegDecodeBatchedInitialize(d.hardware, d.hardware_state, static_cast<int>(batch_data.size()), 1,
-                                        NVJPEG_OUTPUT_RGBI);
-      if (s == NVJPEG_STATUS_SUCCESS) d.initialized_batch = static_cast<int>(batch_data.size());
-    }
-    if (s == NVJPEG_STATUS_SUCCESS) {
-      s = nvjpegDecodeBatched(d.hardware, d.hardware_state, batch_data.data(), batch_lengths.data(),
-                              batch_images.data(), d.stream);
-    }
-    if (s != NVJPEG_STATUS_SUCCESS) {  // the batch failed whole: each file alone on the CUDA decoder
-      for (const std::size_t i : batch_index) {
-        DeviceImage& image = out[i];
-        image.engine = false;
-        nvjpegImage_t target{};
-        target.channel[0] = image.data;
-        target.pitch[0] = static_cast<unsigned int>(image.row_bytes);
-        d.make_cuda();
-        const nvjpegStatus_t one =
-            nvjpegDecode(d.cuda, d.cuda_state, reinterpret_cast<const unsigned char*>(files[i].data()),
-                         files[i].size(), NVJPEG_OUTPUT_RGBI, &target, d.stream);
-        if (one != NVJPEG_STATUS_SUCCESS) {
-          image.error = status_text(one);
-          image.data = nullptr;
-        }
-      }
-    }
-  }
+  if (!on_engines.empty()) d.decode_on_engines(files, on_engines, out);
   check_cuda(cudaStreamSynchronize(d.stream), "GPU JPEG decoder", "decoding");
   return out;
 }
