@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rsz/error.h"
@@ -158,6 +159,39 @@ TEST(GpuJpeg, FilesItCannotDecodeSayWhyAndTheOthersDecode) {
   EXPECT_EQ(to_host(images[0]), to_host(images[4]));  // the same file, the same pixels
   const std::vector<std::string_view> too_many(17, good);
   EXPECT_THROW(decoder->decode(too_many), rsz::Error);
+}
+
+// Decoders that share nvJPEG's handles (sibling()), each on its own thread at once, decode as one decoder alone does.
+TEST(GpuJpeg, SiblingsOnTheirOwnThreadsDecodeAsOneDecoderDoes) {
+  RSZ_NEED_DECODER(decoder);
+  const std::vector<JpegFile> files = jpeg_files();
+  std::vector<std::string_view> views;
+  for (const JpegFile& f : files) views.emplace_back(f.bytes);
+  std::vector<std::vector<std::uint8_t>> alone;
+  for (const rsz::io::gpu::DeviceImage& image : decoder->decode(views)) alone.push_back(to_host(image));
+  std::unique_ptr<rsz::io::gpu::JpegBatchDecoder> sibling = decoder->sibling();
+  EXPECT_STREQ(sibling->engine(), decoder->engine());
+  std::vector<std::vector<std::uint8_t>> first;
+  std::vector<std::vector<std::uint8_t>> second;
+  const auto decode_with = [&](rsz::io::gpu::JpegBatchDecoder& d, std::vector<std::vector<std::uint8_t>>& out) {
+    for (int round = 0; round < 8; ++round) {
+      out.clear();
+      for (const rsz::io::gpu::DeviceImage& image : d.decode(views)) out.push_back(to_host(image));
+    }
+  };
+  std::thread other([&] { decode_with(*sibling, second); });
+  decode_with(*decoder, first);
+  other.join();
+  ASSERT_EQ(first.size(), files.size());
+  ASSERT_EQ(second.size(), files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    EXPECT_EQ(first[i], alone[i]) << files[i].name;
+    EXPECT_EQ(second[i], alone[i]) << files[i].name;
+  }
+  decoder.reset();  // the sibling keeps the shared handles
+  const std::vector<rsz::io::gpu::DeviceImage> again = sibling->decode(views);
+  ASSERT_EQ(again.size(), files.size());
+  EXPECT_EQ(to_host(again.back()), alone.back());
 }
 
 }  // namespace

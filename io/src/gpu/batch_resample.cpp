@@ -1,9 +1,12 @@
-// rsz/io/gpu_jpeg.h's BatchResampler: threads queue their jobs; one worker takes every job waiting (up to a batch),
-// decodes their files at once, runs their calls on the GPU, copies the results back through pinned memory and hands
-// each thread its result.
+// rsz/io/gpu_jpeg.h's BatchResampler: threads queue their jobs; a worker takes every job waiting (up to a batch, after
+// a short wait for a fuller one), decodes their files at once, runs their calls on the GPU and copies the results back
+// into pinned memory, which each job's thread reads its result out of while the worker goes on with the next batch.
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -23,6 +26,7 @@ namespace {
 using detail::check_cuda;
 using detail::aligned_bytes;
 using detail::Arena;
+using detail::BlockingEvent;
 using detail::OnDevice;
 
 std::size_t bytes_of(const Dims& sizes, DataType type) {
@@ -33,23 +37,64 @@ std::size_t bytes_of(const Dims& sizes, DataType type) {
 
 
 // The decoded bytes one batch holds at most (with the files that fit beside them; one file alone may be larger).
-constexpr std::size_t kBatchBytes = std::size_t{1} << 30;
+constexpr std::size_t kBatchBytes = std::size_t{512} << 20;
 
-struct Pending {
-  const ResampleJob* job;
-  std::promise<Resampled> done;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Where a lane's time went (RSZ_GPU_STATS=1 prints it when the stage ends).
+struct LaneStats {
+  std::size_t batches = 0;
+  std::size_t files = 0;
+  double idle = 0;    // waiting for jobs
+  double decode = 0;  // decoding a batch (until its images are on the device)
+  double resize = 0;  // resizing and copying back, until the results are in host memory
+  double hand_out = 0;  // handing the results out
 };
 
-// One worker: its own decoder (nvJPEG state and stream), stream and memory, taking batches from the shared queue.
-// Two of them overlap one batch's decoding with the other's resizing and copying.
+// Pinned host memory that a batch's results are copied back into, read out by the jobs' own threads (in parallel,
+// while the lane goes on with its next batch into its other staging); it is used again once every job has read its
+// result.
+struct Staging {
+  Arena memory{true, "GPU resize", "pinned host memory for the results"};
+  std::mutex mutex;
+  std::condition_variable read;
+  std::size_t unread = 0;
+
+  void wait_until_read() {
+    std::unique_lock<std::mutex> lock(mutex);
+    read.wait(lock, [this] { return unread == 0; });
+  }
+  void read_one() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (--unread == 0) read.notify_all();
+  }
+};
+
+// A job handed in: done once its batch has run, with its error, or its result at `staged` (in `staging`, to be read
+// and released by the job's thread).
+struct Pending {
+  const ResampleJob* job;
+  std::promise<void> done;
+  std::string error;
+  const std::uint8_t* staged = nullptr;
+  Staging* staging = nullptr;
+};
+
+// One worker: its own decoder (nvJPEG state and stream; the library handles shared with the other lanes'), stream
+// and memory, taking batches from the shared queue (kLanes says how many there are).
 struct Lane {
   int device;
-  JpegBatchDecoder decoder;
+  std::unique_ptr<JpegBatchDecoder> decoder;
   cudaStream_t stream = nullptr;
   Arena results{false, "GPU resize", "device memory for the results"};
-  Arena staging{true, "GPU resize", "pinned host memory for the results"};
+  Staging staging[2];
+  int next_staging = 0;
+  BlockingEvent done;  // the batch's results in host memory, waited for without spinning
+  LaneStats stats;
 
-  Lane(int device_, int max_batch) : device(device_), decoder(device_, max_batch) {
+  Lane(int device_, std::unique_ptr<JpegBatchDecoder> decoder_) : device(device_), decoder(std::move(decoder_)) {
     const OnDevice on(device);
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "GPU resize", "cudaStreamCreate");
   }
@@ -57,7 +102,10 @@ struct Lane {
     int previous = 0;
     if (cudaGetDevice(&previous) != cudaSuccess) return;
     cudaSetDevice(device);
+    cudaStreamSynchronize(stream);
     cudaStreamDestroy(stream);
+    done.release();
+    results.release();  // on its device
     cudaSetDevice(previous);
   }
   Lane(const Lane&) = delete;
@@ -67,7 +115,10 @@ struct Lane {
     const OnDevice on(device);
     std::vector<std::string_view> files;
     for (const Pending* p : batch) files.push_back(p->job->file);
-    const std::vector<DeviceImage> images = decoder.decode(files);
+    Clock::time_point start = Clock::now();
+    const std::vector<DeviceImage> images = decoder->decode(files);
+    stats.decode += seconds_since(start);
+    start = Clock::now();
     std::vector<std::string> errors(batch.size());
     std::vector<std::size_t> offsets(batch.size(), 0);
     std::size_t total = 0;
@@ -84,7 +135,10 @@ struct Lane {
       if (errors[i].empty()) total += aligned_bytes(bytes_of(job.canvas, job.type));
     }
     std::uint8_t* device_out = results.reserve(std::max<std::size_t>(total, 256));
-    std::uint8_t* host_out = staging.reserve(std::max<std::size_t>(total, 256));
+    Staging& into = staging[next_staging];
+    next_staging ^= 1;
+    into.wait_until_read();  // the jobs of the batch before the last have read their results
+    std::uint8_t* host_out = into.memory.reserve(std::max<std::size_t>(total, 256));
     ExecOptions exec;
     exec.backend = Backend::Cuda;
     exec.device = device;
@@ -109,20 +163,35 @@ struct Lane {
       check_cuda(cudaMemcpyAsync(host_out, device_out, total, cudaMemcpyDeviceToHost, stream), "GPU resize",
                  "copy back");
     }
-    check_cuda(cudaStreamSynchronize(stream), "GPU resize", "the batch's resize");
-    std::vector<Resampled> out(batch.size());  // all made before any is handed out (a failure fails the batch)
+    done.wait(stream, "GPU resize", "the batch's resize");
+    stats.resize += seconds_since(start);
+    start = Clock::now();
+    std::size_t staged = 0;
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      out[i].error = errors[i];
+      batch[i]->error = errors[i];
       if (!errors[i].empty()) continue;
-      const ResampleJob& job = *batch[i]->job;
-      out[i].result.emplace(job.type, job.canvas, TensorInit::Uninitialized);
-      std::memcpy(out[i].result->data(), host_out + offsets[i], bytes_of(job.canvas, job.type));
+      batch[i]->staged = host_out + offsets[i];
+      batch[i]->staging = &into;
+      ++staged;
     }
-    for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->done.set_value(std::move(out[i]));
+    {
+      const std::lock_guard<std::mutex> lock(into.mutex);
+      into.unread = staged;
+    }
+    stats.hand_out += seconds_since(start);
+    ++stats.batches;
+    stats.files += batch.size();
+    for (Pending* p : batch) p->done.set_value();
   }
 };
 
-constexpr int kLanes = 2;
+// Lanes (workers, each with its own decoder, stream and memory): one. On an H200, 1,024 photos took 1.82-2.00 s with
+// one lane, 2.00-2.29 s with two (one decoding while the other resized, the engines taken in turn) and 2.23 s with
+// three (decoding at once, which slowed each decode): a batch's decode (nvJPEG's colour conversion runs on the GPU's
+// cores) and the resize kernels share the cores, so overlapping them gained nothing. The lanes stay for several GPUs.
+constexpr int kLanes = 1;
+// How long a lane waits for a fuller batch before it takes what is waiting (each decode call has a fixed cost).
+constexpr auto kGather = std::chrono::milliseconds(2);
 
 }  // namespace
 
@@ -135,17 +204,35 @@ struct BatchResampler::Impl {
   bool stopping = false;
   std::vector<std::thread> workers;
 
+  double made_in = 0;  // seconds the lanes took to make (nvJPEG's handles, streams)
+
   Impl(int device, int max_batch_) : max_batch(max_batch_) {
-    for (int i = 0; i < kLanes; ++i) lanes.push_back(std::make_unique<Lane>(device, max_batch));
+    const Clock::time_point start = Clock::now();
+    auto first = std::make_unique<JpegBatchDecoder>(device, max_batch);
+    for (int i = 1; i < kLanes; ++i) lanes.push_back(std::make_unique<Lane>(device, first->sibling()));
+    lanes.push_back(std::make_unique<Lane>(device, std::move(first)));
     try {
       for (auto& lane : lanes) workers.emplace_back([this, l = lane.get()] { loop(*l); });
     } catch (...) {  // a thread that could not start: the started ones stop before the lanes go
       stop();
       throw;
     }
+    made_in = seconds_since(start);
   }
 
-  ~Impl() { stop(); }
+  ~Impl() {
+    stop();
+    const char* wanted = std::getenv("RSZ_GPU_STATS");
+    if (wanted == nullptr || *wanted == '\0' || *wanted == '0') return;
+    std::fprintf(stderr, "rsz: GPU stage made in %.3f s\n", made_in);
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      const LaneStats& s = lanes[i]->stats;
+      std::fprintf(stderr,
+                   "rsz: GPU stage, lane %zu: %zu batches, %zu files; idle %.3f s, decode %.3f s, resize and copy "
+                   "%.3f s, hand-out %.3f s\n",
+                   i, s.batches, s.files, s.idle, s.decode, s.resize, s.hand_out);
+    }
+  }
 
   void stop() {
     {
@@ -166,9 +253,14 @@ struct BatchResampler::Impl {
     for (;;) {
       std::vector<Pending*> batch;
       {
+        const Clock::time_point start = Clock::now();
         std::unique_lock<std::mutex> lock(mutex);
         wake.wait(lock, [this] { return stopping || !queue.empty(); });
         if (queue.empty()) return;  // stopping, nothing left
+        const auto full = [this] { return stopping || queue.size() >= static_cast<std::size_t>(max_batch); };
+        if (!full()) wake.wait_for(lock, kGather, full);
+        lane.stats.idle += seconds_since(start);
+        if (queue.empty()) continue;  // another lane took them
         std::size_t bytes = 0;
         while (!queue.empty() && batch.size() < static_cast<std::size_t>(max_batch) &&
                (batch.empty() || bytes + decoded_bytes(queue.front()) <= kBatchBytes)) {
@@ -180,10 +272,17 @@ struct BatchResampler::Impl {
       try {
         lane.run_batch(batch);  // hands out every result, or throws before handing out any
       } catch (const std::exception& e) {  // the GPU failed the batch (out of memory): its files go to the CPU
-        for (Pending* p : batch) p->done.set_value(Resampled{std::nullopt, std::string("the GPU failed: ") + e.what()});
+        fail(batch, std::string("the GPU failed: ") + e.what());
       } catch (...) {
-        for (Pending* p : batch) p->done.set_value(Resampled{std::nullopt, "the GPU failed"});
+        fail(batch, "the GPU failed");
       }
+    }
+  }
+
+  static void fail(const std::vector<Pending*>& batch, const std::string& error) {
+    for (Pending* p : batch) {
+      p->error = error;
+      p->done.set_value();
     }
   }
 };
@@ -192,17 +291,26 @@ BatchResampler::BatchResampler(int device, int max_batch) : impl_(std::make_uniq
 
 BatchResampler::~BatchResampler() = default;
 
-const char* BatchResampler::engine() const { return impl_->lanes.front()->decoder.engine(); }
+const char* BatchResampler::engine() const { return impl_->lanes.front()->decoder->engine(); }
 
 Resampled BatchResampler::run(const ResampleJob& job) {
-  Pending pending{&job, {}};
-  std::future<Resampled> result = pending.done.get_future();
+  Pending pending{&job, {}, {}, nullptr, nullptr};
+  std::future<void> done = pending.done.get_future();
   {
     const std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->queue.push_back(&pending);
   }
   impl_->wake.notify_one();
-  return result.get();
+  done.get();
+  if (pending.staging == nullptr) return Resampled{std::nullopt, pending.error};
+  struct Release {  // the staged result read (or not, if the copy cannot be made): its lane may use it again
+    Staging* staging;
+    ~Release() { staging->read_one(); }
+  } release{pending.staging};
+  Resampled out;
+  out.result.emplace(job.type, job.canvas, TensorInit::Uninitialized);
+  std::memcpy(out.result->data(), pending.staged, bytes_of(job.canvas, job.type));
+  return out;
 }
 
 }  // namespace rsz::io::gpu

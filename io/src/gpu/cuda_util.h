@@ -31,6 +31,31 @@ class OnDevice {
   int previous_ = 0;
 };
 
+// The work queued on a stream, waited for by blocking the thread (cudaEventBlockingSync) rather than by spinning on a
+// core as cudaStreamSynchronize does by default: the job threads and the encoders need the cores. Made on first use,
+// on the current device.
+class BlockingEvent {
+ public:
+  BlockingEvent() = default;
+  ~BlockingEvent() { release(); }
+  BlockingEvent(const BlockingEvent&) = delete;
+  BlockingEvent& operator=(const BlockingEvent&) = delete;
+  void wait(cudaStream_t stream, const char* who, const char* what) {
+    if (event_ == nullptr) {
+      check_cuda(cudaEventCreateWithFlags(&event_, cudaEventBlockingSync | cudaEventDisableTiming), who, what);
+    }
+    check_cuda(cudaEventRecord(event_, stream), who, what);
+    check_cuda(cudaEventSynchronize(event_), who, what);
+  }
+  void release() {
+    if (event_ != nullptr) cudaEventDestroy(event_);
+    event_ = nullptr;
+  }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // A batch's bytes, each image's start aligned to 256 bytes (CUDA's allocation alignment).
 inline std::size_t aligned_bytes(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
@@ -54,13 +79,14 @@ class Arena {
     }
     return data_;
   }
-
- private:
+  // Frees the memory (device memory on the device that is current).
   void release() {
     if (data_ != nullptr) pinned_ ? cudaFreeHost(data_) : cudaFree(data_);
     data_ = nullptr;
     size_ = 0;
   }
+
+ private:
   bool pinned_;
   const char* who_;
   const char* what_;

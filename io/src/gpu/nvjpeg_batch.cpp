@@ -4,6 +4,7 @@
 #include <nvjpeg.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "rsz/error.h"
@@ -17,6 +18,7 @@ namespace {
 using detail::check_cuda;
 using detail::aligned_bytes;
 using detail::Arena;
+using detail::BlockingEvent;
 using detail::OnDevice;
 
 const char* status_text(nvjpegStatus_t s) {
@@ -44,33 +46,81 @@ void check(nvjpegStatus_t s, const char* what) {
 
 }  // namespace
 
+// nvJPEG's library handles, shared by the decoders of one device (JpegBatchDecoder::sibling): a handle is thread
+// safe, and the hardware backend's takes most of a decoder's start-up (about 0.4 s on an H200); the states and
+// streams are each decoder's own.
+struct JpegHandles {
+  int device = 0;
+  nvjpegHandle_t hardware = nullptr;  // null where the GPU has no JPEG engines
+  std::mutex mutex;                   // making `cuda`
+  nvjpegHandle_t cuda = nullptr;      // nvJPEG's CUDA decoder, made when a file first needs it
+
+  explicit JpegHandles(int device_) : device(device_) {
+    // The JPEG engines, where the GPU has them (NVJPEG_STATUS_ARCH_MISMATCH or NOT_SUPPORTED where not); nvJPEG's
+    // CUDA decoder where not, and for the files the engines do not take.
+    if (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &hardware) !=
+        NVJPEG_STATUS_SUCCESS) {
+      hardware = nullptr;
+    }
+  }
+  ~JpegHandles() {
+    if (hardware != nullptr) nvjpegDestroy(hardware);
+    if (cuda != nullptr) nvjpegDestroy(cuda);
+  }
+  JpegHandles(const JpegHandles&) = delete;
+  JpegHandles& operator=(const JpegHandles&) = delete;
+
+  nvjpegHandle_t cuda_handle() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (cuda == nullptr) {
+      check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &cuda), "nvjpegCreate");
+    }
+    return cuda;
+  }
+};
+
 struct JpegBatchDecoder::Impl {
   int device = 0;
   int max_batch = 0;
   std::int64_t max_pixels = 0;
+  std::shared_ptr<JpegHandles> handles;
   cudaStream_t stream = nullptr;
-  // The hardware backend (null where the GPU has no JPEG engines) and the default one.
-  nvjpegHandle_t hardware = nullptr;
+  nvjpegHandle_t hardware = nullptr;  // handles->hardware
   nvjpegJpegState_t hardware_state = nullptr;
   nvjpegJpegStream_t hardware_stream = nullptr;
   int initialized_batch = 0;  // the batch size the engines' state was initialized for
-  nvjpegHandle_t cuda = nullptr;
+  nvjpegHandle_t cuda = nullptr;  // handles->cuda, once this decoder needs it
   nvjpegJpegState_t cuda_state = nullptr;
   Arena arena{false, "GPU JPEG decoder", "device memory for the decoded images"};  // the batch's images
+  BlockingEvent decoded;  // the batch on the device
+
+  Impl(std::shared_ptr<JpegHandles> shared, int max_batch_, std::int64_t max_pixels_)
+      : device(shared->device), max_batch(max_batch_), max_pixels(max_pixels_), handles(std::move(shared)) {
+    if (max_batch < 1) throw Error(ErrorCode::InvalidArgument, "GPU JPEG decoder: a batch of at least 1 file");
+    const OnDevice on(device);
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "GPU JPEG decoder", "cudaStreamCreate");
+    hardware = handles->hardware;
+    if (hardware != nullptr) {
+      check(nvjpegJpegStateCreate(hardware, &hardware_state), "nvjpegJpegStateCreate (hardware)");
+      check(nvjpegJpegStreamCreate(hardware, &hardware_stream), "nvjpegJpegStreamCreate");
+    } else {
+      make_cuda();
+    }
+  }
 
   ~Impl() {
+    if (stream != nullptr) cudaStreamSynchronize(stream);
     if (hardware_stream != nullptr) nvjpegJpegStreamDestroy(hardware_stream);
     if (hardware_state != nullptr) nvjpegJpegStateDestroy(hardware_state);
-    if (hardware != nullptr) nvjpegDestroy(hardware);
     if (cuda_state != nullptr) nvjpegJpegStateDestroy(cuda_state);
-    if (cuda != nullptr) nvjpegDestroy(cuda);
+    decoded.release();
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
 
-  // nvJPEG's CUDA decoder, on first use.
+  // nvJPEG's CUDA decoder and this decoder's state for it, on first use.
   void make_cuda() {
-    if (cuda != nullptr) return;
-    check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &cuda), "nvjpegCreate");
+    if (cuda_state != nullptr) return;
+    cuda = handles->cuda_handle();
     check(nvjpegJpegStateCreate(cuda, &cuda_state), "nvjpegJpegStateCreate");
   }
 
@@ -171,31 +221,26 @@ struct JpegBatchDecoder::Impl {
   }
 };
 
-JpegBatchDecoder::JpegBatchDecoder(int device, int max_batch, std::int64_t max_pixels) : impl_(std::make_unique<Impl>()) {
-  if (max_batch < 1) throw Error(ErrorCode::InvalidArgument, "GPU JPEG decoder: a batch of at least 1 file");
-  impl_->device = device;
-  impl_->max_batch = max_batch;
-  impl_->max_pixels = max_pixels;
+JpegBatchDecoder::JpegBatchDecoder(int device, int max_batch, std::int64_t max_pixels) {
   const OnDevice on(device);
-  check_cuda(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "GPU JPEG decoder",
-             "cudaStreamCreate");
-  // The JPEG engines, where the GPU has them (NVJPEG_STATUS_ARCH_MISMATCH or NOT_SUPPORTED where not); nvJPEG's CUDA
-  // decoder where not, and for the files the engines do not take (made when the first such file comes).
-  if (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &impl_->hardware) ==
-      NVJPEG_STATUS_SUCCESS) {
-    check(nvjpegJpegStateCreate(impl_->hardware, &impl_->hardware_state), "nvjpegJpegStateCreate (hardware)");
-    check(nvjpegJpegStreamCreate(impl_->hardware, &impl_->hardware_stream), "nvjpegJpegStreamCreate");
-  } else {
-    impl_->hardware = nullptr;
-    impl_->make_cuda();
-  }
+  impl_ = std::make_unique<Impl>(std::make_shared<JpegHandles>(device), max_batch, max_pixels);
 }
 
+JpegBatchDecoder::JpegBatchDecoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
 JpegBatchDecoder::~JpegBatchDecoder() {
-  if (impl_) {
-    cudaSetDevice(impl_->device);
-    if (impl_->stream != nullptr) cudaStreamSynchronize(impl_->stream);
-  }
+  if (!impl_) return;
+  int previous = 0;  // the stream, states and memory go on their device; the caller's stays current
+  const bool put_back = cudaGetDevice(&previous) == cudaSuccess;
+  cudaSetDevice(impl_->device);
+  impl_.reset();
+  if (put_back) cudaSetDevice(previous);
+}
+
+std::unique_ptr<JpegBatchDecoder> JpegBatchDecoder::sibling() const {
+  const OnDevice on(impl_->device);
+  return std::unique_ptr<JpegBatchDecoder>(
+      new JpegBatchDecoder(std::make_unique<Impl>(impl_->handles, impl_->max_batch, impl_->max_pixels)));
 }
 
 const char* JpegBatchDecoder::engine() const { return impl_->hardware != nullptr ? "hardware" : "cuda"; }
@@ -229,7 +274,7 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
     }
   }
   if (!on_engines.empty()) d.decode_on_engines(files, on_engines, out);
-  check_cuda(cudaStreamSynchronize(d.stream), "GPU JPEG decoder", "decoding");
+  d.decoded.wait(d.stream, "GPU JPEG decoder", "decoding");
   return out;
 }
 

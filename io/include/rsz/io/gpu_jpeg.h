@@ -41,6 +41,9 @@ class JpegBatchDecoder {
   ~JpegBatchDecoder();
   JpegBatchDecoder(const JpegBatchDecoder&) = delete;
   JpegBatchDecoder& operator=(const JpegBatchDecoder&) = delete;
+  // Another decoder on the same device, for another thread: its own state, stream and memory, nvJPEG's library
+  // handles shared with this one (made once: the hardware backend's takes most of a decoder's start-up).
+  std::unique_ptr<JpegBatchDecoder> sibling() const;
   // "hardware" (the GPU's JPEG engines decode baseline files) or "cuda" (nvJPEG's CUDA decoder alone).
   const char* engine() const;
   // Decodes the files' bytes (at most max_batch of them), one result each in order; returns once they are on the
@@ -49,6 +52,7 @@ class JpegBatchDecoder {
 
  private:
   struct Impl;
+  explicit JpegBatchDecoder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -87,7 +91,7 @@ class BatchResampler {
   BatchResampler& operator=(const BatchResampler&) = delete;
   const char* engine() const;
   // From any thread: returns once the job's batch is done. A batch the GPU failed (out of device memory) gives each
-  // of its jobs the error, for the CPU to decode them instead. Batches hold at most 1 GiB of decoded pixels (a larger
+  // of its jobs the error, for the CPU to decode them instead. Batches hold at most 512 MiB of decoded pixels (a larger
   // file goes alone).
   Resampled run(const ResampleJob& job);
 
