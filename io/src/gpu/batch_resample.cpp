@@ -68,7 +68,7 @@ struct Staging {
   }
   void read_one() {
     const std::lock_guard<std::mutex> lock(mutex);
-    if (--unread == 0) read.notify_all();
+    if (unread > 0 && --unread == 0) read.notify_all();
   }
 };
 
@@ -80,6 +80,13 @@ struct Pending {
   std::string error;
   const std::uint8_t* staged = nullptr;
   Staging* staging = nullptr;
+  bool released = false;
+
+  void release() {
+    if (released) return;
+    released = true;
+    done.set_value();
+  }
 };
 
 // One worker: its own decoder (nvJPEG state and stream; the library handles shared with the other lanes'), stream
@@ -166,22 +173,25 @@ struct Lane {
     done.wait(stream, "GPU resize", "the batch's resize");
     stats.resize += seconds_since(start);
     start = Clock::now();
+    // Handed out without a step that can throw once the first job sees its result: the errors moved in, the
+    // buffer's readers counted, then every job released.
     std::size_t staged = 0;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      batch[i]->error = errors[i];
-      if (!errors[i].empty()) continue;
-      batch[i]->staged = host_out + offsets[i];
-      batch[i]->staging = &into;
-      ++staged;
-    }
+    for (const std::string& e : errors) staged += e.empty() ? 1 : 0;
     {
       const std::lock_guard<std::mutex> lock(into.mutex);
       into.unread = staged;
     }
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      batch[i]->error = std::move(errors[i]);
+      if (batch[i]->error.empty()) {
+        batch[i]->staged = host_out + offsets[i];
+        batch[i]->staging = &into;
+      }
+    }
     stats.hand_out += seconds_since(start);
     ++stats.batches;
     stats.files += batch.size();
-    for (Pending* p : batch) p->done.set_value();
+    for (Pending* p : batch) p->release();
   }
 };
 
@@ -201,6 +211,7 @@ struct BatchResampler::Impl {
   std::mutex mutex;
   std::condition_variable wake;
   std::deque<Pending*> queue;
+  std::size_t queued_bytes = 0;  // the decoded bytes of the queue's jobs
   bool stopping = false;
   std::vector<std::thread> workers;
 
@@ -257,7 +268,9 @@ struct BatchResampler::Impl {
         std::unique_lock<std::mutex> lock(mutex);
         wake.wait(lock, [this] { return stopping || !queue.empty(); });
         if (queue.empty()) return;  // stopping, nothing left
-        const auto full = [this] { return stopping || queue.size() >= static_cast<std::size_t>(max_batch); };
+        const auto full = [this] {
+          return stopping || queue.size() >= static_cast<std::size_t>(max_batch) || queued_bytes >= kBatchBytes;
+        };
         if (!full()) wake.wait_for(lock, kGather, full);
         lane.stats.idle += seconds_since(start);
         if (queue.empty()) continue;  // another lane took them
@@ -265,6 +278,7 @@ struct BatchResampler::Impl {
         while (!queue.empty() && batch.size() < static_cast<std::size_t>(max_batch) &&
                (batch.empty() || bytes + decoded_bytes(queue.front()) <= kBatchBytes)) {
           bytes += decoded_bytes(queue.front());
+          queued_bytes -= decoded_bytes(queue.front());
           batch.push_back(queue.front());
           queue.pop_front();
         }
@@ -279,10 +293,14 @@ struct BatchResampler::Impl {
     }
   }
 
+  // A batch the GPU failed before its results were handed out: each job gets the error (the CPU decodes it).
   static void fail(const std::vector<Pending*>& batch, const std::string& error) {
     for (Pending* p : batch) {
+      if (p->released) continue;
       p->error = error;
-      p->done.set_value();
+      p->staged = nullptr;
+      p->staging = nullptr;
+      p->release();
     }
   }
 };
@@ -294,15 +312,16 @@ BatchResampler::~BatchResampler() = default;
 const char* BatchResampler::engine() const { return impl_->lanes.front()->decoder->engine(); }
 
 Resampled BatchResampler::run(const ResampleJob& job) {
-  Pending pending{&job, {}, {}, nullptr, nullptr};
+  Pending pending{&job, {}, {}, nullptr, nullptr, false};
   std::future<void> done = pending.done.get_future();
   {
     const std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->queue.push_back(&pending);
+    impl_->queued_bytes += Impl::decoded_bytes(&pending);
   }
   impl_->wake.notify_one();
   done.get();
-  if (pending.staging == nullptr) return Resampled{std::nullopt, pending.error};
+  if (!pending.error.empty() || pending.staging == nullptr) return Resampled{std::nullopt, pending.error};
   struct Release {  // the staged result read (or not, if the copy cannot be made): its lane may use it again
     Staging* staging;
     ~Release() { staging->read_one(); }

@@ -94,27 +94,40 @@ struct JpegBatchDecoder::Impl {
   Arena arena{false, "GPU JPEG decoder", "device memory for the decoded images"};  // the batch's images
   BlockingEvent decoded;  // the batch on the device
 
+  // On the current device (the caller's OnDevice), `max_batch` checked by the caller.
   Impl(std::shared_ptr<JpegHandles> shared, int max_batch_, std::int64_t max_pixels_)
       : device(shared->device), max_batch(max_batch_), max_pixels(max_pixels_), handles(std::move(shared)) {
-    if (max_batch < 1) throw Error(ErrorCode::InvalidArgument, "GPU JPEG decoder: a batch of at least 1 file");
-    const OnDevice on(device);
-    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "GPU JPEG decoder", "cudaStreamCreate");
-    hardware = handles->hardware;
-    if (hardware != nullptr) {
-      check(nvjpegJpegStateCreate(hardware, &hardware_state), "nvjpegJpegStateCreate (hardware)");
-      check(nvjpegJpegStreamCreate(hardware, &hardware_stream), "nvjpegJpegStreamCreate");
-    } else {
-      make_cuda();
+    try {
+      check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "GPU JPEG decoder", "cudaStreamCreate");
+      hardware = handles->hardware;
+      if (hardware != nullptr) {
+        check(nvjpegJpegStateCreate(hardware, &hardware_state), "nvjpegJpegStateCreate (hardware)");
+        check(nvjpegJpegStreamCreate(hardware, &hardware_stream), "nvjpegJpegStreamCreate");
+      } else {
+        make_cuda();
+      }
+    } catch (...) {  // what was made goes (the destructor does not run for a constructor that throws)
+      release();
+      throw;
     }
   }
 
-  ~Impl() {
+  ~Impl() { release(); }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // The states, the stream and its event (the arena frees itself); before the shared handles they were made from.
+  void release() {
     if (stream != nullptr) cudaStreamSynchronize(stream);
     if (hardware_stream != nullptr) nvjpegJpegStreamDestroy(hardware_stream);
     if (hardware_state != nullptr) nvjpegJpegStateDestroy(hardware_state);
     if (cuda_state != nullptr) nvjpegJpegStateDestroy(cuda_state);
     decoded.release();
     if (stream != nullptr) cudaStreamDestroy(stream);
+    hardware_stream = nullptr;
+    hardware_state = nullptr;
+    cuda_state = nullptr;
+    stream = nullptr;
   }
 
   // nvJPEG's CUDA decoder and this decoder's state for it, on first use.
@@ -222,6 +235,7 @@ struct JpegBatchDecoder::Impl {
 };
 
 JpegBatchDecoder::JpegBatchDecoder(int device, int max_batch, std::int64_t max_pixels) {
+  if (max_batch < 1) throw Error(ErrorCode::InvalidArgument, "GPU JPEG decoder: a batch of at least 1 file");
   const OnDevice on(device);
   impl_ = std::make_unique<Impl>(std::make_shared<JpegHandles>(device), max_batch, max_pixels);
 }
