@@ -236,6 +236,24 @@ TEST(Cli, MixedFoldersFinish) {
       << r.err;
 }
 
+// A file is one input however many times it is named: a folder given twice, a file a pattern matches again, a
+// symbolic link beside its target. The first name given is the one its output is named after.
+TEST(Cli, AFileNamedTwiceIsOneInput) {
+  ScratchDir dir("named_twice");
+  fs::create_directories(dir.path() / "in");
+  io::write_image(dir / "in/a.png", make_image(8, 6, 3, 8));
+  fs::create_symlink("a.png", dir.path() / "in/b.png");
+  auto r = run_rsz(dir, "resample -i in -i in -i 'in/*.png' -o out/ --scale 0.5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("rsz: wrote 1 file"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "out/a.png"));
+  EXPECT_FALSE(fs::exists(dir.path() / "out/b.png"));
+  r = run_rsz(dir, "resample -i in/b.png -i in/a.png -o linked/ --scale 0.5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "linked/b.png"));
+  EXPECT_FALSE(fs::exists(dir.path() / "linked/a.png"));
+}
+
 TEST(Cli, ResampleImageByScaleMatchesTheLibrary) {
   ScratchDir dir("resample_scale");
   const auto r = run_rsz(dir, "resample -i " + sample("chelsea.png") + " -o half.png --scale 0.5 --json");
