@@ -489,9 +489,7 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
   rows.reset();
   const std::string file = shard_files::read_whole(input);
   if (!stamp || file_stamp(input) != stamp) return std::nullopt;  // its header and its bytes from one file
-  const io::ResizePlan plan = job_plan.resize && job_plan.probe.from_image && sizes == job_plan.probe.sizes
-                                  ? *job_plan.resize
-                                  : resample_job.request->plan(input, sizes, true);
+  const io::ResizePlan plan = plan_decoded(resample_job, job_plan, sizes);  // no scaled decode here: shrink is 1
   io::gpu::ResampleJob job;
   job.file = file;
   job.input_sizes = sizes;

@@ -49,8 +49,7 @@ struct LaneStats {
   std::size_t files = 0;
   double idle = 0;    // waiting for jobs
   double decode = 0;  // decoding a batch (until its images are on the device)
-  double resize = 0;  // resizing and copying back, until the results are in host memory
-  double hand_out = 0;  // handing the results out
+  double resize = 0;  // resizing and copying back, until the results are in host memory (the jobs' threads read them)
 };
 
 // Pinned host memory that a batch's results are copied back into, read out by the jobs' own threads (in parallel,
@@ -172,7 +171,6 @@ struct Lane {
     }
     done.wait(stream, "GPU resize", "the batch's resize");
     stats.resize += seconds_since(start);
-    start = Clock::now();
     // Handed out without a step that can throw once the first job sees its result: the errors moved in, the
     // buffer's readers counted, then every job released.
     std::size_t staged = 0;
@@ -188,7 +186,6 @@ struct Lane {
         batch[i]->staging = &into;
       }
     }
-    stats.hand_out += seconds_since(start);
     ++stats.batches;
     stats.files += batch.size();
     for (Pending* p : batch) p->release();
@@ -240,8 +237,8 @@ struct BatchResampler::Impl {
       const LaneStats& s = lanes[i]->stats;
       std::fprintf(stderr,
                    "rsz: GPU stage, lane %zu: %zu batches, %zu files; idle %.3f s, decode %.3f s, resize and copy "
-                   "%.3f s, hand-out %.3f s\n",
-                   i, s.batches, s.files, s.idle, s.decode, s.resize, s.hand_out);
+                   "%.3f s\n",
+                   i, s.batches, s.files, s.idle, s.decode, s.resize);
     }
   }
 

@@ -47,8 +47,8 @@ void check(nvjpegStatus_t s, const char* what) {
 }  // namespace
 
 // nvJPEG's library handles, shared by the decoders of one device (JpegBatchDecoder::sibling): a handle is thread
-// safe, and the hardware backend's takes most of a decoder's start-up (about 0.4 s on an H200); the states and
-// streams are each decoder's own.
+// safe, and the hardware backend's is most of a decoder's start-up (on an H200 the first decoder took 0.76 s, each
+// sibling about 0.1 s); the states and streams are each decoder's own.
 struct JpegHandles {
   int device = 0;
   nvjpegHandle_t hardware = nullptr;  // null where the GPU has no JPEG engines
