@@ -12,12 +12,16 @@
 // plane's rows into shared memory asynchronously, one plane ahead). Float16 linear upscales and downscales by 2 along
 // H and W, and float16 upsample x2 nearest, read their inputs at fixed positions, so the doubling, halving and nearest
 // doubling kernels take them without shared memory: a thread loads every input row of its outputs at once into
-// registers. Everything else (blended N or C, antialiased H
-// or W) runs the generic kernel, one thread per output element evaluating the reference's combine, axis by axis.
+// registers. Antialiased H and W both (planes that select their own index) go through the separable kernels: each
+// output index's taps once, then every input row's W sums, then their H sums. Everything else (blended N or C, one
+// axis antialiased) runs the generic kernel, one thread per output element evaluating the reference's combine, axis
+// by axis.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "common.cuh"
+#include "rsz/error.h"
 
 namespace rsz::detail::cuda {
 namespace {
@@ -1288,6 +1292,188 @@ bool selects_own_index(const ConstTensorView& input, const TensorView& output, c
   return true;
 }
 
+// ---- antialiased H and W: separable, each output index's taps computed once ----
+//
+// The generic kernel evaluates combine<2> for every output element: for each of its H taps, combine<3>'s whole W sum,
+// with every tap's weight computed again (a 1080p photo to 224 x 224: about 180 taps and 400 weight evaluations an
+// output element). Where H and W are both antialiased (linear, scale < 1) and N and C select their own index, the
+// same values come from three kernels: the taps of each output index of H and of W (combine's first, count and
+// normalized weights, from the same functions: antialias_range, antialias_weight, the same float sums); every input
+// row's W sums into a float32 buffer (combine<3> for each row and output column, its taps in the same order); and the
+// H sums of those (combine<2>, reading combine<3>'s values instead of evaluating them). The floats are the generic
+// kernel's, so the bits are the reference's.
+
+// One axis's taps: output index o reads count[o] input indices from first[o], weights[o * max_taps + k] each.
+struct TapTable {
+  std::int32_t* first;
+  std::int32_t* count;
+  float* weights;
+  std::int64_t max_taps;
+};
+
+// combine's tap search for an antialiased axis, for every output index.
+__global__ void antialias_taps_kernel(TapTable t, std::int64_t n_out, std::int64_t n_in, float scale, float ip,
+                                      float op) {
+  for (std::int64_t o = first_thread(); o < n_out; o += thread_step()) {
+    const float x = resample_source_coord(o, scale, ip, op);
+    const AntialiasRange r = antialias_range(x, n_in, scale);
+    std::int64_t first = -1;
+    std::int64_t last = r.hi;
+    float total = 0.0f;
+    for (std::int64_t i = r.lo; i <= r.hi; ++i) {
+      const float w = antialias_weight(i, r.xc, scale);
+      if (!(w > 0.0f)) {
+        if (first >= 0) {
+          last = i - 1;
+          break;
+        }
+        continue;
+      }
+      if (first < 0) first = i;
+      total = total + w;
+    }
+    float* weights = t.weights + o * t.max_taps;
+    if (first < 0) {  // combine's guard: the value at floor(xc), times 1
+      t.first[o] = static_cast<std::int32_t>(floorf(r.xc));
+      t.count[o] = 1;
+      weights[0] = 1.0f;
+      continue;
+    }
+    t.first[o] = static_cast<std::int32_t>(first);
+    t.count[o] = static_cast<std::int32_t>(last - first + 1);
+    for (std::int64_t i = first; i <= last; ++i) weights[i - first] = antialias_weight(i, r.xc, scale) / total;
+  }
+}
+
+// combine<3> for the input rows [row0, row0 + span) of every plane (the rows some output row reads) and every output
+// column: rows[(plane * span + h - row0) * w_out + ow].
+__global__ void antialias_rows_kernel(DeviceView in, std::int64_t channels, std::int64_t row0, std::int64_t span,
+                                      TapTable w_taps, std::int64_t w_out, float* rows, std::int64_t total) {
+  for (std::int64_t e = first_thread(); e < total; e += thread_step()) {
+    const std::int64_t ow = e % w_out;
+    const std::int64_t h = row0 + (e / w_out) % span;
+    const std::int64_t plane = e / (w_out * span);
+    const std::int64_t offset = (plane / channels) * in.stride[0] + (plane % channels) * in.stride[1] + h * in.stride[2];
+    const std::int64_t first = w_taps.first[ow];
+    const std::int64_t count = w_taps.count[ow];
+    const float* weights = w_taps.weights + ow * w_taps.max_taps;
+    float acc = 0.0f;
+    for (std::int64_t k = 0; k < count; ++k) {
+      const float v = load(in, offset + (first + k) * in.stride[3]);
+      acc = k == 0 ? weights[k] * v : weighted_tap(acc, weights[k], v);
+    }
+    rows[e] = acc;
+  }
+}
+
+// combine<2> over the rows' values (rows [row0, row0 + span) of each plane), stored as the generic kernel stores.
+__global__ void antialias_columns_kernel(const float* rows, std::int64_t row0, std::int64_t span,
+                                         std::int64_t channels, TapTable h_taps, DeviceView out, std::int64_t total) {
+  const std::int64_t w_out = out.size[3];
+  const std::int64_t h_out = out.size[2];
+  for (std::int64_t e = first_thread(); e < total; e += thread_step()) {
+    const std::int64_t ow = e % w_out;
+    const std::int64_t oh = (e / w_out) % h_out;
+    const std::int64_t plane = e / (w_out * h_out);
+    const std::int64_t first = h_taps.first[oh];
+    const std::int64_t count = h_taps.count[oh];
+    const float* weights = h_taps.weights + oh * h_taps.max_taps;
+    const float* column = rows + (plane * span + first - row0) * w_out + ow;
+    float acc = 0.0f;
+    for (std::int64_t k = 0; k < count; ++k) {
+      const float v = column[k * w_out];
+      acc = k == 0 ? weights[k] * v : weighted_tap(acc, weights[k], v);
+    }
+    const std::int64_t offset = (plane / channels) * out.stride[0] + (plane % channels) * out.stride[1] +
+                                oh * out.stride[2] + ow * out.stride[3];
+    store_computed(out, offset, acc);
+  }
+}
+
+// The most taps an output index of an antialiased axis can have: antialias_range's width (its support 1 / scale on
+// each side, one more index on each, and room for the float rounding of xc +- support), no more than the axis.
+std::int64_t most_antialias_taps(std::int64_t n_in, float scale) {
+  // The float support 1.0f / scale may be above the exact one by half an ulp: the larger, with room.
+  const double support = std::max(1.0 / static_cast<double>(scale), static_cast<double>(1.0f / scale)) * (1.0 + 0x1p-20);
+  const double width = 2.0 * support + 10.0;
+  return width < static_cast<double>(n_in) ? static_cast<std::int64_t>(width) : n_in;
+}
+
+// The separable path where it applies (see above); false where it does not (the caller runs the generic kernel):
+// not both axes antialiased, output rows that read few of the input's rows, tables and rows over kMostBytes, no
+// memory pool. The caller has checked that N and C select their own index.
+bool resample_antialiased_separable(const ConstTensorView& input, const TensorView& output, const ResampleParams& p,
+                                    const ExecOptions& options) {
+  // Scratch is taken from rsz's pool, which keeps what it reserved: a bound on what this path adds to it.
+  constexpr std::size_t kMostBytes = std::size_t{64} << 20;
+  if (p.interpolation != InterpolationMode::Linear || !p.antialiased || !(p.scales[2] < 1.0f) ||
+      !(p.scales[3] < 1.0f) || input.rank() != 4) {
+    return false;
+  }
+  const std::int64_t h_in = input.size(2);
+  const std::int64_t w_in = input.size(3);
+  const std::int64_t h_out = output.size(2);
+  const std::int64_t w_out = output.size(3);
+  const std::int64_t planes = output.size(0) * output.size(1);
+  constexpr std::int64_t kMostIndex = 0x7fffffff;  // the tables' first indices are int32
+  if (planes == 0 || h_out == 0 || w_out == 0 || h_in > kMostIndex || w_in > kMostIndex) return false;
+  const std::int64_t h_taps = most_antialias_taps(h_in, p.scales[2]);
+  const std::int64_t w_taps = most_antialias_taps(w_in, p.scales[3]);
+  // The input rows the output rows read: within antialias_range of the first and the last output row (the source
+  // coordinate grows with the output index), the same functions as the kernels'.
+  const auto range_of = [&](std::int64_t o) {
+    return antialias_range(resample_source_coord(o, p.scales[2], p.input_pixel_offsets[2], p.output_pixel_offsets[2]),
+                           h_in, p.scales[2]);
+  };
+  // The same rows as the staging of a host input copies (backend_cuda.cu's resample_reads): host and device compute
+  // them alike (a division, a subtraction, floor and ceil: nothing a compiler may contract).
+  const std::int64_t row0 = std::min(range_of(0).lo, range_of(h_out - 1).lo);
+  const std::int64_t span = std::max(range_of(0).hi, range_of(h_out - 1).hi) - row0 + 1;
+  // Each of those rows' W sums is computed once: not where the output rows read fewer rows than that (a few output
+  // rows far apart, with a scale that does not make the input's height), whose W sums the generic kernel computes
+  // for the rows they read alone.
+  if (span < 1 || static_cast<double>(h_out) * static_cast<double>(h_taps) < static_cast<double>(span)) return false;
+  // Four bytes an entry: the two tables' first and count (int32) and weights, and the rows (float32).
+  const double entries = 2.0 * static_cast<double>(h_out + w_out) + static_cast<double>(h_out) * static_cast<double>(h_taps) +
+                         static_cast<double>(w_out) * static_cast<double>(w_taps) +
+                         static_cast<double>(planes) * static_cast<double>(span) * static_cast<double>(w_out);
+  if (4.0 * entries + 7.0 * 256.0 > static_cast<double>(kMostBytes)) return false;
+  const auto aligned = [](std::int64_t count) { return static_cast<std::size_t>((4 * count + 255) / 256 * 256); };
+  const std::int64_t row_count = planes * span * w_out;
+  const std::size_t bytes = 2 * aligned(h_out) + 2 * aligned(w_out) + aligned(h_out * h_taps) + aligned(w_out * w_taps) +
+                            aligned(row_count);
+  // Where the pool cannot give the memory, the generic kernel (which needs none) runs instead.
+  std::optional<Scratch> scratch;
+  try {
+    scratch.emplace("resample", "antialiasing tables and rows", bytes, options);
+  } catch (const rsz::Error&) {
+    return false;
+  }
+  if (scratch->data() == nullptr) return false;
+  auto* at = static_cast<std::uint8_t*>(scratch->data());
+  const auto take = [&](std::int64_t count) {  // `count` four-byte entries
+    std::uint8_t* block = at;
+    at += aligned(count);
+    return block;
+  };
+  TapTable h_table{reinterpret_cast<std::int32_t*>(take(h_out)), reinterpret_cast<std::int32_t*>(take(h_out)),
+                   reinterpret_cast<float*>(take(h_out * h_taps)), h_taps};
+  TapTable w_table{reinterpret_cast<std::int32_t*>(take(w_out)), reinterpret_cast<std::int32_t*>(take(w_out)),
+                   reinterpret_cast<float*>(take(w_out * w_taps)), w_taps};
+  auto* rows = reinterpret_cast<float*>(take(row_count));
+  const cudaStream_t stream = stream_of(options);
+  antialias_taps_kernel<<<grid_for(h_out), 256, 0, stream>>>(h_table, h_out, h_in, p.scales[2],
+                                                              p.input_pixel_offsets[2], p.output_pixel_offsets[2]);
+  antialias_taps_kernel<<<grid_for(w_out), 256, 0, stream>>>(w_table, w_out, w_in, p.scales[3],
+                                                              p.input_pixel_offsets[3], p.output_pixel_offsets[3]);
+  antialias_rows_kernel<<<grid_for(row_count), 256, 0, stream>>>(device_view(input), output.size(1), row0, span,
+                                                                   w_table, w_out, rows, row_count);
+  const std::int64_t out_total = planes * h_out * w_out;
+  antialias_columns_kernel<<<grid_for(out_total), 256, 0, stream>>>(rows, row0, span, output.size(1), h_table,
+                                                                     device_view(output), out_total);
+  return true;
+}
+
 Axis resample_axis(const ConstTensorView& input, const ResampleParams& p, int axis) {
   const auto i = static_cast<std::size_t>(axis);
   return {p.interpolation == InterpolationMode::Nearest ? AxisRule::Nearest : AxisRule::Linear,
@@ -1311,7 +1497,8 @@ void cuda_resample(const ConstTensorView& input, const TensorView& output, const
   if (selects_own_index(input, output, p, 0) && selects_own_index(input, output, p, 1) &&
       !(p.antialiased && !nearest && (p.scales[2] < 1.0f || p.scales[3] < 1.0f))) {
     run_planes(input, output, resample_axis(input, p, 2), resample_axis(input, p, 3), nearest, options);
-  } else {
+  } else if (!(selects_own_index(input, output, p, 0) && selects_own_index(input, output, p, 1) &&
+               resample_antialiased_separable(input, output, p, options))) {
     ResampleArgs a{};
     a.in = device_view(input);
     a.out = device_view(output);
