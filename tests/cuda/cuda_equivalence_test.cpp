@@ -438,6 +438,73 @@ TEST(CudaEquivalence, ResampleLargePlanes) {
   }
 }
 
+// The separable antialiased path (H and W both antialiased, N and C selecting their own index): a photo-like unorm8
+// image to thumbnail sizes in float32 and float16, with odd pixel offsets; float inputs with special values, packed,
+// channels-last and strided outputs; output sizes that are not the scales' (a one-row input, fewer batch items out
+// than in, a few output rows far apart); and a downscale so deep that each output reads hundreds of taps.
+TEST(CudaEquivalence, ResampleAntialiasedSeparable) {
+  RSZ_NEED_CUDA();
+  const Image8 photo(270, 480, 131, 7);
+  const ConstTensorView image = photo.view();
+  const DeviceInput device_image(image);
+  for (const DataType out_type : {DataType::Float32, DataType::Float16}) {
+    for (const auto& [ip, op] : std::vector<std::pair<float, float>>{{0.5f, -0.5f}, {0.37f, 1.25f}, {0, 0}}) {
+      for (const auto& scales : std::vector<std::array<float, 4>>{{1, 1, 224.0f / 270, 224.0f / 480},
+                                                                 {1, 1, 0.25f, 0.13f},
+                                                                 {1, 1, 0.01f, 0.007f}}) {
+        ResampleParams p;
+        p.interpolation = InterpolationMode::Linear;
+        p.antialiased = true;
+        p.scales = scales;
+        p.input_pixel_offsets = {ip, ip, ip, ip};
+        p.output_pixel_offsets = {op, op, op, op};
+        Dims out_sizes = resample_output_sizes(image.sizes(), p.scales);
+        for (std::size_t a = 2; a < 4; ++a) out_sizes[a] = std::max<std::int64_t>(out_sizes[a], 1);
+        const TensorLayout layout = output_layout(out_sizes, out_type, scales[2] < 0.5f);
+        std::ostringstream what;
+        what << "unorm8 photo to " << to_string(out_type) << " " << dims_to_string(out_sizes) << " offsets " << ip
+             << "/" << op;
+        ASSERT_TRUE(resample_matches(image, device_image.view(), layout, p, what.str()));
+      }
+    }
+  }
+  std::uint32_t seed = 9450;
+  struct Case {
+    Dims in;
+    Dims out;
+    std::array<float, 4> scales;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 61, 97}, {2, 3, 23, 31}, {1, 1, 0.38f, 0.33f}},  // a packed batch
+      {{3, 2, 61, 97}, {2, 2, 23, 31}, {1, 1, 0.38f, 0.33f}},  // fewer batch items out than in
+      {{2, 3, 1, 97}, {2, 3, 3, 40}, {1, 1, 0.5f, 0.41f}},     // a one-row input, read by every output row
+      {{1, 3, 400, 90}, {1, 3, 2, 30}, {1, 1, 0.9f, 0.31f}},   // two output rows near the top of many input rows
+      {{1, 2, 700, 650}, {1, 2, 3, 2}, {1, 1, 0.004f, 0.003f}}, // hundreds of taps an output
+  };
+  for (const DataType type : {DataType::Float32, DataType::Float16}) {
+    for (const bool channels_last : {false, true}) {
+      for (const Case& c : cases) {
+        Input in = make_input(c.in, type, channels_last, seed++);
+        test::sprinkle_special_values(in, 41);
+        const DeviceInput device_in(in.view());
+        for (const bool strided : {false, true}) {
+          ResampleParams p;
+          p.interpolation = InterpolationMode::Linear;
+          p.antialiased = true;
+          p.scales = c.scales;
+          p.input_pixel_offsets = {0.5f, 0.5f, 0.5f, 0.5f};
+          p.output_pixel_offsets = {-0.5f, -0.5f, -0.5f, -0.5f};
+          std::ostringstream what;
+          what << dims_to_string(c.in) << " to " << dims_to_string(c.out) << " " << to_string(type)
+               << (channels_last ? " nhwc" : " nchw") << (strided ? " strided" : " packed");
+          ASSERT_TRUE(
+              resample_matches(in.view(), device_in.view(), output_layout(c.out, type, strided), p, what.str(), 1));
+        }
+      }
+    }
+  }
+}
+
 TEST(CudaEquivalence, Upsample2dLargePlanes) {
   RSZ_NEED_CUDA();
   std::uint32_t seed = 9500;
