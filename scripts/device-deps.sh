@@ -36,4 +36,10 @@ if [[ -d $out/lib ]]; then
   cp -a "$out/lib/." "$out/usr/lib/"  # zlib's library is listed under /lib
   rm -rf "$out/lib"
 fi
+# Links to absolute paths (zlib's libz.so -> /lib/...) point into this machine, not the copy: made relative, or the
+# device machine's linker finds no libz.so and takes libz.a, which a shared module (Python's) cannot link.
+find "$out" -type l -lname '/*' | while read -r link; do
+  target=$(readlink "$link")
+  ln -sfn "$(basename "$target")" "$link"
+done
 echo "device-deps: $(du -sh "$out" | cut -f1) in $out"

@@ -274,6 +274,7 @@ class Captured {
   Report report(int status, bool take) {
     if (take) {
       const std::lock_guard<std::mutex> lock(run_.gpu_mutex);
+      run_.gpu_making = {};  // a stage still being made (no job needed it) is waited for, then let go
       run_.gpu.reset();
     }
     Report report = take ? std::move(run_.totals) : run_.totals;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <future>
 #include <mutex>
 #include <set>
 #include <string>
@@ -83,6 +84,10 @@ struct RunState {
   std::mutex gpu_mutex;
   std::shared_ptr<void> gpu;
   std::exception_ptr gpu_error;
+  // The GPU resampler being made in the background while the run plans (its CUDA context and nvJPEG's hardware
+  // decoder take most of a second): the first job that needs it takes it from here. Declared after `gpu`, so that it
+  // ends first: letting it go waits for the making to finish.
+  std::future<std::shared_ptr<void>> gpu_making;
 };
 // The calling thread's run: the innermost RunScope's; a process-wide one where none is installed (a library caller).
 RunState& current_run();

@@ -8,10 +8,12 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "jobs.h"
@@ -448,15 +450,34 @@ std::vector<OutputRecord> resample_whole(const ResampleJob& job, const JobPlan& 
 }
 
 #if defined(RSZ_GPU_JPEG)
-// The run's GPU resampler on --device (made on its first job; a failure to make it is kept, and every job fails with
-// it at once): every job's thread hands it its file and call.
+// Starts making the run's GPU resampler on --device in the background, while the run plans (once a run).
+void start_gpu_resampler(const CommonOptions& common) {
+  detail::RunState& run = detail::current_run();
+  const std::lock_guard<std::mutex> lock(run.gpu_mutex);
+  if (run.gpu || run.gpu_error || run.gpu_making.valid()) return;
+  const int device = common.device;
+  try {
+    run.gpu_making = std::async(std::launch::async, [device] {
+      return std::static_pointer_cast<void>(std::make_shared<io::gpu::BatchResampler>(device, kGpuBatch));
+    });
+  } catch (const std::system_error&) {  // no thread to make it on: the first job makes it
+  }
+}
+
+// The run's GPU resampler on --device (made in the background while the run planned, or by its first job; a failure
+// to make it is kept, and every job fails with it at once): every job's thread hands it its file and call.
 io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common) {
   detail::RunState& run = detail::current_run();
   const std::lock_guard<std::mutex> lock(run.gpu_mutex);
   if (run.gpu_error) std::rethrow_exception(run.gpu_error);
   if (!run.gpu) {
     try {
-      run.gpu = std::make_shared<io::gpu::BatchResampler>(common.device, kGpuBatch);
+      if (run.gpu_making.valid()) {
+        std::future<std::shared_ptr<void>> making = std::move(run.gpu_making);
+        run.gpu = making.get();
+      } else {
+        run.gpu = std::make_shared<io::gpu::BatchResampler>(common.device, kGpuBatch);
+      }
     } catch (...) {
       run.gpu_error = std::current_exception();
       throw;
@@ -552,6 +573,10 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     };
     jobs.push_back(std::move(job));
   }
+#if defined(RSZ_GPU_JPEG)
+  // The jobs are known good: the GPU stage is made while the run plans them.
+  if (common.decode_gpu && !common.dry_run && !jobs.empty()) start_gpu_resampler(common);
+#endif
   return jobs;
 }
 

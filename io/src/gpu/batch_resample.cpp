@@ -50,6 +50,8 @@ struct LaneStats {
   double idle = 0;    // waiting for jobs
   double decode = 0;  // decoding a batch (until its images are on the device)
   double resize = 0;  // resizing and copying back, until the results are in host memory (the jobs' threads read them)
+  Clock::time_point first;  // its first batch taken
+  Clock::time_point last;   // its last batch handed out
 };
 
 // Pinned host memory that a batch's results are copied back into, read out by the jobs' own threads (in parallel,
@@ -122,6 +124,7 @@ struct Lane {
     std::vector<std::string_view> files;
     for (const Pending* p : batch) files.push_back(p->job->file);
     Clock::time_point start = Clock::now();
+    if (stats.batches == 0) stats.first = start;
     const std::vector<DeviceImage> images = decoder->decode(files);
     stats.decode += seconds_since(start);
     start = Clock::now();
@@ -188,6 +191,7 @@ struct Lane {
     }
     ++stats.batches;
     stats.files += batch.size();
+    stats.last = Clock::now();
     for (Pending* p : batch) p->release();
   }
 };
@@ -213,6 +217,7 @@ struct BatchResampler::Impl {
   std::vector<std::thread> workers;
 
   double made_in = 0;  // seconds the lanes took to make (nvJPEG's handles, streams)
+  Clock::time_point made_at;
 
   Impl(int device, int max_batch_) : max_batch(max_batch_) {
     const Clock::time_point start = Clock::now();
@@ -225,20 +230,23 @@ struct BatchResampler::Impl {
       stop();
       throw;
     }
-    made_in = seconds_since(start);
+    made_at = Clock::now();
+    made_in = std::chrono::duration<double>(made_at - start).count();
   }
 
   ~Impl() {
     stop();
     const char* wanted = std::getenv("RSZ_GPU_STATS");
     if (wanted == nullptr || *wanted == '\0' || *wanted == '0') return;
-    std::fprintf(stderr, "rsz: GPU stage made in %.3f s\n", made_in);
+    std::fprintf(stderr, "rsz: GPU stage made in %.3f s, ended %.3f s later\n", made_in, seconds_since(made_at));
+    const auto after = [this](Clock::time_point t) { return std::chrono::duration<double>(t - made_at).count(); };
     for (std::size_t i = 0; i < lanes.size(); ++i) {
       const LaneStats& s = lanes[i]->stats;
       std::fprintf(stderr,
-                   "rsz: GPU stage, lane %zu: %zu batches, %zu files; idle %.3f s, decode %.3f s, resize and copy "
-                   "%.3f s\n",
-                   i, s.batches, s.files, s.idle, s.decode, s.resize);
+                   "rsz: GPU stage, lane %zu: %zu batches, %zu files, from %.3f s to %.3f s after it was made; idle "
+                   "%.3f s, decode %.3f s, resize and copy %.3f s\n",
+                   i, s.batches, s.files, s.batches > 0 ? after(s.first) : 0.0, s.batches > 0 ? after(s.last) : 0.0,
+                   s.idle, s.decode, s.resize);
     }
   }
 
