@@ -135,10 +135,15 @@ void set_keyword(Config& config, const char* key, const std::optional<std::strin
 
 // threads, backend ("auto", "cpu", "reference" or "cuda": numpy arrays are in host memory, so cuda copies them to
 // the GPU and the results back) and device: the call's ExecOptions.
+// For CUDA device tensors (rsz/__init__.py hands them in as DeviceArg): `stream`, the caller's current CUDA stream
+// (torch's), which the call is queued on; `allocate(shape, dtype, zero)`, which makes an output on the tensors'
+// device (torch.empty or torch.zeros) and returns it as a DeviceArg.
 struct Exec {
   int threads;
   std::string backend;
   int device;
+  std::uintptr_t stream = 0;
+  py::object allocate;
 };
 
 ExecOptions exec(const Exec& x) {
@@ -151,6 +156,107 @@ ExecOptions exec(const Exec& x) {
   e.num_threads = x.threads;
   e.device = x.device;
   e.backend = io::parse_backend(x.backend, "backend");
+  return e;
+}
+
+// A tensor in CUDA device memory (a torch CUDA tensor, read by rsz/__init__.py): its address, element type, shape
+// and strides in elements, and its device; `owner` (the tensor) keeps the memory alive while rsz holds this.
+struct DeviceArg {
+  std::uintptr_t data = 0;
+  std::string dtype;
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;
+  int device = 0;
+  py::object owner;
+};
+
+DataType device_dtype(const std::string& name) {
+  if (name == "float32") return DataType::Float32;
+  if (name == "float16") return DataType::Float16;
+  if (name == "uint8") return DataType::UNorm8;
+  if (name == "uint16") return DataType::UNorm16;
+  if (name == "uint32") return DataType::UInt32;
+  value_error("a device tensor of dtype " + name + "; float32, float16, uint8 or uint16 is allowed");
+}
+
+bool on_device(const py::object& x) { return py::isinstance<DeviceArg>(x); }
+
+ConstTensorView device_view(const DeviceArg& d) {
+  return ConstTensorView(reinterpret_cast<const void*>(d.data), device_dtype(d.dtype), Dims(d.shape.begin(), d.shape.end()),
+                         Dims(d.strides.begin(), d.strides.end()), MemorySpace::Device);
+}
+
+// An operand: a numpy array (host memory) or a DeviceArg.
+ConstTensorView const_view(const py::object& x, const std::string& name) {
+  if (on_device(x)) return device_view(x.cast<const DeviceArg&>());
+  return const_view(x.cast<py::array>(), name);
+}
+
+// The device of the call's device tensors (the first one's), or -1 where they are all in host memory; a call that
+// mixes host and device memory, or two devices, is refused.
+int call_device(const std::vector<std::pair<const py::object*, const char*>>& operands, const char* op) {
+  int device = -1;
+  const char* first = nullptr;
+  bool host = false;
+  const char* host_name = nullptr;
+  for (const auto& [x, name] : operands) {
+    if (x == nullptr || x->is_none()) continue;
+    if (!on_device(*x)) {
+      host = true;
+      if (host_name == nullptr) host_name = name;
+      continue;
+    }
+    const int d = x->cast<const DeviceArg&>().device;
+    if (first == nullptr) {
+      device = d;
+      first = name;
+    } else if (d != device) {
+      value_error(std::string(op) + ": " + first + " is on cuda:" + std::to_string(device) + " and " + name +
+                  " on cuda:" + std::to_string(d) + "; one device is allowed");
+    }
+  }
+  if (first != nullptr && host) {
+    value_error(std::string(op) + ": " + first + " is a CUDA tensor and " + host_name +
+                " is in host memory; give both on the device (torch: .cuda()) or both on the host");
+  }
+  return device;
+}
+
+// The output of a call on device tensors: `out` as given (a DeviceArg of `sizes`, zeroed first with `zero`), or one
+// made on the device by exec.allocate.
+py::object device_output(const std::optional<py::object>& out, const Dims& sizes, DataType type, const char* op,
+                         bool zero, const Exec& x) {
+  if (out) {
+    const auto& d = out->cast<const DeviceArg&>();
+    if (Dims(d.shape.begin(), d.shape.end()) != sizes) {
+      value_error(std::string(op) + ": out has shape " + dims_to_string(Dims(d.shape.begin(), d.shape.end())) + "; " +
+                  dims_to_string(sizes) + " is needed");
+    }
+    if (zero) d.owner.attr("zero_")();
+    return *out;
+  }
+  py::list shape;
+  for (const std::int64_t v : sizes) shape.append(v);
+  return x.allocate(shape, to_string(type), zero);
+}
+
+TensorView device_mutable_view(const py::object& out) {
+  const ConstTensorView v = device_view(out.cast<const DeviceArg&>());
+  return TensorView(const_cast<void*>(v.data()), v.layout(), MemorySpace::Device);
+}
+
+// The call's ExecOptions where its tensors are `device_tensors` (then on the CUDA device `device`, queued on the
+// caller's stream): backend auto runs them on CUDA, cpu and reference cannot read them.
+ExecOptions exec_for(const Exec& x, bool device_tensors, int device) {
+  ExecOptions e = exec(x);
+  if (!device_tensors) return e;
+  if (e.backend == Backend::Cpu || e.backend == Backend::Reference) {
+    value_error("backend = \"" + x.backend + "\" reads host memory, and the tensors are on cuda:" +
+                std::to_string(device) + "; backend \"cuda\" or \"auto\" is allowed with CUDA tensors");
+  }
+  e.backend = Backend::Cuda;
+  e.device = device;
+  e.stream = reinterpret_cast<void*>(x.stream);
   return e;
 }
 
@@ -170,7 +276,7 @@ py::list backends_py() {
 
 // rsz.resample (tensor mode, no box), rsz.resize and rsz.thumbnail (image mode, a box): one resize intent
 // (rsz/io/resize.h) planned by the same function as the command line's.
-py::array resample_py(const py::array& x, std::optional<py::array> out, std::optional<std::array<float, 4>> scales,
+py::object resample_py(const py::object& x, std::optional<py::object> out, std::optional<std::array<float, 4>> scales,
                       std::optional<std::array<std::int64_t, 4>> sizes, std::optional<std::string> mode,
                       std::optional<std::array<float, 4>> input_offsets,
                       std::optional<std::array<float, 4>> output_offsets, std::optional<std::string> preset,
@@ -178,8 +284,9 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
                       std::optional<std::string> size, std::optional<std::string> fit,
                       std::optional<std::string> gravity, bool thumbnail, bool enlarge, bool image,
                       const Exec& x_exec) {
-  const ConstTensorView in = const_view(x, image ? "image" : "x");
   const char* op = thumbnail ? "thumbnail" : image ? "resize" : "resample";
+  const int device = call_device({{&x, image ? "image" : "x"}, {out ? &*out : nullptr, "out"}}, op);
+  const ConstTensorView in = const_view(x, image ? "image" : "x");
   if (image && (in.rank() != 4 || in.size(0) != 1 || in.size(1) < 1 || in.size(1) > 4)) {
     value_error(std::string(op) + ": image has shape " + dims_to_string(in.sizes()) +
                 "; an image is (1, C, H, W) or (C, H, W) with 1 to 4 channels, as read_image gives it (an (H, W, C) "
@@ -202,21 +309,34 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
   if (gravity) intent.gravity = io::parse_gravity(*gravity, "gravity");
   if (thumbnail) io::apply_thumbnail_defaults(intent, enlarge);
   if (!intent.box && !config.output_sizes && out) {
-    const Layout l = layout_of(*out, "out");
-    if (l.sizes.size() != 4) value_error(std::string(op) + ": out has rank " + std::to_string(l.sizes.size()) + "; rank 4 is needed");
-    config.output_sizes = std::array<std::int64_t, 4>{l.sizes[0], l.sizes[1], l.sizes[2], l.sizes[3]};
+    const Dims sizes_out = const_view(*out, "out").sizes();
+    if (sizes_out.size() != 4) {
+      value_error(std::string(op) + ": out has rank " + std::to_string(sizes_out.size()) + "; rank 4 is needed");
+    }
+    config.output_sizes = std::array<std::int64_t, 4>{sizes_out[0], sizes_out[1], sizes_out[2], sizes_out[3]};
   }
   if (!intent.box && !config.scales && !config.output_sizes) {
     value_error(std::string(op) + ": give " + (image ? "size, scales, sizes or out" : "scales, sizes or out"));
   }
   const io::ResizePlan plan = io::plan_resize(intent, in.sizes(), image);
-  py::array result = output_array(out, plan.canvas, result_type(in.dtype()), op);
-  if (plan.padded()) result.attr("fill")(0);
-  const TensorView whole = mutable_view(result, "out");
+  // The canvas: zero where the plan pads it (fit contain), the call's output at (top, left) in it.
+  py::object result;
+  std::optional<TensorView> canvas;
+  if (device >= 0) {
+    result = device_output(out, plan.canvas, result_type(in.dtype()), op, plan.padded(), x_exec);
+    canvas = device_mutable_view(result);
+  } else {
+    py::array host = output_array(out ? std::optional<py::array>(out->cast<py::array>()) : std::nullopt, plan.canvas,
+                                  result_type(in.dtype()), op);
+    if (plan.padded()) host.attr("fill")(0);
+    canvas = mutable_view(host, "out");
+    result = host;
+  }
+  const TensorView& whole = *canvas;
   auto* origin = static_cast<std::byte*>(whole.data()) + (plan.top * whole.stride(2) + plan.left * whole.stride(3)) *
                                                              static_cast<std::int64_t>(element_size(whole.dtype()));
-  const TensorView o(origin, whole.dtype(), plan.call_sizes, whole.strides());
-  const ExecOptions e = exec(x_exec);
+  const TensorView o(origin, whole.dtype(), plan.call_sizes, whole.strides(), whole.memory());
+  const ExecOptions e = exec_for(x_exec, device >= 0, device);
   {
     const py::gil_scoped_release release;
     resample(in, o, plan.params, e);
@@ -224,17 +344,31 @@ py::array resample_py(const py::array& x, std::optional<py::array> out, std::opt
   return result;
 }
 
-py::array upsample2d_py(const py::array& x, std::optional<py::array> out, std::uint32_t factor_h,
-                        std::uint32_t factor_w, std::optional<std::string> mode, const Exec& x_exec) {
+// The output of an operator: on the device for device operands (device_output), else a numpy array (output_array);
+// with its view.
+std::pair<py::object, TensorView> operator_output(int device, const std::optional<py::object>& out, const Dims& sizes,
+                                                  DataType type, const char* op, const Exec& x) {
+  if (device >= 0) {
+    py::object result = device_output(out, sizes, type, op, false, x);
+    const TensorView view = device_mutable_view(result);
+    return {result, view};
+  }
+  py::array host = output_array(out ? std::optional<py::array>(out->cast<py::array>()) : std::nullopt, sizes, type, op);
+  const TensorView view = mutable_view(host, "out");
+  return {host, view};
+}
+
+py::object upsample2d_py(const py::object& x, std::optional<py::object> out, std::uint32_t factor_h,
+                         std::uint32_t factor_w, std::optional<std::string> mode, const Exec& x_exec) {
+  const int device = call_device({{&x, "x"}, {out ? &*out : nullptr, "out"}}, "upsample2d");
   const ConstTensorView in = const_view(x, "x");
   io::Upsample2dConfig config;
   set_keyword(config, "interpolation", mode, "upsample2d: mode");
   config.scale_size = ScaleSize{factor_h, factor_w};
   const Upsample2dParams params = io::resolve(config);
-  py::array result =
-      output_array(out, upsample2d_output_sizes(in.sizes(), params.scale_size), result_type(in.dtype()), "upsample2d");
-  const TensorView o = mutable_view(result, "out");
-  const ExecOptions e = exec(x_exec);
+  const auto [result, o] = operator_output(device, out, upsample2d_output_sizes(in.sizes(), params.scale_size),
+                                           result_type(in.dtype()), "upsample2d", x_exec);
+  const ExecOptions e = exec_for(x_exec, device >= 0, device);
   {
     const py::gil_scoped_release release;
     upsample2d(in, o, params, e);
@@ -242,9 +376,11 @@ py::array upsample2d_py(const py::array& x, std::optional<py::array> out, std::u
   return result;
 }
 
-py::array roi_align_py(const py::array& x, const py::array& rois, const py::array& batch_indices,
-                       std::optional<py::array> out, std::int64_t output_height, std::int64_t output_width,
-                       const io::RoiAlignConfig& fields, const Exec& x_exec) {
+py::object roi_align_py(const py::object& x, const py::object& rois, const py::object& batch_indices,
+                        std::optional<py::object> out, std::int64_t output_height, std::int64_t output_width,
+                        const io::RoiAlignConfig& fields, const Exec& x_exec) {
+  const int device = call_device({{&x, "x"}, {&rois, "rois"}, {&batch_indices, "batch_indices"}, {out ? &*out : nullptr, "out"}},
+                                 "roi_align");
   const ConstTensorView in = const_view(x, "x");
   const ConstTensorView boxes = const_view(rois, "rois");
   const ConstTensorView indices = const_view(batch_indices, "batch_indices");
@@ -252,14 +388,16 @@ py::array roi_align_py(const py::array& x, const py::array& rois, const py::arra
   config.output_height = output_height;
   config.output_width = output_width;
   const io::ResolvedRoiAlign resolved = io::resolve(config);
-  py::array result =
-      output_array(out, roi_align_output_sizes(in.sizes(), boxes.sizes(), output_height, output_width),
-                   result_type(in.dtype()), "roi_align");
-  const TensorView o = mutable_view(result, "out");
-  const ExecOptions e = exec(x_exec);
+  const auto [result, o] =
+      operator_output(device, out, roi_align_output_sizes(in.sizes(), boxes.sizes(), output_height, output_width),
+                      result_type(in.dtype()), "roi_align", x_exec);
+  const ExecOptions e = exec_for(x_exec, device >= 0, device);
   {
     const py::gil_scoped_release release;
     roi_align(in, boxes, indices, o, resolved.params, e);
+    // Boxes on the device are checked there: waiting for the call says whether they broke a rule (its message),
+    // where the output would otherwise be left unwritten without a word.
+    if (device >= 0) synchronize(e);
   }
   return result;
 }
@@ -567,8 +705,17 @@ PYBIND11_MODULE(_rsz, m) {
     }
   });
   m.attr("__version__") = RSZ_VERSION;
-  py::class_<Exec>(m, "Exec").def(py::init<int, std::string, int>(), py::arg("threads"), py::arg("backend"),
-                                   py::arg("device"));
+  py::class_<Exec>(m, "Exec")
+      .def(py::init<int, std::string, int>(), py::arg("threads"), py::arg("backend"), py::arg("device"))
+      .def(py::init<int, std::string, int, std::uintptr_t, py::object>(), py::arg("threads"), py::arg("backend"),
+           py::arg("device"), py::arg("stream"), py::arg("allocate"));
+  py::class_<DeviceArg>(m, "DeviceArg")
+      .def(py::init<std::uintptr_t, std::string, std::vector<std::int64_t>, std::vector<std::int64_t>, int, py::object>(),
+           py::arg("data"), py::arg("dtype"), py::arg("shape"), py::arg("strides"), py::arg("device"), py::arg("owner"))
+      .def_readonly("owner", &DeviceArg::owner)
+      .def_readonly("dtype", &DeviceArg::dtype)
+      .def_property_readonly("shape", [](const DeviceArg& d) { return py::tuple(py::cast(d.shape)); })
+      .def_property_readonly("ndim", [](const DeviceArg& d) { return d.shape.size(); });
   m.def("backends", &backends_py);
   // The run-level settings table (rsz/io/run_settings.h): rsz.run_settings(), and what run_shard / map_paths check
   // their keywords' values against.
@@ -628,7 +775,7 @@ PYBIND11_MODULE(_rsz, m) {
         py::arg("mode"), py::arg("exec"));
   m.def(
       "roi_align",
-      [](const py::array& x, const py::array& rois, const py::array& batch_indices, std::optional<py::array> out,
+      [](const py::object& x, const py::object& rois, const py::object& batch_indices, std::optional<py::object> out,
          std::int64_t output_height, std::int64_t output_width, std::optional<std::string> mode,
          std::optional<std::string> reduction, float spatial_scale_x, float spatial_scale_y,
          float out_of_bounds_input_value, std::uint32_t minimum_samples_per_output,

@@ -7,7 +7,9 @@
 # scripts/device-deps.sh packed there (a machine without Debian packages; no OpenCV module);
 # RSZ_GTEST_SOURCE points at GoogleTest's sources where no GoogleTest package is installed (default: /usr/src/googletest
 # or third_party/googletest when present); RSZ_CUDA_SANITIZE=1 also runs the CUDA tests under compute-sanitizer
-# (memcheck, racecheck, synccheck; about 5 minutes on an H100), failing on any error it reports.
+# (memcheck, racecheck, synccheck; about 5 minutes on an H100), failing on any error it reports. Where the default
+# python3 has torch and pybind11 (the device machine's), the Python module is built too and
+# tests/python/test_cuda_tensors.py runs: torch CUDA tensors in and out of rsz's array functions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-cuda}
@@ -19,6 +21,16 @@ if [[ -n ${RSZ_DEPS_DIR:-} ]]; then
   deps=(-DCMAKE_PREFIX_PATH="$d/usr;$multiarch/cmake;$d/usr/share/cmake"
         -DCMAKE_INCLUDE_PATH="$d/usr/include;$d/usr/include/x86_64-linux-gnu" -DCMAKE_LIBRARY_PATH="$multiarch"
         -DRSZ_OPENCV_MODULE=OFF -DRSZ_PYTHON=OFF)
+  if pybind=$(python3 -c 'import torch, pybind11; print(pybind11.get_cmake_dir())' 2> /dev/null); then
+    deps+=(-DRSZ_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$pybind")
+    # The device machine's default C++ compiler (CXX=/opt/gcc/bin/g++, a wrapper) links libstdc++ into what it builds:
+    # in a Python process, which has the system's libstdc++ already, the module's own copy crashed in its first call.
+    # The system compiler (the same GCC) links the shared library instead.
+    # (Set through CXX and CUDAHOSTCXX, as run on an H200: passing -DCMAKE_CXX_COMPILER alone still crashed.)
+    if [[ -x /usr/bin/g++ ]]; then
+      export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++
+    fi
+  fi
   export LD_LIBRARY_PATH="$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   [[ -z $gtest && -f $d/usr/src/googletest/CMakeLists.txt ]] && gtest=$d/usr/src/googletest
 fi
@@ -31,6 +43,9 @@ cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DRSZ_CUDA=O
   -DRSZ_BUILD_IO="${RSZ_BUILD_IO:-ON}" -DRSZ_GTEST_SOURCE="$gtest" "${deps[@]}"
 cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" -L cuda --output-on-failure
+if [[ -d $build/python/rsz ]] && python3 -c 'import torch, pytest' 2> /dev/null; then
+  PYTHONPATH=$(realpath "$build")/python python3 -m pytest -q -p no:cacheprovider tests/python/test_cuda_tensors.py
+fi
 if [[ ${RSZ_BUILD_IO:-ON} == OFF ]]; then
   ctest --test-dir "$build" -LE cuda -j "$(nproc)" --output-on-failure
 fi

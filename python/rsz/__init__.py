@@ -130,8 +130,8 @@ def _as_array(x, name, allowed=_OPERAND):
         if str(x.dtype) not in _TORCH_DLPACK_TYPES:  # bfloat16, bool, quantized: numpy raises a bare RuntimeError
             raise DTypeError("%s has dtype %s; %s" % (name, x.dtype, allowed))
         if x.device.type != "cpu":
-            raise ValueError("%s is on device %s; a CPU tensor is needed (.cpu(); backend=\"cuda\" runs the kernels "
-                             "on the GPU from host memory)" % (name, x.device))
+            raise ValueError("%s is on device %s; a CPU tensor is needed here (.cpu()); resample, upsample2d and "
+                             "roi_align take CUDA tensors" % (name, x.device))
         if x.requires_grad:
             raise ValueError("%s requires grad; rsz computes no gradients: pass %s.detach()"
                              % (name, name.rsplit(": ", 1)[-1]))
@@ -143,6 +143,66 @@ def _as_array(x, name, allowed=_OPERAND):
         if dtype is not None and "type" in str(error).lower():
             raise DTypeError("%s has dtype %s; %s" % (name, dtype, allowed)) from None
         raise ValueError("%s (a %s) cannot be read through DLPack: %s" % (name, type(x).__name__, error)) from None
+
+
+# CUDA tensors (torch's): read and written in device memory, on the tensor's device, queued on torch's current
+# stream there (no copy to the host, no wait; roi_align waits to check device boxes).
+_DEVICE_TYPES = {"torch.float32": "float32", "torch.float16": "float16", "torch.uint8": "uint8",
+                 "torch.uint16": "uint16"}
+
+
+def _cuda_tensor(x):
+    """Whether x is a torch tensor in CUDA memory."""
+    return type(x).__name__ == "Tensor" and _is_torch(x) and x.device.type == "cuda"
+
+
+def _device_arg(x, name, allowed=_OPERAND):
+    """A CUDA tensor as the extension reads it (its memory, type, shape and strides; the tensor keeps it alive)."""
+    if x.requires_grad:
+        raise ValueError("%s requires grad; rsz computes no gradients: pass %s.detach()"
+                         % (name, name.rsplit(": ", 1)[-1]))
+    x = x.resolve_conj().resolve_neg()
+    if str(x.dtype) == "torch.float64":
+        x = x.float()
+    kind = _DEVICE_TYPES.get(str(x.dtype))
+    if kind is None:
+        raise DTypeError("%s has dtype %s; %s" % (name, x.dtype, allowed))
+    return _rsz.DeviceArg(x.data_ptr(), kind, list(x.shape), list(x.stride()), x.device.index, x)
+
+
+def _device_out(out, x, op):
+    """out for a call on CUDA tensors: a CUDA tensor of float32 or float16, written in place."""
+    if out is None:
+        return None
+    if not _cuda_tensor(out):
+        raise ValueError("%s: x is a CUDA tensor and out is a %s in host memory; give out on x's device (%s)"
+                         % (op, type(out).__name__, x.device))
+    if out.is_neg() or out.is_conj():
+        raise ValueError("%s: out has its %s bit set (a lazy view such as t.conj().imag): the memory holds other "
+                         "values than the tensor shows, so it cannot be written in place; pass a plain tensor"
+                         % (op, "negative" if out.is_neg() else "conjugate"))
+    if out.requires_grad:
+        raise ValueError("%s: out requires grad; rsz computes no gradients: pass a tensor that does not" % op)
+    if str(out.dtype) not in ("torch.float32", "torch.float16"):
+        raise DTypeError("%s: out has dtype %s; %s" % (op, out.dtype, _OUT))
+    return _device_arg(out, op + ": out")
+
+
+def _device_exec(threads, backend, x):
+    """The call's settings for CUDA tensors: torch's current stream on x's device, and outputs made by torch there."""
+    torch = _sys.modules["torch"]
+    stream = torch.cuda.current_stream(x.device).cuda_stream
+
+    def allocate(shape, dtype, zero):
+        make = torch.zeros if zero else torch.empty
+        return _device_arg(make(shape, dtype=getattr(torch, dtype), device=x.device), "out")
+
+    return _rsz.Exec(int(threads), str(backend), int(x.device.index), int(stream), allocate)
+
+
+def _samples(array):
+    """Whether an operand (a numpy array or a CUDA tensor's DeviceArg) holds image samples (uint8 / uint16)."""
+    return array.dtype in ("uint8", "uint16") if isinstance(array, _rsz.DeviceArg) else array.dtype.kind == "u"
 
 
 def _refuse_channels_last(array, name):
@@ -197,6 +257,11 @@ def _as_out(out, op):
     if not (array.dtype.kind == "f" and array.dtype.itemsize in (2, 4)):
         raise DTypeError("%s: out has dtype %s; %s" % (op, array.dtype.name, _OUT))
     return array
+
+
+def _owner(result):
+    """The tensor of an output made on the device."""
+    return result.owner
 
 
 def _give_back(result, out, back):
@@ -268,10 +333,14 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     "auto" (the CPU), "cpu", "reference" or "cuda" (copies to the GPU `device` and back); results never depend on
     it either.
     """
-    array, back = _operand(x, "resample: x")
-    if array.dtype.kind == "u" and array.ndim == 4:
+    if _cuda_tensor(x):
+        array, back, array_out = _device_arg(x, "resample: x"), _owner, _device_out(out, x, "resample")
+        exec_ = _device_exec(threads, backend, x)
+    else:
+        array, back = _operand(x, "resample: x")
+        array_out, exec_ = _as_out(out, "resample"), _exec(threads, backend, device)
+    if _samples(array) and array.ndim == 4:
         _refuse_channels_last(array, "resample: x")
-    array_out = _as_out(out, "resample")
     scales4 = _four(scales, "scales", 1.0)
     if sizes is not None:
         sizes_list = list(sizes) if not isinstance(sizes, _numbers.Number) else [sizes, sizes]
@@ -289,7 +358,7 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
                            None if scales4 is None else [float(s) for s in scales4], sizes4, mode,
                            _offsets(input_pixel_offsets, "input_pixel_offsets"),
                            _offsets(output_pixel_offsets, "output_pixel_offsets"), preset, bool(antialias),
-                           rounding_direction, None, None, None, False, False, False, _exec(threads, backend, device))
+                           rounding_direction, None, None, None, False, False, False, exec_)
     return _give_back(result, out, back)
 
 
@@ -383,14 +452,18 @@ def upsample2d(x, factor, mode="nearest", out=None, threads=0, backend="auto", d
     replication) or "linear" (RESAMPLE1 linear with scales factor and pixel-centre offsets). Types as in resample
     (float64 computed as float32, a float32 result).
     """
-    array, back = _operand(x, "upsample2d: x")
-    if array.dtype.kind == "u" and array.ndim == 4:
+    if _cuda_tensor(x):
+        array, back, array_out = _device_arg(x, "upsample2d: x"), _owner, _device_out(out, x, "upsample2d")
+        exec_ = _device_exec(threads, backend, x)
+    else:
+        array, back = _operand(x, "upsample2d: x")
+        array_out, exec_ = _as_out(out, "upsample2d"), _exec(threads, backend, device)
+    if _samples(array) and array.ndim == 4:
         _refuse_channels_last(array, "upsample2d: x")
-    array_out = _as_out(out, "upsample2d")
     fh, fw = _pair(factor, "factor")
     if fh < 1 or fw < 1:
         raise ValueError("upsample2d: factor = (%d, %d); both must be >= 1" % (fh, fw))
-    result = _rsz.upsample2d(array, array_out, fh, fw, mode, _exec(threads, backend, device))
+    result = _rsz.upsample2d(array, array_out, fh, fw, mode, exec_)
     return _give_back(result, out, back)
 
 
@@ -457,13 +530,26 @@ def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average"
     input_pixel_offset to 0 (torchvision's aligned=False, exactly for boxes at least 1 pixel wide after
     spatial_scale: torchvision widens smaller ones; aligned=True is the default offsets).
     """
+    if output_size is None:
+        raise ValueError("roi_align: output_size is required (an integer or (height, width))")
+    oh, ow = _pair(output_size, "output_size")
+    if isinstance(spatial_scale, _numbers.Number):
+        scale_x = scale_y = float(spatial_scale)
+    else:
+        scale_x, scale_y = (float(v) for v in spatial_scale)
+    lo, hi = int(minimum_samples_per_output), int(maximum_samples_per_output)
+    if sampling_ratio is not None and sampling_ratio > 0:
+        lo = hi = int(sampling_ratio)
+    if aligned is False:
+        input_pixel_offset = 0.0
+    settings = (oh, ow, mode, reduction, scale_x, scale_y, float(out_of_bounds_input_value), lo, hi,
+                float(input_pixel_offset), float(output_pixel_offset), bool(align_regions_to_corners))
+    if _cuda_tensor(x):
+        return _roi_align_device(x, rois, batch_indices, out, settings, threads, backend)
     array, back = _operand(x, "roi_align: x")
     if array.dtype.kind == "u" and array.ndim == 4:
         _refuse_channels_last(array, "roi_align: x")
     array_out = _as_out(out, "roi_align")
-    if output_size is None:
-        raise ValueError("roi_align: output_size is required (an integer or (height, width))")
-    oh, ow = _pair(output_size, "output_size")
     boxes, batch_indices = _box_table(rois, batch_indices)
     # The boxes have the output's type: x's float type, float32 for image samples, or out's.
     box_type = array_out.dtype if array_out is not None else (_np.float32 if array.dtype.kind == "u" else array.dtype)
@@ -479,20 +565,67 @@ def roi_align(x, rois, batch_indices=None, output_size=None, reduction="average"
         if raw.size and (raw.min() < 0 or raw.max() > 4294967295):
             raise ValueError("roi_align: batch_indices must be in [0, 2^32)")
         indices = raw.astype(_np.uint32)
-    if isinstance(spatial_scale, _numbers.Number):
-        scale_x = scale_y = float(spatial_scale)
-    else:
-        scale_x, scale_y = (float(v) for v in spatial_scale)
-    lo, hi = int(minimum_samples_per_output), int(maximum_samples_per_output)
-    if sampling_ratio is not None and sampling_ratio > 0:
-        lo = hi = int(sampling_ratio)
-    if aligned is False:
-        input_pixel_offset = 0.0
-    result = _rsz.roi_align(array, boxes, indices, array_out, oh, ow, mode, reduction, scale_x, scale_y,
-                            float(out_of_bounds_input_value), lo, hi, float(input_pixel_offset),
-                            float(output_pixel_offset), bool(align_regions_to_corners),
-                            _exec(threads, backend, device))
+    result = _rsz.roi_align(array, boxes, indices, array_out, *settings, _exec(threads, backend, device))
     return _give_back(result, out, back)
+
+
+def _roi_align_device(x, rois, batch_indices, out, settings, threads, backend):
+    """roi_align on a CUDA tensor: the boxes and batch indices (tensors on its device, or host numbers, copied
+    there) in the forms the host call takes; the boxes' values are checked on the device, and the call waits for
+    that check."""
+    torch = _sys.modules["torch"]
+    array = _device_arg(x, "roi_align: x")
+    if _samples(array) and array.ndim == 4:
+        _refuse_channels_last(array, "roi_align: x")
+    array_out = _device_out(out, x, "roi_align")
+
+    def on_device(value, name, allowed):
+        tensor = value.detach() if isinstance(value, torch.Tensor) else torch.as_tensor(_np.asarray(value))
+        if tensor.dtype.is_complex or tensor.dtype == torch.bool or not (
+                tensor.dtype.is_floating_point or "int" in str(tensor.dtype)):
+            raise DTypeError("%s has dtype %s; %s" % (name, tensor.dtype, allowed))
+        return tensor.to(x.device)
+
+    if isinstance(rois, (list, tuple)) and rois and all(getattr(r, "ndim", _np.ndim(r)) == 2 for r in rois):
+        if batch_indices is not None:
+            raise ValueError("roi_align: rois is a list of boxes per image (its positions are the batch indices) and "
+                             "batch_indices is given; give one")
+        parts = [on_device(r, "roi_align: rois[%d]" % i, _BOXES) for i, r in enumerate(rois)]
+        for i, p in enumerate(parts):
+            if p.shape[1] != 4:
+                raise ValueError("roi_align: rois[%d] has shape %s; a list of boxes per image holds (K_i, 4) "
+                                 "arrays, [x1, y1, x2, y2] for image i" % (i, tuple(p.shape)))
+        boxes = torch.cat([p.to(parts[0].dtype) for p in parts])
+        batch_indices = torch.repeat_interleave(torch.arange(len(parts), device=x.device),
+                                                torch.tensor([p.shape[0] for p in parts], device=x.device))
+    else:
+        boxes = on_device(rois, "roi_align: rois", _BOXES)
+        if boxes.ndim == 2 and boxes.shape[1] == 5:
+            if batch_indices is not None:
+                raise ValueError("roi_align: rois has 5 columns (batch index first) and batch_indices is given; "
+                                 "give one")
+            boxes, batch_indices = boxes[:, 1:], boxes[:, 0]
+    box_type = out.dtype if out is not None else (torch.float32 if _samples(array) else x.dtype)
+    if str(box_type) == "torch.float64":
+        box_type = torch.float32
+    boxes = boxes.to(box_type)
+    count = boxes.shape[-2] if boxes.ndim >= 2 else 0
+    if batch_indices is None:
+        indices = torch.zeros(count, dtype=torch.int32, device=x.device)
+    else:
+        raw = on_device(batch_indices, "roi_align: batch_indices", _INDICES)
+        if raw.numel():
+            if raw.dtype.is_floating_point and bool((raw != torch.floor(raw)).any()):
+                raise ValueError("roi_align: batch_indices must be whole numbers")
+            if bool((raw < 0).any()) or bool((raw > 2147483647).any()):
+                raise ValueError("roi_align: batch_indices must be in [0, 2^31) for a CUDA tensor")
+        indices = raw.to(torch.int32)
+    # int32 holding values in [0, 2^31) has the bits of those values as uint32, the type the operator reads.
+    index_arg = _rsz.DeviceArg(indices.data_ptr(), "uint32", list(indices.shape), list(indices.stride()),
+                               x.device.index, indices)
+    result = _rsz.roi_align(array, _device_arg(boxes, "roi_align: rois", _BOXES), index_arg, array_out, *settings,
+                            _device_exec(threads, backend, x))
+    return out if out is not None else result.owner
 
 
 def _torchvision_boxes(boxes, op):

@@ -532,8 +532,8 @@ def test_torch_negative_and_conjugate_bits_are_resolved_not_misread():
     assert str(caught.value) == "resample: x requires grad; rsz computes no gradients: pass x.detach()"
     with pytest.raises(ValueError) as caught:
         rsz.resample(torch.empty((1, 1, 2, 2), device="meta"), scales=2)
-    assert str(caught.value) == ("resample: x is on device meta; a CPU tensor is needed (.cpu(); backend=\"cuda\" runs "
-                                 "the kernels on the GPU from host memory)")
+    assert str(caught.value) == ("resample: x is on device meta; a CPU tensor is needed here (.cpu()); resample, "
+                                 "upsample2d and roi_align take CUDA tensors")
 
 
 # ---- files: uint samples written back, NUL bytes in paths ----

@@ -1,0 +1,117 @@
+"""CUDA tensors in and out of the array functions: torch CUDA tensors are read and written in device memory (no copy
+to the host), on the tensor's device and torch's current stream, with the CPU backend's bits. Skipped where torch has
+no CUDA device or rsz was built without its CUDA backend (scripts/test-cuda.sh runs these on a GPU machine)."""
+import numpy as np
+import pytest
+
+import rsz
+
+torch = pytest.importorskip("torch")
+
+
+def _cuda_ready():
+    if not torch.cuda.is_available():
+        return "torch has no CUDA device"
+    for b in rsz.backends():
+        if b["name"] == "cuda":
+            return "" if b["available"] else "rsz's CUDA backend: " + b["note"]
+    return "this rsz was built without its CUDA backend"
+
+
+pytestmark = pytest.mark.skipif(bool(_cuda_ready()), reason=_cuda_ready() or "ready")
+
+
+def photo(seed=3, h=270, w=480):
+    """A photo-like uint8 image (1, 3, h, w), channels interleaved in memory as decoders give them."""
+    generator = torch.Generator().manual_seed(seed)
+    hwc = torch.randint(0, 256, (h, w, 3), generator=generator, dtype=torch.uint8)
+    return hwc.permute(2, 0, 1)[None]
+
+
+def same_bits(a, b):
+    assert a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
+    assert np.array_equal(a.cpu().numpy().view(np.uint8), b.cpu().numpy().view(np.uint8))
+
+
+def test_resample_reads_and_writes_device_memory_with_the_cpu_bits():
+    image = photo()
+    for dtype in (torch.float32, torch.float16):
+        host = image.to(dtype) / 255
+        x = host.cuda()
+        got = rsz.resample(x, sizes=(224, 224), antialias=True)
+        assert got.device == x.device and got.dtype == dtype
+        same_bits(got, rsz.resample(host, sizes=(224, 224), antialias=True))
+        up = rsz.resample(x, scales=(1.7, 2.3), mode="nearest")
+        same_bits(up, rsz.resample(host, scales=(1.7, 2.3), mode="nearest"))
+    # uint8 samples (channels interleaved: strided) to float32, on the device.
+    got = rsz.resample(image.cuda(), sizes=(100, 150), antialias=True)
+    assert got.dtype == torch.float32 and got.is_cuda
+    same_bits(got, rsz.resample(image, sizes=(100, 150), antialias=True))
+
+
+def test_upsample2d_on_the_device():
+    x = torch.rand(2, 3, 17, 23)
+    for mode in ("nearest", "linear"):
+        got = rsz.upsample2d(x.cuda(), (2, 3), mode=mode)
+        assert got.is_cuda
+        same_bits(got, rsz.upsample2d(x, (2, 3), mode=mode))
+
+
+def test_out_on_the_device_is_written_in_place():
+    x = torch.rand(1, 2, 40, 30)
+    out = torch.full((1, 2, 20, 15), 7.0, device="cuda")
+    got = rsz.resample(x.cuda(), out=out, antialias=True)
+    assert got is out
+    same_bits(out, rsz.resample(x, sizes=(20, 15), antialias=True))
+    with pytest.raises(ValueError) as caught:
+        rsz.resample(x.cuda(), out=torch.empty(1, 2, 20, 15))
+    assert str(caught.value) == ("resample: x is a CUDA tensor and out is a Tensor in host memory; give out on x's "
+                                 "device (cuda:0)")
+    with pytest.raises(ValueError) as caught:
+        rsz.resample(x.cuda(), scales=2, backend="cpu")
+    assert str(caught.value) == ("backend = \"cpu\" reads host memory, and the tensors are on cuda:0; backend \"cuda\" "
+                                 "or \"auto\" is allowed with CUDA tensors")
+
+
+def test_roi_align_on_the_device_in_every_box_form():
+    x = torch.rand(2, 3, 64, 80)
+    table = torch.tensor([[0, 1.5, 2.0, 40.0, 30.5], [1, -5.0, 10.0, 70.0, 90.0], [1, 3.0, 3.0, 3.5, 9.0]])
+    want = rsz.roi_align(x, table, output_size=(7, 5), sampling_ratio=2)
+    for rois in (table.cuda(), table):  # device boxes, and host boxes copied to the device
+        got = rsz.roi_align(x.cuda(), rois, output_size=(7, 5), sampling_ratio=2)
+        assert got.is_cuda
+        same_bits(got, want)
+    per_image = [table[:1, 1:].cuda(), table[1:, 1:].cuda()]
+    same_bits(rsz.roi_align(x.cuda(), per_image, output_size=(7, 5), sampling_ratio=2), want)
+    same_bits(rsz.roi_align(x.cuda(), table[:, 1:].cuda(), table[:, 0].long().cuda(), output_size=(7, 5),
+                            sampling_ratio=2), want)
+    # A batch index past the batch: the device's check gives the host check's message, and nothing is returned.
+    bad = table.clone()
+    bad[2, 0] = 2
+    with pytest.raises(ValueError) as host:
+        rsz.roi_align(x, bad, output_size=3)
+    with pytest.raises(ValueError) as device:
+        rsz.roi_align(x.cuda(), bad.cuda(), output_size=3)
+    assert str(device.value) == str(host.value)
+
+
+def test_calls_follow_torchs_current_stream():
+    side = torch.cuda.Stream()
+    host = torch.rand(1, 3, 512, 512)
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(20_000_000)  # the stream busy: a call queued elsewhere would read x before it is written
+        x = host.cuda(non_blocking=False) * 2
+        got = rsz.resample(x, sizes=(100, 100), antialias=True)
+    side.synchronize()
+    same_bits(got, rsz.resample(host * 2, sizes=(100, 100), antialias=True))
+
+
+def test_device_tensors_mixed_with_host_memory_are_refused():
+    x = torch.rand(1, 1, 8, 8)
+    with pytest.raises(ValueError) as caught:
+        rsz.resize(x.cuda(), 4)
+    assert "a CPU tensor is needed here (.cpu()); resample, upsample2d and roi_align take CUDA tensors" in str(
+        caught.value)
+    with pytest.raises(ValueError) as caught:
+        rsz.resample(x.cuda().requires_grad_(), scales=2)
+    assert str(caught.value) == "resample: x requires grad; rsz computes no gradients: pass x.detach()"
