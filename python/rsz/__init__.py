@@ -200,6 +200,20 @@ def _device_exec(threads, backend, x):
     return _rsz.Exec(int(threads), str(backend), int(x.device.index), int(stream), allocate)
 
 
+def _tensor_call(x, out, op, threads, backend, device):
+    """A tensor operator's operand, how to give its result back, its out and its settings: a CUDA tensor's on its
+    device (_device_arg), a host array's as _operand reads it; image samples with their channels last refused."""
+    if _cuda_tensor(x):
+        array, back, array_out = _device_arg(x, op + ": x"), _owner, _device_out(out, x, op)
+        exec_ = _device_exec(threads, backend, x)
+    else:
+        array, back = _operand(x, op + ": x")
+        array_out, exec_ = _as_out(out, op), _exec(threads, backend, device)
+    if _samples(array) and array.ndim == 4:
+        _refuse_channels_last(array, op + ": x")
+    return array, back, array_out, exec_
+
+
 def _samples(array):
     """Whether an operand (a numpy array or a CUDA tensor's DeviceArg) holds image samples (uint8 / uint16)."""
     return array.dtype in ("uint8", "uint16") if isinstance(array, _rsz.DeviceArg) else array.dtype.kind == "u"
@@ -333,14 +347,7 @@ def resample(x, scales=None, sizes=None, mode=None, input_pixel_offsets=None, ou
     "auto" (the CPU), "cpu", "reference" or "cuda" (copies to the GPU `device` and back); results never depend on
     it either.
     """
-    if _cuda_tensor(x):
-        array, back, array_out = _device_arg(x, "resample: x"), _owner, _device_out(out, x, "resample")
-        exec_ = _device_exec(threads, backend, x)
-    else:
-        array, back = _operand(x, "resample: x")
-        array_out, exec_ = _as_out(out, "resample"), _exec(threads, backend, device)
-    if _samples(array) and array.ndim == 4:
-        _refuse_channels_last(array, "resample: x")
+    array, back, array_out, exec_ = _tensor_call(x, out, "resample", threads, backend, device)
     scales4 = _four(scales, "scales", 1.0)
     if sizes is not None:
         sizes_list = list(sizes) if not isinstance(sizes, _numbers.Number) else [sizes, sizes]
@@ -452,14 +459,7 @@ def upsample2d(x, factor, mode="nearest", out=None, threads=0, backend="auto", d
     replication) or "linear" (RESAMPLE1 linear with scales factor and pixel-centre offsets). Types as in resample
     (float64 computed as float32, a float32 result).
     """
-    if _cuda_tensor(x):
-        array, back, array_out = _device_arg(x, "upsample2d: x"), _owner, _device_out(out, x, "upsample2d")
-        exec_ = _device_exec(threads, backend, x)
-    else:
-        array, back = _operand(x, "upsample2d: x")
-        array_out, exec_ = _as_out(out, "upsample2d"), _exec(threads, backend, device)
-    if _samples(array) and array.ndim == 4:
-        _refuse_channels_last(array, "upsample2d: x")
+    array, back, array_out, exec_ = _tensor_call(x, out, "upsample2d", threads, backend, device)
     fh, fw = _pair(factor, "factor")
     if fh < 1 or fw < 1:
         raise ValueError("upsample2d: factor = (%d, %d); both must be >= 1" % (fh, fw))
