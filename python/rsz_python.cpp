@@ -189,7 +189,16 @@ ConstTensorView device_view(const DeviceArg& d) {
 // An operand: a numpy array (host memory) or a DeviceArg.
 ConstTensorView const_view(const py::object& x, const std::string& name) {
   if (on_device(x)) return device_view(x.cast<const DeviceArg&>());
-  return const_view(x.cast<py::array>(), name);
+  // Not a conversion: a view of a temporary array would outlive its memory (rsz/__init__.py passes arrays).
+  if (!py::isinstance<py::array>(x)) value_error(name + " is not an array");
+  return const_view(py::reinterpret_borrow<py::array>(x), name);
+}
+
+// A host output given by the caller: the array itself (never a converted copy, which would not be the caller's).
+std::optional<py::array> host_out(const std::optional<py::object>& out) {
+  if (!out) return std::nullopt;
+  if (!py::isinstance<py::array>(*out)) value_error("out is not an array");
+  return py::reinterpret_borrow<py::array>(*out);
 }
 
 // The device of the call's device tensors (the first one's), or -1 where they are all in host memory; a call that
@@ -319,6 +328,7 @@ py::object resample_py(const py::object& x, std::optional<py::object> out, std::
     value_error(std::string(op) + ": give " + (image ? "size, scales, sizes or out" : "scales, sizes or out"));
   }
   const io::ResizePlan plan = io::plan_resize(intent, in.sizes(), image);
+  const ExecOptions e = exec_for(x_exec, device >= 0, device);  // refused before `out` is touched
   // The canvas: zero where the plan pads it (fit contain), the call's output at (top, left) in it.
   py::object result;
   std::optional<TensorView> canvas;
@@ -326,7 +336,7 @@ py::object resample_py(const py::object& x, std::optional<py::object> out, std::
     result = device_output(out, plan.canvas, result_type(in.dtype()), op, plan.padded(), x_exec);
     canvas = device_mutable_view(result);
   } else {
-    py::array host = output_array(out ? std::optional<py::array>(out->cast<py::array>()) : std::nullopt, plan.canvas,
+    py::array host = output_array(host_out(out), plan.canvas,
                                   result_type(in.dtype()), op);
     if (plan.padded()) host.attr("fill")(0);
     canvas = mutable_view(host, "out");
@@ -336,7 +346,6 @@ py::object resample_py(const py::object& x, std::optional<py::object> out, std::
   auto* origin = static_cast<std::byte*>(whole.data()) + (plan.top * whole.stride(2) + plan.left * whole.stride(3)) *
                                                              static_cast<std::int64_t>(element_size(whole.dtype()));
   const TensorView o(origin, whole.dtype(), plan.call_sizes, whole.strides(), whole.memory());
-  const ExecOptions e = exec_for(x_exec, device >= 0, device);
   {
     const py::gil_scoped_release release;
     resample(in, o, plan.params, e);
@@ -353,7 +362,7 @@ std::pair<py::object, TensorView> operator_output(int device, const std::optiona
     const TensorView view = device_mutable_view(result);
     return {result, view};
   }
-  py::array host = output_array(out ? std::optional<py::array>(out->cast<py::array>()) : std::nullopt, sizes, type, op);
+  py::array host = output_array(host_out(out), sizes, type, op);
   const TensorView view = mutable_view(host, "out");
   return {host, view};
 }
@@ -366,9 +375,9 @@ py::object upsample2d_py(const py::object& x, std::optional<py::object> out, std
   set_keyword(config, "interpolation", mode, "upsample2d: mode");
   config.scale_size = ScaleSize{factor_h, factor_w};
   const Upsample2dParams params = io::resolve(config);
+  const ExecOptions e = exec_for(x_exec, device >= 0, device);
   const auto [result, o] = operator_output(device, out, upsample2d_output_sizes(in.sizes(), params.scale_size),
                                            result_type(in.dtype()), "upsample2d", x_exec);
-  const ExecOptions e = exec_for(x_exec, device >= 0, device);
   {
     const py::gil_scoped_release release;
     upsample2d(in, o, params, e);
@@ -388,10 +397,10 @@ py::object roi_align_py(const py::object& x, const py::object& rois, const py::o
   config.output_height = output_height;
   config.output_width = output_width;
   const io::ResolvedRoiAlign resolved = io::resolve(config);
+  const ExecOptions e = exec_for(x_exec, device >= 0, device);
   const auto [result, o] =
       operator_output(device, out, roi_align_output_sizes(in.sizes(), boxes.sizes(), output_height, output_width),
                       result_type(in.dtype()), "roi_align", x_exec);
-  const ExecOptions e = exec_for(x_exec, device >= 0, device);
   {
     const py::gil_scoped_release release;
     roi_align(in, boxes, indices, o, resolved.params, e);

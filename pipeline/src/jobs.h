@@ -20,6 +20,9 @@ namespace rsz::app {
 // `op` names the jobs ("resample" or "thumbnail"): {op} in names, --json records.
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
                                     const std::string& output, const CommonOptions& common, const char* op);
+// --decode gpu: starts making the run's GPU stage in the background (its CUDA context and nvJPEG's decoder), for
+// resample jobs that will decode on the GPU, while the run plans them; a no-op otherwise and in builds without nvJPEG.
+void start_gpu_stage(const CommonOptions& common);
 std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
                                     const std::string& output, const CommonOptions& common);
 // roi_align: with a dataset-form ROI file the images come from the file (and `inputs` must be empty when

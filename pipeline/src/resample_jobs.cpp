@@ -527,15 +527,22 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
 }
 #endif
 
+#if defined(RSZ_GPU_JPEG)
+// Whether --decode gpu decodes a run's JPEGs on the GPU: float32 results (float16's convert the samples before the
+// resize, as the CPU does), no --linear (its decoding to linear light is the CPU's).
+bool decodes_on_gpu(const CommonOptions& common) {
+  return common.decode_gpu && !common.linear && common.dtype == DataType::Float32;
+}
+#endif
+
 // Runs a job as planned: on the GPU (--decode gpu) where it can, band by band where it can, else whole.
 std::vector<OutputRecord> run_resample_job(const ResampleJob& job, const JobPlan& job_plan, int threads) {
   const CommonOptions& common = job.request->common;
   const ExecOptions exec = exec_options(common, threads);
   const bool image = !is_tensor_path(job.input);
 #if defined(RSZ_GPU_JPEG)
-  // --decode gpu where it can: float32 results (float16's convert the samples before the resize, as the CPU does),
-  // no --linear (its decoding to linear light is the CPU's), no scaled decode (--shrink-on-load's is libjpeg's).
-  if (image && common.decode_gpu && !common.linear && common.dtype == DataType::Float32 && job_plan.shrink == 1) {
+  // --decode gpu where it can: also no scaled decode (--shrink-on-load's is libjpeg's).
+  if (image && decodes_on_gpu(common) && job_plan.shrink == 1) {
     if (auto done = resample_on_gpu(job, job_plan)) return *done;
   }
 #endif
@@ -546,6 +553,14 @@ std::vector<OutputRecord> run_resample_job(const ResampleJob& job, const JobPlan
 }
 
 }  // namespace
+
+void start_gpu_stage(const CommonOptions& common) {
+#if defined(RSZ_GPU_JPEG)
+  if (decodes_on_gpu(common) && !common.dry_run) start_gpu_resampler(common);
+#else
+  (void)common;
+#endif
+}
 
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
                                     const std::string& output, const CommonOptions& common, const char* op) {
@@ -573,10 +588,6 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
     };
     jobs.push_back(std::move(job));
   }
-#if defined(RSZ_GPU_JPEG)
-  // The jobs are known good: the GPU stage is made while the run plans them.
-  if (common.decode_gpu && !common.dry_run && !jobs.empty()) start_gpu_resampler(common);
-#endif
   return jobs;
 }
 

@@ -152,8 +152,9 @@ _DEVICE_TYPES = {"torch.float32": "float32", "torch.float16": "float16", "torch.
 
 
 def _cuda_tensor(x):
-    """Whether x is a torch tensor in CUDA memory."""
-    return type(x).__name__ == "Tensor" and _is_torch(x) and x.device.type == "cuda"
+    """Whether x is a torch tensor (or parameter) in CUDA memory."""
+    torch = _sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor) and x.device.type == "cuda"
 
 
 def _device_arg(x, name, allowed=_OPERAND):
@@ -579,32 +580,11 @@ def _roi_align_device(x, rois, batch_indices, out, settings, threads, backend):
         _refuse_channels_last(array, "roi_align: x")
     array_out = _device_out(out, x, "roi_align")
 
-    def on_device(value, name, allowed):
-        tensor = value.detach() if isinstance(value, torch.Tensor) else torch.as_tensor(_np.asarray(value))
-        if tensor.dtype.is_complex or tensor.dtype == torch.bool or not (
-                tensor.dtype.is_floating_point or "int" in str(tensor.dtype)):
-            raise DTypeError("%s has dtype %s; %s" % (name, tensor.dtype, allowed))
-        return tensor.to(x.device)
-
-    if isinstance(rois, (list, tuple)) and rois and all(getattr(r, "ndim", _np.ndim(r)) == 2 for r in rois):
-        if batch_indices is not None:
-            raise ValueError("roi_align: rois is a list of boxes per image (its positions are the batch indices) and "
-                             "batch_indices is given; give one")
-        parts = [on_device(r, "roi_align: rois[%d]" % i, _BOXES) for i, r in enumerate(rois)]
-        for i, p in enumerate(parts):
-            if p.shape[1] != 4:
-                raise ValueError("roi_align: rois[%d] has shape %s; a list of boxes per image holds (K_i, 4) "
-                                 "arrays, [x1, y1, x2, y2] for image i" % (i, tuple(p.shape)))
-        boxes = torch.cat([p.to(parts[0].dtype) for p in parts])
-        batch_indices = torch.repeat_interleave(torch.arange(len(parts), device=x.device),
-                                                torch.tensor([p.shape[0] for p in parts], device=x.device))
-    else:
-        boxes = on_device(rois, "roi_align: rois", _BOXES)
-        if boxes.ndim == 2 and boxes.shape[1] == 5:
-            if batch_indices is not None:
-                raise ValueError("roi_align: rois has 5 columns (batch index first) and batch_indices is given; "
-                                 "give one")
-            boxes, batch_indices = boxes[:, 1:], boxes[:, 0]
+    if _holds_cuda(rois):
+        boxes, batch_indices = _device_box_table(rois, batch_indices, x.device)
+    else:  # host numbers: read and checked as the host call reads them, then copied to the device
+        boxes, batch_indices = _box_table(rois, batch_indices)
+        boxes = torch.as_tensor(boxes).to(x.device)
     box_type = out.dtype if out is not None else (torch.float32 if _samples(array) else x.dtype)
     if str(box_type) == "torch.float64":
         box_type = torch.float32
@@ -612,20 +592,78 @@ def _roi_align_device(x, rois, batch_indices, out, settings, threads, backend):
     count = boxes.shape[-2] if boxes.ndim >= 2 else 0
     if batch_indices is None:
         indices = torch.zeros(count, dtype=torch.int32, device=x.device)
-    else:
-        raw = on_device(batch_indices, "roi_align: batch_indices", _INDICES)
+    elif _cuda_tensor(batch_indices):
+        raw = _device_numbers(batch_indices, "roi_align: batch_indices", _INDICES, x.device)
         if raw.numel():
-            if raw.dtype.is_floating_point and bool((raw != torch.floor(raw)).any()):
-                raise ValueError("roi_align: batch_indices must be whole numbers")
+            if raw.dtype.is_floating_point:
+                raw = raw.double()
+                if bool((raw != torch.floor(raw)).any()):
+                    raise ValueError("roi_align: batch_indices must be whole numbers")
+            else:
+                raw = raw.to(torch.int64)  # compared with 2^31 - 1 in a type that holds it
             if bool((raw < 0).any()) or bool((raw > 2147483647).any()):
                 raise ValueError("roi_align: batch_indices must be in [0, 2^31) for a CUDA tensor")
         indices = raw.to(torch.int32)
+    else:
+        raw = _numbers_of(batch_indices, "roi_align: batch_indices", _INDICES)
+        if raw.dtype.kind == "f" and not _np.all(raw == _np.floor(raw)):
+            raise ValueError("roi_align: batch_indices must be whole numbers")
+        if raw.size and (raw.min() < 0 or raw.max() > 2147483647):
+            raise ValueError("roi_align: batch_indices must be in [0, 2^31) for a CUDA tensor")
+        indices = torch.as_tensor(raw.astype(_np.int32)).to(x.device)
     # int32 holding values in [0, 2^31) has the bits of those values as uint32, the type the operator reads.
     index_arg = _rsz.DeviceArg(indices.data_ptr(), "uint32", list(indices.shape), list(indices.stride()),
                                x.device.index, indices)
     result = _rsz.roi_align(array, _device_arg(boxes, "roi_align: rois", _BOXES), index_arg, array_out, *settings,
                             _device_exec(threads, backend, x))
     return out if out is not None else result.owner
+
+
+def _holds_cuda(value):
+    """Whether a box argument is, or lists, CUDA tensors."""
+    return _cuda_tensor(value) or (isinstance(value, (list, tuple)) and any(_cuda_tensor(v) for v in value))
+
+
+def _device_numbers(value, name, allowed, device):
+    """A box argument's numbers as a tensor on `device`: a tensor as it is, host numbers read as the host call reads
+    them; types the host call refuses (bfloat16, bool, complex) refused alike."""
+    torch = _sys.modules["torch"]
+    if not isinstance(value, torch.Tensor):
+        return torch.as_tensor(_numbers_of(value, name, allowed)).to(device)
+    if value.dtype.is_complex or value.dtype in (torch.bool, torch.bfloat16) or not (
+            value.dtype.is_floating_point or "int" in str(value.dtype)):
+        raise DTypeError("%s has dtype %s; %s" % (name, value.dtype, allowed))
+    return value.detach().to(device)
+
+
+def _device_box_table(rois, batch_indices, device):
+    """_box_table for boxes that are (or list) CUDA tensors, with torch on `device`: (boxes (R, 4), batch indices or
+    None) from an (R, 4) or (R, 5) tensor, a list of R boxes, or a list of (K_i, 4) boxes per image."""
+    torch = _sys.modules["torch"]
+    if not isinstance(rois, (list, tuple)):
+        boxes = _device_numbers(rois, "roi_align: rois", _BOXES, device)
+    else:
+        parts = [_device_numbers(r, "roi_align: rois[%d]" % i, _BOXES, device) for i, r in enumerate(rois)]
+        if any(p.ndim == 2 for p in parts) and all(p.ndim == 2 or tuple(p.shape) == (0,) for p in parts):
+            parts = [p if p.ndim == 2 else p.reshape(0, 4) for p in parts]
+            for i, p in enumerate(parts):
+                if p.shape[1] != 4:
+                    raise ValueError("roi_align: rois[%d] has shape %s; a list of boxes per image holds (K_i, 4) "
+                                     "arrays, [x1, y1, x2, y2] for image i" % (i, tuple(p.shape)))
+            if batch_indices is not None:
+                raise ValueError("roi_align: rois is a list of boxes per image (its positions are the batch "
+                                 "indices) and batch_indices is given; give one")
+            counts = torch.tensor([p.shape[0] for p in parts], device=device)
+            return torch.cat(parts), torch.repeat_interleave(torch.arange(len(parts), device=device), counts)
+        if any(p.ndim != 1 for p in parts):
+            raise ValueError("roi_align: rois mixes shapes %s; give (R, 4) boxes, (R, 5) rows with the batch index "
+                             "first, or one (K_i, 4) array per image" % sorted({tuple(p.shape) for p in parts}))
+        boxes = torch.stack(parts)
+    if boxes.ndim == 2 and boxes.shape[1] == 5:
+        if batch_indices is not None:
+            raise ValueError("roi_align: rois has 5 columns (batch index first) and batch_indices is given; give one")
+        return boxes[:, 1:], boxes[:, 0]
+    return boxes, batch_indices
 
 
 def _torchvision_boxes(boxes, op):

@@ -115,3 +115,36 @@ def test_device_tensors_mixed_with_host_memory_are_refused():
     with pytest.raises(ValueError) as caught:
         rsz.resample(x.cuda().requires_grad_(), scales=2)
     assert str(caught.value) == "resample: x requires grad; rsz computes no gradients: pass x.detach()"
+
+
+def test_roi_align_box_forms_on_the_device_read_as_the_host_reads_them():
+    x = torch.rand(2, 3, 32, 40)
+    boxes = torch.tensor([[1.0, 2.0, 20.0, 25.0], [3.25, 4.5, 30.75, 19.5]])
+    want = rsz.roi_align(x, boxes, [0, 1], output_size=4)
+    # Batch indices of every integer type, int8 included (compared in a type that holds 2^31 - 1).
+    for dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.float32):
+        got = rsz.roi_align(x.cuda(), boxes.cuda(), torch.tensor([0, 1], dtype=dtype).cuda(), output_size=4)
+        same_bits(got, want)
+    # Per-image boxes of different types: promoted as numpy promotes them, not cut to the first image's type.
+    per_image = [torch.tensor([[1, 2, 20, 25]]).cuda(), boxes[1:].cuda()]
+    same_bits(rsz.roi_align(x.cuda(), per_image, output_size=4), want)
+    # An image without boxes given as an empty list, and a list of single boxes.
+    same_bits(rsz.roi_align(x.cuda(), [boxes.cuda(), []], output_size=4),
+              rsz.roi_align(x, [boxes, []], output_size=4))
+    same_bits(rsz.roi_align(x.cuda(), [boxes[0].cuda(), boxes[1].cuda()], output_size=4),
+              rsz.roi_align(x, boxes, output_size=4))
+    empty = rsz.roi_align(x.cuda(), [], output_size=4)
+    assert empty.is_cuda and tuple(empty.shape) == (0, 3, 4, 4)
+    with pytest.raises(rsz.DTypeError) as caught:
+        rsz.roi_align(x.cuda(), boxes.cuda().bfloat16(), output_size=4)
+    assert str(caught.value) == ("roi_align: rois has dtype torch.bfloat16; float or integer coordinates are "
+                                 "allowed")
+
+
+def test_a_refused_call_leaves_out_untouched():
+    out = torch.full((1, 1, 4, 4), 5.0, device="cuda")
+    with pytest.raises(ValueError):
+        rsz.resize(torch.rand(1, 1, 8, 8).cuda(), (4, 4), fit="contain", out=out)
+    with pytest.raises(ValueError):
+        rsz.resample(torch.rand(1, 1, 8, 8).cuda(), out=out, backend="cpu")
+    assert bool((out == 5.0).all())
