@@ -483,13 +483,19 @@ def _numbers_of(value, name, allowed):
     return array
 
 
-def _box_table(rois, batch_indices):
+def _box_table(rois, batch_indices, read=None, concat=None, stack=None, image_indices=None):
     """rois in any of its forms as (boxes (R, 4), batch indices or None): an (R, 4) array, torchvision's (R, 5)
-    with the batch index first, a list of R boxes, or torchvision's list of (K_i, 4) boxes per image i."""
+    with the batch index first, a list of R boxes, or torchvision's list of (K_i, 4) boxes per image i. Read with
+    numpy, or (_device_box_table) with the given functions: read(value, name), concat(parts), stack(parts) and
+    image_indices(counts), the batch index of each box of images with `counts` boxes."""
+    read = read or (lambda value, name: _numbers_of(value, name, _BOXES))
+    concat = concat or _np.concatenate
+    stack = stack or (lambda parts: _np.stack(parts) if parts else _np.zeros((0, 4), _np.float32))
+    image_indices = image_indices or (lambda counts: _np.repeat(_np.arange(len(counts), dtype=_np.uint32), counts))
     if isinstance(rois, (list, tuple)):
-        parts = [_numbers_of(r, "roi_align: rois[%d]" % i, _BOXES) for i, r in enumerate(rois)]
+        parts = [read(r, "roi_align: rois[%d]" % i) for i, r in enumerate(rois)]
         # torchvision's List[Tensor]: image i's boxes are rois[i] (an image without boxes may be an empty list).
-        if any(p.ndim == 2 for p in parts) and all(p.ndim == 2 or p.shape == (0,) for p in parts):
+        if any(p.ndim == 2 for p in parts) and all(p.ndim == 2 or tuple(p.shape) == (0,) for p in parts):
             parts = [p if p.ndim == 2 else p.reshape(0, 4) for p in parts]
             for i, p in enumerate(parts):
                 if p.shape[1] != 4:
@@ -498,14 +504,13 @@ def _box_table(rois, batch_indices):
             if batch_indices is not None:
                 raise ValueError("roi_align: rois is a list of boxes per image (its positions are the batch "
                                  "indices) and batch_indices is given; give one")
-            counts = [p.shape[0] for p in parts]
-            return _np.concatenate(parts), _np.repeat(_np.arange(len(parts), dtype=_np.uint32), counts)
+            return concat(parts), image_indices([p.shape[0] for p in parts])
         if any(p.ndim != 1 for p in parts):
             raise ValueError("roi_align: rois mixes shapes %s; give (R, 4) boxes, (R, 5) rows with the batch index "
-                             "first, or one (K_i, 4) array per image" % sorted({p.shape for p in parts}))
-        boxes = _np.stack(parts) if parts else _np.zeros((0, 4), _np.float32)
+                             "first, or one (K_i, 4) array per image" % sorted({tuple(p.shape) for p in parts}))
+        boxes = stack(parts)
     else:
-        boxes = _numbers_of(rois, "roi_align: rois", _BOXES)
+        boxes = read(rois, "roi_align: rois")
     if boxes.ndim == 2 and boxes.shape[1] == 5:
         if batch_indices is not None:
             raise ValueError("roi_align: rois has 5 columns (batch index first) and batch_indices is given; give one")
@@ -637,33 +642,12 @@ def _device_numbers(value, name, allowed, device):
 
 
 def _device_box_table(rois, batch_indices, device):
-    """_box_table for boxes that are (or list) CUDA tensors, with torch on `device`: (boxes (R, 4), batch indices or
-    None) from an (R, 4) or (R, 5) tensor, a list of R boxes, or a list of (K_i, 4) boxes per image."""
+    """_box_table for boxes that are (or list) CUDA tensors, read with torch on `device`."""
     torch = _sys.modules["torch"]
-    if not isinstance(rois, (list, tuple)):
-        boxes = _device_numbers(rois, "roi_align: rois", _BOXES, device)
-    else:
-        parts = [_device_numbers(r, "roi_align: rois[%d]" % i, _BOXES, device) for i, r in enumerate(rois)]
-        if any(p.ndim == 2 for p in parts) and all(p.ndim == 2 or tuple(p.shape) == (0,) for p in parts):
-            parts = [p if p.ndim == 2 else p.reshape(0, 4) for p in parts]
-            for i, p in enumerate(parts):
-                if p.shape[1] != 4:
-                    raise ValueError("roi_align: rois[%d] has shape %s; a list of boxes per image holds (K_i, 4) "
-                                     "arrays, [x1, y1, x2, y2] for image i" % (i, tuple(p.shape)))
-            if batch_indices is not None:
-                raise ValueError("roi_align: rois is a list of boxes per image (its positions are the batch "
-                                 "indices) and batch_indices is given; give one")
-            counts = torch.tensor([p.shape[0] for p in parts], device=device)
-            return torch.cat(parts), torch.repeat_interleave(torch.arange(len(parts), device=device), counts)
-        if any(p.ndim != 1 for p in parts):
-            raise ValueError("roi_align: rois mixes shapes %s; give (R, 4) boxes, (R, 5) rows with the batch index "
-                             "first, or one (K_i, 4) array per image" % sorted({tuple(p.shape) for p in parts}))
-        boxes = torch.stack(parts)
-    if boxes.ndim == 2 and boxes.shape[1] == 5:
-        if batch_indices is not None:
-            raise ValueError("roi_align: rois has 5 columns (batch index first) and batch_indices is given; give one")
-        return boxes[:, 1:], boxes[:, 0]
-    return boxes, batch_indices
+    return _box_table(rois, batch_indices, read=lambda value, name: _device_numbers(value, name, _BOXES, device),
+                      concat=torch.cat, stack=torch.stack,
+                      image_indices=lambda counts: torch.repeat_interleave(torch.arange(len(counts), device=device),
+                                                                           torch.tensor(counts, device=device)))
 
 
 def _torchvision_boxes(boxes, op):
