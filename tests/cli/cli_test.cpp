@@ -1084,5 +1084,20 @@ TEST(Cli, HeicAndAvifInputsReadWhatLibheifDecodes) {
   EXPECT_NE(r.err.find("exceeds a libheif security limit"), std::string::npos) << r.err;  // its side limit
 }
 
+// A HEIC whose grid is among its own tiles (found by fuzzing: libheif 1.15 recursed until the stack or, a thread a
+// level, the memory ran out): refused in one line before anything is decoded.
+TEST(Cli, AHeicGridMadeOfItselfIsRefused) {
+  test::ScratchDir dir("heif-cycle");
+  fs::copy_file(std::string(RSZ_SOURCE_DIR) + "/tests/fuzz/regressions/image_heic-grid-cycle", dir / "cycle.heic");
+  const auto r = run_rsz(dir, "resample -i cycle.heic -o out.png --scale 0.5");
+  if (r.err.find("cannot read HEIC") != std::string::npos) GTEST_SKIP() << r.err;  // no libheif here
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("rsz: cycle.heic: its item references cannot be decoded (item 2 is among the items it is made "
+                       "of)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "out.png"));
+}
+
 }  // namespace
 }  // namespace rsz

@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <vector>
 
 #include "codecs/header_reader.h"
 #include "file_util.h"
@@ -51,6 +53,116 @@ bool sniff_heic(const std::uint8_t* data, std::size_t size) {
   const std::vector<std::string> brands = ftyp_brands(data, size);
   return !has_brand(brands, {"avif", "avis"}) &&
          has_brand(brands, {"heic", "heix", "heim", "heis", "hevc", "hevx", "hevm", "hevs", "mif1", "msf1"});
+}
+
+// ---- item references: libheif 1.15 decodes a grid's tiles and an image's alpha or depth image by following them,
+// without noticing a cycle (a grid among its own tiles recurses until the stack or, a thread a level, the memory
+// runs out: found by fuzzing). The file's iref boxes are read here first, and a cycle, or a chain deeper than any
+// real file has, is refused before libheif decodes anything. A file whose boxes do not parse is left to libheif.
+
+std::uint64_t big_endian(const std::uint8_t* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+// An ISO BMFF box at `at` within [at, limit): its type, body and end; false where it does not fit.
+struct Box {
+  std::uint32_t type = 0;
+  std::size_t body = 0;
+  std::size_t end = 0;
+};
+
+bool box_at(const std::uint8_t* data, std::size_t at, std::size_t limit, Box& box) {
+  if (at > limit || limit - at < 8) return false;
+  std::uint64_t size = big_endian(data + at, 4);
+  std::size_t header = 8;
+  if (size == 1) {
+    if (limit - at < 16) return false;
+    size = big_endian(data + at + 8, 8);
+    header = 16;
+  } else if (size == 0) {
+    size = limit - at;
+  }
+  if (size < header || size > limit - at) return false;
+  box = {static_cast<std::uint32_t>(big_endian(data + at + 4, 4)), at + header, at + static_cast<std::size_t>(size)};
+  return true;
+}
+
+constexpr std::uint32_t fourcc(const char (&c)[5]) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(c[i]);
+  return v;
+}
+
+// The items decoding an item also decodes: its 'dimg' references (a grid's or overlay's tiles) and the items that
+// are its 'auxl' images (alpha, depth), from every iref box of the top-level meta box.
+std::map<std::uint32_t, std::vector<std::uint32_t>> decoded_with(const std::uint8_t* data, std::size_t size) {
+  std::map<std::uint32_t, std::vector<std::uint32_t>> edges;
+  Box top;
+  for (std::size_t at = 0; box_at(data, at, size, top); at = top.end) {
+    if (top.type != fourcc("meta") || top.end - top.body < 4) continue;
+    Box child;
+    for (std::size_t in = top.body + 4; box_at(data, in, top.end, child); in = child.end) {  // meta is a FullBox
+      if (child.type != fourcc("iref") || child.end - child.body < 4) continue;
+      const int id_bytes = data[child.body] == 0 ? 2 : 4;
+      Box ref;
+      for (std::size_t r = child.body + 4; box_at(data, r, child.end, ref); r = ref.end) {
+        const bool dimg = ref.type == fourcc("dimg");
+        const bool auxl = ref.type == fourcc("auxl");
+        if ((!dimg && !auxl) || ref.end - ref.body < static_cast<std::size_t>(id_bytes + 2)) continue;
+        const auto from = static_cast<std::uint32_t>(big_endian(data + ref.body, id_bytes));
+        const std::size_t count = big_endian(data + ref.body + id_bytes, 2);
+        const std::size_t ids = ref.body + id_bytes + 2;
+        for (std::size_t k = 0; k < count && ids + (k + 1) * id_bytes <= ref.end; ++k) {
+          const auto to = static_cast<std::uint32_t>(big_endian(data + ids + k * id_bytes, id_bytes));
+          if (dimg) {
+            edges[from].push_back(to);  // decoding the grid decodes its tile
+          } else {
+            edges[to].push_back(from);  // decoding the image decodes its auxiliary image
+          }
+        }
+      }
+    }
+  }
+  return edges;
+}
+
+// Why the file's item references cannot be decoded ("" when they can): a cycle, or a chain of more than kMostDepth
+// items (a grid's tiles with their alpha images are 3).
+std::string reference_problem(const std::uint8_t* data, std::size_t size) {
+  constexpr std::size_t kMostDepth = 16;
+  const auto edges = decoded_with(data, size);
+  // Depth-first from every item, iteratively: on the path (a cycle when met again), or done with its depth known.
+  std::map<std::uint32_t, std::size_t> depth;  // items done: the longest chain from them
+  std::map<std::uint32_t, bool> on_path;
+  for (const auto& start : edges) {
+    if (depth.count(start.first) != 0) continue;
+    std::vector<std::pair<std::uint32_t, std::size_t>> stack{{start.first, 0}};  // item, next edge to follow
+    on_path[start.first] = true;
+    while (!stack.empty()) {
+      auto& [item, next] = stack.back();
+      const auto found = edges.find(item);
+      const std::vector<std::uint32_t> none;
+      const std::vector<std::uint32_t>& to = found == edges.end() ? none : found->second;
+      if (next < to.size()) {
+        const std::uint32_t child = to[next++];
+        if (on_path[child]) return "item " + std::to_string(child) + " is among the items it is made of";
+        if (depth.count(child) == 0) {
+          on_path[child] = true;
+          stack.emplace_back(child, 0);
+        }
+        continue;
+      }
+      std::size_t longest = 0;
+      for (const std::uint32_t child : to) longest = std::max(longest, depth[child] + 1);
+      if (longest > kMostDepth) return "its items nest more than " + std::to_string(kMostDepth) + " deep";
+      depth[item] = longest;
+      on_path[item] = false;
+      stack.pop_back();
+    }
+  }
+  return "";
 }
 
 // libheif's functions, resolved once a process (from the library's soname, as the build found it).
@@ -190,6 +302,9 @@ class HeifFile {
     // boxes, and would otherwise allocate for it while decoding: read once with its own limit (32768) for the primary
     // image's size, then again with about that size as the limit, so that no item much larger than the image that
     // rsz checked against --max-pixels and the memory budget is ever decoded.
+    if (const std::string problem = reference_problem(bytes.data, bytes.size); !problem.empty()) {
+      fail(ErrorCode::Format, path, "its item references cannot be decoded (" + problem + ")");
+    }
     read(codec, path, bytes, 0);
     check_pixel_limit(path, h_.handle_width(handle_.get()), h_.handle_height(handle_.get()), options);
     // The limit is a side, for width and height alike: the primary image's stored size (before its crop), with 256
