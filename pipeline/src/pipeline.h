@@ -401,10 +401,11 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
 // per failure, each failure is reported on one line, and the exit status is returned. With --dry-run it lists the
 // planned outputs (and failures) and writes nothing.
 int run_jobs(const std::vector<Job>& jobs, const CommonOptions& options);
-// --decode gpu: the files the GPU decodes in one batch, and the inputs a run keeps in flight (at least): a batch on
-// the GPU and one filling (its files read, the last batch's results encoded and written) meanwhile.
+// --decode gpu: the files the GPU decodes in one batch, and the inputs a run keeps in flight (at least): a batch
+// decoding, the one before it resizing, and one filling (its files read, the last batch's results encoded and
+// written) meanwhile.
 constexpr int kGpuBatch = 64;
-constexpr int kGpuInFlight = 2 * kGpuBatch;
+constexpr int kGpuInFlight = 3 * kGpuBatch;
 // run_jobs in two steps: planned when made (every input's header read, .tar parts laid out, warnings said, a usage
 // error thrown before anything is written), then run once: with --dry-run the plan's view (its records, its lines),
 // else the jobs. Planning and running happen in the calling thread's run (detail::current_run()).

@@ -1,6 +1,7 @@
 // rsz/io/gpu_jpeg.h's BatchResampler: threads queue their jobs; a worker takes every job waiting (up to a batch, after
-// a short wait for a fuller one), decodes their files at once, runs their calls on the GPU and copies the results back
-// into pinned memory, which each job's thread reads its result out of while the worker goes on with the next batch.
+// a short wait for a fuller one), decodes their files at once (on the GPU's JPEG engines) while the GPU resizes the
+// batch before, queues this batch's calls and copy-back into pinned memory, then hands the batch before out: each
+// job's thread reads its result out of that memory while the worker goes on.
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -48,15 +49,16 @@ struct LaneStats {
   std::size_t batches = 0;
   std::size_t files = 0;
   double idle = 0;    // waiting for jobs
-  double decode = 0;  // decoding a batch (until its images are on the device)
-  double resize = 0;  // resizing and copying back, until the results are in host memory (the jobs' threads read them)
+  double decode = 0;  // decoding a batch (until its images are on the device; the batch before resizes meanwhile)
+  double queue = 0;   // queueing a batch's resize and copy-back
+  double wait = 0;    // waiting for a batch's results in host memory (the jobs' threads then read them)
+  bool started = false;
   Clock::time_point first;  // its first batch taken
   Clock::time_point last;   // its last batch handed out
 };
 
 // Pinned host memory that a batch's results are copied back into, read out by the jobs' own threads (in parallel,
-// while the lane goes on with its next batch into its other staging); it is used again once every job has read its
-// result.
+// while the lane goes on with its next batches); it is used again once every job has read its result.
 struct Staging {
   Arena memory{true, "GPU resize", "pinned host memory for the results"};
   std::mutex mutex;
@@ -90,19 +92,32 @@ struct Pending {
   }
 };
 
-// One worker: its own decoder (nvJPEG state and stream; the library handles shared with the other lanes'), stream
-// and memory, taking batches from the shared queue (kLanes says how many there are).
+// One batch on its way through a lane: its decoder (whose device memory holds the batch's images until this slot
+// decodes again), its results on the device and in pinned host memory, and the event that says they are there.
+struct Slot {
+  std::unique_ptr<JpegBatchDecoder> decoder;
+  Arena results{false, "GPU resize", "device memory for the results"};
+  Staging staging;
+  BlockingEvent done;
+  std::vector<Pending*> batch;  // queued on the GPU, not handed out yet (empty: the slot is free)
+  std::vector<std::string> errors;
+  std::vector<std::size_t> offsets;
+  std::uint8_t* host_out = nullptr;
+};
+
+// One worker: two slots (one batch decoding while the one before is resized and copied back: the decode runs on the
+// GPU's JPEG engines, the resize on its cores), one stream for the resizes, taking batches from the shared queue.
 struct Lane {
   int device;
-  std::unique_ptr<JpegBatchDecoder> decoder;
   cudaStream_t stream = nullptr;
-  Arena results{false, "GPU resize", "device memory for the results"};
-  Staging staging[2];
-  int next_staging = 0;
-  BlockingEvent done;  // the batch's results in host memory, waited for without spinning
+  Slot slots[2];
+  int next_slot = 0;
   LaneStats stats;
 
-  Lane(int device_, std::unique_ptr<JpegBatchDecoder> decoder_) : device(device_), decoder(std::move(decoder_)) {
+  Lane(int device_, std::unique_ptr<JpegBatchDecoder> first, std::unique_ptr<JpegBatchDecoder> second)
+      : device(device_) {
+    slots[0].decoder = std::move(first);
+    slots[1].decoder = std::move(second);
     const OnDevice on(device);
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "GPU resize", "cudaStreamCreate");
   }
@@ -112,53 +127,78 @@ struct Lane {
     cudaSetDevice(device);
     cudaStreamSynchronize(stream);
     cudaStreamDestroy(stream);
-    done.release();
-    results.release();  // on its device
+    for (Slot& slot : slots) {
+      slot.done.release();
+      slot.results.release();  // on its device
+    }
     cudaSetDevice(previous);
   }
   Lane(const Lane&) = delete;
   Lane& operator=(const Lane&) = delete;
 
-  void run_batch(const std::vector<Pending*>& batch) {
+  // The slot a batch is queued in: other than the one whose batch is on the GPU.
+  Slot& take_slot() {
+    Slot& slot = slots[next_slot];
+    next_slot ^= 1;
+    return slot;
+  }
+
+  // Decodes the batch into `slot` and queues its resizes and copy-back on the lane's stream (returning once queued:
+  // the GPU's work is handed out by finish()). Where the GPU fails it, throws with the slot left free and nothing of
+  // the batch still running (what was queued is waited for: the slot's decoder may decode again at once).
+  void submit(Slot& slot, std::vector<Pending*> batch) {
     const OnDevice on(device);
     std::vector<std::string_view> files;
     for (const Pending* p : batch) files.push_back(p->job->file);
     Clock::time_point start = Clock::now();
-    if (stats.batches == 0) stats.first = start;
-    const std::vector<DeviceImage> images = decoder->decode(files);
+    if (!stats.started) {
+      stats.started = true;
+      stats.first = start;
+    }
+    const std::vector<DeviceImage> images = slot.decoder->decode(files);
     stats.decode += seconds_since(start);
     start = Clock::now();
-    std::vector<std::string> errors(batch.size());
-    std::vector<std::size_t> offsets(batch.size(), 0);
+    try {
+      queue_resizes(slot, batch, images);
+    } catch (...) {
+      cudaStreamSynchronize(stream);  // its status is the error being thrown, or a later one's
+      throw;
+    }
+    stats.queue += seconds_since(start);
+    slot.batch = std::move(batch);
+  }
+
+  // submit's second half: the batch's calls and copy-back queued on the lane's stream, the slot's event after them.
+  void queue_resizes(Slot& slot, const std::vector<Pending*>& batch, const std::vector<DeviceImage>& images) {
+    slot.errors.assign(batch.size(), std::string());
+    slot.offsets.assign(batch.size(), 0);
     std::size_t total = 0;
     for (std::size_t i = 0; i < batch.size(); ++i) {
       const ResampleJob& job = *batch[i]->job;
       const DeviceImage& image = images[i];
-      errors[i] = image.error;
-      if (errors[i].empty() && (job.input_sizes.size() != 4 || job.input_sizes[1] != image.channels ||
-                                job.input_sizes[2] != image.height || job.input_sizes[3] != image.width)) {
-        errors[i] = "decoded at " + std::to_string(image.width) + "x" + std::to_string(image.height) +
-                    ", not the planned size";
+      slot.errors[i] = image.error;
+      if (slot.errors[i].empty() && (job.input_sizes.size() != 4 || job.input_sizes[1] != image.channels ||
+                                     job.input_sizes[2] != image.height || job.input_sizes[3] != image.width)) {
+        slot.errors[i] = "decoded at " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                         ", not the planned size";
       }
-      offsets[i] = total;
-      if (errors[i].empty()) total += aligned_bytes(bytes_of(job.canvas, job.type));
+      slot.offsets[i] = total;
+      if (slot.errors[i].empty()) total += aligned_bytes(bytes_of(job.canvas, job.type));
     }
-    std::uint8_t* device_out = results.reserve(std::max<std::size_t>(total, 256));
-    Staging& into = staging[next_staging];
-    next_staging ^= 1;
-    into.wait_until_read();  // the jobs of the batch before the last have read their results
-    std::uint8_t* host_out = into.memory.reserve(std::max<std::size_t>(total, 256));
+    std::uint8_t* device_out = slot.results.reserve(std::max<std::size_t>(total, 256));
+    slot.staging.wait_until_read();  // the jobs of this slot's last batch have read their results
+    slot.host_out = slot.staging.memory.reserve(std::max<std::size_t>(total, 256));
     ExecOptions exec;
     exec.backend = Backend::Cuda;
     exec.device = device;
     exec.stream = stream;
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (!errors[i].empty()) continue;
+      if (!slot.errors[i].empty()) continue;
       const ResampleJob& job = *batch[i]->job;
       const DeviceImage& image = images[i];
       const ConstTensorView input(image.data, DataType::UNorm8, job.input_sizes,
                                   {image.row_bytes * image.height, 1, image.row_bytes, 3}, MemorySpace::Device);
-      std::uint8_t* canvas = device_out + offsets[i];
+      std::uint8_t* canvas = device_out + slot.offsets[i];
       const TensorLayout layout(job.type, job.canvas);
       const Dims& strides = layout.strides();
       if (job.canvas != job.call_sizes) {
@@ -169,24 +209,33 @@ struct Lane {
       resample(input, TensorView(origin, job.type, job.call_sizes, strides, MemorySpace::Device), job.params, exec);
     }
     if (total > 0) {
-      check_cuda(cudaMemcpyAsync(host_out, device_out, total, cudaMemcpyDeviceToHost, stream), "GPU resize",
+      check_cuda(cudaMemcpyAsync(slot.host_out, device_out, total, cudaMemcpyDeviceToHost, stream), "GPU resize",
                  "copy back");
     }
-    done.wait(stream, "GPU resize", "the batch's resize");
-    stats.resize += seconds_since(start);
-    // Handed out without a step that can throw once the first job sees its result: the errors moved in, the
-    // buffer's readers counted, then every job released.
+    slot.done.record(stream, "GPU resize", "the batch's resize");
+  }
+
+  // Waits for the slot's batch to be in host memory and hands its results out (without a step that can throw once
+  // the first job sees its result: the errors moved in, the buffer's readers counted, then every job released).
+  // Throws, with the batch still in the slot, where the GPU failed it.
+  void finish(Slot& slot) {
+    const OnDevice on(device);
+    const Clock::time_point start = Clock::now();
+    slot.done.synchronize("GPU resize", "the batch's resize");
+    stats.wait += seconds_since(start);
     std::size_t staged = 0;
-    for (const std::string& e : errors) staged += e.empty() ? 1 : 0;
+    for (const std::string& e : slot.errors) staged += e.empty() ? 1 : 0;
     {
-      const std::lock_guard<std::mutex> lock(into.mutex);
-      into.unread = staged;
+      const std::lock_guard<std::mutex> lock(slot.staging.mutex);
+      slot.staging.unread = staged;
     }
+    std::vector<Pending*> batch = std::move(slot.batch);
+    slot.batch.clear();
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      batch[i]->error = std::move(errors[i]);
+      batch[i]->error = std::move(slot.errors[i]);
       if (batch[i]->error.empty()) {
-        batch[i]->staged = host_out + offsets[i];
-        batch[i]->staging = &into;
+        batch[i]->staged = slot.host_out + slot.offsets[i];
+        batch[i]->staging = &slot.staging;
       }
     }
     ++stats.batches;
@@ -196,10 +245,10 @@ struct Lane {
   }
 };
 
-// Lanes (workers, each with its own decoder, stream and memory): one. On an H200, 1,024 photos took 1.82-2.00 s with
-// one lane, 2.00-2.29 s with two (one decoding while the other resized, the engines taken in turn) and 2.23 s with
-// three (decoding at once, which slowed each decode): a batch's decode (nvJPEG's colour conversion runs on the GPU's
-// cores) and the resize kernels share the cores, so overlapping them gained nothing. The lanes stay for several GPUs.
+// Lanes (workers, each with its own decoders, stream and memory): one. On an H200, 1,024 photos took 1.82-2.00 s with
+// one lane, 2.00-2.29 s with two (each decoding and resizing its own batches) and 2.23 s with three: the lanes'
+// decodes ran at once and each took longer. One lane overlaps its batches instead (a batch decoding while the one
+// before resizes). The lanes stay for several GPUs.
 constexpr int kLanes = 1;
 // How long a lane waits for a fuller batch before it takes what is waiting (each decode call has a fixed cost).
 constexpr auto kGather = std::chrono::milliseconds(2);
@@ -222,8 +271,11 @@ struct BatchResampler::Impl {
   Impl(int device, int max_batch_) : max_batch(max_batch_) {
     const Clock::time_point start = Clock::now();
     auto first = std::make_unique<JpegBatchDecoder>(device, max_batch);
-    for (int i = 1; i < kLanes; ++i) lanes.push_back(std::make_unique<Lane>(device, first->sibling()));
-    lanes.push_back(std::make_unique<Lane>(device, std::move(first)));
+    for (int i = 0; i < kLanes; ++i) {
+      auto one = i + 1 < kLanes ? first->sibling() : std::move(first);
+      auto two = one->sibling();
+      lanes.push_back(std::make_unique<Lane>(device, std::move(one), std::move(two)));
+    }
     try {
       for (auto& lane : lanes) workers.emplace_back([this, l = lane.get()] { loop(*l); });
     } catch (...) {  // a thread that could not start: the started ones stop before the lanes go
@@ -244,9 +296,9 @@ struct BatchResampler::Impl {
       const LaneStats& s = lanes[i]->stats;
       std::fprintf(stderr,
                    "rsz: GPU stage, lane %zu: %zu batches, %zu files, from %.3f s to %.3f s after it was made; idle "
-                   "%.3f s, decode %.3f s, resize and copy %.3f s\n",
-                   i, s.batches, s.files, s.batches > 0 ? after(s.first) : 0.0, s.batches > 0 ? after(s.last) : 0.0,
-                   s.idle, s.decode, s.resize);
+                   "%.3f s, decode %.3f s, queueing resizes %.3f s, waiting for results %.3f s\n",
+                   i, s.batches, s.files, s.started ? after(s.first) : 0.0, s.batches > 0 ? after(s.last) : 0.0,
+                   s.idle, s.decode, s.queue, s.wait);
     }
   }
 
@@ -265,37 +317,74 @@ struct BatchResampler::Impl {
     return s.size() == 4 ? static_cast<std::size_t>(s[2] * s[3] * 3) : 0;
   }
 
+  // The jobs waiting (up to a batch, after waiting kGather for a fuller one), taken from the queue. With `block`,
+  // waits for the first job (none back: stopping); without, returns none at once when there is none.
+  std::vector<Pending*> take_batch(Lane& lane, bool block) {
+    std::vector<Pending*> batch;
+    const Clock::time_point start = Clock::now();
+    std::unique_lock<std::mutex> lock(mutex);
+    if (block) wake.wait(lock, [this] { return stopping || !queue.empty(); });
+    if (queue.empty()) return batch;
+    const auto full = [this] {
+      return stopping || queue.size() >= static_cast<std::size_t>(max_batch) || queued_bytes >= kBatchBytes;
+    };
+    if (!full()) wake.wait_for(lock, kGather, full);
+    lane.stats.idle += seconds_since(start);
+    std::size_t bytes = 0;
+    while (!queue.empty() && batch.size() < static_cast<std::size_t>(max_batch) &&
+           (batch.empty() || bytes + decoded_bytes(queue.front()) <= kBatchBytes)) {
+      bytes += decoded_bytes(queue.front());
+      queued_bytes -= decoded_bytes(queue.front());
+      batch.push_back(queue.front());
+      queue.pop_front();
+    }
+    return batch;
+  }
+
+  // A lane's work: a batch decoded into one slot while the GPU resizes the batch in the other, then that one handed
+  // out; with no batch waiting, the one on the GPU is handed out at once.
   void loop(Lane& lane) {
+    Slot* on_gpu = nullptr;  // the slot whose batch is queued on the GPU, not handed out yet
     for (;;) {
-      std::vector<Pending*> batch;
-      {
-        const Clock::time_point start = Clock::now();
-        std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [this] { return stopping || !queue.empty(); });
-        if (queue.empty()) return;  // stopping, nothing left
-        const auto full = [this] {
-          return stopping || queue.size() >= static_cast<std::size_t>(max_batch) || queued_bytes >= kBatchBytes;
-        };
-        if (!full()) wake.wait_for(lock, kGather, full);
-        lane.stats.idle += seconds_since(start);
-        if (queue.empty()) continue;  // another lane took them
-        std::size_t bytes = 0;
-        while (!queue.empty() && batch.size() < static_cast<std::size_t>(max_batch) &&
-               (batch.empty() || bytes + decoded_bytes(queue.front()) <= kBatchBytes)) {
-          bytes += decoded_bytes(queue.front());
-          queued_bytes -= decoded_bytes(queue.front());
-          batch.push_back(queue.front());
-          queue.pop_front();
-        }
+      std::vector<Pending*> batch = take_batch(lane, on_gpu == nullptr);
+      if (batch.empty() && on_gpu == nullptr) {
+        if (finished()) return;
+        continue;  // another lane took the jobs while this one gathered
       }
-      try {
-        lane.run_batch(batch);  // hands out every result, or throws before handing out any
-      } catch (const std::exception& e) {  // the GPU failed the batch (out of memory): its files go to the CPU
-        fail(batch, std::string("the GPU failed: ") + e.what());
-      } catch (...) {
-        fail(batch, "the GPU failed");
+      if (!batch.empty()) {
+        Slot& slot = lane.take_slot();
+        try {
+          lane.submit(slot, batch);  // queues the batch, or throws before queueing any of it
+        } catch (const std::exception& e) {  // the GPU failed it (out of memory): its files go to the CPU
+          fail(batch, std::string("the GPU failed: ") + e.what());
+        } catch (...) {
+          fail(batch, "the GPU failed");
+        }
+        if (on_gpu != nullptr) finish(lane, *on_gpu);
+        on_gpu = slot.batch.empty() ? nullptr : &slot;
+      } else {
+        finish(lane, *on_gpu);
+        on_gpu = nullptr;
       }
     }
+  }
+
+  // Whether the stage is stopping with no job left.
+  bool finished() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    return stopping && queue.empty();
+  }
+
+  // Hands out a slot's batch, or where the GPU failed it, gives each of its jobs the error.
+  static void finish(Lane& lane, Slot& slot) {
+    try {
+      lane.finish(slot);
+    } catch (const std::exception& e) {
+      fail(slot.batch, std::string("the GPU failed: ") + e.what());
+    } catch (...) {
+      fail(slot.batch, "the GPU failed");
+    }
+    slot.batch.clear();
   }
 
   // A batch the GPU failed before its results were handed out: each job gets the error (the CPU decodes it).
@@ -314,7 +403,7 @@ BatchResampler::BatchResampler(int device, int max_batch) : impl_(std::make_uniq
 
 BatchResampler::~BatchResampler() = default;
 
-const char* BatchResampler::engine() const { return impl_->lanes.front()->decoder->engine(); }
+const char* BatchResampler::engine() const { return impl_->lanes.front()->slots[0].decoder->engine(); }
 
 Resampled BatchResampler::run(const ResampleJob& job) {
   Pending pending{&job, {}, {}, nullptr, nullptr, false};

@@ -40,12 +40,17 @@ class BlockingEvent {
   ~BlockingEvent() { release(); }
   BlockingEvent(const BlockingEvent&) = delete;
   BlockingEvent& operator=(const BlockingEvent&) = delete;
-  void wait(cudaStream_t stream, const char* who, const char* what) {
+  // Marks the work queued on `stream` so far; synchronize() waits for it.
+  void record(cudaStream_t stream, const char* who, const char* what) {
     if (event_ == nullptr) {
       check_cuda(cudaEventCreateWithFlags(&event_, cudaEventBlockingSync | cudaEventDisableTiming), who, what);
     }
     check_cuda(cudaEventRecord(event_, stream), who, what);
-    check_cuda(cudaEventSynchronize(event_), who, what);
+  }
+  void synchronize(const char* who, const char* what) { check_cuda(cudaEventSynchronize(event_), who, what); }
+  void wait(cudaStream_t stream, const char* who, const char* what) {
+    record(stream, who, what);
+    synchronize(who, what);
   }
   void release() {
     if (event_ != nullptr) cudaEventDestroy(event_);

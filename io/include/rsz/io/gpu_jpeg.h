@@ -59,8 +59,8 @@ class JpegBatchDecoder {
 // The GPU part of a resize job over JPEG files (--decode gpu): each calling thread hands its file and its resample
 // call over, and one worker decodes the files of every waiting thread in one batch (JpegBatchDecoder), runs each call
 // on the GPU (rsz::resample, Backend::Cuda: the CPU backend's bits for the same decoded pixels) and copies the
-// results back. The GPU memory it holds is bounded by its batch: the decoded images and the results of max_batch
-// files.
+// results back, a batch decoding while the one before is resized. The GPU memory it holds is bounded by its batches:
+// the decoded images and the results of two batches of max_batch files.
 struct ResampleJob {
   std::string_view file;  // the JPEG file's bytes
   Dims input_sizes;       // 1 x C x H x W as planned (C: 1 for a gray file, 3); another decoded size is an error
