@@ -1204,27 +1204,15 @@ __device__ float combine(const ResampleArgs& a, const std::int64_t* o, std::int6
     const float x = resample_source_coord(o[A], a.scale[A], a.ip[A], a.op[A]);
     if (a.antialiased && a.scale[A] < 1.0f) {
       const AntialiasRange r = antialias_range(x, n, a.scale[A]);
-      std::int64_t first = -1;
-      std::int64_t last = r.hi;
-      float total = 0.0f;
-      for (std::int64_t i = r.lo; i <= r.hi; ++i) {
-        const float w = antialias_weight(i, r.xc, a.scale[A]);
-        if (!(w > 0.0f)) {
-          if (first >= 0) {
-            last = i - 1;
-            break;
-          }
-          continue;
-        }
-        if (first < 0) first = i;
-        total = total + w;
+      const AntialiasSpan taps = antialias_span(r, a.scale[A]);
+      if (taps.first < 0) {
+        return 1.0f * combine<A + 1>(a, o, offset + static_cast<std::int64_t>(floorf(r.xc)) * stride);
       }
-      if (first < 0) return 1.0f * combine<A + 1>(a, o, offset + static_cast<std::int64_t>(floorf(r.xc)) * stride);
       float acc = 0.0f;
-      for (std::int64_t i = first; i <= last; ++i) {
-        const float w = antialias_weight(i, r.xc, a.scale[A]) / total;
+      for (std::int64_t i = taps.first; i <= taps.last; ++i) {
+        const float w = antialias_weight(i, r.xc, a.scale[A]) / taps.total;
         const float v = combine<A + 1>(a, o, offset + i * stride);
-        acc = i == first ? w * v : weighted_tap(acc, w, v);
+        acc = i == taps.first ? w * v : weighted_tap(acc, w, v);
       }
       return acc;
     } else {
@@ -1317,31 +1305,19 @@ __global__ void antialias_taps_kernel(TapTable t, std::int64_t n_out, std::int64
   for (std::int64_t o = first_thread(); o < n_out; o += thread_step()) {
     const float x = resample_source_coord(o, scale, ip, op);
     const AntialiasRange r = antialias_range(x, n_in, scale);
-    std::int64_t first = -1;
-    std::int64_t last = r.hi;
-    float total = 0.0f;
-    for (std::int64_t i = r.lo; i <= r.hi; ++i) {
-      const float w = antialias_weight(i, r.xc, scale);
-      if (!(w > 0.0f)) {
-        if (first >= 0) {
-          last = i - 1;
-          break;
-        }
-        continue;
-      }
-      if (first < 0) first = i;
-      total = total + w;
-    }
+    const AntialiasSpan taps = antialias_span(r, scale);
     float* weights = t.weights + o * t.max_taps;
-    if (first < 0) {  // combine's guard: the value at floor(xc), times 1
+    if (taps.first < 0) {  // combine's guard: the value at floor(xc), times 1
       t.first[o] = static_cast<std::int32_t>(floorf(r.xc));
       t.count[o] = 1;
       weights[0] = 1.0f;
       continue;
     }
-    t.first[o] = static_cast<std::int32_t>(first);
-    t.count[o] = static_cast<std::int32_t>(last - first + 1);
-    for (std::int64_t i = first; i <= last; ++i) weights[i - first] = antialias_weight(i, r.xc, scale) / total;
+    t.first[o] = static_cast<std::int32_t>(taps.first);
+    t.count[o] = static_cast<std::int32_t>(taps.last - taps.first + 1);
+    for (std::int64_t i = taps.first; i <= taps.last; ++i) {
+      weights[i - taps.first] = antialias_weight(i, r.xc, scale) / taps.total;
+    }
   }
 }
 

@@ -114,31 +114,45 @@ RSZ_HD inline float antialias_weight(std::int64_t i, float xc, float scale) {
   return 1.0f - fabsf((static_cast<float>(i) - xc) * scale);
 }
 
-// §1.7: the taps of an antialiased axis for source coordinate x: `weights` receives the normalized weights of input
-// indices first, first + 1, ...; returns first. The taps are the indices of [0, n - 1] with antialias_weight > 0
-// (at least the one nearest xc; they are contiguous, as |i - xc| grows monotonically), each normalized as
-// w_i / (w_first + w_first+1 + ...), summed in index order.
-inline std::int64_t antialias_taps(float x, std::int64_t n, float scale, std::vector<float>& weights) {
-  const AntialiasRange r = antialias_range(x, n, scale);
-  weights.clear();
-  std::int64_t first = -1;
-  float total = 0.0f;
+// The taps of antialias_range `r`: the indices first..last of [r.lo, r.hi] whose antialias_weight is > 0 (at least
+// the one nearest xc; they are contiguous, as |i - xc| grows monotonically) and the sum of their weights in index
+// order. first < 0 where there is none: not reachable (the index floor(xc) always has w > 0), and every user then takes
+// floor(xc) with weight 1 as a guard.
+struct AntialiasSpan {
+  std::int64_t first;
+  std::int64_t last;
+  float total;
+};
+RSZ_HD inline AntialiasSpan antialias_span(const AntialiasRange& r, float scale) {
+  AntialiasSpan s{-1, r.hi, 0.0f};
   for (std::int64_t i = r.lo; i <= r.hi; ++i) {
     const float w = antialias_weight(i, r.xc, scale);
     if (!(w > 0.0f)) {
-      if (first >= 0) break;  // past the taps
+      if (s.first >= 0) {  // past the taps
+        s.last = i - 1;
+        break;
+      }
       continue;
     }
-    if (first < 0) first = i;
-    weights.push_back(w);
-    total = total + w;
+    if (s.first < 0) s.first = i;
+    s.total = s.total + w;
   }
-  if (first < 0) {  // not reachable (the index floor(xc) always has w > 0); kept as a guard
+  return s;
+}
+
+// §1.7: the taps of an antialiased axis for source coordinate x: `weights` receives the normalized weights of input
+// indices first, first + 1, ...; returns first. The taps are antialias_span's, each normalized as
+// w_i / (w_first + w_first+1 + ...), summed in index order.
+inline std::int64_t antialias_taps(float x, std::int64_t n, float scale, std::vector<float>& weights) {
+  const AntialiasRange r = antialias_range(x, n, scale);
+  const AntialiasSpan s = antialias_span(r, scale);
+  weights.clear();
+  if (s.first < 0) {  // the guard
     weights.assign(1, 1.0f);
     return static_cast<std::int64_t>(floorf(r.xc));
   }
-  for (float& w : weights) w = w / total;
-  return first;
+  for (std::int64_t i = s.first; i <= s.last; ++i) weights.push_back(antialias_weight(i, r.xc, scale) / s.total);
+  return s.first;
 }
 
 // One step of an antialiased axis' weighted sum: acc + w * v (the first tap is w * v alone).
