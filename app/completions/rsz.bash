@@ -13,7 +13,7 @@ _rsz_flags() {
     upsample) echo "$io --factor --mode" ;;
     roi-align) echo "$io --rois --image-root --allow-outside-root --names --rois-check --size-mismatch --skip-crowd --skip-difficult
                      --manifest --batch-indices --output-size --reduction --mode --samples --spatial-scale --oob-value
-                     --input-offset --output-offset --align-corners --max-samples" ;;
+                     --input-offset --output-offset --align-corners --max-samples --decode" ;;
     run) echo "-h --help -o --output --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive --hidden --no-exif --alpha
                --backend --device -v --verbose --max-pixels --max-memory --max-samples --quality --lossless --strict --background
                --no-sync --strip --grayscale --colorspace --depth --skip-existing --png-compression --shrink-on-load --decode --linear --shard --plan" ;;

@@ -181,13 +181,14 @@ std::vector<RunSettingSpec> make_table() {
                    true, "shrink_on_load", kUseResize | kUseRun));
   t.push_back(choice("decode", "--decode",
                      "Where JPEG inputs are decoded: cpu (default: libjpeg-turbo) or gpu (nvJPEG, many files at once "
-                     "on the GPU's JPEG engines, then resized there; needs --backend cuda or auto and a build with "
-                     "nvJPEG; for large jobs: the engines take about a second to start). The pixels are nvJPEG's: "
-                     "within 32 levels of libjpeg-turbo's on photos (0.8 on average), 4:4:4 and gray files exact. "
-                     "PNGs, progressive and CMYK JPEGs, JPEGs with an EXIF orientation to apply, --linear, --dtype "
-                     "float16 and --shrink-on-load's scaled decodes stay on the CPU. A JPEG damaged after its header "
-                     "may be written from what nvJPEG decoded, where the CPU decoder fails it",
-                     {"cpu", "gpu"}, true, "decode", kUseResize | kUseRun));
+                     "on the GPU's JPEG engines, then resized or cropped there; needs --backend cuda or auto and a "
+                     "build with nvJPEG; for large jobs: the engines take about a second to start). The pixels are "
+                     "nvJPEG's: within 32 levels of libjpeg-turbo's on photos (0.8 on average), 4:4:4 and gray files "
+                     "exact. PNGs, progressive and CMYK JPEGs, JPEGs with an EXIF orientation to apply, --linear, "
+                     "--dtype float16, --shrink-on-load's scaled decodes and more than 64 MiB of crops an image stay "
+                     "on the CPU. A JPEG damaged after its header may be written from what nvJPEG decoded, where the "
+                     "CPU decoder fails it",
+                     {"cpu", "gpu"}, true, "decode", kUseResize | kUseRoiAlign | kUseRun));
   t.push_back(text("shard", "--shard",
                    "Process only shard I of N (0-based; e.g. $SLURM_ARRAY_TASK_ID/16): the inputs whose key (their "
                    "path below the -i folder, without extension, '.' made '_') hashes to I (FNV-1a 64 mod N), so "

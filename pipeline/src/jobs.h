@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -13,6 +14,12 @@
 #include "rsz/io/config.h"
 #include "rsz/io/resize.h"
 
+#if defined(RSZ_GPU_JPEG)
+namespace rsz::io::gpu {
+class BatchResampler;
+}  // namespace rsz::io::gpu
+#endif
+
 namespace rsz::app {
 
 // Jobs applying one resize intent (io/resize.h) to every input: images in image mode (H and W only), .npy tensors
@@ -20,8 +27,30 @@ namespace rsz::app {
 // `op` names the jobs ("resample" or "thumbnail"): {op} in names, --json records.
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
                                     const std::string& output, const CommonOptions& common, const char* op);
+#if defined(RSZ_GPU_JPEG)
+// --decode gpu (resample_jobs.cpp), for the jobs that decode on the GPU. Whether a run's JPEGs are decoded there:
+// float32 results (float16's convert the samples before the operator, as the CPU does), no --linear (its decoding to
+// linear light is the CPU's).
+bool decodes_on_gpu(const CommonOptions& common);
+// A JPEG for the GPU: its bytes, its sizes (1 x C x H x W) and what its outputs carry (header_source); nullopt for
+// what the CPU decodes instead: not a JPEG, an EXIF orientation to apply, a progressive file, 16-bit samples, one
+// that changed while it was read.
+struct GpuInput {
+  std::string file;
+  Dims sizes;
+  LoadedInput source;
+};
+std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOptions& common);
+// The run's GPU stage on --device (made in the background while the run planned, or by its first job; a failure to
+// make it is kept, and every job fails with it at once).
+io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common);
+#endif
+// --decode gpu with --backend cpu or reference: a usage error saying the operator `what` ("resizes", "crops") runs
+// on the GPU.
+void check_decode_backend(const CommonOptions& common, const char* what);
 // --decode gpu: starts making the run's GPU stage in the background (its CUDA context and nvJPEG's decoder), for
-// resample jobs that will decode on the GPU, while the run plans them; a no-op otherwise and in builds without nvJPEG.
+// resample and roi_align jobs that will decode on the GPU, while the run plans them; a no-op otherwise and in builds
+// without nvJPEG.
 void start_gpu_stage(const CommonOptions& common);
 std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
                                     const std::string& output, const CommonOptions& common);

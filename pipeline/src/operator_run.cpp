@@ -43,7 +43,7 @@ std::unique_ptr<PlannedJobs> plan_operator(const OperatorRequest& request, const
   CommonOptions options = common;
   jobs = select_shard(std::move(jobs), options);
   // The jobs are checked and this shard's chosen: the GPU stage of --decode gpu is made while they are planned.
-  if (!jobs.empty() && (request.op == "resample" || request.op == "thumbnail")) start_gpu_stage(options);
+  if (!jobs.empty() && request.op != "upsample2d") start_gpu_stage(options);
   return std::make_unique<PlannedJobs>(std::move(jobs), std::move(options));
 }
 

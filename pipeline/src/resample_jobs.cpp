@@ -464,6 +464,14 @@ void start_gpu_resampler(const CommonOptions& common) {
   }
 }
 
+bool starts_as_jpeg(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[3] = {};
+  return in.read(head, 3) && head[0] == '\xff' && head[1] == '\xd8' && head[2] == '\xff';
+}
+
+}  // namespace
+
 // The run's GPU resampler on --device (made in the background while the run planned, or by its first job; a failure
 // to make it is kept, and every job fails with it at once): every job's thread hands it its file and call.
 io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common) {
@@ -486,33 +494,40 @@ io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common) {
   return *std::static_pointer_cast<io::gpu::BatchResampler>(run.gpu);
 }
 
-bool starts_as_jpeg(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[3] = {};
-  return in.read(head, 3) && head[0] == '\xff' && head[1] == '\xd8' && head[2] == '\xff';
-}
-
-// --decode gpu: a JPEG decoded by nvJPEG among the other jobs' files, resized on the GPU with the call planned for
-// its size, encoded here. nullopt for what the CPU decodes instead: not a JPEG, an EXIF orientation to apply, a
-// progressive file, CMYK, 16-bit samples, a file nvJPEG cannot read (a damaged header: the CPU decoder's message
-// then fails it), one that changed while it was read.
-std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resample_job, const JobPlan& job_plan) {
-  const std::string& input = resample_job.input;
-  const CommonOptions& common = resample_job.request->common;
+std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOptions& common) {
   if (!starts_as_jpeg(input)) return std::nullopt;
   const auto stamp = file_stamp(input);
   std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, image_read_options(common));
   if (!rows) return std::nullopt;  // not rows in order: an orientation to apply, or a progressive file
   const io::Image& header = rows->header();
-  const Dims sizes{1, header.channels, header.height, header.width};
   if (header.bit_depth != 8) return std::nullopt;
-  const LoadedInput source = header_source(header, common, input);
+  GpuInput read;
+  read.sizes = {1, header.channels, header.height, header.width};
+  read.source = header_source(header, common, input);
   rows.reset();
-  const std::string file = shard_files::read_whole(input);
+  read.file = shard_files::read_whole(input);
   if (!stamp || file_stamp(input) != stamp) return std::nullopt;  // its header and its bytes from one file
+  return read;
+}
+
+bool decodes_on_gpu(const CommonOptions& common) {
+  return common.decode_gpu && !common.linear && common.dtype == DataType::Float32;
+}
+
+namespace {
+
+// --decode gpu: a JPEG decoded by nvJPEG among the other jobs' files, resized on the GPU with the call planned for
+// its size, encoded here. nullopt for what the CPU decodes instead (read_gpu_jpeg's, and a file nvJPEG cannot read:
+// a damaged header, whose CPU decoder's message then fails it).
+std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resample_job, const JobPlan& job_plan) {
+  const CommonOptions& common = resample_job.request->common;
+  const std::optional<GpuInput> read = read_gpu_jpeg(resample_job.input, common);
+  if (!read) return std::nullopt;
+  const Dims& sizes = read->sizes;
+  const LoadedInput& source = read->source;
   const io::ResizePlan plan = plan_decoded(resample_job, job_plan, sizes);  // no scaled decode here: shrink is 1
   io::gpu::ResampleJob job;
-  job.file = file;
+  job.file = read->file;
   job.input_sizes = sizes;
   job.params = plan.params;
   job.call_sizes = plan.call_sizes;
@@ -524,14 +539,6 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
   if (!resampled.error.empty()) return std::nullopt;
   save_output(resample_job.out, resampled.result->view(), source, common);
   return std::vector<OutputRecord>{{resample_job.out, plan.canvas, to_string(source.result_type), std::nullopt}};
-}
-#endif
-
-#if defined(RSZ_GPU_JPEG)
-// Whether --decode gpu decodes a run's JPEGs on the GPU: float32 results (float16's convert the samples before the
-// resize, as the CPU does), no --linear (its decoding to linear light is the CPU's).
-bool decodes_on_gpu(const CommonOptions& common) {
-  return common.decode_gpu && !common.linear && common.dtype == DataType::Float32;
 }
 #endif
 
@@ -554,6 +561,13 @@ std::vector<OutputRecord> run_resample_job(const ResampleJob& job, const JobPlan
 
 }  // namespace
 
+void check_decode_backend(const CommonOptions& common, const char* what) {
+  if (common.decode_gpu && (common.backend == Backend::Cpu || common.backend == Backend::Reference)) {
+    usage_error(std::string("--decode gpu ") + what + " on the GPU: --backend cuda or auto is allowed with it, not " +
+                "--backend " + to_string(common.backend));
+  }
+}
+
 void start_gpu_stage(const CommonOptions& common) {
 #if defined(RSZ_GPU_JPEG)
   if (decodes_on_gpu(common) && !common.dry_run) start_gpu_resampler(common);
@@ -565,10 +579,7 @@ void start_gpu_stage(const CommonOptions& common) {
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
                                     const std::string& output, const CommonOptions& common, const char* op) {
   io::check_intent(intent);
-  if (common.decode_gpu && (common.backend == Backend::Cpu || common.backend == Backend::Reference)) {
-    usage_error(std::string("--decode gpu resizes on the GPU: --backend cuda or auto is allowed with it, not --backend ") +
-                to_string(common.backend));
-  }
+  check_decode_backend(common, "resizes");
   const auto request = std::make_shared<const ResampleRequest>(ResampleRequest{intent, common});
   std::vector<Job> jobs;
   jobs.reserve(inputs.size());

@@ -1,13 +1,20 @@
 // ROI_ALIGN jobs (rsz roi-align, roi_align batch steps): each image's boxes from a ROI file or dataset annotations,
 // checked against its size, cropped and named, with their manifest rows.
 #include <array>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <system_error>
 #include <variant>
 #include "rsz/error.h"
 #include "rsz/io/npy.h"
 #include "rsz/roi_align.h"
+#if defined(RSZ_GPU_JPEG)
+#include "rsz/io/gpu_jpeg.h"
+#endif
 #include "jobs.h"
 #include "streams.h"
 
@@ -343,6 +350,23 @@ DataType npy_type(const std::string& input, const CommonOptions& common) {
 
 // What a roi-align job over `input` will produce and hold, from the input's probe: its boxes checked against the
 // image (a size other than the annotations' fails it; suspicious boxes warn or fail per --rois-check).
+// The most bytes of crops one input computes on the GPU (--decode gpu: its batch holds them all at once); more are
+// computed on the CPU, in groups.
+constexpr std::size_t kMostGpuCropBytes = std::size_t{64} << 20;
+
+// Whether the GPU makes crops of `sizes` (all of an input's) at once: --decode gpu and at most kMostGpuCropBytes.
+bool gpu_crops_fit(const Dims& sizes, DataType type, const CommonOptions& common) {
+#if defined(RSZ_GPU_JPEG)
+  return decodes_on_gpu(common) &&
+         static_cast<std::size_t>(element_count(sizes)) * element_size(type) <= kMostGpuCropBytes;
+#else
+  (void)sizes;
+  (void)type;
+  (void)common;
+  return false;
+#endif
+}
+
 JobPlan plan_roi_job(const std::string& input, const RoiList& list, const io::ResolvedRoiAlign& resolved,
                      const PlannedCrops& planned, const CommonOptions& common, const InputProbe& probe) {
   JobPlan plan;
@@ -366,7 +390,9 @@ JobPlan plan_roi_job(const std::string& input, const RoiList& list, const io::Re
   const std::int64_t count = roi_count(list);
   const std::int64_t channels = probe.sizes.size() == 4 ? probe.sizes[1] : 0;
   plan.result = {count, channels, resolved.output_height, resolved.output_width};
-  if (!planned.whole_tensor) {  // what is held: one group of crops (crop_group)
+  // What is held: one group of crops (crop_group), or every crop where the GPU makes them (--decode gpu: a JPEG's
+  // crops up to kMostGpuCropBytes at once).
+  if (!planned.whole_tensor && !(probe.from_image && gpu_crops_fit(plan.result, probe.type, common))) {
     plan.result[0] = crop_group(count, {1, channels, resolved.output_height, resolved.output_width}, probe.type,
                                 probe.from_image, common, usable_cpus());
   }
@@ -393,53 +419,17 @@ std::vector<io::CropRecord> planned_crop_records(const std::string& input, const
 }
 
 // Runs a roi-align job: the input loaded, its crops computed a group at a time and written (or one .npy of all).
-std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& list,
-                                      const io::ResolvedRoiAlign& resolved, const PlannedCrops& planned,
-                                      const std::vector<io::CropRecord>& crops, const CommonOptions& common,
-                                      int threads) {
-  const LoadedInput loaded = load_input(input, common);
-  const DataType type = loaded.result_type;
-  // Tensor inputs take .npy ROIs as given (the operator requires the input's type); images convert them.
-  const Tensor rois = list.tensor && !loaded.from_image ? rois_as(list, list.tensor->dtype()) : rois_as(list, type);
-  const Tensor indices = batch_indices_of(list);
-  const Dims all_sizes =
-      roi_align_output_sizes(loaded.sizes(), rois.sizes(), resolved.output_height, resolved.output_width);
-  const ExecOptions exec = exec_options(common, threads);
+// The crops of `planned`, one file each, from crop_at(r) (which may compute a group of them first), with their
+// records. A failure once some are written is a PartialFailure with those: they are complete and stay.
+std::vector<OutputRecord> write_crops(const RoiList& list, DataType rois_type, const PlannedCrops& planned,
+                                      const std::vector<io::CropRecord>& crops, const Dims& crop_sizes,
+                                      const LoadedInput& loaded, const CommonOptions& common,
+                                      const std::function<ConstTensorView(std::size_t)>& crop_at) {
   std::vector<OutputRecord> records;
-  if (planned.whole_tensor) {
-    Tensor result(type, all_sizes, TensorInit::Uninitialized);  // roi_align writes every element
-    roi_align(loaded.view(), rois.view(), indices.view(), result.view(), resolved.params, exec);
-    save_output(planned.paths[0], result.view(), loaded, common);
-    records.push_back({planned.paths[0], result.sizes(), to_string(type), std::nullopt});
-    return records;
-  }
-  // A group of crops a call (crop_group), the whole call's checks first: a bad box or a sample total over the
-  // budget is refused before any crop is written, as one call would refuse it.
-  check_roi_align(loaded.view(), rois.view(), indices.view(), type, all_sizes, resolved.params, exec);
-  const Dims crop_sizes{1, all_sizes[1], all_sizes[2], all_sizes[3]};
-  const std::int64_t crop_elements = element_count(crop_sizes);
-  const std::int64_t count = all_sizes[0];
-  const std::int64_t group = crop_group(count, crop_sizes, type, loaded.from_image, common, exec.num_threads);
-  Tensor result(type, {group, crop_sizes[1], crop_sizes[2], crop_sizes[3]}, TensorInit::Uninitialized);
-  // ROIs [first, first + n): rows of rois ({..., R, 4}) and of batch_indices ({..., R}).
-  const int roi_axis = static_cast<int>(rois.sizes().size()) - 2;
-  const int index_axis = static_cast<int>(indices.sizes().size()) - 1;
   for (std::size_t r = 0; r < planned.paths.size(); ++r) {
-    const std::int64_t at = static_cast<std::int64_t>(r) % group;
     try {
-      if (at == 0) {
-        const auto first = static_cast<std::int64_t>(r);
-        const std::int64_t n = std::min(group, count - first);
-        roi_align(loaded.view(), slice_of(rois.view(), roi_axis, first, n),
-                  slice_of(indices.view(), index_axis, first, n),
-                  TensorView(result.data(), type, {n, crop_sizes[1], crop_sizes[2], crop_sizes[3]}),
-                  resolved.params, exec);
-      }
-      const auto* base = static_cast<const std::byte*>(result.data()) +
-                         at * crop_elements * static_cast<std::int64_t>(element_size(type));
-      save_output(planned.paths[r], ConstTensorView(base, type, crop_sizes), loaded, common);
+      save_output(planned.paths[r], crop_at(r), loaded, common);
     } catch (const std::exception& e) {
-      // The crops already written are complete and stay: they are accounted, with the failure.
       const auto* error = dynamic_cast<const Error*>(&e);
       throw PartialFailure(error != nullptr ? error->code() : ErrorCode::Io,
                            std::string(e.what()) + " (after " + std::to_string(r) + " of its " +
@@ -448,10 +438,132 @@ std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& l
     }
     io::CropRecord crop = crops[r];
     crop.box = box_used(list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : list.entries[r].box,
-                        rois.dtype());  // the box the operator used
-    records.push_back({planned.paths[r], crop_sizes, to_string(type), crop});
+                        rois_type);  // the box the operator used
+    records.push_back({planned.paths[r], crop_sizes, to_string(loaded.result_type), crop});
   }
   return records;
+}
+
+// All of an input's crops as one tensor: the single output of a whole-tensor plan, else one file a crop.
+std::vector<OutputRecord> write_all(const RoiList& list, DataType rois_type, const PlannedCrops& planned,
+                                    const std::vector<io::CropRecord>& crops, const Tensor& result,
+                                    const LoadedInput& loaded, const CommonOptions& common) {
+  if (planned.whole_tensor) {
+    save_output(planned.paths[0], result.view(), loaded, common);
+    return {{planned.paths[0], result.sizes(), to_string(result.dtype()), std::nullopt}};
+  }
+  const Dims crop_sizes{1, result.size(1), result.size(2), result.size(3)};
+  const std::int64_t crop_bytes = element_count(crop_sizes) * static_cast<std::int64_t>(element_size(result.dtype()));
+  return write_crops(list, rois_type, planned, crops, crop_sizes, loaded, common, [&](std::size_t r) {
+    return ConstTensorView(static_cast<const std::byte*>(result.data()) + static_cast<std::int64_t>(r) * crop_bytes,
+                           result.dtype(), crop_sizes);
+  });
+}
+
+#if defined(RSZ_GPU_JPEG)
+// --decode gpu: a JPEG decoded by nvJPEG among the other jobs' files and cropped on the GPU (its boxes and batch
+// indices uploaded with it), the crops encoded here. The whole call's checks run first on the host, as the CPU job
+// runs them, so a bad box fails the input before anything is computed. nullopt for what the CPU does instead
+// (read_gpu_jpeg's, a file nvJPEG cannot read, crops over kMostGpuCropBytes).
+std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input, const RoiList& list,
+                                                        const io::ResolvedRoiAlign& resolved,
+                                                        const PlannedCrops& planned,
+                                                        const std::vector<io::CropRecord>& crops,
+                                                        const CommonOptions& common, int threads) {
+  const std::optional<GpuInput> read = read_gpu_jpeg(input, common);
+  if (!read) return std::nullopt;
+  const DataType type = read->source.result_type;
+  const Tensor rois = rois_as(list, type);
+  const Tensor indices = batch_indices_of(list);
+  const Dims all_sizes =
+      roi_align_output_sizes(read->sizes, rois.sizes(), resolved.output_height, resolved.output_width);
+  // No crops: nothing for the GPU (the CPU job writes what none give); more than the planned memory: the CPU's groups.
+  if (all_sizes[0] == 0 || !gpu_crops_fit(all_sizes, type, common)) return std::nullopt;
+  const auto result_bytes = static_cast<std::size_t>(element_count(all_sizes)) * element_size(type);
+  ExecOptions host = exec_options(common, threads);
+  host.backend = Backend::Cpu;
+  const Dims& s = read->sizes;  // the decoded pixels' layout (interleaved), for the checks: nothing is read
+  check_roi_align(ConstTensorView(nullptr, DataType::UNorm8, s, {s[1] * s[2] * s[3], 1, s[1] * s[3], s[1]}),
+                  rois.view(), indices.view(), type, all_sizes, resolved.params, host);
+  // The boxes, then (256-byte aligned) the batch indices: one upload.
+  const auto roi_bytes = static_cast<std::size_t>(element_count(rois.sizes())) * element_size(rois.dtype());
+  const auto index_bytes = static_cast<std::size_t>(element_count(indices.sizes())) * element_size(indices.dtype());
+  const std::size_t index_at = (roi_bytes + 255) / 256 * 256;
+  std::string upload(index_at + index_bytes, '\0');
+  if (roi_bytes > 0) std::memcpy(upload.data(), rois.data(), roi_bytes);
+  if (index_bytes > 0) std::memcpy(upload.data() + index_at, indices.data(), index_bytes);
+  Tensor result(type, all_sizes, TensorInit::Uninitialized);  // roi_align writes every element
+  io::gpu::GpuJob job;
+  job.file = read->file;
+  job.input_sizes = read->sizes;
+  job.upload = upload;
+  job.result_bytes = result_bytes;
+  // The device checks the values again (roi_align does); they passed the host's check above, so its deferred error
+  // record, which only rsz::synchronize would read, stays clear.
+  const std::uint64_t max_samples = host.max_samples;
+  job.queue = [&](const ConstTensorView& image, const std::uint8_t* uploaded, std::uint8_t* out,
+                  const ExecOptions& exec) {
+    ExecOptions on_gpu = exec;
+    on_gpu.max_samples = max_samples;  // the run's budget, as checked above
+    roi_align(image, ConstTensorView(uploaded, rois.dtype(), rois.sizes(), {}, MemorySpace::Device),
+              ConstTensorView(uploaded == nullptr ? nullptr : uploaded + index_at, indices.dtype(), indices.sizes(),
+                              {}, MemorySpace::Device),
+              TensorView(out, type, all_sizes, {}, MemorySpace::Device), resolved.params, on_gpu);
+  };
+  if (!gpu_resampler(common).run(job, result.data()).empty()) return std::nullopt;
+  return write_all(list, rois.dtype(), planned, crops, result, read->source, common);
+}
+#endif
+
+std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& list,
+                                      const io::ResolvedRoiAlign& resolved, const PlannedCrops& planned,
+                                      const std::vector<io::CropRecord>& crops, const CommonOptions& common,
+                                      int threads) {
+#if defined(RSZ_GPU_JPEG)
+  if (decodes_on_gpu(common) && !is_tensor_path(input)) {
+    if (auto done = roi_job_on_gpu(input, list, resolved, planned, crops, common, threads)) return *done;
+  }
+#endif
+  const LoadedInput loaded = load_input(input, common);
+  const DataType type = loaded.result_type;
+  // Tensor inputs take .npy ROIs as given (the operator requires the input's type); images convert them.
+  const Tensor rois = list.tensor && !loaded.from_image ? rois_as(list, list.tensor->dtype()) : rois_as(list, type);
+  const Tensor indices = batch_indices_of(list);
+  const Dims all_sizes =
+      roi_align_output_sizes(loaded.sizes(), rois.sizes(), resolved.output_height, resolved.output_width);
+  const ExecOptions exec = exec_options(common, threads);
+  const Dims crop_sizes{1, all_sizes[1], all_sizes[2], all_sizes[3]};
+  const std::int64_t group =
+      planned.whole_tensor ? all_sizes[0]
+                           : crop_group(all_sizes[0], crop_sizes, type, loaded.from_image, common, exec.num_threads);
+  if (planned.whole_tensor) {
+    Tensor result(type, all_sizes, TensorInit::Uninitialized);  // roi_align writes every element
+    roi_align(loaded.view(), rois.view(), indices.view(), result.view(), resolved.params, exec);
+    return write_all(list, rois.dtype(), planned, crops, result, loaded, common);
+  }
+  // A group of crops a call (crop_group), the whole call's checks first: a bad box or a sample total over the
+  // budget is refused before any crop is written, as one call would refuse it.
+  check_roi_align(loaded.view(), rois.view(), indices.view(), type, all_sizes, resolved.params, exec);
+  const std::int64_t crop_elements = element_count(crop_sizes);
+  const std::int64_t count = all_sizes[0];
+  Tensor result(type, {group, crop_sizes[1], crop_sizes[2], crop_sizes[3]}, TensorInit::Uninitialized);
+  // ROIs [first, first + n): rows of rois ({..., R, 4}) and of batch_indices ({..., R}).
+  const int roi_axis = static_cast<int>(rois.sizes().size()) - 2;
+  const int index_axis = static_cast<int>(indices.sizes().size()) - 1;
+  return write_crops(list, rois.dtype(), planned, crops, crop_sizes, loaded, common, [&](std::size_t r) {
+    const std::int64_t at = static_cast<std::int64_t>(r) % group;
+    if (at == 0) {
+      const auto first = static_cast<std::int64_t>(r);
+      const std::int64_t n = std::min(group, count - first);
+      roi_align(loaded.view(), slice_of(rois.view(), roi_axis, first, n),
+                slice_of(indices.view(), index_axis, first, n),
+                TensorView(result.data(), type, {n, crop_sizes[1], crop_sizes[2], crop_sizes[3]}), resolved.params,
+                exec);
+    }
+    return ConstTensorView(static_cast<const std::byte*>(result.data()) +
+                               at * crop_elements * static_cast<std::int64_t>(element_size(type)),
+                           type, crop_sizes);
+  });
 }
 
 Job make_job(const std::string& input, std::size_t input_count, RoiList list, const io::ResolvedRoiAlign& resolved,
@@ -621,6 +733,7 @@ std::vector<Job> make_roi_align_jobs(const std::vector<std::string>& inputs, con
                                      const RoiSource& source, const std::string& output, const CommonOptions& common,
                                      bool inputs_given_by_user) {
   const io::ResolvedRoiAlign resolved = io::resolve(config);
+  check_decode_backend(common, "crops");
   if (is_tensor_path(source.rois_path)) return npy_roi_jobs(inputs, resolved, source, output, common);
   if (!source.batch_indices_path.empty()) {
     usage_error("--batch-indices " + source.batch_indices_path +

@@ -1,8 +1,9 @@
-// --decode gpu (rsz resample / thumbnail): JPEGs decoded by nvJPEG in batches and resized on the GPU. Where the build
-// or the machine cannot (no nvJPEG, no GPU: CI), the refusal is checked (one line, nothing written) and the rest
-// skips. Where it runs: files nvJPEG decodes exactly (4:4:4, gray) give the CPU job's bytes, since the resize is the
-// CPU backend's bits; 4:2:0 photos are within nvJPEG's decoding difference; files it does not take (PNG, EXIF
-// orientation, CMYK, damaged) are the CPU job's, the damaged one failing with the CPU decoder's message.
+// --decode gpu (rsz resample / thumbnail / roi-align): JPEGs decoded by nvJPEG in batches and resized or cropped on
+// the GPU. Where the build or the machine cannot (no nvJPEG, no GPU: CI), the refusal is checked (one line, nothing
+// written) and the rest skips. Where it runs: files nvJPEG decodes exactly (4:4:4, gray) give the CPU job's bytes,
+// since the resize is the CPU backend's bits; 4:2:0 photos are within nvJPEG's decoding difference; files it does
+// not take (PNG, EXIF orientation, CMYK, damaged) are the CPU job's, the damaged one failing with the CPU decoder's
+// message.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,5 +71,67 @@ TEST(GpuJobs, DecodeGpuMatchesTheCpuJobWhereTheDecodeIsExact) {
   auto refused = run_rsz(dir, "thumbnail -i in/rocket.jpg -o no/ --size 96 --decode gpu --backend cpu");
   EXPECT_EQ(refused.status, 2);
   EXPECT_NE(refused.err.find("--backend cuda or auto is allowed"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "no"));
+}
+
+// roi-align --decode gpu: a JPEG decoded on the GPU is cropped there; a 4:4:4 file's crops (nvJPEG's pixels are
+// libjpeg-turbo's) are the CPU job's bytes, with the same manifest, in crop files and in one .npy; a PNG is cropped on
+// the CPU; a bad box fails the input with the CPU job's message before anything is written.
+TEST(GpuJobs, RoiAlignDecodeGpuCropsAsTheCpuJob) {
+  ScratchDir dir("gpu-roi");
+  fs::create_directories(dir.path() / "in");
+  fs::copy_file(photo("rocket.jpg"), dir / "in/rocket.jpg");
+  fs::copy_file(photo("camera.png"), dir / "in/camera.png");
+  rsz::test::write_file(dir / "rois.json",
+                        R"({"rois": [[10, 20, 200, 180], [-15, 5, 60, 90.5], [100, 100, 100.5, 140]]})");
+  const auto crops = [&](const std::string& to, const std::string& more) {
+    return run_rsz(dir, "roi-align -i in --rois rois.json --output-size 32x24 -o '" + to + "/{stem}_{index}.png' " +
+                            "--manifest " + to + ".jsonl -q" + more);
+  };
+  auto gpu = crops("gpu", " --decode gpu");
+  if (gpu_decode_refused(gpu)) {
+    EXPECT_EQ(std::count(gpu.err.begin(), gpu.err.end(), '\n'), 1) << gpu.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "gpu"));
+    EXPECT_FALSE(fs::exists(dir.path() / "gpu.jsonl"));
+    GTEST_SKIP() << "--decode gpu cannot run here: " << gpu.err;
+  }
+  auto cpu = crops("cpu", "");
+  ASSERT_EQ(gpu.status, 0) << gpu.err;
+  ASSERT_EQ(cpu.status, 0) << cpu.err;
+  EXPECT_EQ(gpu.err, cpu.err);
+  for (const char* stem : {"rocket", "camera"}) {
+    for (int index = 0; index < 3; ++index) {
+      const std::string name = std::string(stem) + "_" + std::to_string(index) + ".png";
+      EXPECT_EQ(rsz::test::read_file(dir / ("gpu/" + name)), rsz::test::read_file(dir / ("cpu/" + name))) << name;
+    }
+  }
+  std::string manifest = rsz::test::read_file(dir / "gpu.jsonl");
+  for (std::size_t at = manifest.find("gpu/"); at != std::string::npos; at = manifest.find("gpu/", at)) {
+    manifest.replace(at, 4, "cpu/");
+  }
+  EXPECT_EQ(manifest, rsz::test::read_file(dir / "cpu.jsonl"));
+  // Every crop of an input in one tensor.
+  ASSERT_EQ(run_rsz(dir, "roi-align -i in/rocket.jpg --rois rois.json --output-size 8x8 -o gpu.npy -q --decode gpu")
+                .status,
+            0);
+  ASSERT_EQ(run_rsz(dir, "roi-align -i in/rocket.jpg --rois rois.json --output-size 8x8 -o cpu.npy -q").status, 0);
+  EXPECT_EQ(rsz::test::read_file(dir / "gpu.npy"), rsz::test::read_file(dir / "cpu.npy"));
+  // A batch index past the batch: the input fails before any crop is written, with the CPU job's line.
+  rsz::test::write_file(dir / "bad.json", R"({"rois": [[10, 20, 200, 180], [5, 5, 40, 9]], "batch_indices": [0, 1]})");
+  const auto bad = [&](const std::string& to, const std::string& more) {
+    return run_rsz(dir, "roi-align -i in/rocket.jpg --rois bad.json --output-size 8x8 -o '" + to +
+                            "/{index}.png' -q" + more);
+  };
+  auto bad_gpu = bad("bad_gpu", " --decode gpu");
+  auto bad_cpu = bad("bad_cpu", "");
+  EXPECT_EQ(bad_cpu.status, 1) << bad_cpu.err;
+  EXPECT_EQ(bad_gpu.status, bad_cpu.status);
+  EXPECT_EQ(bad_gpu.err, bad_cpu.err);
+  EXPECT_FALSE(fs::exists(dir.path() / "bad_gpu/0.png"));
+  // The crops stay on the GPU: --backend cpu is refused with it.
+  auto refused = crops("no", " --decode gpu --backend cpu");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find("--decode gpu crops on the GPU: --backend cuda or auto is allowed"), std::string::npos)
+      << refused.err;
   EXPECT_FALSE(fs::exists(dir.path() / "no"));
 }

@@ -37,7 +37,8 @@ std::size_t bytes_of(const Dims& sizes, DataType type) {
 }
 
 
-// The decoded bytes one batch holds at most (with the files that fit beside them; one file alone may be larger).
+// The device bytes one batch holds at most, its decoded images and results (with the files that fit beside them; one
+// file alone may be larger).
 constexpr std::size_t kBatchBytes = std::size_t{512} << 20;
 
 using Clock = std::chrono::steady_clock;
@@ -78,7 +79,7 @@ struct Staging {
 // A job handed in: done once its batch has run, with its error, or its result at `staged` (in `staging`, to be read
 // and released by the job's thread).
 struct Pending {
-  const ResampleJob* job;
+  const GpuJob* job;
   std::promise<void> done;
   std::string error;
   const std::uint8_t* staged = nullptr;
@@ -97,6 +98,8 @@ struct Pending {
 struct Slot {
   std::unique_ptr<JpegBatchDecoder> decoder;
   Arena results{false, "GPU resize", "device memory for the results"};
+  Arena uploads{false, "GPU resize", "device memory for the jobs' uploads"};
+  Arena pinned_uploads{true, "GPU resize", "pinned host memory for the jobs' uploads"};
   Staging staging;
   BlockingEvent done;
   std::vector<Pending*> batch;  // queued on the GPU, not handed out yet (empty: the slot is free)
@@ -130,6 +133,7 @@ struct Lane {
     for (Slot& slot : slots) {
       slot.done.release();
       slot.results.release();  // on its device
+      slot.uploads.release();
     }
     cudaSetDevice(previous);
   }
@@ -159,7 +163,7 @@ struct Lane {
     stats.decode += seconds_since(start);
     start = Clock::now();
     try {
-      queue_resizes(slot, batch, images);
+      queue_work(slot, batch, images);
     } catch (...) {
       cudaStreamSynchronize(stream);  // its status is the error being thrown, or a later one's
       throw;
@@ -168,13 +172,16 @@ struct Lane {
     slot.batch = std::move(batch);
   }
 
-  // submit's second half: the batch's calls and copy-back queued on the lane's stream, the slot's event after them.
-  void queue_resizes(Slot& slot, const std::vector<Pending*>& batch, const std::vector<DeviceImage>& images) {
+  // submit's second half: the jobs' uploads copied to the device, their work and the copy-back of their results
+  // queued on the lane's stream, the slot's event after them.
+  void queue_work(Slot& slot, const std::vector<Pending*>& batch, const std::vector<DeviceImage>& images) {
     slot.errors.assign(batch.size(), std::string());
     slot.offsets.assign(batch.size(), 0);
+    std::vector<std::size_t> upload_offsets(batch.size(), 0);
     std::size_t total = 0;
+    std::size_t upload_total = 0;
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      const ResampleJob& job = *batch[i]->job;
+      const GpuJob& job = *batch[i]->job;
       const DeviceImage& image = images[i];
       slot.errors[i] = image.error;
       if (slot.errors[i].empty() && (job.input_sizes.size() != 4 || job.input_sizes[1] != image.channels ||
@@ -183,9 +190,26 @@ struct Lane {
                          ", not the planned size";
       }
       slot.offsets[i] = total;
-      if (slot.errors[i].empty()) total += aligned_bytes(bytes_of(job.canvas, job.type));
+      upload_offsets[i] = upload_total;
+      if (slot.errors[i].empty()) {
+        total += aligned_bytes(job.result_bytes);
+        upload_total += aligned_bytes(job.upload.size());
+      }
     }
     std::uint8_t* device_out = slot.results.reserve(std::max<std::size_t>(total, 256));
+    std::uint8_t* device_uploads = nullptr;
+    if (upload_total > 0) {  // one copy for the batch, from pinned memory (the slot's last copy is done: finished)
+      std::uint8_t* pinned = slot.pinned_uploads.reserve(upload_total);
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        const std::string_view upload = batch[i]->job->upload;
+        if (slot.errors[i].empty() && !upload.empty()) {
+          std::memcpy(pinned + upload_offsets[i], upload.data(), upload.size());
+        }
+      }
+      device_uploads = slot.uploads.reserve(upload_total);
+      check_cuda(cudaMemcpyAsync(device_uploads, pinned, upload_total, cudaMemcpyHostToDevice, stream), "GPU resize",
+                 "the jobs' uploads");
+    }
     slot.staging.wait_until_read();  // the jobs of this slot's last batch have read their results
     slot.host_out = slot.staging.memory.reserve(std::max<std::size_t>(total, 256));
     ExecOptions exec;
@@ -194,25 +218,18 @@ struct Lane {
     exec.stream = stream;
     for (std::size_t i = 0; i < batch.size(); ++i) {
       if (!slot.errors[i].empty()) continue;
-      const ResampleJob& job = *batch[i]->job;
+      const GpuJob& job = *batch[i]->job;
       const DeviceImage& image = images[i];
       const ConstTensorView input(image.data, DataType::UNorm8, job.input_sizes,
                                   {image.row_bytes * image.height, 1, image.row_bytes, 3}, MemorySpace::Device);
-      std::uint8_t* canvas = device_out + slot.offsets[i];
-      const TensorLayout layout(job.type, job.canvas);
-      const Dims& strides = layout.strides();
-      if (job.canvas != job.call_sizes) {
-        check_cuda(cudaMemsetAsync(canvas, 0, bytes_of(job.canvas, job.type), stream), "GPU resize", "cudaMemset");
-      }
-      std::uint8_t* origin =
-          canvas + (job.top * strides[2] + job.left * strides[3]) * static_cast<std::int64_t>(element_size(job.type));
-      resample(input, TensorView(origin, job.type, job.call_sizes, strides, MemorySpace::Device), job.params, exec);
+      job.queue(input, device_uploads == nullptr ? nullptr : device_uploads + upload_offsets[i],
+                device_out + slot.offsets[i], exec);
     }
     if (total > 0) {
       check_cuda(cudaMemcpyAsync(slot.host_out, device_out, total, cudaMemcpyDeviceToHost, stream), "GPU resize",
                  "copy back");
     }
-    slot.done.record(stream, "GPU resize", "the batch's resize");
+    slot.done.record(stream, "GPU resize", "the batch's work");
   }
 
   // Waits for the slot's batch to be in host memory and hands its results out (without a step that can throw once
@@ -261,7 +278,7 @@ struct BatchResampler::Impl {
   std::mutex mutex;
   std::condition_variable wake;
   std::deque<Pending*> queue;
-  std::size_t queued_bytes = 0;  // the decoded bytes of the queue's jobs
+  std::size_t queued_bytes = 0;  // the batch bytes of the queue's jobs
   bool stopping = false;
   std::vector<std::thread> workers;
 
@@ -312,9 +329,10 @@ struct BatchResampler::Impl {
     workers.clear();
   }
 
-  static std::size_t decoded_bytes(const Pending* p) {
+  // The device bytes a job takes in its batch: its decoded pixels (interleaved RGB) and its result.
+  static std::size_t batch_bytes(const Pending* p) {
     const Dims& s = p->job->input_sizes;
-    return s.size() == 4 ? static_cast<std::size_t>(s[2] * s[3] * 3) : 0;
+    return (s.size() == 4 ? static_cast<std::size_t>(s[2] * s[3] * 3) : 0) + p->job->result_bytes;
   }
 
   // The jobs waiting (up to a batch, after waiting kGather for a fuller one), taken from the queue. With `block`,
@@ -332,9 +350,9 @@ struct BatchResampler::Impl {
     lane.stats.idle += seconds_since(start);
     std::size_t bytes = 0;
     while (!queue.empty() && batch.size() < static_cast<std::size_t>(max_batch) &&
-           (batch.empty() || bytes + decoded_bytes(queue.front()) <= kBatchBytes)) {
-      bytes += decoded_bytes(queue.front());
-      queued_bytes -= decoded_bytes(queue.front());
+           (batch.empty() || bytes + batch_bytes(queue.front()) <= kBatchBytes)) {
+      bytes += batch_bytes(queue.front());
+      queued_bytes -= batch_bytes(queue.front());
       batch.push_back(queue.front());
       queue.pop_front();
     }
@@ -405,24 +423,43 @@ BatchResampler::~BatchResampler() = default;
 
 const char* BatchResampler::engine() const { return impl_->lanes.front()->slots[0].decoder->engine(); }
 
-Resampled BatchResampler::run(const ResampleJob& job) {
+std::string BatchResampler::run(const GpuJob& job, void* result) {
   Pending pending{&job, {}, {}, nullptr, nullptr, false};
   std::future<void> done = pending.done.get_future();
   {
     const std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->queue.push_back(&pending);
-    impl_->queued_bytes += Impl::decoded_bytes(&pending);
+    impl_->queued_bytes += Impl::batch_bytes(&pending);
   }
   impl_->wake.notify_one();
   done.get();
-  if (!pending.error.empty() || pending.staging == nullptr) return Resampled{std::nullopt, pending.error};
-  struct Release {  // the staged result read (or not, if the copy cannot be made): its lane may use it again
-    Staging* staging;
-    ~Release() { staging->read_one(); }
-  } release{pending.staging};
+  if (!pending.error.empty() || pending.staging == nullptr) return pending.error;
+  if (job.result_bytes > 0) std::memcpy(result, pending.staged, job.result_bytes);
+  pending.staging->read_one();  // its lane may use the staged memory again
+  return "";
+}
+
+Resampled BatchResampler::run(const ResampleJob& job) {
   Resampled out;
   out.result.emplace(job.type, job.canvas, TensorInit::Uninitialized);
-  std::memcpy(out.result->data(), pending.staged, bytes_of(job.canvas, job.type));
+  GpuJob work;
+  work.file = job.file;
+  work.input_sizes = job.input_sizes;
+  work.result_bytes = bytes_of(job.canvas, job.type);
+  work.queue = [&job](const ConstTensorView& image, const std::uint8_t*, std::uint8_t* canvas,
+                      const ExecOptions& exec) {
+    const TensorLayout layout(job.type, job.canvas);
+    const Dims& strides = layout.strides();
+    if (job.canvas != job.call_sizes) {
+      check_cuda(cudaMemsetAsync(canvas, 0, bytes_of(job.canvas, job.type), static_cast<cudaStream_t>(exec.stream)),
+                 "GPU resize", "cudaMemset");
+    }
+    std::uint8_t* origin =
+        canvas + (job.top * strides[2] + job.left * strides[3]) * static_cast<std::int64_t>(element_size(job.type));
+    resample(image, TensorView(origin, job.type, job.call_sizes, strides, MemorySpace::Device), job.params, exec);
+  };
+  out.error = run(work, out.result->data());
+  if (!out.error.empty()) out.result.reset();
   return out;
 }
 

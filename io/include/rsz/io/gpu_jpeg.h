@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,22 @@ struct ResampleJob {
   DataType type = DataType::Float32;  // the result's type
 };
 
+// Any job's work on its decoded file (BatchResampler::run): `queue` puts it on the GPU with the decoded image, the
+// job's `upload` bytes copied to the device (ROI boxes and batch indices, say) and `result_bytes` of device memory for
+// its result, which is copied back into the caller's memory.
+struct GpuJob {
+  std::string_view file;       // the JPEG file's bytes
+  Dims input_sizes;            // 1 x C x H x W as planned (C: 1 for a gray file, 3); another decoded size is an error
+  std::string_view upload;     // host bytes the work reads on the device (may be empty)
+  std::size_t result_bytes = 0;
+  // Queues the work on exec.stream (exec.device, Backend::Cuda): reads `image` (the decoded pixels, device memory)
+  // and `uploaded` (upload's bytes on the device), writes `out` (result_bytes of device memory); both 256-byte
+  // aligned. Runs on the stage's worker; a throw fails the batch (each of its jobs gets the error).
+  std::function<void(const ConstTensorView& image, const std::uint8_t* uploaded, std::uint8_t* out,
+                     const ExecOptions& exec)>
+      queue;
+};
+
 struct Resampled {
   std::optional<Tensor> result;  // host memory, `canvas` sizes (none with an error)
   // Why the file was not decoded here ("" when it was): not a JPEG nvJPEG reads, CMYK, a damaged header, another
@@ -91,9 +108,12 @@ class BatchResampler {
   BatchResampler& operator=(const BatchResampler&) = delete;
   const char* engine() const;
   // From any thread: returns once the job's batch is done. A batch the GPU failed (out of device memory) gives each
-  // of its jobs the error, for the CPU to decode them instead. Batches hold at most 512 MiB of decoded pixels (a larger
-  // file goes alone).
+  // of its jobs the error, for the CPU to decode them instead. Batches hold at most 512 MiB of decoded pixels and
+  // results (a larger job goes alone).
   Resampled run(const ResampleJob& job);
+  // The same for any job: its result's result_bytes bytes into `result` (host memory); returns "" or why the file was
+  // not run here (as Resampled::error says).
+  std::string run(const GpuJob& job, void* result);
 
  private:
   struct Impl;
