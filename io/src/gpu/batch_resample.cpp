@@ -4,6 +4,8 @@
 // job's thread reads its result out of that memory while the worker goes on.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -52,6 +54,7 @@ struct LaneStats {
   double idle = 0;    // waiting for jobs
   double decode = 0;  // decoding a batch (until its images are on the device; the batch before resizes meanwhile)
   double queue = 0;   // queueing a batch's resize and copy-back
+  double readers = 0;  // of which waiting for the jobs of the slot's batch before to read their results
   double wait = 0;    // waiting for a batch's results in host memory (the jobs' threads then read them)
   bool started = false;
   Clock::time_point first;  // its first batch taken
@@ -210,7 +213,9 @@ struct Lane {
       check_cuda(cudaMemcpyAsync(device_uploads, pinned, upload_total, cudaMemcpyHostToDevice, stream), "GPU resize",
                  "the jobs' uploads");
     }
+    const Clock::time_point before_readers = Clock::now();
     slot.staging.wait_until_read();  // the jobs of this slot's last batch have read their results
+    stats.readers += seconds_since(before_readers);
     slot.host_out = slot.staging.memory.reserve(std::max<std::size_t>(total, 256));
     ExecOptions exec;
     exec.backend = Backend::Cuda;
@@ -284,6 +289,11 @@ struct BatchResampler::Impl {
 
   double made_in = 0;  // seconds the lanes took to make (nvJPEG's handles, streams)
   Clock::time_point made_at;
+  // The jobs' side (RSZ_GPU_STATS): how many ran, their total microseconds from queued to handed out, and copying
+  // their results out of the staging memory.
+  std::atomic<std::uint64_t> jobs{0};
+  std::atomic<std::uint64_t> waited_us{0};
+  std::atomic<std::uint64_t> copied_us{0};
 
   Impl(int device, int max_batch_) : max_batch(max_batch_) {
     const Clock::time_point start = Clock::now();
@@ -313,10 +323,15 @@ struct BatchResampler::Impl {
       const LaneStats& s = lanes[i]->stats;
       std::fprintf(stderr,
                    "rsz: GPU stage, lane %zu: %zu batches, %zu files, from %.3f s to %.3f s after it was made; idle "
-                   "%.3f s, decode %.3f s, queueing resizes %.3f s, waiting for results %.3f s\n",
+                   "%.3f s, decode %.3f s, queueing the work %.3f s (%.3f s of it for the readers of the batch before), "
+                   "waiting for results %.3f s\n",
                    i, s.batches, s.files, s.started ? after(s.first) : 0.0, s.batches > 0 ? after(s.last) : 0.0,
-                   s.idle, s.decode, s.queue, s.wait);
+                   s.idle, s.decode, s.queue, s.readers, s.wait);
     }
+    const std::uint64_t n = std::max<std::uint64_t>(jobs.load(), 1);
+    std::fprintf(stderr, "rsz: GPU stage, jobs: %llu, each %.2f ms from queued to handed out, %.3f ms copying out\n",
+                 static_cast<unsigned long long>(jobs.load()), 1e-3 * static_cast<double>(waited_us.load()) / n,
+                 1e-3 * static_cast<double>(copied_us.load()) / n);
   }
 
   void stop() {
@@ -432,10 +447,18 @@ std::string BatchResampler::run(const GpuJob& job, void* result) {
     impl_->queued_bytes += Impl::batch_bytes(&pending);
   }
   impl_->wake.notify_one();
+  const Clock::time_point queued = Clock::now();
   done.get();
+  const Clock::time_point handed = Clock::now();
+  const auto microseconds = [](Clock::duration d) {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+  };
+  impl_->jobs.fetch_add(1, std::memory_order_relaxed);
+  impl_->waited_us.fetch_add(microseconds(handed - queued), std::memory_order_relaxed);
   if (!pending.error.empty() || pending.staging == nullptr) return pending.error;
   if (job.result_bytes > 0) std::memcpy(result, pending.staged, job.result_bytes);
   pending.staging->read_one();  // its lane may use the staged memory again
+  impl_->copied_us.fetch_add(microseconds(Clock::now() - handed), std::memory_order_relaxed);
   return "";
 }
 
