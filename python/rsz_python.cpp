@@ -850,6 +850,10 @@ PYBIND11_MODULE(_rsz, m) {
         py::arg("inputs"), py::arg("output"), py::arg("inputs_below"), py::arg("quiet"), py::arg("keep_records"));
   m.def("run_plan", &run_plan_py, py::arg("plan"));
   m.def("merge", &merge_py, py::arg("state"), py::arg("clean"));
+  m.def("release_gpu_stages", [] {
+    const py::gil_scoped_release unlocked;  // a stage's end joins its worker
+    return rsz::pipeline::release_gpu_stages();
+  });
   m.def("plan", &plan_py, py::arg("inputs"), py::arg("state"), py::arg("shards"), py::arg("recursive"),
         py::arg("hidden"));
   m.def(

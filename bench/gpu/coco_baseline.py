@@ -88,7 +88,8 @@ def main():
     parser.add_argument("--work", default="/tmp/coco")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--jobs", default="cpu,cuda,torchvision", help="which of cpu, cuda, torchvision to run")
+    parser.add_argument("--jobs", default="cpu,cuda,python,torchvision",
+                        help="which of cpu, cuda, python (rsz.run where rsz imports), torchvision to run")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     photos, annotation_file, images, annotations = make_dataset(args.rsz, args.source, args.work, args.count)
@@ -114,7 +115,17 @@ def main():
             "torchvision": ("torchvision, GPU decode + roi_align + GPU encode + write",
                             lambda: torchvision_gpu(photos, images, annotations, os.path.join(args.work, "tv"),
                                                     args.batch))}
+    try:  # rsz's Python module (PYTHONPATH=build-cuda/python): the GPU job in this warm process, its stage kept
+        import rsz
+        jobs["python"] = ("rsz.run in this process, decode=\"gpu\" (stage kept)",
+                          lambda: rsz.run("roi-align", None, os.path.join(args.work, "rsz_python") + "/{id}.jpg",
+                                          rois=annotation_file, image_root=photos, output_size="224x224", quality=95,
+                                          backend="cuda", decode="gpu"))
+    except ImportError:
+        pass
     for key in args.jobs.split(","):
+        if key not in jobs:
+            continue
         name, run = jobs[key]
         seconds = timed(run, args.runs)
         print("%-58s %7.0f photos/s %8.0f crops/s  (%.3f s)"

@@ -94,13 +94,20 @@ def main():
                                        "--antialias", "--quality", "95", "--backend", backend, "-q"] + list(more),
                                       check=True)
 
-    # rsz's times are whole processes (start-up included: the CUDA context, nvJPEG's engines); torchvision's are
-    # calls in a warm process. The rows "after start-up" take a one-photo run's time off the whole run's, so that
-    # both are compared the same way.
+    # rsz's times are whole processes (start-up included: the CUDA context, nvJPEG's engines), but for rsz.run's, calls
+    # in this warm process (its GPU stage kept from the warm-up run), as torchvision's are. The rows "after start-up"
+    # take a one-photo run's time off the whole run's, so that both are compared the same way.
     jobs = [("rsz, CPU (every core)", rsz_job("cpu")), ("rsz, --backend cuda", rsz_job("cuda")),
             ("rsz, --backend cuda --decode gpu", rsz_job("cuda", "--decode", "gpu")),
             ("torchvision, GPU decode + resize + GPU encode + write",
              lambda: torchvision_gpu(files, os.path.join(args.work, "tv"), args.batch))]
+    try:  # rsz's Python module (PYTHONPATH=build-cuda/python): the same job in this warm process, as torchvision's
+        import rsz
+        jobs.insert(3, ("rsz.run in this process, decode=\"gpu\" (stage kept)",
+                        lambda: rsz.run("resample", photos, os.path.join(args.work, "rsz_python") + "/",
+                                        size="224x224", antialias=True, quality=95, backend="cuda", decode="gpu")))
+    except ImportError:
+        pass
     one = {"rsz, CPU (every core)": rsz_job("cpu", source=files[0]),
            "rsz, --backend cuda --decode gpu": rsz_job("cuda", "--decode", "gpu", source=files[0])}
     for name, run in jobs:

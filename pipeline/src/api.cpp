@@ -274,8 +274,7 @@ class Captured {
   Report report(int status, bool take) {
     if (take) {
       const std::lock_guard<std::mutex> lock(run_.gpu_mutex);
-      run_.gpu_making = {};  // a stage still being made (no job needed it) is waited for, then let go
-      run_.gpu.reset();
+      app::end_gpu_stage(run_);  // kept for this process's next runs
     }
     Report report = take ? std::move(run_.totals) : run_.totals;
     report.status = status;
@@ -433,6 +432,8 @@ Report run(const Plan& plan) {
   if (state.as_it_runs) return run_whole(state.request);
   return run_planned(state);
 }
+
+std::size_t release_gpu_stages() { return app::release_kept_gpu_stages(); }
 
 Report run(const Request& request) {
   if (planned_as_it_runs(request)) return run_whole(request);

@@ -22,6 +22,10 @@ class BatchResampler;
 
 namespace rsz::app {
 
+namespace detail {
+struct RunState;
+}  // namespace detail
+
 // Jobs applying one resize intent (io/resize.h) to every input: images in image mode (H and W only), .npy tensors
 // in tensor mode; `output` is a file, folder or template (see plan_output).
 // `op` names the jobs ("resample" or "thumbnail"): {op} in names, --json records.
@@ -52,6 +56,11 @@ void check_decode_backend(const CommonOptions& common, const char* what);
 // resample and roi_align jobs that will decode on the GPU, while the run plans them; a no-op otherwise and in builds
 // without nvJPEG.
 void start_gpu_stage(const CommonOptions& common);
+// Where `run` ends (run.gpu_mutex held): its GPU stage, or the one still being made (waited for), is let go, or in an
+// in-process run kept for the process's next runs on its device (release_gpu_stages lets those go).
+void end_gpu_stage(detail::RunState& run);
+// rsz::pipeline::release_gpu_stages: the kept stages let go (stages made before, by runs under way, are not kept).
+std::size_t release_kept_gpu_stages();
 std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
                                     const std::string& output, const CommonOptions& common);
 // roi_align: with a dataset-form ROI file the images come from the file (and `inputs` must be empty when

@@ -88,6 +88,10 @@ struct RunState {
   // decoder take most of a second): the first job that needs it takes it from here. Declared after `gpu`, so that it
   // ends first: letting it go waits for the making to finish.
   std::future<std::shared_ptr<void>> gpu_making;
+  // In-process runs: the device the stage is on, and the keeper's generation when the run made it (a stage made
+  // before release_gpu_stages() is not kept for the next runs).
+  int gpu_device = 0;
+  std::uint64_t gpu_generation = 0;
 };
 // The calling thread's run: the innermost RunScope's; a process-wide one where none is installed (a library caller).
 RunState& current_run();

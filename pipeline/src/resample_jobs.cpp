@@ -1,7 +1,10 @@
 // Resample jobs (resample, thumbnail, their batch steps): each input's resize planned from its header and run as
 // planned, an image read band by band where it can (InputRows: a decoder thread filling a ring of rows), or decoded
 // smaller first (--shrink-on-load: the codec's scaled decode).
+#include <pthread.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -10,6 +13,7 @@
 #include <functional>
 #include <future>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -450,11 +454,50 @@ std::vector<OutputRecord> resample_whole(const ResampleJob& job, const JobPlan& 
 }
 
 #if defined(RSZ_GPU_JPEG)
-// Starts making the run's GPU resampler on --device in the background, while the run plans (once a run).
+// The GPU stages that in-process runs (Python, the library) keep for the process's next runs, one a device: making one
+// (the CUDA context, nvJPEG's hardware decoder) takes most of a second, paid once a process. A keeper is never
+// destroyed: kept stages are not let go at exit, when the CUDA runtime may be gone already. A forked child starts
+// with a keeper of its own, empty: the parent's stage threads and CUDA context are not the child's.
+struct GpuKeeper {
+  std::mutex mutex;
+  std::map<int, std::shared_ptr<void>> stages;  // by device
+  std::uint64_t generation = 0;                 // release_gpu_stages() counts it up
+};
+
+std::atomic<GpuKeeper*> g_keeper{nullptr};
+
+GpuKeeper& keeper() {
+  static std::once_flag registered;
+  std::call_once(registered, [] { ::pthread_atfork(nullptr, nullptr, [] { g_keeper.store(nullptr); }); });
+  GpuKeeper* k = g_keeper.load();
+  if (k == nullptr) {
+    auto* fresh = new GpuKeeper;  // never deleted (above)
+    k = g_keeper.compare_exchange_strong(k, fresh) ? fresh : (delete fresh, k);
+  }
+  return *k;
+}
+
+// An in-process run's stage on `device` from the keeper (true), or the keeper's generation noted for the stage the
+// run will make (false). run.gpu_mutex held.
+bool take_kept_stage(detail::RunState& run, int device) {
+  run.gpu_device = device;
+  if (!run.in_process) return false;
+  GpuKeeper& k = keeper();
+  const std::lock_guard<std::mutex> lock(k.mutex);
+  run.gpu_generation = k.generation;
+  const auto kept = k.stages.find(device);
+  if (kept == k.stages.end()) return false;
+  run.gpu = kept->second;
+  return true;
+}
+
+// Starts making the run's GPU resampler on --device in the background, while the run plans (once a run), unless the
+// process keeps one for the device.
 void start_gpu_resampler(const CommonOptions& common) {
   detail::RunState& run = detail::current_run();
   const std::lock_guard<std::mutex> lock(run.gpu_mutex);
   if (run.gpu || run.gpu_error || run.gpu_making.valid()) return;
+  if (take_kept_stage(run, common.device)) return;
   const int device = common.device;
   try {
     run.gpu_making = std::async(std::launch::async, [device] {
@@ -478,6 +521,7 @@ io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common) {
   detail::RunState& run = detail::current_run();
   const std::lock_guard<std::mutex> lock(run.gpu_mutex);
   if (run.gpu_error) std::rethrow_exception(run.gpu_error);
+  if (!run.gpu && !run.gpu_making.valid()) take_kept_stage(run, common.device);
   if (!run.gpu) {
     try {
       if (run.gpu_making.valid()) {
@@ -566,6 +610,42 @@ void check_decode_backend(const CommonOptions& common, const char* what) {
     usage_error(std::string("--decode gpu ") + what + " on the GPU: --backend cuda or auto is allowed with it, not " +
                 "--backend " + to_string(common.backend));
   }
+}
+
+void end_gpu_stage(detail::RunState& run) {
+  std::shared_ptr<void> stage = std::move(run.gpu);
+  run.gpu.reset();
+  if (run.gpu_making.valid()) {  // made for jobs that did not need it (all on the CPU, or none)
+    std::future<std::shared_ptr<void>> making = std::move(run.gpu_making);
+    try {
+      std::shared_ptr<void> made = making.get();
+      if (!stage) stage = std::move(made);
+    } catch (...) {  // it could not be made: nothing to keep
+    }
+  }
+#if defined(RSZ_GPU_JPEG)
+  if (stage && run.in_process && !run.gpu_error) {
+    GpuKeeper& k = keeper();
+    const std::lock_guard<std::mutex> lock(k.mutex);
+    if (k.generation == run.gpu_generation) k.stages.emplace(run.gpu_device, stage);  // the first one a device
+  }
+#endif
+  stage.reset();  // a stage not kept ends here (its workers stop, its memory goes)
+}
+
+std::size_t release_kept_gpu_stages() {
+#if defined(RSZ_GPU_JPEG)
+  std::map<int, std::shared_ptr<void>> stages;
+  {
+    GpuKeeper& k = keeper();
+    const std::lock_guard<std::mutex> lock(k.mutex);
+    ++k.generation;
+    stages.swap(k.stages);
+  }
+  return stages.size();  // they end here, outside the keeper's lock (or with the last run using one)
+#else
+  return 0;
+#endif
 }
 
 void start_gpu_stage(const CommonOptions& common) {

@@ -60,7 +60,7 @@ _SETTINGS_BY_KEY = {s["key"]: s for s in _SETTINGS}
 _COMMAND_OPTIONS = {command: {o["key"]: o for o in rows} for command, rows in _rsz.command_options().items()}
 __all__ = ["resample", "resize", "thumbnail", "upsample2d", "roi_align", "torchvision_roi_align", "info",
            "read_image", "write_image", "shard_key", "shard_of", "plan", "plan_job", "Plan", "run", "run_shard",
-           "map_paths", "merge",
+           "map_paths", "merge", "release_gpu",
            "CommandError", "RunError", "InputError", "Report", "backends", "run_settings", "DTypeError"]
 
 
@@ -72,6 +72,14 @@ class DTypeError(TypeError, ValueError):
 def backends():
     """The backends of this build: dicts of name, memory, available and note (why not, or what it runs on)."""
     return _rsz.backends()
+
+
+def release_gpu():
+    """Lets go of the GPU stage that jobs with decode="gpu" keep in this process for its next jobs on the same device
+    (nvJPEG's decoders on the GPU's JPEG engines, two batches' GPU memory and pinned host memory; making it takes most
+    of a second, once a process), and returns how many were let go (0 where none is kept, or the build has no
+    nvJPEG). A job under way keeps its stage until it ends, and does not keep it then."""
+    return _rsz.release_gpu_stages()
 
 
 def run_settings():

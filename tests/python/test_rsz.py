@@ -790,7 +790,7 @@ def test_the_namespace_holds_the_public_names_only():
     public = sorted(name for name in dir(rsz) if not name.startswith("_"))
     assert public == sorted(rsz.__all__)
     assert public == ["CommandError", "DTypeError", "InputError", "Plan", "Report", "RunError", "backends", "info",
-                      "map_paths", "merge", "plan", "plan_job", "read_image", "resample", "resize", "roi_align", "run", "run_settings", "run_shard",
+                      "map_paths", "merge", "plan", "plan_job", "read_image", "release_gpu", "resample", "resize", "roi_align", "run", "run_settings", "run_shard",
                       "shard_key", "shard_of", "thumbnail", "torchvision_roi_align", "upsample2d", "write_image"]
     for imported in ["np", "numbers", "sys", "os", "numpy", "json"]:
         assert not hasattr(rsz, imported)

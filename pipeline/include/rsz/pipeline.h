@@ -18,6 +18,7 @@
 // docs/LIBRARY.md says more; the CMake package's target is rsz::pipeline (pkg-config: rsz-pipeline).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -115,6 +116,12 @@ Report run(const Plan& plan);
 // error_code and error set. An input that fails (missing, corrupt, over a limit) is a Failed record; the others
 // still run (status 1).
 Report run(const Request& request);
+
+// The GPU stage of the decode "gpu" setting (its worker, nvJPEG's decoders on the GPU's JPEG engines, two batches'
+// GPU memory and pinned host memory) is kept when a run of this library ends, for the process's next runs on the
+// same device: making it takes most of a second. release_gpu_stages() lets the kept ones go and returns how many; a
+// run under way keeps its own until it ends (and does not keep it then). 0 in builds without nvJPEG.
+std::size_t release_gpu_stages();
 
 // rsz plan: the inputs (files, folders, patterns) listed once and split into `shards` shard lists in the folder
 // `state` (new or empty). Each shard then runs from a Request by command with the settings {"plan", state} and
