@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "jobs.h"
 #include "pipeline_internal.h"
 #include "rsz/error.h"
 
@@ -242,6 +243,10 @@ InProcessResult in_process_run(const std::vector<std::string>& args, const std::
     }
   }
   result.status = run_words(args);
+  {
+    const std::lock_guard<std::mutex> lock(run.gpu_mutex);
+    end_gpu_stage(run);  // --decode gpu: kept for the process's next runs
+  }
   result.report = std::move(run.totals);
   result.report.status = result.status;
   return result;

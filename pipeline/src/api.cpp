@@ -269,8 +269,8 @@ class Captured {
   }
 
   // The report so far, with `status`: a copy (a plan's, whose run goes on) or, when `take`, the run's own, and the
-  // run is over: what it held for its jobs (the GPU stage of --decode gpu: its workers and memory) is let go, also
-  // where this object lives on in a kept Plan.
+  // run is over: what it held for its jobs (the GPU stage of --decode gpu: its workers and memory) is handed to the
+  // process's keeper for its next runs or let go (end_gpu_stage), also where this object lives on in a kept Plan.
   Report report(int status, bool take) {
     if (take) {
       const std::lock_guard<std::mutex> lock(run_.gpu_mutex);

@@ -79,8 +79,8 @@ struct RunState {
   std::shared_ptr<TarState> tar;
   std::shared_ptr<PlanState> plan;
   // --decode gpu: the run's GPU resampler (resample_jobs.cpp), or why it could not be made: made by the first job
-  // that needs it and kept for the run's later jobs (rsz run's steps), released when the run ends (its workers and GPU
-  // memory go with it).
+  // that needs it (or taken from the process's keeper) and kept for the run's later jobs (rsz run's steps); when the
+  // run ends (end_gpu_stage), let go (its workers and GPU memory go with it) or, in-process, kept for the next runs.
   std::mutex gpu_mutex;
   std::shared_ptr<void> gpu;
   std::exception_ptr gpu_error;
@@ -92,6 +92,7 @@ struct RunState {
   // before release_gpu_stages() is not kept for the next runs).
   int gpu_device = 0;
   std::uint64_t gpu_generation = 0;
+  int gpu_pid = 0;  // the process that made or took it
 };
 // The calling thread's run: the innermost RunScope's; a process-wide one where none is installed (a library caller).
 RunState& current_run();

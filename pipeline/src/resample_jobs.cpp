@@ -2,6 +2,7 @@
 // planned, an image read band by band where it can (InputRows: a decoder thread filling a ring of rows), or decoded
 // smaller first (--shrink-on-load: the codec's scaled decode).
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -481,6 +482,7 @@ GpuKeeper& keeper() {
 // run will make (false). run.gpu_mutex held.
 bool take_kept_stage(detail::RunState& run, int device) {
   run.gpu_device = device;
+  run.gpu_pid = ::getpid();
   if (!run.in_process) return false;
   GpuKeeper& k = keeper();
   const std::lock_guard<std::mutex> lock(k.mutex);
@@ -624,7 +626,10 @@ void end_gpu_stage(detail::RunState& run) {
     }
   }
 #if defined(RSZ_GPU_JPEG)
-  if (stage && run.in_process && !run.gpu_error) {
+  // Kept where this process made or took it (not a forked child's copy of its parent's run: the parent's stage has
+  // no worker there) and no batch of it failed on the GPU.
+  if (stage && run.in_process && !run.gpu_error && run.gpu_pid == ::getpid() &&
+      std::static_pointer_cast<io::gpu::BatchResampler>(stage)->failures() == 0) {
     GpuKeeper& k = keeper();
     const std::lock_guard<std::mutex> lock(k.mutex);
     if (k.generation == run.gpu_generation) k.stages.emplace(run.gpu_device, stage);  // the first one a device

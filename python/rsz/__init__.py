@@ -78,7 +78,8 @@ def release_gpu():
     """Lets go of the GPU stage that jobs with decode="gpu" keep in this process for its next jobs on the same device
     (nvJPEG's decoders on the GPU's JPEG engines, two batches' GPU memory and pinned host memory; making it takes most
     of a second, once a process), and returns how many were let go (0 where none is kept, or the build has no
-    nvJPEG). A job under way keeps its stage until it ends, and does not keep it then."""
+    nvJPEG). A job under way, or a Plan not run yet, that holds the stage keeps it until it ends, and does not keep
+    it then. With RSZ_GPU_STATS=1 in the environment, a stage prints what it did (over all its jobs) when it ends."""
     return _rsz.release_gpu_stages()
 
 

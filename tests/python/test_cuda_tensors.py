@@ -150,36 +150,43 @@ def test_a_refused_call_leaves_out_untouched():
     assert bool((out == 5.0).all())
 
 
-def _decode_gpu_refusal(tmp_path):
-    """Why this build or machine cannot run decode="gpu" jobs ("" where it can)."""
+
+def test_a_decode_gpu_job_keeps_its_stage_for_the_next_and_release_lets_it_go(tmp_path, monkeypatch, capfd):
+    rsz.release_gpu()
     probe = tmp_path / "probe.jpg"
     rsz.write_image(str(probe), photo(9, 32, 48).numpy())
-    report = rsz.run("resample", str(probe), str(tmp_path / "probe_out.jpg"), size="16x16", backend="cuda",
-                     decode="gpu", check=False)
-    return "" if report.status == 0 else "; ".join(report.messages) or "decode=gpu refused"
-
-
-def test_a_decode_gpu_job_keeps_its_stage_for_the_next_and_release_lets_it_go(tmp_path):
-    rsz.release_gpu()
     try:
-        refusal = _decode_gpu_refusal(tmp_path)
+        report = rsz.run("resample", str(probe), str(tmp_path / "probe_out.jpg"), size="16x16", backend="cuda",
+                         decode="gpu", check=False)
     except rsz.CommandError as e:  # a build without nvJPEG
         pytest.skip(str(e))
-    if refusal:
-        pytest.skip(refusal)
-    assert rsz.release_gpu() == 1  # the probe's job kept its stage
-    assert rsz.release_gpu() == 0
-    photos = tmp_path / "photos"
-    photos.mkdir()
-    for i in range(5):
-        rsz.write_image(str(photos / ("p%d.jpg" % i)), photo(10 + i).numpy(), quality=90)
-    outputs = []
-    for run in range(3):  # made, then taken from the keeper twice
-        out = tmp_path / ("out%d" % run)
-        report = rsz.run("resample", str(photos), str(out) + "/", size="96x64", antialias=True, backend="cuda",
-                         decode="gpu")
-        assert report.status == 0 and len(report.outputs) == 5
-        outputs.append([(out / ("p%d.jpg" % i)).read_bytes() for i in range(5)])
-    assert outputs[0] == outputs[1] == outputs[2]  # the same bytes from the kept stage
-    assert rsz.release_gpu() == 1
-    assert rsz.release_gpu() == 0
+    assert report.status == 0, report.messages
+    monkeypatch.setenv("RSZ_GPU_STATS", "1")  # a stage prints what it did when it ends
+    try:
+        assert rsz.release_gpu() == 1  # the probe's job kept its stage
+        assert rsz.release_gpu() == 0
+        assert "rsz: GPU stage, jobs: 1," in capfd.readouterr().err
+        photos = tmp_path / "photos"
+        photos.mkdir()
+        for i in range(5):
+            rsz.write_image(str(photos / ("p%d.jpg" % i)), photo(10 + i).numpy(), quality=90)
+        outputs = []
+        for run in range(3):  # the stage made, then taken from the keeper by a run of words and by a request
+            out = tmp_path / ("out%d" % run)
+            if run == 1:
+                report = rsz.run("resample", str(photos), str(out) + "/", "--size", "96x64", "--antialias",
+                                 backend="cuda", decode="gpu")
+            else:
+                report = rsz.run("resample", str(photos), str(out) + "/", size="96x64", antialias=True,
+                                 backend="cuda", decode="gpu")
+            assert report.status == 0 and len(report.outputs) == 5
+            outputs.append([(out / ("p%d.jpg" % i)).read_bytes() for i in range(5)])
+        assert outputs[0] == outputs[1] == outputs[2]  # the same bytes from the kept stage
+        assert rsz.release_gpu() == 1
+        said = capfd.readouterr().err
+        # One stage made, and it decoded all 15 files of the three runs (none went to the CPU).
+        assert said.count("rsz: GPU stage made") == 1, said
+        assert "rsz: GPU stage, lane 0: " in said and ", 15 files, " in said, said
+        assert "rsz: GPU stage, jobs: 15," in said, said
+    finally:
+        rsz.release_gpu()

@@ -294,6 +294,7 @@ struct BatchResampler::Impl {
   std::atomic<std::uint64_t> jobs{0};
   std::atomic<std::uint64_t> waited_us{0};
   std::atomic<std::uint64_t> copied_us{0};
+  std::atomic<std::size_t> failures{0};  // batches the GPU failed
 
   Impl(int device, int max_batch_) : max_batch(max_batch_) {
     const Clock::time_point start = Clock::now();
@@ -409,7 +410,7 @@ struct BatchResampler::Impl {
   }
 
   // Hands out a slot's batch, or where the GPU failed it, gives each of its jobs the error.
-  static void finish(Lane& lane, Slot& slot) {
+  void finish(Lane& lane, Slot& slot) {
     try {
       lane.finish(slot);
     } catch (const std::exception& e) {
@@ -421,7 +422,8 @@ struct BatchResampler::Impl {
   }
 
   // A batch the GPU failed before its results were handed out: each job gets the error (the CPU decodes it).
-  static void fail(const std::vector<Pending*>& batch, const std::string& error) {
+  void fail(const std::vector<Pending*>& batch, const std::string& error) {
+    failures.fetch_add(1, std::memory_order_relaxed);
     for (Pending* p : batch) {
       if (p->released) continue;
       p->error = error;
@@ -437,6 +439,8 @@ BatchResampler::BatchResampler(int device, int max_batch) : impl_(std::make_uniq
 BatchResampler::~BatchResampler() = default;
 
 const char* BatchResampler::engine() const { return impl_->lanes.front()->slots[0].decoder->engine(); }
+
+std::size_t BatchResampler::failures() const { return impl_->failures.load(std::memory_order_relaxed); }
 
 std::string BatchResampler::run(const GpuJob& job, void* result) {
   Pending pending{&job, {}, {}, nullptr, nullptr, false};

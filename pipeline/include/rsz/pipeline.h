@@ -119,8 +119,9 @@ Report run(const Request& request);
 
 // The GPU stage of the decode "gpu" setting (its worker, nvJPEG's decoders on the GPU's JPEG engines, two batches'
 // GPU memory and pinned host memory) is kept when a run of this library ends, for the process's next runs on the
-// same device: making it takes most of a second. release_gpu_stages() lets the kept ones go and returns how many; a
-// run under way keeps its own until it ends (and does not keep it then). 0 in builds without nvJPEG.
+// same device: making it takes most of a second. A stage whose batches the GPU failed is not kept. release_gpu_stages()
+// lets the kept ones go and returns how many; a run under way (or a Plan not run yet) that holds one keeps it until it
+// ends, and does not keep it then. 0 in builds without nvJPEG.
 std::size_t release_gpu_stages();
 
 // rsz plan: the inputs (files, folders, patterns) listed once and split into `shards` shard lists in the folder

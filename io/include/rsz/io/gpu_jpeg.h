@@ -7,6 +7,7 @@
 // sample photos). EXIF orientation is not applied (the caller does, as it reads the header).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -107,6 +108,9 @@ class BatchResampler {
   BatchResampler(const BatchResampler&) = delete;
   BatchResampler& operator=(const BatchResampler&) = delete;
   const char* engine() const;
+  // How many batches the GPU failed so far (their jobs went to the CPU): a stage that failed one is not kept for
+  // later runs.
+  std::size_t failures() const;
   // From any thread: returns once the job's batch is done. A batch the GPU failed (out of device memory) gives each
   // of its jobs the error, for the CPU to decode them instead. Batches hold at most 512 MiB of decoded pixels and
   // results (a larger job goes alone).
