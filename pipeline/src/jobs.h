@@ -32,10 +32,6 @@ struct RunState;
 std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, const io::ResizeIntent& intent,
                                     const std::string& output, const CommonOptions& common, const char* op);
 #if defined(RSZ_GPU_JPEG)
-// --decode gpu (resample_jobs.cpp), for the jobs that decode on the GPU. Whether a run's JPEGs are decoded there:
-// float32 results (float16's convert the samples before the operator, as the CPU does), no --linear (its decoding to
-// linear light is the CPU's).
-bool decodes_on_gpu(const CommonOptions& common);
 // A JPEG for the GPU: its bytes, its sizes (1 x C x H x W) and what its outputs carry (header_source); nullopt for
 // what the CPU decodes instead: not a JPEG, an EXIF orientation to apply, a progressive file, 16-bit samples, one
 // that changed while it was read.

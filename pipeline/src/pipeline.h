@@ -102,6 +102,11 @@ struct CommonOptions {
   std::uint64_t memory_budget() const { return max_memory != 0 ? max_memory : default_memory_budget(); }
 };
 
+// --decode gpu (resample_jobs.cpp), for the jobs that decode on the GPU. Whether a run's JPEGs are decoded there:
+// float32 results (float16's convert the samples before the operator, as the CPU does), no --linear (its decoding to
+// linear light is the CPU's).
+bool decodes_on_gpu(const CommonOptions& common);
+
 // --background and a batch file's "background" (`what` names it in the usage error): white, black, gray, #RRGGBB or
 // R,G,B (0 to 255) as RGB in [0, 1].
 std::array<float, 3> parse_background(const std::string& text, const std::string& what);

@@ -556,10 +556,6 @@ std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOpti
   return read;
 }
 
-bool decodes_on_gpu(const CommonOptions& common) {
-  return common.decode_gpu && !common.linear && common.dtype == DataType::Float32;
-}
-
 namespace {
 
 // --decode gpu: a JPEG decoded by nvJPEG among the other jobs' files, resized on the GPU with the call planned for
@@ -606,6 +602,10 @@ std::vector<OutputRecord> run_resample_job(const ResampleJob& job, const JobPlan
 }
 
 }  // namespace
+
+bool decodes_on_gpu(const CommonOptions& common) {
+  return common.decode_gpu && !common.linear && common.dtype == DataType::Float32;
+}
 
 void check_decode_backend(const CommonOptions& common, const char* what) {
   if (common.decode_gpu && (common.backend == Backend::Cpu || common.backend == Backend::Reference)) {

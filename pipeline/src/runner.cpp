@@ -323,8 +323,14 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
   // output images and the encoder: counted kMetadataCopies times, beside the pixels.
   constexpr std::uint64_t kMetadataCopies = 8;
   const std::uint64_t metadata = saturating_mul(probe.metadata_bytes, kMetadataCopies);
+  // --decode gpu: the GPU stage copies an image's result back into pinned memory, which the job then copies out of
+  // (its batch's staging, kept at its largest size until the stage ends): the result counted twice.
+  const std::uint64_t staged =
+      probe.from_image && decodes_on_gpu(options) ? tensor_bytes(plan.result, element_size(plan.type)) : 0;
   const std::uint64_t after = saturating_add(
-      saturating_add(saturating_add(saturating_add(float_copy, result), encode), plan.extra_bytes), metadata);
+      saturating_add(saturating_add(saturating_add(saturating_add(float_copy, result), staged), encode),
+                     plan.extra_bytes),
+      metadata);
   // While it decodes, a decoder that takes the whole file (all formats but PNG) holds it beside the pixels, and a
   // progressive JPEG's decoder its coefficients (--shrink-on-load included: libjpeg keeps them at full size).
   const std::uint64_t reading = saturating_add(
