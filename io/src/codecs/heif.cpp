@@ -96,7 +96,10 @@ constexpr std::uint32_t fourcc(const char (&c)[5]) {
 }
 
 // The items decoding an item also decodes: its 'dimg' references (a grid's or overlay's tiles) and the items that
-// are its 'auxl' images (alpha, depth), from every iref box of the top-level meta box.
+// are its 'auxl' images (alpha, depth), from every iref box of the top-level meta box. The references are read as
+// libheif reads them: one after another, each header's size ignored (a reference whose size claims more or fewer
+// bytes than its items take is read by libheif all the same, so a cycle can hide behind a wrong size: found by
+// fuzzing).
 std::map<std::uint32_t, std::vector<std::uint32_t>> decoded_with(const std::uint8_t* data, std::size_t size) {
   std::map<std::uint32_t, std::vector<std::uint32_t>> edges;
   Box top;
@@ -105,21 +108,33 @@ std::map<std::uint32_t, std::vector<std::uint32_t>> decoded_with(const std::uint
     Box child;
     for (std::size_t in = top.body + 4; box_at(data, in, top.end, child); in = child.end) {  // meta is a FullBox
       if (child.type != fourcc("iref") || child.end - child.body < 4) continue;
-      const int id_bytes = data[child.body] == 0 ? 2 : 4;
-      Box ref;
-      for (std::size_t r = child.body + 4; box_at(data, r, child.end, ref); r = ref.end) {
-        const bool dimg = ref.type == fourcc("dimg");
-        const bool auxl = ref.type == fourcc("auxl");
-        if ((!dimg && !auxl) || ref.end - ref.body < static_cast<std::size_t>(id_bytes + 2)) continue;
-        const auto from = static_cast<std::uint32_t>(big_endian(data + ref.body, id_bytes));
-        const std::size_t count = big_endian(data + ref.body + id_bytes, 2);
-        const std::size_t ids = ref.body + id_bytes + 2;
-        for (std::size_t k = 0; k < count && ids + (k + 1) * id_bytes <= ref.end; ++k) {
-          const auto to = static_cast<std::uint32_t>(big_endian(data + ids + k * id_bytes, id_bytes));
+      const std::size_t id_bytes = data[child.body] == 0 ? 2 : 4;
+      const std::size_t end = child.end;
+      std::size_t r = child.body + 4;
+      // Reads `bytes` (at most 8) at r, moving past them; false where the box ends first (libheif stops there too).
+      const auto read = [&](std::size_t bytes, std::uint64_t& value) {
+        if (end - r < bytes) return false;
+        value = big_endian(data + r, static_cast<int>(bytes));
+        r += bytes;
+        return true;
+      };
+      std::uint64_t box_size = 0;
+      std::uint64_t type = 0;
+      std::uint64_t skipped = 0;
+      std::uint64_t from = 0;
+      std::uint64_t count = 0;
+      while (r < end && read(4, box_size) && read(4, type)) {
+        if (box_size == 1 && !read(8, skipped)) break;  // a 64-bit size, ignored as well
+        if (type == fourcc("uuid") && !(read(8, skipped) && read(8, skipped))) break;
+        if (!read(id_bytes, from) || !read(2, count)) break;
+        const bool dimg = type == fourcc("dimg");
+        const bool auxl = type == fourcc("auxl");
+        std::uint64_t to = 0;
+        for (std::uint64_t k = 0; k < count && read(id_bytes, to); ++k) {
           if (dimg) {
-            edges[from].push_back(to);  // decoding the grid decodes its tile
-          } else {
-            edges[to].push_back(from);  // decoding the image decodes its auxiliary image
+            edges[static_cast<std::uint32_t>(from)].push_back(static_cast<std::uint32_t>(to));  // its tile
+          } else if (auxl) {
+            edges[static_cast<std::uint32_t>(to)].push_back(static_cast<std::uint32_t>(from));  // its alpha, depth
           }
         }
       }
