@@ -291,7 +291,12 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
   // Peak memory: the decoded input, the float copy of an image (when it is not used in place), the result, and the
   // encoded form of one output image (pixels + file bytes). A banded job writing PNG or JPEG holds one band of the
   // result and of its pixels at a time, and the encoded file (at most the raw pixels' size is counted).
-  const bool one_band = plan.banded && job.planned_outputs.size() == 1 && !is_tensor_path(job.planned_outputs[0]) &&
+  // --decode gpu: a resample or roi-align job whose image the GPU stage may decode holds its whole result, copied out
+  // of the batch's pinned staging, which holds it too (kept at its largest size until the stage ends): the whole
+  // result counted twice, never one band.
+  const bool on_gpu = probe.from_image && job.op != "upsample2d" && plan.shrink == 1 && decodes_on_gpu(options);
+  const bool one_band = !on_gpu && plan.banded && job.planned_outputs.size() == 1 &&
+                        !is_tensor_path(job.planned_outputs[0]) &&
                         io::encodes_image_rows(job.planned_outputs[0]) && plan.result.size() == 4 &&
                         plan.result[0] == 1;
   // An input decoded band by band (plan.input_bytes) holds its file and a window of rows for the whole job.
@@ -323,10 +328,7 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
   // output images and the encoder: counted kMetadataCopies times, beside the pixels.
   constexpr std::uint64_t kMetadataCopies = 8;
   const std::uint64_t metadata = saturating_mul(probe.metadata_bytes, kMetadataCopies);
-  // --decode gpu: the GPU stage copies an image's result back into pinned memory, which the job then copies out of
-  // (its batch's staging, kept at its largest size until the stage ends): the result counted twice.
-  const std::uint64_t staged =
-      probe.from_image && decodes_on_gpu(options) ? tensor_bytes(plan.result, element_size(plan.type)) : 0;
+  const std::uint64_t staged = on_gpu ? tensor_bytes(plan.result, element_size(plan.type)) : 0;
   const std::uint64_t after = saturating_add(
       saturating_add(saturating_add(saturating_add(saturating_add(float_copy, result), staged), encode),
                      plan.extra_bytes),

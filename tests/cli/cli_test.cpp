@@ -1092,6 +1092,7 @@ TEST(Cli, AHeicGridMadeOfItselfIsRefused) {
   // libheif reads all the same).
   for (const char* seed : {"image_heic-grid-cycle", "image_heic-iref-size-hides-cycle"}) {
     SCOPED_TRACE(seed);
+    fs::remove(dir / "out.png");
     fs::copy_file(std::string(RSZ_SOURCE_DIR) + "/tests/fuzz/regressions/" + seed, dir / "cycle.heic",
                   fs::copy_options::overwrite_existing);
     const auto r = run_rsz(dir, "resample -i cycle.heic -o out.png --scale 0.5");
