@@ -60,12 +60,6 @@ bool sniff_heic(const std::uint8_t* data, std::size_t size) {
 // runs out: found by fuzzing). The file's iref boxes are read here first, and a cycle, or a chain deeper than any
 // real file has, is refused before libheif decodes anything. A file whose boxes do not parse is left to libheif.
 
-std::uint64_t big_endian(const std::uint8_t* p, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v = (v << 8) | p[i];
-  return v;
-}
-
 // An ISO BMFF box at `at` within [at, limit): its type, body and end; false where it does not fit.
 struct Box {
   std::uint32_t type = 0;
@@ -75,17 +69,18 @@ struct Box {
 
 bool box_at(const std::uint8_t* data, std::size_t at, std::size_t limit, Box& box) {
   if (at > limit || limit - at < 8) return false;
-  std::uint64_t size = big_endian(data + at, 4);
+  const EndianReader big_endian{data, false};
+  std::uint64_t size = big_endian.get(at, 4);
   std::size_t header = 8;
   if (size == 1) {
     if (limit - at < 16) return false;
-    size = big_endian(data + at + 8, 8);
+    size = big_endian.get(at + 8, 8);
     header = 16;
   } else if (size == 0) {
     size = limit - at;
   }
   if (size < header || size > limit - at) return false;
-  box = {static_cast<std::uint32_t>(big_endian(data + at + 4, 4)), at + header, at + static_cast<std::size_t>(size)};
+  box = {static_cast<std::uint32_t>(big_endian.get(at + 4, 4)), at + header, at + static_cast<std::size_t>(size)};
   return true;
 }
 
@@ -110,11 +105,12 @@ std::map<std::uint32_t, std::vector<std::uint32_t>> decoded_with(const std::uint
       if (child.type != fourcc("iref") || child.end - child.body < 4) continue;
       const std::size_t id_bytes = data[child.body] == 0 ? 2 : 4;
       const std::size_t end = child.end;
+      const EndianReader big_endian{data, false};
       std::size_t r = child.body + 4;
       // Reads `bytes` (at most 8) at r, moving past them; false where the box ends first (libheif stops there too).
       const auto read = [&](std::size_t bytes, std::uint64_t& value) {
         if (end - r < bytes) return false;
-        value = big_endian(data + r, static_cast<int>(bytes));
+        value = big_endian.get(r, static_cast<int>(bytes));
         r += bytes;
         return true;
       };
