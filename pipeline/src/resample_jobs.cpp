@@ -615,8 +615,7 @@ void check_decode_backend(const CommonOptions& common, const char* what) {
 }
 
 void end_gpu_stage(detail::RunState& run) {
-  std::shared_ptr<void> stage = std::move(run.gpu);
-  run.gpu.reset();
+  std::shared_ptr<void> stage = std::move(run.gpu);  // leaves run.gpu empty
   if (run.gpu_making.valid()) {  // made for jobs that did not need it (all on the CPU, or none)
     std::future<std::shared_ptr<void>> making = std::move(run.gpu_making);
     try {

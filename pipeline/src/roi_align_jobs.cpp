@@ -479,15 +479,14 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
       roi_align_output_sizes(read->sizes, rois.sizes(), resolved.output_height, resolved.output_width);
   // No crops: nothing for the GPU (the CPU job writes what none give); more than the planned memory: the CPU's groups.
   if (all_sizes[0] == 0 || !gpu_crops_fit(all_sizes, type, common)) return std::nullopt;
-  const auto result_bytes = static_cast<std::size_t>(element_count(all_sizes)) * element_size(type);
   ExecOptions host = exec_options(common, threads);
   host.backend = Backend::Cpu;
   const Dims& s = read->sizes;  // the decoded pixels' layout (interleaved), for the checks: nothing is read
   check_roi_align(ConstTensorView(nullptr, DataType::UNorm8, s, {s[1] * s[2] * s[3], 1, s[1] * s[3], s[1]}),
                   rois.view(), indices.view(), type, all_sizes, resolved.params, host);
   // The boxes, then (256-byte aligned) the batch indices: one upload.
-  const auto roi_bytes = static_cast<std::size_t>(element_count(rois.sizes())) * element_size(rois.dtype());
-  const auto index_bytes = static_cast<std::size_t>(element_count(indices.sizes())) * element_size(indices.dtype());
+  const std::size_t roi_bytes = rois.byte_size();
+  const std::size_t index_bytes = indices.byte_size();
   const std::size_t index_at = (roi_bytes + 255) / 256 * 256;
   std::string upload(index_at + index_bytes, '\0');
   if (roi_bytes > 0) std::memcpy(upload.data(), rois.data(), roi_bytes);
@@ -497,7 +496,7 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
   job.file = read->file;
   job.input_sizes = read->sizes;
   job.upload = upload;
-  job.result_bytes = result_bytes;
+  job.result_bytes = result.byte_size();
   // The device checks the values again (roi_align does); they passed the host's check above, so its deferred error
   // record, which only rsz::synchronize would read, stays clear.
   const std::uint64_t max_samples = host.max_samples;
