@@ -88,6 +88,8 @@ def main():
     parser.add_argument("--work", default="/tmp/coco")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--no-sync", action="store_true",
+                        help="rsz's outputs not flushed to the disk one by one (--no-sync), as torchvision's are not")
     parser.add_argument("--jobs", default="cpu,cuda,python,torchvision",
                         help="which of cpu, cuda, python (rsz.run where rsz imports), torchvision to run")
     args = parser.parse_args()
@@ -105,8 +107,8 @@ def main():
         # with `discard`, deleting thousands of files first made the next run's writes several times slower).
         def run():
             subprocess.run([args.rsz, "roi-align", "--rois", annotation_file, "--image-root", photos,
-                            "--output-size", "224x224", "-o", out + "/{id}.jpg", "--quality", "95", "-q"] + list(more),
-                           check=True)
+                            "--output-size", "224x224", "-o", out + "/{id}.jpg", "--quality", "95", "-q"] + list(more) +
+                           (["--no-sync"] if args.no_sync else []), check=True)
         return run
 
     jobs = {"cpu": ("rsz roi-align, CPU (every core)", rsz_job("rsz_cpu", "--backend", "cpu")),
@@ -120,9 +122,11 @@ def main():
         jobs["python"] = ("rsz.run in this process, decode=\"gpu\" (stage kept)",
                           lambda: rsz.run("roi-align", None, os.path.join(args.work, "rsz_python") + "/{id}.jpg",
                                           rois=annotation_file, image_root=photos, output_size="224x224", quality=95,
-                                          backend="cuda", decode="gpu"))
+                                          backend="cuda", decode="gpu", no_sync=args.no_sync))
     except ImportError:
         pass
+    if args.no_sync:
+        print("rsz's rows: --no-sync (outputs not flushed one by one, as torchvision's are not)")
     for key in args.jobs.split(","):
         if key not in jobs:
             continue

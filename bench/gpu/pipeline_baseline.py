@@ -81,6 +81,8 @@ def photo_arguments(description, work):
     parser.add_argument("--work", default=work)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--no-sync", action="store_true",
+                        help="rsz's outputs not flushed to the disk one by one (--no-sync), as torchvision's are not")
     return parser
 
 
@@ -88,11 +90,13 @@ def main():
     args = photo_arguments(__doc__.splitlines()[0], "/tmp/pipeline").parse_args()
     photos, files = photos_for(args, "")
 
+    sync = ["--no-sync"] if args.no_sync else []
+
     def rsz_job(backend, *more, source=photos):
         out = os.path.join(args.work, "rsz_" + backend + "_".join(more))
         return lambda: subprocess.run([args.rsz, "resample", "-i", source, "-o", out + "/", "--size", "224x224",
-                                       "--antialias", "--quality", "95", "--backend", backend, "-q"] + list(more),
-                                      check=True)
+                                       "--antialias", "--quality", "95", "--backend", backend, "-q"] + list(more) +
+                                      sync, check=True)
 
     # rsz's times are whole processes (start-up included: the CUDA context, nvJPEG's engines), but for rsz.run's, calls
     # in this warm process (its GPU stage kept from the warm-up run), as torchvision's are. The rows "after start-up"
@@ -105,11 +109,14 @@ def main():
         import rsz
         jobs.insert(3, ("rsz.run in this process, decode=\"gpu\" (stage kept)",
                         lambda: rsz.run("resample", photos, os.path.join(args.work, "rsz_python") + "/",
-                                        size="224x224", antialias=True, quality=95, backend="cuda", decode="gpu")))
+                                        size="224x224", antialias=True, quality=95, backend="cuda", decode="gpu",
+                                        no_sync=args.no_sync)))
     except ImportError:
         pass
     one = {"rsz, CPU (every core)": rsz_job("cpu", source=files[0]),
            "rsz, --backend cuda --decode gpu": rsz_job("cuda", "--decode", "gpu", source=files[0])}
+    if args.no_sync:
+        print("rsz's rows: --no-sync (outputs not flushed one by one, as torchvision's are not)")
     for name, run in jobs:
         seconds = timed(run, args.runs)
         print("%-55s %8.0f images/s  (%.3f s)" % (name, len(files) / seconds, seconds))

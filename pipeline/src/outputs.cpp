@@ -194,6 +194,30 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   }
 }
 
+namespace {
+
+// Writes the image of a result of `channels` channels (result_image's) at `path`, with the metadata it carries.
+void save_image(const std::string& path, io::Image image, std::int64_t channels, const LoadedInput& source,
+                const CommonOptions& options, bool member) {
+  io::ImageWriteOptions write;
+  write.quality = options.quality;
+  write.lossless = options.lossless;
+  write.png_compression = options.png_compression;
+  // The colour profile travels with the pixels (io writes it where the format and channels allow).
+  if (!options.strip) {
+    image.icc_profile = output_profile(source, options, channels);
+    image.exif = source.exif;
+    image.xmp = source.xmp;
+  }
+  if (member) {
+    keep_tar_member(path, io::encode_image(path, image, write));
+  } else {
+    io::write_image(path, image, write);
+  }
+}
+
+}  // namespace
+
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
                  const CommonOptions& options) {
   const bool member = !tar_member_name(path).empty();  // a .tar output's member: encoded in memory
@@ -205,23 +229,23 @@ void save_output(const std::string& path, const ConstTensorView& tensor, const L
       format->write(path, tensor);
     }
   } else {
-    io::ImageWriteOptions write;
-    write.quality = options.quality;
-    write.lossless = options.lossless;
-    write.png_compression = options.png_compression;
-    io::Image image = result_image(tensor, source, options, path);
-    // The colour profile travels with the pixels (io writes it where the format and channels allow).
-    if (!options.strip) {
-      image.icc_profile = output_profile(source, options, tensor.size(1));
-      image.exif = source.exif;
-      image.xmp = source.xmp;
-    }
-    if (member) {
-      keep_tar_member(path, io::encode_image(path, image, write));
-    } else {
-      io::write_image(path, image, write);
-    }
+    save_image(path, result_image(tensor, source, options, path), tensor.size(1), source, options, member);
   }
+}
+
+bool quantizes_only(const std::string& path, std::int64_t channels, DataType type, const LoadedInput& source,
+                    const CommonOptions& options) {
+  return io::find_tensor_format(path) == nullptr && type == DataType::Float32 && (channels == 1 || channels == 3) &&
+         output_depth(options, source.from_image, source.bit_depth, path) == 8 &&
+         !(options.linear && source.from_image) && !converts(source, channels) && !options.grayscale &&
+         output_channels(options, channels, path) == channels;
+}
+
+void save_output8(const std::string& path, io::Image pixels, const LoadedInput& source, const CommonOptions& options) {
+  const bool member = !tar_member_name(path).empty();
+  if (!member) create_parent(path);
+  const int channels = pixels.channels;
+  save_image(path, std::move(pixels), channels, source, options, member);
 }
 
 bool output_is_template(const std::string& output) { return output.find('{') != std::string::npos; }

@@ -259,6 +259,14 @@ LoadedInput load_input(const std::string& path, const CommonOptions& options, in
 // Writes a tensor as .npy or as an image (the format follows the extension), creating parent folders.
 void save_output(const std::string& path, const ConstTensorView& tensor, const LoadedInput& source,
                  const CommonOptions& options);
+// Whether save_output turns a `type` result of `channels` channels into its image at `path` by quantizing its samples
+// alone (tensor_to_image to 8 bits): an image format, float32, 1 or 3 channels kept, 8-bit output, no sRGB conversion,
+// --grayscale or --linear step. Its 8-bit samples may then be made elsewhere (on the GPU) and saved by save_output8.
+bool quantizes_only(const std::string& path, std::int64_t channels, DataType type, const LoadedInput& source,
+                    const CommonOptions& options);
+// save_output of such a result from its image: `pixels`, its 8-bit samples (tensor_to_image's for the result), whose
+// metadata this fills in. The same bytes as save_output of the result.
+void save_output8(const std::string& path, io::Image pixels, const LoadedInput& source, const CommonOptions& options);
 // The rows of one band of save_output_rows for a result of these sizes computed by `threads` threads: about 256 KiB
 // of float32 results a thread, up to kBandThreads threads (the default: the most a band holds).
 constexpr int kBandThreads = 16;

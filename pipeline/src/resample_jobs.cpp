@@ -577,10 +577,22 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
   job.top = plan.top;
   job.left = plan.left;
   job.type = source.result_type;
+  const std::vector<OutputRecord> record{{resample_job.out, plan.canvas, to_string(source.result_type), std::nullopt}};
+  if (quantizes_only(resample_job.out, plan.canvas[1], job.type, source, common)) {  // 8-bit samples come back
+    io::Image pixels;
+    pixels.width = plan.canvas[3];
+    pixels.height = plan.canvas[2];
+    pixels.channels = static_cast<int>(plan.canvas[1]);
+    pixels.bit_depth = 8;
+    pixels.data8.resize(static_cast<std::size_t>(element_count(plan.canvas)));
+    if (!gpu_resampler(common).run(job, pixels.data8.data()).empty()) return std::nullopt;
+    save_output8(resample_job.out, std::move(pixels), source, common);
+    return record;
+  }
   io::gpu::Resampled resampled = gpu_resampler(common).run(job);
   if (!resampled.error.empty()) return std::nullopt;
   save_output(resample_job.out, resampled.result->view(), source, common);
-  return std::vector<OutputRecord>{{resample_job.out, plan.canvas, to_string(source.result_type), std::nullopt}};
+  return record;
 }
 #endif
 

@@ -1,5 +1,6 @@
 // ROI_ALIGN jobs (rsz roi-align, roi_align batch steps): each image's boxes from a ROI file or dataset annotations,
 // checked against its size, cropped and named, with their manifest rows.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -419,16 +420,15 @@ std::vector<io::CropRecord> planned_crop_records(const std::string& input, const
 }
 
 // Runs a roi-align job: the input loaded, its crops computed a group at a time and written (or one .npy of all).
-// The crops of `planned`, one file each, from crop_at(r) (which may compute a group of them first), with their
-// records. A failure once some are written is a PartialFailure with those: they are complete and stay.
+// The crops of `planned`, one file each, written by save_crop(r) (which may compute a group of them first), with
+// their records. A failure once some are written is a PartialFailure with those: they are complete and stay.
 std::vector<OutputRecord> write_crops(const RoiList& list, DataType rois_type, const PlannedCrops& planned,
                                       const std::vector<io::CropRecord>& crops, const Dims& crop_sizes,
-                                      const LoadedInput& loaded, const CommonOptions& common,
-                                      const std::function<ConstTensorView(std::size_t)>& crop_at) {
+                                      DataType result_type, const std::function<void(std::size_t)>& save_crop) {
   std::vector<OutputRecord> records;
   for (std::size_t r = 0; r < planned.paths.size(); ++r) {
     try {
-      save_output(planned.paths[r], crop_at(r), loaded, common);
+      save_crop(r);
     } catch (const std::exception& e) {
       const auto* error = dynamic_cast<const Error*>(&e);
       throw PartialFailure(error != nullptr ? error->code() : ErrorCode::Io,
@@ -439,7 +439,7 @@ std::vector<OutputRecord> write_crops(const RoiList& list, DataType rois_type, c
     io::CropRecord crop = crops[r];
     crop.box = box_used(list.tensor ? tensor_box(*list.tensor, static_cast<std::int64_t>(r)) : list.entries[r].box,
                         rois_type);  // the box the operator used
-    records.push_back({planned.paths[r], crop_sizes, to_string(loaded.result_type), crop});
+    records.push_back({planned.paths[r], crop_sizes, to_string(result_type), crop});
   }
   return records;
 }
@@ -454,9 +454,11 @@ std::vector<OutputRecord> write_all(const RoiList& list, DataType rois_type, con
   }
   const Dims crop_sizes{1, result.size(1), result.size(2), result.size(3)};
   const std::int64_t crop_bytes = element_count(crop_sizes) * static_cast<std::int64_t>(element_size(result.dtype()));
-  return write_crops(list, rois_type, planned, crops, crop_sizes, loaded, common, [&](std::size_t r) {
-    return ConstTensorView(static_cast<const std::byte*>(result.data()) + static_cast<std::int64_t>(r) * crop_bytes,
-                           result.dtype(), crop_sizes);
+  return write_crops(list, rois_type, planned, crops, crop_sizes, loaded.result_type, [&](std::size_t r) {
+    save_output(planned.paths[r],
+                ConstTensorView(static_cast<const std::byte*>(result.data()) + static_cast<std::int64_t>(r) * crop_bytes,
+                                result.dtype(), crop_sizes),
+                loaded, common);
   });
 }
 
@@ -491,26 +493,54 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
   std::string upload(index_at + index_bytes, '\0');
   if (roi_bytes > 0) std::memcpy(upload.data(), rois.data(), roi_bytes);
   if (index_bytes > 0) std::memcpy(upload.data() + index_at, indices.data(), index_bytes);
-  Tensor result(type, all_sizes, TensorInit::Uninitialized);  // roi_align writes every element
+  // Crop files that are their 8-bit samples alone (quantizes_only) come back as those, quantized on the GPU: a
+  // quarter of the float32 crops' bytes.
+  const LoadedInput& source = read->source;
+  const Dims crop_sizes{1, all_sizes[1], all_sizes[2], all_sizes[3]};
+  const bool to_8bit = !planned.whole_tensor && std::all_of(planned.paths.begin(), planned.paths.end(),
+                                                            [&](const std::string& path) {
+                                                              return quantizes_only(path, all_sizes[1], type, source,
+                                                                                    common);
+                                                            });
+  const std::size_t float_bytes = static_cast<std::size_t>(element_count(all_sizes)) * element_size(type);
   io::gpu::GpuJob job;
   job.file = read->file;
   job.input_sizes = read->sizes;
   job.upload = upload;
-  job.result_bytes = result.byte_size();
+  job.result_bytes = to_8bit ? float_bytes / element_size(type) : float_bytes;
+  job.scratch_bytes = to_8bit ? float_bytes : 0;
   // The device checks the values again (roi_align does); they passed the host's check above, so its deferred error
   // record, which only rsz::synchronize would read, stays clear.
   const std::uint64_t max_samples = host.max_samples;
-  job.queue = [&](const ConstTensorView& image, const std::uint8_t* uploaded, std::uint8_t* out,
-                  const ExecOptions& exec) {
+  job.queue = [&](const ConstTensorView& image, const std::uint8_t* uploaded, std::uint8_t* scratch,
+                  std::uint8_t* out, const ExecOptions& exec) {
     ExecOptions on_gpu = exec;
     on_gpu.max_samples = max_samples;  // the run's budget, as checked above
+    const TensorView crops_out(to_8bit ? scratch : out, type, all_sizes, {}, MemorySpace::Device);
     roi_align(image, ConstTensorView(uploaded, rois.dtype(), rois.sizes(), {}, MemorySpace::Device),
               ConstTensorView(uploaded == nullptr ? nullptr : uploaded + index_at, indices.dtype(), indices.sizes(),
                               {}, MemorySpace::Device),
-              TensorView(out, type, all_sizes, {}, MemorySpace::Device), resolved.params, on_gpu);
+              crops_out, resolved.params, on_gpu);
+    if (to_8bit) io::gpu::quantize8(crops_out, out, exec.stream);
   };
-  if (!gpu_resampler(common).run(job, result.data()).empty()) return std::nullopt;
-  return write_all(list, rois.dtype(), planned, crops, result, read->source, common);
+  if (!to_8bit) {
+    Tensor result(type, all_sizes, TensorInit::Uninitialized);  // roi_align writes every element
+    if (!gpu_resampler(common).run(job, result.data()).empty()) return std::nullopt;
+    return write_all(list, rois.dtype(), planned, crops, result, source, common);
+  }
+  io::Samples8 samples(job.result_bytes);
+  if (!gpu_resampler(common).run(job, samples.data()).empty()) return std::nullopt;
+  const auto crop_samples = static_cast<std::size_t>(element_count(crop_sizes));
+  return write_crops(list, rois.dtype(), planned, crops, crop_sizes, type, [&](std::size_t r) {
+    io::Image pixels;
+    pixels.width = crop_sizes[3];
+    pixels.height = crop_sizes[2];
+    pixels.channels = static_cast<int>(crop_sizes[1]);
+    pixels.bit_depth = 8;
+    const auto first = samples.begin() + static_cast<std::ptrdiff_t>(r * crop_samples);
+    pixels.data8.assign(first, first + static_cast<std::ptrdiff_t>(crop_samples));
+    save_output8(planned.paths[r], std::move(pixels), source, common);
+  });
 }
 #endif
 
@@ -549,7 +579,7 @@ std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& l
   // ROIs [first, first + n): rows of rois ({..., R, 4}) and of batch_indices ({..., R}).
   const int roi_axis = static_cast<int>(rois.sizes().size()) - 2;
   const int index_axis = static_cast<int>(indices.sizes().size()) - 1;
-  return write_crops(list, rois.dtype(), planned, crops, crop_sizes, loaded, common, [&](std::size_t r) {
+  return write_crops(list, rois.dtype(), planned, crops, crop_sizes, type, [&](std::size_t r) {
     const std::int64_t at = static_cast<std::int64_t>(r) % group;
     if (at == 0) {
       const auto first = static_cast<std::int64_t>(r);
@@ -559,9 +589,11 @@ std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& l
                 TensorView(result.data(), type, {n, crop_sizes[1], crop_sizes[2], crop_sizes[3]}), resolved.params,
                 exec);
     }
-    return ConstTensorView(static_cast<const std::byte*>(result.data()) +
-                               at * crop_elements * static_cast<std::int64_t>(element_size(type)),
-                           type, crop_sizes);
+    save_output(planned.paths[r],
+                ConstTensorView(static_cast<const std::byte*>(result.data()) +
+                                    at * crop_elements * static_cast<std::int64_t>(element_size(type)),
+                                type, crop_sizes),
+                loaded, common);
   });
 }
 

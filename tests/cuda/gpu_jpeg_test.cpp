@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -195,3 +197,74 @@ TEST(GpuJpeg, SiblingsOnTheirOwnThreadsDecodeAsOneDecoderDoes) {
 }
 
 }  // namespace
+
+// quantize8 (the GPU stage's 8-bit results) against tensor_to_image, the CPU's quantization, over the values where
+// rounding turns: every k / 255 and (k + 0.5) / 255 and the floats next to them, special values (NaN, infinities,
+// signed zeros, subnormals, past 1), and random ones; 1 and 3 channels, packed and strided (a window of a larger
+// canvas), several images at once.
+TEST(GpuJpeg, Quantize8HasTheCpusBits) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
+  std::vector<float> values = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                               std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                               0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), -1e-30f, 1e-30f, 1.0f,
+                               std::nextafter(1.0f, 2.0f), std::nextafter(1.0f, 0.0f), 2.0f, 1e30f, -2.0f};
+  for (int k = 0; k <= 255; ++k) {
+    for (const double at : {k / 255.0, (k + 0.5) / 255.0}) {
+      float v = static_cast<float>(at);
+      for (int step = 0; step < 3; ++step) v = std::nextafter(v, -1.0f);
+      for (int step = 0; step < 7; ++step, v = std::nextafter(v, 2.0f)) values.push_back(v);
+    }
+  }
+  std::uint32_t seed = 12345;
+  while (values.size() % 96 != 0 || values.size() < 8000) {
+    seed = seed * 1664525u + 1013904223u;
+    values.push_back(-0.1f + 1.2f * static_cast<float>(seed >> 8) / static_cast<float>(1u << 24));
+  }
+  for (const int channels : {1, 3}) {
+    for (const bool strided : {false, true}) {
+      const std::int64_t n = 2;
+      const std::int64_t w = 48;
+      const std::int64_t h = static_cast<std::int64_t>(values.size()) / (n * channels * w) + 1;
+      // The canvas: packed, or the view a window of a canvas 5 columns wider and 3 rows taller.
+      const std::int64_t cw = strided ? w + 5 : w;
+      const std::int64_t ch = strided ? h + 3 : h;
+      std::vector<float> canvas(static_cast<std::size_t>(n * channels * ch * cw));
+      for (std::size_t i = 0; i < canvas.size(); ++i) canvas[i] = values[i % values.size()];
+      const rsz::Dims sizes{n, channels, h, w};
+      const rsz::Dims strides{channels * ch * cw, ch * cw, cw, 1};
+      const std::int64_t origin = strided ? 2 * cw + 3 : 0;
+      float* device = nullptr;
+      std::uint8_t* out = nullptr;
+      const std::size_t out_bytes = static_cast<std::size_t>(n * channels * h * w);
+      ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&device), canvas.size() * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&out), out_bytes), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(device, canvas.data(), canvas.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+      rsz::io::gpu::quantize8(rsz::ConstTensorView(device + origin, rsz::DataType::Float32, sizes, strides,
+                                                   rsz::MemorySpace::Device),
+                              out, nullptr);
+      std::vector<std::uint8_t> gpu(out_bytes);
+      ASSERT_EQ(cudaMemcpy(gpu.data(), out, out_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+      cudaFree(device);
+      cudaFree(out);
+      for (std::int64_t image = 0; image < n; ++image) {
+        const rsz::ConstTensorView one(canvas.data() + origin + image * strides[0], rsz::DataType::Float32,
+                                       {1, channels, h, w}, strides);
+        const rsz::io::Image cpu = rsz::io::tensor_to_image(one, 8, rsz::io::AlphaMode::Straight);
+        const std::size_t each = static_cast<std::size_t>(channels * h * w);
+        ASSERT_EQ(cpu.data8.size(), each);
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < each; ++i) differ += cpu.data8[i] != gpu[image * each + i] ? 1 : 0;
+        EXPECT_EQ(differ, 0u) << channels << " channels, strided " << strided << ", image " << image;
+      }
+    }
+  }
+  // What it refuses: another type, host memory.
+  EXPECT_THROW(rsz::io::gpu::quantize8(rsz::ConstTensorView(nullptr, rsz::DataType::Float16, {1, 3, 2, 2}, {},
+                                                            rsz::MemorySpace::Device),
+                                       nullptr, nullptr),
+               rsz::Error);
+  EXPECT_THROW(rsz::io::gpu::quantize8(rsz::ConstTensorView(nullptr, rsz::DataType::Float32, {1, 3, 2, 2}), nullptr,
+                                       nullptr),
+               rsz::Error);
+}

@@ -64,7 +64,7 @@ struct LaneStats {
 // Pinned host memory that a batch's results are copied back into, read out by the jobs' own threads (in parallel,
 // while the lane goes on with its next batches); it is used again once every job has read its result.
 struct Staging {
-  Arena memory{true, "GPU resize", "pinned host memory for the results"};
+  Arena memory{true, "GPU resize", "pinned host memory for the results", kBatchBytes};
   std::mutex mutex;
   std::condition_variable read;
   std::size_t unread = 0;
@@ -100,9 +100,10 @@ struct Pending {
 // decodes again), its results on the device and in pinned host memory, and the event that says they are there.
 struct Slot {
   std::unique_ptr<JpegBatchDecoder> decoder;
-  Arena results{false, "GPU resize", "device memory for the results"};
-  Arena uploads{false, "GPU resize", "device memory for the jobs' uploads"};
-  Arena pinned_uploads{true, "GPU resize", "pinned host memory for the jobs' uploads"};
+  Arena results{false, "GPU resize", "device memory for the results", kBatchBytes};
+  Arena scratch{false, "GPU resize", "device memory for the jobs' scratch", kBatchBytes};
+  Arena uploads{false, "GPU resize", "device memory for the jobs' uploads", kBatchBytes};
+  Arena pinned_uploads{true, "GPU resize", "pinned host memory for the jobs' uploads", kBatchBytes};
   Staging staging;
   BlockingEvent done;
   std::vector<Pending*> batch;  // queued on the GPU, not handed out yet (empty: the slot is free)
@@ -136,6 +137,7 @@ struct Lane {
     for (Slot& slot : slots) {
       slot.done.release();
       slot.results.release();  // on its device
+      slot.scratch.release();
       slot.uploads.release();
     }
     cudaSetDevice(previous);
@@ -181,8 +183,10 @@ struct Lane {
     slot.errors.assign(batch.size(), std::string());
     slot.offsets.assign(batch.size(), 0);
     std::vector<std::size_t> upload_offsets(batch.size(), 0);
+    std::vector<std::size_t> scratch_offsets(batch.size(), 0);
     std::size_t total = 0;
     std::size_t upload_total = 0;
+    std::size_t scratch_total = 0;
     for (std::size_t i = 0; i < batch.size(); ++i) {
       const GpuJob& job = *batch[i]->job;
       const DeviceImage& image = images[i];
@@ -194,12 +198,15 @@ struct Lane {
       }
       slot.offsets[i] = total;
       upload_offsets[i] = upload_total;
+      scratch_offsets[i] = scratch_total;
       if (slot.errors[i].empty()) {
         total += aligned_bytes(job.result_bytes);
         upload_total += aligned_bytes(job.upload.size());
+        scratch_total += aligned_bytes(job.scratch_bytes);
       }
     }
     std::uint8_t* device_out = slot.results.reserve(std::max<std::size_t>(total, 256));
+    std::uint8_t* device_scratch = scratch_total > 0 ? slot.scratch.reserve(scratch_total) : nullptr;
     std::uint8_t* device_uploads = nullptr;
     if (upload_total > 0) {  // one copy for the batch, from pinned memory (the slot's last copy is done: finished)
       std::uint8_t* pinned = slot.pinned_uploads.reserve(upload_total);
@@ -228,7 +235,8 @@ struct Lane {
       const ConstTensorView input(image.data, DataType::UNorm8, job.input_sizes,
                                   {image.row_bytes * image.height, 1, image.row_bytes, 3}, MemorySpace::Device);
       job.queue(input, device_uploads == nullptr ? nullptr : device_uploads + upload_offsets[i],
-                device_out + slot.offsets[i], exec);
+                job.scratch_bytes == 0 ? nullptr : device_scratch + scratch_offsets[i], device_out + slot.offsets[i],
+                exec);
     }
     if (total > 0) {
       check_cuda(cudaMemcpyAsync(slot.host_out, device_out, total, cudaMemcpyDeviceToHost, stream), "GPU resize",
@@ -329,7 +337,7 @@ struct BatchResampler::Impl {
                    i, s.batches, s.files, s.started ? after(s.first) : 0.0, s.batches > 0 ? after(s.last) : 0.0,
                    s.idle, s.decode, s.queue, s.readers, s.wait);
     }
-    const std::uint64_t n = std::max<std::uint64_t>(jobs.load(), 1);
+    const auto n = static_cast<double>(std::max<std::uint64_t>(jobs.load(), 1));
     std::fprintf(stderr, "rsz: GPU stage, jobs: %llu, each %.2f ms from queued to handed out, %.3f ms copying out\n",
                  static_cast<unsigned long long>(jobs.load()), 1e-3 * static_cast<double>(waited_us.load()) / n,
                  1e-3 * static_cast<double>(copied_us.load()) / n);
@@ -345,10 +353,11 @@ struct BatchResampler::Impl {
     workers.clear();
   }
 
-  // The device bytes a job takes in its batch: its decoded pixels (interleaved RGB) and its result.
+  // The device bytes a job takes in its batch: its decoded pixels (interleaved RGB), its scratch and its result.
   static std::size_t batch_bytes(const Pending* p) {
     const Dims& s = p->job->input_sizes;
-    return (s.size() == 4 ? static_cast<std::size_t>(s[2] * s[3] * 3) : 0) + p->job->result_bytes;
+    return (s.size() == 4 ? static_cast<std::size_t>(s[2] * s[3] * 3) : 0) + p->job->scratch_bytes +
+           p->job->result_bytes;
   }
 
   // The jobs waiting (up to a batch, after waiting kGather for a fuller one), taken from the queue. With `block`,
@@ -466,28 +475,49 @@ std::string BatchResampler::run(const GpuJob& job, void* result) {
   return "";
 }
 
-Resampled BatchResampler::run(const ResampleJob& job) {
-  Resampled out;
-  out.result.emplace(job.type, job.canvas, TensorInit::Uninitialized);
+namespace {
+
+// A resample job's work on the GPU: its call into the result canvas (zero-filled around contain's placement), as
+// float32 into `out`, or with `to_8bit` into the scratch memory and from there quantized into `out` (quantize8).
+GpuJob resample_work(const ResampleJob& job, bool to_8bit) {
   GpuJob work;
   work.file = job.file;
   work.input_sizes = job.input_sizes;
-  work.result_bytes = bytes_of(job.canvas, job.type);
-  work.queue = [&job](const ConstTensorView& image, const std::uint8_t*, std::uint8_t* canvas,
-                      const ExecOptions& exec) {
+  const std::size_t canvas_bytes = bytes_of(job.canvas, job.type);
+  work.result_bytes = to_8bit ? canvas_bytes / element_size(job.type) : canvas_bytes;
+  work.scratch_bytes = to_8bit ? canvas_bytes : 0;
+  work.queue = [&job, to_8bit](const ConstTensorView& image, const std::uint8_t*, std::uint8_t* scratch,
+                               std::uint8_t* out, const ExecOptions& exec) {
+    std::uint8_t* canvas = to_8bit ? scratch : out;
     const TensorLayout layout(job.type, job.canvas);
     const Dims& strides = layout.strides();
+    const auto stream = static_cast<cudaStream_t>(exec.stream);
     if (job.canvas != job.call_sizes) {
-      check_cuda(cudaMemsetAsync(canvas, 0, bytes_of(job.canvas, job.type), static_cast<cudaStream_t>(exec.stream)),
-                 "GPU resize", "cudaMemset");
+      check_cuda(cudaMemsetAsync(canvas, 0, bytes_of(job.canvas, job.type), stream), "GPU resize", "cudaMemset");
     }
     std::uint8_t* origin =
         canvas + (job.top * strides[2] + job.left * strides[3]) * static_cast<std::int64_t>(element_size(job.type));
     resample(image, TensorView(origin, job.type, job.call_sizes, strides, MemorySpace::Device), job.params, exec);
+    if (to_8bit) quantize8(ConstTensorView(canvas, layout, MemorySpace::Device), out, stream);
   };
-  out.error = run(work, out.result->data());
+  return work;
+}
+
+}  // namespace
+
+Resampled BatchResampler::run(const ResampleJob& job) {
+  Resampled out;
+  out.result.emplace(job.type, job.canvas, TensorInit::Uninitialized);
+  out.error = run(resample_work(job, false), out.result->data());
   if (!out.error.empty()) out.result.reset();
   return out;
+}
+
+std::string BatchResampler::run(const ResampleJob& job, std::uint8_t* pixels) {
+  if (job.type != DataType::Float32) {
+    throw Error(ErrorCode::InvalidArgument, "GPU resize: 8-bit results are quantized from float32 results only");
+  }
+  return run(resample_work(job, true), pixels);
 }
 
 }  // namespace rsz::io::gpu

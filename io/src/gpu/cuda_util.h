@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -64,23 +65,34 @@ class BlockingEvent {
 // A batch's bytes, each image's start aligned to 256 bytes (CUDA's allocation alignment).
 inline std::size_t aligned_bytes(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// Device (or pinned host) memory that grows to the largest batch's need and is kept for the next batches: what a
-// batch's images take, never more (the GPU memory a run holds is bounded by its batches).
+// Device (or pinned host) memory that grows to the largest batch's need and is kept for the next batches (the GPU
+// memory a run holds is bounded by its batches).
 class Arena {
  public:
   // `who` and `what` name it in the error of an allocation that fails ("GPU resize", "device memory for the results").
-  Arena(bool pinned, const char* who, const char* what) : pinned_(pinned), who_(who), what_(what) {}
+  // Below `growth_limit` bytes it grows by half its size at least (each growth frees and allocates, which waits for
+  // the device), so that batches growing a little at a time do not each pay for one; past it (0: always) it grows to
+  // what is asked.
+  Arena(bool pinned, const char* who, const char* what, std::size_t growth_limit = 0)
+      : pinned_(pinned), growth_limit_(growth_limit), who_(who), what_(what) {}
   ~Arena() { release(); }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
-  // At least `bytes` bytes (their contents not kept from an earlier batch when it grows).
+  // At least `bytes` bytes (their contents not kept from an earlier batch when it grows); `bytes` exactly where the
+  // growth's extra cannot be had.
   std::uint8_t* reserve(std::size_t bytes) {
     if (bytes > size_) {
+      const std::size_t grown = std::max(bytes, std::min(size_ + size_ / 2, growth_limit_));
       release();
       void* p = nullptr;
-      check_cuda(pinned_ ? cudaMallocHost(&p, bytes) : cudaMalloc(&p, bytes), who_, what_);
+      if (allocate(&p, grown) == cudaSuccess) {
+        size_ = grown;
+      } else {
+        cudaGetLastError();  // the failed allocation's error is not left for the next call to find
+        check_cuda(allocate(&p, bytes), who_, what_);
+        size_ = bytes;
+      }
       data_ = static_cast<std::uint8_t*>(p);
-      size_ = bytes;
     }
     return data_;
   }
@@ -92,7 +104,12 @@ class Arena {
   }
 
  private:
+  cudaError_t allocate(void** p, std::size_t bytes) const {
+    return pinned_ ? cudaMallocHost(p, bytes) : cudaMalloc(p, bytes);
+  }
+
   bool pinned_;
+  std::size_t growth_limit_;
   const char* who_;
   const char* what_;
   std::uint8_t* data_ = nullptr;

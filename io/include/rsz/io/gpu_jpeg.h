@@ -75,6 +75,12 @@ struct ResampleJob {
   DataType type = DataType::Float32;  // the result's type
 };
 
+// Queues on `stream` (a cudaStream_t on the current device; null: the default stream) the float32 samples of `src`
+// (N x C x H x W in device memory, any strides, C 1 to 4) quantized to 8 bits with the bits of rsz::io::tensor_to_image
+// for straight samples (v * 255 rounded half up; NaN and v <= 0 give 0, v >= 1 gives 255; no alpha is unpremultiplied)
+// into `dst`: N images of H x W x C interleaved bytes, one after another. Throws rsz::Error where it cannot launch.
+void quantize8(const ConstTensorView& src, std::uint8_t* dst, void* stream);
+
 // Any job's work on its decoded file (BatchResampler::run): `queue` puts it on the GPU with the decoded image, the
 // job's `upload` bytes copied to the device (ROI boxes and batch indices, say) and `result_bytes` of device memory for
 // its result, which is copied back into the caller's memory.
@@ -83,11 +89,13 @@ struct GpuJob {
   Dims input_sizes;            // 1 x C x H x W as planned (C: 1 for a gray file, 3); another decoded size is an error
   std::string_view upload;     // host bytes the work reads on the device (may be empty)
   std::size_t result_bytes = 0;
+  std::size_t scratch_bytes = 0;  // device memory the work may use besides (not copied back)
   // Queues the work on exec.stream (exec.device, Backend::Cuda): reads `image` (the decoded pixels, device memory)
-  // and `uploaded` (upload's bytes on the device), writes `out` (result_bytes of device memory); both 256-byte
-  // aligned. Runs on the stage's worker; a throw fails the batch (each of its jobs gets the error).
-  std::function<void(const ConstTensorView& image, const std::uint8_t* uploaded, std::uint8_t* out,
-                     const ExecOptions& exec)>
+  // and `uploaded` (upload's bytes on the device), may use `scratch` (scratch_bytes of device memory; null for none),
+  // writes `out` (result_bytes of device memory); all 256-byte aligned. Runs on the stage's worker; a throw fails the
+  // batch (each of its jobs gets the error).
+  std::function<void(const ConstTensorView& image, const std::uint8_t* uploaded, std::uint8_t* scratch,
+                     std::uint8_t* out, const ExecOptions& exec)>
       queue;
 };
 
@@ -115,6 +123,10 @@ class BatchResampler {
   // of its jobs the error, for the CPU to decode them instead. Batches hold at most 512 MiB of decoded pixels and
   // results (a larger job goes alone).
   Resampled run(const ResampleJob& job);
+  // The same job's result (float32 only) as 8-bit samples, quantized on the GPU (quantize8: one canvas[2] x canvas[3]
+  // image of canvas[1] interleaved channels) into `pixels` (host memory); returns "" or why the file was not run here.
+  // A quarter of the float32 result's bytes come back, with tensor_to_image's bits.
+  std::string run(const ResampleJob& job, std::uint8_t* pixels);
   // The same for any job: its result's result_bytes bytes into `result` (host memory); returns "" or why the file was
   // not run here (as Resampled::error says).
   std::string run(const GpuJob& job, void* result);
