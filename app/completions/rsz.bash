@@ -8,15 +8,15 @@ _rsz_flags() {
             --grayscale --colorspace --depth --format --tar-part-size --strip --no-sync --lossless --strict --background --shard --plan"
   case $1 in
     resample) echo "$io --mode --scale --size --fit --gravity --width --height --scales --input-offsets --output-offsets
-                    --output-sizes --preset --antialias --rounding-direction --shrink-on-load --decode --linear" ;;
-    thumbnail) echo "$io --size --fit --gravity --mode --enlarge --no-antialias --shrink-on-load --decode --linear" ;;
+                    --output-sizes --preset --antialias --rounding-direction --shrink-on-load --decode --encode --linear" ;;
+    thumbnail) echo "$io --size --fit --gravity --mode --enlarge --no-antialias --shrink-on-load --decode --encode --linear" ;;
     upsample) echo "$io --factor --mode" ;;
     roi-align) echo "$io --rois --image-root --allow-outside-root --names --rois-check --size-mismatch --skip-crowd --skip-difficult
                      --manifest --batch-indices --output-size --reduction --mode --samples --spatial-scale --oob-value
-                     --input-offset --output-offset --align-corners --max-samples --decode" ;;
+                     --input-offset --output-offset --align-corners --max-samples --decode --encode" ;;
     run) echo "-h --help -o --output --dtype -j --jobs --json -n --dry-run -q --quiet -r --recursive --hidden --no-exif --alpha
                --backend --device -v --verbose --max-pixels --max-memory --max-samples --quality --lossless --strict --background
-               --no-sync --strip --grayscale --colorspace --depth --skip-existing --png-compression --shrink-on-load --decode --linear --shard --plan" ;;
+               --no-sync --strip --grayscale --colorspace --depth --skip-existing --png-compression --shrink-on-load --decode --encode --linear --shard --plan" ;;
     plan) echo "-h --help -i --input -r --recursive --hidden --shards -o --output -q --quiet" ;;
     merge) echo "-h --help --json --clean" ;;
     info) echo "-h --help -r --recursive --json --no-exif --backends" ;;

@@ -90,7 +90,7 @@ def main():
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--no-sync", action="store_true",
                         help="rsz's outputs not flushed to the disk one by one (--no-sync), as torchvision's are not")
-    parser.add_argument("--jobs", default="cpu,cuda,python,torchvision",
+    parser.add_argument("--jobs", default="cpu,cuda,cuda_encode,python,python_encode,torchvision",
                         help="which of cpu, cuda, python (rsz.run where rsz imports), torchvision to run")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
@@ -114,6 +114,8 @@ def main():
     jobs = {"cpu": ("rsz roi-align, CPU (every core)", rsz_job("rsz_cpu", "--backend", "cpu")),
             "cuda": ("rsz roi-align, --backend cuda --decode gpu", rsz_job("rsz_gpu", "--backend", "cuda",
                                                                            "--decode", "gpu")),
+            "cuda_encode": ("rsz roi-align, --backend cuda --decode gpu --encode gpu",
+                            rsz_job("rsz_gpu_encode", "--backend", "cuda", "--decode", "gpu", "--encode", "gpu")),
             "torchvision": ("torchvision, GPU decode + roi_align + GPU encode + write",
                             lambda: torchvision_gpu(photos, images, annotations, os.path.join(args.work, "tv"),
                                                     args.batch))}
@@ -123,6 +125,12 @@ def main():
                           lambda: rsz.run("roi-align", None, os.path.join(args.work, "rsz_python") + "/{id}.jpg",
                                           rois=annotation_file, image_root=photos, output_size="224x224", quality=95,
                                           backend="cuda", decode="gpu", no_sync=args.no_sync))
+        jobs["python_encode"] = ("rsz.run in this process, decode=encode=\"gpu\"",
+                                 lambda: rsz.run("roi-align", None,
+                                                 os.path.join(args.work, "rsz_python_encode") + "/{id}.jpg",
+                                                 rois=annotation_file, image_root=photos, output_size="224x224",
+                                                 quality=95, backend="cuda", decode="gpu", encode="gpu",
+                                                 no_sync=args.no_sync))
     except ImportError:
         pass
     if args.no_sync:

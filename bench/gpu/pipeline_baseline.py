@@ -103,18 +103,25 @@ def main():
     # take a one-photo run's time off the whole run's, so that both are compared the same way.
     jobs = [("rsz, CPU (every core)", rsz_job("cpu")), ("rsz, --backend cuda", rsz_job("cuda")),
             ("rsz, --backend cuda --decode gpu", rsz_job("cuda", "--decode", "gpu")),
+            ("rsz, --backend cuda --decode gpu --encode gpu", rsz_job("cuda", "--decode", "gpu", "--encode", "gpu")),
             ("torchvision, GPU decode + resize + GPU encode + write",
              lambda: torchvision_gpu(files, os.path.join(args.work, "tv"), args.batch))]
     try:  # rsz's Python module (PYTHONPATH=build-cuda/python): the same job in this warm process, as torchvision's
         import rsz
-        jobs.insert(3, ("rsz.run in this process, decode=\"gpu\" (stage kept)",
+        jobs.insert(4, ("rsz.run in this process, decode=\"gpu\" (stage kept)",
                         lambda: rsz.run("resample", photos, os.path.join(args.work, "rsz_python") + "/",
                                         size="224x224", antialias=True, quality=95, backend="cuda", decode="gpu",
                                         no_sync=args.no_sync)))
+        jobs.insert(5, ("rsz.run in this process, decode=encode=\"gpu\"",
+                        lambda: rsz.run("resample", photos, os.path.join(args.work, "rsz_python_encode") + "/",
+                                        size="224x224", antialias=True, quality=95, backend="cuda", decode="gpu",
+                                        encode="gpu", no_sync=args.no_sync)))
     except ImportError:
         pass
     one = {"rsz, CPU (every core)": rsz_job("cpu", source=files[0]),
-           "rsz, --backend cuda --decode gpu": rsz_job("cuda", "--decode", "gpu", source=files[0])}
+           "rsz, --backend cuda --decode gpu": rsz_job("cuda", "--decode", "gpu", source=files[0]),
+           "rsz, --backend cuda --decode gpu --encode gpu": rsz_job("cuda", "--decode", "gpu", "--encode", "gpu",
+                                                                    source=files[0])}
     if args.no_sync:
         print("rsz's rows: --no-sync (outputs not flushed one by one, as torchvision's are not)")
     for name, run in jobs:

@@ -276,6 +276,11 @@ bool format_keeps_16_bits(const std::string& path) {
   return codec != nullptr && codec->writes_depth(16);
 }
 
+std::string image_format_name(const std::string& path) {
+  const Codec* codec = detail::codec_for_extension(path);
+  return codec != nullptr ? codec->name : "";
+}
+
 int max_shrink_of(const std::string& path) {
   const Codec* codec = detail::codec_for_extension(path);
   return codec != nullptr ? codec->max_shrink : 1;
@@ -496,6 +501,10 @@ void write_image_rows(const std::string& path, const Image& header, std::int64_t
                       const RowProducer& produce, const ImageWriteOptions& options) {
   const std::vector<std::uint8_t> encoded = encode_image_rows(path, header, band_rows, produce, options);
   detail::write_file_atomic(path, encoded.data(), encoded.size());
+}
+
+void write_encoded_image(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  detail::write_file_atomic(path, bytes.data(), bytes.size());
 }
 
 void write_image(const std::string& path, const Image& image, int quality) {

@@ -420,6 +420,67 @@ std::unique_ptr<ImageRows> open_jpeg_rows(const Codec& codec, const std::string&
   return rows;
 }
 
+}  // namespace rsz::io::detail
+
+namespace rsz::io {
+
+namespace {
+
+// An APPn segment: marker, big-endian length (itself included), `header`, `payload`.
+void append_segment(std::vector<std::uint8_t>& out, int app, std::string_view header, std::string_view payload) {
+  const std::size_t length = 2 + header.size() + payload.size();
+  out.push_back(0xFF);
+  out.push_back(static_cast<std::uint8_t>(0xE0 + app));
+  out.push_back(static_cast<std::uint8_t>(length >> 8));
+  out.push_back(static_cast<std::uint8_t>(length & 0xFF));
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), payload.begin(), payload.end());
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> with_jpeg_metadata(std::string_view jpeg, const Image& metadata, int channels) {
+  const auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(jpeg[i]); };
+  if (jpeg.size() < 4 || byte(0) != 0xFF || byte(1) != 0xD8) {
+    throw Error(ErrorCode::Format, "with_jpeg_metadata: the encoded bytes do not start as a JPEG file");
+  }
+  // After SOI, and after a JFIF APP0 segment there (libjpeg writes its metadata after that header too).
+  std::size_t at = 2;
+  if (jpeg.size() >= 11 && byte(2) == 0xFF && byte(3) == 0xE0 && jpeg.substr(6, 5) == std::string_view("JFIF\0", 5)) {
+    const std::size_t length = static_cast<std::size_t>(byte(4)) << 8 | byte(5);
+    if (length >= 2 && 4 + length <= jpeg.size()) at = 4 + length;
+  }
+  std::vector<std::uint8_t> out(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(at));
+  out.reserve(jpeg.size() + metadata.exif.size() + metadata.xmp.size() + metadata.icc_profile.size() + 256);
+  // write_image's rules: APP1 segments hold at most 65533 bytes (larger EXIF or XMP is left out); the profile in
+  // ICC_PROFILE chunks of at most 65519 bytes, numbered from 1.
+  if (!metadata.exif.empty() && metadata.exif.size() + detail::kExifHeaderSize <= 65533) {
+    append_segment(out, 1, std::string_view(detail::kExifHeader, detail::kExifHeaderSize), metadata.exif);
+  }
+  if (!metadata.xmp.empty() && metadata.xmp.size() + detail::kXmpHeaderSize <= 65533) {
+    append_segment(out, 1, std::string_view(detail::kXmpHeader, detail::kXmpHeaderSize), metadata.xmp);
+  }
+  if (detail::profile_fits(metadata.icc_profile, channels)) {
+    constexpr std::size_t kChunk = 65519;
+    const std::string_view profile = metadata.icc_profile;
+    const std::size_t chunks = (profile.size() + kChunk - 1) / kChunk;
+    if (chunks <= 255) {
+      for (std::size_t k = 0; k < chunks; ++k) {
+        std::string header("ICC_PROFILE", 12);  // the NUL included
+        header.push_back(static_cast<char>(k + 1));
+        header.push_back(static_cast<char>(chunks));
+        append_segment(out, 2, header, profile.substr(k * kChunk, kChunk));
+      }
+    }
+  }
+  out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(at), jpeg.end());
+  return out;
+}
+
+}  // namespace rsz::io
+
+namespace rsz::io::detail {
+
 std::vector<std::uint8_t> encode_jpeg(const Codec& codec, const std::string& path, const Image& image,
                                       const ImageWriteOptions& options, const RowFeed& feed) {
   const int quality = options.quality > 0 ? options.quality : kDefaultJpegQuality;

@@ -189,6 +189,14 @@ std::vector<RunSettingSpec> make_table() {
                      "on the CPU. A JPEG damaged after its header may be written from what nvJPEG decoded, where the "
                      "CPU decoder fails it",
                      {"cpu", "gpu"}, true, "decode", kUseResize | kUseRoiAlign | kUseRun));
+  t.push_back(choice("encode", "--encode",
+                     "Where JPEG outputs are encoded: cpu (default: libjpeg-turbo) or gpu (nvJPEG: with --decode gpu, "
+                     "the images the GPU resized or cropped are encoded there and only their files come back). The "
+                     "files are nvJPEG's: the same quality scaling of the standard tables, 4:2:0 colour and metadata "
+                     "as the CPU's, not the same bytes (their pixels differ by a few levels). Outputs the GPU does not "
+                     "make, and those that need more than their 8-bit samples (an sRGB conversion, 16 bits, "
+                     "--grayscale, --linear), are encoded on the CPU",
+                     {"cpu", "gpu"}, true, "encode", kUseResize | kUseRoiAlign | kUseRun));
   t.push_back(text("shard", "--shard",
                    "Process only shard I of N (0-based; e.g. $SLURM_ARRAY_TASK_ID/16): the inputs whose key (their "
                    "path below the -i folder, without extension, '.' made '_') hashes to I (FNV-1a 64 mod N), so "

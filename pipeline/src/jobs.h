@@ -46,7 +46,7 @@ std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOpti
 io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common);
 #endif
 // --decode gpu with --backend cpu or reference: a usage error saying the operator `what` ("resizes", "crops") runs
-// on the GPU.
+// on the GPU; --encode gpu without --decode gpu: a usage error saying it needs it.
 void check_decode_backend(const CommonOptions& common, const char* what);
 // --decode gpu: starts making the run's GPU stage in the background (its CUDA context and nvJPEG's decoder), for
 // resample and roi_align jobs that will decode on the GPU, while the run plans them; a no-op otherwise and in builds

@@ -241,6 +241,30 @@ bool quantizes_only(const std::string& path, std::int64_t channels, DataType typ
          output_channels(options, channels, path) == channels;
 }
 
+bool encodes_on_gpu(const std::string& path, std::int64_t channels, DataType type, const LoadedInput& source,
+                    const CommonOptions& options) {
+  return options.encode_gpu && io::image_format_name(path) == "jpeg" &&
+         quantizes_only(path, channels, type, source, options);
+}
+
+void save_encoded_jpeg(const std::string& path, std::string_view file, std::int64_t channels,
+                       const LoadedInput& source, const CommonOptions& options) {
+  const bool member = !tar_member_name(path).empty();
+  if (!member) create_parent(path);
+  io::Image metadata;
+  if (!options.strip) {
+    metadata.icc_profile = output_profile(source, options, channels);
+    metadata.exif = source.exif;
+    metadata.xmp = source.xmp;
+  }
+  std::vector<std::uint8_t> bytes = io::with_jpeg_metadata(file, metadata, static_cast<int>(channels));
+  if (member) {
+    keep_tar_member(path, std::move(bytes));
+  } else {
+    io::write_encoded_image(path, bytes);
+  }
+}
+
 void save_output8(const std::string& path, io::Image pixels, const LoadedInput& source, const CommonOptions& options) {
   const bool member = !tar_member_name(path).empty();
   if (!member) create_parent(path);

@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -80,6 +81,7 @@ struct CommonOptions {
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
   bool to_srgb = false;    // --colorspace srgb: image outputs converted from the input's ICC profile to sRGB
   bool decode_gpu = false;  // resample / thumbnail --decode gpu: JPEGs decoded by nvJPEG in batches, resized on the GPU
+  bool encode_gpu = false;  // --encode gpu: what the GPU stage resized or cropped encoded there as JPEG (nvJPEG)
   bool linear = false;     // --linear: images resized in linear light (sRGB decoded, the operator, re-encoded)
   int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input
   // Alpha or 16 bits into a format without them (JPEG, BMP, PPM; 16 bits into WebP): by default the alpha is
@@ -267,6 +269,13 @@ bool quantizes_only(const std::string& path, std::int64_t channels, DataType typ
 // save_output of such a result from its image: `pixels`, its 8-bit samples (tensor_to_image's for the result), whose
 // metadata this fills in. The same bytes as save_output of the result.
 void save_output8(const std::string& path, io::Image pixels, const LoadedInput& source, const CommonOptions& options);
+// Whether such a result (quantizes_only) at `path` is encoded on the GPU (--encode gpu): a JPEG output.
+bool encodes_on_gpu(const std::string& path, std::int64_t channels, DataType type, const LoadedInput& source,
+                    const CommonOptions& options);
+// save_output of such a result from its JPEG file encoded on the GPU (`file`, no metadata): the metadata save_output
+// gives added (io::with_jpeg_metadata), written whole (or kept as a .tar member).
+void save_encoded_jpeg(const std::string& path, std::string_view file, std::int64_t channels,
+                       const LoadedInput& source, const CommonOptions& options);
 // The rows of one band of save_output_rows for a result of these sizes computed by `threads` threads: about 256 KiB
 // of float32 results a thread, up to kBandThreads threads (the default: the most a band holds).
 constexpr int kBandThreads = 16;

@@ -578,6 +578,13 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
   job.left = plan.left;
   job.type = source.result_type;
   const std::vector<OutputRecord> record{{resample_job.out, plan.canvas, to_string(source.result_type), std::nullopt}};
+  if (encodes_on_gpu(resample_job.out, plan.canvas[1], job.type, source, common)) {  // its JPEG file comes back
+    std::string file;
+    const int quality = common.quality > 0 ? common.quality : io::kDefaultJpegQuality;
+    if (!gpu_resampler(common).run(job, quality, file).empty()) return std::nullopt;
+    save_encoded_jpeg(resample_job.out, file, plan.canvas[1], source, common);
+    return record;
+  }
   if (quantizes_only(resample_job.out, plan.canvas[1], job.type, source, common)) {  // 8-bit samples come back
     io::Image pixels;
     pixels.width = plan.canvas[3];
@@ -623,6 +630,10 @@ void check_decode_backend(const CommonOptions& common, const char* what) {
   if (common.decode_gpu && (common.backend == Backend::Cpu || common.backend == Backend::Reference)) {
     usage_error(std::string("--decode gpu ") + what + " on the GPU: --backend cuda or auto is allowed with it, not " +
                 "--backend " + to_string(common.backend));
+  }
+  if (common.encode_gpu && !common.decode_gpu) {
+    usage_error(std::string("--encode gpu encodes the images the GPU ") + (std::string(what) == "crops" ? "cropped" : "resized") +
+                " from the files it decoded: --decode gpu is needed with it");
   }
 }
 

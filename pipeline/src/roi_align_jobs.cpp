@@ -528,6 +528,17 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
     if (!gpu_resampler(common).run(job, result.data()).empty()) return std::nullopt;
     return write_all(list, rois.dtype(), planned, crops, result, source, common);
   }
+  if (std::all_of(planned.paths.begin(), planned.paths.end(), [&](const std::string& path) {
+        return encodes_on_gpu(path, all_sizes[1], type, source, common);
+      })) {  // each crop's JPEG file comes back
+    job.jpeg = io::gpu::GpuJob::Jpeg{common.quality > 0 ? common.quality : io::kDefaultJpegQuality, all_sizes[0],
+                                     all_sizes[2], all_sizes[3], static_cast<int>(all_sizes[1])};
+    std::vector<std::string> files;
+    if (!gpu_resampler(common).run(job, files).empty() || files.size() != planned.paths.size()) return std::nullopt;
+    return write_crops(list, rois.dtype(), planned, crops, crop_sizes, type, [&](std::size_t r) {
+      save_encoded_jpeg(planned.paths[r], files[r], all_sizes[1], source, common);
+    });
+  }
   io::Samples8 samples(job.result_bytes);
   if (!gpu_resampler(common).run(job, samples.data()).empty()) return std::nullopt;
   const auto crop_samples = static_cast<std::size_t>(element_count(crop_sizes));

@@ -62,16 +62,21 @@ std::string usable_backend(const std::string& text) {
          "auto, cpu or reference is allowed";
 }
 
-std::string usable_gpu_decode(const std::string& text) {
+// --decode gpu / --encode gpu: why not here ("" where they can run). `what`: "decoder" or "encoder".
+std::string usable_gpu_jpeg(const std::string& text, const char* what) {
   if (text != "gpu") return "";
 #if defined(RSZ_GPU_JPEG)
+  (void)what;
   const std::string cuda = usable_backend(to_string(Backend::Cuda));
   return cuda.empty() ? "" : "the GPU cannot be used (" + cuda + "); cpu is allowed";
 #else
-  return "this build of rsz has no GPU JPEG decoder (nvJPEG, built with the CUDA backend where the CUDA toolkit has "
-         "it); cpu is allowed";
+  return std::string("this build of rsz has no GPU JPEG ") + what +
+         " (nvJPEG, built with the CUDA backend where the CUDA toolkit has it); cpu is allowed";
 #endif
 }
+
+std::string usable_gpu_decode(const std::string& text) { return usable_gpu_jpeg(text, "decoder"); }
+std::string usable_gpu_encode(const std::string& text) { return usable_gpu_jpeg(text, "encoder"); }
 
 // Every row's binding, by key. A row without one is an internal error as soon as a command registers its flags, so
 // every test of the command line fails on it.
@@ -138,6 +143,11 @@ const std::map<std::string, Binding>& bindings() {
           o.decode_gpu = text == "gpu";
         },
         usable_gpu_decode}},
+      {"encode",
+       {[](CommonOptions& o, const std::string& text, const std::string&, const io::RunSettingSpec&) {
+          o.encode_gpu = text == "gpu";
+        },
+        usable_gpu_encode}},
       {"shard",
        {[](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec&) {
           parse_shard_option(text, what, o.shard_index, o.shard_count);

@@ -7,9 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <utility>
 
 #include "cli/cli_support.h"
+#include "rsz/io/colour.h"
 #include "rsz/io/image.h"
 #include "support/test_util.h"
 
@@ -134,4 +138,93 @@ TEST(GpuJobs, RoiAlignDecodeGpuCropsAsTheCpuJob) {
   EXPECT_NE(refused.err.find("--decode gpu crops on the GPU: --backend cuda or auto is allowed"), std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(dir.path() / "no"));
+}
+
+namespace {
+
+// The largest and the mean difference between two 8-bit images' samples (same sizes asserted).
+std::pair<int, double> sample_difference(const rsz::io::Image& a, const rsz::io::Image& b) {
+  EXPECT_EQ(a.width, b.width);
+  EXPECT_EQ(a.height, b.height);
+  EXPECT_EQ(a.channels, b.channels);
+  if (a.data8.size() != b.data8.size() || a.data8.empty()) return {256, 256.0};
+  int largest = 0;
+  double sum = 0;
+  for (std::size_t i = 0; i < a.data8.size(); ++i) {
+    const int d = std::abs(int{a.data8[i]} - int{b.data8[i]});
+    largest = std::max(largest, d);
+    sum += d;
+  }
+  return {largest, sum / static_cast<double>(a.data8.size())};
+}
+
+}  // namespace
+
+// --encode gpu: the JPEG thumbnails and crops the GPU made are encoded there (nvJPEG). Refused in one line where it
+// cannot run, and without --decode gpu. Where it runs: the files decode within a few levels of the CPU job's (the same
+// decoded pixels: a 4:4:4 input), carry the same EXIF and ICC profile, keep names and manifest; PNG outputs and
+// sRGB-converted ones are the CPU job's bytes.
+TEST(GpuJobs, EncodeGpuWritesJpegsCloseToTheCpuJobsWithTheirMetadata) {
+  ScratchDir dir("gpu-encode");
+  fs::create_directories(dir.path() / "in");
+  fs::copy_file(photo("rocket.jpg"), dir / "in/rocket.jpg");  // 4:4:4: nvJPEG's pixels are libjpeg-turbo's
+  {
+    rsz::io::Image tagged = rsz::io::read_image(photo("rocket.jpg"));
+    tagged.exif = std::string("MM\0*\0\0\0\x08\0\0", 10);
+    tagged.icc_profile = rsz::io::srgb_profile();
+    rsz::io::write_image((dir.path() / "in/tagged.jpg").string(), tagged, 95);
+  }
+  auto without = run_rsz(dir, "thumbnail -i in -o nodecode/ --size 96 --encode gpu");
+  EXPECT_EQ(without.status, 2) << without.err;
+  EXPECT_EQ(std::count(without.err.begin(), without.err.end(), '\n'), 1) << without.err;
+  EXPECT_TRUE(without.err.find("--decode gpu is needed") != std::string::npos ||
+              without.err.find("no GPU JPEG encoder") != std::string::npos ||
+              without.err.find("the GPU cannot be used") != std::string::npos)
+      << without.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "nodecode"));
+  auto gpu = run_rsz(dir, "thumbnail -i in -o gpu/ --size 96 --decode gpu --encode gpu --quality 90 -q");
+  if (gpu_decode_refused(gpu)) GTEST_SKIP() << "--decode gpu cannot run here: " << gpu.err;
+  ASSERT_EQ(gpu.status, 0) << gpu.err;
+  ASSERT_EQ(run_rsz(dir, "thumbnail -i in -o cpu/ --size 96 --quality 90 -q").status, 0);
+  for (const char* name : {"rocket.jpg", "tagged.jpg"}) {
+    const std::string gpu_file = (dir.path() / "gpu" / name).string();
+    const std::string cpu_file = (dir.path() / "cpu" / name).string();
+    EXPECT_NE(rsz::test::read_file(gpu_file), rsz::test::read_file(cpu_file)) << name << ": not nvJPEG's file";
+    const rsz::io::Image a = rsz::io::read_image(gpu_file);
+    const rsz::io::Image b = rsz::io::read_image(cpu_file);
+    const auto [largest, mean] = sample_difference(a, b);
+    std::printf("--encode gpu against the CPU's JPEG, %s at quality 90: largest difference %d, mean %.3f\n", name,
+                largest, mean);
+    EXPECT_LE(largest, 24) << name;
+    EXPECT_LT(mean, 1.5) << name;
+    EXPECT_EQ(a.exif, b.exif) << name;
+    EXPECT_EQ(a.icc_profile, b.icc_profile) << name;
+  }
+  EXPECT_FALSE(rsz::io::read_image((dir.path() / "gpu/tagged.jpg").string()).exif.empty());
+  // A PNG output is encoded on the CPU: the CPU job's bytes.
+  ASSERT_EQ(run_rsz(dir, "thumbnail -i in/rocket.jpg -o gpu.png --size 96 --decode gpu --encode gpu -q").status, 0);
+  ASSERT_EQ(run_rsz(dir, "thumbnail -i in/rocket.jpg -o cpu.png --size 96 -q").status, 0);
+  EXPECT_EQ(rsz::test::read_file(dir / "gpu.png"), rsz::test::read_file(dir / "cpu.png"));
+  // Crops: one JPEG file a box, the CPU job's names and manifest, pixels within the same bounds.
+  rsz::test::write_file(dir / "rois.json", R"({"rois": [[10, 20, 200, 180], [-15, 5, 60, 90.5], [100, 100, 140, 160]]})");
+  const auto crops = [&](const std::string& to, const std::string& more) {
+    return run_rsz(dir, "roi-align -i in/rocket.jpg --rois rois.json --output-size 48x40 -o '" + to +
+                            "/{index}.jpg' --manifest " + to + ".jsonl -q" + more);
+  };
+  ASSERT_EQ(crops("gpu_crops", " --decode gpu --encode gpu").status, 0);
+  ASSERT_EQ(crops("cpu_crops", "").status, 0);
+  for (int index = 0; index < 3; ++index) {
+    const std::string name = std::to_string(index) + ".jpg";
+    const auto [largest, mean] = sample_difference(rsz::io::read_image((dir.path() / "gpu_crops" / name).string()),
+                                                   rsz::io::read_image((dir.path() / "cpu_crops" / name).string()));
+    std::printf("--encode gpu against the CPU's JPEG, crop %d: largest difference %d, mean %.3f\n", index, largest,
+                mean);
+    EXPECT_LE(largest, 24) << name;
+    EXPECT_LT(mean, 1.5) << name;
+  }
+  std::string manifest = rsz::test::read_file(dir / "gpu_crops.jsonl");
+  for (std::size_t at = manifest.find("gpu_crops/"); at != std::string::npos; at = manifest.find("gpu_crops/", at)) {
+    manifest.replace(at, 10, "cpu_crops/");
+  }
+  EXPECT_EQ(manifest, rsz::test::read_file(dir / "cpu_crops.jsonl"));
 }

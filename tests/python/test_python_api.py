@@ -451,6 +451,26 @@ def test_decode_gpu_is_the_command_lines_setting(tmp_path):
         rsz.run("thumbnail", jpeg, str(tmp_path / "tpu") + "/", size=16, decode="tpu")
 
 
+def test_encode_gpu_is_the_command_lines_setting(tmp_path):
+    """encode="gpu" is --encode gpu: refused in rsz's words before anything is written without decode="gpu" (or
+    where the build or machine cannot run it); with both, a build that can writes the thumbnail as a JPEG file."""
+    jpeg = os.path.join(SOURCE, "samples", "photos", "rocket.jpg")
+    with pytest.raises(rsz.CommandError) as alone:
+        rsz.run("thumbnail", jpeg, str(tmp_path / "alone") + "/", size=16, encode="gpu")
+    assert alone.value.status == 2
+    assert "--decode gpu is needed" in str(alone.value) or "no GPU JPEG encoder" in str(alone.value) or \
+        "the GPU cannot be used" in str(alone.value)
+    assert not (tmp_path / "alone").exists()
+    try:
+        report = rsz.run("thumbnail", jpeg, str(tmp_path / "gpu") + "/", size=16, decode="gpu", encode="gpu")
+    except rsz.CommandError as refused:
+        assert refused.status == 2 and "cpu is allowed" in str(refused)
+        assert not (tmp_path / "gpu").exists()
+    else:
+        assert report.outputs == [str(tmp_path / "gpu" / "rocket.jpg")]
+        assert (tmp_path / "gpu" / "rocket.jpg").read_bytes()[:2] == b"\xff\xd8"
+
+
 def test_run_of_a_batch_file_and_map_paths_records_carry_codes(tmp_path):
     import json
     batch = tmp_path / "b.json"

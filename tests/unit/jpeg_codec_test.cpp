@@ -18,6 +18,7 @@
 
 #include "opencv_module.h"
 #include "rsz/error.h"
+#include "rsz/io/colour.h"
 #include "rsz/io/image.h"
 #include "support/scratch_test.h"
 
@@ -411,6 +412,57 @@ TEST_F(OpenCvModuleTest, MissingModuleIsAOneLineErrorForItsFormatsOnly) {
             }),
             0);
   EXPECT_FALSE(std::filesystem::exists(path("c.webp")));
+}
+
+
+// with_jpeg_metadata (--encode gpu: nvJPEG's files get the metadata rsz's CPU encoder writes): splicing an image's
+// EXIF, XMP and ICC profile into the file encoded without them gives the bytes of the file encoded with them, for
+// RGB and gray, a profile of many APP2 chunks, a profile of the wrong colour space and EXIF too large for a segment
+// (both left out, as the encoder leaves them out); a file without a JFIF header gets them after its start, and reads
+// back with them; bytes that are not a JPEG are refused.
+class JpegMetadata : public test::ScratchTest {};
+
+TEST_F(JpegMetadata, SplicedIntoAnEncodedFileAsTheEncoderWritesThem) {
+  std::string big_profile = srgb_profile();
+  big_profile.resize(150000, 'x');  // three chunks; its header still says RGB
+  const std::string exif("MM\0*\0\0\0\x08\0\0", 10);
+  for (const int channels : {3, 1}) {
+    const std::string& profile = channels == 3 ? srgb_profile() : srgb_gray_profile();
+    struct Case {
+      std::string exif, xmp, icc;
+    };
+    for (const Case& c : {Case{exif, "<x:xmpmeta>rsz</x:xmpmeta>", profile}, Case{"", "", big_profile},
+                          Case{std::string(70000, 'e'), "", channels == 3 ? srgb_gray_profile() : srgb_profile()},
+                          Case{exif, "", ""}}) {
+      Image plain = pattern(83, 61, channels);
+      Image with = plain;
+      with.exif = c.exif;
+      with.xmp = c.xmp;
+      with.icc_profile = c.icc;
+      const std::vector<std::uint8_t> encoded = encode_image("x.jpg", plain);
+      const std::vector<std::uint8_t> spliced = with_jpeg_metadata(
+          std::string_view(reinterpret_cast<const char*>(encoded.data()), encoded.size()), with, channels);
+      EXPECT_EQ(spliced, encode_image("x.jpg", with)) << channels << " channels, profile " << c.icc.size();
+    }
+    // Without a JFIF header (nvJPEG may write none): after SOI, read back as written.
+    const std::vector<std::uint8_t> encoded = encode_image("x.jpg", pattern(40, 30, channels));
+    ASSERT_GE(encoded.size(), 20u);
+    ASSERT_EQ(encoded[3], 0xE0);
+    const std::size_t app0 = 2 + 2 + (std::size_t{encoded[4]} << 8 | encoded[5]);
+    std::string bare("\xFF\xD8", 2);
+    bare.append(reinterpret_cast<const char*>(encoded.data()) + app0, encoded.size() - app0);
+    Image metadata;
+    metadata.exif = exif;
+    metadata.icc_profile = profile;
+    const std::vector<std::uint8_t> spliced = with_jpeg_metadata(bare, metadata, channels);
+    write_encoded_image(path("bare.jpg"), spliced);
+    write_encoded_image(path("plain.jpg"), encoded);
+    const Image back = read_image(path("bare.jpg"));
+    EXPECT_EQ(back.exif, exif);
+    EXPECT_EQ(back.icc_profile, profile);
+    EXPECT_EQ(back.data8, read_image(path("plain.jpg")).data8);
+  }
+  EXPECT_THROW(with_jpeg_metadata("not a JPEG", Image{}, 3), Error);
 }
 
 }  // namespace

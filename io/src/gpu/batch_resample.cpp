@@ -56,6 +56,7 @@ struct LaneStats {
   double queue = 0;   // queueing a batch's resize and copy-back
   double readers = 0;  // of which waiting for the jobs of the slot's batch before to read their results
   double wait = 0;    // waiting for a batch's results in host memory (the jobs' threads then read them)
+  double take = 0;    // taking its encoded JPEG files (--encode gpu)
   bool started = false;
   Clock::time_point first;  // its first batch taken
   Clock::time_point last;   // its last batch handed out
@@ -87,6 +88,7 @@ struct Pending {
   std::string error;
   const std::uint8_t* staged = nullptr;
   Staging* staging = nullptr;
+  std::vector<std::string> files;  // a job with `jpeg`: its files
   bool released = false;
 
   void release() {
@@ -104,6 +106,9 @@ struct Slot {
   Arena scratch{false, "GPU resize", "device memory for the jobs' scratch", kBatchBytes};
   Arena uploads{false, "GPU resize", "device memory for the jobs' uploads", kBatchBytes};
   Arena pinned_uploads{true, "GPU resize", "pinned host memory for the jobs' uploads", kBatchBytes};
+  Arena jpeg_pixels{false, "GPU resize", "device memory for the images to encode", kBatchBytes};
+  std::unique_ptr<JpegBatchEncoder> encoder;  // made for the first job with `jpeg`
+  std::vector<std::size_t> first_file;         // a job with `jpeg`: the encoder's number of its first image
   Staging staging;
   BlockingEvent done;
   std::vector<Pending*> batch;  // queued on the GPU, not handed out yet (empty: the slot is free)
@@ -138,6 +143,8 @@ struct Lane {
       slot.done.release();
       slot.results.release();  // on its device
       slot.scratch.release();
+      slot.jpeg_pixels.release();
+      slot.encoder.reset();
       slot.uploads.release();
     }
     cudaSetDevice(previous);
@@ -182,11 +189,15 @@ struct Lane {
   void queue_work(Slot& slot, const std::vector<Pending*>& batch, const std::vector<DeviceImage>& images) {
     slot.errors.assign(batch.size(), std::string());
     slot.offsets.assign(batch.size(), 0);
+    slot.first_file.assign(batch.size(), 0);
+    if (slot.encoder) slot.encoder->clear();  // the slot's batch before is handed out, its files taken
     std::vector<std::size_t> upload_offsets(batch.size(), 0);
     std::vector<std::size_t> scratch_offsets(batch.size(), 0);
-    std::size_t total = 0;
+    std::vector<std::size_t> jpeg_offsets(batch.size(), 0);
+    std::size_t total = 0;  // the results copied back (not those of jobs with `jpeg`, encoded instead)
     std::size_t upload_total = 0;
     std::size_t scratch_total = 0;
+    std::size_t jpeg_total = 0;
     for (std::size_t i = 0; i < batch.size(); ++i) {
       const GpuJob& job = *batch[i]->job;
       const DeviceImage& image = images[i];
@@ -196,17 +207,26 @@ struct Lane {
         slot.errors[i] = "decoded at " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                          ", not the planned size";
       }
+      if (slot.errors[i].empty() && job.jpeg) {
+        const GpuJob::Jpeg& j = *job.jpeg;
+        if (j.images < 1 || static_cast<std::size_t>(j.images * j.height * j.width * j.channels) != job.result_bytes) {
+          throw Error(ErrorCode::InvalidArgument, "GPU resize: a job's JPEG images are not its result's bytes");
+        }
+      }
       slot.offsets[i] = total;
       upload_offsets[i] = upload_total;
       scratch_offsets[i] = scratch_total;
+      jpeg_offsets[i] = jpeg_total;
       if (slot.errors[i].empty()) {
-        total += aligned_bytes(job.result_bytes);
+        (job.jpeg ? jpeg_total : total) += aligned_bytes(job.result_bytes);
         upload_total += aligned_bytes(job.upload.size());
         scratch_total += aligned_bytes(job.scratch_bytes);
       }
     }
     std::uint8_t* device_out = slot.results.reserve(std::max<std::size_t>(total, 256));
     std::uint8_t* device_scratch = scratch_total > 0 ? slot.scratch.reserve(scratch_total) : nullptr;
+    std::uint8_t* device_jpeg = jpeg_total > 0 ? slot.jpeg_pixels.reserve(jpeg_total) : nullptr;
+    if (jpeg_total > 0 && !slot.encoder) slot.encoder = std::make_unique<JpegBatchEncoder>(*slot.decoder);
     std::uint8_t* device_uploads = nullptr;
     if (upload_total > 0) {  // one copy for the batch, from pinned memory (the slot's last copy is done: finished)
       std::uint8_t* pinned = slot.pinned_uploads.reserve(upload_total);
@@ -234,9 +254,18 @@ struct Lane {
       const DeviceImage& image = images[i];
       const ConstTensorView input(image.data, DataType::UNorm8, job.input_sizes,
                                   {image.row_bytes * image.height, 1, image.row_bytes, 3}, MemorySpace::Device);
+      std::uint8_t* out = job.jpeg ? device_jpeg + jpeg_offsets[i] : device_out + slot.offsets[i];
       job.queue(input, device_uploads == nullptr ? nullptr : device_uploads + upload_offsets[i],
-                job.scratch_bytes == 0 ? nullptr : device_scratch + scratch_offsets[i], device_out + slot.offsets[i],
-                exec);
+                job.scratch_bytes == 0 ? nullptr : device_scratch + scratch_offsets[i], out, exec);
+      if (job.jpeg) {  // each image encoded after the work that makes it, on the same stream
+        const GpuJob::Jpeg& j = *job.jpeg;
+        const auto image_bytes = static_cast<std::size_t>(j.height * j.width * j.channels);
+        for (std::int64_t k = 0; k < j.images; ++k) {
+          const std::size_t number = slot.encoder->queue(out + static_cast<std::size_t>(k) * image_bytes, j.width,
+                                                         j.height, j.channels, j.quality, stream);
+          if (k == 0) slot.first_file[i] = number;
+        }
+      }
     }
     if (total > 0) {
       check_cuda(cudaMemcpyAsync(slot.host_out, device_out, total, cudaMemcpyDeviceToHost, stream), "GPU resize",
@@ -253,8 +282,21 @@ struct Lane {
     const Clock::time_point start = Clock::now();
     slot.done.synchronize("GPU resize", "the batch's resize");
     stats.wait += seconds_since(start);
-    std::size_t staged = 0;
-    for (const std::string& e : slot.errors) staged += e.empty() ? 1 : 0;
+    // The encoded files taken first (this may throw: nothing is handed out yet).
+    const Clock::time_point taking = Clock::now();
+    std::vector<std::vector<std::string>> files(slot.batch.size());
+    for (std::size_t i = 0; i < slot.batch.size(); ++i) {
+      const GpuJob& job = *slot.batch[i]->job;
+      if (!job.jpeg || !slot.errors[i].empty()) continue;
+      for (std::int64_t k = 0; k < job.jpeg->images; ++k) {
+        files[i].push_back(slot.encoder->take(slot.first_file[i] + static_cast<std::size_t>(k), stream));
+      }
+    }
+    stats.take += seconds_since(taking);
+    std::size_t staged = 0;  // the jobs that read a result out of the staging memory
+    for (std::size_t i = 0; i < slot.batch.size(); ++i) {
+      staged += slot.errors[i].empty() && !slot.batch[i]->job->jpeg ? 1 : 0;
+    }
     {
       const std::lock_guard<std::mutex> lock(slot.staging.mutex);
       slot.staging.unread = staged;
@@ -263,7 +305,8 @@ struct Lane {
     slot.batch.clear();
     for (std::size_t i = 0; i < batch.size(); ++i) {
       batch[i]->error = std::move(slot.errors[i]);
-      if (batch[i]->error.empty()) {
+      batch[i]->files = std::move(files[i]);
+      if (batch[i]->error.empty() && !batch[i]->job->jpeg) {
         batch[i]->staged = slot.host_out + slot.offsets[i];
         batch[i]->staging = &slot.staging;
       }
@@ -333,9 +376,9 @@ struct BatchResampler::Impl {
       std::fprintf(stderr,
                    "rsz: GPU stage, lane %zu: %zu batches, %zu files, from %.3f s to %.3f s after it was made; idle "
                    "%.3f s, decode %.3f s, queueing the work %.3f s (%.3f s of it for the readers of the batch before), "
-                   "waiting for results %.3f s\n",
+                   "waiting for results %.3f s, taking JPEG files %.3f s\n",
                    i, s.batches, s.files, s.started ? after(s.first) : 0.0, s.batches > 0 ? after(s.last) : 0.0,
-                   s.idle, s.decode, s.queue, s.readers, s.wait);
+                   s.idle, s.decode, s.queue, s.readers, s.wait, s.take);
     }
     const auto n = static_cast<double>(std::max<std::uint64_t>(jobs.load(), 1));
     std::fprintf(stderr, "rsz: GPU stage, jobs: %llu, each %.2f ms from queued to handed out, %.3f ms copying out\n",
@@ -412,6 +455,33 @@ struct BatchResampler::Impl {
     }
   }
 
+  // A job through the stage: queued, waited for, then (without an error) `take` reads its result out (a staged one
+  // is released for the lane's next batches after). Returns "" or why the file was not run here.
+  std::string run(const GpuJob& job, const std::function<void(Pending&)>& take) {
+    Pending pending{&job, {}, {}, nullptr, nullptr, {}, false};
+    std::future<void> done = pending.done.get_future();
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      queue.push_back(&pending);
+      queued_bytes += batch_bytes(&pending);
+    }
+    wake.notify_one();
+    const Clock::time_point queued = Clock::now();
+    done.get();
+    const Clock::time_point handed = Clock::now();
+    const auto microseconds = [](Clock::duration d) {
+      return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+    };
+    jobs.fetch_add(1, std::memory_order_relaxed);
+    waited_us.fetch_add(microseconds(handed - queued), std::memory_order_relaxed);
+    if (!pending.error.empty()) return pending.error;
+    if (pending.staging == nullptr && !job.jpeg) return "the GPU gave no result";
+    take(pending);
+    if (pending.staging != nullptr) pending.staging->read_one();  // its lane may use the staged memory again
+    copied_us.fetch_add(microseconds(Clock::now() - handed), std::memory_order_relaxed);
+    return "";
+  }
+
   // Whether the stage is stopping with no job left.
   bool finished() {
     const std::lock_guard<std::mutex> lock(mutex);
@@ -452,27 +522,15 @@ const char* BatchResampler::engine() const { return impl_->lanes.front()->slots[
 std::size_t BatchResampler::failures() const { return impl_->failures.load(std::memory_order_relaxed); }
 
 std::string BatchResampler::run(const GpuJob& job, void* result) {
-  Pending pending{&job, {}, {}, nullptr, nullptr, false};
-  std::future<void> done = pending.done.get_future();
-  {
-    const std::lock_guard<std::mutex> lock(impl_->mutex);
-    impl_->queue.push_back(&pending);
-    impl_->queued_bytes += Impl::batch_bytes(&pending);
-  }
-  impl_->wake.notify_one();
-  const Clock::time_point queued = Clock::now();
-  done.get();
-  const Clock::time_point handed = Clock::now();
-  const auto microseconds = [](Clock::duration d) {
-    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
-  };
-  impl_->jobs.fetch_add(1, std::memory_order_relaxed);
-  impl_->waited_us.fetch_add(microseconds(handed - queued), std::memory_order_relaxed);
-  if (!pending.error.empty() || pending.staging == nullptr) return pending.error;
-  if (job.result_bytes > 0) std::memcpy(result, pending.staged, job.result_bytes);
-  pending.staging->read_one();  // its lane may use the staged memory again
-  impl_->copied_us.fetch_add(microseconds(Clock::now() - handed), std::memory_order_relaxed);
-  return "";
+  if (job.jpeg) throw Error(ErrorCode::InvalidArgument, "GPU resize: a job with JPEG files returns them as files");
+  return impl_->run(job, [&](Pending& done) {
+    if (job.result_bytes > 0) std::memcpy(result, done.staged, job.result_bytes);
+  });
+}
+
+std::string BatchResampler::run(const GpuJob& job, std::vector<std::string>& files) {
+  if (!job.jpeg) throw Error(ErrorCode::InvalidArgument, "GPU resize: a job without JPEG files has no files");
+  return impl_->run(job, [&](Pending& done) { files = std::move(done.files); });
 }
 
 namespace {
@@ -518,6 +576,20 @@ std::string BatchResampler::run(const ResampleJob& job, std::uint8_t* pixels) {
     throw Error(ErrorCode::InvalidArgument, "GPU resize: 8-bit results are quantized from float32 results only");
   }
   return run(resample_work(job, true), pixels);
+}
+
+std::string BatchResampler::run(const ResampleJob& job, int quality, std::string& file) {
+  if (job.type != DataType::Float32 || job.canvas.size() != 4 || job.canvas[0] != 1 ||
+      (job.canvas[1] != 1 && job.canvas[1] != 3)) {
+    throw Error(ErrorCode::InvalidArgument,
+                "GPU resize: JPEG files are encoded from float32 results of 1 image of 1 or 3 channels only");
+  }
+  GpuJob work = resample_work(job, true);
+  work.jpeg = GpuJob::Jpeg{quality, 1, job.canvas[2], job.canvas[3], static_cast<int>(job.canvas[1])};
+  std::vector<std::string> files;
+  std::string error = run(work, files);
+  if (error.empty() && files.size() == 1) file = std::move(files[0]);
+  return error;
 }
 
 }  // namespace rsz::io::gpu

@@ -1,11 +1,14 @@
 // rsz/io/gpu_jpeg.h: nvJPEG's hardware backend for a batch of baseline files (nvjpegDecodeBatched), its default
-// backend for the rest (nvjpegDecode, one by one), into one device arena of interleaved RGB.
+// backend for the rest (nvjpegDecode, one by one), into one device arena of interleaved RGB; and nvJPEG's encoder on
+// its default backend (JpegBatchEncoder).
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "rsz/error.h"
 #include "cuda_util.h"
@@ -37,9 +40,9 @@ const char* status_text(nvjpegStatus_t s) {
   }
 }
 
-void check(nvjpegStatus_t s, const char* what) {
+void check(nvjpegStatus_t s, const char* what, const char* who = "GPU JPEG decoder") {
   if (s != NVJPEG_STATUS_SUCCESS) {
-    throw Error(ErrorCode::Io, std::string("GPU JPEG decoder: ") + what + ": " + status_text(s) + " (status " +
+    throw Error(ErrorCode::Io, std::string(who) + ": " + what + ": " + status_text(s) + " (status " +
                                    std::to_string(static_cast<int>(s)) + ")");
   }
 }
@@ -257,6 +260,8 @@ std::unique_ptr<JpegBatchDecoder> JpegBatchDecoder::sibling() const {
       new JpegBatchDecoder(std::make_unique<Impl>(impl_->handles, impl_->max_batch, impl_->max_pixels)));
 }
 
+int JpegBatchDecoder::device() const { return impl_->device; }
+
 const char* JpegBatchDecoder::engine() const { return impl_->hardware != nullptr ? "hardware" : "cuda"; }
 
 std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_view>& files) {
@@ -291,5 +296,111 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
   d.decoded.wait(d.stream, "GPU JPEG decoder", "decoding");
   return out;
 }
+
+// One encoder state an image queued since the last clear() (a state holds its image's file until it is taken), and
+// one parameter set a quality and colour kind; all made on first need and kept.
+struct JpegBatchEncoder::Impl {
+  int device = 0;
+  std::shared_ptr<JpegHandles> handles;  // kept alive for `handle`
+  nvjpegHandle_t handle = nullptr;
+  std::vector<nvjpegEncoderState_t> states;
+  std::size_t used = 0;
+  std::map<int, nvjpegEncoderParams_t> params;  // by quality * 2 + (gray ? 1 : 0)
+
+  ~Impl() {
+    for (nvjpegEncoderState_t state : states) nvjpegEncoderStateDestroy(state);
+    for (const auto& p : params) nvjpegEncoderParamsDestroy(p.second);
+  }
+
+  nvjpegEncoderParams_t params_for(int quality, bool gray, cudaStream_t stream) {
+    const int key = quality * 2 + (gray ? 1 : 0);
+    const auto found = params.find(key);
+    if (found != params.end()) return found->second;
+    constexpr const char* kWho = "GPU JPEG encoder";
+    nvjpegEncoderParams_t made = nullptr;
+    check(nvjpegEncoderParamsCreate(handle, &made, stream), "nvjpegEncoderParamsCreate", kWho);
+    try {
+      // libjpeg's choices (jpeg_set_defaults, jpeg_set_quality): the standard tables scaled by the quality, baseline
+      // Huffman tables, 4:2:0 colour.
+      check(nvjpegEncoderParamsSetQuality(made, quality, stream), "nvjpegEncoderParamsSetQuality", kWho);
+      check(nvjpegEncoderParamsSetSamplingFactors(made, gray ? NVJPEG_CSS_GRAY : NVJPEG_CSS_420, stream),
+            "nvjpegEncoderParamsSetSamplingFactors", kWho);
+      check(nvjpegEncoderParamsSetOptimizedHuffman(made, 0, stream), "nvjpegEncoderParamsSetOptimizedHuffman", kWho);
+    } catch (...) {
+      nvjpegEncoderParamsDestroy(made);
+      throw;
+    }
+    params.emplace(key, made);
+    return made;
+  }
+};
+
+JpegBatchEncoder::JpegBatchEncoder(const JpegBatchDecoder& decoder) : impl_(std::make_unique<Impl>()) {
+  impl_->device = decoder.impl_->device;
+  impl_->handles = decoder.impl_->handles;
+  const OnDevice on(impl_->device);
+  impl_->handle = impl_->handles->cuda_handle();
+}
+
+JpegBatchEncoder::~JpegBatchEncoder() {
+  if (!impl_) return;
+  int previous = 0;
+  const bool put_back = cudaGetDevice(&previous) == cudaSuccess;
+  cudaSetDevice(impl_->device);
+  impl_.reset();
+  if (put_back) cudaSetDevice(previous);
+}
+
+std::size_t JpegBatchEncoder::queue(const std::uint8_t* pixels, std::int64_t width, std::int64_t height,
+                                    int channels, int quality, void* stream) {
+  constexpr const char* kWho = "GPU JPEG encoder";
+  Impl& e = *impl_;
+  if ((channels != 1 && channels != 3) || width < 1 || height < 1 || width > 65535 || height > 65535 ||
+      quality < 1 || quality > 100) {
+    throw Error(ErrorCode::InvalidArgument,
+                std::string(kWho) + ": " + std::to_string(width) + "x" + std::to_string(height) + " with " +
+                    std::to_string(channels) + " channels at quality " + std::to_string(quality) +
+                    "; 1 or 3 channels, sizes 1 to 65535 and quality 1 to 100 are allowed");
+  }
+  const auto on_stream = static_cast<cudaStream_t>(stream);
+  if (e.used == e.states.size()) {
+    nvjpegEncoderState_t state = nullptr;
+    check(nvjpegEncoderStateCreate(e.handle, &state, on_stream), "nvjpegEncoderStateCreate", kWho);
+    e.states.push_back(state);
+  }
+  const nvjpegEncoderParams_t params = e.params_for(quality, channels == 1, on_stream);
+  nvjpegImage_t source{};
+  source.channel[0] = const_cast<unsigned char*>(pixels);  // read only
+  source.pitch[0] = static_cast<unsigned int>(width * channels);
+  const nvjpegEncoderState_t state = e.states[e.used];
+  if (channels == 3) {
+    check(nvjpegEncodeImage(e.handle, state, params, &source, NVJPEG_INPUT_RGBI, static_cast<int>(width),
+                            static_cast<int>(height), on_stream),
+          "nvjpegEncodeImage", kWho);
+  } else {
+    check(nvjpegEncodeYUV(e.handle, state, params, &source, NVJPEG_CSS_GRAY, static_cast<int>(width),
+                          static_cast<int>(height), on_stream),
+          "nvjpegEncodeYUV", kWho);
+  }
+  return e.used++;
+}
+
+std::string JpegBatchEncoder::take(std::size_t index, void* stream) {
+  constexpr const char* kWho = "GPU JPEG encoder";
+  Impl& e = *impl_;
+  if (index >= e.used) throw Error(ErrorCode::InvalidArgument, std::string(kWho) + ": no image " + std::to_string(index));
+  const auto on_stream = static_cast<cudaStream_t>(stream);
+  std::size_t length = 0;
+  check(nvjpegEncodeRetrieveBitstream(e.handle, e.states[index], nullptr, &length, on_stream),
+        "nvjpegEncodeRetrieveBitstream", kWho);
+  std::string file(length, '\0');
+  check(nvjpegEncodeRetrieveBitstream(e.handle, e.states[index], reinterpret_cast<unsigned char*>(file.data()),
+                                      &length, on_stream),
+        "nvjpegEncodeRetrieveBitstream", kWho);
+  file.resize(length);
+  return file;
+}
+
+void JpegBatchEncoder::clear() { impl_->used = 0; }
 
 }  // namespace rsz::io::gpu

@@ -46,6 +46,7 @@ class JpegBatchDecoder {
   // Another decoder on the same device, for another thread: its own state, stream and memory, nvJPEG's library
   // handles shared with this one (made once: the hardware backend's takes most of a decoder's start-up).
   std::unique_ptr<JpegBatchDecoder> sibling() const;
+  int device() const;
   // "hardware" (the GPU's JPEG engines decode baseline files) or "cuda" (nvJPEG's CUDA decoder alone).
   const char* engine() const;
   // Decodes the files' bytes (at most max_batch of them), one result each in order; returns once they are on the
@@ -53,8 +54,35 @@ class JpegBatchDecoder {
   std::vector<DeviceImage> decode(const std::vector<std::string_view>& files);
 
  private:
+  friend class JpegBatchEncoder;
   struct Impl;
   explicit JpegBatchDecoder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// JPEG files encoded on the GPU by nvJPEG (--encode gpu): 8-bit images in device memory, interleaved RGB or gray,
+// queued on a stream one by one and taken back once the stream's work is done. The files are nvJPEG's, not
+// libjpeg-turbo's: baseline, the standard tables scaled by the quality, 4:2:0 colour (gray: one component), no
+// metadata (with_jpeg_metadata adds it); their pixels differ from the CPU encoder's by a few levels (docs/CUDA.md).
+class JpegBatchEncoder {
+ public:
+  // On the decoder's device, with its library handles (nvJPEG's CUDA backend). Throws rsz::Error (Io).
+  explicit JpegBatchEncoder(const JpegBatchDecoder& decoder);
+  ~JpegBatchEncoder();
+  JpegBatchEncoder(const JpegBatchEncoder&) = delete;
+  JpegBatchEncoder& operator=(const JpegBatchEncoder&) = delete;
+  // Queues the encoding of `pixels` (device memory: height rows of width * channels bytes, channels 1 or 3) at
+  // `quality` (1 to 100) on `stream` (a cudaStream_t on the decoder's device, which is current); returns its number
+  // (0, 1, ... since the last clear()). Throws rsz::Error where nvJPEG refuses it.
+  std::size_t queue(const std::uint8_t* pixels, std::int64_t width, std::int64_t height, int channels, int quality,
+                    void* stream);
+  // The file of image `index`, once the work queued on `stream` before is done.
+  std::string take(std::size_t index, void* stream);
+  // Every image queued so far taken: their states encode the next ones.
+  void clear();
+
+ private:
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -90,6 +118,16 @@ struct GpuJob {
   std::string_view upload;     // host bytes the work reads on the device (may be empty)
   std::size_t result_bytes = 0;
   std::size_t scratch_bytes = 0;  // device memory the work may use besides (not copied back)
+  // JPEG files made from the result on the GPU (JpegBatchEncoder) instead of copying it back: the result is then
+  // `images` 8-bit images of height x width x channels (1 or 3) one after another, each becoming one file.
+  struct Jpeg {
+    int quality = 95;
+    std::int64_t images = 1;
+    std::int64_t height = 0;
+    std::int64_t width = 0;
+    int channels = 3;
+  };
+  std::optional<Jpeg> jpeg;
   // Queues the work on exec.stream (exec.device, Backend::Cuda): reads `image` (the decoded pixels, device memory)
   // and `uploaded` (upload's bytes on the device), may use `scratch` (scratch_bytes of device memory; null for none),
   // writes `out` (result_bytes of device memory); all 256-byte aligned. Runs on the stage's worker; a throw fails the
@@ -127,9 +165,13 @@ class BatchResampler {
   // image of canvas[1] interleaved channels) into `pixels` (host memory); returns "" or why the file was not run here.
   // A quarter of the float32 result's bytes come back, with tensor_to_image's bits.
   std::string run(const ResampleJob& job, std::uint8_t* pixels);
+  // The same job's 8-bit result encoded as a JPEG file at `quality` on the GPU (JpegBatchEncoder), into `file`.
+  std::string run(const ResampleJob& job, int quality, std::string& file);
   // The same for any job: its result's result_bytes bytes into `result` (host memory); returns "" or why the file was
   // not run here (as Resampled::error says).
   std::string run(const GpuJob& job, void* result);
+  // The same for a job with `jpeg`: its files (one an image, in order) into `files`.
+  std::string run(const GpuJob& job, std::vector<std::string>& files);
 
  private:
   struct Impl;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -131,6 +132,8 @@ bool same_image_format(const std::string& a, const std::string& b);
 // writable format.
 bool format_keeps_alpha(const std::string& path);
 bool format_keeps_16_bits(const std::string& path);
+// The name of the image format `path`'s extension names ("png", "jpeg", ...: ImageInfo::format's), "" for none.
+std::string image_format_name(const std::string& path);
 // ImageInfo::max_shrink of a file of the format `path`'s extension names (the scaled decode of its codec); 1 for an
 // extension of no format.
 int max_shrink_of(const std::string& path);
@@ -206,6 +209,14 @@ void write_image(const std::string& path, const Image& image, int quality);
 // from the path's extension, the same checks, messages and bytes.
 std::vector<std::uint8_t> encode_image(const std::string& path, const Image& image,
                                        const ImageWriteOptions& options = {});
+// A JPEG file encoded elsewhere (nvJPEG on the GPU: --encode gpu) with `metadata`'s EXIF, XMP and ICC profile (for
+// `channels` colour channels: a profile that does not describe them is left out, as write_image leaves it out) in
+// the APP segments write_image's JPEG encoder writes, placed where it places them: after the start of the file and
+// its JFIF header. Throws rsz::Error (Format) where `jpeg` does not start as a JPEG file.
+std::vector<std::uint8_t> with_jpeg_metadata(std::string_view jpeg, const Image& metadata, int channels);
+// Writes bytes encoded elsewhere to `path` as write_image writes its files: whole or not at all (a temporary file
+// flushed per set_sync_outputs and renamed over the target).
+void write_encoded_image(const std::string& path, const std::vector<std::uint8_t>& bytes);
 
 // Fills `band` (width, channels and bit depth of the image being written, `band.height` rows, samples allocated)
 // with the image's rows [first_row, first_row + band.height).
