@@ -1,7 +1,9 @@
 // rsz/io/gpu_jpeg.h's BatchResampler: threads queue their jobs; a worker takes every job waiting (up to a batch, after
 // a short wait for a fuller one), decodes their files at once (on the GPU's JPEG engines) while the GPU resizes the
 // batch before, queues this batch's calls and copy-back into pinned memory, then hands the batch before out: each
-// job's thread reads its result out of that memory while the worker goes on.
+// job's thread reads its result out of that memory while the worker goes on. Jobs whose results become JPEG files on
+// the GPU (--encode gpu) are handed with their batch to the lane's encoder thread instead, which encodes them on a
+// stream of its own (nvJPEG's encode calls wait on the host) while the worker decodes and resizes the next batches.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -56,7 +58,10 @@ struct LaneStats {
   double queue = 0;   // queueing a batch's resize and copy-back
   double readers = 0;  // of which waiting for the jobs of the slot's batch before to read their results
   double wait = 0;    // waiting for a batch's results in host memory (the jobs' threads then read them)
-  double take = 0;    // taking its encoded JPEG files (--encode gpu)
+  // --encode gpu, on the lane's encoder thread: encoding its batches' JPEG files (queueing nvJPEG's calls, which wait
+  // on the host, and taking the files), and the lane waiting for that thread to give a slot back.
+  double encode = 0;
+  double encoder_wait = 0;
   bool started = false;
   Clock::time_point first;  // its first batch taken
   Clock::time_point last;   // its last batch handed out
@@ -108,7 +113,9 @@ struct Slot {
   Arena pinned_uploads{true, "GPU resize", "pinned host memory for the jobs' uploads", kBatchBytes};
   Arena jpeg_pixels{false, "GPU resize", "device memory for the images to encode", kBatchBytes};
   std::unique_ptr<JpegBatchEncoder> encoder;  // made for the first job with `jpeg`
-  std::vector<std::size_t> first_file;         // a job with `jpeg`: the encoder's number of its first image
+  std::vector<Pending*> to_encode;             // the batch's jobs with `jpeg`, handed to the encoder thread
+  std::vector<const std::uint8_t*> to_encode_pixels;  // their 8-bit images on the device
+  bool encoding = false;                       // the encoder thread has the slot (its images and encoder states)
   Staging staging;
   BlockingEvent done;
   std::vector<Pending*> batch;  // queued on the GPU, not handed out yet (empty: the slot is free)
@@ -125,20 +132,37 @@ struct Lane {
   Slot slots[2];
   int next_slot = 0;
   LaneStats stats;
+  std::atomic<std::size_t>* failures;  // the stage's count of failed batches
+  // --encode gpu: the lane's encoder thread (started with the first batch that has JPEG files to make), its stream,
+  // and the slots it has to encode, in order.
+  cudaStream_t encode_stream = nullptr;
+  BlockingEvent encoded;
+  std::thread encoder_thread;
+  std::mutex encode_mutex;
+  std::condition_variable encode_wake;
+  std::deque<Slot*> to_encode;
+  bool encode_stop = false;
 
-  Lane(int device_, std::unique_ptr<JpegBatchDecoder> first, std::unique_ptr<JpegBatchDecoder> second)
-      : device(device_) {
+  Lane(int device_, std::unique_ptr<JpegBatchDecoder> first, std::unique_ptr<JpegBatchDecoder> second,
+       std::atomic<std::size_t>* failures_)
+      : device(device_), failures(failures_) {
     slots[0].decoder = std::move(first);
     slots[1].decoder = std::move(second);
     const OnDevice on(device);
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "GPU resize", "cudaStreamCreate");
   }
   ~Lane() {
+    stop_encoder();
     int previous = 0;
     if (cudaGetDevice(&previous) != cudaSuccess) return;
     cudaSetDevice(device);
     cudaStreamSynchronize(stream);
     cudaStreamDestroy(stream);
+    if (encode_stream != nullptr) {
+      cudaStreamSynchronize(encode_stream);
+      encoded.release();
+      cudaStreamDestroy(encode_stream);
+    }
     for (Slot& slot : slots) {
       slot.done.release();
       slot.results.release();  // on its device
@@ -187,10 +211,15 @@ struct Lane {
   // submit's second half: the jobs' uploads copied to the device, their work and the copy-back of their results
   // queued on the lane's stream, the slot's event after them.
   void queue_work(Slot& slot, const std::vector<Pending*>& batch, const std::vector<DeviceImage>& images) {
+    {  // the encoder thread done with the slot's batch before (its images and encoder states)
+      const Clock::time_point before = Clock::now();
+      std::unique_lock<std::mutex> lock(encode_mutex);
+      encode_wake.wait(lock, [&slot] { return !slot.encoding; });
+      stats.encoder_wait += seconds_since(before);
+    }
     slot.errors.assign(batch.size(), std::string());
     slot.offsets.assign(batch.size(), 0);
-    slot.first_file.assign(batch.size(), 0);
-    if (slot.encoder) slot.encoder->clear();  // the slot's batch before is handed out, its files taken
+    slot.to_encode_pixels.assign(batch.size(), nullptr);
     std::vector<std::size_t> upload_offsets(batch.size(), 0);
     std::vector<std::size_t> scratch_offsets(batch.size(), 0);
     std::vector<std::size_t> jpeg_offsets(batch.size(), 0);
@@ -226,7 +255,6 @@ struct Lane {
     std::uint8_t* device_out = slot.results.reserve(std::max<std::size_t>(total, 256));
     std::uint8_t* device_scratch = scratch_total > 0 ? slot.scratch.reserve(scratch_total) : nullptr;
     std::uint8_t* device_jpeg = jpeg_total > 0 ? slot.jpeg_pixels.reserve(jpeg_total) : nullptr;
-    if (jpeg_total > 0 && !slot.encoder) slot.encoder = std::make_unique<JpegBatchEncoder>(*slot.decoder);
     std::uint8_t* device_uploads = nullptr;
     if (upload_total > 0) {  // one copy for the batch, from pinned memory (the slot's last copy is done: finished)
       std::uint8_t* pinned = slot.pinned_uploads.reserve(upload_total);
@@ -257,15 +285,7 @@ struct Lane {
       std::uint8_t* out = job.jpeg ? device_jpeg + jpeg_offsets[i] : device_out + slot.offsets[i];
       job.queue(input, device_uploads == nullptr ? nullptr : device_uploads + upload_offsets[i],
                 job.scratch_bytes == 0 ? nullptr : device_scratch + scratch_offsets[i], out, exec);
-      if (job.jpeg) {  // each image encoded after the work that makes it, on the same stream
-        const GpuJob::Jpeg& j = *job.jpeg;
-        const auto image_bytes = static_cast<std::size_t>(j.height * j.width * j.channels);
-        for (std::int64_t k = 0; k < j.images; ++k) {
-          const std::size_t number = slot.encoder->queue(out + static_cast<std::size_t>(k) * image_bytes, j.width,
-                                                         j.height, j.channels, j.quality, stream);
-          if (k == 0) slot.first_file[i] = number;
-        }
-      }
+      if (job.jpeg) slot.to_encode_pixels[i] = out;  // encoded by the encoder thread once the batch is done
     }
     if (total > 0) {
       check_cuda(cudaMemcpyAsync(slot.host_out, device_out, total, cudaMemcpyDeviceToHost, stream), "GPU resize",
@@ -282,17 +302,6 @@ struct Lane {
     const Clock::time_point start = Clock::now();
     slot.done.synchronize("GPU resize", "the batch's resize");
     stats.wait += seconds_since(start);
-    // The encoded files taken first (this may throw: nothing is handed out yet).
-    const Clock::time_point taking = Clock::now();
-    std::vector<std::vector<std::string>> files(slot.batch.size());
-    for (std::size_t i = 0; i < slot.batch.size(); ++i) {
-      const GpuJob& job = *slot.batch[i]->job;
-      if (!job.jpeg || !slot.errors[i].empty()) continue;
-      for (std::int64_t k = 0; k < job.jpeg->images; ++k) {
-        files[i].push_back(slot.encoder->take(slot.first_file[i] + static_cast<std::size_t>(k), stream));
-      }
-    }
-    stats.take += seconds_since(taking);
     std::size_t staged = 0;  // the jobs that read a result out of the staging memory
     for (std::size_t i = 0; i < slot.batch.size(); ++i) {
       staged += slot.errors[i].empty() && !slot.batch[i]->job->jpeg ? 1 : 0;
@@ -303,18 +312,122 @@ struct Lane {
     }
     std::vector<Pending*> batch = std::move(slot.batch);
     slot.batch.clear();
+    std::vector<Pending*> jpeg_jobs;  // released by the encoder thread, with their files
+    std::vector<const std::uint8_t*> pixels;
+    std::vector<Pending*> done;  // released here (a released job's thread may end it at once: not touched after)
     for (std::size_t i = 0; i < batch.size(); ++i) {
       batch[i]->error = std::move(slot.errors[i]);
-      batch[i]->files = std::move(files[i]);
-      if (batch[i]->error.empty() && !batch[i]->job->jpeg) {
+      if (batch[i]->error.empty() && batch[i]->job->jpeg) {
+        jpeg_jobs.push_back(batch[i]);
+        pixels.push_back(slot.to_encode_pixels[i]);
+        continue;
+      }
+      if (batch[i]->error.empty()) {
         batch[i]->staged = slot.host_out + slot.offsets[i];
         batch[i]->staging = &slot.staging;
       }
+      done.push_back(batch[i]);
     }
     ++stats.batches;
     stats.files += batch.size();
     stats.last = Clock::now();
-    for (Pending* p : batch) p->release();
+    if (!jpeg_jobs.empty()) hand_to_encoder(slot, std::move(jpeg_jobs), std::move(pixels));
+    for (Pending* p : done) p->release();
+  }
+
+  // --encode gpu: the slot's jobs with JPEG files go to the encoder thread (started on first need), which encodes
+  // them on its own stream while this lane decodes and resizes its next batches; the slot is the thread's until then.
+  void hand_to_encoder(Slot& slot, std::vector<Pending*> jobs, std::vector<const std::uint8_t*> pixels) {
+    const std::lock_guard<std::mutex> lock(encode_mutex);
+    slot.to_encode = std::move(jobs);
+    slot.to_encode_pixels = std::move(pixels);
+    slot.encoding = true;
+    to_encode.push_back(&slot);
+    if (!encoder_thread.joinable()) encoder_thread = std::thread([this] { encode_loop(); });
+    encode_wake.notify_all();
+  }
+
+  void encode_loop() {
+    for (;;) {
+      Slot* slot = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(encode_mutex);
+        encode_wake.wait(lock, [this] { return encode_stop || !to_encode.empty(); });
+        if (to_encode.empty()) return;  // stopping, nothing left
+        slot = to_encode.front();
+        to_encode.pop_front();
+      }
+      const Clock::time_point start = Clock::now();
+      encode_slot(*slot);
+      stats.encode += seconds_since(start);
+      {
+        const std::lock_guard<std::mutex> lock(encode_mutex);
+        slot->encoding = false;
+        slot->to_encode.clear();
+      }
+      encode_wake.notify_all();
+    }
+  }
+
+  // Encodes a slot's JPEG jobs (their images are on the device: the batch was waited for) and releases them with
+  // their files, or where the GPU fails, with the error (the CPU then makes their outputs).
+  void encode_slot(Slot& slot) {
+    std::vector<std::vector<std::string>> files(slot.to_encode.size());
+    try {
+      const OnDevice on(device);
+      if (encode_stream == nullptr) {
+        check_cuda(cudaStreamCreateWithFlags(&encode_stream, cudaStreamNonBlocking), "GPU JPEG encoder",
+                   "cudaStreamCreate");
+      }
+      if (!slot.encoder) slot.encoder = std::make_unique<JpegBatchEncoder>(*slot.decoder);
+      slot.encoder->clear();
+      std::vector<std::size_t> first(slot.to_encode.size(), 0);
+      for (std::size_t i = 0; i < slot.to_encode.size(); ++i) {
+        const GpuJob::Jpeg& j = *slot.to_encode[i]->job->jpeg;
+        const auto image_bytes = static_cast<std::size_t>(j.height * j.width * j.channels);
+        for (std::int64_t k = 0; k < j.images; ++k) {
+          const std::size_t number =
+              slot.encoder->queue(slot.to_encode_pixels[i] + static_cast<std::size_t>(k) * image_bytes, j.width,
+                                  j.height, j.channels, j.quality, encode_stream);
+          if (k == 0) first[i] = number;
+        }
+      }
+      encoded.wait(encode_stream, "GPU JPEG encoder", "the batch's encoding");
+      for (std::size_t i = 0; i < slot.to_encode.size(); ++i) {
+        for (std::int64_t k = 0; k < slot.to_encode[i]->job->jpeg->images; ++k) {
+          files[i].push_back(slot.encoder->take(first[i] + static_cast<std::size_t>(k), encode_stream));
+        }
+      }
+    } catch (const std::exception& e) {
+      fail_encoding(slot, std::string("the GPU failed: ") + e.what());
+      return;
+    } catch (...) {
+      fail_encoding(slot, "the GPU failed");
+      return;
+    }
+    for (std::size_t i = 0; i < slot.to_encode.size(); ++i) {
+      slot.to_encode[i]->files = std::move(files[i]);
+      slot.to_encode[i]->release();
+    }
+  }
+
+  void fail_encoding(Slot& slot, const std::string& error) {
+    if (encode_stream != nullptr) cudaStreamSynchronize(encode_stream);
+    failures->fetch_add(1, std::memory_order_relaxed);
+    for (Pending* p : slot.to_encode) {
+      p->error = error;
+      p->release();
+    }
+  }
+
+  // Lets the encoder thread finish the slots handed to it, then ends it.
+  void stop_encoder() {
+    {
+      const std::lock_guard<std::mutex> lock(encode_mutex);
+      encode_stop = true;
+    }
+    encode_wake.notify_all();
+    if (encoder_thread.joinable()) encoder_thread.join();
   }
 };
 
@@ -353,7 +466,7 @@ struct BatchResampler::Impl {
     for (int i = 0; i < kLanes; ++i) {
       auto one = i + 1 < kLanes ? first->sibling() : std::move(first);
       auto two = one->sibling();
-      lanes.push_back(std::make_unique<Lane>(device, std::move(one), std::move(two)));
+      lanes.push_back(std::make_unique<Lane>(device, std::move(one), std::move(two), &failures));
     }
     try {
       for (auto& lane : lanes) workers.emplace_back([this, l = lane.get()] { loop(*l); });
@@ -376,9 +489,10 @@ struct BatchResampler::Impl {
       std::fprintf(stderr,
                    "rsz: GPU stage, lane %zu: %zu batches, %zu files, from %.3f s to %.3f s after it was made; idle "
                    "%.3f s, decode %.3f s, queueing the work %.3f s (%.3f s of it for the readers of the batch before), "
-                   "waiting for results %.3f s, taking JPEG files %.3f s\n",
+                   "waiting for results %.3f s; its encoder thread encoding JPEG files %.3f s, the lane waiting for "
+                   "it %.3f s\n",
                    i, s.batches, s.files, s.started ? after(s.first) : 0.0, s.batches > 0 ? after(s.last) : 0.0,
-                   s.idle, s.decode, s.queue, s.readers, s.wait, s.take);
+                   s.idle, s.decode, s.queue, s.readers, s.wait, s.encode, s.encoder_wait);
     }
     const auto n = static_cast<double>(std::max<std::uint64_t>(jobs.load(), 1));
     std::fprintf(stderr, "rsz: GPU stage, jobs: %llu, each %.2f ms from queued to handed out, %.3f ms copying out\n",
@@ -394,6 +508,7 @@ struct BatchResampler::Impl {
     wake.notify_all();
     for (std::thread& w : workers) w.join();
     workers.clear();
+    for (auto& lane : lanes) lane->stop_encoder();  // its last batches' files made and handed out
   }
 
   // The device bytes a job takes in its batch: its decoded pixels (interleaved RGB), its scratch and its result.
