@@ -24,6 +24,22 @@ using rsz::test::ScratchDir;
 
 namespace {
 
+// The largest and the mean difference between two 8-bit images' samples (same sizes asserted).
+std::pair<int, double> sample_difference(const rsz::io::Image& a, const rsz::io::Image& b) {
+  EXPECT_EQ(a.width, b.width);
+  EXPECT_EQ(a.height, b.height);
+  EXPECT_EQ(a.channels, b.channels);
+  if (a.data8.size() != b.data8.size() || a.data8.empty()) return {256, 256.0};
+  int largest = 0;
+  double sum = 0;
+  for (std::size_t i = 0; i < a.data8.size(); ++i) {
+    const int d = std::abs(int{a.data8[i]} - int{b.data8[i]});
+    largest = std::max(largest, d);
+    sum += d;
+  }
+  return {largest, sum / static_cast<double>(a.data8.size())};
+}
+
 bool gpu_decode_refused(const rsz::test::CommandResult& r) {
   return r.status == 2 && (r.err.find("no GPU JPEG decoder") != std::string::npos ||
                            r.err.find("the GPU cannot be used") != std::string::npos);
@@ -59,18 +75,10 @@ TEST(GpuJobs, DecodeGpuMatchesTheCpuJobWhereTheDecodeIsExact) {
         << name;
   }
   // 4:2:0: nvJPEG upsamples chroma otherwise; the thumbnails stay within its decoding difference.
-  const rsz::io::Image a = rsz::io::read_image(dir / "gpu/chelsea.jpg");
-  const rsz::io::Image b = rsz::io::read_image(dir / "cpu/chelsea.jpg");
-  ASSERT_EQ(a.data8.size(), b.data8.size());
-  int largest = 0;
-  double sum = 0;
-  for (std::size_t i = 0; i < a.data8.size(); ++i) {
-    const int d = std::abs(int{a.data8[i]} - int{b.data8[i]});
-    largest = std::max(largest, d);
-    sum += d;
-  }
+  const auto [largest, mean] = sample_difference(rsz::io::read_image(dir / "gpu/chelsea.jpg"),
+                                                 rsz::io::read_image(dir / "cpu/chelsea.jpg"));
   EXPECT_LE(largest, 40);
-  EXPECT_LT(sum / static_cast<double>(a.data8.size()), 2.0);
+  EXPECT_LT(mean, 2.0);
   // The operators stay on the GPU: --backend cpu is refused with it.
   auto refused = run_rsz(dir, "thumbnail -i in/rocket.jpg -o no/ --size 96 --decode gpu --backend cpu");
   EXPECT_EQ(refused.status, 2);
@@ -140,25 +148,6 @@ TEST(GpuJobs, RoiAlignDecodeGpuCropsAsTheCpuJob) {
   EXPECT_FALSE(fs::exists(dir.path() / "no"));
 }
 
-namespace {
-
-// The largest and the mean difference between two 8-bit images' samples (same sizes asserted).
-std::pair<int, double> sample_difference(const rsz::io::Image& a, const rsz::io::Image& b) {
-  EXPECT_EQ(a.width, b.width);
-  EXPECT_EQ(a.height, b.height);
-  EXPECT_EQ(a.channels, b.channels);
-  if (a.data8.size() != b.data8.size() || a.data8.empty()) return {256, 256.0};
-  int largest = 0;
-  double sum = 0;
-  for (std::size_t i = 0; i < a.data8.size(); ++i) {
-    const int d = std::abs(int{a.data8[i]} - int{b.data8[i]});
-    largest = std::max(largest, d);
-    sum += d;
-  }
-  return {largest, sum / static_cast<double>(a.data8.size())};
-}
-
-}  // namespace
 
 // --encode gpu: the JPEG thumbnails and crops the GPU made are encoded there (nvJPEG). Refused in one line where it
 // cannot run, and without --decode gpu. Where it runs: the files decode within a few levels of the CPU job's (the same
