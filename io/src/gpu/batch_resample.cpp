@@ -140,7 +140,7 @@ struct Lane {
   std::thread encoder_thread;
   std::mutex encode_mutex;
   std::condition_variable encode_wake;
-  std::deque<Slot*> to_encode;
+  std::vector<Slot*> to_encode;  // at most the two slots (room reserved: handing one over cannot throw)
   bool encode_stop = false;
 
   Lane(int device_, std::unique_ptr<JpegBatchDecoder> first, std::unique_ptr<JpegBatchDecoder> second,
@@ -148,6 +148,7 @@ struct Lane {
       : device(device_), failures(failures_) {
     slots[0].decoder = std::move(first);
     slots[1].decoder = std::move(second);
+    to_encode.reserve(2);
     const OnDevice on(device);
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "GPU resize", "cudaStreamCreate");
   }
@@ -158,8 +159,9 @@ struct Lane {
     cudaSetDevice(device);
     cudaStreamSynchronize(stream);
     cudaStreamDestroy(stream);
+    if (encode_stream != nullptr) cudaStreamSynchronize(encode_stream);
+    for (Slot& slot : slots) slot.encoder.reset();  // before the stream its states were made with
     if (encode_stream != nullptr) {
-      cudaStreamSynchronize(encode_stream);
       encoded.release();
       cudaStreamDestroy(encode_stream);
     }
@@ -168,7 +170,6 @@ struct Lane {
       slot.results.release();  // on its device
       slot.scratch.release();
       slot.jpeg_pixels.release();
-      slot.encoder.reset();
       slot.uploads.release();
     }
     cudaSetDevice(previous);
@@ -302,6 +303,19 @@ struct Lane {
     const Clock::time_point start = Clock::now();
     slot.done.synchronize("GPU resize", "the batch's resize");
     stats.wait += seconds_since(start);
+    // What can throw comes before the batch is taken out of the slot (a throw fails the batch, whose jobs the CPU
+    // then runs): the encoder thread started where the batch has JPEG files to make, the lists' room reserved.
+    bool has_jpeg = false;
+    for (std::size_t i = 0; i < slot.batch.size(); ++i) {
+      has_jpeg = has_jpeg || (slot.errors[i].empty() && slot.batch[i]->job->jpeg);
+    }
+    if (has_jpeg) start_encoder();
+    std::vector<Pending*> jpeg_jobs;  // released by the encoder thread, with their files
+    std::vector<const std::uint8_t*> pixels;
+    std::vector<Pending*> done;  // released here (a released job's thread may end it at once: not touched after)
+    jpeg_jobs.reserve(slot.batch.size());
+    pixels.reserve(slot.batch.size());
+    done.reserve(slot.batch.size());
     std::size_t staged = 0;  // the jobs that read a result out of the staging memory
     for (std::size_t i = 0; i < slot.batch.size(); ++i) {
       staged += slot.errors[i].empty() && !slot.batch[i]->job->jpeg ? 1 : 0;
@@ -312,9 +326,6 @@ struct Lane {
     }
     std::vector<Pending*> batch = std::move(slot.batch);
     slot.batch.clear();
-    std::vector<Pending*> jpeg_jobs;  // released by the encoder thread, with their files
-    std::vector<const std::uint8_t*> pixels;
-    std::vector<Pending*> done;  // released here (a released job's thread may end it at once: not touched after)
     for (std::size_t i = 0; i < batch.size(); ++i) {
       batch[i]->error = std::move(slot.errors[i]);
       if (batch[i]->error.empty() && batch[i]->job->jpeg) {
@@ -335,15 +346,23 @@ struct Lane {
     for (Pending* p : done) p->release();
   }
 
-  // --encode gpu: the slot's jobs with JPEG files go to the encoder thread (started on first need), which encodes
-  // them on its own stream while this lane decodes and resizes its next batches; the slot is the thread's until then.
-  void hand_to_encoder(Slot& slot, std::vector<Pending*> jobs, std::vector<const std::uint8_t*> pixels) {
+  // The encoder thread, on the first batch with JPEG files to make. Throws where it cannot start.
+  void start_encoder() {
     const std::lock_guard<std::mutex> lock(encode_mutex);
-    slot.to_encode = std::move(jobs);
-    slot.to_encode_pixels = std::move(pixels);
-    slot.encoding = true;
-    to_encode.push_back(&slot);
     if (!encoder_thread.joinable()) encoder_thread = std::thread([this] { encode_loop(); });
+  }
+
+  // --encode gpu: the slot's jobs with JPEG files go to the encoder thread (start_encoder), which encodes them on
+  // its own stream while this lane decodes and resizes its next batches; the slot is the thread's until then.
+  // Throws nothing (the queue has room for both slots).
+  void hand_to_encoder(Slot& slot, std::vector<Pending*> jobs, std::vector<const std::uint8_t*> pixels) noexcept {
+    {
+      const std::lock_guard<std::mutex> lock(encode_mutex);
+      slot.to_encode = std::move(jobs);
+      slot.to_encode_pixels = std::move(pixels);
+      slot.encoding = true;
+      to_encode.push_back(&slot);
+    }
     encode_wake.notify_all();
   }
 
@@ -355,7 +374,7 @@ struct Lane {
         encode_wake.wait(lock, [this] { return encode_stop || !to_encode.empty(); });
         if (to_encode.empty()) return;  // stopping, nothing left
         slot = to_encode.front();
-        to_encode.pop_front();
+        to_encode.erase(to_encode.begin());
       }
       const Clock::time_point start = Clock::now();
       encode_slot(*slot);
@@ -399,10 +418,15 @@ struct Lane {
         }
       }
     } catch (const std::exception& e) {
-      fail_encoding(slot, std::string("the GPU failed: ") + e.what());
+      std::string error;
+      try {
+        error = std::string("the GPU failed: ") + e.what();
+      } catch (...) {
+      }
+      fail_encoding(slot, error);
       return;
     } catch (...) {
-      fail_encoding(slot, "the GPU failed");
+      fail_encoding(slot, "");
       return;
     }
     for (std::size_t i = 0; i < slot.to_encode.size(); ++i) {
@@ -411,11 +435,16 @@ struct Lane {
     }
   }
 
-  void fail_encoding(Slot& slot, const std::string& error) {
+  void fail_encoding(Slot& slot, const std::string& error) noexcept {
     if (encode_stream != nullptr) cudaStreamSynchronize(encode_stream);
     failures->fetch_add(1, std::memory_order_relaxed);
     for (Pending* p : slot.to_encode) {
-      p->error = error;
+      try {
+        p->error = error;
+      } catch (...) {  // out of memory: the job still goes to the CPU
+        p->error.clear();
+      }
+      if (p->error.empty()) p->error.assign("the GPU failed");  // short enough to need no allocation
       p->release();
     }
   }
@@ -703,7 +732,8 @@ std::string BatchResampler::run(const ResampleJob& job, int quality, std::string
   work.jpeg = GpuJob::Jpeg{quality, 1, job.canvas[2], job.canvas[3], static_cast<int>(job.canvas[1])};
   std::vector<std::string> files;
   std::string error = run(work, files);
-  if (error.empty() && files.size() == 1) file = std::move(files[0]);
+  if (error.empty() && files.size() != 1) return "the GPU gave no JPEG file";
+  if (error.empty()) file = std::move(files[0]);
   return error;
 }
 
