@@ -136,6 +136,12 @@ constexpr std::size_t kExifHeaderSize = 6;
 constexpr char kXmpHeader[] = "http://ns.adobe.com/xap/1.0/";  // followed by a NUL
 constexpr std::size_t kXmpHeaderSize = sizeof kXmpHeader;      // 29, the NUL included
 
+// Whether an EXIF or XMP payload is written: an APP1 segment holds at most 65533 bytes, header included (larger EXIF
+// or XMP, rare: a huge thumbnail, is left out).
+bool app1_fits(const std::string& payload, std::size_t header_size) {
+  return !payload.empty() && payload.size() + header_size <= 65533;
+}
+
 // The EXIF and XMP of the APP1 segments; `reset_orientation`: the pixels were turned upright, so the EXIF
 // orientation becomes 1. False when out of memory.
 bool copy_app1(Image* image, jpeg_saved_marker_ptr marker, bool reset_orientation) noexcept {
@@ -304,14 +310,13 @@ bool run_jpeg_write(JpegWriteJob* job) {
   jpeg_set_defaults(&cinfo);
   jpeg_set_quality(&cinfo, job->quality, TRUE);
   jpeg_start_compress(&cinfo, TRUE);
-  // APP1 segments hold at most 65533 bytes; larger EXIF or XMP (rare: a huge thumbnail) is left out.
-  if (!image.exif.empty() && image.exif.size() + kExifHeaderSize <= 65533) {
+  if (app1_fits(image.exif, kExifHeaderSize)) {
     std::string segment(kExifHeader, kExifHeaderSize);
     segment += image.exif;
     jpeg_write_marker(&cinfo, JPEG_APP0 + 1, reinterpret_cast<const JOCTET*>(segment.data()),
                       static_cast<unsigned int>(segment.size()));
   }
-  if (!image.xmp.empty() && image.xmp.size() + kXmpHeaderSize <= 65533) {
+  if (app1_fits(image.xmp, kXmpHeaderSize)) {
     std::string segment(kXmpHeader, kXmpHeaderSize);
     segment += image.xmp;
     jpeg_write_marker(&cinfo, JPEG_APP0 + 1, reinterpret_cast<const JOCTET*>(segment.data()),
@@ -452,12 +457,12 @@ std::vector<std::uint8_t> with_jpeg_metadata(std::string_view jpeg, const Image&
   }
   std::vector<std::uint8_t> out(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(at));
   out.reserve(jpeg.size() + metadata.exif.size() + metadata.xmp.size() + metadata.icc_profile.size() + 256);
-  // write_image's rules: APP1 segments hold at most 65533 bytes (larger EXIF or XMP is left out); the profile in
-  // ICC_PROFILE chunks of at most 65519 bytes, numbered from 1.
-  if (!metadata.exif.empty() && metadata.exif.size() + detail::kExifHeaderSize <= 65533) {
+  // write_image's rules: EXIF and XMP where an APP1 segment holds them; the profile in ICC_PROFILE chunks of at most
+  // 65519 bytes, numbered from 1.
+  if (detail::app1_fits(metadata.exif, detail::kExifHeaderSize)) {
     append_segment(out, 1, std::string_view(detail::kExifHeader, detail::kExifHeaderSize), metadata.exif);
   }
-  if (!metadata.xmp.empty() && metadata.xmp.size() + detail::kXmpHeaderSize <= 65533) {
+  if (detail::app1_fits(metadata.xmp, detail::kXmpHeaderSize)) {
     append_segment(out, 1, std::string_view(detail::kXmpHeader, detail::kXmpHeaderSize), metadata.xmp);
   }
   if (detail::profile_fits(metadata.icc_profile, channels)) {

@@ -124,6 +124,31 @@ io::Image result_image(const ConstTensorView& tensor, const LoadedInput& source,
 }
 
 
+// The metadata an output of a result of `channels` channels carries (none with --strip).
+void carry_metadata(io::Image& image, std::int64_t channels, const LoadedInput& source, const CommonOptions& options) {
+  if (options.strip) return;
+  image.icc_profile = output_profile(source, options, channels);
+  image.exif = source.exif;
+  image.xmp = source.xmp;
+}
+
+io::ImageWriteOptions write_options(const CommonOptions& options) {
+  io::ImageWriteOptions write;
+  write.quality = options.quality;
+  write.lossless = options.lossless;
+  write.png_compression = options.png_compression;
+  return write;
+}
+
+// An output's encoded bytes written whole at `path`, or kept for the part being written where it is a .tar member.
+void store_encoded(const std::string& path, std::vector<std::uint8_t> bytes, bool member) {
+  if (member) {
+    keep_tar_member(path, std::move(bytes));
+  } else {
+    io::write_encoded_image(path, bytes);
+  }
+}
+
 bool names_output_file(const std::string& output) {
   return is_input_path(output);
 }
@@ -171,15 +196,7 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
   header.height = h;
   header.channels = output_channels(options, c, path);
   header.bit_depth = output_depth(options, source.from_image, source.bit_depth, path);
-  if (!options.strip) {
-    header.icc_profile = output_profile(source, options, c);
-    header.exif = source.exif;
-    header.xmp = source.xmp;
-  }
-  io::ImageWriteOptions write;
-  write.quality = options.quality;
-  write.lossless = options.lossless;
-  write.png_compression = options.png_compression;
+  carry_metadata(header, c, source, options);
   const io::RowProducer produce = [&](std::int64_t first, io::Image& rows) {
     const TensorView view(band.data(), type, {1, c, rows.height, w}, band.layout().strides());
     compute(first, view);
@@ -187,11 +204,7 @@ void save_output_rows(const std::string& path, const Dims& sizes, DataType type,
     rows.data8.swap(image.data8);
     rows.data16.swap(image.data16);
   };
-  if (member) {
-    keep_tar_member(path, io::encode_image_rows(path, header, rows_per_band, produce, write));
-  } else {
-    io::write_image_rows(path, header, rows_per_band, produce, write);
-  }
+  store_encoded(path, io::encode_image_rows(path, header, rows_per_band, produce, write_options(options)), member);
 }
 
 namespace {
@@ -199,21 +212,9 @@ namespace {
 // Writes the image of a result of `channels` channels (result_image's) at `path`, with the metadata it carries.
 void save_image(const std::string& path, io::Image image, std::int64_t channels, const LoadedInput& source,
                 const CommonOptions& options, bool member) {
-  io::ImageWriteOptions write;
-  write.quality = options.quality;
-  write.lossless = options.lossless;
-  write.png_compression = options.png_compression;
   // The colour profile travels with the pixels (io writes it where the format and channels allow).
-  if (!options.strip) {
-    image.icc_profile = output_profile(source, options, channels);
-    image.exif = source.exif;
-    image.xmp = source.xmp;
-  }
-  if (member) {
-    keep_tar_member(path, io::encode_image(path, image, write));
-  } else {
-    io::write_image(path, image, write);
-  }
+  carry_metadata(image, channels, source, options);
+  store_encoded(path, io::encode_image(path, image, write_options(options)), member);
 }
 
 }  // namespace
@@ -252,17 +253,12 @@ void save_encoded_jpeg(const std::string& path, std::string_view file, std::int6
   const bool member = !tar_member_name(path).empty();
   if (!member) create_parent(path);
   io::Image metadata;
-  if (!options.strip) {
-    metadata.icc_profile = output_profile(source, options, channels);
-    metadata.exif = source.exif;
-    metadata.xmp = source.xmp;
-  }
-  std::vector<std::uint8_t> bytes = io::with_jpeg_metadata(file, metadata, static_cast<int>(channels));
-  if (member) {
-    keep_tar_member(path, std::move(bytes));
-  } else {
-    io::write_encoded_image(path, bytes);
-  }
+  carry_metadata(metadata, channels, source, options);
+  store_encoded(path, io::with_jpeg_metadata(file, metadata, static_cast<int>(channels)), member);
+}
+
+int jpeg_quality(const CommonOptions& options) {
+  return options.quality > 0 ? options.quality : io::kDefaultJpegQuality;
 }
 
 void save_output8(const std::string& path, io::Image pixels, const LoadedInput& source, const CommonOptions& options) {

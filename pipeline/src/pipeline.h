@@ -276,6 +276,8 @@ bool encodes_on_gpu(const std::string& path, std::int64_t channels, DataType typ
 // gives added (io::with_jpeg_metadata), written whole (or kept as a .tar member).
 void save_encoded_jpeg(const std::string& path, std::string_view file, std::int64_t channels,
                        const LoadedInput& source, const CommonOptions& options);
+// The quality JPEG outputs are encoded at: --quality, or io's default.
+int jpeg_quality(const CommonOptions& options);
 // The rows of one band of save_output_rows for a result of these sizes computed by `threads` threads: about 256 KiB
 // of float32 results a thread, up to kBandThreads threads (the default: the most a band holds).
 constexpr int kBandThreads = 16;

@@ -580,8 +580,7 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
   const std::vector<OutputRecord> record{{resample_job.out, plan.canvas, to_string(source.result_type), std::nullopt}};
   if (encodes_on_gpu(resample_job.out, plan.canvas[1], job.type, source, common)) {  // its JPEG file comes back
     std::string file;
-    const int quality = common.quality > 0 ? common.quality : io::kDefaultJpegQuality;
-    if (!gpu_resampler(common).run(job, quality, file).empty()) return std::nullopt;
+    if (!gpu_resampler(common).run(job, jpeg_quality(common), file).empty()) return std::nullopt;
     save_encoded_jpeg(resample_job.out, file, plan.canvas[1], source, common);
     return record;
   }
@@ -632,7 +631,8 @@ void check_decode_backend(const CommonOptions& common, const char* what) {
                 "--backend " + to_string(common.backend));
   }
   if (common.encode_gpu && !common.decode_gpu) {
-    usage_error(std::string("--encode gpu encodes the images the GPU ") + (std::string(what) == "crops" ? "cropped" : "resized") +
+    const char* made = std::string(what) == "crops" ? "cropped" : "resized";
+    usage_error(std::string("--encode gpu encodes the images the GPU ") + made +
                 " from the files it decoded: --decode gpu is needed with it");
   }
 }

@@ -531,8 +531,8 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
   if (std::all_of(planned.paths.begin(), planned.paths.end(), [&](const std::string& path) {
         return encodes_on_gpu(path, all_sizes[1], type, source, common);
       })) {  // each crop's JPEG file comes back
-    job.jpeg = io::gpu::GpuJob::Jpeg{common.quality > 0 ? common.quality : io::kDefaultJpegQuality, all_sizes[0],
-                                     all_sizes[2], all_sizes[3], static_cast<int>(all_sizes[1])};
+    job.jpeg = io::gpu::GpuJob::Jpeg{jpeg_quality(common), all_sizes[0], all_sizes[2], all_sizes[3],
+                                     static_cast<int>(all_sizes[1])};
     std::vector<std::string> files;
     if (!gpu_resampler(common).run(job, files).empty() || files.size() != planned.paths.size()) return std::nullopt;
     return write_crops(list, rois.dtype(), planned, crops, crop_sizes, type, [&](std::size_t r) {

@@ -93,7 +93,8 @@ struct Pending {
   std::string error;
   const std::uint8_t* staged = nullptr;
   Staging* staging = nullptr;
-  std::vector<std::string> files;  // a job with `jpeg`: its files
+  const std::uint8_t* jpeg_pixels = nullptr;  // a job with `jpeg`: its 8-bit images on the device, to encode
+  std::vector<std::string> files;             // and its files
   bool released = false;
 
   void release() {
@@ -114,7 +115,6 @@ struct Slot {
   Arena jpeg_pixels{false, "GPU resize", "device memory for the images to encode", kBatchBytes};
   std::unique_ptr<JpegBatchEncoder> encoder;  // made for the first job with `jpeg`
   std::vector<Pending*> to_encode;             // the batch's jobs with `jpeg`, handed to the encoder thread
-  std::vector<const std::uint8_t*> to_encode_pixels;  // their 8-bit images on the device
   bool encoding = false;                       // the encoder thread has the slot (its images and encoder states)
   Staging staging;
   BlockingEvent done;
@@ -220,7 +220,6 @@ struct Lane {
     }
     slot.errors.assign(batch.size(), std::string());
     slot.offsets.assign(batch.size(), 0);
-    slot.to_encode_pixels.assign(batch.size(), nullptr);
     std::vector<std::size_t> upload_offsets(batch.size(), 0);
     std::vector<std::size_t> scratch_offsets(batch.size(), 0);
     std::vector<std::size_t> jpeg_offsets(batch.size(), 0);
@@ -286,7 +285,7 @@ struct Lane {
       std::uint8_t* out = job.jpeg ? device_jpeg + jpeg_offsets[i] : device_out + slot.offsets[i];
       job.queue(input, device_uploads == nullptr ? nullptr : device_uploads + upload_offsets[i],
                 job.scratch_bytes == 0 ? nullptr : device_scratch + scratch_offsets[i], out, exec);
-      if (job.jpeg) slot.to_encode_pixels[i] = out;  // encoded by the encoder thread once the batch is done
+      if (job.jpeg) batch[i]->jpeg_pixels = out;  // encoded by the encoder thread once the batch is done
     }
     if (total > 0) {
       check_cuda(cudaMemcpyAsync(slot.host_out, device_out, total, cudaMemcpyDeviceToHost, stream), "GPU resize",
@@ -311,10 +310,8 @@ struct Lane {
     }
     if (has_jpeg) start_encoder();
     std::vector<Pending*> jpeg_jobs;  // released by the encoder thread, with their files
-    std::vector<const std::uint8_t*> pixels;
     std::vector<Pending*> done;  // released here (a released job's thread may end it at once: not touched after)
     jpeg_jobs.reserve(slot.batch.size());
-    pixels.reserve(slot.batch.size());
     done.reserve(slot.batch.size());
     std::size_t staged = 0;  // the jobs that read a result out of the staging memory
     for (std::size_t i = 0; i < slot.batch.size(); ++i) {
@@ -330,7 +327,6 @@ struct Lane {
       batch[i]->error = std::move(slot.errors[i]);
       if (batch[i]->error.empty() && batch[i]->job->jpeg) {
         jpeg_jobs.push_back(batch[i]);
-        pixels.push_back(slot.to_encode_pixels[i]);
         continue;
       }
       if (batch[i]->error.empty()) {
@@ -342,7 +338,7 @@ struct Lane {
     ++stats.batches;
     stats.files += batch.size();
     stats.last = Clock::now();
-    if (!jpeg_jobs.empty()) hand_to_encoder(slot, std::move(jpeg_jobs), std::move(pixels));
+    if (!jpeg_jobs.empty()) hand_to_encoder(slot, std::move(jpeg_jobs));
     for (Pending* p : done) p->release();
   }
 
@@ -355,11 +351,10 @@ struct Lane {
   // --encode gpu: the slot's jobs with JPEG files go to the encoder thread (start_encoder), which encodes them on
   // its own stream while this lane decodes and resizes its next batches; the slot is the thread's until then.
   // Throws nothing (the queue has room for both slots).
-  void hand_to_encoder(Slot& slot, std::vector<Pending*> jobs, std::vector<const std::uint8_t*> pixels) noexcept {
+  void hand_to_encoder(Slot& slot, std::vector<Pending*> jobs) noexcept {
     {
       const std::lock_guard<std::mutex> lock(encode_mutex);
       slot.to_encode = std::move(jobs);
-      slot.to_encode_pixels = std::move(pixels);
       slot.encoding = true;
       to_encode.push_back(&slot);
     }
@@ -406,7 +401,7 @@ struct Lane {
         const auto image_bytes = static_cast<std::size_t>(j.height * j.width * j.channels);
         for (std::int64_t k = 0; k < j.images; ++k) {
           const std::size_t number =
-              slot.encoder->queue(slot.to_encode_pixels[i] + static_cast<std::size_t>(k) * image_bytes, j.width,
+              slot.encoder->queue(slot.to_encode[i]->jpeg_pixels + static_cast<std::size_t>(k) * image_bytes, j.width,
                                   j.height, j.channels, j.quality, encode_stream);
           if (k == 0) first[i] = number;
         }
@@ -602,7 +597,7 @@ struct BatchResampler::Impl {
   // A job through the stage: queued, waited for, then (without an error) `take` reads its result out (a staged one
   // is released for the lane's next batches after). Returns "" or why the file was not run here.
   std::string run(const GpuJob& job, const std::function<void(Pending&)>& take) {
-    Pending pending{&job, {}, {}, nullptr, nullptr, {}, false};
+    Pending pending{&job, {}, {}, nullptr, nullptr, nullptr, {}, false};
     std::future<void> done = pending.done.get_future();
     {
       const std::lock_guard<std::mutex> lock(mutex);

@@ -297,6 +297,8 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
   return out;
 }
 
+constexpr const char* kEncoderName = "GPU JPEG encoder";  // in the encoder's messages
+
 // One encoder state an image queued since the last clear() (a state holds its image's file until it is taken), and
 // one parameter set a quality and colour kind; all made on first need and kept.
 struct JpegBatchEncoder::Impl {
@@ -316,16 +318,16 @@ struct JpegBatchEncoder::Impl {
     const int key = quality * 2 + (gray ? 1 : 0);
     const auto found = params.find(key);
     if (found != params.end()) return found->second;
-    constexpr const char* kWho = "GPU JPEG encoder";
     nvjpegEncoderParams_t made = nullptr;
-    check(nvjpegEncoderParamsCreate(handle, &made, stream), "nvjpegEncoderParamsCreate", kWho);
+    check(nvjpegEncoderParamsCreate(handle, &made, stream), "nvjpegEncoderParamsCreate", kEncoderName);
     try {
       // libjpeg's choices (jpeg_set_defaults, jpeg_set_quality): the standard tables scaled by the quality, baseline
       // Huffman tables, 4:2:0 colour.
-      check(nvjpegEncoderParamsSetQuality(made, quality, stream), "nvjpegEncoderParamsSetQuality", kWho);
+      check(nvjpegEncoderParamsSetQuality(made, quality, stream), "nvjpegEncoderParamsSetQuality", kEncoderName);
       check(nvjpegEncoderParamsSetSamplingFactors(made, gray ? NVJPEG_CSS_GRAY : NVJPEG_CSS_420, stream),
-            "nvjpegEncoderParamsSetSamplingFactors", kWho);
-      check(nvjpegEncoderParamsSetOptimizedHuffman(made, 0, stream), "nvjpegEncoderParamsSetOptimizedHuffman", kWho);
+            "nvjpegEncoderParamsSetSamplingFactors", kEncoderName);
+      check(nvjpegEncoderParamsSetOptimizedHuffman(made, 0, stream), "nvjpegEncoderParamsSetOptimizedHuffman",
+            kEncoderName);
     } catch (...) {
       nvjpegEncoderParamsDestroy(made);
       throw;
@@ -353,19 +355,18 @@ JpegBatchEncoder::~JpegBatchEncoder() {
 
 std::size_t JpegBatchEncoder::queue(const std::uint8_t* pixels, std::int64_t width, std::int64_t height,
                                     int channels, int quality, void* stream) {
-  constexpr const char* kWho = "GPU JPEG encoder";
   Impl& e = *impl_;
   if ((channels != 1 && channels != 3) || width < 1 || height < 1 || width > 65535 || height > 65535 ||
       quality < 1 || quality > 100) {
     throw Error(ErrorCode::InvalidArgument,
-                std::string(kWho) + ": " + std::to_string(width) + "x" + std::to_string(height) + " with " +
+                std::string(kEncoderName) + ": " + std::to_string(width) + "x" + std::to_string(height) + " with " +
                     std::to_string(channels) + " channels at quality " + std::to_string(quality) +
                     "; 1 or 3 channels, sizes 1 to 65535 and quality 1 to 100 are allowed");
   }
   const auto on_stream = static_cast<cudaStream_t>(stream);
   if (e.used == e.states.size()) {
     nvjpegEncoderState_t state = nullptr;
-    check(nvjpegEncoderStateCreate(e.handle, &state, on_stream), "nvjpegEncoderStateCreate", kWho);
+    check(nvjpegEncoderStateCreate(e.handle, &state, on_stream), "nvjpegEncoderStateCreate", kEncoderName);
     e.states.push_back(state);
   }
   const nvjpegEncoderParams_t params = e.params_for(quality, channels == 1, on_stream);
@@ -376,27 +377,28 @@ std::size_t JpegBatchEncoder::queue(const std::uint8_t* pixels, std::int64_t wid
   if (channels == 3) {
     check(nvjpegEncodeImage(e.handle, state, params, &source, NVJPEG_INPUT_RGBI, static_cast<int>(width),
                             static_cast<int>(height), on_stream),
-          "nvjpegEncodeImage", kWho);
+          "nvjpegEncodeImage", kEncoderName);
   } else {
     check(nvjpegEncodeYUV(e.handle, state, params, &source, NVJPEG_CSS_GRAY, static_cast<int>(width),
                           static_cast<int>(height), on_stream),
-          "nvjpegEncodeYUV", kWho);
+          "nvjpegEncodeYUV", kEncoderName);
   }
   return e.used++;
 }
 
 std::string JpegBatchEncoder::take(std::size_t index, void* stream) {
-  constexpr const char* kWho = "GPU JPEG encoder";
   Impl& e = *impl_;
-  if (index >= e.used) throw Error(ErrorCode::InvalidArgument, std::string(kWho) + ": no image " + std::to_string(index));
+  if (index >= e.used) {
+    throw Error(ErrorCode::InvalidArgument, std::string(kEncoderName) + ": no image " + std::to_string(index));
+  }
   const auto on_stream = static_cast<cudaStream_t>(stream);
   std::size_t length = 0;
   check(nvjpegEncodeRetrieveBitstream(e.handle, e.states[index], nullptr, &length, on_stream),
-        "nvjpegEncodeRetrieveBitstream", kWho);
+        "nvjpegEncodeRetrieveBitstream", kEncoderName);
   std::string file(length, '\0');
   check(nvjpegEncodeRetrieveBitstream(e.handle, e.states[index], reinterpret_cast<unsigned char*>(file.data()),
                                       &length, on_stream),
-        "nvjpegEncodeRetrieveBitstream", kWho);
+        "nvjpegEncodeRetrieveBitstream", kEncoderName);
   file.resize(length);
   return file;
 }
