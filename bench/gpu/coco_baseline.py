@@ -91,7 +91,8 @@ def main():
     parser.add_argument("--no-sync", action="store_true",
                         help="rsz's outputs not flushed to the disk one by one (--no-sync), as torchvision's are not")
     parser.add_argument("--jobs", default="cpu,cuda,cuda_encode,python,python_encode,torchvision",
-                        help="which of cpu, cuda, python (rsz.run where rsz imports), torchvision to run")
+                        help="which of cpu, cuda, cuda_all (--device all), cuda_encode, python, python_encode (rsz.run "
+                             "where rsz imports), torchvision to run")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     photos, annotation_file, images, annotations = make_dataset(args.rsz, args.source, args.work, args.count)
@@ -114,6 +115,8 @@ def main():
     jobs = {"cpu": ("rsz roi-align, CPU (every core)", rsz_job("rsz_cpu", "--backend", "cpu")),
             "cuda": ("rsz roi-align, --backend cuda --decode gpu", rsz_job("rsz_gpu", "--backend", "cuda",
                                                                            "--decode", "gpu")),
+            "cuda_all": ("rsz roi-align, --backend cuda --decode gpu --device all",
+                         rsz_job("rsz_gpu_all", "--backend", "cuda", "--decode", "gpu", "--device", "all")),
             "cuda_encode": ("rsz roi-align, --backend cuda --decode gpu --encode gpu",
                             rsz_job("rsz_gpu_encode", "--backend", "cuda", "--decode", "gpu", "--encode", "gpu")),
             "torchvision": ("torchvision, GPU decode + roi_align + GPU encode + write",

@@ -8,6 +8,7 @@ The photos are made here from a sample photo (scaled to 1920 x 1080, each with i
 the run needs no data. Each job runs `--runs` times after a warm-up; the best time is reported as images a second.
 """
 import argparse
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -24,14 +25,18 @@ def make_photos(rsz, source, folder, count):
     base = os.path.join(folder, "..", "base.png")
     subprocess.run([rsz, "resample", "-i", source, "-o", base, "--size", "1920x1080!", "-q"], check=True)
     image = torchvision.io.decode_image(read_file(base))[:3]
-    generator = torch.Generator().manual_seed(1)
-    for i in range(count):
-        # Light noise: each file its own, about 250 KB at 1080p like a camera photo there (more noise makes larger
-        # files, which the JPEG engines decode more slowly).
+
+    def make(i):
+        # Light noise: each file its own (seeded by its number), about 250 KB at 1080p like a camera photo there (more
+        # noise makes larger files, which the JPEG engines decode more slowly).
+        generator = torch.Generator().manual_seed(1 + i)
         noise = torch.randint(-2, 3, image.shape, generator=generator, dtype=torch.int16)
         noisy = (image.to(torch.int16) + noise).clamp(0, 255).to(torch.uint8)
         with open(os.path.join(folder, "p%04d.jpg" % i), "wb") as f:
             f.write(encode_jpeg(noisy, quality=90).numpy().tobytes())
+
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:  # torch's work lets the GIL go
+        list(pool.map(make, range(count)))
 
 
 def photos_for(args, what):
@@ -87,7 +92,11 @@ def photo_arguments(description, work):
 
 
 def main():
-    args = photo_arguments(__doc__.splitlines()[0], "/tmp/pipeline").parse_args()
+    parser = photo_arguments(__doc__.splitlines()[0], "/tmp/pipeline")
+    parser.add_argument("--jobs", default="cpu,cuda,decode,encode,python,python_encode,torchvision",
+                        help="the rows to run, in order, of: cpu, cuda, decode, decode_all, encode, encode_all, "
+                             "python, python_all, python_encode, torchvision (*_all: --device all)")
+    args = parser.parse_args()
     photos, files = photos_for(args, "")
 
     sync = ["--no-sync"] if args.no_sync else []
@@ -101,34 +110,48 @@ def main():
     # rsz's times are whole processes (start-up included: the CUDA context, nvJPEG's engines), but for rsz.run's, calls
     # in this warm process (its GPU stage kept from the warm-up run), as torchvision's are. The rows "after start-up"
     # take a one-photo run's time off the whole run's, so that both are compared the same way.
-    jobs = [("rsz, CPU (every core)", rsz_job("cpu")), ("rsz, --backend cuda", rsz_job("cuda")),
-            ("rsz, --backend cuda --decode gpu", rsz_job("cuda", "--decode", "gpu")),
-            ("rsz, --backend cuda --decode gpu --encode gpu", rsz_job("cuda", "--decode", "gpu", "--encode", "gpu")),
-            ("torchvision, GPU decode + resize + GPU encode + write",
-             lambda: torchvision_gpu(files, os.path.join(args.work, "tv"), args.batch))]
+    every = ["--device", "all"]  # every GPU of the machine: the GPU stage has a lane on each
+    jobs = {"cpu": ("rsz, CPU (every core)", rsz_job("cpu")),
+            "cuda": ("rsz, --backend cuda", rsz_job("cuda")),
+            "decode": ("rsz, --backend cuda --decode gpu", rsz_job("cuda", "--decode", "gpu")),
+            "decode_all": ("rsz, --backend cuda --decode gpu --device all", rsz_job("cuda", "--decode", "gpu", *every)),
+            "encode": ("rsz, --backend cuda --decode gpu --encode gpu",
+                       rsz_job("cuda", "--decode", "gpu", "--encode", "gpu")),
+            "encode_all": ("rsz, --backend cuda --decode gpu --encode gpu --device all",
+                           rsz_job("cuda", "--decode", "gpu", "--encode", "gpu", *every)),
+            "torchvision": ("torchvision, GPU decode + resize + GPU encode + write",
+                            lambda: torchvision_gpu(files, os.path.join(args.work, "tv"), args.batch))}
     try:  # rsz's Python module (PYTHONPATH=build-cuda/python): the same job in this warm process, as torchvision's
         import rsz
-        jobs.insert(4, ("rsz.run in this process, decode=\"gpu\" (stage kept)",
-                        lambda: rsz.run("resample", photos, os.path.join(args.work, "rsz_python") + "/",
-                                        size="224x224", antialias=True, quality=95, backend="cuda", decode="gpu",
-                                        no_sync=args.no_sync)))
-        jobs.insert(5, ("rsz.run in this process, decode=encode=\"gpu\"",
-                        lambda: rsz.run("resample", photos, os.path.join(args.work, "rsz_python_encode") + "/",
-                                        size="224x224", antialias=True, quality=95, backend="cuda", decode="gpu",
-                                        encode="gpu", no_sync=args.no_sync)))
+
+        def python_job(name, **more):
+            return lambda: rsz.run("resample", photos, os.path.join(args.work, name) + "/", size="224x224",
+                                   antialias=True, quality=95, backend="cuda", decode="gpu", no_sync=args.no_sync,
+                                   **more)
+        jobs["python"] = ("rsz.run in this process, decode=\"gpu\" (stage kept)", python_job("rsz_python"))
+        jobs["python_all"] = ("rsz.run in this process, decode=\"gpu\", device=\"all\"",
+                              python_job("rsz_python_all", device="all"))
+        jobs["python_encode"] = ("rsz.run in this process, decode=encode=\"gpu\"",
+                                 python_job("rsz_python_encode", encode="gpu"))
     except ImportError:
         pass
-    one = {"rsz, CPU (every core)": rsz_job("cpu", source=files[0]),
-           "rsz, --backend cuda --decode gpu": rsz_job("cuda", "--decode", "gpu", source=files[0]),
-           "rsz, --backend cuda --decode gpu --encode gpu": rsz_job("cuda", "--decode", "gpu", "--encode", "gpu",
-                                                                    source=files[0])}
+    one = {"cpu": rsz_job("cpu", source=files[0]),
+           "decode": rsz_job("cuda", "--decode", "gpu", source=files[0]),
+           "decode_all": rsz_job("cuda", "--decode", "gpu", *every, source=files[0]),
+           "encode": rsz_job("cuda", "--decode", "gpu", "--encode", "gpu", source=files[0]),
+           "encode_all": rsz_job("cuda", "--decode", "gpu", "--encode", "gpu", *every, source=files[0])}
     if args.no_sync:
         print("rsz's rows: --no-sync (outputs not flushed one by one, as torchvision's are not)")
-    for name, run in jobs:
+    print("%d GPUs: --device all is %s" % (torch.cuda.device_count(),
+                                           ",".join(str(d) for d in range(torch.cuda.device_count()))))
+    for key in args.jobs.split(","):
+        if key not in jobs:
+            continue
+        name, run = jobs[key]
         seconds = timed(run, args.runs)
         print("%-55s %8.0f images/s  (%.3f s)" % (name, len(files) / seconds, seconds))
-        if name in one:
-            start = timed(one[name], args.runs)
+        if key in one:
+            start = timed(one[key], args.runs)
             print("%-55s %8.0f images/s  (%.3f s; start-up %.3f s)"
                   % ("  after start-up", (len(files) - 1) / (seconds - start), seconds - start, start))
 

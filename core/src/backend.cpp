@@ -28,6 +28,7 @@ const BackendOps kReference{
     [](const ConstTensorView& in, const ConstTensorView& rois, const ConstTensorView& indices, const TensorView& out,
        const RoiAlignParams& p, const ExecOptions&) { reference::roi_align_reference(in, rois, indices, out, p); },
     nullptr,
+    nullptr,
 };
 
 const BackendOps kCpu{
@@ -51,6 +52,7 @@ const BackendOps kCpu{
       cpu::roi_align_cpu(in, rois, indices, out, p,
                          cpu::threads_for(o.num_threads, in.element_count() + out.element_count()));
     },
+    nullptr,
     nullptr,
 };
 
@@ -123,7 +125,8 @@ std::vector<BackendInfo> backends(const ExecOptions& options) {
   for (const detail::BackendOps* b : detail::registered_backends()) {
     std::string why;
     const bool available = b->available(why);
-    out.push_back({b->id, b->memory, available, available ? b->describe(options) : why});
+    const int devices = !available ? 0 : b->device_count != nullptr ? b->device_count() : 1;
+    out.push_back({b->id, b->memory, available, available ? b->describe(options) : why, devices});
   }
   return out;
 }

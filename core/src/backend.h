@@ -39,6 +39,9 @@ struct BackendOps {
   // rsz::synchronize for this backend: waits for its queued work and throws the errors its device-side checks
   // deferred; null for backends that finish every call before returning.
   void (*synchronize)(const ExecOptions& options);
+  // How many devices it can run on here (a GPU backend: the devices the process sees, 0 where it cannot run); null
+  // for the host backends (one: the host).
+  int (*device_count)();
 };
 
 // Every backend of this build, in the order rsz::backends() lists them (Reference, Cpu, then Cuda when built).

@@ -94,7 +94,11 @@ std::vector<RunSettingSpec> make_table() {
                      "in builds with RSZ_CUDA: pixels go to the GPU and results come back, the same bits as cpu); rsz "
                      "info --backends lists them",
                      backend_names(), false));
-  t.push_back(number("device", "--device", "The GPU that --backend cuda runs on (default 0)", 0, 1023, false));
+  t.push_back(text("device", "--device",
+                   "The GPUs that --backend cuda and --decode=gpu run on: N (default 0), a list of distinct ones "
+                   "(0,1) or all. With several, the GPU stage of --decode=gpu takes its batches to whichever GPU is "
+                   "free, and --backend cuda's inputs take the GPUs in turn; the outputs are the same",
+                   false));
   t.push_back(flag("verbose", "-v,--verbose", "Say on stderr which backend runs the operators, and why", false));
   t.push_back(number("max_pixels", "--max-pixels",
                      "Refuse input and output images with more pixels than this, before decoding (default 268435456)",

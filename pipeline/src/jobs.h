@@ -2,6 +2,9 @@
 // planned from the input's header and how it runs), for the command line's subcommands and batch steps alike.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,13 +43,27 @@ struct GpuInput {
   Dims sizes;
   LoadedInput source;
 };
+// A GPU job's phases timed on its thread for RSZ_GPU_STATS (RunState's gpu_*_us): each call adds the time since the
+// one before (or since it was made) to its phase.
+class GpuJobPhases {
+ public:
+  GpuJobPhases();
+  void read();
+  void waited();
+  void saved();  // and counts the job
+
+ private:
+  void add(std::atomic<std::uint64_t>& sum);
+  detail::RunState& run_;
+  std::chrono::steady_clock::time_point start_;
+};
 std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOptions& common);
 // The run's GPU stage on --device (made in the background while the run planned, or by its first job; a failure to
 // make it is kept, and every job fails with it at once).
 io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common);
 #endif
 // --decode gpu with --backend cpu or reference: a usage error saying the operator `what` ("resizes", "crops") runs
-// on the GPU; --encode gpu without --decode gpu: a usage error saying it needs it.
+// on the GPU; --encode gpu without --decode gpu: a usage error saying it needs it; then check_devices.
 void check_decode_backend(const CommonOptions& common, const char* what);
 // --decode gpu: starts making the run's GPU stage in the background (its CUDA context and nvJPEG's decoder), for
 // resample and roi_align jobs that will decode on the GPU, while the run plans them; a no-op otherwise and in builds

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -244,7 +245,9 @@ std::string backend_note(const CommonOptions& options) {
   std::string cuda_note = "cuda is not in this build (configured without RSZ_CUDA)";
   bool cuda_available = false;
   ExecOptions described;
-  described.device = options.device;
+  const std::vector<int> devices =
+      options.backend == Backend::Cuda ? gpu_devices(options) : std::vector<int>{options.devices.empty() ? 0 : options.devices[0]};
+  described.device = devices.front();
   for (const BackendInfo& b : backends(described)) {
     if (b.backend == Backend::Cpu) cpu = b.note;
     if (b.backend == Backend::Cuda) {
@@ -254,7 +257,8 @@ std::string backend_note(const CommonOptions& options) {
   }
   switch (options.backend) {
     case Backend::Cuda:
-      return "rsz: backend cuda (" + cuda_note + "; pixels are copied to the GPU and the results back)";
+      return "rsz: backend cuda (" + cuda_note + "; pixels are copied to the GPU and the results back" +
+             (devices.size() > 1 ? "; inputs take GPUs " + listed_devices(devices) + " in turn" : std::string()) + ")";
     case Backend::Reference:
       return "rsz: backend reference (the naive oracle: one output at a time)";
     case Backend::Cpu:
@@ -269,14 +273,99 @@ std::string backend_note(const CommonOptions& options) {
                          : cuda_note);
 }
 
+std::string devices_problem(const std::string& text) {
+  if (text == "all") return "";
+  const std::string allowed = "a GPU number (0 to 1023), a list of distinct ones such as 0,1, or all is allowed";
+  std::vector<int> seen;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const bool digits = !item.empty() && item.size() <= 4 &&
+                        std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoi(item) > 1023) return "'" + printable(text) + "': " + allowed;
+    const int device = std::stoi(item);
+    if (std::find(seen.begin(), seen.end(), device) != seen.end()) {
+      return "'" + printable(text) + "': GPU " + item + " is named twice; " + allowed;
+    }
+    seen.push_back(device);
+    if (comma == std::string::npos) return "";
+    start = comma + 1;
+  }
+}
+
+std::vector<int> parse_devices(const std::string& text, const std::string& what) {
+  if (const std::string problem = devices_problem(text); !problem.empty()) {
+    usage_error(what + ": " + problem);
+  }
+  std::vector<int> devices;
+  if (text == "all") return devices;
+  std::size_t start = 0;
+  for (std::size_t comma = 0; comma != std::string::npos; start = comma + 1) {
+    comma = text.find(',', start);
+    devices.push_back(std::stoi(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+  }
+  return devices;
+}
+
+namespace {
+
+// How many GPUs the CUDA backend sees here (0 without it).
+int gpu_count() {
+  for (const BackendInfo& b : backends()) {
+    if (b.backend == Backend::Cuda) return b.devices;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string listed_devices(const std::vector<int>& devices) {
+  std::string text;
+  for (const int d : devices) text += (text.empty() ? "" : ",") + std::to_string(d);
+  return text;
+}
+
+std::vector<int> gpu_devices(const CommonOptions& options) {
+  if (!options.devices.empty()) return options.devices;
+  static const int count = gpu_count();  // the process's GPUs do not change while it runs
+  std::vector<int> all;
+  for (int d = 0; d < count; ++d) all.push_back(d);
+  if (all.empty()) usage_error("--device all: this machine has no GPU that rsz can use");
+  return all;
+}
+
+void check_devices(const CommonOptions& options) {
+  if (options.backend != Backend::Cuda && !options.decode_gpu) return;
+  const int count = gpu_count();
+  for (const int d : gpu_devices(options)) {
+    if (d >= count) {
+      usage_error("--device " + listed_devices(options.devices) + ": this machine has " +
+                  (count == 0   ? std::string("no GPU that rsz can use")
+                   : count == 1 ? std::string("one GPU, 0")
+                                : std::to_string(count) + " GPUs, 0 to " + std::to_string(count - 1)) +
+                  "; GPU " + std::to_string(d) + " is not one of them");
+    }
+  }
+}
+
 bool host_backend(const CommonOptions& options) {
   return options.backend == Backend::Auto || options.backend == Backend::Cpu || options.backend == Backend::Reference;
+}
+
+// The GPU of a job's calls: the run's GPUs in turn, a job after another (--backend cuda without --decode gpu; the
+// GPU stage of --decode gpu has a lane on each of them instead).
+int next_gpu(const CommonOptions& options) {
+  if (options.devices.size() == 1) return options.devices.front();
+  static std::atomic<unsigned> turn{0};
+  const std::vector<int> devices = gpu_devices(options);
+  return devices[turn.fetch_add(1, std::memory_order_relaxed) % devices.size()];
 }
 
 ExecOptions exec_options(const CommonOptions& options, int threads) {
   ExecOptions exec;
   exec.backend = options.backend;
-  exec.device = options.device;
+  exec.device = options.backend == Backend::Cuda ? next_gpu(options) : 0;
   exec.num_threads = std::max(1, threads);
   exec.max_samples = options.max_samples;
   return exec;

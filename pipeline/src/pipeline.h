@@ -61,7 +61,9 @@ struct CommonOptions {
   bool no_exif = false;
   io::AlphaMode alpha = io::AlphaMode::Premultiplied;  // --alpha
   Backend backend = Backend::Auto;                      // --backend
-  int device = 0;  // --backend cuda: the GPU
+  // --device: the GPUs of --backend cuda and --decode gpu, as given (distinct); empty: all of them (--device all),
+  // resolved by gpu_devices() when a job needs them.
+  std::vector<int> devices{0};
   bool verbose = false;  // --verbose: one line on stderr saying which backend runs and why
   std::int64_t max_pixels = io::kDefaultMaxPixels;
   std::uint64_t max_memory = 0;  // --max-memory in bytes; 0: not given (memory_budget() is then the default)
@@ -108,6 +110,18 @@ struct CommonOptions {
 // float32 results (float16's convert the samples before the operator, as the CPU does), no --linear (its decoding to
 // linear light is the CPU's).
 bool decodes_on_gpu(const CommonOptions& common);
+
+// --device's text (`what` names it in the usage error): a GPU number, a list of distinct ones (0,1) or all (empty).
+std::vector<int> parse_devices(const std::string& text, const std::string& what);
+// Why --device's text is not allowed ("" when it is), as the command line's check says it.
+std::string devices_problem(const std::string& text);
+// The GPUs a run's jobs use (--device resolved: `all` is every GPU the process sees). A usage error where the machine
+// has no GPU it names (checked once a run needs them: check_devices).
+std::vector<int> gpu_devices(const CommonOptions& options);
+// A list of GPUs as --device takes it: "0,1".
+std::string listed_devices(const std::vector<int>& devices);
+// Whether the run uses a GPU (--backend cuda, or --decode gpu), and then that --device names GPUs this machine has.
+void check_devices(const CommonOptions& options);
 
 // --background and a batch file's "background" (`what` names it in the usage error): white, black, gray, #RRGGBB or
 // R,G,B (0 to 255) as RGB in [0, 1].

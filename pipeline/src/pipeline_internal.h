@@ -2,6 +2,7 @@
 // themselves; the commands use common.h only.
 #pragma once
 
+#include <atomic>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -90,9 +91,15 @@ struct RunState {
   std::future<std::shared_ptr<void>> gpu_making;
   // In-process runs: the device the stage is on, and the keeper's generation when the run made it (a stage made
   // before release_gpu_stages() is not kept for the next runs).
-  int gpu_device = 0;
+  std::vector<int> gpu_stage_devices;
   std::uint64_t gpu_generation = 0;
   int gpu_pid = 0;  // the process that made or took it
+  // RSZ_GPU_STATS: the GPU jobs' side, in microseconds summed over their threads: reading their files (header and
+  // bytes), waiting for the stage, and encoding and writing their outputs; said when the run ends (end_gpu_stage).
+  std::atomic<std::uint64_t> gpu_jobs{0};
+  std::atomic<std::uint64_t> gpu_read_us{0};
+  std::atomic<std::uint64_t> gpu_wait_us{0};
+  std::atomic<std::uint64_t> gpu_save_us{0};
 };
 // The calling thread's run: the innermost RunScope's; a process-wide one where none is installed (a library caller).
 RunState& current_run();

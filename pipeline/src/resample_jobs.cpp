@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
@@ -455,13 +457,13 @@ std::vector<OutputRecord> resample_whole(const ResampleJob& job, const JobPlan& 
 }
 
 #if defined(RSZ_GPU_JPEG)
-// The GPU stages that in-process runs (Python, the library) keep for the process's next runs, one a device: making one
-// (the CUDA context, nvJPEG's hardware decoder) takes most of a second, paid once a process. A keeper is never
+// The GPU stages that in-process runs (Python, the library) keep for the process's next runs, one a list of devices:
+// making one (the CUDA contexts, nvJPEG's hardware decoders) takes most of a second, paid once a process. A keeper is never
 // destroyed: kept stages are not let go at exit, when the CUDA runtime may be gone already. A forked child starts
 // with a keeper of its own, empty: the parent's stage threads and CUDA context are not the child's.
 struct GpuKeeper {
   std::mutex mutex;
-  std::map<int, std::shared_ptr<void>> stages;  // by device
+  std::map<std::vector<int>, std::shared_ptr<void>> stages;  // by devices
   std::uint64_t generation = 0;                 // release_gpu_stages() counts it up
 };
 
@@ -478,32 +480,32 @@ GpuKeeper& keeper() {
   return *k;
 }
 
-// An in-process run's stage on `device` from the keeper (true), or the keeper's generation noted for the stage the
+// An in-process run's stage on `devices` from the keeper (true), or the keeper's generation noted for the stage the
 // run will make (false). run.gpu_mutex held.
-bool take_kept_stage(detail::RunState& run, int device) {
-  run.gpu_device = device;
+bool take_kept_stage(detail::RunState& run, const std::vector<int>& devices) {
+  run.gpu_stage_devices = devices;
   run.gpu_pid = ::getpid();
   if (!run.in_process) return false;
   GpuKeeper& k = keeper();
   const std::lock_guard<std::mutex> lock(k.mutex);
   run.gpu_generation = k.generation;
-  const auto kept = k.stages.find(device);
+  const auto kept = k.stages.find(devices);
   if (kept == k.stages.end()) return false;
   run.gpu = kept->second;
   return true;
 }
 
-// Starts making the run's GPU resampler on --device in the background, while the run plans (once a run), unless the
-// process keeps one for the device.
+// Starts making the run's GPU resampler on --device's GPUs in the background, while the run plans (once a run),
+// unless the process keeps one for them.
 void start_gpu_resampler(const CommonOptions& common) {
   detail::RunState& run = detail::current_run();
   const std::lock_guard<std::mutex> lock(run.gpu_mutex);
   if (run.gpu || run.gpu_error || run.gpu_making.valid()) return;
-  if (take_kept_stage(run, common.device)) return;
-  const int device = common.device;
+  const std::vector<int> devices = gpu_devices(common);
+  if (take_kept_stage(run, devices)) return;
   try {
-    run.gpu_making = std::async(std::launch::async, [device] {
-      return std::static_pointer_cast<void>(std::make_shared<io::gpu::BatchResampler>(device, kGpuBatch));
+    run.gpu_making = std::async(std::launch::async, [devices] {
+      return std::static_pointer_cast<void>(std::make_shared<io::gpu::BatchResampler>(devices, kGpuBatch));
     });
   } catch (const std::system_error&) {  // no thread to make it on: the first job makes it
   }
@@ -517,20 +519,20 @@ bool starts_as_jpeg(const std::string& path) {
 
 }  // namespace
 
-// The run's GPU resampler on --device (made in the background while the run planned, or by its first job; a failure
+// The run's GPU resampler on --device's GPUs (made in the background while the run planned, or by its first job; a failure
 // to make it is kept, and every job fails with it at once): every job's thread hands it its file and call.
 io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common) {
   detail::RunState& run = detail::current_run();
   const std::lock_guard<std::mutex> lock(run.gpu_mutex);
   if (run.gpu_error) std::rethrow_exception(run.gpu_error);
-  if (!run.gpu && !run.gpu_making.valid()) take_kept_stage(run, common.device);
+  if (!run.gpu && !run.gpu_making.valid()) take_kept_stage(run, gpu_devices(common));
   if (!run.gpu) {
     try {
       if (run.gpu_making.valid()) {
         std::future<std::shared_ptr<void>> making = std::move(run.gpu_making);
         run.gpu = making.get();
       } else {
-        run.gpu = std::make_shared<io::gpu::BatchResampler>(common.device, kGpuBatch);
+        run.gpu = std::make_shared<io::gpu::BatchResampler>(gpu_devices(common), kGpuBatch);
       }
     } catch (...) {
       run.gpu_error = std::current_exception();
@@ -538,6 +540,24 @@ io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common) {
     }
   }
   return *std::static_pointer_cast<io::gpu::BatchResampler>(run.gpu);
+}
+
+GpuJobPhases::GpuJobPhases() : run_(detail::current_run()), start_(std::chrono::steady_clock::now()) {}
+
+void GpuJobPhases::add(std::atomic<std::uint64_t>& sum) {
+  const auto now = std::chrono::steady_clock::now();
+  sum.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(now - start_).count()),
+                std::memory_order_relaxed);
+  start_ = now;
+}
+
+void GpuJobPhases::read() { add(run_.gpu_read_us); }
+
+void GpuJobPhases::waited() { add(run_.gpu_wait_us); }
+
+void GpuJobPhases::saved() {
+  add(run_.gpu_save_us);
+  run_.gpu_jobs.fetch_add(1, std::memory_order_relaxed);
 }
 
 std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOptions& common) {
@@ -563,8 +583,10 @@ namespace {
 // a damaged header, whose CPU decoder's message then fails it).
 std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resample_job, const JobPlan& job_plan) {
   const CommonOptions& common = resample_job.request->common;
+  GpuJobPhases phases;
   const std::optional<GpuInput> read = read_gpu_jpeg(resample_job.input, common);
   if (!read) return std::nullopt;
+  phases.read();
   const Dims& sizes = read->sizes;
   const LoadedInput& source = read->source;
   const io::ResizePlan plan = plan_decoded(resample_job, job_plan, sizes);  // no scaled decode here: shrink is 1
@@ -581,7 +603,9 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
   if (encodes_on_gpu(resample_job.out, plan.canvas[1], job.type, source, common)) {  // its JPEG file comes back
     std::string file;
     if (!gpu_resampler(common).run(job, jpeg_quality(common), file).empty()) return std::nullopt;
+    phases.waited();
     save_encoded_jpeg(resample_job.out, file, plan.canvas[1], source, common);
+    phases.saved();
     return record;
   }
   if (quantizes_only(resample_job.out, plan.canvas[1], job.type, source, common)) {  // 8-bit samples come back
@@ -592,12 +616,16 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
     pixels.bit_depth = 8;
     pixels.data8.resize(static_cast<std::size_t>(element_count(plan.canvas)));
     if (!gpu_resampler(common).run(job, pixels.data8.data()).empty()) return std::nullopt;
+    phases.waited();
     save_output8(resample_job.out, std::move(pixels), source, common);
+    phases.saved();
     return record;
   }
   io::gpu::Resampled resampled = gpu_resampler(common).run(job);
   if (!resampled.error.empty()) return std::nullopt;
+  phases.waited();
   save_output(resample_job.out, resampled.result->view(), source, common);
+  phases.saved();
   return record;
 }
 #endif
@@ -635,6 +663,7 @@ void check_decode_backend(const CommonOptions& common, const char* what) {
     usage_error(std::string("--encode gpu encodes the images the GPU ") + made +
                 " from the files it decoded: --decode gpu is needed with it");
   }
+  check_devices(common);
 }
 
 void end_gpu_stage(detail::RunState& run) {
@@ -654,15 +683,26 @@ void end_gpu_stage(detail::RunState& run) {
       std::static_pointer_cast<io::gpu::BatchResampler>(stage)->failures() == 0) {
     GpuKeeper& k = keeper();
     const std::lock_guard<std::mutex> lock(k.mutex);
-    if (k.generation == run.gpu_generation) k.stages.emplace(run.gpu_device, stage);  // the first one a device
+    if (k.generation == run.gpu_generation) k.stages.emplace(run.gpu_stage_devices, stage);  // the first one kept
   }
 #endif
   stage.reset();  // a stage not kept ends here (its workers stop, its memory goes)
+  const char* wanted = std::getenv("RSZ_GPU_STATS");
+  const std::uint64_t jobs = run.gpu_jobs.exchange(0);
+  if (jobs > 0 && wanted != nullptr && *wanted != '\0' && *wanted != '0') {
+    const double each = 1e-3 / static_cast<double>(jobs);  // ms a job
+    std::fprintf(stderr,
+                 "rsz: GPU jobs: %llu, each on its thread: reading its file %.2f ms, waiting for the GPU stage %.2f "
+                 "ms, encoding and writing its outputs %.2f ms\n",
+                 static_cast<unsigned long long>(jobs), each * static_cast<double>(run.gpu_read_us.exchange(0)),
+                 each * static_cast<double>(run.gpu_wait_us.exchange(0)),
+                 each * static_cast<double>(run.gpu_save_us.exchange(0)));
+  }
 }
 
 std::size_t release_kept_gpu_stages() {
 #if defined(RSZ_GPU_JPEG)
-  std::map<int, std::shared_ptr<void>> stages;
+  std::map<std::vector<int>, std::shared_ptr<void>> stages;
   {
     GpuKeeper& k = keeper();
     const std::lock_guard<std::mutex> lock(k.mutex);

@@ -472,8 +472,10 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
                                                         const PlannedCrops& planned,
                                                         const std::vector<io::CropRecord>& crops,
                                                         const CommonOptions& common, int threads) {
+  GpuJobPhases phases;
   const std::optional<GpuInput> read = read_gpu_jpeg(input, common);
   if (!read) return std::nullopt;
+  phases.read();
   const DataType type = read->source.result_type;
   const Tensor rois = rois_as(list, type);
   const Tensor indices = batch_indices_of(list);
@@ -526,7 +528,10 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
   if (!to_8bit) {
     Tensor result(type, all_sizes, TensorInit::Uninitialized);  // roi_align writes every element
     if (!gpu_resampler(common).run(job, result.data()).empty()) return std::nullopt;
-    return write_all(list, rois.dtype(), planned, crops, result, source, common);
+    phases.waited();
+    std::vector<OutputRecord> records = write_all(list, rois.dtype(), planned, crops, result, source, common);
+    phases.saved();
+    return records;
   }
   if (std::all_of(planned.paths.begin(), planned.paths.end(), [&](const std::string& path) {
         return encodes_on_gpu(path, all_sizes[1], type, source, common);
@@ -535,14 +540,19 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
                                      static_cast<int>(all_sizes[1])};
     std::vector<std::string> files;
     if (!gpu_resampler(common).run(job, files).empty() || files.size() != planned.paths.size()) return std::nullopt;
-    return write_crops(list, rois.dtype(), planned, crops, crop_sizes, type, [&](std::size_t r) {
-      save_encoded_jpeg(planned.paths[r], files[r], all_sizes[1], source, common);
-    });
+    phases.waited();
+    std::vector<OutputRecord> records =
+        write_crops(list, rois.dtype(), planned, crops, crop_sizes, type, [&](std::size_t r) {
+          save_encoded_jpeg(planned.paths[r], files[r], all_sizes[1], source, common);
+        });
+    phases.saved();
+    return records;
   }
   io::Samples8 samples(job.result_bytes);
   if (!gpu_resampler(common).run(job, samples.data()).empty()) return std::nullopt;
+  phases.waited();
   const auto crop_samples = static_cast<std::size_t>(element_count(crop_sizes));
-  return write_crops(list, rois.dtype(), planned, crops, crop_sizes, type, [&](std::size_t r) {
+  std::vector<OutputRecord> records = write_crops(list, rois.dtype(), planned, crops, crop_sizes, type, [&](std::size_t r) {
     io::Image pixels;
     pixels.width = crop_sizes[3];
     pixels.height = crop_sizes[2];
@@ -552,6 +562,8 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
     pixels.data8.assign(first, first + static_cast<std::ptrdiff_t>(crop_samples));
     save_output8(planned.paths[r], std::move(pixels), source, common);
   });
+  phases.saved();
+  return records;
 }
 #endif
 

@@ -1187,8 +1187,10 @@ int JobRun::execute() {
   // --jobs than CPUs may overlap the waits of several inputs (slow storage), but the kernels of an input never get
   // more than the CPUs: their threads then wait on each other (a 1080p PNG upsampled with -j 4 on 2 cores took 1.6x
   // the time of -j 2).
-  // --decode gpu: the threads mostly wait for the GPU's batches, and a batch fills from as many as it takes.
-  const int in_flight = options_.decode_gpu && options_.jobs == 0 ? std::max(threads_, kGpuInFlight) : threads_;
+  // --decode gpu: the threads mostly wait for the GPU's batches, and a batch fills from as many as it takes (on each
+  // GPU of --device).
+  const int gpus = options_.decode_gpu && options_.jobs == 0 ? static_cast<int>(gpu_devices(options_).size()) : 0;
+  const int in_flight = gpus > 0 ? std::max(threads_, kGpuInFlight * gpus) : threads_;
   parallel_inputs_ = std::clamp<std::size_t>(jobs_.size(), 1, static_cast<std::size_t>(in_flight));
   kernel_threads_ = std::max(1, std::min(threads_, usable_cpus()) / static_cast<int>(parallel_inputs_));
   for (const Prepared& p : prepared_) largest_job_ = std::max(largest_job_, p.failure.empty() ? p.bytes : 0);

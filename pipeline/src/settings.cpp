@@ -92,7 +92,11 @@ const std::map<std::string, Binding>& bindings() {
       {"no_exif", {boolean(&CommonOptions::no_exif), {}}},
       {"alpha", {enumerated(&CommonOptions::alpha, io::parse_alpha_mode), {}}},
       {"backend", {enumerated(&CommonOptions::backend, io::parse_backend), usable_backend}},
-      {"device", {whole(&CommonOptions::device), {}}},
+      {"device",
+       {[](CommonOptions& o, const std::string& text, const std::string& what, const io::RunSettingSpec&) {
+          o.devices = parse_devices(text, what);
+        },
+        devices_problem}},
       {"verbose", {boolean(&CommonOptions::verbose), {}}},
       {"max_pixels", {whole(&CommonOptions::max_pixels), {}}},
       {"max_memory",

@@ -20,6 +20,7 @@
 namespace fs = std::filesystem;
 using rsz::test::photo;
 using rsz::test::run_rsz;
+using rsz::test::run_shell;
 using rsz::test::ScratchDir;
 
 namespace {
@@ -216,4 +217,74 @@ TEST(GpuJobs, EncodeGpuWritesJpegsCloseToTheCpuJobsWithTheirMetadata) {
     manifest.replace(at, 10, "cpu_crops/");
   }
   EXPECT_EQ(manifest, rsz::test::read_file(dir / "cpu_crops.jsonl"));
+}
+
+// --device: N, a list of distinct GPUs or all. A malformed or repeated list is a one-line usage error everywhere;
+// naming a GPU the machine does not have is one too, before anything is written. Where two GPUs run: the GPU stage
+// has a lane on each, both take batches, and the outputs are the one-GPU job's bytes; --backend cuda's inputs take
+// the GPUs in turn with the CPU job's bytes.
+TEST(GpuJobs, SeveralGpusShareTheJobWithTheSameOutputs) {
+  ScratchDir dir("gpu-devices");
+  fs::create_directories(dir.path() / "in");
+  for (int i = 0; i < 150; ++i) {  // more than two batches of 64, so that both lanes take some
+    fs::copy_file(photo("rocket.jpg"), dir / ("in/r" + std::to_string(i) + ".jpg"));
+  }
+  for (const char* bad : {"0,0", "1x", "", "-1", "0,,1", "1024", "al"}) {
+    auto r = run_rsz(dir, std::string("thumbnail -i in -o bad/ --size 32 --device '") + bad + "'");
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("--device"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "bad"));
+  }
+  auto twice = run_rsz(dir, "thumbnail -i in -o bad/ --size 32 --device 1,0,1");
+  EXPECT_NE(twice.err.find("GPU 1 is named twice"), std::string::npos) << twice.err;
+  // Without a GPU in the job, the list is not looked at: the CPU job runs.
+  ASSERT_EQ(run_rsz(dir, "thumbnail -i in/r0.jpg -o cpu0.png --size 32 --device 0,7 -q").status, 0);
+  ASSERT_EQ(run_rsz(dir, "thumbnail -i in/r0.jpg -o all.png --size 32 --device all -q").status, 0);
+  EXPECT_EQ(rsz::test::read_file(dir / "cpu0.png"), rsz::test::read_file(dir / "all.png"));
+
+  auto one = run_rsz(dir, "thumbnail -i in -o one/ --size 64 --decode gpu --device 0 -q");
+  if (gpu_decode_refused(one)) GTEST_SKIP() << "--decode gpu cannot run here: " << one.err;
+  ASSERT_EQ(one.status, 0) << one.err;
+  // A GPU past the machine's: one line naming it, nothing written.
+  auto missing = run_rsz(dir, "thumbnail -i in -o missing/ --size 64 --decode gpu --device 0,1023");
+  EXPECT_EQ(missing.status, 2) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+  EXPECT_NE(missing.err.find("GPU 1023 is not one of them"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "missing"));
+  // Every GPU of the machine (one or more): the one-GPU job's bytes, each lane having taken batches.
+  auto all = run_rsz(dir, "thumbnail -i in -o all/ --size 64 --decode gpu --device all -q");
+  ASSERT_EQ(all.status, 0) << all.err;
+  const auto two = run_shell(dir, std::string("RSZ_GPU_STATS=1 '") + RSZ_BINARY +
+                                      "' thumbnail -i in -o two/ --size 64 --decode gpu --device 1,0 -q");
+  const bool has_two = two.err.find("GPU 1 is not one of them") == std::string::npos;
+  if (has_two) {
+    ASSERT_EQ(two.status, 0) << two.err;
+    for (const char* lane : {"lane 0 (GPU 1): ", "lane 1 (GPU 0): "}) {
+      const std::size_t at = two.err.find(lane);
+      ASSERT_NE(at, std::string::npos) << two.err;
+      EXPECT_NE(two.err.compare(at + std::string(lane).size(), 10, "0 batches,"), 0) << two.err.substr(at, 80);
+    }
+  } else {
+    EXPECT_EQ(two.status, 2) << two.err;
+  }
+  ASSERT_EQ(run_rsz(dir, "thumbnail -i in -o cpu/ --size 64 -q").status, 0);
+  for (int i = 0; i < 150; ++i) {
+    const std::string name = "r" + std::to_string(i) + ".jpg";
+    const std::string expected = rsz::test::read_file(dir / ("one/" + name));
+    EXPECT_EQ(rsz::test::read_file(dir / ("all/" + name)), expected) << name;
+    if (has_two) {
+      EXPECT_EQ(rsz::test::read_file(dir / ("two/" + name)), expected) << name;
+    }
+    // 4:4:4 files: the GPU's decoded pixels are libjpeg-turbo's, so the CPU job's bytes too.
+    EXPECT_EQ(rsz::test::read_file(dir / ("cpu/" + name)), expected) << name;
+  }
+  // --backend cuda without --decode gpu: the inputs take the GPUs in turn, with the CPU job's bytes.
+  if (has_two) {
+    ASSERT_EQ(run_rsz(dir, "thumbnail -i in -o staged/ --size 64 --backend cuda --device 0,1 -q").status, 0);
+    for (int i = 0; i < 150; ++i) {
+      const std::string name = "r" + std::to_string(i) + ".jpg";
+      EXPECT_EQ(rsz::test::read_file(dir / ("staged/" + name)), rsz::test::read_file(dir / ("cpu/" + name))) << name;
+    }
+  }
 }

@@ -186,7 +186,42 @@ def test_a_decode_gpu_job_keeps_its_stage_for_the_next_and_release_lets_it_go(tm
         said = capfd.readouterr().err
         # One stage made, and it decoded all 15 files of the three runs (none went to the CPU).
         assert said.count("rsz: GPU stage made") == 1, said
-        assert "rsz: GPU stage, lane 0: " in said and ", 15 files, " in said, said
+        assert "rsz: GPU stage, lane 0 (GPU 0): " in said and ", 15 files, " in said, said
         assert "rsz: GPU stage, jobs: 15," in said, said
+    finally:
+        rsz.release_gpu()
+
+
+def test_a_decode_gpu_job_on_every_gpu_keeps_one_stage_for_that_list(tmp_path, monkeypatch, capfd):
+    """device="all" (or a list) puts a lane of the GPU stage on each GPU; the stage is kept for the next runs on the
+    same list, and the outputs are the one-GPU job's bytes."""
+    rsz.release_gpu()
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for i in range(6):
+        rsz.write_image(str(photos / ("p%d.jpg" % i)), photo(20 + i).numpy(), quality=90)
+    try:
+        one = rsz.run("resample", str(photos), str(tmp_path / "one") + "/", size="64x48", backend="cuda",
+                      decode="gpu", device=0, check=False)
+    except rsz.CommandError as e:  # a build without nvJPEG
+        pytest.skip(str(e))
+    assert one.status == 0, one.messages
+    monkeypatch.setenv("RSZ_GPU_STATS", "1")
+    try:
+        rsz.release_gpu()
+        capfd.readouterr()
+        every = list(range(torch.cuda.device_count()))
+        for run, device in enumerate(["all", every]):
+            report = rsz.run("resample", str(photos), str(tmp_path / ("all%d" % run)) + "/", size="64x48",
+                             backend="cuda", decode="gpu", device=device)
+            assert report.status == 0 and len(report.outputs) == 6
+            for i in range(6):
+                name = "p%d.jpg" % i
+                assert (tmp_path / ("all%d" % run) / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
+        assert rsz.release_gpu() == 1  # "all" and the list of every GPU are one stage
+        said = capfd.readouterr().err
+        assert said.count("rsz: GPU stage made") == 1, said
+        for d in every:
+            assert "(GPU %d): " % d in said, said
     finally:
         rsz.release_gpu()

@@ -451,6 +451,20 @@ def test_decode_gpu_is_the_command_lines_setting(tmp_path):
         rsz.run("thumbnail", jpeg, str(tmp_path / "tpu") + "/", size=16, decode="tpu")
 
 
+def test_device_takes_a_gpu_a_list_or_all(tmp_path):
+    """device= is --device: a GPU number, a list of distinct ones or "all"; a repeated or malformed one is refused in
+    rsz's words before anything is written, and a job without a GPU does not look at it."""
+    jpeg = os.path.join(SOURCE, "samples", "photos", "rocket.jpg")
+    for bad, said in (([0, 0], "GPU 0 is named twice"), ("gpu1", "or all is allowed"), ([1, "x"], "or all is allowed")):
+        with pytest.raises(rsz.CommandError) as refused:
+            rsz.run("thumbnail", jpeg, str(tmp_path / "bad") + "/", size=16, device=bad)
+        assert refused.value.status == 2 and said in str(refused.value), str(refused.value)
+        assert not (tmp_path / "bad").exists()
+    for run, device in enumerate((3, [0, 1], (1, 0), "all")):
+        report = rsz.run("thumbnail", jpeg, str(tmp_path / ("cpu%d" % run)) + "/", size=16, device=device)
+        assert report.status == 0 and report.written == 1
+
+
 def test_encode_gpu_is_the_command_lines_setting(tmp_path):
     """encode="gpu" is --encode gpu: refused in rsz's words before anything is written without decode="gpu" (or
     where the build or machine cannot run it); with both, a build that can writes the thumbnail as a JPEG file."""

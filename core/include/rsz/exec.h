@@ -92,6 +92,7 @@ struct BackendInfo {
   MemorySpace memory;
   bool available;
   std::string note;
+  int devices = 0;  // how many devices it runs on here: the GPUs the process sees (Cuda), 1 (the host), 0 (cannot run)
 };
 // Every backend compiled into this build, Reference first, described as `options` would run them (Cuda: the name of
 // options.device; Cpu: its thread count).

@@ -618,9 +618,18 @@ std::string cuda_describe(const ExecOptions& options) {
          std::to_string(properties.major) + "." + std::to_string(properties.minor);
 }
 
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
 const BackendOps kCuda{
-    Backend::Cuda,     MemorySpace::Device,     true,           cuda_available, cuda_describe, staged_resample,
-    staged_upsample2d, staged_check_roi_values, staged_roi_align, cuda_synchronize,
+    Backend::Cuda,     MemorySpace::Device,     true,           cuda_available,   cuda_describe, staged_resample,
+    staged_upsample2d, staged_check_roi_values, staged_roi_align, cuda_synchronize, cuda_device_count,
 };
 
 }  // namespace

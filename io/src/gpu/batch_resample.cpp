@@ -202,7 +202,7 @@ struct Lane {
       stats.started = true;
       stats.first = start;
     }
-    const std::vector<DeviceImage> images = slot.decoder->decode(files);
+    const std::vector<DeviceImage> images = slot.decoder->decode(files, stream);  // the lane's stream waits for it
     stats.decode += seconds_since(start);
     start = Clock::now();
     try {
@@ -463,11 +463,10 @@ struct Lane {
   }
 };
 
-// Lanes (workers, each with its own decoders, stream and memory): one. On an H200, 1,024 photos took 1.82-2.00 s with
-// one lane, 2.00-2.29 s with two (each decoding and resizing its own batches) and 2.23 s with three: the lanes'
+// Lanes (workers, each with its own decoders, stream and memory): one a GPU. On an H200, 1,024 photos took 1.82-2.00 s
+// with one lane, 2.00-2.29 s with two (each decoding and resizing its own batches) and 2.23 s with three: the lanes'
 // decodes ran at once and each took longer. One lane overlaps its batches instead (a batch decoding while the one
-// before resizes). The lanes stay for several GPUs.
-constexpr int kLanes = 1;
+// before resizes).
 // How long a lane waits for a fuller batch before it takes what is waiting (each decode call has a fixed cost).
 constexpr auto kGather = std::chrono::milliseconds(2);
 
@@ -492,14 +491,39 @@ struct BatchResampler::Impl {
   std::atomic<std::uint64_t> copied_us{0};
   std::atomic<std::size_t> failures{0};  // batches the GPU failed
 
-  Impl(int device, int max_batch_) : max_batch(max_batch_) {
+  Impl(const std::vector<int>& devices, int max_batch_) : max_batch(max_batch_) {
+    if (devices.empty()) throw Error(ErrorCode::InvalidArgument, "GPU resize: no GPU to run on");
     const Clock::time_point start = Clock::now();
-    auto first = std::make_unique<JpegBatchDecoder>(device, max_batch);
-    for (int i = 0; i < kLanes; ++i) {
-      auto one = i + 1 < kLanes ? first->sibling() : std::move(first);
-      auto two = one->sibling();
-      lanes.push_back(std::make_unique<Lane>(device, std::move(one), std::move(two), &failures));
+    // Each GPU's lane made at once (nvJPEG's hardware decoder takes most of a second a GPU): the first one here, the
+    // others on threads of their own; a GPU that fails fails the stage, naming it where there are several.
+    const auto make_lane = [this, &devices](int device) {
+      try {
+        auto first = std::make_unique<JpegBatchDecoder>(device, max_batch);
+        auto second = first->sibling();
+        return std::make_unique<Lane>(device, std::move(first), std::move(second), &failures);
+      } catch (const Error& e) {
+        if (devices.size() == 1) throw;
+        throw Error(e.code(), "GPU " + std::to_string(device) + ": " + e.what());
+      }
+    };
+    std::vector<std::future<std::unique_ptr<Lane>>> others;
+    for (std::size_t i = 1; i < devices.size(); ++i) {
+      others.push_back(std::async(std::launch::async, make_lane, devices[i]));
     }
+    std::exception_ptr failed;
+    try {
+      lanes.push_back(make_lane(devices.front()));
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    for (auto& other : others) {
+      try {
+        lanes.push_back(other.get());
+      } catch (...) {
+        if (!failed) failed = std::current_exception();
+      }
+    }
+    if (failed) std::rethrow_exception(failed);  // the lanes made go with the stage
     try {
       for (auto& lane : lanes) workers.emplace_back([this, l = lane.get()] { loop(*l); });
     } catch (...) {  // a thread that could not start: the started ones stop before the lanes go
@@ -519,11 +543,11 @@ struct BatchResampler::Impl {
     for (std::size_t i = 0; i < lanes.size(); ++i) {
       const LaneStats& s = lanes[i]->stats;
       std::fprintf(stderr,
-                   "rsz: GPU stage, lane %zu: %zu batches, %zu files, from %.3f s to %.3f s after it was made; idle "
+                   "rsz: GPU stage, lane %zu (GPU %d): %zu batches, %zu files, from %.3f s to %.3f s after it was made; idle "
                    "%.3f s, decode %.3f s, queueing the work %.3f s (%.3f s of it for the readers of the batch before), "
                    "waiting for results %.3f s; its encoder thread encoding JPEG files %.3f s, the lane waiting for "
                    "it %.3f s\n",
-                   i, s.batches, s.files, s.started ? after(s.first) : 0.0, s.batches > 0 ? after(s.last) : 0.0,
+                   i, lanes[i]->device, s.batches, s.files, s.started ? after(s.first) : 0.0, s.batches > 0 ? after(s.last) : 0.0,
                    s.idle, s.decode, s.queue, s.readers, s.wait, s.encode, s.encoder_wait);
     }
     const auto n = static_cast<double>(std::max<std::uint64_t>(jobs.load(), 1));
@@ -660,7 +684,8 @@ struct BatchResampler::Impl {
   }
 };
 
-BatchResampler::BatchResampler(int device, int max_batch) : impl_(std::make_unique<Impl>(device, max_batch)) {}
+BatchResampler::BatchResampler(const std::vector<int>& devices, int max_batch)
+    : impl_(std::make_unique<Impl>(devices, max_batch)) {}
 
 BatchResampler::~BatchResampler() = default;
 

@@ -53,6 +53,11 @@ class BlockingEvent {
     record(stream, who, what);
     synchronize(who, what);
   }
+  // Marks the work queued on `stream` so far and makes `other`'s later work wait for it (the host does not wait).
+  void join(cudaStream_t stream, cudaStream_t other, const char* who, const char* what) {
+    record(stream, who, what);
+    check_cuda(cudaStreamWaitEvent(other, event_, 0), who, what);
+  }
   void release() {
     if (event_ != nullptr) cudaEventDestroy(event_);
     event_ = nullptr;

@@ -264,7 +264,7 @@ int JpegBatchDecoder::device() const { return impl_->device; }
 
 const char* JpegBatchDecoder::engine() const { return impl_->hardware != nullptr ? "hardware" : "cuda"; }
 
-std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_view>& files) {
+std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_view>& files, void* stream) {
   Impl& d = *impl_;
   if (files.size() > static_cast<std::size_t>(d.max_batch)) {
     throw Error(ErrorCode::InvalidArgument, "GPU JPEG decoder: " + std::to_string(files.size()) +
@@ -293,7 +293,16 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
     }
   }
   if (!on_engines.empty()) d.decode_on_engines(files, on_engines, out);
-  d.decoded.wait(d.stream, "GPU JPEG decoder", "decoding");
+  if (stream != nullptr) {
+    try {
+      d.decoded.join(d.stream, static_cast<cudaStream_t>(stream), "GPU JPEG decoder", "decoding");
+    } catch (...) {  // nothing of the batch left running where the caller hears of the failure
+      cudaStreamSynchronize(d.stream);
+      throw;
+    }
+  } else {
+    d.decoded.wait(d.stream, "GPU JPEG decoder", "decoding");
+  }
   return out;
 }
 

@@ -50,8 +50,9 @@ class JpegBatchDecoder {
   // "hardware" (the GPU's JPEG engines decode baseline files) or "cuda" (nvJPEG's CUDA decoder alone).
   const char* engine() const;
   // Decodes the files' bytes (at most max_batch of them), one result each in order; returns once they are on the
-  // device. One thread at a time.
-  std::vector<DeviceImage> decode(const std::vector<std::string_view>& files);
+  // device, or with `stream` (a cudaStream_t on the decoder's device) once their decoding is queued, the stream's
+  // later work waiting for it (the files' bytes must then stay until that work is done). One thread at a time.
+  std::vector<DeviceImage> decode(const std::vector<std::string_view>& files, void* stream = nullptr);
 
  private:
   friend class JpegBatchEncoder;
@@ -148,8 +149,9 @@ struct Resampled {
 
 class BatchResampler {
  public:
-  // Throws rsz::Error (Io) saying why the GPU cannot be used.
-  BatchResampler(int device, int max_batch);
+  // On the GPUs `devices` (distinct; one worker each, taking the next batch when it is free), made at once. Throws
+  // rsz::Error (Io) saying why a GPU cannot be used.
+  BatchResampler(const std::vector<int>& devices, int max_batch);
   ~BatchResampler();
   BatchResampler(const BatchResampler&) = delete;
   BatchResampler& operator=(const BatchResampler&) = delete;
