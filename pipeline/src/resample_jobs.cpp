@@ -677,6 +677,11 @@ void end_gpu_stage(detail::RunState& run) {
     }
   }
 #if defined(RSZ_GPU_JPEG)
+  if (stage && run.gpu_pid == ::getpid()) {  // a GPU of --device that could not be used: its share ran on the others
+    for (const std::string& why : std::static_pointer_cast<io::gpu::BatchResampler>(stage)->unusable_gpus()) {
+      to_stderr("rsz: note: --device: " + printable(why) + "; the GPU stage ran on the other GPUs\n");
+    }
+  }
   // Kept where this process made or took it (not a forked child's copy of its parent's run: the parent's stage has
   // no worker there) and no batch of it failed on the GPU.
   if (stage && run.in_process && !run.gpu_error && run.gpu_pid == ::getpid() &&

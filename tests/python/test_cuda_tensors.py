@@ -1,6 +1,8 @@
 """CUDA tensors in and out of the array functions: torch CUDA tensors are read and written in device memory (no copy
 to the host), on the tensor's device and torch's current stream, with the CPU backend's bits. Skipped where torch has
 no CUDA device or rsz was built without its CUDA backend (scripts/test-cuda.sh runs these on a GPU machine)."""
+import time
+
 import numpy as np
 import pytest
 
@@ -193,8 +195,8 @@ def test_a_decode_gpu_job_keeps_its_stage_for_the_next_and_release_lets_it_go(tm
 
 
 def test_a_decode_gpu_job_on_every_gpu_keeps_one_stage_for_that_list(tmp_path, monkeypatch, capfd):
-    """device="all" (or a list) puts a lane of the GPU stage on each GPU; the stage is kept for the next runs on the
-    same list, and the outputs are the one-GPU job's bytes."""
+    """device="all" (or a list) puts a lane of the GPU stage on each GPU (the later ones join it once made); the stage
+    is kept for the next runs on the same list, and the outputs are the one-GPU job's bytes."""
     rsz.release_gpu()
     photos = tmp_path / "photos"
     photos.mkdir()
@@ -218,10 +220,13 @@ def test_a_decode_gpu_job_on_every_gpu_keeps_one_stage_for_that_list(tmp_path, m
             for i in range(6):
                 name = "p%d.jpg" % i
                 assert (tmp_path / ("all%d" % run) / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
+            time.sleep(3)  # the kept stage's later GPUs join it meanwhile (each takes most of a second to make)
         assert rsz.release_gpu() == 1  # "all" and the list of every GPU are one stage
         said = capfd.readouterr().err
         assert said.count("rsz: GPU stage made") == 1, said
         for d in every:
             assert "(GPU %d): " % d in said, said
+        for d in every[1:]:
+            assert "(GPU %d) joined" % d in said, said
     finally:
         rsz.release_gpu()

@@ -480,7 +480,10 @@ struct BatchResampler::Impl {
   std::deque<Pending*> queue;
   std::size_t queued_bytes = 0;  // the batch bytes of the queue's jobs
   bool stopping = false;
-  std::vector<std::thread> workers;
+  std::vector<std::thread> workers;                // the lanes' (guarded by `mutex` while lanes join)
+  std::vector<std::thread> joiners;                // making the later GPUs' lanes
+  std::vector<std::string> lane_errors;            // why a later GPU's lane could not be made (guarded by `mutex`)
+  std::vector<Clock::time_point> joined_at;        // when each later lane joined
 
   double made_in = 0;  // seconds the lanes took to make (nvJPEG's handles, streams)
   Clock::time_point made_at;
@@ -494,38 +497,16 @@ struct BatchResampler::Impl {
   Impl(const std::vector<int>& devices, int max_batch_) : max_batch(max_batch_) {
     if (devices.empty()) throw Error(ErrorCode::InvalidArgument, "GPU resize: no GPU to run on");
     const Clock::time_point start = Clock::now();
-    // Each GPU's lane made at once (nvJPEG's hardware decoder takes most of a second a GPU): the first one here, the
-    // others on threads of their own; a GPU that fails fails the stage, naming it where there are several.
-    const auto make_lane = [this, &devices](int device) {
-      try {
-        auto first = std::make_unique<JpegBatchDecoder>(device, max_batch);
-        auto second = first->sibling();
-        return std::make_unique<Lane>(device, std::move(first), std::move(second), &failures);
-      } catch (const Error& e) {
-        if (devices.size() == 1) throw;
-        throw Error(e.code(), "GPU " + std::to_string(device) + ": " + e.what());
-      }
-    };
-    std::vector<std::future<std::unique_ptr<Lane>>> others;
-    for (std::size_t i = 1; i < devices.size(); ++i) {
-      others.push_back(std::async(std::launch::async, make_lane, devices[i]));
-    }
-    std::exception_ptr failed;
+    lanes.reserve(devices.size());  // never moved while the workers use them
+    // The first GPU's lane here: the stage is ready with it (nvJPEG's hardware decoder takes most of a second a GPU,
+    // and two GPUs made at once by one process took 1.2-1.7 s on an H200 pair against 0.85 s for one). The others
+    // are made on threads of their own and join the stage when they are ready, taking batches from then on.
+    lanes.push_back(make_lane(devices.front(), devices.size() > 1));
     try {
-      lanes.push_back(make_lane(devices.front()));
-    } catch (...) {
-      failed = std::current_exception();
-    }
-    for (auto& other : others) {
-      try {
-        lanes.push_back(other.get());
-      } catch (...) {
-        if (!failed) failed = std::current_exception();
+      workers.emplace_back([this, l = lanes.front().get()] { loop(*l); });
+      for (std::size_t i = 1; i < devices.size(); ++i) {
+        joiners.emplace_back([this, device = devices[i]] { join_lane(device); });
       }
-    }
-    if (failed) std::rethrow_exception(failed);  // the lanes made go with the stage
-    try {
-      for (auto& lane : lanes) workers.emplace_back([this, l = lane.get()] { loop(*l); });
     } catch (...) {  // a thread that could not start: the started ones stop before the lanes go
       stop();
       throw;
@@ -534,12 +515,55 @@ struct BatchResampler::Impl {
     made_in = std::chrono::duration<double>(made_at - start).count();
   }
 
+  // A GPU's lane: its two decoders (siblings: nvJPEG's handles made once) and its stream. `named`: the error says
+  // which GPU.
+  std::unique_ptr<Lane> make_lane(int device, bool named) {
+    try {
+      auto first = std::make_unique<JpegBatchDecoder>(device, max_batch);
+      auto second = first->sibling();
+      return std::make_unique<Lane>(device, std::move(first), std::move(second), &failures);
+    } catch (const Error& e) {
+      if (!named) throw;
+      throw Error(e.code(), "GPU " + std::to_string(device) + ": " + e.what());
+    }
+  }
+
+  // Makes a later GPU's lane and starts its worker (unless the stage is stopping by then). A GPU that cannot be made
+  // leaves the stage on the others, with the reason in `lane_errors` (the stage counts as failed: not kept).
+  void join_lane(int device) {
+    std::unique_ptr<Lane> lane;
+    try {
+      lane = make_lane(device, true);
+    } catch (const std::exception& e) {
+      const std::lock_guard<std::mutex> lock(mutex);
+      lane_errors.emplace_back(e.what());
+      failures.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (stopping) return;  // the lane goes here: its worker never started
+    Lane* joined = lane.get();
+    try {
+      workers.emplace_back([this, joined] { loop(*joined); });
+    } catch (const std::exception& e) {  // no thread for it: the others run the job
+      lane_errors.emplace_back(std::string("GPU ") + std::to_string(device) + ": " + e.what());
+      failures.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    lanes.push_back(std::move(lane));  // room reserved: cannot throw
+    joined_at.push_back(Clock::now());
+  }
+
   ~Impl() {
     stop();
     const char* wanted = std::getenv("RSZ_GPU_STATS");
     if (wanted == nullptr || *wanted == '\0' || *wanted == '0') return;
     std::fprintf(stderr, "rsz: GPU stage made in %.3f s, ended %.3f s later\n", made_in, seconds_since(made_at));
     const auto after = [this](Clock::time_point t) { return std::chrono::duration<double>(t - made_at).count(); };
+    for (std::size_t i = 1; i < lanes.size(); ++i) {
+      std::fprintf(stderr, "rsz: GPU stage, lane %zu (GPU %d) joined %.3f s after it was made\n", i, lanes[i]->device,
+                   after(joined_at[i - 1]));
+    }
     for (std::size_t i = 0; i < lanes.size(); ++i) {
       const LaneStats& s = lanes[i]->stats;
       std::fprintf(stderr,
@@ -562,6 +586,8 @@ struct BatchResampler::Impl {
       stopping = true;
     }
     wake.notify_all();
+    for (std::thread& j : joiners) j.join();  // no worker starts after this
+    joiners.clear();
     for (std::thread& w : workers) w.join();
     workers.clear();
     for (auto& lane : lanes) lane->stop_encoder();  // its last batches' files made and handed out
@@ -689,7 +715,15 @@ BatchResampler::BatchResampler(const std::vector<int>& devices, int max_batch)
 
 BatchResampler::~BatchResampler() = default;
 
-const char* BatchResampler::engine() const { return impl_->lanes.front()->slots[0].decoder->engine(); }
+const char* BatchResampler::engine() const {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->lanes.front()->slots[0].decoder->engine();
+}
+
+std::vector<std::string> BatchResampler::unusable_gpus() const {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->lane_errors;
+}
 
 std::size_t BatchResampler::failures() const { return impl_->failures.load(std::memory_order_relaxed); }
 

@@ -149,16 +149,19 @@ struct Resampled {
 
 class BatchResampler {
  public:
-  // On the GPUs `devices` (distinct; one worker each, taking the next batch when it is free), made at once. Throws
-  // rsz::Error (Io) saying why a GPU cannot be used.
+  // On the GPUs `devices` (distinct; one worker each, taking the next batch when it is free). Returns once the first
+  // one's worker is made; the others join as they are made. Throws rsz::Error (Io) saying why the first GPU cannot be
+  // used; a later one that cannot is left out (unusable_gpus).
   BatchResampler(const std::vector<int>& devices, int max_batch);
   ~BatchResampler();
   BatchResampler(const BatchResampler&) = delete;
   BatchResampler& operator=(const BatchResampler&) = delete;
   const char* engine() const;
-  // How many batches the GPU failed so far (their jobs went to the CPU): a stage that failed one is not kept for
-  // later runs.
+  // How many batches the GPU failed so far (their jobs went to the CPU), and GPUs left out: a stage that failed one
+  // is not kept for later runs.
   std::size_t failures() const;
+  // Why each GPU left out of the stage could not be used ("GPU 1: ..."), so far.
+  std::vector<std::string> unusable_gpus() const;
   // From any thread: returns once the job's batch is done. A batch the GPU failed (out of device memory) gives each
   // of its jobs the error, for the CPU to decode them instead. Batches hold at most 512 MiB of decoded pixels and
   // results (a larger job goes alone).
