@@ -336,7 +336,7 @@ std::vector<int> gpu_devices(const CommonOptions& options) {
 }
 
 void check_devices(const CommonOptions& options) {
-  if (options.backend != Backend::Cuda && !options.decode_gpu) return;
+  if (options.backend != Backend::Cuda && !decodes_on_gpu(options)) return;
   const int count = gpu_count();
   for (const int d : gpu_devices(options)) {
     if (d >= count) {

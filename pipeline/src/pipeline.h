@@ -120,7 +120,7 @@ std::string devices_problem(const std::string& text);
 std::vector<int> gpu_devices(const CommonOptions& options);
 // A list of GPUs as --device takes it: "0,1".
 std::string listed_devices(const std::vector<int>& devices);
-// Whether the run uses a GPU (--backend cuda, or --decode gpu), and then that --device names GPUs this machine has.
+// Whether the run uses a GPU (--backend cuda, or decodes_on_gpu), and then that --device names GPUs this machine has.
 void check_devices(const CommonOptions& options);
 
 // --background and a batch file's "background" (`what` names it in the usage error): white, black, gray, #RRGGBB or

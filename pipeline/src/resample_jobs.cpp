@@ -678,7 +678,9 @@ void end_gpu_stage(detail::RunState& run) {
   }
 #if defined(RSZ_GPU_JPEG)
   if (stage && run.gpu_pid == ::getpid()) {  // a GPU of --device that could not be used: its share ran on the others
-    for (const std::string& why : std::static_pointer_cast<io::gpu::BatchResampler>(stage)->unusable_gpus()) {
+    auto& resampler = *std::static_pointer_cast<io::gpu::BatchResampler>(stage);
+    resampler.wait_for_gpus();  // each later GPU joined or left out, before the stage is kept or said
+    for (const std::string& why : resampler.unusable_gpus()) {
       to_stderr("rsz: note: --device: " + printable(why) + "; the GPU stage ran on the other GPUs\n");
     }
   }
@@ -689,6 +691,11 @@ void end_gpu_stage(detail::RunState& run) {
     GpuKeeper& k = keeper();
     const std::lock_guard<std::mutex> lock(k.mutex);
     if (k.generation == run.gpu_generation) k.stages.emplace(run.gpu_stage_devices, stage);  // the first one kept
+  } else if (stage && run.in_process) {  // a kept stage that failed a batch since: not kept any longer
+    GpuKeeper& k = keeper();
+    const std::lock_guard<std::mutex> lock(k.mutex);
+    const auto kept = k.stages.find(run.gpu_stage_devices);
+    if (kept != k.stages.end() && kept->second == stage) k.stages.erase(kept);
   }
 #endif
   stage.reset();  // a stage not kept ends here (its workers stop, its memory goes)

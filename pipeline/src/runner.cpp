@@ -1189,7 +1189,7 @@ int JobRun::execute() {
   // the time of -j 2).
   // --decode gpu: the threads mostly wait for the GPU's batches, and a batch fills from as many as it takes (on each
   // GPU of --device).
-  const int gpus = options_.decode_gpu && options_.jobs == 0 ? static_cast<int>(gpu_devices(options_).size()) : 0;
+  const int gpus = decodes_on_gpu(options_) && options_.jobs == 0 ? static_cast<int>(gpu_devices(options_).size()) : 0;
   const int in_flight = gpus > 0 ? std::max(threads_, kGpuInFlight * gpus) : threads_;
   parallel_inputs_ = std::clamp<std::size_t>(jobs_.size(), 1, static_cast<std::size_t>(in_flight));
   kernel_threads_ = std::max(1, std::min(threads_, usable_cpus()) / static_cast<int>(parallel_inputs_));

@@ -26,7 +26,7 @@ bool upsample_bands(const Upsample2dParams& params, const Dims& sizes) {
 std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,
                                     const std::string& output, const CommonOptions& common) {
   const Upsample2dParams params = io::resolve(config);
-  check_devices(common);
+  if (common.backend == Backend::Cuda) check_devices(common);  // (no GPU decoding here: --decode gpu is not its)
   std::vector<Job> jobs;
   for (const std::string& input : inputs) {
     const std::string out = plan_output(output, inputs.size(),

@@ -260,12 +260,13 @@ TEST(GpuJobs, SeveralGpusShareTheJobWithTheSameOutputs) {
   const bool has_two = two.err.find("GPU 1 is not one of them") == std::string::npos;
   if (has_two) {
     ASSERT_EQ(two.status, 0) << two.err;
-    // The first GPU's lane runs from the start; the second joins once made (most of a second), which a job this
-    // small may not wait for.
+    // The first GPU's lane runs from the start; the second joins once made (most of a second later: the run ends
+    // once it has, though a job this small may be done before it takes a batch).
     const std::string first = "lane 0 (GPU 1): ";
     const std::size_t at = two.err.find(first);
     ASSERT_NE(at, std::string::npos) << two.err;
     EXPECT_NE(two.err.compare(at + first.size(), 10, "0 batches,"), 0) << two.err.substr(at, 80);
+    EXPECT_NE(two.err.find("lane 1 (GPU 0) joined"), std::string::npos) << two.err;
     EXPECT_EQ(two.err.find("rsz: note: --device"), std::string::npos) << two.err;
   } else {
     EXPECT_EQ(two.status, 2) << two.err;

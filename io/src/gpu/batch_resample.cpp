@@ -54,7 +54,7 @@ struct LaneStats {
   std::size_t batches = 0;
   std::size_t files = 0;
   double idle = 0;    // waiting for jobs
-  double decode = 0;  // decoding a batch (until its images are on the device; the batch before resizes meanwhile)
+  double decode = 0;  // reading a batch's headers and queueing its decode (the GPU's decoding shows in `wait`)
   double queue = 0;   // queueing a batch's resize and copy-back
   double readers = 0;  // of which waiting for the jobs of the slot's batch before to read their results
   double wait = 0;    // waiting for a batch's results in host memory (the jobs' threads then read them)
@@ -481,6 +481,7 @@ struct BatchResampler::Impl {
   std::size_t queued_bytes = 0;  // the batch bytes of the queue's jobs
   bool stopping = false;
   std::vector<std::thread> workers;                // the lanes' (guarded by `mutex` while lanes join)
+  std::mutex join_mutex;                           // joining `joiners`
   std::vector<std::thread> joiners;                // making the later GPUs' lanes
   std::vector<std::string> lane_errors;            // why a later GPU's lane could not be made (guarded by `mutex`)
   std::vector<Clock::time_point> joined_at;        // when each later lane joined
@@ -498,6 +499,9 @@ struct BatchResampler::Impl {
     if (devices.empty()) throw Error(ErrorCode::InvalidArgument, "GPU resize: no GPU to run on");
     const Clock::time_point start = Clock::now();
     lanes.reserve(devices.size());  // never moved while the workers use them
+    joined_at.reserve(devices.size());
+    lane_errors.reserve(devices.size());
+    workers.reserve(devices.size());
     // The first GPU's lane here: the stage is ready with it (nvJPEG's hardware decoder takes most of a second a GPU,
     // and two GPUs made at once by one process took 1.2-1.7 s on an H200 pair against 0.85 s for one). The others
     // are made on threads of their own and join the stage when they are ready, taking batches from then on.
@@ -530,28 +534,46 @@ struct BatchResampler::Impl {
 
   // Makes a later GPU's lane and starts its worker (unless the stage is stopping by then). A GPU that cannot be made
   // leaves the stage on the others, with the reason in `lane_errors` (the stage counts as failed: not kept).
-  void join_lane(int device) {
+  void join_lane(int device) noexcept {
     std::unique_ptr<Lane> lane;
+    std::string error;
     try {
       lane = make_lane(device, true);
     } catch (const std::exception& e) {
-      const std::lock_guard<std::mutex> lock(mutex);
-      lane_errors.emplace_back(e.what());
-      failures.fetch_add(1, std::memory_order_relaxed);
-      return;
+      error = e.what();
+    } catch (...) {
+      error = "GPU " + std::to_string(device) + ": could not be used";
     }
     const std::lock_guard<std::mutex> lock(mutex);
-    if (stopping) return;  // the lane goes here: its worker never started
+    if (!error.empty() || !lane) {
+      left_out(error);
+      return;
+    }
+    if (stopping) return;  // the lane goes here, after the lock: its worker never started
     Lane* joined = lane.get();
     try {
       workers.emplace_back([this, joined] { loop(*joined); });
-    } catch (const std::exception& e) {  // no thread for it: the others run the job
-      lane_errors.emplace_back(std::string("GPU ") + std::to_string(device) + ": " + e.what());
-      failures.fetch_add(1, std::memory_order_relaxed);
+    } catch (...) {  // no thread for it: the others run the job
+      left_out("GPU " + std::to_string(device) + ": no thread for it");
       return;
     }
-    lanes.push_back(std::move(lane));  // room reserved: cannot throw
-    joined_at.push_back(Clock::now());
+    lanes.push_back(std::move(lane));       // room reserved: cannot throw
+    joined_at.push_back(Clock::now());      // the same
+  }
+
+  // A later GPU left out of the stage, and why (`mutex` held; room for the reason reserved). The stage counts as
+  // failed: not kept.
+  void left_out(std::string& why) noexcept {
+    lane_errors.push_back(std::move(why));
+    failures.fetch_add(1, std::memory_order_relaxed);
+  }
+  void left_out(std::string&& why) noexcept { left_out(why); }
+
+  // Waits for the later GPUs' lanes to join (or be left out); from any thread, more than once.
+  void wait_for_lanes() {
+    const std::lock_guard<std::mutex> lock(join_mutex);
+    for (std::thread& j : joiners) j.join();
+    joiners.clear();
   }
 
   ~Impl() {
@@ -568,7 +590,7 @@ struct BatchResampler::Impl {
       const LaneStats& s = lanes[i]->stats;
       std::fprintf(stderr,
                    "rsz: GPU stage, lane %zu (GPU %d): %zu batches, %zu files, from %.3f s to %.3f s after it was made; idle "
-                   "%.3f s, decode %.3f s, queueing the work %.3f s (%.3f s of it for the readers of the batch before), "
+                   "%.3f s, queueing decodes %.3f s, queueing the work %.3f s (%.3f s of it for the readers of the batch before), "
                    "waiting for results %.3f s; its encoder thread encoding JPEG files %.3f s, the lane waiting for "
                    "it %.3f s\n",
                    i, lanes[i]->device, s.batches, s.files, s.started ? after(s.first) : 0.0, s.batches > 0 ? after(s.last) : 0.0,
@@ -586,8 +608,7 @@ struct BatchResampler::Impl {
       stopping = true;
     }
     wake.notify_all();
-    for (std::thread& j : joiners) j.join();  // no worker starts after this
-    joiners.clear();
+    wait_for_lanes();  // no worker starts after this
     for (std::thread& w : workers) w.join();
     workers.clear();
     for (auto& lane : lanes) lane->stop_encoder();  // its last batches' files made and handed out
@@ -621,6 +642,9 @@ struct BatchResampler::Impl {
       batch.push_back(queue.front());
       queue.pop_front();
     }
+    // Jobs left: another lane's turn (a job's wake-up may have gone to this lane while it gathered, with another one
+    // asleep).
+    if (!queue.empty() && lanes.size() > 1) wake.notify_one();
     return batch;
   }
 
@@ -719,6 +743,8 @@ const char* BatchResampler::engine() const {
   const std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->lanes.front()->slots[0].decoder->engine();
 }
+
+void BatchResampler::wait_for_gpus() { impl_->wait_for_lanes(); }
 
 std::vector<std::string> BatchResampler::unusable_gpus() const {
   const std::lock_guard<std::mutex> lock(impl_->mutex);

@@ -282,26 +282,26 @@ std::vector<DeviceImage> JpegBatchDecoder::decode(const std::vector<std::string_
     total += aligned_bytes(static_cast<std::size_t>(out[i].row_bytes * out[i].height));
   }
   std::uint8_t* const arena = d.arena.reserve(std::max<std::size_t>(total, 256));
-  std::vector<std::size_t> on_engines;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (!out[i].error.empty()) continue;
-    out[i].data = arena + offsets[i];
-    if (on_engine[i]) {
-      on_engines.push_back(i);
-    } else {
-      d.decode_one(files[i], out[i]);
+  try {
+    std::vector<std::size_t> on_engines;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (!out[i].error.empty()) continue;
+      out[i].data = arena + offsets[i];
+      if (on_engine[i]) {
+        on_engines.push_back(i);
+      } else {
+        d.decode_one(files[i], out[i]);
+      }
     }
-  }
-  if (!on_engines.empty()) d.decode_on_engines(files, on_engines, out);
-  if (stream != nullptr) {
-    try {
+    if (!on_engines.empty()) d.decode_on_engines(files, on_engines, out);
+    if (stream != nullptr) {
       d.decoded.join(d.stream, static_cast<cudaStream_t>(stream), "GPU JPEG decoder", "decoding");
-    } catch (...) {  // nothing of the batch left running where the caller hears of the failure
-      cudaStreamSynchronize(d.stream);
-      throw;
+    } else {
+      d.decoded.wait(d.stream, "GPU JPEG decoder", "decoding");
     }
-  } else {
-    d.decoded.wait(d.stream, "GPU JPEG decoder", "decoding");
+  } catch (...) {  // nothing of the batch left running (reading the files' bytes) where the caller hears of it
+    cudaStreamSynchronize(d.stream);
+    throw;
   }
   return out;
 }

@@ -160,6 +160,8 @@ class BatchResampler {
   // How many batches the GPU failed so far (their jobs went to the CPU), and GPUs left out: a stage that failed one
   // is not kept for later runs.
   std::size_t failures() const;
+  // Waits until every GPU of the stage has joined it or been left out (each takes most of a second to make).
+  void wait_for_gpus();
   // Why each GPU left out of the stage could not be used ("GPU 1: ..."), so far.
   std::vector<std::string> unusable_gpus() const;
   // From any thread: returns once the job's batch is done. A batch the GPU failed (out of device memory) gives each
