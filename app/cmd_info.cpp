@@ -24,7 +24,8 @@ void setup_info(CLI::App& app, InfoOptions& o) {
   CLI::App* cmd = app.add_subcommand("info", "Show size, channels and bit depth of images, dtype and shape of .npy");
   cmd->add_option("files", o.inputs, "Images or .npy files, folders or quoted globs");
   cmd->add_flag("--backends", o.backends,
-                "List the kernel backends of this build: whether each can run here, and on what memory");
+                "List the kernel backends of this build: whether each can run here, on what memory, and how many "
+                "devices (a GPU backend: the GPUs --device all takes)");
   cmd->add_flag("-r,--recursive", o.recursive, "Descend into sub-folders of folders");
   cmd->add_flag("--json", o.json, "One JSON object per file on stdout");
   cmd->add_flag("--no-exif", o.no_exif, "Report the stored size, not the EXIF-upright one");
@@ -39,10 +40,16 @@ int run_info(const InfoOptions& o) {
       nlohmann::json record{{"backend", to_string(b.backend)},
                             {"memory", to_string(b.memory)},
                             {"available", b.available},
+                            {"devices", b.devices},
                             {"note", b.note}};
+      // A GPU backend says how many GPUs it sees: what --device all takes.
+      const std::string gpus = b.memory == MemorySpace::Device && b.available
+                                   ? "; " + std::to_string(b.devices) + (b.devices == 1 ? " GPU" : " GPUs") +
+                                         " (--device all)"
+                                   : std::string();
       to_stdout((o.json ? record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                         : std::string(to_string(b.backend)) + ": " + (b.available ? "available" : "not available") +
-                              ", " + to_string(b.memory) + " memory" + (b.note.empty() ? "" : "; " + b.note)) +
+                              ", " + to_string(b.memory) + " memory" + gpus + (b.note.empty() ? "" : "; " + b.note)) +
                 "\n");
     }
     if (o.inputs.empty()) return kExitOk;

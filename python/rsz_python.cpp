@@ -277,6 +277,7 @@ py::list backends_py() {
     d["name"] = to_string(b.backend);
     d["memory"] = to_string(b.memory);
     d["available"] = b.available;
+    d["devices"] = b.devices;
     d["note"] = b.note;
     out.append(d);
   }

@@ -70,7 +70,8 @@ class DTypeError(TypeError, ValueError):
 
 
 def backends():
-    """The backends of this build: dicts of name, memory, available and note (why not, or what it runs on)."""
+    """The backends of this build: dicts of name, memory, available, devices (how many it runs on here: the GPUs
+    that device="all" takes for "cuda", 1 for the host backends) and note (why not, or what it runs on)."""
     return _rsz.backends()
 
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_support.h"
 #include "rsz/exec.h"
@@ -663,6 +663,41 @@ TEST(Cli, InfoTextAndJson) {
   EXPECT_EQ(j["width"], 640);
   EXPECT_EQ(j["height"], 427);
   EXPECT_EQ(j["channels"], 3);
+}
+
+// rsz info --backends: a line (or a JSON record) a backend of this build, as rsz::backends() says them; the host
+// backends run on one device, a GPU backend names how many GPUs it sees (what --device all takes).
+TEST(Cli, InfoBackendsSaysEveryBackendAndItsDevices) {
+  ScratchDir dir("info-backends");
+  const auto text = run_rsz(dir, "info --backends");
+  ASSERT_EQ(text.status, 0) << text.err;
+  const auto json = run_rsz(dir, "info --backends --json");
+  ASSERT_EQ(json.status, 0) << json.err;
+  std::istringstream lines(json.out);
+  std::string line;
+  std::size_t count = 0;
+  for (const BackendInfo& b : backends()) {
+    ASSERT_TRUE(std::getline(lines, line)) << json.out;
+    const auto record = nlohmann::json::parse(line);
+    EXPECT_EQ(record["backend"], to_string(b.backend));
+    EXPECT_EQ(record["memory"], to_string(b.memory));
+    EXPECT_EQ(record["available"], b.available);
+    EXPECT_EQ(record["devices"], b.devices);
+    if (b.backend != Backend::Cuda) {
+      EXPECT_EQ(record["devices"], 1) << line;
+    }
+    const std::string said = std::string(to_string(b.backend)) + ": " + (b.available ? "available" : "not available");
+    EXPECT_NE(text.out.find(said), std::string::npos) << text.out;
+    if (b.backend == Backend::Cuda && b.available) {
+      EXPECT_NE(text.out.find(std::to_string(b.devices) + (b.devices == 1 ? " GPU (--device all)" : " GPUs (--device all)")),
+                std::string::npos)
+          << text.out;
+    }
+    ++count;
+  }
+  EXPECT_FALSE(std::getline(lines, line)) << json.out;
+  EXPECT_EQ(std::count(text.out.begin(), text.out.end(), '\n'), static_cast<std::ptrdiff_t>(count));
+  EXPECT_NE(text.out.find("cpu: available, host memory; "), std::string::npos) << text.out;
 }
 
 // ---- bad input: message, exit status, nothing left behind ----

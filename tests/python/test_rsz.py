@@ -317,6 +317,9 @@ def test_backends_are_listed_and_give_the_same_bits():
     listed = {b["name"]: b for b in rsz.backends()}
     assert listed["reference"]["available"] and listed["cpu"]["available"]
     assert listed["cpu"]["memory"] == "host"
+    assert listed["cpu"]["devices"] == 1 and listed["reference"]["devices"] == 1
+    if "cuda" in listed:
+        assert listed["cuda"]["devices"] >= (1 if listed["cuda"]["available"] else 0)
     x = random_tensor((2, 3, 37, 41), 10)
     boxes = np.array([[1.5, 2.0, 30.0, 20.0], [-3.0, 4.0, 12.0, 40.0]], np.float32)
     calls = [
