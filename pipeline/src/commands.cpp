@@ -228,6 +228,8 @@ CommandSpec thumbnail_spec() {
       "thumbs/cats/a.jpg)\n"
       "  rsz thumbnail -i 'photos/*.jpg' -o squares/ --size 128 --fit cover --jobs 2\n"
       "  rsz thumbnail -i 'camera/*.jpg' -o thumbs/ --size 512 --shrink-on-load   (fast, not exact)\n"
+      "  rsz thumbnail -i photos/ -o thumbs/ --size 224 --decode gpu --device all   (JPEGs decoded and resized on every "
+      "GPU)\n"
       "Large JPEGs are decoded band by band into the filter, so a camera-size photo is never whole in memory.\n"
       "Differences from vipsthumbnail: no shrink-on-load unless --shrink-on-load (by default every pixel is read, "
       "results are exact and the same on every machine), and images smaller than the box are kept as they are "
