@@ -273,49 +273,54 @@ std::string backend_note(const CommonOptions& options) {
                          : cuda_note);
 }
 
-std::string devices_problem(const std::string& text) {
+namespace {
+
+// --device's text read into `devices` (empty for all); returns why it is not allowed ("" when it is).
+std::string read_devices(const std::string& text, std::vector<int>& devices) {
+  devices.clear();
   if (text == "all") return "";
   const std::string allowed = "a GPU number (0 to 1023), a list of distinct ones such as 0,1, or all is allowed";
-  std::vector<int> seen;
   std::size_t start = 0;
   for (;;) {
     const std::size_t comma = text.find(',', start);
     const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const bool digits = !item.empty() && item.size() <= 4 &&
                         std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!digits || std::stoi(item) > 1023) return "'" + printable(text) + "': " + allowed;
-    const int device = std::stoi(item);
-    if (std::find(seen.begin(), seen.end(), device) != seen.end()) {
+    const int device = digits ? std::stoi(item) : -1;  // at most 4 digits: no overflow
+    if (device < 0 || device > 1023) return "'" + printable(text) + "': " + allowed;
+    if (std::find(devices.begin(), devices.end(), device) != devices.end()) {
       return "'" + printable(text) + "': GPU " + item + " is named twice; " + allowed;
     }
-    seen.push_back(device);
+    devices.push_back(device);
     if (comma == std::string::npos) return "";
     start = comma + 1;
   }
 }
 
-std::vector<int> parse_devices(const std::string& text, const std::string& what) {
-  if (const std::string problem = devices_problem(text); !problem.empty()) {
-    usage_error(what + ": " + problem);
-  }
+}  // namespace
+
+std::string devices_problem(const std::string& text) {
   std::vector<int> devices;
-  if (text == "all") return devices;
-  std::size_t start = 0;
-  for (std::size_t comma = 0; comma != std::string::npos; start = comma + 1) {
-    comma = text.find(',', start);
-    devices.push_back(std::stoi(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-  }
+  return read_devices(text, devices);
+}
+
+std::vector<int> parse_devices(const std::string& text, const std::string& what) {
+  std::vector<int> devices;
+  if (const std::string problem = read_devices(text, devices); !problem.empty()) usage_error(what + ": " + problem);
   return devices;
 }
 
 namespace {
 
-// How many GPUs the CUDA backend sees here (0 without it).
+// How many GPUs the CUDA backend sees here (0 without it), asked once: the process's GPUs do not change while it runs.
 int gpu_count() {
-  for (const BackendInfo& b : backends()) {
-    if (b.backend == Backend::Cuda) return b.devices;
-  }
-  return 0;
+  static const int count = [] {
+    for (const BackendInfo& b : backends()) {
+      if (b.backend == Backend::Cuda) return b.devices;
+    }
+    return 0;
+  }();
+  return count;
 }
 
 }  // namespace
@@ -328,9 +333,8 @@ std::string listed_devices(const std::vector<int>& devices) {
 
 std::vector<int> gpu_devices(const CommonOptions& options) {
   if (!options.devices.empty()) return options.devices;
-  static const int count = gpu_count();  // the process's GPUs do not change while it runs
   std::vector<int> all;
-  for (int d = 0; d < count; ++d) all.push_back(d);
+  for (int d = 0; d < gpu_count(); ++d) all.push_back(d);
   if (all.empty()) usage_error("--device all: this machine has no GPU that rsz can use");
   return all;
 }

@@ -677,25 +677,24 @@ void end_gpu_stage(detail::RunState& run) {
     }
   }
 #if defined(RSZ_GPU_JPEG)
-  if (stage && run.gpu_pid == ::getpid()) {  // a GPU of --device that could not be used: its share ran on the others
+  // Only where this process made or took it (not a forked child's copy of its parent's run: the parent's stage has
+  // no worker there).
+  if (stage && run.gpu_pid == ::getpid()) {
     auto& resampler = *std::static_pointer_cast<io::gpu::BatchResampler>(stage);
     resampler.wait_for_gpus();  // each later GPU joined or left out, before the stage is kept or said
-    for (const std::string& why : resampler.unusable_gpus()) {
+    for (const std::string& why : resampler.unusable_gpus()) {  // its share ran on the others
       to_stderr("rsz: note: --device: " + printable(why) + "; the GPU stage ran on the other GPUs\n");
     }
-  }
-  // Kept where this process made or took it (not a forked child's copy of its parent's run: the parent's stage has
-  // no worker there) and no batch of it failed on the GPU.
-  if (stage && run.in_process && !run.gpu_error && run.gpu_pid == ::getpid() &&
-      std::static_pointer_cast<io::gpu::BatchResampler>(stage)->failures() == 0) {
-    GpuKeeper& k = keeper();
-    const std::lock_guard<std::mutex> lock(k.mutex);
-    if (k.generation == run.gpu_generation) k.stages.emplace(run.gpu_stage_devices, stage);  // the first one kept
-  } else if (stage && run.in_process) {  // a kept stage that failed a batch since: not kept any longer
-    GpuKeeper& k = keeper();
-    const std::lock_guard<std::mutex> lock(k.mutex);
-    const auto kept = k.stages.find(run.gpu_stage_devices);
-    if (kept != k.stages.end() && kept->second == stage) k.stages.erase(kept);
+    if (run.in_process) {  // kept where no batch of it failed on the GPU; a kept one that failed since is let go
+      GpuKeeper& k = keeper();
+      const std::lock_guard<std::mutex> lock(k.mutex);
+      if (!run.gpu_error && resampler.failures() == 0) {
+        if (k.generation == run.gpu_generation) k.stages.emplace(run.gpu_stage_devices, stage);  // the first one kept
+      } else if (const auto kept = k.stages.find(run.gpu_stage_devices);
+                 kept != k.stages.end() && kept->second == stage) {
+        k.stages.erase(kept);
+      }
+    }
   }
 #endif
   stage.reset();  // a stage not kept ends here (its workers stop, its memory goes)

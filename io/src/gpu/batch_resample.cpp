@@ -311,18 +311,20 @@ struct Lane {
     // What can throw comes before the batch is taken out of the slot (a throw fails the batch, whose jobs the CPU
     // then runs): the encoder thread started where the batch has JPEG files to make, the lists' room reserved.
     bool has_jpeg = false;
+    std::size_t staged = 0;  // the jobs that read a result out of the staging memory
     for (std::size_t i = 0; i < slot.batch.size(); ++i) {
-      has_jpeg = has_jpeg || (slot.errors[i].empty() && slot.batch[i]->job->jpeg);
+      if (!slot.errors[i].empty()) continue;
+      if (slot.batch[i]->job->jpeg) {
+        has_jpeg = true;
+      } else {
+        ++staged;
+      }
     }
     if (has_jpeg) start_encoder();
     std::vector<Pending*> jpeg_jobs;  // released by the encoder thread, with their files
     std::vector<Pending*> done;  // released here (a released job's thread may end it at once: not touched after)
     jpeg_jobs.reserve(slot.batch.size());
     done.reserve(slot.batch.size());
-    std::size_t staged = 0;  // the jobs that read a result out of the staging memory
-    for (std::size_t i = 0; i < slot.batch.size(); ++i) {
-      staged += slot.errors[i].empty() && !slot.batch[i]->job->jpeg ? 1 : 0;
-    }
     {
       const std::lock_guard<std::mutex> lock(slot.staging.mutex);
       slot.staging.unread = staged;
@@ -486,7 +488,7 @@ struct BatchResampler::Impl {
   std::vector<std::string> lane_errors;            // why a later GPU's lane could not be made (guarded by `mutex`)
   std::vector<Clock::time_point> joined_at;        // when each later lane joined
 
-  double made_in = 0;  // seconds the lanes took to make (nvJPEG's handles, streams)
+  double made_in = 0;  // seconds the first GPU's lane took to make (nvJPEG's handles, streams)
   Clock::time_point made_at;
   // The jobs' side (RSZ_GPU_STATS): how many ran, their total microseconds from queued to handed out, and copying
   // their results out of the staging memory.
@@ -545,8 +547,8 @@ struct BatchResampler::Impl {
       error = "GPU " + std::to_string(device) + ": could not be used";
     }
     const std::lock_guard<std::mutex> lock(mutex);
-    if (!error.empty() || !lane) {
-      left_out(error);
+    if (!lane) {
+      left_out(std::move(error));
       return;
     }
     if (stopping) return;  // the lane goes here, after the lock: its worker never started
@@ -563,11 +565,10 @@ struct BatchResampler::Impl {
 
   // A later GPU left out of the stage, and why (`mutex` held; room for the reason reserved). The stage counts as
   // failed: not kept.
-  void left_out(std::string& why) noexcept {
+  void left_out(std::string why) noexcept {
     lane_errors.push_back(std::move(why));
     failures.fetch_add(1, std::memory_order_relaxed);
   }
-  void left_out(std::string&& why) noexcept { left_out(why); }
 
   // Waits for the later GPUs' lanes to join (or be left out); from any thread, more than once.
   void wait_for_lanes() {
