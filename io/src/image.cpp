@@ -358,6 +358,27 @@ std::unique_ptr<ImageRows> open_image_rows(const std::string& path, const ImageR
   return codec.open_rows(codec, path, reader, bytes, nullptr, options);
 }
 
+std::unique_ptr<ImageRows> open_image_rows(const std::string& path, std::shared_ptr<const std::string> file,
+                                           const ImageReadOptions& options) {
+  check_read_options(path, options);
+  if (!file) fail(ErrorCode::InvalidArgument, path, "rsz::io::open_image_rows: no file bytes");
+  const auto* data = reinterpret_cast<const std::uint8_t*>(file->data());
+  if (file->empty())
+    fail(ErrorCode::Format, path,
+         "the file is empty (0 bytes); an image file is required: " + detail::readable_formats_text());
+  const Codec* codec = detail::sniff_codec(data, std::min(file->size(), kSniffPrefix));
+  if (codec == nullptr) fail(ErrorCode::Format, path, "not an image file of a known format; " + detail::readable_formats_text());
+  if (codec->open_rows == nullptr || codec->reads_stream()) return nullptr;
+  if (options.max_file_bytes > 0 && file->size() > options.max_file_bytes) {
+    fail(ErrorCode::Format, path,
+         "the file is " + std::to_string(file->size()) + " bytes, more than max_file_bytes (" +
+             std::to_string(options.max_file_bytes) + ") for a " + codec->display_name +
+             " file, which is decoded whole in memory");
+  }
+  const FileBytes bytes{data, file->size(), true};
+  return codec->open_rows(*codec, path, std::move(file), bytes, nullptr, options);
+}
+
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options) {
   check_read_options(path, options);
   FileReader reader(path);

@@ -36,10 +36,10 @@ std::vector<Job> make_resample_jobs(const std::vector<std::string>& inputs, cons
                                     const std::string& output, const CommonOptions& common, const char* op);
 #if defined(RSZ_GPU_JPEG)
 // A JPEG for the GPU: its bytes, its sizes (1 x C x H x W) and what its outputs carry (header_source); nullopt for
-// what the CPU decodes instead: not a JPEG, an EXIF orientation to apply, a progressive file, 16-bit samples, one
-// that changed while it was read.
+// what the CPU decodes instead: a file that cannot be read or is not a JPEG, an EXIF orientation to apply, a
+// progressive file, 16-bit samples.
 struct GpuInput {
-  std::string file;
+  std::shared_ptr<const std::string> file;  // its bytes, read once
   Dims sizes;
   LoadedInput source;
 };

@@ -89,8 +89,8 @@ struct RunState {
   // decoder take most of a second): the first job that needs it takes it from here. Declared after `gpu`, so that it
   // ends first: letting it go waits for the making to finish.
   std::future<std::shared_ptr<void>> gpu_making;
-  // In-process runs: the devices the stage is on, and the keeper's generation when the run made it (a stage made
-  // before release_gpu_stages() is not kept for the next runs).
+  // In-process runs: the devices the stage is on (sorted: the keeper's key), and the keeper's generation when the
+  // run made it (a stage made before release_gpu_stages() is not kept for the next runs).
   std::vector<int> gpu_stage_devices;
   std::uint64_t gpu_generation = 0;
   int gpu_pid = 0;  // the process that made or took it

@@ -12,7 +12,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <functional>
 #include <future>
 #include <limits>
@@ -483,13 +482,14 @@ GpuKeeper& keeper() {
 // An in-process run's stage on `devices` from the keeper (true), or the keeper's generation noted for the stage the
 // run will make (false). run.gpu_mutex held.
 bool take_kept_stage(detail::RunState& run, const std::vector<int>& devices) {
-  run.gpu_stage_devices = devices;
+  run.gpu_stage_devices = devices;  // the keeper's key: the set of GPUs (--device 1,0 takes the stage kept for 0,1)
+  std::sort(run.gpu_stage_devices.begin(), run.gpu_stage_devices.end());
   run.gpu_pid = ::getpid();
   if (!run.in_process) return false;
   GpuKeeper& k = keeper();
   const std::lock_guard<std::mutex> lock(k.mutex);
   run.gpu_generation = k.generation;
-  const auto kept = k.stages.find(devices);
+  const auto kept = k.stages.find(run.gpu_stage_devices);
   if (kept == k.stages.end()) return false;
   run.gpu = kept->second;
   return true;
@@ -511,11 +511,7 @@ void start_gpu_resampler(const CommonOptions& common) {
   }
 }
 
-bool starts_as_jpeg(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[3] = {};
-  return in.read(head, 3) && head[0] == '\xff' && head[1] == '\xd8' && head[2] == '\xff';
-}
+bool starts_as_jpeg(std::string_view head) { return head.size() >= 3 && head.substr(0, 3) == "\xff\xd8\xff"; }
 
 }  // namespace
 
@@ -561,18 +557,24 @@ void GpuJobPhases::saved() {
 }
 
 std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOptions& common) {
-  if (!starts_as_jpeg(input)) return std::nullopt;
-  const auto stamp = file_stamp(input);
-  std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, image_read_options(common));
+  // The file read once: its header comes from the bytes the GPU decodes. A file that cannot be read, or is not a
+  // JPEG, goes to the CPU, which says why where it fails.
+  std::shared_ptr<const std::string> file;
+  try {
+    std::optional<std::string> bytes = shard_files::read_whole_if(input, starts_as_jpeg);
+    if (!bytes) return std::nullopt;
+    file = std::make_shared<const std::string>(std::move(*bytes));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, file, image_read_options(common));
   if (!rows) return std::nullopt;  // not rows in order: an orientation to apply, or a progressive file
   const io::Image& header = rows->header();
   if (header.bit_depth != 8) return std::nullopt;
   GpuInput read;
   read.sizes = {1, header.channels, header.height, header.width};
   read.source = header_source(header, common, input);
-  rows.reset();
-  read.file = shard_files::read_whole(input);
-  if (!stamp || file_stamp(input) != stamp) return std::nullopt;  // its header and its bytes from one file
+  read.file = std::move(file);
   return read;
 }
 
@@ -591,7 +593,7 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
   const LoadedInput& source = read->source;
   const io::ResizePlan plan = plan_decoded(resample_job, job_plan, sizes);  // no scaled decode here: shrink is 1
   io::gpu::ResampleJob job;
-  job.file = read->file;
+  job.file = *read->file;
   job.input_sizes = sizes;
   job.params = plan.params;
   job.call_sizes = plan.call_sizes;

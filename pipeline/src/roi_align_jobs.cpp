@@ -506,7 +506,7 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
                                                             });
   const std::size_t float_bytes = static_cast<std::size_t>(element_count(all_sizes)) * element_size(type);
   io::gpu::GpuJob job;
-  job.file = read->file;
+  job.file = *read->file;
   job.input_sizes = read->sizes;
   job.upload = upload;
   job.result_bytes = to_8bit ? float_bytes / element_size(type) : float_bytes;

@@ -120,7 +120,9 @@ std::string now_text() {
   return text;
 }
 
-std::string read_whole(const std::string& path) {
+std::string read_whole(const std::string& path) { return *read_whole_if(path, nullptr); }
+
+std::optional<std::string> read_whole_if(const std::string& path, bool (*wanted)(std::string_view head)) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(ErrorCode::Io, path + ": cannot read the file: " + std::strerror(errno));
   struct Closer {
@@ -136,12 +138,14 @@ std::string read_whole(const std::string& path) {
   char chunk[1 << 16];
   for (;;) {  // to its end, however it changed since its size was taken (pipes and /proc files have none)
     const ssize_t got = ::read(fd, chunk, sizeof chunk);
-    if (got == 0) return bytes;
     if (got < 0) {
       if (errno == EINTR) continue;
       throw Error(ErrorCode::Io, path + ": cannot read the file: " + std::strerror(errno));
     }
+    const bool first = bytes.empty();
     bytes.append(chunk, static_cast<std::size_t>(got));
+    if (wanted != nullptr && first && !wanted(bytes)) return std::nullopt;
+    if (got == 0) return bytes;
   }
 }
 

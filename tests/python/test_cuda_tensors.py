@@ -194,7 +194,7 @@ def test_a_decode_gpu_job_keeps_its_stage_for_the_next_and_release_lets_it_go(tm
 
 def test_a_decode_gpu_job_on_every_gpu_keeps_one_stage_for_that_list(tmp_path, monkeypatch, capfd):
     """device="all" (or a list) puts a lane of the GPU stage on each GPU (the later ones join it once made); the stage
-    is kept for the next runs on the same list, and the outputs are the one-GPU job's bytes."""
+    is kept for the next runs on the same GPUs, in any order, and the outputs are the one-GPU job's bytes."""
     rsz.release_gpu()
     photos = tmp_path / "photos"
     photos.mkdir()
@@ -211,14 +211,15 @@ def test_a_decode_gpu_job_on_every_gpu_keeps_one_stage_for_that_list(tmp_path, m
         rsz.release_gpu()
         capfd.readouterr()
         every = list(range(torch.cuda.device_count()))
-        for run, device in enumerate(["all", every]):
+        for run, device in enumerate(["all", every, every[::-1]]):
             report = rsz.run("resample", str(photos), str(tmp_path / ("all%d" % run)) + "/", size="64x48",
                              backend="cuda", decode="gpu", device=device)
             assert report.status == 0 and len(report.outputs) == 6
             for i in range(6):
                 name = "p%d.jpg" % i
                 assert (tmp_path / ("all%d" % run) / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
-        # "all" and the list of every GPU are one stage, its later GPUs joined (a run ends once they have)
+        # "all" and the list of every GPU in any order are one stage, its later GPUs joined (a run ends once they
+        # have)
         assert rsz.release_gpu() == 1
         said = capfd.readouterr().err
         assert said.count("rsz: GPU stage made") == 1, said

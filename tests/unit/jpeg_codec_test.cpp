@@ -236,6 +236,54 @@ TEST_F(JpegCodecTest, SequentialJpegsAreReadBandByBand) {
   EXPECT_NE(open_image_rows(fixture("../images/rgb16.png")), nullptr);  // a PNG without alpha, not interlaced
 }
 
+// io::open_image_rows from bytes read already (the GPU jobs read each file once): the rows and header of the file
+// read by path, for every sequential JPEG; the same refusals (progressive, EXIF-oriented); null for a PNG (read as it
+// decodes); one-line errors naming the path for empty, unknown and damaged bytes, and above max_file_bytes.
+TEST_F(JpegCodecTest, RowsFromBytesReadAlreadyAreTheFilesRows) {
+  const auto bytes_of = [](const std::string& file) {
+    const std::vector<unsigned char> b = file_bytes(file);
+    return std::make_shared<const std::string>(b.begin(), b.end());
+  };
+  const auto all_rows = [](ImageRows& rows) {
+    const Image& header = rows.header();
+    std::vector<std::uint8_t> got(static_cast<std::size_t>(header.width * header.height * header.channels));
+    rows.read(got.data(), header.height);
+    return got;
+  };
+  for (const char* name : {"jpeg_gray.jpg", "jpeg_420.jpg", "jpeg_422.jpg", "jpeg_444.jpg", "jpeg_cmyk.jpg"}) {
+    const std::unique_ptr<ImageRows> by_path = open_image_rows(fixture(name));
+    const std::unique_ptr<ImageRows> by_bytes = open_image_rows("named.jpg", bytes_of(fixture(name)));
+    ASSERT_NE(by_bytes, nullptr) << name;
+    EXPECT_EQ(by_bytes->header().width, by_path->header().width) << name;
+    EXPECT_EQ(by_bytes->header().height, by_path->header().height) << name;
+    EXPECT_EQ(by_bytes->header().channels, by_path->header().channels) << name;
+    EXPECT_EQ(by_bytes->header().icc_profile, by_path->header().icc_profile) << name;
+    EXPECT_EQ(by_bytes->header().exif, by_path->header().exif) << name;
+    EXPECT_EQ(all_rows(*by_bytes), all_rows(*by_path)) << name;
+  }
+  EXPECT_EQ(open_image_rows("p.jpg", bytes_of(fixture("jpeg_progressive.jpg"))), nullptr);
+  EXPECT_EQ(open_image_rows("p.png", bytes_of(fixture("../images/rgb16.png"))), nullptr);
+  const auto message = [](const std::string& text, const ImageReadOptions& options = {}) {
+    try {
+      (void)open_image_rows("in.jpg", std::make_shared<const std::string>(text), options);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Format) << e.what();
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(message("").find("in.jpg: the file is empty"), std::string::npos) << message("");
+  EXPECT_NE(message("plain text").find("in.jpg: not an image file of a known format"), std::string::npos);
+  std::string cut = *bytes_of(fixture("jpeg_444.jpg"));
+  cut.resize(40);
+  EXPECT_EQ(message(cut).rfind("in.jpg: ", 0), 0u) << message(cut);
+  EXPECT_EQ(message(cut).find('\n'), std::string::npos) << message(cut);
+  ImageReadOptions small;
+  small.max_file_bytes = 100;
+  const std::string whole = *bytes_of(fixture("jpeg_444.jpg"));
+  EXPECT_NE(message(whole, small).find("more than max_file_bytes (100)"), std::string::npos) << message(whole, small);
+}
+
 TEST_F(JpegCodecTest, CorruptScanDataIsAFailedReadNotAWarning) {
   // A JPEG cut in the middle of its scan data, with the end-of-image marker put back: the header walk accepts it,
   // libjpeg warns ("premature end of data segment"); rsz turns that into one error line and prints nothing.

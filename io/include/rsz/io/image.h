@@ -180,6 +180,10 @@ class ImageRows {
 // interlaced and has no alpha (read from the file as they are asked for); null for any other file, which read_image
 // reads whole. Throws as read_image does for a file it cannot read.
 std::unique_ptr<ImageRows> open_image_rows(const std::string& path, const ImageReadOptions& options = {});
+// The same rows from the file's bytes, read already (`file`, kept by the rows; `path` names it in messages): the
+// file is not opened again. Null also for a file of a codec that reads its file as it decodes (PNG).
+std::unique_ptr<ImageRows> open_image_rows(const std::string& path, std::shared_ptr<const std::string> file,
+                                           const ImageReadOptions& options = {});
 // Header-level facts (for `rsz info`): reads no more of the file than needed.
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options = {});
 constexpr int kDefaultJpegQuality = 95;
