@@ -91,7 +91,7 @@ def main():
     parser.add_argument("--no-sync", action="store_true",
                         help="rsz's outputs not flushed to the disk one by one (--no-sync), as torchvision's are not")
     parser.add_argument("--jobs", default="cpu,cuda,cuda_encode,python,python_encode,torchvision",
-                        help="which of cpu, cuda, cuda_all (--device all), cuda_encode, python, python_encode (rsz.run "
+                        help="which of cpu, batched (--backend cuda alone), cuda, cuda_all (--device all), cuda_encode, python, python_encode (rsz.run "
                              "where rsz imports), torchvision to run")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
@@ -113,6 +113,8 @@ def main():
         return run
 
     jobs = {"cpu": ("rsz roi-align, CPU (every core)", rsz_job("rsz_cpu", "--backend", "cpu")),
+            "batched": ("rsz roi-align, --backend cuda (CPU decode, GPU batches)",
+                        rsz_job("rsz_batched", "--backend", "cuda")),
             "cuda": ("rsz roi-align, --backend cuda --decode gpu", rsz_job("rsz_gpu", "--backend", "cuda",
                                                                            "--decode", "gpu")),
             "cuda_all": ("rsz roi-align, --backend cuda --decode gpu --device all",

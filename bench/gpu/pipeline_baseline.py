@@ -112,7 +112,8 @@ def main():
     # take a one-photo run's time off the whole run's, so that both are compared the same way.
     every = ["--device", "all"]  # every GPU of the machine: the GPU stage has a lane on each
     jobs = {"cpu": ("rsz, CPU (every core)", rsz_job("cpu")),
-            "cuda": ("rsz, --backend cuda", rsz_job("cuda")),
+            "cuda": ("rsz, --backend cuda (CPU decode, GPU batches)", rsz_job("cuda")),
+            "cuda_all": ("rsz, --backend cuda --device all", rsz_job("cuda", *every)),
             "decode": ("rsz, --backend cuda --decode gpu", rsz_job("cuda", "--decode", "gpu")),
             "decode_all": ("rsz, --backend cuda --decode gpu --device all", rsz_job("cuda", "--decode", "gpu", *every)),
             "encode": ("rsz, --backend cuda --decode gpu --encode gpu",
@@ -136,6 +137,8 @@ def main():
     except ImportError:
         pass
     one = {"cpu": rsz_job("cpu", source=files[0]),
+           "cuda": rsz_job("cuda", source=files[0]),
+           "cuda_all": rsz_job("cuda", *every, source=files[0]),
            "decode": rsz_job("cuda", "--decode", "gpu", source=files[0]),
            "decode_all": rsz_job("cuda", "--decode", "gpu", *every, source=files[0]),
            "encode": rsz_job("cuda", "--decode", "gpu", "--encode", "gpu", source=files[0]),

@@ -43,6 +43,18 @@ struct GpuInput {
   Dims sizes;
   LoadedInput source;
 };
+// An input for the GPU stage: a JPEG file's bytes (read_gpu_jpeg), or an image decoded on the CPU (batches_on_gpu:
+// `pixels`, interleaved 8-bit), its sizes (1 x C x H x W) and what its outputs carry.
+struct GpuImage {
+  std::string_view file;
+  std::string_view pixels;
+  Dims sizes;
+  const LoadedInput* source = nullptr;
+};
+GpuImage gpu_image(const GpuInput& read);
+// An image decoded on the CPU that the GPU stage takes (batches_on_gpu): 8-bit, 1 or 3 channels, used in place; else
+// nullopt (the job then runs as --backend cuda runs an input alone).
+std::optional<GpuImage> gpu_image(const LoadedInput& loaded, const CommonOptions& common);
 // A GPU job's phases timed on its thread for RSZ_GPU_STATS (RunState's gpu_*_us): each call adds the time since the
 // one before (or since it was made) to its phase.
 class GpuJobPhases {

@@ -89,9 +89,9 @@ struct RunState {
   // decoder take most of a second): the first job that needs it takes it from here. Declared after `gpu`, so that it
   // ends first: letting it go waits for the making to finish.
   std::future<std::shared_ptr<void>> gpu_making;
-  // In-process runs: the devices the stage is on (sorted: the keeper's key), and the keeper's generation when the
-  // run made it (a stage made before release_gpu_stages() is not kept for the next runs).
-  std::vector<int> gpu_stage_devices;
+  // In-process runs: the keeper's key of the stage (whether it decodes files, and its devices, sorted), and the
+  // keeper's generation when the run made it (a stage made before release_gpu_stages() is not kept for the next runs).
+  std::pair<bool, std::vector<int>> gpu_stage_key;
   std::uint64_t gpu_generation = 0;
   int gpu_pid = 0;  // the process that made or took it
   // RSZ_GPU_STATS: the GPU jobs' side, in microseconds summed over their threads: reading their files (header and

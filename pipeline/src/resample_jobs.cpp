@@ -412,6 +412,11 @@ std::optional<std::vector<OutputRecord>> resample_by_rows(const ResampleJob& job
   return std::vector<OutputRecord>{{job.out, plan.canvas, to_string(source.result_type), std::nullopt}};
 }
 
+#if defined(RSZ_GPU_JPEG)
+std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resample_job, const io::ResizePlan& plan,
+                                                         const GpuImage& in, GpuJobPhases& phases);
+#endif
+
 // An input decoded whole (or a .npy tensor read) and resampled: band by band into the encoder where the call allows,
 // whole otherwise, or into its place on contain's zero-filled canvas (a strided view).
 std::vector<OutputRecord> resample_whole(const ResampleJob& job, const JobPlan& job_plan, const ExecOptions& exec) {
@@ -425,11 +430,22 @@ std::vector<OutputRecord> resample_whole(const ResampleJob& job, const JobPlan& 
     options = alpha_for(
         common, job_plan.resize ? job_plan.resize->params : job.request->plan(job.input, full, true).params, job.out);
   }
+#if defined(RSZ_GPU_JPEG)
+  GpuJobPhases phases;  // RSZ_GPU_STATS: decoding here is the GPU job's reading
+#endif
   const LoadedInput loaded = load_input(job.input, options, job_plan.shrink);
   const io::ResizePlan plan = loaded.from_image ? plan_decoded(job, job_plan, loaded.sizes())
                               : job_plan.resize && loaded.sizes() == full
                                   ? *job_plan.resize
                                   : job.request->plan(job.input, loaded.sizes(), false);
+#if defined(RSZ_GPU_JPEG)
+  // --backend cuda: the pixels decoded here go to the GPU stage, batched with the other jobs' (alone where it
+  // cannot take them).
+  if (const std::optional<GpuImage> on_gpu = gpu_image(loaded, options)) {
+    phases.read();
+    if (auto done = resample_on_gpu(job, plan, *on_gpu, phases)) return *done;
+  }
+#endif
   const std::vector<OutputRecord> record{{job.out, plan.canvas, to_string(loaded.result_type), std::nullopt}};
   if (!plan.padded() && banded(plan)) {
     save_output_rows(job.out, plan.call_sizes, loaded.result_type, loaded, options, exec.num_threads,
@@ -462,7 +478,7 @@ std::vector<OutputRecord> resample_whole(const ResampleJob& job, const JobPlan& 
 // with a keeper of its own, empty: the parent's stage threads and CUDA context are not the child's.
 struct GpuKeeper {
   std::mutex mutex;
-  std::map<std::vector<int>, std::shared_ptr<void>> stages;  // by devices
+  std::map<std::pair<bool, std::vector<int>>, std::shared_ptr<void>> stages;  // by RunState::gpu_stage_key
   std::uint64_t generation = 0;                 // release_gpu_stages() counts it up
 };
 
@@ -479,17 +495,18 @@ GpuKeeper& keeper() {
   return *k;
 }
 
-// An in-process run's stage on `devices` from the keeper (true), or the keeper's generation noted for the stage the
-// run will make (false). run.gpu_mutex held.
-bool take_kept_stage(detail::RunState& run, const std::vector<int>& devices) {
-  run.gpu_stage_devices = devices;  // the keeper's key: the set of GPUs (--device 1,0 takes the stage kept for 0,1)
-  std::sort(run.gpu_stage_devices.begin(), run.gpu_stage_devices.end());
+// An in-process run's stage on `devices` (decoding files or not) from the keeper (true), or the keeper's generation
+// noted for the stage the run will make (false). run.gpu_mutex held.
+bool take_kept_stage(detail::RunState& run, bool decodes, const std::vector<int>& devices) {
+  // The keeper's key: the set of GPUs (--device 1,0 takes the stage kept for 0,1).
+  run.gpu_stage_key = {decodes, devices};
+  std::sort(run.gpu_stage_key.second.begin(), run.gpu_stage_key.second.end());
   run.gpu_pid = ::getpid();
   if (!run.in_process) return false;
   GpuKeeper& k = keeper();
   const std::lock_guard<std::mutex> lock(k.mutex);
   run.gpu_generation = k.generation;
-  const auto kept = k.stages.find(run.gpu_stage_devices);
+  const auto kept = k.stages.find(run.gpu_stage_key);
   if (kept == k.stages.end()) return false;
   run.gpu = kept->second;
   return true;
@@ -502,10 +519,11 @@ void start_gpu_resampler(const CommonOptions& common) {
   const std::lock_guard<std::mutex> lock(run.gpu_mutex);
   if (run.gpu || run.gpu_error || run.gpu_making.valid()) return;
   const std::vector<int> devices = gpu_devices(common);
-  if (take_kept_stage(run, devices)) return;
+  const bool decodes = decodes_on_gpu(common);
+  if (take_kept_stage(run, decodes, devices)) return;
   try {
-    run.gpu_making = std::async(std::launch::async, [devices] {
-      return std::static_pointer_cast<void>(std::make_shared<io::gpu::BatchResampler>(devices, kGpuBatch));
+    run.gpu_making = std::async(std::launch::async, [devices, decodes] {
+      return std::static_pointer_cast<void>(std::make_shared<io::gpu::BatchResampler>(devices, kGpuBatch, decodes));
     });
   } catch (const std::system_error&) {  // no thread to make it on: the first job makes it
   }
@@ -521,14 +539,14 @@ io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common) {
   detail::RunState& run = detail::current_run();
   const std::lock_guard<std::mutex> lock(run.gpu_mutex);
   if (run.gpu_error) std::rethrow_exception(run.gpu_error);
-  if (!run.gpu && !run.gpu_making.valid()) take_kept_stage(run, gpu_devices(common));
+  if (!run.gpu && !run.gpu_making.valid()) take_kept_stage(run, decodes_on_gpu(common), gpu_devices(common));
   if (!run.gpu) {
     try {
       if (run.gpu_making.valid()) {
         std::future<std::shared_ptr<void>> making = std::move(run.gpu_making);
         run.gpu = making.get();
       } else {
-        run.gpu = std::make_shared<io::gpu::BatchResampler>(gpu_devices(common), kGpuBatch);
+        run.gpu = std::make_shared<io::gpu::BatchResampler>(gpu_devices(common), kGpuBatch, decodes_on_gpu(common));
       }
     } catch (...) {
       run.gpu_error = std::current_exception();
@@ -578,23 +596,30 @@ std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOpti
   return read;
 }
 
+GpuImage gpu_image(const GpuInput& read) { return GpuImage{*read.file, {}, read.sizes, &read.source}; }
+
+std::optional<GpuImage> gpu_image(const LoadedInput& loaded, const CommonOptions& common) {
+  if (!batches_on_gpu(common) || !loaded.from_image || !loaded.in_place || loaded.image.bit_depth != 8 ||
+      (loaded.image.channels != 1 && loaded.image.channels != 3)) {
+    return std::nullopt;
+  }
+  const io::Image& image = loaded.image;
+  const std::string_view pixels(reinterpret_cast<const char*>(image.data8.data()), image.data8.size());
+  return GpuImage{{}, pixels, {1, image.channels, image.height, image.width}, &loaded};
+}
+
 namespace {
 
-// --decode gpu: a JPEG decoded by nvJPEG among the other jobs' files, resized on the GPU with the call planned for
-// its size, encoded here. nullopt for what the CPU decodes instead (read_gpu_jpeg's, and a file nvJPEG cannot read:
-// a damaged header, whose CPU decoder's message then fails it).
-std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resample_job, const JobPlan& job_plan) {
+// An image through the GPU stage with the call planned for its size (`plan`), its outputs made here; nullopt where
+// the stage did not run it (the caller runs it on the CPU or alone).
+std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resample_job, const io::ResizePlan& plan,
+                                                         const GpuImage& in, GpuJobPhases& phases) {
   const CommonOptions& common = resample_job.request->common;
-  GpuJobPhases phases;
-  const std::optional<GpuInput> read = read_gpu_jpeg(resample_job.input, common);
-  if (!read) return std::nullopt;
-  phases.read();
-  const Dims& sizes = read->sizes;
-  const LoadedInput& source = read->source;
-  const io::ResizePlan plan = plan_decoded(resample_job, job_plan, sizes);  // no scaled decode here: shrink is 1
+  const LoadedInput& source = *in.source;
   io::gpu::ResampleJob job;
-  job.file = *read->file;
-  job.input_sizes = sizes;
+  job.file = in.file;
+  job.pixels = in.pixels;
+  job.input_sizes = in.sizes;
   job.params = plan.params;
   job.call_sizes = plan.call_sizes;
   job.canvas = plan.canvas;
@@ -630,6 +655,18 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
   phases.saved();
   return record;
 }
+
+// --decode gpu: a JPEG decoded by nvJPEG among the other jobs' files, resized on the GPU with the call planned for
+// its size, encoded here. nullopt for what the CPU decodes instead (read_gpu_jpeg's, and a file nvJPEG cannot read:
+// a damaged header, whose CPU decoder's message then fails it).
+std::optional<std::vector<OutputRecord>> decode_on_gpu(const ResampleJob& resample_job, const JobPlan& job_plan) {
+  GpuJobPhases phases;
+  const std::optional<GpuInput> read = read_gpu_jpeg(resample_job.input, resample_job.request->common);
+  if (!read) return std::nullopt;
+  phases.read();
+  const io::ResizePlan plan = plan_decoded(resample_job, job_plan, read->sizes);  // no scaled decode here: shrink is 1
+  return resample_on_gpu(resample_job, plan, gpu_image(*read), phases);
+}
 #endif
 
 // Runs a job as planned: on the GPU (--decode gpu) where it can, band by band where it can, else whole.
@@ -640,7 +677,7 @@ std::vector<OutputRecord> run_resample_job(const ResampleJob& job, const JobPlan
 #if defined(RSZ_GPU_JPEG)
   // --decode gpu where it can: also no scaled decode (--shrink-on-load's is libjpeg's).
   if (image && decodes_on_gpu(common) && job_plan.shrink == 1) {
-    if (auto done = resample_on_gpu(job, job_plan)) return *done;
+    if (auto done = decode_on_gpu(job, job_plan)) return *done;
   }
 #endif
   if (image && reads_rows(common)) {
@@ -654,6 +691,17 @@ std::vector<OutputRecord> run_resample_job(const ResampleJob& job, const JobPlan
 bool decodes_on_gpu(const CommonOptions& common) {
   return common.decode_gpu && !common.linear && common.dtype == DataType::Float32;
 }
+
+bool batches_on_gpu(const CommonOptions& common) {
+#if defined(RSZ_GPU_JPEG)
+  return common.backend == Backend::Cuda && !common.decode_gpu && !common.linear && common.dtype == DataType::Float32;
+#else
+  (void)common;
+  return false;
+#endif
+}
+
+bool uses_gpu_stage(const CommonOptions& common) { return decodes_on_gpu(common) || batches_on_gpu(common); }
 
 void check_decode_backend(const CommonOptions& common, const char* what) {
   if (common.decode_gpu && (common.backend == Backend::Cpu || common.backend == Backend::Reference)) {
@@ -691,8 +739,8 @@ void end_gpu_stage(detail::RunState& run) {
       GpuKeeper& k = keeper();
       const std::lock_guard<std::mutex> lock(k.mutex);
       if (!run.gpu_error && resampler.failures() == 0) {
-        if (k.generation == run.gpu_generation) k.stages.emplace(run.gpu_stage_devices, stage);  // the first one kept
-      } else if (const auto kept = k.stages.find(run.gpu_stage_devices);
+        if (k.generation == run.gpu_generation) k.stages.emplace(run.gpu_stage_key, stage);  // the first one kept
+      } else if (const auto kept = k.stages.find(run.gpu_stage_key);
                  kept != k.stages.end() && kept->second == stage) {
         k.stages.erase(kept);
       }
@@ -715,7 +763,7 @@ void end_gpu_stage(detail::RunState& run) {
 
 std::size_t release_kept_gpu_stages() {
 #if defined(RSZ_GPU_JPEG)
-  std::map<std::vector<int>, std::shared_ptr<void>> stages;
+  std::map<std::pair<bool, std::vector<int>>, std::shared_ptr<void>> stages;
   {
     GpuKeeper& k = keeper();
     const std::lock_guard<std::mutex> lock(k.mutex);
@@ -730,7 +778,7 @@ std::size_t release_kept_gpu_stages() {
 
 void start_gpu_stage(const CommonOptions& common) {
 #if defined(RSZ_GPU_JPEG)
-  if (decodes_on_gpu(common) && !common.dry_run) start_gpu_resampler(common);
+  if (uses_gpu_stage(common) && !common.dry_run) start_gpu_resampler(common);
 #else
   (void)common;
 #endif

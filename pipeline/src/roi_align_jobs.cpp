@@ -355,10 +355,11 @@ DataType npy_type(const std::string& input, const CommonOptions& common) {
 // computed on the CPU, in groups.
 constexpr std::size_t kMostGpuCropBytes = std::size_t{64} << 20;
 
-// Whether the GPU makes crops of `sizes` (all of an input's) at once: --decode gpu and at most kMostGpuCropBytes.
+// Whether the GPU makes crops of `sizes` (all of an input's) at once: the GPU stage (--decode gpu, or --backend cuda's
+// batches) and at most kMostGpuCropBytes.
 bool gpu_crops_fit(const Dims& sizes, DataType type, const CommonOptions& common) {
 #if defined(RSZ_GPU_JPEG)
-  return decodes_on_gpu(common) &&
+  return uses_gpu_stage(common) &&
          static_cast<std::size_t>(element_count(sizes)) * element_size(type) <= kMostGpuCropBytes;
 #else
   (void)sizes;
@@ -463,29 +464,25 @@ std::vector<OutputRecord> write_all(const RoiList& list, DataType rois_type, con
 }
 
 #if defined(RSZ_GPU_JPEG)
-// --decode gpu: a JPEG decoded by nvJPEG among the other jobs' files and cropped on the GPU (its boxes and batch
-// indices uploaded with it), the crops encoded here. The whole call's checks run first on the host, as the CPU job
-// runs them, so a bad box fails the input before anything is computed. nullopt for what the CPU does instead
-// (read_gpu_jpeg's, a file nvJPEG cannot read, crops over kMostGpuCropBytes).
-std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input, const RoiList& list,
+// An image through the GPU stage (a JPEG file it decodes among the other jobs' files, or pixels decoded here) and
+// cropped there (its boxes and batch indices uploaded with it), the crops encoded here. The whole call's checks run
+// first on the host, as the CPU job runs them, so a bad box fails the input before anything is computed. nullopt for
+// what the CPU does instead (a file nvJPEG cannot read, crops over kMostGpuCropBytes).
+std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const GpuImage& in, const RoiList& list,
                                                         const io::ResolvedRoiAlign& resolved,
                                                         const PlannedCrops& planned,
                                                         const std::vector<io::CropRecord>& crops,
-                                                        const CommonOptions& common, int threads) {
-  GpuJobPhases phases;
-  const std::optional<GpuInput> read = read_gpu_jpeg(input, common);
-  if (!read) return std::nullopt;
-  phases.read();
-  const DataType type = read->source.result_type;
+                                                        const CommonOptions& common, int threads,
+                                                        GpuJobPhases& phases) {
+  const DataType type = in.source->result_type;
   const Tensor rois = rois_as(list, type);
   const Tensor indices = batch_indices_of(list);
-  const Dims all_sizes =
-      roi_align_output_sizes(read->sizes, rois.sizes(), resolved.output_height, resolved.output_width);
+  const Dims all_sizes = roi_align_output_sizes(in.sizes, rois.sizes(), resolved.output_height, resolved.output_width);
   // No crops: nothing for the GPU (the CPU job writes what none give); more than the planned memory: the CPU's groups.
   if (all_sizes[0] == 0 || !gpu_crops_fit(all_sizes, type, common)) return std::nullopt;
   ExecOptions host = exec_options(common, threads);
   host.backend = Backend::Cpu;
-  const Dims& s = read->sizes;  // the decoded pixels' layout (interleaved), for the checks: nothing is read
+  const Dims& s = in.sizes;  // the decoded pixels' layout (interleaved), for the checks: nothing is read
   check_roi_align(ConstTensorView(nullptr, DataType::UNorm8, s, {s[1] * s[2] * s[3], 1, s[1] * s[3], s[1]}),
                   rois.view(), indices.view(), type, all_sizes, resolved.params, host);
   // The boxes, then (256-byte aligned) the batch indices: one upload.
@@ -497,7 +494,7 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
   if (index_bytes > 0) std::memcpy(upload.data() + index_at, indices.data(), index_bytes);
   // Crop files that are their 8-bit samples alone (quantizes_only) come back as those, quantized on the GPU: a
   // quarter of the float32 crops' bytes.
-  const LoadedInput& source = read->source;
+  const LoadedInput& source = *in.source;
   const Dims crop_sizes{1, all_sizes[1], all_sizes[2], all_sizes[3]};
   const bool to_8bit = !planned.whole_tensor && std::all_of(planned.paths.begin(), planned.paths.end(),
                                                             [&](const std::string& path) {
@@ -506,8 +503,9 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
                                                             });
   const std::size_t float_bytes = static_cast<std::size_t>(element_count(all_sizes)) * element_size(type);
   io::gpu::GpuJob job;
-  job.file = *read->file;
-  job.input_sizes = read->sizes;
+  job.file = in.file;
+  job.pixels = in.pixels;
+  job.input_sizes = in.sizes;
   job.upload = upload;
   job.result_bytes = to_8bit ? float_bytes / element_size(type) : float_bytes;
   job.scratch_bytes = to_8bit ? float_bytes : 0;
@@ -565,6 +563,20 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const std::string& input
   phases.saved();
   return records;
 }
+
+// --decode gpu: a JPEG decoded by nvJPEG among the other jobs' files; nullopt for what the CPU decodes instead
+// (read_gpu_jpeg's) and what roi_job_on_gpu leaves to it.
+std::optional<std::vector<OutputRecord>> roi_job_decoded_on_gpu(const std::string& input, const RoiList& list,
+                                                                const io::ResolvedRoiAlign& resolved,
+                                                                const PlannedCrops& planned,
+                                                                const std::vector<io::CropRecord>& crops,
+                                                                const CommonOptions& common, int threads) {
+  GpuJobPhases phases;
+  const std::optional<GpuInput> read = read_gpu_jpeg(input, common);
+  if (!read) return std::nullopt;
+  phases.read();
+  return roi_job_on_gpu(gpu_image(*read), list, resolved, planned, crops, common, threads, phases);
+}
 #endif
 
 std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& list,
@@ -573,10 +585,19 @@ std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& l
                                       int threads) {
 #if defined(RSZ_GPU_JPEG)
   if (decodes_on_gpu(common) && !is_tensor_path(input)) {
-    if (auto done = roi_job_on_gpu(input, list, resolved, planned, crops, common, threads)) return *done;
+    if (auto done = roi_job_decoded_on_gpu(input, list, resolved, planned, crops, common, threads)) return *done;
   }
+  GpuJobPhases phases;  // RSZ_GPU_STATS: decoding here is the GPU job's reading
 #endif
   const LoadedInput loaded = load_input(input, common);
+#if defined(RSZ_GPU_JPEG)
+  // --backend cuda: the pixels decoded here go to the GPU stage, batched with the other jobs' (alone where it
+  // cannot take them).
+  if (const std::optional<GpuImage> on_gpu = gpu_image(loaded, common); on_gpu && !is_tensor_path(input)) {
+    phases.read();
+    if (auto done = roi_job_on_gpu(*on_gpu, list, resolved, planned, crops, common, threads, phases)) return *done;
+  }
+#endif
   const DataType type = loaded.result_type;
   // Tensor inputs take .npy ROIs as given (the operator requires the input's type); images convert them.
   const Tensor rois = list.tensor && !loaded.from_image ? rois_as(list, list.tensor->dtype()) : rois_as(list, type);

@@ -293,8 +293,11 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
   // result and of its pixels at a time, and the encoded file (at most the raw pixels' size is counted).
   // --decode gpu: a resample or roi-align job whose image the GPU stage may decode holds its whole result, copied out
   // of the batch's pinned staging, which holds it too (kept at its largest size until the stage ends): the whole
-  // result counted twice, never one band.
-  const bool on_gpu = probe.from_image && job.op != "upsample2d" && plan.shrink == 1 && decodes_on_gpu(options);
+  // result counted twice, never one band. --backend cuda's batches (batches_on_gpu) the same, and the decoded pixels
+  // twice as well: the stage gathers them in pinned memory.
+  const bool batched = probe.from_image && job.op != "upsample2d" && batches_on_gpu(options);
+  const bool on_gpu =
+      batched || (probe.from_image && job.op != "upsample2d" && plan.shrink == 1 && decodes_on_gpu(options));
   const bool one_band = !on_gpu && plan.banded && job.planned_outputs.size() == 1 &&
                         !is_tensor_path(job.planned_outputs[0]) &&
                         io::encodes_image_rows(job.planned_outputs[0]) && plan.result.size() == 4 &&
@@ -328,7 +331,8 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
   // output images and the encoder: counted kMetadataCopies times, beside the pixels.
   constexpr std::uint64_t kMetadataCopies = 8;
   const std::uint64_t metadata = saturating_mul(probe.metadata_bytes, kMetadataCopies);
-  const std::uint64_t staged = on_gpu ? tensor_bytes(plan.result, element_size(plan.type)) : 0;
+  const std::uint64_t staged = saturating_add(on_gpu ? tensor_bytes(plan.result, element_size(plan.type)) : 0,
+                                              batched ? decoded : 0);
   const std::uint64_t after = saturating_add(
       saturating_add(saturating_add(saturating_add(saturating_add(float_copy, result), staged), encode),
                      plan.extra_bytes),
@@ -1188,9 +1192,12 @@ int JobRun::execute() {
   // more than the CPUs: their threads then wait on each other (a 1080p PNG upsampled with -j 4 on 2 cores took 1.6x
   // the time of -j 2).
   // --decode gpu: the threads mostly wait for the GPU's batches, and a batch fills from as many as it takes (on each
-  // GPU of --device).
+  // GPU of --device). --backend cuda's batches: the threads decode on the CPU, and twice as many as it has keep it
+  // busy while the others wait for their batch.
   const int gpus = decodes_on_gpu(options_) && options_.jobs == 0 ? static_cast<int>(gpu_devices(options_).size()) : 0;
-  const int in_flight = gpus > 0 ? std::max(threads_, kGpuInFlight * gpus) : threads_;
+  const int in_flight = gpus > 0                                           ? std::max(threads_, kGpuInFlight * gpus)
+                        : batches_on_gpu(options_) && options_.jobs == 0 ? 2 * threads_
+                                                                           : threads_;
   parallel_inputs_ = std::clamp<std::size_t>(jobs_.size(), 1, static_cast<std::size_t>(in_flight));
   kernel_threads_ = std::max(1, std::min(threads_, usable_cpus()) / static_cast<int>(parallel_inputs_));
   for (const Prepared& p : prepared_) largest_job_ = std::max(largest_job_, p.failure.empty() ? p.bytes : 0);

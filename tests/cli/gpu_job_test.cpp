@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "cli/cli_support.h"
 #include "rsz/io/colour.h"
@@ -288,6 +290,80 @@ TEST(GpuJobs, SeveralGpusShareTheJobWithTheSameOutputs) {
     for (int i = 0; i < 150; ++i) {
       const std::string name = "r" + std::to_string(i) + ".jpg";
       EXPECT_EQ(rsz::test::read_file(dir / ("staged/" + name)), rsz::test::read_file(dir / ("cpu/" + name))) << name;
+    }
+  }
+}
+
+// --backend cuda without --decode gpu: the CPU decodes each image as the CPU job does (the scaled JPEG decode
+// included) and the GPU stage runs the operators on batches of them, with no JPEG decoder made. Every output is the
+// CPU job's bytes: thumbnails, contain's padded canvas, JPEG and PNG outputs, crop files; an image the stage does not
+// take (alpha, 16-bit) runs alone on the GPU, with the CPU job's bytes too. Refused in one line where CUDA cannot run.
+TEST(GpuJobs, BackendCudaBatchesTheCpuDecodedPixelsWithTheCpuJobsBytes) {
+  ScratchDir dir("gpu-batched");
+  fs::create_directories(dir.path() / "in");
+  for (const char* name : {"rocket.jpg", "camera.png", "chelsea.png", "coffee.png"}) {
+    fs::copy_file(photo(name), dir / (std::string("in/") + name));
+  }
+  const std::string data = std::string(RSZ_SOURCE_DIR) + "/tests/data/images/";
+  for (const char* name : {"jpeg_420.jpg", "jpeg_gray.jpg", "rgb16.png", "rgb8_trns.png"}) {
+    fs::copy_file(data + name, dir / (std::string("in/") + name));
+  }
+  const std::vector<std::string> names = {"rocket.jpg", "camera.png",   "chelsea.png", "coffee.png",
+                                          "jpeg_420.jpg", "jpeg_gray.jpg", "rgb16.png",  "rgb8_trns.png"};
+  const auto gpu_job = [&](const std::string& words) {
+    return run_shell(dir, std::string("RSZ_GPU_STATS=1 '") + RSZ_BINARY + "' " + words + " --backend cuda -q");
+  };
+  auto thumbs = gpu_job("thumbnail -i in -o gpu_thumbs/ --size 64");
+  if (thumbs.status == 2) {
+    EXPECT_EQ(std::count(thumbs.err.begin(), thumbs.err.end(), '\n'), 1) << thumbs.err;
+    EXPECT_EQ(thumbs.err.rfind("rsz: --backend: ", 0), 0u) << thumbs.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "gpu_thumbs"));
+    GTEST_SKIP() << "--backend cuda cannot run here: " << thumbs.err;
+  }
+  ASSERT_EQ(thumbs.status, 0) << thumbs.err;
+  // Where this build has the GPU stage (nvJPEG: --decode gpu runs), the six 8-bit images of 1 or 3 channels went
+  // through it, and no decoder was made for it.
+  const bool has_stage = !gpu_decode_refused(run_rsz(dir, "thumbnail -i in/rocket.jpg -o probe/ --size 8 --decode gpu -q"));
+  if (has_stage) {
+    EXPECT_NE(thumbs.err.find("rsz: GPU stage, lane 0 (GPU 0): "), std::string::npos) << thumbs.err;
+    EXPECT_NE(thumbs.err.find(" batches, 6 files, "), std::string::npos) << thumbs.err;
+    EXPECT_NE(thumbs.err.find("rsz: GPU jobs: 6, "), std::string::npos) << thumbs.err;
+  }
+  ASSERT_EQ(run_rsz(dir, "thumbnail -i in -o cpu_thumbs/ --size 64 --backend cpu -q").status, 0);
+  auto padded = gpu_job("resample -i in -o gpu_padded/{stem}.jpg --size 80x60 --fit contain --background 51,102,153");
+  ASSERT_EQ(padded.status, 0) << padded.err;
+  ASSERT_EQ(
+      run_rsz(dir, "resample -i in -o cpu_padded/{stem}.jpg --size 80x60 --fit contain --background 51,102,153 -q")
+          .status,
+      0);
+  for (const std::string& name : names) {
+    EXPECT_EQ(rsz::test::read_file(dir / ("gpu_thumbs/" + name)), rsz::test::read_file(dir / ("cpu_thumbs/" + name)))
+        << name;
+    const std::string stem = name.substr(0, name.find('.'));
+    EXPECT_EQ(rsz::test::read_file(dir / ("gpu_padded/" + stem + ".jpg")),
+              rsz::test::read_file(dir / ("cpu_padded/" + stem + ".jpg")))
+        << name;
+  }
+  // Crops: files and one .npy of every crop, float32 (not quantized on the GPU).
+  rsz::test::write_file(dir / "rois.json", R"({"rois": [[10, 20, 200, 180], [-15, 5, 60, 90.5], [3, 4, 30, 40]]})");
+  for (const char* backend : {"cuda", "cpu"}) {
+    const std::string b = backend;
+    ASSERT_EQ(run_rsz(dir, "roi-align -i in --rois rois.json --output-size 32x24 -o '" + b +
+                               "_crops/{stem}_{index}.png' --backend " + b + " -q")
+                  .status,
+              0);
+    ASSERT_EQ(run_rsz(dir, "roi-align -i in/chelsea.png --rois rois.json --output-size 8x8 -o " + b +
+                               ".npy --backend " + b + " -q")
+                  .status,
+              0);
+  }
+  EXPECT_EQ(rsz::test::read_file(dir / "cuda.npy"), rsz::test::read_file(dir / "cpu.npy"));
+  for (const std::string& name : names) {
+    const std::string stem = name.substr(0, name.find('.'));
+    for (int index = 0; index < 3; ++index) {
+      const std::string crop = stem + "_" + std::to_string(index) + ".png";
+      EXPECT_EQ(rsz::test::read_file(dir / ("cuda_crops/" + crop)), rsz::test::read_file(dir / ("cpu_crops/" + crop)))
+          << crop;
     }
   }
 }

@@ -113,6 +113,9 @@ struct Slot {
   Arena uploads{false, "GPU resize", "device memory for the jobs' uploads", kBatchBytes};
   Arena pinned_uploads{true, "GPU resize", "pinned host memory for the jobs' uploads", kBatchBytes};
   Arena jpeg_pixels{false, "GPU resize", "device memory for the images to encode", kBatchBytes};
+  // Images handed in decoded already (GpuJob::pixels): gathered in pinned memory, one copy to the device a batch.
+  Arena pinned_pixels{true, "GPU resize", "pinned host memory for the decoded images", kBatchBytes};
+  Arena pixels{false, "GPU resize", "device memory for the decoded images", kBatchBytes};
   std::vector<Pending*> to_encode;             // the batch's jobs with `jpeg`, handed to the encoder thread
   bool encoding = false;                       // the encoder thread has the slot (its images and encoder states)
   Staging staging;
@@ -177,6 +180,7 @@ struct Lane {
       slot.scratch.release();
       slot.jpeg_pixels.release();
       slot.uploads.release();
+      slot.pixels.release();
     }
     cudaSetDevice(previous);
   }
@@ -196,16 +200,28 @@ struct Lane {
   void submit(Slot& slot, std::vector<Pending*> batch) {
     const OnDevice on(device);
     std::vector<std::string_view> files;
-    for (const Pending* p : batch) files.push_back(p->job->file);
+    std::vector<std::size_t> file_jobs;  // the batch's jobs with files (the others hand their pixels in)
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (!batch[i]->job->pixels.empty()) continue;
+      files.push_back(batch[i]->job->file);
+      file_jobs.push_back(i);
+    }
     Clock::time_point start = Clock::now();
     if (!stats.started) {
       stats.started = true;
       stats.first = start;
     }
-    const std::vector<DeviceImage> images = slot.decoder->decode(files, stream);  // the lane's stream waits for it
+    std::vector<DeviceImage> images(batch.size());
+    if (!files.empty() && !slot.decoder) {
+      for (const std::size_t i : file_jobs) images[i].error = "this GPU stage decodes no files";
+    } else if (!files.empty()) {
+      std::vector<DeviceImage> decoded = slot.decoder->decode(files, stream);  // the lane's stream waits for it
+      for (std::size_t k = 0; k < file_jobs.size(); ++k) images[file_jobs[k]] = std::move(decoded[k]);
+    }
     stats.decode += seconds_since(start);
     start = Clock::now();
     try {
+      upload_pixels(slot, batch, images);
       queue_work(slot, batch, images);
     } catch (...) {
       cudaStreamSynchronize(stream);  // its status is the error being thrown, or a later one's
@@ -213,6 +229,44 @@ struct Lane {
     }
     stats.queue += seconds_since(start);
     slot.batch = std::move(batch);
+  }
+
+  // The batch's images handed in decoded already (GpuJob::pixels), gathered in the slot's pinned memory (its copy of
+  // the batch before is done: finished) and copied to the device on the lane's stream, each then one of `images`.
+  void upload_pixels(Slot& slot, const std::vector<Pending*>& batch, std::vector<DeviceImage>& images) {
+    std::vector<std::size_t> offsets(batch.size(), 0);
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const GpuJob& job = *batch[i]->job;
+      if (job.pixels.empty()) continue;
+      const Dims& s = job.input_sizes;
+      if (s.size() != 4 || s[0] != 1 || (s[1] != 1 && s[1] != 3) ||
+          job.pixels.size() != static_cast<std::size_t>(s[1] * s[2] * s[3])) {
+        throw Error(ErrorCode::InvalidArgument, "GPU resize: a job's pixels are not 1 image of its input sizes");
+      }
+      offsets[i] = total;
+      total += aligned_bytes(job.pixels.size());
+    }
+    if (total == 0) return;
+    std::uint8_t* pinned = slot.pinned_pixels.reserve(total);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const std::string_view pixels = batch[i]->job->pixels;
+      if (!pixels.empty()) std::memcpy(pinned + offsets[i], pixels.data(), pixels.size());
+    }
+    std::uint8_t* on_device = slot.pixels.reserve(total);
+    check_cuda(cudaMemcpyAsync(on_device, pinned, total, cudaMemcpyHostToDevice, stream), "GPU resize",
+               "the decoded images");
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const GpuJob& job = *batch[i]->job;
+      if (job.pixels.empty()) continue;
+      DeviceImage& image = images[i];
+      image.channels = static_cast<int>(job.input_sizes[1]);
+      image.height = job.input_sizes[2];
+      image.width = job.input_sizes[3];
+      image.data = on_device + offsets[i];
+      image.pixel_bytes = image.channels;
+      image.row_bytes = image.width * image.pixel_bytes;
+    }
   }
 
   // submit's second half: the jobs' uploads copied to the device, their work and the copy-back of their results
@@ -287,7 +341,8 @@ struct Lane {
       const GpuJob& job = *batch[i]->job;
       const DeviceImage& image = images[i];
       const ConstTensorView input(image.data, DataType::UNorm8, job.input_sizes,
-                                  {image.row_bytes * image.height, 1, image.row_bytes, 3}, MemorySpace::Device);
+                                  {image.row_bytes * image.height, 1, image.row_bytes, image.pixel_bytes},
+                                  MemorySpace::Device);
       std::uint8_t* out = job.jpeg ? device_jpeg + jpeg_offsets[i] : device_out + slot.offsets[i];
       job.queue(input, device_uploads == nullptr ? nullptr : device_uploads + upload_offsets[i],
                 job.scratch_bytes == 0 ? nullptr : device_scratch + scratch_offsets[i], out, exec);
@@ -402,6 +457,7 @@ struct Lane {
         check_cuda(cudaStreamCreateWithFlags(&encode_stream, cudaStreamNonBlocking), "GPU JPEG encoder",
                    "cudaStreamCreate");
       }
+      if (!slot.decoder) throw Error(ErrorCode::InvalidArgument, "this GPU stage has no JPEG encoder");
       if (!encoder) encoder = std::make_unique<JpegBatchEncoder>(*slot.decoder);
       std::vector<std::pair<std::size_t, std::int64_t>> chunk;  // (job, image) of each queued image, in order
       const auto take_chunk = [&] {
@@ -476,6 +532,7 @@ constexpr auto kGather = std::chrono::milliseconds(2);
 
 struct BatchResampler::Impl {
   int max_batch = 0;
+  bool decodes = true;
   std::vector<std::unique_ptr<Lane>> lanes;
   std::mutex mutex;
   std::condition_variable wake;
@@ -497,7 +554,7 @@ struct BatchResampler::Impl {
   std::atomic<std::uint64_t> copied_us{0};
   std::atomic<std::size_t> failures{0};  // batches the GPU failed
 
-  Impl(const std::vector<int>& devices, int max_batch_) : max_batch(max_batch_) {
+  Impl(const std::vector<int>& devices, int max_batch_, bool decodes_) : max_batch(max_batch_), decodes(decodes_) {
     if (devices.empty()) throw Error(ErrorCode::InvalidArgument, "GPU resize: no GPU to run on");
     const Clock::time_point start = Clock::now();
     lanes.reserve(devices.size());  // never moved while the workers use them
@@ -525,6 +582,7 @@ struct BatchResampler::Impl {
   // which GPU.
   std::unique_ptr<Lane> make_lane(int device, bool named) {
     try {
+      if (!decodes) return std::make_unique<Lane>(device, nullptr, nullptr, &failures);
       auto first = std::make_unique<JpegBatchDecoder>(device, max_batch);
       auto second = first->sibling();
       return std::make_unique<Lane>(device, std::move(first), std::move(second), &failures);
@@ -615,11 +673,14 @@ struct BatchResampler::Impl {
     for (auto& lane : lanes) lane->stop_encoder();  // its last batches' files made and handed out
   }
 
-  // The device bytes a job takes in its batch: its decoded pixels (interleaved RGB), its scratch and its result.
+  // The device bytes a job takes in its batch: its decoded pixels (nvJPEG's interleaved RGB, or those handed in),
+  // its scratch and its result.
   static std::size_t batch_bytes(const Pending* p) {
     const Dims& s = p->job->input_sizes;
-    return (s.size() == 4 ? static_cast<std::size_t>(s[2] * s[3] * 3) : 0) + p->job->scratch_bytes +
-           p->job->result_bytes;
+    const std::size_t image = !p->job->pixels.empty() ? p->job->pixels.size()
+                              : s.size() == 4        ? static_cast<std::size_t>(s[2] * s[3] * 3)
+                                                     : 0;
+    return image + p->job->scratch_bytes + p->job->result_bytes;
   }
 
   // The jobs waiting (up to a batch, after waiting kGather for a fuller one), taken from the queue. With `block`,
@@ -735,14 +796,17 @@ struct BatchResampler::Impl {
   }
 };
 
-BatchResampler::BatchResampler(const std::vector<int>& devices, int max_batch)
-    : impl_(std::make_unique<Impl>(devices, max_batch)) {}
+BatchResampler::BatchResampler(const std::vector<int>& devices, int max_batch, bool decodes)
+    : impl_(std::make_unique<Impl>(devices, max_batch, decodes)) {}
+
+bool BatchResampler::decodes() const { return impl_->decodes; }
 
 BatchResampler::~BatchResampler() = default;
 
 const char* BatchResampler::engine() const {
   const std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->lanes.front()->slots[0].decoder->engine();
+  const auto& decoder = impl_->lanes.front()->slots[0].decoder;
+  return decoder ? decoder->engine() : "none";
 }
 
 void BatchResampler::wait_for_gpus() { impl_->wait_for_lanes(); }
@@ -773,6 +837,7 @@ namespace {
 GpuJob resample_work(const ResampleJob& job, bool to_8bit) {
   GpuJob work;
   work.file = job.file;
+  work.pixels = job.pixels;
   work.input_sizes = job.input_sizes;
   const std::size_t canvas_bytes = bytes_of(job.canvas, job.type);
   work.result_bytes = to_8bit ? canvas_bytes / element_size(job.type) : canvas_bytes;

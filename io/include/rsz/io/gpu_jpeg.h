@@ -29,6 +29,9 @@ struct DeviceImage {
   int channels = 0;  // the file's: 1 (gray) or 3
   std::uint8_t* data = nullptr;
   std::int64_t row_bytes = 0;
+  // Bytes from one pixel to the next: 3 for nvJPEG's (a gray file's too, R = G = B), `channels` for pixels handed
+  // in decoded already (GpuJob::pixels).
+  std::int64_t pixel_bytes = 3;
   bool engine = false;  // decoded by the GPU's JPEG engines (else nvJPEG's CUDA decoder)
   // Why it was not decoded ("" when it was): not a JPEG nvJPEG reads, CMYK, damaged, over `max_pixels`. The caller
   // decodes such a file on the CPU or fails it with this line.
@@ -94,6 +97,7 @@ class JpegBatchEncoder {
 // the decoded images and the results of two batches of max_batch files.
 struct ResampleJob {
   std::string_view file;  // the JPEG file's bytes
+  std::string_view pixels;  // or its pixels, decoded already (GpuJob::pixels)
   Dims input_sizes;       // 1 x C x H x W as planned (C: 1 for a gray file, 3); another decoded size is an error
   ResampleParams params;
   Dims call_sizes;  // the call's output: 1 x C x h x w
@@ -115,6 +119,9 @@ void quantize8(const ConstTensorView& src, std::uint8_t* dst, void* stream);
 // its result, which is copied back into the caller's memory.
 struct GpuJob {
   std::string_view file;       // the JPEG file's bytes
+  // Or (`file` empty) the image decoded already, on the host: input_sizes[2] rows of input_sizes[3] pixels of
+  // input_sizes[1] (1 or 3) interleaved 8-bit samples, copied to the device with its batch (through pinned memory).
+  std::string_view pixels;
   Dims input_sizes;            // 1 x C x H x W as planned (C: 1 for a gray file, 3); another decoded size is an error
   std::string_view upload;     // host bytes the work reads on the device (may be empty)
   std::size_t result_bytes = 0;
@@ -151,11 +158,15 @@ class BatchResampler {
  public:
   // On the GPUs `devices` (distinct; one worker each, taking the next batch when it is free). Returns once the first
   // one's worker is made; the others join as they are made. Throws rsz::Error (Io) saying why the first GPU cannot be
-  // used; a later one that cannot is left out (unusable_gpus).
-  BatchResampler(const std::vector<int>& devices, int max_batch);
+  // used; a later one that cannot is left out (unusable_gpus). Without `decodes`, no JPEG decoder is made (most of a
+  // second a GPU): its jobs hand their pixels in (GpuJob::pixels), and a job with a file gets an error.
+  BatchResampler(const std::vector<int>& devices, int max_batch, bool decodes = true);
+  // Whether it decodes files (made with `decodes`).
+  bool decodes() const;
   ~BatchResampler();
   BatchResampler(const BatchResampler&) = delete;
   BatchResampler& operator=(const BatchResampler&) = delete;
+  // "hardware" or "cuda" (JpegBatchDecoder::engine), "none" without decoders.
   const char* engine() const;
   // How many batches the GPU failed so far (their jobs went to the CPU), and GPUs left out: a stage that failed one
   // is not kept for later runs.
