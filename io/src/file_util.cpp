@@ -7,10 +7,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <cstdint>
 #include <cctype>
 #include <cstdio>
@@ -120,6 +125,62 @@ std::string temporary_tag() {
   return tag != nullptr ? *tag : std::string();
 }
 
+// Creating a file in a folder and renaming one there take the folder's lock in the kernel, whose waiters spin on their
+// cores while its holder runs: with 192 job threads writing 14,000 crops into one folder (a GPU job on 32 cores), half
+// the run's CPU time went to that spinning (perf: osq_lock under path_openat and do_renameat2), and a third of the CPU
+// job's. At most kFolderWriters threads a folder (striped by the folder's name) go into the kernel for those at once;
+// the others wait here, asleep.
+constexpr int kFolderWriters = 2;
+constexpr std::size_t kFolderStripes = 64;
+
+struct FolderStripe {
+  std::mutex mutex;
+  std::condition_variable turn;
+  int inside = 0;
+};
+
+// The stripes; a forked child makes them anew in place (a parent's thread may have held a stripe's mutex at the fork,
+// and the parent's threads inside are not the child's).
+FolderStripe* folder_stripes = nullptr;
+
+FolderStripe& folder_stripe(const std::string& folder) {
+  static std::once_flag made;
+  std::call_once(made, [] {
+    folder_stripes = new FolderStripe[kFolderStripes];  // never deleted: threads may use it until the process ends
+    ::pthread_atfork(nullptr, nullptr, [] {
+      for (std::size_t i = 0; i < kFolderStripes; ++i) new (&folder_stripes[i]) FolderStripe();
+    });
+  });
+  return folder_stripes[std::hash<std::string>()(folder) % kFolderStripes];
+}
+
+// A thread's turn at creating or renaming files in a folder (kFolderWriters at once).
+class FolderTurn {
+ public:
+  explicit FolderTurn(const std::string& folder) : stripe_(folder_stripe(folder)) {
+    std::unique_lock<std::mutex> lock(stripe_.mutex);
+    stripe_.turn.wait(lock, [this] { return stripe_.inside < kFolderWriters; });
+    ++stripe_.inside;
+  }
+  ~FolderTurn() {
+    {
+      const std::lock_guard<std::mutex> lock(stripe_.mutex);
+      --stripe_.inside;
+    }
+    stripe_.turn.notify_one();
+  }
+  FolderTurn(const FolderTurn&) = delete;
+  FolderTurn& operator=(const FolderTurn&) = delete;
+
+ private:
+  FolderStripe& stripe_;
+};
+
+std::string folder_of(const std::string& path) {
+  const std::filesystem::path target(path);
+  return target.has_parent_path() ? target.parent_path().string() : std::string(".");
+}
+
 // The file name limit of common file systems (NAME_MAX): a temporary name must fit too.
 constexpr std::size_t kMaxNameBytes = 255;
 
@@ -142,7 +203,11 @@ int create_temp_file(const std::string& path, std::string& temp_path, int& slot)
     // A target name near the limit gets a shortened temporary name (the prefix only makes it recognizable).
     const std::string shown = name.substr(0, std::min(name.size(), kMaxNameBytes - 1 - suffix.size()));
     temp_path = (folder / ("." + shown + suffix)).string();
-    const int fd = create_registered(temp_path.c_str(), slot);
+    int fd = -1;
+    {
+      const FolderTurn turn(folder.string());
+      fd = create_registered(temp_path.c_str(), slot);
+    }
     if (fd >= 0) return fd;
     if (errno == ECANCELED) fail(ErrorCode::Io, path, "not written: the program is ending on a signal");
     if (errno != EEXIST) {
@@ -224,8 +289,13 @@ void AtomicFile::commit() {
   // chose otherwise: set_sync_outputs).
   if (sync_outputs() && ::fsync(fd_.get()) != 0) fail_write(errno);
   if (const int err = fd_.close(); err != 0) fail_write(err);
-  if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
-    fail(ErrorCode::Io, path_, "cannot replace the file with the finished temporary file: " + system_message(errno));
+  int renamed = 0;
+  {
+    const FolderTurn turn(folder_of(path_));
+    renamed = std::rename(temp_.c_str(), path_.c_str()) == 0 ? 0 : errno;
+  }
+  if (renamed != 0) {
+    fail(ErrorCode::Io, path_, "cannot replace the file with the finished temporary file: " + system_message(renamed));
   }
   unregister_temporary(slot_);
   slot_ = -1;
