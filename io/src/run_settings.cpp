@@ -91,13 +91,13 @@ std::vector<RunSettingSpec> make_table() {
                      alpha_mode_names(), true, "alpha"));
   t.push_back(choice("backend", "--backend",
                      "Kernel backend: auto (default: cpu), cpu, reference (the naive oracle), or cuda (an NVIDIA GPU, "
-                     "in builds with RSZ_CUDA: pixels go to the GPU and results come back, the same bits as cpu); rsz "
-                     "info --backends lists them",
+                     "in builds with RSZ_CUDA: the same bits as cpu; resample, thumbnail and roi-align decode images "
+                     "on the CPU and resize or crop them in batches on the GPU); rsz info --backends lists them",
                      backend_names(), false));
   t.push_back(text("device", "--device",
                    "The GPUs that --backend cuda and --decode=gpu run on: N (default 0), a list of distinct ones "
-                   "(0,1) or all. With several, the GPU stage of --decode=gpu takes its batches to whichever GPU is "
-                   "free, and --backend cuda's inputs take the GPUs in turn; the outputs are the same",
+                   "(0,1) or all. With several, the GPU stage takes its batches to whichever GPU is free (inputs it "
+                   "does not batch take the GPUs in turn); the outputs are the same",
                    false));
   t.push_back(flag("verbose", "-v,--verbose", "Say on stderr which backend runs the operators, and why", false));
   t.push_back(number("max_pixels", "--max-pixels",

@@ -240,7 +240,7 @@ bool image_runs_in_place(int channels, const CommonOptions& options) {
 }
 
 
-std::string backend_note(const CommonOptions& options) {
+std::string backend_note(const CommonOptions& options, bool staged) {
   std::string cpu;
   std::string cuda_note = "cuda is not in this build (configured without RSZ_CUDA)";
   bool cuda_available = false;
@@ -257,6 +257,12 @@ std::string backend_note(const CommonOptions& options) {
   }
   switch (options.backend) {
     case Backend::Cuda:
+      if (staged && batches_on_gpu(options)) {
+        return "rsz: backend cuda (" + cuda_note + "; 8-bit images decoded on the CPU go to the GPU stage in batches" +
+               (devices.size() > 1 ? ", a worker on each of GPUs " + listed_devices(devices) : std::string()) +
+               "; other inputs are copied to the GPU and back alone" +
+               (devices.size() > 1 ? ", taking the GPUs in turn" : std::string()) + ")";
+      }
       return "rsz: backend cuda (" + cuda_note + "; pixels are copied to the GPU and the results back" +
              (devices.size() > 1 ? "; inputs take GPUs " + listed_devices(devices) + " in turn" : std::string()) + ")";
     case Backend::Reference:
@@ -357,8 +363,8 @@ bool host_backend(const CommonOptions& options) {
   return options.backend == Backend::Auto || options.backend == Backend::Cpu || options.backend == Backend::Reference;
 }
 
-// The GPU of a job's calls: the run's GPUs in turn, a job after another (--backend cuda without --decode gpu; the
-// GPU stage of --decode gpu has a lane on each of them instead).
+// The GPU of a job's calls: the run's GPUs in turn, a job after another (--backend cuda's inputs that do not go to the
+// GPU stage, which has a lane on each of them instead).
 int next_gpu(const CommonOptions& options) {
   if (options.devices.size() == 1) return options.devices.front();
   static std::atomic<unsigned> turn{0};

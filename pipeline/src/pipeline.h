@@ -552,8 +552,9 @@ std::string shard_output_target(const CommonOptions& options, const std::string&
 // roi-align's --manifest as this run writes it: with --plan, the shard's own, its number before the extension
 // (crops/m.jsonl -> crops/m.00003.jsonl; rsz merge joins them); else `manifest`.
 std::string shard_manifest(const CommonOptions& options, const std::string& manifest);
-// The line --verbose prints: the backend that runs the operators and why (for auto: why not cuda).
-std::string backend_note(const CommonOptions& options);
+// The line --verbose prints: the backend that runs the operators and why (for auto: why not cuda); `staged`: the run
+// has resample or roi_align jobs, which --backend cuda batches through the GPU stage (batches_on_gpu).
+std::string backend_note(const CommonOptions& options, bool staged);
 
 // Flag values: numbers are read by io::parse_float_list / parse_int_list (rsz/io/ops.h), the readers of the operator
 // fields' flags, so shorthands and fields take the same text and refuse it in the same words.

@@ -1179,7 +1179,11 @@ int JobRun::summary() const {
 }
 
 void JobRun::plan() {
-  if (options_.verbose) to_stderr(backend_note(options_) + "\n");
+  if (options_.verbose) {
+    const bool staged =
+        std::any_of(jobs_.begin(), jobs_.end(), [](const Job& job) { return job.op != "upsample2d"; });
+    to_stderr(backend_note(options_, staged) + "\n");
+  }
   detail::current_run().io.sync_outputs = !options_.no_sync;
   plan_parts();
   plan_jobs();
