@@ -556,8 +556,10 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const GpuImage& in, cons
     pixels.height = crop_sizes[2];
     pixels.channels = static_cast<int>(crop_sizes[1]);
     pixels.bit_depth = 8;
-    const auto first = samples.begin() + static_cast<std::ptrdiff_t>(r * crop_samples);
-    pixels.data8.assign(first, first + static_cast<std::ptrdiff_t>(crop_samples));
+    // resize and memcpy: SampleAllocator's construct() makes assign() copy a sample at a time (a fifth of a COCO
+    // job's CPU time on 32 cores went there).
+    pixels.data8.resize(crop_samples);
+    std::memcpy(pixels.data8.data(), samples.data() + r * crop_samples, crop_samples);
     save_output8(planned.paths[r], std::move(pixels), source, common);
   });
   phases.saved();
