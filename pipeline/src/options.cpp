@@ -258,7 +258,10 @@ std::string backend_note(const CommonOptions& options, bool staged) {
   switch (options.backend) {
     case Backend::Cuda:
       if (staged && batches_on_gpu(options)) {
-        return "rsz: backend cuda (" + cuda_note + "; 8-bit images decoded on the CPU go to the GPU stage in batches" +
+        return "rsz: backend cuda (" + cuda_note +
+               (decodes_on_gpu(options) ? "; JPEGs the GPU decodes and other 8-bit images decoded on the CPU go"
+                                        : "; 8-bit images decoded on the CPU go") +
+               " to the GPU stage in batches" +
                (devices.size() > 1 ? ", a worker on each of GPUs " + listed_devices(devices) : std::string()) +
                "; other inputs are copied to the GPU and back alone" +
                (devices.size() > 1 ? ", taking the GPUs in turn" : std::string()) + ")";

@@ -110,9 +110,10 @@ struct CommonOptions {
 // float32 results (float16's convert the samples before the operator, as the CPU does), no --linear (its decoding to
 // linear light is the CPU's).
 bool decodes_on_gpu(const CommonOptions& common);
-// --backend cuda without --decode gpu, in builds with the GPU stage (nvJPEG): an 8-bit image's pixels, decoded on the
-// CPU as the CPU job decodes them, go to the GPU stage, which runs the operator on a batch of inputs at once (their
-// outputs are the CPU job's bytes). Float32 results and no --linear, as decodes_on_gpu.
+// --backend cuda, in builds with the GPU stage (nvJPEG): an 8-bit image's pixels, decoded on the CPU as the CPU job
+// decodes them (every image without --decode gpu; with it, the files the GPU does not decode: PNGs, progressive or
+// CMYK JPEGs, ...), go to the GPU stage, which runs the operator on a batch of inputs at once (their outputs are the
+// CPU job's bytes). Float32 results and no --linear, as decodes_on_gpu.
 bool batches_on_gpu(const CommonOptions& common);
 // Whether a run's resample and roi_align jobs use the GPU stage: decodes_on_gpu or batches_on_gpu.
 bool uses_gpu_stage(const CommonOptions& common);

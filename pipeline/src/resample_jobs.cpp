@@ -694,7 +694,7 @@ bool decodes_on_gpu(const CommonOptions& common) {
 
 bool batches_on_gpu(const CommonOptions& common) {
 #if defined(RSZ_GPU_JPEG)
-  return common.backend == Backend::Cuda && !common.decode_gpu && !common.linear && common.dtype == DataType::Float32;
+  return common.backend == Backend::Cuda && !common.linear && common.dtype == DataType::Float32;
 #else
   (void)common;
   return false;

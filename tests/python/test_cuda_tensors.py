@@ -229,3 +229,44 @@ def test_a_decode_gpu_job_on_every_gpu_keeps_one_stage_for_that_list(tmp_path, m
             assert "(GPU %d) joined" % d in said, said
     finally:
         rsz.release_gpu()
+
+
+def test_a_backend_cuda_job_batches_cpu_decoded_pixels_in_a_stage_of_its_own(tmp_path, monkeypatch, capfd):
+    """backend="cuda" without decode="gpu": each image is decoded on the CPU and its pixels go to a GPU stage made
+    without JPEG decoders, kept for the next such runs and apart from decode="gpu"'s stage; the outputs are the CPU
+    job's bytes."""
+    rsz.release_gpu()
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for i in range(5):
+        rsz.write_image(str(photos / ("p%d.jpg" % i)), photo(30 + i).numpy(), quality=90)  # 4:2:0
+    rsz.write_image(str(photos / "p5.png"), photo(40).numpy())
+    names = ["p%d.jpg" % i for i in range(5)] + ["p5.png"]
+    try:
+        probe = rsz.run("resample", str(photos / "p0.jpg"), str(tmp_path / "probe.jpg"), size="16x16",
+                        backend="cuda", decode="gpu", check=False)
+    except rsz.CommandError as e:  # a build without nvJPEG: no GPU stage
+        pytest.skip(str(e))
+    assert probe.status == 0, probe.messages
+    cpu = rsz.run("resample", str(photos), str(tmp_path / "cpu") + "/", size="96x64", antialias=True, backend="cpu")
+    assert cpu.status == 0
+    monkeypatch.setenv("RSZ_GPU_STATS", "1")
+    try:
+        rsz.release_gpu()
+        capfd.readouterr()
+        for run in range(2):
+            out = tmp_path / ("cuda%d" % run)
+            report = rsz.run("resample", str(photos), str(out) + "/", size="96x64", antialias=True, backend="cuda")
+            assert report.status == 0 and len(report.outputs) == 6
+            for name in names:
+                assert (out / name).read_bytes() == (tmp_path / "cpu" / name).read_bytes(), name
+        report = rsz.run("resample", str(photos), str(tmp_path / "decoded") + "/", size="96x64", antialias=True,
+                         backend="cuda", decode="gpu")
+        assert report.status == 0
+        assert rsz.release_gpu() == 2  # the batching stage and the decoding one
+        said = capfd.readouterr().err
+        assert said.count("rsz: GPU stage made") == 2, said
+        assert ", 12 files, " in said, said  # both backend="cuda" runs' images through the first stage
+        assert ", 6 files, " in said, said  # the JPEGs decoded on the GPU, the PNG's pixels decoded on the CPU
+    finally:
+        rsz.release_gpu()
