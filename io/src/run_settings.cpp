@@ -92,7 +92,7 @@ std::vector<RunSettingSpec> make_table() {
   t.push_back(choice("backend", "--backend",
                      "Kernel backend: auto (default: cpu), cpu, reference (the naive oracle), or cuda (an NVIDIA GPU, "
                      "in builds with RSZ_CUDA: the same bits as cpu; resample, thumbnail and roi-align decode images "
-                     "on the CPU and resize or crop them in batches on the GPU); rsz info --backends lists them",
+                     "on the CPU and resize or crop 8-bit ones in batches on the GPU); rsz info --backends lists them",
                      backend_names(), false));
   t.push_back(text("device", "--device",
                    "The GPUs that --backend cuda and --decode=gpu run on: N (default 0), a list of distinct ones "

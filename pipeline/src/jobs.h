@@ -52,6 +52,9 @@ struct GpuImage {
   const LoadedInput* source = nullptr;
 };
 GpuImage gpu_image(const GpuInput& read);
+// The run's GPU stage for `in`: for a file it decodes, gpu_resampler's (a stage that could not be made fails the job);
+// for pixels decoded on the CPU, null where it could not be made (the job then runs alone on the GPU, as before).
+io::gpu::BatchResampler* gpu_stage_for(const GpuImage& in, const CommonOptions& common);
 // An image decoded on the CPU that the GPU stage takes (batches_on_gpu): 8-bit, 1 or 3 channels, used in place; else
 // nullopt (the job then runs as --backend cuda runs an input alone).
 std::optional<GpuImage> gpu_image(const LoadedInput& loaded, const CommonOptions& common);

@@ -575,17 +575,18 @@ void GpuJobPhases::saved() {
 }
 
 std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOptions& common) {
-  // The file read once: its header comes from the bytes the GPU decodes. A file that cannot be read, or is not a
-  // JPEG, goes to the CPU, which says why where it fails.
+  // The file read once: its header comes from the bytes the GPU decodes. A file that cannot be read, is not a JPEG or
+  // is larger than a decoder may hold (max_file_bytes) goes to the CPU, which says why where it fails.
+  const io::ImageReadOptions options = image_read_options(common);
   std::shared_ptr<const std::string> file;
   try {
-    std::optional<std::string> bytes = shard_files::read_whole_if(input, starts_as_jpeg);
+    std::optional<std::string> bytes = shard_files::read_whole_if(input, starts_as_jpeg, options.max_file_bytes);
     if (!bytes) return std::nullopt;
     file = std::make_shared<const std::string>(std::move(*bytes));
-  } catch (const Error&) {
+  } catch (const std::exception&) {  // rsz::Error, or no memory for its bytes
     return std::nullopt;
   }
-  std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, file, image_read_options(common));
+  std::unique_ptr<io::ImageRows> rows = io::open_image_rows(input, file, options);
   if (!rows) return std::nullopt;  // not rows in order: an orientation to apply, or a progressive file
   const io::Image& header = rows->header();
   if (header.bit_depth != 8) return std::nullopt;
@@ -597,6 +598,15 @@ std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOpti
 }
 
 GpuImage gpu_image(const GpuInput& read) { return GpuImage{*read.file, {}, read.sizes, &read.source}; }
+
+io::gpu::BatchResampler* gpu_stage_for(const GpuImage& in, const CommonOptions& common) {
+  if (in.pixels.empty()) return &gpu_resampler(common);
+  try {
+    return &gpu_resampler(common);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
 
 std::optional<GpuImage> gpu_image(const LoadedInput& loaded, const CommonOptions& common) {
   if (!batches_on_gpu(common) || !loaded.from_image || !loaded.in_place || loaded.image.bit_depth != 8 ||
@@ -616,6 +626,8 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
                                                          const GpuImage& in, GpuJobPhases& phases) {
   const CommonOptions& common = resample_job.request->common;
   const LoadedInput& source = *in.source;
+  io::gpu::BatchResampler* stage = gpu_stage_for(in, common);
+  if (stage == nullptr) return std::nullopt;
   io::gpu::ResampleJob job;
   job.file = in.file;
   job.pixels = in.pixels;
@@ -629,7 +641,7 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
   const std::vector<OutputRecord> record{{resample_job.out, plan.canvas, to_string(source.result_type), std::nullopt}};
   if (encodes_on_gpu(resample_job.out, plan.canvas[1], job.type, source, common)) {  // its JPEG file comes back
     std::string file;
-    if (!gpu_resampler(common).run(job, jpeg_quality(common), file).empty()) return std::nullopt;
+    if (!stage->run(job, jpeg_quality(common), file).empty()) return std::nullopt;
     phases.waited();
     save_encoded_jpeg(resample_job.out, file, plan.canvas[1], source, common);
     phases.saved();
@@ -642,13 +654,13 @@ std::optional<std::vector<OutputRecord>> resample_on_gpu(const ResampleJob& resa
     pixels.channels = static_cast<int>(plan.canvas[1]);
     pixels.bit_depth = 8;
     pixels.data8.resize(static_cast<std::size_t>(element_count(plan.canvas)));
-    if (!gpu_resampler(common).run(job, pixels.data8.data()).empty()) return std::nullopt;
+    if (!stage->run(job, pixels.data8.data()).empty()) return std::nullopt;
     phases.waited();
     save_output8(resample_job.out, std::move(pixels), source, common);
     phases.saved();
     return record;
   }
-  io::gpu::Resampled resampled = gpu_resampler(common).run(job);
+  io::gpu::Resampled resampled = stage->run(job);
   if (!resampled.error.empty()) return std::nullopt;
   phases.waited();
   save_output(resample_job.out, resampled.result->view(), source, common);

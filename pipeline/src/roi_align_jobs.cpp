@@ -523,9 +523,11 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const GpuImage& in, cons
               crops_out, resolved.params, on_gpu);
     if (to_8bit) io::gpu::quantize8(crops_out, out, exec.stream);
   };
+  io::gpu::BatchResampler* stage = gpu_stage_for(in, common);
+  if (stage == nullptr) return std::nullopt;
   if (!to_8bit) {
     Tensor result(type, all_sizes, TensorInit::Uninitialized);  // roi_align writes every element
-    if (!gpu_resampler(common).run(job, result.data()).empty()) return std::nullopt;
+    if (!stage->run(job, result.data()).empty()) return std::nullopt;
     phases.waited();
     std::vector<OutputRecord> records = write_all(list, rois.dtype(), planned, crops, result, source, common);
     phases.saved();
@@ -537,7 +539,7 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const GpuImage& in, cons
     job.jpeg = io::gpu::GpuJob::Jpeg{jpeg_quality(common), all_sizes[0], all_sizes[2], all_sizes[3],
                                      static_cast<int>(all_sizes[1])};
     std::vector<std::string> files;
-    if (!gpu_resampler(common).run(job, files).empty() || files.size() != planned.paths.size()) return std::nullopt;
+    if (!stage->run(job, files).empty() || files.size() != planned.paths.size()) return std::nullopt;
     phases.waited();
     std::vector<OutputRecord> records =
         write_crops(list, rois.dtype(), planned, crops, crop_sizes, type, [&](std::size_t r) {
@@ -547,7 +549,7 @@ std::optional<std::vector<OutputRecord>> roi_job_on_gpu(const GpuImage& in, cons
     return records;
   }
   io::Samples8 samples(job.result_bytes);
-  if (!gpu_resampler(common).run(job, samples.data()).empty()) return std::nullopt;
+  if (!stage->run(job, samples.data()).empty()) return std::nullopt;
   phases.waited();
   const auto crop_samples = static_cast<std::size_t>(element_count(crop_sizes));
   std::vector<OutputRecord> records = write_crops(list, rois.dtype(), planned, crops, crop_sizes, type, [&](std::size_t r) {

@@ -295,7 +295,8 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
   // of the batch's pinned staging, which holds it too (kept at its largest size until the stage ends): the whole
   // result counted twice, never one band. --backend cuda's batches (batches_on_gpu) the same, and the decoded pixels
   // twice as well: the stage gathers them in pinned memory.
-  const bool batched = probe.from_image && job.op != "upsample2d" && batches_on_gpu(options);
+  const bool batched = probe.from_image && job.op != "upsample2d" && batches_on_gpu(options) && probe.bit_depth == 8 &&
+                       probe.sizes.size() == 4 && (probe.sizes[1] == 1 || probe.sizes[1] == 3);
   const bool on_gpu =
       batched || (probe.from_image && job.op != "upsample2d" && plan.shrink == 1 && decodes_on_gpu(options));
   const bool one_band = !on_gpu && plan.banded && job.planned_outputs.size() == 1 &&
@@ -1197,11 +1198,11 @@ int JobRun::execute() {
   // the time of -j 2).
   // --decode gpu: the threads mostly wait for the GPU's batches, and a batch fills from as many as it takes (on each
   // GPU of --device). --backend cuda's batches: the threads decode on the CPU, and twice as many as it has keep it
-  // busy while the others wait for their batch.
+  // busy while the others wait for their batch (not for upsample2d, whose inputs go to the GPU one by one).
   const int gpus = decodes_on_gpu(options_) && options_.jobs == 0 ? static_cast<int>(gpu_devices(options_).size()) : 0;
-  const int in_flight = gpus > 0                                           ? std::max(threads_, kGpuInFlight * gpus)
-                        : batches_on_gpu(options_) && options_.jobs == 0 ? 2 * threads_
-                                                                           : threads_;
+  const bool staged = batches_on_gpu(options_) && options_.jobs == 0 &&
+                      std::any_of(jobs_.begin(), jobs_.end(), [](const Job& job) { return job.op != "upsample2d"; });
+  const int in_flight = gpus > 0 ? std::max(threads_, kGpuInFlight * gpus) : staged ? 2 * threads_ : threads_;
   parallel_inputs_ = std::clamp<std::size_t>(jobs_.size(), 1, static_cast<std::size_t>(in_flight));
   kernel_threads_ = std::max(1, std::min(threads_, usable_cpus()) / static_cast<int>(parallel_inputs_));
   for (const Prepared& p : prepared_) largest_job_ = std::max(largest_job_, p.failure.empty() ? p.bytes : 0);

@@ -122,7 +122,8 @@ std::string now_text() {
 
 std::string read_whole(const std::string& path) { return *read_whole_if(path, nullptr); }
 
-std::optional<std::string> read_whole_if(const std::string& path, bool (*wanted)(std::string_view head)) {
+std::optional<std::string> read_whole_if(const std::string& path, bool (*wanted)(std::string_view head),
+                                         std::uint64_t most) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(ErrorCode::Io, path + ": cannot read the file: " + std::strerror(errno));
   struct Closer {
@@ -133,8 +134,13 @@ std::optional<std::string> read_whole_if(const std::string& path, bool (*wanted)
   if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     throw Error(ErrorCode::Io, path + ": cannot read the file: " + (S_ISDIR(st.st_mode) ? "a folder" : std::strerror(errno)));
   }
+  if (most > 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > most) return std::nullopt;
   std::string bytes;
-  if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<std::size_t>(st.st_size));  // a file: read into its size
+  // A file: read into its size (once its first bytes are wanted).
+  const auto reserve = [&] {
+    if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<std::size_t>(st.st_size));
+  };
+  if (wanted == nullptr) reserve();
   char chunk[1 << 16];
   for (;;) {  // to its end, however it changed since its size was taken (pipes and /proc files have none)
     const ssize_t got = ::read(fd, chunk, sizeof chunk);
@@ -144,7 +150,10 @@ std::optional<std::string> read_whole_if(const std::string& path, bool (*wanted)
     }
     const bool first = bytes.empty();
     bytes.append(chunk, static_cast<std::size_t>(got));
-    if (wanted != nullptr && first && !wanted(bytes)) return std::nullopt;
+    if (wanted != nullptr && first) {
+      if (!wanted(bytes)) return std::nullopt;
+      reserve();
+    }
     if (got == 0) return bytes;
   }
 }

@@ -56,9 +56,10 @@ std::string list_path(const std::string& state, std::int64_t index);    // STATE
 std::string marker_path(const std::string& state, std::int64_t index);  // STATE/done/00003.json
 std::string now_text();  // UTC, ISO 8601
 std::string read_whole(const std::string& path);
-// The same, but only a file whose first bytes (up to 64 KiB, all of a smaller file) `wanted` accepts: nullopt for
-// another, of which no more is read.
-std::optional<std::string> read_whole_if(const std::string& path, bool (*wanted)(std::string_view head));
+// The same, but only a file whose first bytes (up to 64 KiB, all of a smaller file) `wanted` accepts, and (`most` > 0)
+// of at most `most` bytes: nullopt for another, of which no more is read.
+std::optional<std::string> read_whole_if(const std::string& path, bool (*wanted)(std::string_view head),
+                                         std::uint64_t most = 0);
 
 // A new file beside `path` under a name no other writer has: mkstemp (O_CREAT | O_EXCL with a random suffix, tried
 // again on a clash), never a name made of the PID, which is 1 in every container of a Kubernetes Job. Removed when

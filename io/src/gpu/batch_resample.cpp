@@ -115,11 +115,21 @@ struct Pending {
 class PinnedPool {
  public:
   static constexpr std::size_t kMostPinned = std::size_t{1} << 30;
+  // Allocated with `device` current (a job's thread has no GPU of its own: its first CUDA call would start one on
+  // GPU 0, even in a process told --device 1).
+  explicit PinnedPool(int device) : device_(device) {}
   ~PinnedPool() {
-    for (const auto& [bytes, block] : free_) cudaFreeHost(block);
+    std::vector<std::uint8_t*> blocks;
+    for (const auto& [bytes, block] : free_) blocks.push_back(block);
+    free_blocks(blocks);
   }
-  // A block of at least `bytes` (the size in `got`), or null where the pool is full or none can be had.
-  std::uint8_t* take(std::size_t bytes, std::size_t& got) {
+  PinnedPool(const PinnedPool&) = delete;
+  PinnedPool& operator=(const PinnedPool&) = delete;
+  // A block of at least `bytes` (the size in `got`), or null where none can be had. A full pool frees its free blocks
+  // to make room (a kept stage's blocks of 1080p photos, say, for a run of 4K ones).
+  std::uint8_t* take(std::size_t bytes, std::size_t& got) noexcept {
+    std::vector<std::uint8_t*> evicted;
+    bool room = false;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       const auto fits = free_.lower_bound(bytes);
@@ -129,11 +139,29 @@ class PinnedPool {
         free_.erase(fits);
         return block;
       }
-      if (held_ + bytes > kMostPinned) return nullptr;
-      held_ += bytes;
+      try {
+        while (held_ + bytes > kMostPinned && !free_.empty()) {
+          const auto largest = std::prev(free_.end());
+          held_ -= largest->first;
+          evicted.push_back(largest->second);
+          free_.erase(largest);
+        }
+      } catch (...) {  // no memory for the list: nothing more evicted
+      }
+      room = held_ + bytes <= kMostPinned;
+      if (room) held_ += bytes;  // reserved for the block made below
     }
+    free_blocks(evicted);
+    if (!room) return nullptr;
     void* block = nullptr;
-    if (cudaMallocHost(&block, bytes) != cudaSuccess) {
+    bool made = false;
+    try {
+      const OnDevice on(device_);
+      made = cudaMallocHost(&block, bytes) == cudaSuccess;
+    } catch (...) {
+      made = false;
+    }
+    if (!made) {
       cudaGetLastError();  // not left for the next call to find
       const std::lock_guard<std::mutex> lock(mutex_);
       held_ -= bytes;
@@ -146,14 +174,26 @@ class PinnedPool {
     try {
       const std::lock_guard<std::mutex> lock(mutex_);
       free_.emplace(bytes, block);
+      return;
     } catch (...) {  // no memory for the entry: the block goes
-      cudaFreeHost(block);
-      const std::lock_guard<std::mutex> lock(mutex_);
-      held_ -= bytes;
     }
+    free_blocks({block});
+    const std::lock_guard<std::mutex> lock(mutex_);
+    held_ -= bytes;
   }
 
  private:
+  void free_blocks(const std::vector<std::uint8_t*>& blocks) noexcept {
+    if (blocks.empty()) return;
+    try {
+      const OnDevice on(device_);
+      for (std::uint8_t* block : blocks) cudaFreeHost(block);
+    } catch (...) {
+      for (std::uint8_t* block : blocks) cudaFreeHost(block);
+    }
+  }
+
+  int device_;
   std::mutex mutex_;
   std::multimap<std::size_t, std::uint8_t*> free_;
   std::size_t held_ = 0;  // bytes allocated, free or taken
@@ -623,9 +663,10 @@ struct BatchResampler::Impl {
   std::atomic<std::uint64_t> waited_us{0};
   std::atomic<std::uint64_t> copied_us{0};
   std::atomic<std::size_t> failures{0};  // batches the GPU failed
-  PinnedPool pinned;  // the jobs' copies of their pixels
+  PinnedPool pinned;  // the jobs' copies of their pixels (on the first GPU)
 
-  Impl(const std::vector<int>& devices, int max_batch_, bool decodes_) : max_batch(max_batch_), decodes(decodes_) {
+  Impl(const std::vector<int>& devices, int max_batch_, bool decodes_)
+      : max_batch(max_batch_), decodes(decodes_), pinned(devices.empty() ? 0 : devices.front()) {
     if (devices.empty()) throw Error(ErrorCode::InvalidArgument, "GPU resize: no GPU to run on");
     const Clock::time_point start = Clock::now();
     lanes.reserve(devices.size());  // never moved while the workers use them
