@@ -195,7 +195,7 @@ int create_temp_file(const std::string& path, std::string& temp_path, int& slot)
   if (name.empty() || name == "." || name == "..") {
     fail(ErrorCode::Io, path, "cannot write: the path names a folder, not a file");
   }
-  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path folder(folder_of(path));
   const auto ticks = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::uint64_t unique = ticks ^ (counter.fetch_add(1) * 0x9e3779b97f4a7c15ull);

@@ -151,6 +151,16 @@ using detail::Codec;
 using detail::fail;
 using detail::FileBytes;
 
+// Refuses a file of `size` bytes above options.max_file_bytes for a codec that decodes it whole in memory.
+void check_whole_file(const std::string& path, const Codec& codec, std::size_t size, const ImageReadOptions& options) {
+  if (options.max_file_bytes > 0 && size > options.max_file_bytes) {
+    fail(ErrorCode::Format, path,
+         "the file is " + std::to_string(size) + " bytes, more than max_file_bytes (" +
+             std::to_string(options.max_file_bytes) + ") for a " + codec.display_name +
+             " file, which is decoded whole in memory");
+  }
+}
+
 // Reads a file on demand: a prefix first, all of it when asked.
 class FileReader {
  public:
@@ -180,12 +190,7 @@ class FileReader {
   }
   // All of it, for a decoder that takes the whole file in memory: refused above options.max_file_bytes.
   FileBytes read_all(const Codec& codec, const ImageReadOptions& options) {
-    if (options.max_file_bytes > 0 && expected_size_ > options.max_file_bytes) {
-      fail(ErrorCode::Format, path_,
-           "the file is " + std::to_string(expected_size_) + " bytes, more than max_file_bytes (" +
-               std::to_string(options.max_file_bytes) + ") for a " + codec.display_name +
-               " file, which is decoded whole in memory");
-    }
+    check_whole_file(path_, codec, expected_size_, options);
     bytes_.reserve(expected_size_ + (std::size_t{1} << 16));  // one allocation, with room for the read that finds the end
     return read_up_to(static_cast<std::size_t>(-1));
   }
@@ -216,9 +221,8 @@ void check_read_options(const std::string& path, const ImageReadOptions& options
   }
 }
 
-// Opens the file and identifies its format from its first bytes.
-const Codec& identify(const std::string& path, FileReader& reader) {
-  const FileBytes head = reader.read_up_to(kSniffPrefix);
+// Identifies a file's format from its first bytes (`head`, up to kSniffPrefix of them).
+const Codec& identify(const std::string& path, const FileBytes& head) {
   if (head.size == 0)
     fail(ErrorCode::Format, path,
          "the file is empty (0 bytes); an image file is required: " + detail::readable_formats_text());
@@ -228,6 +232,11 @@ const Codec& identify(const std::string& path, FileReader& reader) {
     fail(ErrorCode::Format, path, "not an image file of a known format; " + detail::readable_formats_text());
   }
   return *codec;
+}
+
+// Opens the file and identifies its format from its first bytes.
+const Codec& identify(const std::string& path, FileReader& reader) {
+  return identify(path, reader.read_up_to(kSniffPrefix));
 }
 
 void check_write_options(const std::string& path, const ImageWriteOptions& options) {
@@ -362,21 +371,11 @@ std::unique_ptr<ImageRows> open_image_rows(const std::string& path, std::shared_
                                            const ImageReadOptions& options) {
   check_read_options(path, options);
   if (!file) fail(ErrorCode::InvalidArgument, path, "rsz::io::open_image_rows: no file bytes");
-  const auto* data = reinterpret_cast<const std::uint8_t*>(file->data());
-  if (file->empty())
-    fail(ErrorCode::Format, path,
-         "the file is empty (0 bytes); an image file is required: " + detail::readable_formats_text());
-  const Codec* codec = detail::sniff_codec(data, std::min(file->size(), kSniffPrefix));
-  if (codec == nullptr) fail(ErrorCode::Format, path, "not an image file of a known format; " + detail::readable_formats_text());
-  if (codec->open_rows == nullptr || codec->reads_stream()) return nullptr;
-  if (options.max_file_bytes > 0 && file->size() > options.max_file_bytes) {
-    fail(ErrorCode::Format, path,
-         "the file is " + std::to_string(file->size()) + " bytes, more than max_file_bytes (" +
-             std::to_string(options.max_file_bytes) + ") for a " + codec->display_name +
-             " file, which is decoded whole in memory");
-  }
-  const FileBytes bytes{data, file->size(), true};
-  return codec->open_rows(*codec, path, std::move(file), bytes, nullptr, options);
+  const FileBytes bytes{reinterpret_cast<const std::uint8_t*>(file->data()), file->size(), true};
+  const Codec& codec = identify(path, FileBytes{bytes.data, std::min(bytes.size, kSniffPrefix), bytes.complete});
+  if (codec.open_rows == nullptr || codec.reads_stream()) return nullptr;
+  check_whole_file(path, codec, bytes.size, options);
+  return codec.open_rows(codec, path, std::move(file), bytes, nullptr, options);
 }
 
 ImageInfo read_image_info(const std::string& path, const ImageReadOptions& options) {

@@ -115,6 +115,8 @@ bool decodes_on_gpu(const CommonOptions& common);
 // CMYK JPEGs, ...), go to the GPU stage, which runs the operator on a batch of inputs at once (their outputs are the
 // CPU job's bytes). Float32 results and no --linear, as decodes_on_gpu.
 bool batches_on_gpu(const CommonOptions& common);
+// Whether batches_on_gpu takes an image of `channels` and `bit_depth` (8-bit, 1 or 3 channels: what the stage reads).
+bool batches_image(int channels, int bit_depth, const CommonOptions& common);
 // Whether a run's resample and roi_align jobs use the GPU stage: decodes_on_gpu or batches_on_gpu.
 bool uses_gpu_stage(const CommonOptions& common);
 

@@ -600,17 +600,16 @@ std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOpti
 GpuImage gpu_image(const GpuInput& read) { return GpuImage{*read.file, {}, read.sizes, &read.source}; }
 
 io::gpu::BatchResampler* gpu_stage_for(const GpuImage& in, const CommonOptions& common) {
-  if (in.pixels.empty()) return &gpu_resampler(common);
   try {
     return &gpu_resampler(common);
   } catch (const Error&) {
+    if (in.pixels.empty()) throw;
     return nullptr;
   }
 }
 
 std::optional<GpuImage> gpu_image(const LoadedInput& loaded, const CommonOptions& common) {
-  if (!batches_on_gpu(common) || !loaded.from_image || !loaded.in_place || loaded.image.bit_depth != 8 ||
-      (loaded.image.channels != 1 && loaded.image.channels != 3)) {
+  if (!loaded.from_image || !loaded.in_place || !batches_image(loaded.image.channels, loaded.image.bit_depth, common)) {
     return std::nullopt;
   }
   const io::Image& image = loaded.image;
@@ -711,6 +710,10 @@ bool batches_on_gpu(const CommonOptions& common) {
   (void)common;
   return false;
 #endif
+}
+
+bool batches_image(int channels, int bit_depth, const CommonOptions& common) {
+  return batches_on_gpu(common) && bit_depth == 8 && (channels == 1 || channels == 3);
 }
 
 bool uses_gpu_stage(const CommonOptions& common) { return decodes_on_gpu(common) || batches_on_gpu(common); }

@@ -597,7 +597,7 @@ std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& l
 #if defined(RSZ_GPU_JPEG)
   // --backend cuda: the pixels decoded here go to the GPU stage, batched with the other jobs' (alone where it
   // cannot take them).
-  if (const std::optional<GpuImage> on_gpu = gpu_image(loaded, common); on_gpu && !is_tensor_path(input)) {
+  if (const std::optional<GpuImage> on_gpu = gpu_image(loaded, common)) {
     phases.read();
     if (auto done = roi_job_on_gpu(*on_gpu, list, resolved, planned, crops, common, threads, phases)) return *done;
   }

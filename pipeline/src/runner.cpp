@@ -295,10 +295,10 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
   // of the batch's pinned staging, which holds it too (kept at its largest size until the stage ends): the whole
   // result counted twice, never one band. --backend cuda's batches (batches_on_gpu) the same, and the decoded pixels
   // twice as well: the stage gathers them in pinned memory.
-  const bool batched = probe.from_image && job.op != "upsample2d" && batches_on_gpu(options) && probe.bit_depth == 8 &&
-                       probe.sizes.size() == 4 && (probe.sizes[1] == 1 || probe.sizes[1] == 3);
-  const bool on_gpu =
-      batched || (probe.from_image && job.op != "upsample2d" && plan.shrink == 1 && decodes_on_gpu(options));
+  const bool stage_job = probe.from_image && job.op != "upsample2d";
+  const bool batched =
+      stage_job && probe.sizes.size() == 4 && batches_image(static_cast<int>(probe.sizes[1]), probe.bit_depth, options);
+  const bool on_gpu = batched || (stage_job && plan.shrink == 1 && decodes_on_gpu(options));
   const bool one_band = !on_gpu && plan.banded && job.planned_outputs.size() == 1 &&
                         !is_tensor_path(job.planned_outputs[0]) &&
                         io::encodes_image_rows(job.planned_outputs[0]) && plan.result.size() == 4 &&
@@ -642,6 +642,10 @@ class JobRun {
   void deliver_stdout();
   bool write_manifest();
   int summary() const;
+  // Whether the run has jobs the GPU stage may take (resample, roi_align: not upsample2d's).
+  bool has_stage_jobs() const {
+    return std::any_of(jobs_.begin(), jobs_.end(), [](const Job& job) { return job.op != "upsample2d"; });
+  }
 
   const std::vector<Job>& jobs_;
   const CommonOptions& options_;
@@ -1180,11 +1184,7 @@ int JobRun::summary() const {
 }
 
 void JobRun::plan() {
-  if (options_.verbose) {
-    const bool staged =
-        std::any_of(jobs_.begin(), jobs_.end(), [](const Job& job) { return job.op != "upsample2d"; });
-    to_stderr(backend_note(options_, staged) + "\n");
-  }
+  if (options_.verbose) to_stderr(backend_note(options_, has_stage_jobs()) + "\n");
   detail::current_run().io.sync_outputs = !options_.no_sync;
   plan_parts();
   plan_jobs();
@@ -1200,8 +1200,7 @@ int JobRun::execute() {
   // GPU of --device). --backend cuda's batches: the threads decode on the CPU, and twice as many as it has keep it
   // busy while the others wait for their batch (not for upsample2d, whose inputs go to the GPU one by one).
   const int gpus = decodes_on_gpu(options_) && options_.jobs == 0 ? static_cast<int>(gpu_devices(options_).size()) : 0;
-  const bool staged = batches_on_gpu(options_) && options_.jobs == 0 &&
-                      std::any_of(jobs_.begin(), jobs_.end(), [](const Job& job) { return job.op != "upsample2d"; });
+  const bool staged = batches_on_gpu(options_) && options_.jobs == 0 && has_stage_jobs();
   const int in_flight = gpus > 0 ? std::max(threads_, kGpuInFlight * gpus) : staged ? 2 * threads_ : threads_;
   parallel_inputs_ = std::clamp<std::size_t>(jobs_.size(), 1, static_cast<std::size_t>(in_flight));
   kernel_threads_ = std::max(1, std::min(threads_, usable_cpus()) / static_cast<int>(parallel_inputs_));

@@ -18,6 +18,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "rsz/error.h"
@@ -185,12 +186,12 @@ class PinnedPool {
  private:
   void free_blocks(const std::vector<std::uint8_t*>& blocks) noexcept {
     if (blocks.empty()) return;
+    std::optional<OnDevice> on;
     try {
-      const OnDevice on(device_);
-      for (std::uint8_t* block : blocks) cudaFreeHost(block);
-    } catch (...) {
-      for (std::uint8_t* block : blocks) cudaFreeHost(block);
+      on.emplace(device_);
+    } catch (...) {  // freed from where this thread is
     }
+    for (std::uint8_t* block : blocks) cudaFreeHost(block);
   }
 
   int device_;
@@ -331,6 +332,7 @@ struct Lane {
   void upload_pixels(Slot& slot, const std::vector<Pending*>& batch, std::vector<DeviceImage>& images) {
     std::vector<std::size_t> offsets(batch.size(), 0);
     std::size_t total = 0;
+    std::size_t gathered = 0;  // of which the pixels its jobs' threads did not copy into pinned blocks (gathered here)
     for (std::size_t i = 0; i < batch.size(); ++i) {
       const GpuJob& job = *batch[i]->job;
       if (job.pixels.empty()) continue;
@@ -341,14 +343,10 @@ struct Lane {
       }
       offsets[i] = total;
       total += aligned_bytes(job.pixels.size());
+      if (batch[i]->pinned == nullptr) gathered += aligned_bytes(job.pixels.size());
     }
     if (total == 0) return;
-    // Those its jobs' threads copied into pinned blocks are copied to the device from there; the others are gathered
-    // here first, for one copy.
-    std::size_t gathered = 0;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (!batch[i]->job->pixels.empty() && batch[i]->pinned == nullptr) gathered += aligned_bytes(batch[i]->job->pixels.size());
-    }
+    // Those in pinned blocks are copied to the device from there, the others from the slot's pinned memory.
     std::uint8_t* pinned = gathered > 0 ? slot.pinned_pixels.reserve(gathered) : nullptr;
     std::uint8_t* on_device = slot.pixels.reserve(total);
     std::size_t at = 0;
@@ -921,8 +919,6 @@ struct BatchResampler::Impl {
 
 BatchResampler::BatchResampler(const std::vector<int>& devices, int max_batch, bool decodes)
     : impl_(std::make_unique<Impl>(devices, max_batch, decodes)) {}
-
-bool BatchResampler::decodes() const { return impl_->decodes; }
 
 BatchResampler::~BatchResampler() = default;
 

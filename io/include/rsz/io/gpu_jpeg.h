@@ -161,8 +161,6 @@ class BatchResampler {
   // used; a later one that cannot is left out (unusable_gpus). Without `decodes`, no JPEG decoder is made (most of a
   // second a GPU): its jobs hand their pixels in (GpuJob::pixels), and a job with a file gets an error.
   BatchResampler(const std::vector<int>& devices, int max_batch, bool decodes = true);
-  // Whether it decodes files (made with `decodes`).
-  bool decodes() const;
   ~BatchResampler();
   BatchResampler(const BatchResampler&) = delete;
   BatchResampler& operator=(const BatchResampler&) = delete;
