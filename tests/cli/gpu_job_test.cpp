@@ -367,3 +367,65 @@ TEST(GpuJobs, BackendCudaBatchesTheCpuDecodedPixelsWithTheCpuJobsBytes) {
     }
   }
 }
+
+// --decode mixed: the GPU's decoders and the CPU's both decode, each JPEG on whichever is free (the CPU while the
+// stage is being made, and where a full batch already waits for the engines). Each output is then exactly the CPU
+// job's (decoded by libjpeg-turbo, resized or cropped with the same bits on either backend) or the --decode gpu job's
+// (decoded by nvJPEG): nothing else, for thumbnails and crops alike. Refused in one line where the GPU cannot decode.
+TEST(GpuJobs, DecodeMixedGivesEachPhotoTheCpuOrTheGpuDecodersBytes) {
+  ScratchDir dir("gpu-mixed");
+  fs::create_directories(dir.path() / "in");
+  // A 4:2:0 photo, whose nvJPEG pixels differ from libjpeg-turbo's: the two decoders' outputs tell apart.
+  ASSERT_EQ(run_rsz(dir, "resample -i " + photo("chelsea.png") + " -o chelsea.jpg --scale 1 -q").status, 0);
+  constexpr int kPhotos = 200;  // several batches: the engines start while the CPU decodes the first ones
+  for (int i = 0; i < kPhotos; ++i) fs::copy_file(dir / "chelsea.jpg", dir / ("in/c" + std::to_string(i) + ".jpg"));
+  auto mixed = run_shell(dir, std::string("RSZ_GPU_STATS=1 '") + RSZ_BINARY +
+                                  "' thumbnail -i in -o mixed/ --size 64 --decode mixed -q");
+  if (gpu_decode_refused(mixed)) {
+    EXPECT_EQ(std::count(mixed.err.begin(), mixed.err.end(), '\n'), 1) << mixed.err;
+    EXPECT_EQ(mixed.err.rfind("rsz: --decode: ", 0), 0u) << mixed.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "mixed"));
+    GTEST_SKIP() << "--decode mixed cannot run here: " << mixed.err;
+  }
+  ASSERT_EQ(mixed.status, 0) << mixed.err;
+  // Some were decoded on the CPU (at least the first ones, while the engines started).
+  EXPECT_NE(mixed.err.find(" JPEGs decoded on the CPU, "), std::string::npos) << mixed.err;
+  ASSERT_EQ(run_rsz(dir, "thumbnail -i in/c0.jpg -o cpu.jpg --size 64 -q").status, 0);
+  ASSERT_EQ(run_rsz(dir, "thumbnail -i in/c0.jpg -o gpu.jpg --size 64 --decode gpu -q").status, 0);
+  const std::string cpu = rsz::test::read_file(dir / "cpu.jpg");
+  const std::string gpu = rsz::test::read_file(dir / "gpu.jpg");
+  ASSERT_NE(cpu, gpu);  // else this test could not tell the decoders apart
+  int on_cpu = 0;
+  for (int i = 0; i < kPhotos; ++i) {
+    const std::string name = "c" + std::to_string(i) + ".jpg";
+    const std::string out = rsz::test::read_file(dir / ("mixed/" + name));
+    EXPECT_TRUE(out == cpu || out == gpu) << name;
+    on_cpu += out == cpu ? 1 : 0;
+  }
+  EXPECT_GE(on_cpu, 1);
+  // Crops: each photo's crop files all from one decoder, the CPU job's or the --decode gpu job's.
+  rsz::test::write_file(dir / "rois.json", R"({"rois": [[10, 20, 200, 180], [0, 0, 451, 300]]})");
+  const auto crops = [&](const std::string& out, const std::string& inputs, const std::string& extra) {
+    return run_rsz(dir, "roi-align -i " + inputs + " --rois rois.json --output-size 24x32 -o '" + out +
+                            "/{stem}_{index}.png' -q" + extra);
+  };
+  ASSERT_EQ(crops("mixed_crops", "in", " --decode mixed").status, 0);
+  ASSERT_EQ(crops("cpu_crops", "in/c0.jpg", "").status, 0);
+  ASSERT_EQ(crops("gpu_crops", "in/c0.jpg", " --decode gpu").status, 0);
+  const auto files_of = [&](const std::string& folder, const std::string& stem) {
+    return std::vector<std::string>{rsz::test::read_file(dir / (folder + "/" + stem + "_0.png")),
+                                    rsz::test::read_file(dir / (folder + "/" + stem + "_1.png"))};
+  };
+  const std::vector<std::string> cpu_files = files_of("cpu_crops", "c0");
+  const std::vector<std::string> gpu_files = files_of("gpu_crops", "c0");
+  ASSERT_NE(cpu_files, gpu_files);
+  for (int i = 0; i < kPhotos; ++i) {
+    const std::vector<std::string> files = files_of("mixed_crops", "c" + std::to_string(i));
+    EXPECT_TRUE(files == cpu_files || files == gpu_files) << "c" << i;
+  }
+  // The operators stay on the GPU's side: --backend cpu is refused with it, in its own words.
+  auto refused = run_rsz(dir, "thumbnail -i in/c0.jpg -o no/ --size 64 --decode mixed --backend cpu");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find("--decode mixed resizes on the GPU"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "no"));
+}

@@ -646,6 +646,8 @@ struct BatchResampler::Impl {
   std::condition_variable wake;
   std::deque<Pending*> queue;
   std::size_t queued_bytes = 0;  // the batch bytes of the queue's jobs
+  std::atomic<std::size_t> queued_files{0};  // the queue's jobs with files (the others hand their pixels in)
+  std::atomic<std::size_t> lanes_joined{1};  // the lanes taking batches
   bool stopping = false;
   std::vector<std::thread> workers;                // the lanes' (guarded by `mutex` while lanes join)
   std::mutex join_mutex;                           // joining `joiners`
@@ -729,6 +731,7 @@ struct BatchResampler::Impl {
     }
     lanes.push_back(std::move(lane));       // room reserved: cannot throw
     joined_at.push_back(Clock::now());      // the same
+    lanes_joined.store(lanes.size(), std::memory_order_relaxed);
   }
 
   // A later GPU left out of the stage, and why (`mutex` held; room for the reason reserved). The stage counts as
@@ -801,19 +804,26 @@ struct BatchResampler::Impl {
     std::unique_lock<std::mutex> lock(mutex);
     if (block) wake.wait(lock, [this] { return stopping || !queue.empty(); });
     if (queue.empty()) return batch;
+    // A batch: up to max_batch files for the decoders, with the jobs handing their pixels in among them (bounded by
+    // the batch's bytes alone: they take no decoder's place).
     const auto full = [this] {
-      return stopping || queue.size() >= static_cast<std::size_t>(max_batch) || queued_bytes >= kBatchBytes;
+      return stopping || queued_files.load(std::memory_order_relaxed) >= static_cast<std::size_t>(max_batch) ||
+             queued_bytes >= kBatchBytes;
     };
     if (!full()) wake.wait_for(lock, kGather, full);
     lane.stats.idle += seconds_since(start);
     std::size_t bytes = 0;
-    while (!queue.empty() && batch.size() < static_cast<std::size_t>(max_batch) &&
-           (batch.empty() || bytes + batch_bytes(queue.front()) <= kBatchBytes)) {
+    std::size_t files = 0;
+    while (!queue.empty() && (batch.empty() || bytes + batch_bytes(queue.front()) <= kBatchBytes)) {
+      const bool file = queue.front()->job->pixels.empty();
+      if (file && files == static_cast<std::size_t>(max_batch)) break;
+      files += file ? 1 : 0;
       bytes += batch_bytes(queue.front());
       queued_bytes -= batch_bytes(queue.front());
       batch.push_back(queue.front());
       queue.pop_front();
     }
+    queued_files.fetch_sub(files, std::memory_order_relaxed);
     // Jobs left: another lane's turn (a job's wake-up may have gone to this lane while it gathered, with another one
     // asleep).
     if (!queue.empty() && lanes.size() > 1) wake.notify_one();
@@ -868,6 +878,7 @@ struct BatchResampler::Impl {
       const std::lock_guard<std::mutex> lock(mutex);
       queue.push_back(&pending);
       queued_bytes += batch_bytes(&pending);
+      if (job.pixels.empty()) queued_files.fetch_add(1, std::memory_order_relaxed);
     }
     wake.notify_one();
     const Clock::time_point queued = Clock::now();
@@ -936,6 +947,12 @@ std::vector<std::string> BatchResampler::unusable_gpus() const {
 }
 
 std::size_t BatchResampler::failures() const { return impl_->failures.load(std::memory_order_relaxed); }
+
+bool BatchResampler::decoders_behind() const {
+  return impl_->decodes && impl_->queued_files.load(std::memory_order_relaxed) >=
+                               static_cast<std::size_t>(impl_->max_batch) *
+                                   impl_->lanes_joined.load(std::memory_order_relaxed);
+}
 
 std::string BatchResampler::run(const GpuJob& job, void* result) {
   if (job.jpeg) throw Error(ErrorCode::InvalidArgument, "GPU resize: a job with JPEG files returns them as files");

@@ -94,7 +94,7 @@ class JpegBatchEncoder {
 // call over, and one worker decodes the files of every waiting thread in one batch (JpegBatchDecoder), runs each call
 // on the GPU (rsz::resample, Backend::Cuda: the CPU backend's bits for the same decoded pixels) and copies the
 // results back, a batch decoding while the one before is resized. The GPU memory it holds is bounded by its batches:
-// the decoded images and the results of two batches of max_batch files.
+// the decoded images and the results of two batches (each of up to max_batch files and 512 MiB).
 struct ResampleJob {
   std::string_view file;  // the JPEG file's bytes
   std::string_view pixels;  // or its pixels, decoded already (GpuJob::pixels)
@@ -169,6 +169,9 @@ class BatchResampler {
   // How many batches the GPU failed so far (their jobs went to the CPU), and GPUs left out: a stage that failed one
   // is not kept for later runs.
   std::size_t failures() const;
+  // Whether a full batch of files already waits for the decoders of each GPU that has joined (a file queued now waits
+  // a batch more): --decode mixed then decodes its next JPEGs on the CPU. From any thread; false without decoders.
+  bool decoders_behind() const;
   // Waits until every GPU of the stage has joined it or been left out (each takes most of a second to make).
   void wait_for_gpus();
   // Why each GPU left out of the stage could not be used ("GPU 1: ..."), so far.
