@@ -205,7 +205,7 @@ int cli_main(const std::vector<std::string>& words) {
   const int status = run_words(words);
   try {
     const std::lock_guard<std::mutex> lock(run.gpu_mutex);
-    end_gpu_stage(run);  // the GPU stage ends: each GPU joined or left out (said), RSZ_GPU_STATS said
+    end_gpu_stage(run, true);  // the GPU stage ends: each GPU joined or left out (said), RSZ_GPU_STATS said
   } catch (const std::exception&) {  // the outputs are written: only the notes are lost
   }
   // What went to standard output (--json records, rsz info, merge's report, help) must have got there: a write that

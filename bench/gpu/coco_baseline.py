@@ -91,7 +91,7 @@ def main():
     parser.add_argument("--no-sync", action="store_true",
                         help="rsz's outputs not flushed to the disk one by one (--no-sync), as torchvision's are not")
     parser.add_argument("--jobs", default="cpu,cuda,cuda_encode,python,python_encode,torchvision",
-                        help="which of cpu, batched (--backend cuda alone), cuda, mixed (--decode mixed), cuda_all (--device all), cuda_encode, python, python_encode (rsz.run "
+                        help="which of cpu, batched (--backend cuda alone), cuda, cuda_all (--device all), cuda_encode, python, python_encode (rsz.run "
                              "where rsz imports), torchvision to run")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
@@ -117,8 +117,6 @@ def main():
                         rsz_job("rsz_batched", "--backend", "cuda")),
             "cuda": ("rsz roi-align, --backend cuda --decode gpu", rsz_job("rsz_gpu", "--backend", "cuda",
                                                                            "--decode", "gpu")),
-            "mixed": ("rsz roi-align, --backend cuda --decode mixed", rsz_job("rsz_mixed", "--backend", "cuda",
-                                                                              "--decode", "mixed")),
             "cuda_all": ("rsz roi-align, --backend cuda --decode gpu --device all",
                          rsz_job("rsz_gpu_all", "--backend", "cuda", "--decode", "gpu", "--device", "all")),
             "cuda_encode": ("rsz roi-align, --backend cuda --decode gpu --encode gpu",

@@ -94,7 +94,7 @@ def photo_arguments(description, work):
 def main():
     parser = photo_arguments(__doc__.splitlines()[0], "/tmp/pipeline")
     parser.add_argument("--jobs", default="cpu,cuda,decode,encode,python,python_encode,torchvision",
-                        help="the rows to run, in order, of: cpu, cuda, decode, decode_all, mixed, mixed_all, encode, encode_all, "
+                        help="the rows to run, in order, of: cpu, cuda, decode, decode_all, encode, encode_all, "
                              "python, python_all, python_encode, torchvision (*_all: --device all)")
     args = parser.parse_args()
     photos, files = photos_for(args, "")
@@ -116,9 +116,6 @@ def main():
             "cuda_all": ("rsz, --backend cuda --device all", rsz_job("cuda", *every)),
             "decode": ("rsz, --backend cuda --decode gpu", rsz_job("cuda", "--decode", "gpu")),
             "decode_all": ("rsz, --backend cuda --decode gpu --device all", rsz_job("cuda", "--decode", "gpu", *every)),
-            "mixed": ("rsz, --backend cuda --decode mixed", rsz_job("cuda", "--decode", "mixed")),
-            "mixed_all": ("rsz, --backend cuda --decode mixed --device all",
-                          rsz_job("cuda", "--decode", "mixed", *every)),
             "encode": ("rsz, --backend cuda --decode gpu --encode gpu",
                        rsz_job("cuda", "--decode", "gpu", "--encode", "gpu")),
             "encode_all": ("rsz, --backend cuda --decode gpu --encode gpu --device all",
@@ -128,13 +125,11 @@ def main():
     try:  # rsz's Python module (PYTHONPATH=build-cuda/python): the same job in this warm process, as torchvision's
         import rsz
 
-        def python_job(name, decode="gpu", **more):
+        def python_job(name, **more):
             return lambda: rsz.run("resample", photos, os.path.join(args.work, name) + "/", size="224x224",
-                                   antialias=True, quality=95, backend="cuda", decode=decode, no_sync=args.no_sync,
+                                   antialias=True, quality=95, backend="cuda", decode="gpu", no_sync=args.no_sync,
                                    **more)
         jobs["python"] = ("rsz.run in this process, decode=\"gpu\" (stage kept)", python_job("rsz_python"))
-        jobs["python_mixed"] = ("rsz.run in this process, decode=\"mixed\"",
-                                python_job("rsz_python_mixed", decode="mixed"))
         jobs["python_all"] = ("rsz.run in this process, decode=\"gpu\", device=\"all\"",
                               python_job("rsz_python_all", device="all"))
         jobs["python_encode"] = ("rsz.run in this process, decode=encode=\"gpu\"",
@@ -146,8 +141,6 @@ def main():
            "cuda_all": rsz_job("cuda", *every, source=files[0]),
            "decode": rsz_job("cuda", "--decode", "gpu", source=files[0]),
            "decode_all": rsz_job("cuda", "--decode", "gpu", *every, source=files[0]),
-           "mixed": rsz_job("cuda", "--decode", "mixed", source=files[0]),
-           "mixed_all": rsz_job("cuda", "--decode", "mixed", *every, source=files[0]),
            "encode": rsz_job("cuda", "--decode", "gpu", "--encode", "gpu", source=files[0]),
            "encode_all": rsz_job("cuda", "--decode", "gpu", "--encode", "gpu", *every, source=files[0])}
     if args.no_sync:

@@ -191,11 +191,8 @@ std::vector<RunSettingSpec> make_table() {
                      "exact. PNGs, progressive and CMYK JPEGs, JPEGs with an EXIF orientation to apply, --linear, "
                      "--dtype float16, --shrink-on-load's scaled decodes and more than 64 MiB of crops an image stay "
                      "on the CPU. A JPEG damaged after its header may be written from what nvJPEG decoded, where the "
-                     "CPU decoder fails it. mixed: the GPU's engines and the CPU's cores both decode, each JPEG on "
-                     "whichever is free (the CPU while the engines start, and where a full batch already waits for "
-                     "them); the fastest choice on a machine with many cores, but which photos the CPU decodes "
-                     "(exactly as --decode cpu) changes from run to run",
-                     {"cpu", "gpu", "mixed"}, true, "decode", kUseResize | kUseRoiAlign | kUseRun));
+                     "CPU decoder fails it",
+                     {"cpu", "gpu"}, true, "decode", kUseResize | kUseRoiAlign | kUseRun));
   t.push_back(choice("encode", "--encode",
                      "Where JPEG outputs are encoded: cpu (default: libjpeg-turbo) or gpu (nvJPEG: with --decode gpu, "
                      "the images the GPU resized or cropped are encoded there and only their files come back). The "

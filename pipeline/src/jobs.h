@@ -73,27 +73,6 @@ class GpuJobPhases {
   std::chrono::steady_clock::time_point start_;
 };
 std::optional<GpuInput> read_gpu_jpeg(const std::string& input, const CommonOptions& common);
-#endif
-// --decode mixed: a turn of the CPU's decoders (RunState::cpu_decodes, at most one a usable CPU, or --jobs) for a
-// JPEG the GPU would otherwise decode, held until its image is decoded. `staged`: the GPU stage is made, and the
-// decoded pixels go to it; else it is still being made, and the job runs on the CPU's backend whole meanwhile.
-class CpuDecodeTurn {
- public:
-  CpuDecodeTurn(std::atomic<int>& count, bool staged_);
-  ~CpuDecodeTurn();
-  CpuDecodeTurn(const CpuDecodeTurn&) = delete;
-  CpuDecodeTurn& operator=(const CpuDecodeTurn&) = delete;
-  void release();  // the turn given back (once; the end gives it back where this did not)
-  const bool staged;
-
- private:
-  std::atomic<int>* count_;
-};
-#if defined(RSZ_GPU_JPEG)
-// --decode mixed: a turn for a JPEG to decode on the CPU, where the GPU stage is not made yet or its decoders are
-// behind (BatchResampler::decoders_behind) and a turn is free; null otherwise (and without --decode mixed): the GPU
-// decodes it.
-std::unique_ptr<CpuDecodeTurn> cpu_decode_turn(const CommonOptions& common);
 // The run's GPU stage on --device (made in the background while the run planned, or by its first job; a failure to
 // make it is kept, and every job fails with it at once).
 io::gpu::BatchResampler& gpu_resampler(const CommonOptions& common);
@@ -106,8 +85,9 @@ void check_decode_backend(const CommonOptions& common, const char* what);
 // without nvJPEG.
 void start_gpu_stage(const CommonOptions& common);
 // Where `run` ends (run.gpu_mutex held): its GPU stage, or the one still being made (waited for), is let go, or in an
-// in-process run kept for the process's next runs on its device (release_gpu_stages lets those go).
-void end_gpu_stage(detail::RunState& run);
+// in-process run kept for the process's next runs on its device (release_gpu_stages lets those go). `process_ends`
+// (the command line, about to exit): its threads are stopped and its memory left to the exit.
+void end_gpu_stage(detail::RunState& run, bool process_ends = false);
 // rsz::pipeline::release_gpu_stages: the kept stages let go (stages made before, by runs under way, are not kept).
 std::size_t release_kept_gpu_stages();
 std::vector<Job> make_upsample_jobs(const std::vector<std::string>& inputs, const io::Upsample2dConfig& config,

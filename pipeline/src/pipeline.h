@@ -83,8 +83,6 @@ struct CommonOptions {
   bool grayscale = false;  // image outputs in gray (BT.601 luma), alpha kept
   bool to_srgb = false;    // --colorspace srgb: image outputs converted from the input's ICC profile to sRGB
   bool decode_gpu = false;  // resample / thumbnail --decode gpu: JPEGs decoded by nvJPEG in batches, resized on the GPU
-  // --decode mixed (decode_gpu set too): JPEGs also decoded on the CPU where the GPU's decoders are behind or not made
-  bool decode_mixed = false;
   bool encode_gpu = false;  // --encode gpu: what the GPU stage resized or cropped encoded there as JPEG (nvJPEG)
   bool linear = false;     // --linear: images resized in linear light (sRGB decoded, the operator, re-encoded)
   int depth = 0;           // bits per sample of image outputs: 8 or 16; 0 follows the input

@@ -100,13 +100,6 @@ struct RunState {
   std::atomic<std::uint64_t> gpu_read_us{0};
   std::atomic<std::uint64_t> gpu_wait_us{0};
   std::atomic<std::uint64_t> gpu_save_us{0};
-  // --decode mixed: the stage once a job has taken it (run.gpu's, read without gpu_mutex; null until then and after
-  // the run), the JPEGs decoding on the CPU now, and (RSZ_GPU_STATS) how many were decoded there: in all, and of
-  // those, run on the CPU whole while the stage was being made.
-  std::atomic<void*> gpu_made{nullptr};
-  std::atomic<int> cpu_decodes{0};
-  std::atomic<std::uint64_t> cpu_decoded{0};
-  std::atomic<std::uint64_t> cpu_decoded_early{0};
 };
 // The calling thread's run: the innermost RunScope's; a process-wide one where none is installed (a library caller).
 RunState& current_run();

@@ -587,28 +587,19 @@ std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& l
                                       const io::ResolvedRoiAlign& resolved, const PlannedCrops& planned,
                                       const std::vector<io::CropRecord>& crops, const CommonOptions& common,
                                       int threads) {
-  bool host_only = false;  // --decode mixed's JPEG decoded here while the GPU stage is being made: cropped here too
 #if defined(RSZ_GPU_JPEG)
-  std::unique_ptr<CpuDecodeTurn> turn;  // --decode mixed: decoded here where the GPU's decoders are behind
   if (decodes_on_gpu(common) && !is_tensor_path(input)) {
-    turn = cpu_decode_turn(common);
-    if (!turn) {
-      if (auto done = roi_job_decoded_on_gpu(input, list, resolved, planned, crops, common, threads)) return *done;
-    }
+    if (auto done = roi_job_decoded_on_gpu(input, list, resolved, planned, crops, common, threads)) return *done;
   }
   GpuJobPhases phases;  // RSZ_GPU_STATS: decoding here is the GPU job's reading
 #endif
   const LoadedInput loaded = load_input(input, common);
 #if defined(RSZ_GPU_JPEG)
-  if (turn) turn->release();  // decoded: another job's turn
-  host_only = turn && !turn->staged;
-  // --backend cuda (and --decode mixed's JPEGs decoded here once the stage is made): the pixels decoded here go to
-  // the GPU stage, batched with the other jobs' (alone where it cannot take them).
-  if (!host_only) {
-    if (const std::optional<GpuImage> on_gpu = gpu_image(loaded, common)) {
-      phases.read();
-      if (auto done = roi_job_on_gpu(*on_gpu, list, resolved, planned, crops, common, threads, phases)) return *done;
-    }
+  // --backend cuda: the pixels decoded here go to the GPU stage, batched with the other jobs' (alone where it
+  // cannot take them).
+  if (const std::optional<GpuImage> on_gpu = gpu_image(loaded, common)) {
+    phases.read();
+    if (auto done = roi_job_on_gpu(*on_gpu, list, resolved, planned, crops, common, threads, phases)) return *done;
   }
 #endif
   const DataType type = loaded.result_type;
@@ -617,8 +608,7 @@ std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& l
   const Tensor indices = batch_indices_of(list);
   const Dims all_sizes =
       roi_align_output_sizes(loaded.sizes(), rois.sizes(), resolved.output_height, resolved.output_width);
-  ExecOptions exec = exec_options(common, threads);
-  if (host_only) exec.backend = Backend::Cpu;  // the same bits as the GPU's
+  const ExecOptions exec = exec_options(common, threads);
   const Dims crop_sizes{1, all_sizes[1], all_sizes[2], all_sizes[3]};
   const std::int64_t group =
       planned.whole_tensor ? all_sizes[0]

@@ -64,7 +64,7 @@ std::string usable_backend(const std::string& text) {
 
 // --decode gpu / --encode gpu: why not here ("" where they can run). `what`: "decoder" or "encoder".
 std::string usable_gpu_jpeg(const std::string& text, const char* what) {
-  if (text != "gpu" && text != "mixed") return "";
+  if (text != "gpu") return "";
 #if defined(RSZ_GPU_JPEG)
   (void)what;
   const std::string cuda = usable_backend(to_string(Backend::Cuda));
@@ -144,8 +144,7 @@ const std::map<std::string, Binding>& bindings() {
       {"shrink_on_load", {boolean(&CommonOptions::shrink_on_load), {}}},
       {"decode",
        {[](CommonOptions& o, const std::string& text, const std::string&, const io::RunSettingSpec&) {
-          o.decode_gpu = text == "gpu" || text == "mixed";
-          o.decode_mixed = text == "mixed";
+          o.decode_gpu = text == "gpu";
         },
         usable_gpu_decode}},
       {"encode",

@@ -431,24 +431,23 @@ def test_run_refusals_are_command_errors_with_a_code_and_nothing_written(tmp_pat
 
 
 def test_decode_gpu_is_the_command_lines_setting(tmp_path):
-    """decode="gpu" is --decode gpu (and "mixed" --decode mixed): a build without nvJPEG (or a machine without a usable GPU) refuses it in rsz's
+    """decode="gpu" is --decode gpu: a build without nvJPEG (or a machine without a usable GPU) refuses it in rsz's
     words with its code before anything is written; a build with it writes the thumbnail. decode="cpu" is the
     default's job, and a value the setting does not take is a ValueError naming the allowed ones."""
     jpeg = os.path.join(SOURCE, "samples", "photos", "rocket.jpg")
-    for where in ("gpu", "mixed"):  # mixed: the GPU's decoders and the CPU's both
-        try:
-            report = rsz.run("thumbnail", jpeg, str(tmp_path / where) + "/", size=16, decode=where)
-        except rsz.CommandError as refused:
-            assert refused.code == "invalid_argument" and refused.status == 2
-            assert "GPU" in str(refused) and "cpu is allowed" in str(refused)
-            assert not (tmp_path / where).exists()
-        else:
-            assert report.outputs == [str(tmp_path / where / "rocket.jpg")]
+    try:
+        report = rsz.run("thumbnail", jpeg, str(tmp_path / "gpu") + "/", size=16, decode="gpu")
+    except rsz.CommandError as refused:
+        assert refused.code == "invalid_argument" and refused.status == 2
+        assert "GPU" in str(refused) and "cpu is allowed" in str(refused)
+        assert not (tmp_path / "gpu").exists()
+    else:
+        assert report.outputs == [str(tmp_path / "gpu" / "rocket.jpg")]
     cpu = rsz.run("thumbnail", jpeg, str(tmp_path / "cpu") + "/", size=16, decode="cpu")
     default = rsz.run("thumbnail", jpeg, str(tmp_path / "default") + "/", size=16)
     assert (tmp_path / "cpu" / "rocket.jpg").read_bytes() == (tmp_path / "default" / "rocket.jpg").read_bytes()
     assert cpu.outputs and default.outputs
-    with pytest.raises(ValueError, match="decode='tpu' is not allowed; one of cpu, gpu, mixed is"):
+    with pytest.raises(ValueError, match="decode='tpu' is not allowed; one of cpu, gpu is"):
         rsz.run("thumbnail", jpeg, str(tmp_path / "tpu") + "/", size=16, decode="tpu")
 
 

@@ -646,9 +646,9 @@ struct BatchResampler::Impl {
   std::condition_variable wake;
   std::deque<Pending*> queue;
   std::size_t queued_bytes = 0;  // the batch bytes of the queue's jobs
-  std::atomic<std::size_t> queued_files{0};  // the queue's jobs with files (the others hand their pixels in)
-  std::atomic<std::size_t> lanes_joined{1};  // the lanes taking batches
+  std::size_t queued_files = 0;  // the queue's jobs with files (the others hand their pixels in)
   bool stopping = false;
+  bool said = false;  // RSZ_GPU_STATS' lines
   std::vector<std::thread> workers;                // the lanes' (guarded by `mutex` while lanes join)
   std::mutex join_mutex;                           // joining `joiners`
   std::vector<std::thread> joiners;                // making the later GPUs' lanes
@@ -731,7 +731,6 @@ struct BatchResampler::Impl {
     }
     lanes.push_back(std::move(lane));       // room reserved: cannot throw
     joined_at.push_back(Clock::now());      // the same
-    lanes_joined.store(lanes.size(), std::memory_order_relaxed);
   }
 
   // A later GPU left out of the stage, and why (`mutex` held; room for the reason reserved). The stage counts as
@@ -750,6 +749,13 @@ struct BatchResampler::Impl {
 
   ~Impl() {
     stop();
+    say_stats();
+  }
+
+  // RSZ_GPU_STATS: what the stage did, said once (when it stops).
+  void say_stats() {
+    if (said) return;
+    said = true;
     const char* wanted = std::getenv("RSZ_GPU_STATS");
     if (wanted == nullptr || *wanted == '\0' || *wanted == '0') return;
     std::fprintf(stderr, "rsz: GPU stage made in %.3f s, ended %.3f s later\n", made_in, seconds_since(made_at));
@@ -807,8 +813,7 @@ struct BatchResampler::Impl {
     // A batch: up to max_batch files for the decoders, with the jobs handing their pixels in among them (bounded by
     // the batch's bytes alone: they take no decoder's place).
     const auto full = [this] {
-      return stopping || queued_files.load(std::memory_order_relaxed) >= static_cast<std::size_t>(max_batch) ||
-             queued_bytes >= kBatchBytes;
+      return stopping || queued_files >= static_cast<std::size_t>(max_batch) || queued_bytes >= kBatchBytes;
     };
     if (!full()) wake.wait_for(lock, kGather, full);
     lane.stats.idle += seconds_since(start);
@@ -823,7 +828,7 @@ struct BatchResampler::Impl {
       batch.push_back(queue.front());
       queue.pop_front();
     }
-    queued_files.fetch_sub(files, std::memory_order_relaxed);
+    queued_files -= files;
     // Jobs left: another lane's turn (a job's wake-up may have gone to this lane while it gathered, with another one
     // asleep).
     if (!queue.empty() && lanes.size() > 1) wake.notify_one();
@@ -876,9 +881,10 @@ struct BatchResampler::Impl {
     std::future<void> done = pending.done.get_future();
     {
       const std::lock_guard<std::mutex> lock(mutex);
+      if (stopping) return "the GPU stage has stopped";
       queue.push_back(&pending);
       queued_bytes += batch_bytes(&pending);
-      if (job.pixels.empty()) queued_files.fetch_add(1, std::memory_order_relaxed);
+      if (job.pixels.empty()) ++queued_files;
     }
     wake.notify_one();
     const Clock::time_point queued = Clock::now();
@@ -941,18 +947,17 @@ const char* BatchResampler::engine() const {
 
 void BatchResampler::wait_for_gpus() { impl_->wait_for_lanes(); }
 
+void BatchResampler::stop() {
+  impl_->stop();
+  impl_->say_stats();
+}
+
 std::vector<std::string> BatchResampler::unusable_gpus() const {
   const std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->lane_errors;
 }
 
 std::size_t BatchResampler::failures() const { return impl_->failures.load(std::memory_order_relaxed); }
-
-bool BatchResampler::decoders_behind() const {
-  return impl_->decodes && impl_->queued_files.load(std::memory_order_relaxed) >=
-                               static_cast<std::size_t>(impl_->max_batch) *
-                                   impl_->lanes_joined.load(std::memory_order_relaxed);
-}
 
 std::string BatchResampler::run(const GpuJob& job, void* result) {
   if (job.jpeg) throw Error(ErrorCode::InvalidArgument, "GPU resize: a job with JPEG files returns them as files");

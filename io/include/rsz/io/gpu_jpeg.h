@@ -169,11 +169,12 @@ class BatchResampler {
   // How many batches the GPU failed so far (their jobs went to the CPU), and GPUs left out: a stage that failed one
   // is not kept for later runs.
   std::size_t failures() const;
-  // Whether a full batch of files already waits for the decoders of each GPU that has joined (a file queued now waits
-  // a batch more): --decode mixed then decodes its next JPEGs on the CPU. From any thread; false without decoders.
-  bool decoders_behind() const;
   // Waits until every GPU of the stage has joined it or been left out (each takes most of a second to make).
   void wait_for_gpus();
+  // Finishes the jobs queued, then stops the stage's threads (each GPU's worker and encoder thread) and says
+  // RSZ_GPU_STATS' lines; a job handed in after gets the error "the GPU stage has stopped". Its GPU and pinned memory
+  // go with the stage (or with the process: the command line leaves them to its exit, which is faster).
+  void stop();
   // Why each GPU left out of the stage could not be used ("GPU 1: ..."), so far.
   std::vector<std::string> unusable_gpus() const;
   // From any thread: returns once the job's batch is done. A batch the GPU failed (out of device memory) gives each
