@@ -741,6 +741,8 @@ void end_gpu_stage(detail::RunState& run, [[maybe_unused]] bool process_ends) {
     } catch (...) {  // it could not be made: nothing to keep
     }
   }
+  const bool had_stage = stage != nullptr;
+  auto letting_go = std::chrono::steady_clock::now();  // RSZ_GPU_STATS: the stage's end, from here
 #if defined(RSZ_GPU_JPEG)
   // Only where this process made or took it (not a forked child's copy of its parent's run: the parent's stage has
   // no worker there).
@@ -750,6 +752,7 @@ void end_gpu_stage(detail::RunState& run, [[maybe_unused]] bool process_ends) {
     for (const std::string& why : resampler.unusable_gpus()) {  // its share ran on the others
       to_stderr("rsz: note: --device: " + printable(why) + "; the GPU stage ran on the other GPUs\n");
     }
+    letting_go = std::chrono::steady_clock::now();
     if (run.in_process) {  // kept where no batch of it failed on the GPU; a kept one that failed since is let go
       GpuKeeper& k = keeper();
       const std::lock_guard<std::mutex> lock(k.mutex);
@@ -759,29 +762,25 @@ void end_gpu_stage(detail::RunState& run, [[maybe_unused]] bool process_ends) {
                  kept != k.stages.end() && kept->second == stage) {
         k.stages.erase(kept);
       }
+    } else if (process_ends) {
+      // The command line's stage: its threads stopped here (RSZ_GPU_STATS said), its GPU and pinned memory left to
+      // the process's exit, where the driver takes them back at once: freeing them here took 0.29-0.37 s on an H200
+      // (a one-photo GPU job 1.19 s instead of 1.37 s).
+      resampler.stop();
+      static auto* const left = new std::vector<std::shared_ptr<void>>;  // never destroyed
+      left->push_back(std::move(stage));
     }
-  }
-#endif
-  const auto letting_go = std::chrono::steady_clock::now();
-  const bool had_stage = stage != nullptr;
-#if defined(RSZ_GPU_JPEG)
-  if (stage && process_ends && run.gpu_pid == ::getpid()) {
-    // The command line's stage: its threads stopped here (RSZ_GPU_STATS said), its GPU and pinned memory left to the
-    // process's exit, where the driver takes them back at once: freeing them here took 0.29-0.37 s on an H200 (a
-    // one-photo GPU job 1.19 s instead of 1.37 s).
-    std::static_pointer_cast<io::gpu::BatchResampler>(stage)->stop();
-    static auto* const left = new std::vector<std::shared_ptr<void>>;  // never destroyed
-    left->push_back(std::move(stage));
   }
 #endif
   stage.reset();  // a stage not kept ends here (its workers stop, its memory goes)
   const char* wanted = std::getenv("RSZ_GPU_STATS");
-  if (had_stage && wanted != nullptr && *wanted != '\0' && *wanted != '0') {
+  const bool say = wanted != nullptr && *wanted != '\0' && *wanted != '0';
+  if (had_stage && say) {
     std::fprintf(stderr, "rsz: GPU stage stopped (and let go, kept or left to the process's exit) in %.3f s\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - letting_go).count());
   }
   const std::uint64_t jobs = run.gpu_jobs.exchange(0);
-  if (jobs > 0 && wanted != nullptr && *wanted != '\0' && *wanted != '0') {
+  if (jobs > 0 && say) {
     const double each = 1e-3 / static_cast<double>(jobs);  // ms a job
     std::fprintf(stderr,
                  "rsz: GPU jobs: %llu, each on its thread: reading its file %.2f ms, waiting for the GPU stage %.2f "
