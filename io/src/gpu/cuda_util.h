@@ -58,6 +58,10 @@ class BlockingEvent {
     record(stream, who, what);
     check_cuda(cudaStreamWaitEvent(other, event_, 0), who, what);
   }
+  // Makes `other`'s later work wait for what record() marked (the host does not wait).
+  void wait_on(cudaStream_t other, const char* who, const char* what) {
+    check_cuda(cudaStreamWaitEvent(other, event_, 0), who, what);
+  }
   void release() {
     if (event_ != nullptr) cudaEventDestroy(event_);
     event_ = nullptr;
