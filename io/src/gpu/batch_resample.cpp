@@ -217,7 +217,7 @@ struct Slot {
   bool encoding = false;                       // the encoder thread has the slot (its images and encoder states)
   Staging staging;
   BlockingEvent done;
-  std::vector<Pending*> batch;  // queued on the GPU, not handed out yet (empty: the slot is free)
+  std::vector<Pending*> batch;  // decoded (or queued on the GPU), not handed out yet
   std::vector<DeviceImage> images;  // the batch's decoded images (decode_batch), for its work (queue_batch)
   BlockingEvent decoded;            // the batch's decode, on the lane's decode stream
   bool in_use = false;  // decoded by the worker, not yet handed out by the queue thread (guarded by Lane::hand_mutex)
@@ -411,7 +411,10 @@ struct Lane {
       upload_pixels(slot, slot.batch, slot.images);
       queue_work(slot, slot.batch, slot.images);
     } catch (...) {
-      cudaStreamSynchronize(stream);  // its status is the error being thrown, or a later one's
+      // Nothing of the batch left running: its work, and its decode (whose files' bytes go with its jobs; the wait
+      // for it may be what failed).
+      cudaStreamSynchronize(stream);
+      cudaStreamSynchronize(decode_stream);
       throw;
     }
     stats.queue += seconds_since(start);
@@ -946,26 +949,34 @@ struct BatchResampler::Impl {
       serial_loop(lane);
       return;
     }
+    struct Ending {  // the queue thread told and joined however this loop ends
+      Lane& lane;
+      std::thread& queuer;
+      ~Ending() {
+        lane.end_decoding();
+        queuer.join();
+      }
+    } ending{lane, queuer};
+    Slot* slot = nullptr;  // free, kept across a batch that did not come or did not decode
     for (;;) {
-      Slot& slot = lane.free_slot();
+      if (slot == nullptr) slot = &lane.free_slot();
       std::vector<Pending*> batch = take_batch(lane, true);
       if (batch.empty()) {
         if (finished()) break;
         continue;  // another lane took the jobs while this one gathered
       }
       try {
-        lane.decode_batch(slot, batch);
+        lane.decode_batch(*slot, batch);
       } catch (const std::exception& e) {  // the GPU failed it (out of memory): its files go to the CPU
-        fail(batch, std::string("the GPU failed: ") + e.what());
+        fail(batch, gpu_failed(e.what()));
         continue;
       } catch (...) {
-        fail(batch, "the GPU failed");
+        fail(batch, gpu_failed(nullptr));
         continue;
       }
-      lane.hand(slot);
+      lane.hand(*slot);
+      slot = nullptr;
     }
-    lane.end_decoding();
-    queuer.join();
   }
 
   // The lane's queue thread: each decoded slot's work queued after its decode, waited for and handed out, in order.
@@ -976,16 +987,27 @@ struct BatchResampler::Impl {
         lane.queue_batch(*slot);
         queued = true;
       } catch (const std::exception& e) {  // the GPU failed it (out of memory): its files go to the CPU
-        fail(slot->batch, std::string("the GPU failed: ") + e.what());
+        fail(slot->batch, gpu_failed(e.what()));
       } catch (...) {
-        fail(slot->batch, "the GPU failed");
+        fail(slot->batch, gpu_failed(nullptr));
       }
       if (queued) {
         finish(lane, *slot);
       } else {
         slot->batch.clear();
       }
+      slot->images.clear();  // pointers into its decoder's memory, decoded into again once the slot is free
       lane.release_slot(*slot);
+    }
+  }
+
+  // A failed batch's error for its jobs: "the GPU failed: WHAT" (the CPU then runs them); a shorter one where there
+  // is no memory for it.
+  static std::string gpu_failed(const char* what) noexcept {
+    try {
+      return what != nullptr ? std::string("the GPU failed: ") + what : std::string("the GPU failed");
+    } catch (...) {
+      return std::string();
     }
   }
 
@@ -1005,9 +1027,9 @@ struct BatchResampler::Impl {
         try {
           lane.submit(slot, batch);  // queues the batch, or throws before queueing any of it
         } catch (const std::exception& e) {  // the GPU failed it (out of memory): its files go to the CPU
-          fail(batch, std::string("the GPU failed: ") + e.what());
+          fail(batch, gpu_failed(e.what()));
         } catch (...) {
-          fail(batch, "the GPU failed");
+          fail(batch, gpu_failed(nullptr));
         }
         if (on_gpu != nullptr) finish(lane, *on_gpu);
         on_gpu = slot.batch.empty() ? nullptr : &slot;
@@ -1069,19 +1091,24 @@ struct BatchResampler::Impl {
     try {
       lane.finish(slot);
     } catch (const std::exception& e) {
-      fail(slot.batch, std::string("the GPU failed: ") + e.what());
+      fail(slot.batch, gpu_failed(e.what()));
     } catch (...) {
-      fail(slot.batch, "the GPU failed");
+      fail(slot.batch, gpu_failed(nullptr));
     }
     slot.batch.clear();
   }
 
   // A batch the GPU failed before its results were handed out: each job gets the error (the CPU decodes it).
-  void fail(const std::vector<Pending*>& batch, const std::string& error) {
+  void fail(const std::vector<Pending*>& batch, const std::string& error) noexcept {
     failures.fetch_add(1, std::memory_order_relaxed);
     for (Pending* p : batch) {
       if (p->released) continue;
-      p->error = error;
+      try {
+        p->error = error;
+      } catch (...) {  // out of memory: the job still goes to the CPU
+        p->error.clear();
+      }
+      if (p->error.empty()) p->error.assign("the GPU failed");  // short enough to need no allocation
       p->staged = nullptr;
       p->staging = nullptr;
       p->release();
