@@ -110,6 +110,12 @@ struct CommonOptions {
 // float32 results (float16's convert the samples before the operator, as the CPU does), no --linear (its decoding to
 // linear light is the CPU's).
 bool decodes_on_gpu(const CommonOptions& common);
+// A job whose JPEG the GPU stage may decode (--decode gpu) first holds the share of the memory budget it needs while the
+// GPU decodes it (its file, its result and their encoding: not its decoded pixels nor their float copy, which it never
+// holds then). Where the CPU decodes it after all (a file the GPU does not take, a batch the GPU failed), the job calls
+// hold_whole_job_share() before it decodes: it gives that share back and waits, holding nothing, for its whole one
+// (so that no job waits for more while holding some). Nothing where the thread runs no job or holds its whole share.
+void hold_whole_job_share();
 // --backend cuda, in builds with the GPU stage (nvJPEG): an 8-bit image's pixels, decoded on the CPU as the CPU job
 // decodes them (every image without --decode gpu; with it, the files the GPU does not decode: PNGs, progressive or
 // CMYK JPEGs, ...), go to the GPU stage, which runs the operator on a batch of inputs at once (their outputs are the

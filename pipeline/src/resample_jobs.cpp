@@ -689,6 +689,7 @@ std::vector<OutputRecord> run_resample_job(const ResampleJob& job, const JobPlan
   // --decode gpu where it can: also no scaled decode (--shrink-on-load's is libjpeg's).
   if (image && decodes_on_gpu(common) && job_plan.shrink == 1) {
     if (auto done = decode_on_gpu(job, job_plan)) return *done;
+    hold_whole_job_share();  // the CPU decodes it: its whole share of the memory budget first
   }
 #endif
   if (image && reads_rows(common)) {

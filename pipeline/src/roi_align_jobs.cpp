@@ -590,6 +590,7 @@ std::vector<OutputRecord> run_roi_job(const std::string& input, const RoiList& l
 #if defined(RSZ_GPU_JPEG)
   if (decodes_on_gpu(common) && !is_tensor_path(input)) {
     if (auto done = roi_job_decoded_on_gpu(input, list, resolved, planned, crops, common, threads)) return *done;
+    hold_whole_job_share();  // the CPU decodes it: its whole share of the memory budget first
   }
   GpuJobPhases phases;  // RSZ_GPU_STATS: decoding here is the GPU job's reading
 #endif

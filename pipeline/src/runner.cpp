@@ -151,6 +151,9 @@ struct Prepared {
   bool flattened = false;  // an output's alpha is flattened onto --background (its format has none)
   bool reduced = false;    // an output's 16-bit samples are reduced to 8 (its format has no 16 bits)
   std::uint64_t bytes = 0;
+  // A job the GPU stage may decode (--decode gpu): the share it holds first (hold_whole_job_share); 0: bytes from the
+  // start.
+  std::uint64_t gpu_bytes = 0;
   bool skipped = false;  // --skip-existing: every output is there already
   InputProbe probe;
   JobPlan plan;
@@ -280,6 +283,7 @@ bool check_image_outputs(const Job& job, const CommonOptions& options, Prepared&
 // What a job holds at its peak, and what reading its input alone does (for the refusal's words).
 struct JobBytes {
   std::uint64_t peak = 0;
+  std::uint64_t gpu = 0;  // a job the GPU stage may decode: its peak while the GPU decodes it (0: none)
   std::uint64_t input_alone = 0;
   std::uint64_t metadata = 0;
 };
@@ -347,6 +351,12 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
   bytes.peak = float_copy > 0 ? std::max({reading, saturating_add(decoded, float_copy), after})
                               : std::max(reading, saturating_add(decoded, after));
   bytes.input_alone = std::max(reading, saturating_add(decoded, float_copy));
+  // --decode gpu: a JPEG of 8 bits read in order (not progressive, no orientation to apply) goes to the GPU stage, the
+  // job holding its file (read whole), the result (staged twice) and its encoding; the CPU decodes the others.
+  if (stage_job && plan.shrink == 1 && decodes_on_gpu(options) && probe.bit_depth == 8 && probe.rows_in_order &&
+      probe.file_bytes > 0) {
+    bytes.gpu = std::min(bytes.peak, saturating_add(after - float_copy, probe.file_bytes));
+  }
   bytes.metadata = metadata;
   return bytes;
 }
@@ -388,6 +398,7 @@ Prepared prepare(const Job& job, const CommonOptions& options, std::uint64_t bud
   if (!prepared.usage.empty()) return prepared;
   const JobBytes bytes = job_bytes(job, options, prepared, image_outputs);
   prepared.bytes = bytes.peak;
+  prepared.gpu_bytes = bytes.gpu;
   if (prepared.bytes > budget) refuse_over_budget(job, bytes, budget, prepared);
   return prepared;
 }
@@ -866,12 +877,48 @@ void JobRun::step_skipped(std::size_t k) {
 
 // Runs job k within its share of the memory budget; its error ("" when none). A .tar output's members are kept for
 // their part (in memory where the budget holds them, else on disk).
+namespace {
+
+// The share of the memory budget that the job of this thread holds (JobRun::execute), and its whole share.
+struct JobShare {
+  MemoryBudget& budget;
+  std::uint64_t held;
+  std::uint64_t whole;
+};
+thread_local JobShare* job_share = nullptr;
+
+// This thread's job share while a job runs (the one before it back after, should a job's thread run another's).
+class JobShareScope {
+ public:
+  explicit JobShareScope(JobShare& share) : before_(job_share) { job_share = &share; }
+  ~JobShareScope() { job_share = before_; }
+  JobShareScope(const JobShareScope&) = delete;
+  JobShareScope& operator=(const JobShareScope&) = delete;
+
+ private:
+  JobShare* before_;
+};
+
+}  // namespace
+
+void hold_whole_job_share() {
+  JobShare* share = job_share;
+  if (share == nullptr || share->held >= share->whole) return;
+  share->budget.release(share->held);  // holding nothing while it waits: a waiting job only waits for running ones
+  share->held = 0;
+  share->budget.acquire(share->whole);
+  share->held = share->whole;
+}
+
 std::string JobRun::execute(std::size_t k, std::vector<OutputRecord>& records, ErrorCode& code) {
   const Job& job = jobs_[k];
   const Prepared& plan = prepared_[k];
   std::string error;
-  shared_budget_.acquire(plan.bytes);
+  // A job the GPU stage may decode holds its share for that first (hold_whole_job_share).
+  JobShare share{shared_budget_, plan.gpu_bytes != 0 ? plan.gpu_bytes : plan.bytes, plan.bytes};
+  shared_budget_.acquire(share.held);
   try {
+    const JobShareScope scope(share);
     records = job.run(plan.plan, kernel_threads_);
   } catch (const PartialFailure& e) {
     records = e.written();
@@ -885,14 +932,14 @@ std::string JobRun::execute(std::size_t k, std::vector<OutputRecord>& records, E
     code = ErrorCode::Internal;
   }
   if (!tar_) {
-    shared_budget_.release(plan.bytes);
+    shared_budget_.release(share.held);
     return error;
   }
   bool released = false;
   try {
-    hold_members(records, plan.bytes, released);
+    hold_members(records, share.held, released);
   } catch (const std::exception& e) {
-    if (!released) shared_budget_.release(plan.bytes);
+    if (!released) shared_budget_.release(share.held);
     error = with_input(job.input, e.what());
     code = code_of(e);
   }

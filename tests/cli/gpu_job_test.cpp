@@ -367,3 +367,44 @@ TEST(GpuJobs, BackendCudaBatchesTheCpuDecodedPixelsWithTheCpuJobsBytes) {
     }
   }
 }
+
+// --decode gpu under --max-memory: a JPEG the GPU decodes holds only its file, result and encoding while it waits for
+// its batch, so a budget that runs one CPU-decoded 1080p job at a time lets many wait for the GPU together (few
+// batches, not one a file); the files the CPU decodes (a PNG, an EXIF-turned JPEG) first wait for their whole share,
+// and every output is still the CPU job's (within nvJPEG's decoding difference for the 4:2:0 photos).
+TEST(GpuJobs, DecodeGpuJobsWaitForTheirBatchWithinTheMemoryBudget) {
+  ScratchDir dir("gpu-budget");
+  fs::create_directories(dir.path() / "in");
+  ASSERT_EQ(run_rsz(dir, "resample -i " + photo("chelsea.png") + " -o big.jpg --size 1920x1080! -q").status, 0);
+  constexpr int kPhotos = 16;
+  for (int i = 0; i < kPhotos; ++i) fs::copy_file(dir / "big.jpg", dir / ("in/p" + std::to_string(i) + ".jpg"));
+  fs::copy_file(photo("camera.png"), dir / "in/camera.png");
+  rsz::test::write_file(dir / "in/sideways.jpg",
+                        rsz::test::with_exif_orientation(rsz::test::read_file(photo("rocket.jpg")), 6));
+  // A 1080p photo decoded on the CPU holds about 8 MiB here (its pixels, file, result and encoding), one decoded on
+  // the GPU about 2 MiB: 10 MiB runs the first kind one at a time, the second about five at once.
+  const std::string words = " -i in --size 224x224 --antialias --max-memory 10M -q";
+  auto gpu = run_shell(dir, std::string("RSZ_GPU_STATS=1 '") + RSZ_BINARY + "' resample -o gpu/" + words +
+                                " --decode gpu");
+  if (gpu_decode_refused(gpu)) GTEST_SKIP() << "--decode gpu cannot run here: " << gpu.err;
+  ASSERT_EQ(gpu.status, 0) << gpu.err;
+  ASSERT_EQ(run_rsz(dir, "resample -o cpu/" + words).status, 0);
+  const std::string files = " batches, " + std::to_string(kPhotos) + " files, ";
+  const std::size_t at = gpu.err.find(files);
+  ASSERT_NE(at, std::string::npos) << gpu.err;
+  const std::size_t start = gpu.err.rfind(": ", at) + 2;
+  const int batches = std::stoi(gpu.err.substr(start, at - start));
+  EXPECT_LE(batches, kPhotos / 2) << gpu.err;  // not one a file: several waited for the GPU at once
+  for (const char* name : {"camera.png", "sideways.jpg"}) {
+    EXPECT_EQ(rsz::test::read_file(dir / (std::string("gpu/") + name)),
+              rsz::test::read_file(dir / (std::string("cpu/") + name)))
+        << name;
+  }
+  for (int i = 0; i < kPhotos; ++i) {
+    const std::string name = "p" + std::to_string(i) + ".jpg";
+    const auto [largest, mean] =
+        sample_difference(rsz::io::read_image(dir / ("gpu/" + name)), rsz::io::read_image(dir / ("cpu/" + name)));
+    EXPECT_LE(largest, 40) << name;
+    EXPECT_LT(mean, 2.0) << name;
+  }
+}
