@@ -336,6 +336,7 @@ InputProbe probe_input(const std::string& path, const CommonOptions& options) {
   probe.from_image = true;
   probe.bit_depth = info.bit_depth;
   probe.rows_in_order = info.rows_in_order;
+  probe.jpeg = info.format == "jpeg";
   probe.max_shrink = info.max_shrink;
   probe.animated = info.animated;
   probe.file_bytes = info.file_bytes;

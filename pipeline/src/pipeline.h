@@ -237,6 +237,7 @@ struct InputProbe {
   bool from_image = false;
   int bit_depth = 8;                   // images
   bool rows_in_order = false;          // images that io::open_image_rows reads band by band
+  bool jpeg = false;                   // images: a JPEG file (what --decode gpu's stage may decode)
   int max_shrink = 1;                  // images: io::ImageInfo::max_shrink (scaled decode: JPEG's 1/8)
   bool animated = false;               // images: an animation (GIF), of which the first frame is read
   std::uint64_t file_bytes = 0;        // images: the bytes of the file their decoder holds (io::ImageInfo::file_bytes)

@@ -353,8 +353,8 @@ JobBytes job_bytes(const Job& job, const CommonOptions& options, const Prepared&
   bytes.input_alone = std::max(reading, saturating_add(decoded, float_copy));
   // --decode gpu: a JPEG of 8 bits read in order (not progressive, no orientation to apply) goes to the GPU stage, the
   // job holding its file (read whole), the result (staged twice) and its encoding; the CPU decodes the others.
-  if (stage_job && plan.shrink == 1 && decodes_on_gpu(options) && probe.bit_depth == 8 && probe.rows_in_order &&
-      probe.file_bytes > 0) {
+  if (stage_job && plan.shrink == 1 && decodes_on_gpu(options) && probe.jpeg && probe.bit_depth == 8 &&
+      probe.rows_in_order && probe.file_bytes > 0) {
     bytes.gpu = std::min(bytes.peak, saturating_add(after - float_copy, probe.file_bytes));
   }
   bytes.metadata = metadata;
@@ -410,14 +410,21 @@ class MemoryBudget {
   // `in_order`: jobs get their share in the order they asked (a budget several runs share, so that a run's large job
   // is not starved by another run's stream of small ones); otherwise whichever fits first (one run's jobs).
   explicit MemoryBudget(std::uint64_t total, bool in_order = false) : free_(total), in_order_(in_order) {}
-  void acquire(std::uint64_t bytes) {
+  // `first`: a job that gave its share back to wait for its whole one (hold_whole_job_share); while one waits, the
+  // others do not take memory before it (a stream of small shares would keep it waiting to the run's end; a budget
+  // in order serves it in its turn already).
+  void acquire(std::uint64_t bytes, bool first = false) {
     std::unique_lock<std::mutex> lock(mutex_);
     const std::uint64_t ticket = next_ticket_++;
-    freed_.wait(lock, [&] { return bytes <= free_ && (!in_order_ || ticket == serving_); });
+    if (first) ++first_waiting_;
+    freed_.wait(lock, [&] {
+      return bytes <= free_ && (!in_order_ || ticket == serving_) && (first || in_order_ || first_waiting_ == 0);
+    });
     free_ -= bytes;
     ++serving_;
+    if (first) --first_waiting_;
     lock.unlock();
-    if (in_order_) freed_.notify_all();  // the next in line may fit too
+    if (in_order_ || first) freed_.notify_all();  // the next in line (or those that let it go first) may fit too
   }
   // Gives back `held` and keeps `bytes` of it in one step where `reserve` stays free beside them (a job's share that
   // becomes the encoded members it leaves); whether it kept them. Never waits.
@@ -447,6 +454,7 @@ class MemoryBudget {
   const bool in_order_;
   std::uint64_t next_ticket_ = 0;
   std::uint64_t serving_ = 0;
+  int first_waiting_ = 0;  // jobs waiting in acquire(bytes, true)
 };
 
 // The default memory budget as one budget for the process: in-process runs of several threads (Python's) without
@@ -906,7 +914,7 @@ void hold_whole_job_share() {
   if (share == nullptr || share->held >= share->whole) return;
   share->budget.release(share->held);  // holding nothing while it waits: a waiting job only waits for running ones
   share->held = 0;
-  share->budget.acquire(share->whole);
+  share->budget.acquire(share->whole, true);
   share->held = share->whole;
 }
 

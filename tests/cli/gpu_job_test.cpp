@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -369,9 +370,10 @@ TEST(GpuJobs, BackendCudaBatchesTheCpuDecodedPixelsWithTheCpuJobsBytes) {
 }
 
 // --decode gpu under --max-memory: a JPEG the GPU decodes holds only its file, result and encoding while it waits for
-// its batch, so a budget that runs one CPU-decoded 1080p job at a time lets many wait for the GPU together (few
-// batches, not one a file); the files the CPU decodes (a PNG, an EXIF-turned JPEG) first wait for their whole share,
-// and every output is still the CPU job's (within nvJPEG's decoding difference for the 4:2:0 photos).
+// its batch, so a budget that runs one CPU-decoded 1080p job at a time lets several wait for the GPU together (few
+// batches, not one a file). The files the CPU decodes run too, with the CPU job's bytes: a PNG and an EXIF-turned
+// JPEG (their whole share from the start), a CMYK JPEG (planned for the GPU, which leaves it to the CPU: its job gives
+// its share back and waits for its whole one); the 1080p photos are within nvJPEG's decoding difference.
 TEST(GpuJobs, DecodeGpuJobsWaitForTheirBatchWithinTheMemoryBudget) {
   ScratchDir dir("gpu-budget");
   fs::create_directories(dir.path() / "in");
@@ -379,23 +381,24 @@ TEST(GpuJobs, DecodeGpuJobsWaitForTheirBatchWithinTheMemoryBudget) {
   constexpr int kPhotos = 16;
   for (int i = 0; i < kPhotos; ++i) fs::copy_file(dir / "big.jpg", dir / ("in/p" + std::to_string(i) + ".jpg"));
   fs::copy_file(photo("camera.png"), dir / "in/camera.png");
+  fs::copy_file(std::string(RSZ_SOURCE_DIR) + "/tests/data/images/jpeg_cmyk.jpg", dir / "in/cmyk.jpg");
   rsz::test::write_file(dir / "in/sideways.jpg",
                         rsz::test::with_exif_orientation(rsz::test::read_file(photo("rocket.jpg")), 6));
   // A 1080p photo decoded on the CPU holds about 8 MiB here (its pixels, file, result and encoding), one decoded on
   // the GPU about 2 MiB: 10 MiB runs the first kind one at a time, the second about five at once.
   const std::string words = " -i in --size 224x224 --antialias --max-memory 10M -q";
+  // One GPU: its lane's line counts every batch (with several, the photos would be shared between lanes).
   auto gpu = run_shell(dir, std::string("RSZ_GPU_STATS=1 '") + RSZ_BINARY + "' resample -o gpu/" + words +
-                                " --decode gpu");
+                                " --decode gpu --device 0");
   if (gpu_decode_refused(gpu)) GTEST_SKIP() << "--decode gpu cannot run here: " << gpu.err;
   ASSERT_EQ(gpu.status, 0) << gpu.err;
   ASSERT_EQ(run_rsz(dir, "resample -o cpu/" + words).status, 0);
-  const std::string files = " batches, " + std::to_string(kPhotos) + " files, ";
-  const std::size_t at = gpu.err.find(files);
-  ASSERT_NE(at, std::string::npos) << gpu.err;
-  const std::size_t start = gpu.err.rfind(": ", at) + 2;
-  const int batches = std::stoi(gpu.err.substr(start, at - start));
-  EXPECT_LE(batches, kPhotos / 2) << gpu.err;  // not one a file: several waited for the GPU at once
-  for (const char* name : {"camera.png", "sideways.jpg"}) {
+  std::smatch lane;
+  ASSERT_TRUE(std::regex_search(gpu.err, lane, std::regex(R"(lane 0 \(GPU 0\): (\d+) batches, (\d+) files, )")))
+      << gpu.err;
+  EXPECT_GE(std::stoi(lane[2].str()), kPhotos) << gpu.err;     // the photos (and the CMYK file, where it was tried)
+  EXPECT_LE(std::stoi(lane[1].str()), kPhotos / 2) << gpu.err;  // not one a file: several waited for the GPU at once
+  for (const char* name : {"camera.png", "sideways.jpg", "cmyk.jpg"}) {
     EXPECT_EQ(rsz::test::read_file(dir / (std::string("gpu/") + name)),
               rsz::test::read_file(dir / (std::string("cpu/") + name)))
         << name;
