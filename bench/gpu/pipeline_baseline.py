@@ -45,11 +45,16 @@ def photos_for(args, what):
     shutil.rmtree(args.work, ignore_errors=True)
     photos = os.path.join(args.work, "photos")
     make_photos(args.rsz, args.source, photos, args.count)
+    made = sorted(os.listdir(photos))
+    for copy in range(1, args.links):  # a larger job without making more photos: each also under other names
+        for name in made:
+            os.link(os.path.join(photos, name), os.path.join(photos, "l%d_%s" % (copy, name)))
     files = sorted(os.path.join(photos, f) for f in os.listdir(photos))
     size = sum(os.path.getsize(f) for f in files) / len(files)
-    print("gpu: %s; torch %s, torchvision %s; %d cpus; %d photos 1920x1080 JPEG, %.0f KB each%s"
+    print("gpu: %s; torch %s, torchvision %s; %d cpus; %d photos 1920x1080 JPEG, %.0f KB each%s%s"
           % (torch.cuda.get_device_name(0), torch.__version__, torchvision.__version__, os.cpu_count(), len(files),
-             size / 1024, what))
+             size / 1024, " (%d made, each under %d names)" % (len(made), args.links) if args.links > 1 else "",
+             what))
     return photos, files
 
 
@@ -78,7 +83,7 @@ def timed(run, runs):
 
 def photo_arguments(description, work):
     """The arguments of a GPU pipeline benchmark over the photos photos_for makes: --rsz, --source, --count, --work,
-    --runs, --batch (a parser to add more to)."""
+    --runs, --batch, --links, --no-sync (a parser to add more to)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--rsz", required=True)
     parser.add_argument("--source", default="samples/photos/chelsea.png")
@@ -86,6 +91,9 @@ def photo_arguments(description, work):
     parser.add_argument("--work", default=work)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--links", type=int, default=1,
+                        help="each photo made also linked under LINKS - 1 more names: LINKS x --count inputs, made "
+                             "in the time of --count (the decode's cost does not depend on the photo)")
     parser.add_argument("--no-sync", action="store_true",
                         help="rsz's outputs not flushed to the disk one by one (--no-sync), as torchvision's are not")
     return parser
