@@ -186,7 +186,9 @@ std::vector<RunSettingSpec> make_table() {
   t.push_back(choice("decode", "--decode",
                      "Where JPEG inputs are decoded: cpu (default: libjpeg-turbo) or gpu (nvJPEG, many files at once "
                      "on the GPU's JPEG engines, then resized or cropped there; needs --backend cuda or auto and a "
-                     "build with nvJPEG; for large jobs: the engines take about a second to start). The pixels are "
+                     "build with nvJPEG; for large jobs: the engines take about a second to start; many small crops "
+                     "an image, COCO-style, are bound by their encoding and files on the CPU, where the CPU job on "
+                     "many cores is as fast or faster). The pixels are "
                      "nvJPEG's: within 32 levels of libjpeg-turbo's on photos (0.8 on average), 4:4:4 and gray files "
                      "exact. PNGs, progressive and CMYK JPEGs, JPEGs with an EXIF orientation to apply, --linear, "
                      "--dtype float16, --shrink-on-load's scaled decodes and more than 64 MiB of crops an image stay "
