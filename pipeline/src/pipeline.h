@@ -517,14 +517,16 @@ std::string tar_member_name(const std::string& path);
 void keep_tar_member(const std::string& path, std::vector<std::uint8_t> bytes);
 // The bytes kept for a member path (moved out); throws InternalError where none were kept.
 std::vector<std::uint8_t> take_tar_member(const std::string& path);
-// Forgets the bytes kept (a part that is not written).
+// Forgets the bytes kept, every part's (a run that ends early).
 void drop_tar_members();
+// Forgets the bytes kept for `paths`, the members of part `part`, and its spill file (a part written or not written).
+void drop_tar_members(const std::vector<std::string>& paths, std::size_t part);
 // The bytes of the members of `paths` held in memory (0 for one moved to disk or not kept).
 std::uint64_t tar_member_bytes(const std::vector<std::string>& paths);
-// Moves the members of `paths` out of memory into the run's spill file (an unnamed file beside the .tar output,
-// which no signal or kill can leave behind); take_tar_member reads them back. For parts whose members would not fit
-// the memory budget (--max-memory).
-void spill_tar_members(const std::vector<std::string>& paths);
+// Moves the members of `paths` out of memory into part `part`'s spill file (an unnamed file beside the .tar output,
+// which no signal or kill can leave behind; each part its own, so that one ends with its part); take_tar_member reads
+// them back. For parts whose members would not fit the memory budget (--max-memory).
+void spill_tar_members(const std::vector<std::string>& paths, std::size_t part);
 // The parts of a .tar run: the jobs in the order of their keys, cut after every --tar-part-size samples (planned
 // outputs; an image's crops are never split), each with its file name; a part of no sample is merged into the one
 // before it (a run of no sample has no part).

@@ -23,19 +23,28 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A member kept until its part is written: its bytes in memory, or their place in the spill file.
+// A member kept until its part is written: its bytes in memory, or their place in its part's spill file.
 struct Held {
   std::vector<std::uint8_t> bytes;
   bool spilled = false;
+  std::size_t part = 0;  // spilled: the part whose spill file holds it
   std::uint64_t offset = 0;
   std::uint64_t size = 0;
+};
+
+// A part's spill file (spill_tar_members): its descriptor, -1 until one is needed, and where the next member goes.
+struct Spill {
+  int fd = -1;
+  std::uint64_t end = 0;
 };
 
 }  // namespace
 
 struct detail::TarState {
   ~TarState() {
-    if (spill_fd >= 0) ::close(spill_fd);
+    for (const auto& [part, spill] : spills) {
+      if (spill.fd >= 0) ::close(spill.fd);
+    }
   }
   bool on = false;
   std::string pattern;  // -o as given
@@ -43,9 +52,8 @@ struct detail::TarState {
   std::int64_t part_size = 1000;
   std::int64_t shard = 0;
   std::mutex mutex;
-  std::map<std::string, Held> members;  // the encoded members of the part being run
-  int spill_fd = -1;                    // the spill file (spill_tar_members), -1 until one is needed
-  std::uint64_t spill_end = 0;
+  std::map<std::string, Held> members;  // the encoded members of the parts being run, by planned path
+  std::map<std::size_t, Spill> spills;  // the parts' spill files, each its own (a part's goes once it ends)
 };
 
 namespace {
@@ -84,10 +92,11 @@ std::string digits(std::int64_t value, int width) {
   return text;
 }
 
-void close_spill(TarState& s) {
-  if (s.spill_fd >= 0) ::close(s.spill_fd);
-  s.spill_fd = -1;
-  s.spill_end = 0;
+void close_spill(TarState& s, std::size_t part) {
+  const auto found = s.spills.find(part);
+  if (found == s.spills.end()) return;
+  if (found->second.fd >= 0) ::close(found->second.fd);
+  s.spills.erase(found);
 }
 
 // An unnamed file for members that wait for their part on disk: O_TMPFILE in the output's folder (or the nearest
@@ -218,7 +227,7 @@ std::vector<std::uint8_t> take_tar_member(const std::string& path) {
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(held.size));
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::pread(s.spill_fd, bytes.data() + done, bytes.size() - done,
+    const ssize_t n = ::pread(s.spills[held.part].fd, bytes.data() + done, bytes.size() - done,
                               static_cast<off_t>(held.offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
@@ -234,7 +243,14 @@ void drop_tar_members() {
   TarState& s = tar_state();
   const std::lock_guard<std::mutex> lock(s.mutex);
   s.members.clear();
-  close_spill(s);
+  while (!s.spills.empty()) close_spill(s, s.spills.begin()->first);
+}
+
+void drop_tar_members(const std::vector<std::string>& paths, std::size_t part) {
+  TarState& s = tar_state();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  for (const std::string& path : paths) s.members.erase(path);
+  close_spill(s, part);
 }
 
 std::uint64_t tar_member_bytes(const std::vector<std::string>& paths) {
@@ -248,18 +264,19 @@ std::uint64_t tar_member_bytes(const std::vector<std::string>& paths) {
   return bytes;
 }
 
-void spill_tar_members(const std::vector<std::string>& paths) {
+void spill_tar_members(const std::vector<std::string>& paths, std::size_t part) {
   TarState& s = tar_state();
   const std::lock_guard<std::mutex> lock(s.mutex);
   for (const std::string& path : paths) {
     const auto found = s.members.find(path);
     if (found == s.members.end() || found->second.spilled) continue;
-    if (s.spill_fd < 0) s.spill_fd = open_spill(s.pattern);
+    Spill& spill = s.spills[part];
+    if (spill.fd < 0) spill.fd = open_spill(s.pattern);
     Held& held = found->second;
     std::size_t done = 0;
     while (done < held.bytes.size()) {
-      const ssize_t n = ::pwrite(s.spill_fd, held.bytes.data() + done, held.bytes.size() - done,
-                                 static_cast<off_t>(s.spill_end + done));
+      const ssize_t n = ::pwrite(spill.fd, held.bytes.data() + done, held.bytes.size() - done,
+                                 static_cast<off_t>(spill.end + done));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         throw Error(ErrorCode::Io, s.pattern + ": cannot write the members waiting for their part to disk: " +
@@ -268,9 +285,10 @@ void spill_tar_members(const std::vector<std::string>& paths) {
       done += static_cast<std::size_t>(n);
     }
     held.spilled = true;
-    held.offset = s.spill_end;
+    held.part = part;
+    held.offset = spill.end;
     held.size = held.bytes.size();
-    s.spill_end += held.size;
+    spill.end += held.size;
     std::vector<std::uint8_t>().swap(held.bytes);
   }
 }

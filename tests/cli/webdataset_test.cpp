@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -41,6 +42,8 @@ struct Member {
   std::string name;
   std::string bytes;
 };
+
+bool operator==(const Member& a, const Member& b) { return a.name == b.name && a.bytes == b.bytes; }
 
 // Every part of `folder` as Python's tarfile reads it: its members in order, with their bytes; the metadata of every
 // member is checked on the way (regular file, mode 0644, mtime 0, uid/gid 0, no user or group name).
@@ -301,6 +304,56 @@ TEST(Webdataset, APartWithAFailedInputIsNotWrittenTheOthersAre) {
   const auto parts = read_parts(dir, "wds");
   EXPECT_EQ(names_of(parts.at("000000.tar")), (std::vector<std::string>{"camera.png", "chelsea.png"}));
   EXPECT_EQ(names_of(parts.at("000002.tar")), (std::vector<std::string>{"sub/my_cat.png"}));
+}
+
+// The parts' inputs run together (the next parts' while a part's last ones finish and it is written), and the parts
+// still end in order, each whole or not at all: many small parts under a budget that sends members to disk, with an
+// input that fails as it is decoded, hold the same bytes with -j 1 and -j 2 (one part a sample, and three), the part
+// of the failed input alone not written, and no spill or temporary file left.
+TEST(Webdataset, PartsRunTogetherAndEndInOrderWholeOrNotAtAll) {
+  ScratchDir dir("wds-overlap");
+  fs::create_directories(dir.path() / "in");
+  const auto made = test::run_shell(dir, "/usr/bin/python3 -c \"\nimport numpy as np\nfrom PIL import Image\n"
+                                         "for i in range(12):\n"
+                                         "    a = np.random.default_rng(i).integers(0, 256, (300, 400, 3)).astype(np.uint8)\n"
+                                         "    Image.fromarray(a).save('in/img%02d.png' % i)\n\"");
+  ASSERT_EQ(made.status, 0) << made.err;
+  const std::string whole = test::read_file(dir / "in/img07.png");
+  std::ofstream(dir / "in/img07.png", std::ios::binary | std::ios::trunc) << whole.substr(0, 20000);
+  for (const int size : {1, 3}) {
+    std::map<std::string, std::vector<Member>> first;
+    for (const int jobs : {1, 2}) {
+      const std::string out = "wds" + std::to_string(size) + "_" + std::to_string(jobs);
+      const auto r = run_rsz(dir, "resample -i in --scales 1,1,1,1 --max-memory 4M -o '" + out +
+                                      "/{part}.tar' --tar-part-size " + std::to_string(size) + " -j " +
+                                      std::to_string(jobs) + " -q");
+      EXPECT_EQ(r.status, 1) << r.err;
+      const std::string failed = size == 1 ? "000007.tar" : "000002.tar";  // img07's part
+      EXPECT_NE(r.err.find(out + "/" + failed + ": not written: 1 of its " + std::to_string(size) + " inputs failed"),
+                std::string::npos)
+          << r.err;
+      std::vector<std::string> expected;
+      for (int part = 0; part < 12 / size; ++part) {
+        char name[16];
+        std::snprintf(name, sizeof name, "%06d.tar", part);
+        if (name != failed) expected.push_back(name);
+      }
+      EXPECT_EQ(list_files(dir.path() / out), expected) << out;  // nothing else: no spill, no temporary file
+      const auto parts = read_parts(dir, out);
+      EXPECT_EQ(parts.size(), expected.size()) << out;
+      for (const auto& [part, members] : parts) {
+        EXPECT_EQ(members.size(), static_cast<std::size_t>(size)) << out << "/" << part;
+        for (const Member& m : members) {
+          EXPECT_GT(m.bytes.size(), 300u * 400u) << m.name;  // noise: the PNG holds at least its samples
+        }
+      }
+      if (jobs == 1) {
+        first = parts;
+      } else {
+        EXPECT_TRUE(parts == first) << out << ": the parts differ from -j 1's";
+      }
+    }
+  }
 }
 
 TEST(Webdataset, CropsAreKeyedBySourceAndIdWithTheirManifestRow) {
