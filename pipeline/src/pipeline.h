@@ -521,6 +521,8 @@ std::vector<std::uint8_t> take_tar_member(const std::string& path);
 void drop_tar_members();
 // Forgets the bytes kept for `paths`, the members of part `part`, and its spill file (a part written or not written).
 void drop_tar_members(const std::vector<std::string>& paths, std::size_t part);
+// The largest of the members of `paths` moved to disk (spill_tar_members), 0 for none: what reading one back holds.
+std::uint64_t largest_spilled_tar_member(const std::vector<std::string>& paths);
 // The bytes of the members of `paths` held in memory (0 for one moved to disk or not kept).
 std::uint64_t tar_member_bytes(const std::vector<std::string>& paths);
 // Moves the members of `paths` out of memory into part `part`'s spill file (an unnamed file beside the .tar output,

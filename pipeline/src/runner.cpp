@@ -661,7 +661,7 @@ class JobRun {
   void run_all(const std::vector<std::size_t>& group);
   void run_parts();
   void part_ran(std::size_t p);
-  void end_part(std::size_t p);
+  bool end_part(std::size_t p);
   void write_part(std::size_t p);
   void deliver_stdout();
   bool write_manifest();
@@ -694,9 +694,14 @@ class JobRun {
   // The parts' ends, in order (part_ran): whether each part's jobs all ran, the next part to end, and whether a
   // thread is ending parts now.
   std::mutex parts_mutex_;
+  std::condition_variable part_ended_;  // next_part_ moved on (run_parts' window)
   std::vector<char> part_ran_;
+  std::vector<char> runs_;                // the jobs that run_parts runs (a part whose planning failed an input
+                                         // runs only those inputs)
+  std::vector<std::size_t> first_task_;  // each part's first task in run_parts' order
   std::size_t next_part_ = 0;
   bool ending_parts_ = false;
+  bool parts_aborted_ = false;  // ending a part threw: no later part ends (none is written past one not written)
   std::mutex mutex_;  // the counts, the crops and the progress line below
   std::size_t failed_ = 0;
   std::size_t done_ = 0;
@@ -738,10 +743,9 @@ JobRun::JobRun(const std::vector<Job>& jobs, const CommonOptions& options)
 
 // Whatever way the run ends, the members it kept give their memory back (a budget other runs share outlives it).
 JobRun::~JobRun() {
-  if (members_held_.load() > 0) {
-    drop_tar_members();
-    shared_budget_.release(members_held_.exchange(0));
-  }
+  if (!tar_) return;
+  drop_tar_members();  // and the parts' spill files
+  shared_budget_.release(members_held_.exchange(0));
 }
 
 // A .tar output: the jobs in parts (their outputs are members of the part's file); with --skip-existing, a part whose
@@ -1068,11 +1072,13 @@ void JobRun::run_all(const std::vector<std::size_t>& group) {
             [&](std::int64_t i) { run_one(group[static_cast<std::size_t>(i)]); });
 }
 
-// A .tar output: the jobs of every part run in parallel, in the parts' order, each part's members kept until its
+// A .tar output: the jobs of the parts run in parallel, in the parts' order, each part's members kept until its
 // jobs all ran; the parts then end in order (part_ran), each written whole once every one of its inputs succeeded (a
-// part with a failed input is not written at all). The jobs of the next parts run meanwhile: a part's last, slowest
-// jobs and its writing do not hold the others up. Parts whose planning failed an input run only those inputs (to
-// say why); a part that exists (--skip-existing) counts and lists its inputs.
+// part with a failed input is not written at all). The next part's jobs run meanwhile, so that a part's last, slowest
+// jobs and its writing do not hold the others up; no job runs further ahead than the part after the next one to end
+// and twice the inputs in flight past its first (what waits for its part, in memory or on disk, stays about two
+// parts' worth). Parts whose planning failed an input run only those inputs (to say why); a part that exists
+// (--skip-existing) counts and lists its inputs.
 void JobRun::run_parts() {
   struct Task {
     std::size_t part;
@@ -1080,82 +1086,103 @@ void JobRun::run_parts() {
   };
   std::vector<Task> tasks;
   std::vector<std::size_t> count(parts_.size(), 0);
+  runs_.assign(jobs_.size(), 0);
+  first_task_.assign(parts_.size() + 1, 0);
   for (std::size_t p = 0; p < parts_.size(); ++p) {
     const TarPart& part = parts_[p];
-    const bool planning_failed =
-        !part_exists_[p] && std::any_of(part.jobs.begin(), part.jobs.end(),
-                                        [&](std::size_t k) { return !prepared_[k].failure.empty(); });
+    first_task_[p] = tasks.size();
+    const bool planning_failed = !part_exists_[p] && std::any_of(part.jobs.begin(), part.jobs.end(), [&](std::size_t k) {
+      return !prepared_[k].failure.empty();
+    });
     for (const std::size_t k : part.jobs) {
       if (planning_failed && prepared_[k].failure.empty()) continue;  // not even run
       tasks.push_back({p, k});
+      runs_[k] = 1;
       ++count[p];
     }
   }
+  first_task_[parts_.size()] = tasks.size();
   const auto left = std::make_unique<std::atomic<std::size_t>[]>(parts_.size());
   part_ran_.assign(parts_.size(), 0);
   next_part_ = 0;
+  parts_aborted_ = false;
   for (std::size_t p = 0; p < parts_.size(); ++p) {
     left[p] = count[p];
     if (count[p] == 0) part_ran(p);  // none to run (tar_parts makes none such; kept in order all the same)
   }
+  const std::size_t ahead = 2 * parallel_inputs_;
   run_tasks(static_cast<std::int64_t>(tasks.size()), static_cast<int>(parallel_inputs_), [&](std::int64_t i) {
-    const Task& task = tasks[static_cast<std::size_t>(i)];
+    const auto index = static_cast<std::size_t>(i);
+    const Task& task = tasks[index];
+    {
+      // The window: the jobs before this one are all claimed already, so the next part to end never waits here.
+      std::unique_lock<std::mutex> lock(parts_mutex_);
+      part_ended_.wait(lock, [&] {
+        return parts_aborted_ || next_part_ >= parts_.size() || task.part <= next_part_ + 1 ||
+               index < first_task_[next_part_] + ahead;
+      });
+    }
     run_one(task.job);
     if (left[task.part].fetch_sub(1, std::memory_order_acq_rel) == 1) part_ran(task.part);
   });
 }
 
 // Part p's jobs all ran: the parts that ran end in order, on whichever thread finds the next one ran (the others
-// go on with their jobs).
+// go on with their jobs); glibc's heaps are trimmed after a part that held members.
 void JobRun::part_ran(std::size_t p) {
   std::unique_lock<std::mutex> lock(parts_mutex_);
   part_ran_[p] = 1;
-  if (ending_parts_) return;  // the thread ending parts ends this one too, in its turn
+  if (ending_parts_ || parts_aborted_) return;  // the thread ending parts ends this one too, in its turn
   ending_parts_ = true;
-  struct Ending {
-    std::unique_lock<std::mutex>& lock;
-    bool& ending;
-    ~Ending() {
-      if (!lock.owns_lock()) lock.lock();
-      ending = false;
-    }
-  } ending{lock, ending_parts_};
   while (next_part_ < parts_.size() && part_ran_[next_part_]) {
-    const std::size_t q = next_part_++;
+    const std::size_t q = next_part_;
     lock.unlock();
-    end_part(q);
+    bool held = false;
+    try {
+      held = end_part(q);
+    } catch (...) {  // the run fails; no later part is written past this one
+      lock.lock();
+      parts_aborted_ = true;
+      ending_parts_ = false;
+      part_ended_.notify_all();
+      throw;
+    }
 #if defined(__GLIBC__)
     // The part's members were freed on the threads that wrote and ran them, while the next parts' ran: glibc kept
     // them in those threads' heaps (up to 64 MiB, keep_freed_buffers), which held the peak 8-13 MB over a run that
     // ended parts one at a time (24 PNGs of 800 x 600 in parts of 5 under --max-memory 20M: 33-41 MB, 29.5 MB
     // trimmed, 25-28 MB before the parts ran together).
-    malloc_trim(0);
+    if (held) malloc_trim(0);
+#else
+    (void)held;
 #endif
     lock.lock();
+    ++next_part_;
+    part_ended_.notify_all();
   }
+  ending_parts_ = false;
 }
 
 // A part whose jobs all ran: skipped, not written (an input failed: said, with its first failure's code) or
-// written, its inputs' records then counted and listed.
-void JobRun::end_part(std::size_t p) {
+// written, its inputs' records then counted and listed. Whether it held members.
+bool JobRun::end_part(std::size_t p) {
   const TarPart& part = parts_[p];
   if (part_exists_[p]) {
     const std::lock_guard<std::mutex> lock(mutex_);
     ++parts_skipped_;
-    return;
+    return false;
   }
   std::size_t failed_inputs = 0;
-  for (const std::size_t k : part.jobs) failed_inputs += prepared_[k].failure.empty() ? 0 : 1;
-  if (failed_inputs > 0) {  // planning failed an input: the others were not run, counted here
+  {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (const std::size_t k : part.jobs) {
-      if (!prepared_[k].failure.empty()) continue;
-      ++done_;
-      progress_->step(done_);
+      if (runs_[k]) {
+        failed_inputs += job_failed_[k] ? 1 : 0;
+      } else {  // a part whose planning failed an input: the others not run, counted here
+        ++done_;
+        progress_->step(done_);
+      }
     }
-  } else {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    for (const std::size_t k : part.jobs) failed_inputs += job_failed_[k] ? 1 : 0;
   }
   if (failed_inputs > 0 || part.samples == 0) {
     release_members(p);
@@ -1165,8 +1192,8 @@ void JobRun::end_part(std::size_t p) {
       ++parts_failed_;
       ErrorCode code = ErrorCode::Io;  // the first failed input's
       for (const std::size_t k : part.jobs) {
-        if (job_failed_[k] || !prepared_[k].failure.empty()) {
-          code = prepared_[k].failure.empty() ? job_failure_code_[k] : prepared_[k].failure_code;
+        if (job_failed_[k]) {
+          code = job_failure_code_[k];
           break;
         }
       }
@@ -1176,7 +1203,7 @@ void JobRun::end_part(std::size_t p) {
                            " inputs failed (a part is written whole or not at all; run again once they are fixed)",
                        code);
     }
-    return;
+    return true;
   }
   try {
     write_part(p);
@@ -1187,16 +1214,21 @@ void JobRun::end_part(std::size_t p) {
     ++parts_failed_;  // a part, not an input: its inputs ran
     const auto* error = dynamic_cast<const Error*>(&e);
     report_unwritten(part.jobs.front(), part.path, e.what(), error != nullptr ? error->code() : ErrorCode::Internal);
-    return;
+    return true;
   }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  ++parts_written_;
-  ++written_;
-  for (const std::size_t k : part.jobs) {
-    samples_written_ += job_records_[k].size();
-    for (const OutputRecord& r : job_records_[k]) emit(written_record(k, r, job_seconds_[k]));
-    job_records_[k].clear();
+  std::vector<pipeline::Record> records;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ++parts_written_;
+    ++written_;
+    for (const std::size_t k : part.jobs) {
+      samples_written_ += job_records_[k].size();
+      for (const OutputRecord& r : job_records_[k]) records.push_back(written_record(k, r, job_seconds_[k]));
+      job_records_[k].clear();
+    }
   }
+  for (std::size_t i = 0; i < records.size(); ++i) emit(std::move(records[i]), i + 1 == records.size());
+  return true;
 }
 
 // The members sorted by key, then name (a crop's KEY.json beside its image), each fetched as it is written.
@@ -1228,6 +1260,17 @@ void JobRun::write_part(std::size_t p) {
   std::error_code ec;
   if (!folder.empty()) fs::create_directories(folder, ec);
   if (ec) throw Error(ErrorCode::Io, part.path + ": cannot create the folder " + folder.string() + ": " + ec.message());
+  // A member read back from disk is held while it is written, beside the jobs of the next parts: its budget first.
+  std::vector<std::string> paths;
+  for (const Source& m : sources) {
+    if (!m.path.empty()) paths.push_back(m.path);
+  }
+  struct ReadBack {
+    MemoryBudget& budget;
+    std::uint64_t bytes;
+    ~ReadBack() { budget.release(bytes); }
+  } read_back{shared_budget_, std::min(largest_spilled_tar_member(paths), largest_job_)};
+  shared_budget_.acquire(read_back.bytes);
   io::write_tar(part.path, names, [&](std::size_t i) {
     const Source& m = sources[i];
     return m.path.empty() ? std::vector<std::uint8_t>(m.text.begin(), m.text.end()) : take_tar_member(m.path);

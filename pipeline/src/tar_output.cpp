@@ -227,7 +227,9 @@ std::vector<std::uint8_t> take_tar_member(const std::string& path) {
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(held.size));
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::pread(s.spills[held.part].fd, bytes.data() + done, bytes.size() - done,
+    const auto spill = s.spills.find(held.part);
+    if (spill == s.spills.end()) throw InternalError("rsz: no spill file for the tar member " + path);
+    const ssize_t n = ::pread(spill->second.fd, bytes.data() + done, bytes.size() - done,
                               static_cast<off_t>(held.offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
@@ -251,6 +253,17 @@ void drop_tar_members(const std::vector<std::string>& paths, std::size_t part) {
   const std::lock_guard<std::mutex> lock(s.mutex);
   for (const std::string& path : paths) s.members.erase(path);
   close_spill(s, part);
+}
+
+std::uint64_t largest_spilled_tar_member(const std::vector<std::string>& paths) {
+  TarState& s = tar_state();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  std::uint64_t largest = 0;
+  for (const std::string& path : paths) {
+    const auto found = s.members.find(path);
+    if (found != s.members.end() && found->second.spilled) largest = std::max(largest, found->second.size);
+  }
+  return largest;
 }
 
 std::uint64_t tar_member_bytes(const std::vector<std::string>& paths) {
