@@ -45,6 +45,18 @@ struct Member {
 
 bool operator==(const Member& a, const Member& b) { return a.name == b.name && a.bytes == b.bytes; }
 
+// in/img00.png ...: `count` RGB PNGs of seeded noise (they hardly compress), `width` x `height`; whether made.
+bool make_noise_pngs(const ScratchDir& dir, int count, int width, int height) {
+  fs::create_directories(dir.path() / "in");
+  const auto r = test::run_shell(dir, "/usr/bin/python3 -c \"\nimport numpy as np\nfrom PIL import Image\n"
+                                      "for i in range(" + std::to_string(count) + "):\n"
+                                      "    a = np.random.default_rng(i).integers(0, 256, (" + std::to_string(height) +
+                                      ", " + std::to_string(width) + ", 3)).astype(np.uint8)\n"
+                                      "    Image.fromarray(a).save('in/img%02d.png' % i)\n\"");
+  EXPECT_EQ(r.status, 0) << r.err;
+  return r.status == 0;
+}
+
 // Every part of `folder` as Python's tarfile reads it: its members in order, with their bytes; the metadata of every
 // member is checked on the way (regular file, mode 0644, mtime 0, uid/gid 0, no user or group name).
 std::map<std::string, std::vector<Member>> read_parts(const ScratchDir& dir, const std::string& folder) {
@@ -212,12 +224,7 @@ TEST(Webdataset, PlannedShardsKeepFoldersInKeysAndNeverSplitOneKey) {
 // noise (1.4 MB each encoded, 67 MB together) under --max-memory 20M peaked at 119 MB before.
 TEST(Webdataset, APartsMembersStayInsideTheMemoryBudget) {
   ScratchDir dir("wds-budget");
-  fs::create_directories(dir.path() / "in");
-  const auto r = test::run_shell(dir, "/usr/bin/python3 -c \"\nimport numpy as np\nfrom PIL import Image\n"
-                                      "for i in range(48):\n"
-                                      "    a = np.random.default_rng(i).integers(0, 256, (600, 800, 3)).astype(np.uint8)\n"
-                                      "    Image.fromarray(a).save('in/img%02d.png' % i)\n\"");
-  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(make_noise_pngs(dir, 48, 800, 600));
   const std::string job = "resample -i in --scales 1,1,1,1 --max-memory 20M -j 2 -q -o ";
   const long tar_peak = test::rsz_usage(dir, job + "'wds/{part}.tar'", "ru_maxrss");
   const long files_peak = test::rsz_usage(dir, job + "'files/{stem}.png'", "ru_maxrss");
@@ -312,12 +319,7 @@ TEST(Webdataset, APartWithAFailedInputIsNotWrittenTheOthersAre) {
 // of the failed input alone not written, and no spill or temporary file left.
 TEST(Webdataset, PartsRunTogetherAndEndInOrderWholeOrNotAtAll) {
   ScratchDir dir("wds-overlap");
-  fs::create_directories(dir.path() / "in");
-  const auto made = test::run_shell(dir, "/usr/bin/python3 -c \"\nimport numpy as np\nfrom PIL import Image\n"
-                                         "for i in range(12):\n"
-                                         "    a = np.random.default_rng(i).integers(0, 256, (300, 400, 3)).astype(np.uint8)\n"
-                                         "    Image.fromarray(a).save('in/img%02d.png' % i)\n\"");
-  ASSERT_EQ(made.status, 0) << made.err;
+  ASSERT_TRUE(make_noise_pngs(dir, 12, 400, 300));
   const std::string whole = test::read_file(dir / "in/img07.png");
   std::ofstream(dir / "in/img07.png", std::ios::binary | std::ios::trunc) << whole.substr(0, 20000);
   for (const int size : {1, 3}) {
