@@ -679,8 +679,7 @@ class JobRun {
   std::vector<TarPart> parts_;
   std::vector<char> part_exists_;
   std::vector<char> skip_;
-  std::vector<std::string> part_of_;  // each job's part file (.tar output)
-  std::vector<std::size_t> part_index_;  // and its part's index in parts_
+  std::vector<std::size_t> part_index_;  // each job's part in parts_ (.tar output)
   std::vector<Prepared> prepared_;
   std::size_t parallel_inputs_ = 1;
   int kernel_threads_ = 1;
@@ -689,8 +688,7 @@ class JobRun {
   // in-process runs without --max-memory, the process's default budget, which runs of several threads share.
   MemoryBudget& shared_budget_;
   std::uint64_t largest_job_ = 0;
-  std::atomic<std::uint64_t> members_held_{0};
-  std::unique_ptr<std::atomic<std::uint64_t>[]> part_held_;  // of members_held_, each part's
+  std::unique_ptr<std::atomic<std::uint64_t>[]> part_held_;  // each part's members held in memory (.tar output)
   // The parts' ends, in order (part_ran): whether each part's jobs all ran, the next part to end, and whether a
   // thread is ending parts now.
   std::mutex parts_mutex_;
@@ -731,7 +729,6 @@ JobRun::JobRun(const std::vector<Job>& jobs, const CommonOptions& options)
       threads_(thread_count(options)),
       tar_(tar_output_on()),
       skip_(jobs.size(), 0),
-      part_of_(jobs.size()),
       part_index_(jobs.size(), 0),
       own_budget_(options.memory_budget()),
       shared_budget_(detail::current_run().in_process && options.max_memory == 0 ? process_budget() : own_budget_),
@@ -745,7 +742,10 @@ JobRun::JobRun(const std::vector<Job>& jobs, const CommonOptions& options)
 JobRun::~JobRun() {
   if (!tar_) return;
   drop_tar_members();  // and the parts' spill files
-  shared_budget_.release(members_held_.exchange(0));
+  if (!part_held_) return;
+  std::uint64_t held = 0;
+  for (std::size_t p = 0; p < parts_.size(); ++p) held += part_held_[p].exchange(0);
+  shared_budget_.release(held);
 }
 
 // A .tar output: the jobs in parts (their outputs are members of the part's file); with --skip-existing, a part whose
@@ -758,7 +758,6 @@ void JobRun::plan_parts() {
   for (std::size_t p = 0; p < parts_.size(); ++p) {
     part_exists_[p] = options_.skip_existing && parts_[p].samples > 0 && finished_output(parts_[p].path);
     for (const std::size_t k : parts_[p].jobs) {
-      part_of_[k] = parts_[p].path;
       part_index_[k] = p;
       skip_[k] = part_exists_[p];
     }
@@ -786,7 +785,7 @@ pipeline::Record JobRun::record_of(std::size_t k, pipeline::RecordKind kind, con
   r.op = jobs_[k].op;
   r.input = jobs_[k].input;
   if (out.empty()) return r;
-  r.output = tar_ ? part_of_[k] : is_stdout_copy(out) ? "-" : out;
+  r.output = tar_ ? parts_[part_index_[k]].path : is_stdout_copy(out) ? "-" : out;
   if (tar_) r.member = tar_member_name(out);
   return r;
 }
@@ -903,8 +902,6 @@ void JobRun::step_skipped(std::size_t k) {
   progress_->step(done_);
 }
 
-// Runs job k within its share of the memory budget; its error ("" when none). A .tar output's members are kept for
-// their part (in memory where the budget holds them, else on disk).
 namespace {
 
 // The share of the memory budget that the job of this thread holds (JobRun::execute), and its whole share.
@@ -938,6 +935,8 @@ void hold_whole_job_share() {
   share->held = share->whole;
 }
 
+// Runs job k within its share of the memory budget; its error ("" when none). A .tar output's members are kept for
+// their part (in memory where the budget holds them, else on disk).
 std::string JobRun::execute(std::size_t k, std::vector<OutputRecord>& records, ErrorCode& code) {
   const Job& job = jobs_[k];
   const Prepared& plan = prepared_[k];
@@ -994,7 +993,6 @@ void JobRun::hold_members(std::size_t k, const std::vector<OutputRecord>& record
   }
   if (shared_budget_.release_keeping(held, bytes, largest_job_)) {
     part_held_[p] += bytes;
-    members_held_ += bytes;
   } else {
     spill_tar_members(paths, p);
   }
@@ -1007,9 +1005,7 @@ void JobRun::release_members(std::size_t p) {
     for (const OutputRecord& r : job_records_[k]) paths.push_back(r.path);
   }
   drop_tar_members(paths, p);
-  const std::uint64_t bytes = part_held_[p].exchange(0);
-  members_held_ -= bytes;
-  shared_budget_.release(bytes);
+  shared_budget_.release(part_held_[p].exchange(0));
 }
 
 void JobRun::run_one(std::size_t k) {
@@ -1085,7 +1081,6 @@ void JobRun::run_parts() {
     std::size_t job;
   };
   std::vector<Task> tasks;
-  std::vector<std::size_t> count(parts_.size(), 0);
   runs_.assign(jobs_.size(), 0);
   first_task_.assign(parts_.size() + 1, 0);
   for (std::size_t p = 0; p < parts_.size(); ++p) {
@@ -1098,7 +1093,6 @@ void JobRun::run_parts() {
       if (planning_failed && prepared_[k].failure.empty()) continue;  // not even run
       tasks.push_back({p, k});
       runs_[k] = 1;
-      ++count[p];
     }
   }
   first_task_[parts_.size()] = tasks.size();
@@ -1107,8 +1101,8 @@ void JobRun::run_parts() {
   next_part_ = 0;
   parts_aborted_ = false;
   for (std::size_t p = 0; p < parts_.size(); ++p) {
-    left[p] = count[p];
-    if (count[p] == 0) part_ran(p);  // none to run (tar_parts makes none such; kept in order all the same)
+    left[p] = first_task_[p + 1] - first_task_[p];
+    if (left[p] == 0) part_ran(p);  // none to run (tar_parts makes none such; kept in order all the same)
   }
   const std::size_t ahead = 2 * parallel_inputs_;
   run_tasks(static_cast<std::int64_t>(tasks.size()), static_cast<int>(parallel_inputs_), [&](std::int64_t i) {

@@ -224,11 +224,11 @@ std::vector<std::uint8_t> take_tar_member(const std::string& path) {
   Held held = std::move(found->second);
   s.members.erase(found);
   if (!held.spilled) return std::move(held.bytes);
+  const auto spill = s.spills.find(held.part);
+  if (spill == s.spills.end()) throw InternalError("rsz: no spill file for the tar member " + path);
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(held.size));
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const auto spill = s.spills.find(held.part);
-    if (spill == s.spills.end()) throw InternalError("rsz: no spill file for the tar member " + path);
     const ssize_t n = ::pread(spill->second.fd, bytes.data() + done, bytes.size() - done,
                               static_cast<off_t>(held.offset + done));
     if (n < 0 && errno == EINTR) continue;

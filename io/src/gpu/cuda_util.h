@@ -56,7 +56,7 @@ class BlockingEvent {
   // Marks the work queued on `stream` so far and makes `other`'s later work wait for it (the host does not wait).
   void join(cudaStream_t stream, cudaStream_t other, const char* who, const char* what) {
     record(stream, who, what);
-    check_cuda(cudaStreamWaitEvent(other, event_, 0), who, what);
+    wait_on(other, who, what);
   }
   // Makes `other`'s later work wait for what record() marked (the host does not wait).
   void wait_on(cudaStream_t other, const char* who, const char* what) {
