@@ -10,11 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/cli_support.h"
+#include "rsz/io/image.h"
 #include "rsz/io/npy.h"
 #include "support/test_util.h"
 
@@ -45,16 +47,24 @@ struct Member {
 
 bool operator==(const Member& a, const Member& b) { return a.name == b.name && a.bytes == b.bytes; }
 
-// in/img00.png ...: `count` RGB PNGs of seeded noise (they hardly compress), `width` x `height`; whether made.
+// in/img00.png ...: `count` RGB PNGs of seeded noise (they hardly compress), `width` x `height`; whether made. Made
+// here, not by a Python helper: the machines that run the GPU tests have no numpy or Pillow.
 bool make_noise_pngs(const ScratchDir& dir, int count, int width, int height) {
   fs::create_directories(dir.path() / "in");
-  const auto r = test::run_shell(dir, "/usr/bin/python3 -c \"\nimport numpy as np\nfrom PIL import Image\n"
-                                      "for i in range(" + std::to_string(count) + "):\n"
-                                      "    a = np.random.default_rng(i).integers(0, 256, (" + std::to_string(height) +
-                                      ", " + std::to_string(width) + ", 3)).astype(np.uint8)\n"
-                                      "    Image.fromarray(a).save('in/img%02d.png' % i)\n\"");
-  EXPECT_EQ(r.status, 0) << r.err;
-  return r.status == 0;
+  for (int i = 0; i < count; ++i) {
+    io::Image noise;
+    noise.width = width;
+    noise.height = height;
+    noise.channels = 3;
+    noise.bit_depth = 8;
+    noise.data8.resize(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 3);
+    std::mt19937 random(static_cast<std::uint32_t>(i));
+    for (auto& sample : noise.data8) sample = static_cast<std::uint8_t>(random() >> 24);
+    char name[32];
+    std::snprintf(name, sizeof name, "in/img%02d.png", i);
+    io::write_image(dir / name, noise);
+  }
+  return true;
 }
 
 // Every part of `folder` as Python's tarfile reads it: its members in order, with their bytes; the metadata of every
