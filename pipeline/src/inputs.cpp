@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -25,6 +26,26 @@ std::string canonical_or_absolute(const std::string& path) {
   std::error_code ec;
   fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
   return ec ? fs::absolute(path).lexically_normal().string() : p.string();
+}
+
+std::string CanonicalPaths::of(const std::string& path, bool* folder) {
+  if (folder != nullptr) *folder = false;
+  const fs::path given(path);
+  const fs::path name = given.filename();
+  struct stat st {};
+  const bool found = ::lstat(path.c_str(), &st) == 0;
+  const bool plain = found ? S_ISREG(st.st_mode) : errno == ENOENT;
+  if (!plain || name.empty() || name == "." || name == "..") {
+    if (folder != nullptr) {
+      std::error_code ec;
+      *folder = fs::is_directory(given, ec);
+    }
+    return canonical_or_absolute(path);
+  }
+  const std::string parent = given.has_parent_path() ? given.parent_path().string() : std::string(".");
+  auto known = folders_.find(parent);
+  if (known == folders_.end()) known = folders_.emplace(parent, canonical_or_absolute(parent)).first;
+  return (fs::path(known->second) / name).string();
 }
 
 std::map<std::string, std::string>& input_dirs() { return current_run().input_dirs; }
@@ -174,8 +195,9 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& patterns,
   if (patterns.empty()) usage_error("no input given; use -i FILE, -i FOLDER or -i 'PATTERN'");
   std::vector<std::string> result;
   std::set<std::string> seen;
+  detail::CanonicalPaths canonical;
   const auto add = [&](const std::string& path) {
-    if (seen.insert(canonical_or_absolute(path)).second) result.push_back(path);
+    if (seen.insert(canonical.of(path)).second) result.push_back(path);
   };
   for (const std::string& pattern : patterns) {
     if (pattern.empty()) usage_error("-i \"\": an empty name; give a file, a folder or a quoted pattern");
@@ -222,8 +244,9 @@ void for_each_input(const std::vector<std::string>& patterns, bool recursive, bo
   std::set<std::string> seen;
   const bool several = patterns.size() > 1;
   std::size_t visited = 0;
+  detail::CanonicalPaths canonical;
   const auto add = [&](const std::string& path, const std::string& dir, const std::string& key) {
-    if (several && !seen.insert(canonical_or_absolute(path)).second) return;
+    if (several && !seen.insert(canonical.of(path)).second) return;
     ++visited;
     visit(path, dir, key);
   };

@@ -42,7 +42,6 @@ int output_channels(const CommonOptions& options, std::int64_t channels, const s
 
 }  // namespace detail
 
-using detail::canonical_or_absolute;
 using detail::input_dirs;
 using detail::output_channels;
 using detail::output_depth;
@@ -384,22 +383,23 @@ void check_output_format(const std::string& path, const std::string& output, con
 
 void check_outputs(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
                    const std::vector<std::string>& other_inputs) {
+  detail::CanonicalPaths canonical;
   std::set<std::string> input_set;
-  for (const auto& in : inputs) input_set.insert(canonical_or_absolute(in));
+  for (const auto& in : inputs) input_set.insert(canonical.of(in));
   for (const auto& in : other_inputs) {
-    if (!in.empty()) input_set.insert(canonical_or_absolute(in));
+    if (!in.empty()) input_set.insert(canonical.of(in));
   }
   std::set<std::string> planned;
   for (const auto& out : outputs) {
-    const std::string key = canonical_or_absolute(out);
+    bool folder = false;
+    const std::string key = canonical.of(out, &folder);
     if (input_set.count(key)) {
       usage_error(out + ": the output would overwrite an input; choose another -o");
     }
     if (!planned.insert(key).second) {
       usage_error(out + ": two outputs would get this same name; use a template with {stem}, {index} or {id}");
     }
-    std::error_code ec;
-    if (fs::is_directory(out, ec)) usage_error(out + ": the output is an existing folder, not a file name");
+    if (folder) usage_error(out + ": the output is an existing folder, not a file name");
   }
 }
 

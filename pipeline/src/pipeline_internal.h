@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,17 @@ namespace rsz::app::detail {
 // The path made absolute and canonical where it exists (lexically normal where it does not): the key under which
 // inputs and outputs are compared.
 std::string canonical_or_absolute(const std::string& path);
+// canonical_or_absolute for many paths, each folder resolved once: a file that exists (not a link) or does not exist
+// yet is its folder's form and its name, one lstat instead of a walk of the whole path (the outputs of a COCO file of
+// train2017's size, 860,001 crops, spent 13 of 37 s resolving each path whole). Links and the rest are resolved whole.
+class CanonicalPaths {
+ public:
+  // canonical_or_absolute(path); *folder (where given): whether it names an existing folder (through a link too).
+  std::string of(const std::string& path, bool* folder = nullptr);
+
+ private:
+  std::unordered_map<std::string, std::string> folders_;  // a path's folder as given -> its canonical form
+};
 // Each expanded input's folder relative to the folder it was found in ({dir}; "" for files given by name or glob):
 // current_run().input_dirs.
 std::map<std::string, std::string>& input_dirs();
