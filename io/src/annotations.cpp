@@ -101,7 +101,8 @@ std::string coco_id(const Ref& ref) {
 
 RoiFile read_coco(const std::string& path, const AnnotationOptions& options) {
   const std::string text = detail::read_text_file(path, detail::kMaxAnnotationFileBytes, "an annotation file");
-  const Json json = detail::parse_json(text, path);
+  // Segmentations (polygons, RLE) are never read: checked as JSON, not kept.
+  const Json json = detail::parse_json(text, path, {{"annotations", "*", "segmentation"}});
   const Ref root(json, path);
   if (!json.is_object()) root.fail_expected("a COCO object {\"images\", \"annotations\", \"categories\"}");
   const std::string base = root_for(path, options);

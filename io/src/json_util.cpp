@@ -138,30 +138,37 @@ std::uint64_t heap_characters(const std::string& s) { return s.size() > 15 ? s.s
 
 class CheckedDomBuilder {
  public:
-  CheckedDomBuilder(Json& result, const std::string& source, std::uint64_t text_bytes)
-      : dom_(result, true), source_(source), used_(text_bytes), budget_(thread_settings() != nullptr ? thread_settings()->json_memory_budget : g_json_budget.load()) {
+  CheckedDomBuilder(Json& result, const std::string& source, std::uint64_t text_bytes, const SkippedValues& skipped)
+      : dom_(result, true), source_(source), skipped_(skipped), used_(text_bytes), budget_(thread_settings() != nullptr ? thread_settings()->json_memory_budget : g_json_budget.load()) {
     account(0);
   }
 
-  bool null() { return value(dom_.null()); }
-  bool boolean(bool v) { return value(dom_.boolean(v)); }
-  bool number_integer(Json::number_integer_t v) { return value(dom_.number_integer(v)); }
-  bool number_unsigned(Json::number_unsigned_t v) { return value(dom_.number_unsigned(v)); }
-  bool number_float(Json::number_float_t v, const Json::string_t& text) { return value(dom_.number_float(v, text)); }
+  bool null() { return skipping() || value(dom_.null()); }
+  bool boolean(bool v) { return skipping() || value(dom_.boolean(v)); }
+  bool number_integer(Json::number_integer_t v) { return skipping() || value(dom_.number_integer(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) { return skipping() || value(dom_.number_unsigned(v)); }
+  bool number_float(Json::number_float_t v, const Json::string_t& text) {
+    return skipping() || value(dom_.number_float(v, text));
+  }
   bool string(Json::string_t& v) {
+    if (skipping()) return true;
     account(kStringBytes + heap_characters(v));
     return value(dom_.string(v));
   }
   bool binary(Json::binary_t& v) {
+    if (skipping()) return true;
     account(kStringBytes + v.size());
     return value(dom_.binary(v));
   }
   bool start_object(std::size_t size) {
+    if (skip_container()) return true;
     account(kContainerBytes);
     open(true);
     return dom_.start_object(size);
   }
   bool key(Json::string_t& key) {
+    if (skip_depth_ > 0) return true;
+    skip_next_ = is_skipped(key);
     account(kMemberBytes + heap_characters(key));
     Frame& frame = frames_.back();
     frame.key = key;
@@ -172,13 +179,14 @@ class CheckedDomBuilder {
     }
     return dom_.key(key);
   }
-  bool end_object() { return close(dom_.end_object()); }
+  bool end_object() { return skip_end() || close(dom_.end_object()); }
   bool start_array(std::size_t size) {
+    if (skip_container()) return true;
     account(kContainerBytes);
     open(false);
     return dom_.start_array(size);
   }
-  bool end_array() { return close(dom_.end_array()); }
+  bool end_array() { return skip_end() || close(dom_.end_array()); }
   template <class Exception>
   bool parse_error(std::size_t position, const std::string& token, const Exception& error) {
     return dom_.parse_error(position, token, error);  // throws `error`
@@ -206,6 +214,40 @@ class CheckedDomBuilder {
     frames_.pop_back();
     return value(ok);
   }
+  // Inside a skipped value: nothing is kept. Otherwise a value other than a container ends the key's skip.
+  bool skipping() {
+    skip_next_ = false;
+    return skip_depth_ > 0;
+  }
+  // A container that starts inside a skipped value or is one: counted, not kept.
+  bool skip_container() {
+    if (skip_depth_ == 0 && !skip_next_) return false;
+    skip_next_ = false;
+    if (frames_.size() + static_cast<std::size_t>(skip_depth_) >= static_cast<std::size_t>(kMaxJsonDepth)) {
+      fail(ErrorCode::InvalidArgument, source_,
+           "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at " + frames_pointer(frames_));
+    }
+    ++skip_depth_;
+    return true;
+  }
+  // A container of a skipped value ends; the value's own end puts null in its place. False outside skipped values.
+  bool skip_end() {
+    if (skip_depth_ == 0) return false;
+    return --skip_depth_ > 0 || value(dom_.null());
+  }
+  // Whether the value of `key` (in the innermost object) is one of skipped_.
+  bool is_skipped(const std::string& key) const {
+    for (const std::vector<std::string>& path : skipped_) {
+      if (path.size() != frames_.size() || path.back() != key) continue;
+      bool match = true;
+      for (std::size_t i = 0; i + 1 < path.size() && match; ++i) {
+        const Frame& frame = frames_[i];
+        match = frame.object ? path[i] == frame.key : path[i] == "*";
+      }
+      if (match) return true;
+    }
+    return false;
+  }
   // A value (or a whole container) of the enclosing array is done: the next one has the next index.
   bool value(bool ok) {
     account(kValueBytes);
@@ -225,15 +267,18 @@ class CheckedDomBuilder {
 
   nlohmann::detail::json_sax_dom_parser<Json> dom_;
   const std::string& source_;
+  const SkippedValues& skipped_;
+  int skip_depth_ = 0;      // containers open inside a skipped value (0: none)
+  bool skip_next_ = false;  // the key just read is a skipped value's
   std::vector<Frame> frames_;
   std::vector<std::vector<std::string>> spare_keys_;  // the closed objects' key lists, for the next ones
   std::uint64_t used_;
   std::uint64_t budget_;
 };
 
-Json parse_json(const std::string& text, const std::string& source) {
+Json parse_json(const std::string& text, const std::string& source, const SkippedValues& skipped) {
   Json result;
-  CheckedDomBuilder builder(result, source, text.size());
+  CheckedDomBuilder builder(result, source, text.size(), skipped);
   const std::vector<Frame>& frames = builder.frames();
   try {
     Json::sax_parse(text, &builder);

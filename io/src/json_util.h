@@ -35,7 +35,11 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes = kMax
 // Parses JSON text. Syntax errors name the source, line, column and byte; duplicate keys in one object and nesting
 // deeper than kMaxJsonDepth are refused too.
 constexpr int kMaxJsonDepth = 64;
-Json parse_json(const std::string& text, const std::string& source);
+// Values the caller never reads: each a path of keys from the document's root ("*": any element of an array). Such a
+// value that is an object or an array is parsed and checked as JSON but not kept (null in its place): a COCO file's
+// segmentation polygons are most of its bytes, and of the memory its whole document would take.
+using SkippedValues = std::vector<std::vector<std::string>>;
+Json parse_json(const std::string& text, const std::string& source, const SkippedValues& skipped = {});
 
 // "/a/b~1c/0": the RFC 6901 pointer token of a key.
 std::string pointer_token(const std::string& key);

@@ -86,6 +86,44 @@ TEST_F(AnnotationsTest, LargeCocoFilesAreReadWholeAndDefectsNamedByPath) {
             path("dup.json") + ": duplicate key \"id\" at /annotations/149999/id; each key may appear once per object");
 }
 
+// Segmentations (polygons, RLE) are never read: parsed and checked as JSON, not kept. What follows them in their
+// annotation is read as before, a repeated key after them is still refused, and so are broken or over-deep ones.
+TEST_F(AnnotationsTest, CocoSegmentationsAreCheckedAsJsonButNotKept) {
+  const std::string head = R"({"images": [{"id": 1, "file_name": "a.png", "segmentation": [1]}],
+    "categories": [{"id": 1, "name": "x"}], "annotations": [)";
+  test::write_file(path("c.json"), head + R"(
+    {"id": 1, "image_id": 1, "segmentation": [[1, 2, 3.5, 4, 5, 6]], "bbox": [1, 2, 3, 4], "category_id": 1},
+    {"segmentation": {"counts": [0, 5, {"deep": [[[]]]}], "size": [9, 9]}, "id": 2, "image_id": 1,
+     "bbox": [5, 6, 1, 1]},
+    {"id": 3, "image_id": 1, "segmentation": "text", "bbox": [0, 0, 2, 2], "iscrowd": 0}]})");
+  const io::RoiFile f = io::read_annotations(path("c.json"), io::AnnotationFormat::Coco, {});
+  ASSERT_EQ(f.images.size(), 1u);
+  ASSERT_EQ(f.images[0].rois.size(), 3u);
+  EXPECT_EQ(f.images[0].rois[0].box, (std::array<float, 4>{1, 2, 4, 6}));
+  EXPECT_EQ(f.images[0].rois[0].label, "x");
+  EXPECT_EQ(f.images[0].rois[1].id, "2");
+  EXPECT_EQ(f.images[0].rois[1].box, (std::array<float, 4>{5, 6, 6, 7}));
+  EXPECT_EQ(f.images[0].rois[2].box, (std::array<float, 4>{0, 0, 2, 2}));
+
+  test::write_file(path("dup.json"), head + R"({"id": 1, "image_id": 1, "segmentation": [[1, 2]],
+    "bbox": [1, 2, 3, 4], "id": 2}]})");
+  EXPECT_EQ(test::error_message([&] { io::read_annotations(path("dup.json"), io::AnnotationFormat::Coco, {}); },
+                                ErrorCode::InvalidArgument),
+            path("dup.json") + ": duplicate key \"id\" at /annotations/0/id; each key may appear once per object");
+
+  test::write_file(path("broken.json"), head + R"({"id": 1, "image_id": 1, "segmentation": [[1, 2,]],
+    "bbox": [1, 2, 3, 4]}]})");
+  const std::string broken = test::error_message(
+      [&] { io::read_annotations(path("broken.json"), io::AnnotationFormat::Coco, {}); }, ErrorCode::InvalidArgument);
+  EXPECT_NE(broken.find(path("broken.json") + ": invalid JSON at line 2, column 109"), std::string::npos) << broken;
+
+  test::write_file(path("deep.json"), head + R"({"id": 1, "image_id": 1, "segmentation": )" + std::string(80, '[') +
+                                          std::string(80, ']') + R"(, "bbox": [1, 2, 3, 4]}]})");
+  const std::string deep = test::error_message(
+      [&] { io::read_annotations(path("deep.json"), io::AnnotationFormat::Coco, {}); }, ErrorCode::InvalidArgument);
+  EXPECT_NE(deep.find("JSON nested deeper than 64 levels at /annotations/0/segmentation"), std::string::npos) << deep;
+}
+
 // A dataset file must not point rsz at any file of the machine: image names that leave the image root (absolute, or
 // '..' above it) are refused, naming the entry, unless allowed.
 TEST_F(AnnotationsTest, ImageNamesStayUnderTheRootUnlessAllowed) {
