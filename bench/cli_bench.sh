@@ -214,8 +214,8 @@ fi
 
 # A COCO file of train2017's size: rsz's parsing and planning (a dry run, nothing decoded or written; its line per crop
 # to /dev/null) against Python's json.load, the first thing pycocotools' COCO() does. rsz's default memory budget
-# (4 GiB at most) may refuse the file before reading it (it reserves 40 bytes per byte of JSON): the refusal is
-# recorded and the job timed with --max-memory 17G (428 MiB x 40). Peak memory first (one run of each); in quick mode
+# (the smallest of 4 GiB and half the RAM) may refuse the file (a JSON file needs twice its size to read, then what
+# its document builds is counted): the refusal is recorded and the job timed with --max-memory 17G. Peak memory first (one run of each); in quick mode
 # the timed runs are skipped when that one run of each took more than two minutes.
 if want coco_big; then
   rsz_coco="$rsz roi-align --rois coco_big.json --image-root photos --output-size 32x32 -o 'c/{id}.png' --dry-run"
