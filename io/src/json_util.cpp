@@ -242,7 +242,7 @@ class CheckedDomBuilder {
       bool match = true;
       for (std::size_t i = 0; i + 1 < path.size() && match; ++i) {
         const Frame& frame = frames_[i];
-        match = frame.object ? path[i] == frame.key : path[i] == "*";
+        match = frame.object ? path[i] != "*" && path[i] == frame.key : path[i] == "*";
       }
       if (match) return true;
     }

@@ -35,9 +35,10 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes = kMax
 // Parses JSON text. Syntax errors name the source, line, column and byte; duplicate keys in one object and nesting
 // deeper than kMaxJsonDepth are refused too.
 constexpr int kMaxJsonDepth = 64;
-// Values the caller never reads: each a path of keys from the document's root ("*": any element of an array). Such a
-// value that is an object or an array is parsed and checked as JSON but not kept (null in its place): a COCO file's
-// segmentation polygons are most of its bytes, and of the memory its whole document would take.
+// Values the caller never reads: each a path from the document's root of keys and "*" (any element of an array),
+// ending in a key. Such a value that is an object or an array is parsed as JSON (syntax, numbers, nesting depth) but
+// not kept, null in its place, and its keys are not checked for repeats; an error inside it names the value's key. A
+// COCO file's segmentation polygons are most of its bytes, and of the memory its whole document would take.
 using SkippedValues = std::vector<std::vector<std::string>>;
 Json parse_json(const std::string& text, const std::string& source, const SkippedValues& skipped = {});
 

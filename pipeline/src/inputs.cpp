@@ -25,7 +25,16 @@ namespace detail {
 std::string canonical_or_absolute(const std::string& path) {
   std::error_code ec;
   fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
-  return ec ? fs::absolute(path).lexically_normal().string() : p.string();
+  if (ec) return fs::absolute(path).lexically_normal().string();
+  // A folder that does not exist yet followed by ".." ("new/../linked/a.png") goes lexically; what is left may name
+  // existing folders and links again, through which the kernel resolves it once the folder is made (an output there
+  // would replace linked/'s input): resolved again until nothing changes.
+  for (int round = 0; round < 16; ++round) {
+    fs::path again = fs::weakly_canonical(p, ec);
+    if (ec || again == p) break;
+    p = std::move(again);
+  }
+  return p.string();
 }
 
 std::string CanonicalPaths::of(const std::string& path, bool* folder) {
@@ -35,7 +44,8 @@ std::string CanonicalPaths::of(const std::string& path, bool* folder) {
   struct stat st {};
   const bool found = ::lstat(path.c_str(), &st) == 0;
   const bool plain = found ? S_ISREG(st.st_mode) : errno == ENOENT;
-  if (!plain || name.empty() || name == "." || name == "..") {
+  // ".." after a folder that does not exist yet leaves the name in another folder than the one lstat looked in.
+  if (!plain || name.empty() || name == "." || path.find("..") != std::string::npos) {
     if (folder != nullptr) {
       std::error_code ec;
       *folder = fs::is_directory(given, ec);

@@ -345,8 +345,9 @@ TEST(Annotations, ManifestRowsNameFilesWhoseNamesAreNotUtf8) {
 }
 
 // A COCO file is held to the memory budget by what its parse builds, not by a multiple of its size: 4,000
-// annotations with 26-point polygons (1.9 MB, mostly numbers rsz never turns into boxes) plan under 40M, where a
-// rule of 40 times the text refused them; under 8M the parse stops, naming the file, where it was and --max-memory.
+// annotations with 26-point polygons (1.9 MB, mostly numbers rsz never turns into boxes, checked but not kept) plan
+// under 40M, where a rule of 40 times the text refused them, and under 8M; under 4M the parse stops, naming the file,
+// where it was and --max-memory.
 // A file of many boxes is refused for the boxes it would plan (about 1 KiB each).
 TEST(Annotations, CocoFilesAreHeldToTheBudgetByWhatTheyBuild) {
   ScratchDir dir("coco-budget");

@@ -623,14 +623,16 @@ TEST(Hostile, OutputsStayInsideTheirFolderAndNeverReplaceAnInput) {
   EXPECT_EQ(test::read_file(dir / "c.json"), config_before);
   EXPECT_EQ(test::read_file(dir / "b.npy"), bi_before);
 
-  // The same input however the output names it: through a link to it, a linked folder, "./" or "sub/..", and an
-  // existing folder as the output's name.
+  // The same input however the output names it: through a link to it, a linked folder, "./" or "sub/..", a folder
+  // to be made followed by ".." (the kernel resolves the rest through the link once it is made), and an existing
+  // folder as the output's name.
   fs::create_directories(dir.path() / "in/sub/a");
   fs::copy_file(photo("chelsea.png"), dir.path() / "in/a.png");
   const std::string input_before = test::read_file(dir / "in/a.png");
   fs::create_symlink("in/a.png", dir.path() / "link.png");
   fs::create_directory_symlink("in", dir.path() / "linked");
-  for (const char* out : {"link.png", "linked/a.png", "./in/a.png", "in/sub/../a.png", "linked/sub/../a.png"}) {
+  for (const char* out : {"link.png", "linked/a.png", "./in/a.png", "in/sub/../a.png", "linked/sub/../a.png",
+                          "new/../linked/a.png", "new/x/../../link.png"}) {
     expect_refused(run_rsz(dir, "resample -i in/a.png --scale 0.5 -o " + std::string(out)), 2, "overwrite an input",
                    out);
   }
@@ -638,6 +640,7 @@ TEST(Hostile, OutputsStayInsideTheirFolderAndNeverReplaceAnInput) {
                  "-o folder");
   EXPECT_EQ(test::read_file(dir / "in/a.png"), input_before);
   EXPECT_TRUE(fs::is_symlink(dir.path() / "link.png"));
+  EXPECT_FALSE(fs::exists(dir.path() / "new"));
 
   // A 244-byte file name is legal on common file systems; the temporary name must fit too.
   const std::string long_name = std::string(240, 'n') + ".png";

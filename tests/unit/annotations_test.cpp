@@ -121,7 +121,7 @@ TEST_F(AnnotationsTest, CocoSegmentationsAreCheckedAsJsonButNotKept) {
                                           std::string(80, ']') + R"(, "bbox": [1, 2, 3, 4]}]})");
   const std::string deep = test::error_message(
       [&] { io::read_annotations(path("deep.json"), io::AnnotationFormat::Coco, {}); }, ErrorCode::InvalidArgument);
-  EXPECT_NE(deep.find("JSON nested deeper than 64 levels at /annotations/0/segmentation"), std::string::npos) << deep;
+  EXPECT_EQ(deep, path("deep.json") + ": JSON nested deeper than 64 levels at /annotations/0/segmentation");
 }
 
 // A dataset file must not point rsz at any file of the machine: image names that leave the image root (absolute, or
