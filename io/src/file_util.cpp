@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <cstdint>
 #include <cctype>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -284,11 +286,62 @@ void AtomicFile::write(const void* data, std::size_t size) {
   }
 }
 
+namespace {
+
+// ProtectedFiles' files of the whole process, each with how many objects list it: "E <folder device> <folder inode>
+// <name>" for a name in a folder, "I <device> <inode>" for standard input. A forked child starts with none (a
+// parent's thread may have held the mutex at the fork; the child's runs list their own).
+struct Protected {
+  std::mutex mutex;
+  std::map<std::string, int> files;
+  std::atomic<std::size_t> count{0};
+};
+Protected* protected_files = nullptr;
+
+Protected& protected_registry() {
+  static std::once_flag made;
+  std::call_once(made, [] {
+    protected_files = new Protected;  // never deleted: objects may unlist their files until the process ends
+    ::pthread_atfork(nullptr, nullptr, [] { protected_files = new Protected; });
+  });
+  return *protected_files;
+}
+
+std::string entry_key(const struct stat& folder, const std::string& name) {
+  return "E " + std::to_string(folder.st_dev) + " " + std::to_string(folder.st_ino) + " " + name;
+}
+
+std::string inode_key(const struct stat& file) {
+  return "I " + std::to_string(file.st_dev) + " " + std::to_string(file.st_ino);
+}
+
+// Whether writing `path` would replace a file that ProtectedFiles lists: its name in its folder (as the kernel
+// resolves the folder now), or the file there now being standard input's.
+bool is_protected(const std::string& path) {
+  Protected& registry = protected_registry();
+  if (registry.count.load(std::memory_order_acquire) == 0) return false;
+  const std::filesystem::path target(path);
+  struct stat folder {};
+  if (::stat(folder_of(path).c_str(), &folder) != 0) return false;
+  std::vector<std::string> keys{entry_key(folder, target.filename().string())};
+  struct stat file {};
+  if (::stat(path.c_str(), &file) == 0) keys.push_back(inode_key(file));
+  const std::lock_guard<std::mutex> lock(registry.mutex);
+  return std::any_of(keys.begin(), keys.end(), [&](const std::string& key) { return registry.files.count(key) > 0; });
+}
+
+}  // namespace
+
 void AtomicFile::commit() {
   // Flush before the rename, so that a crash cannot leave the target name on an incomplete file (unless the program
   // chose otherwise: set_sync_outputs).
   if (sync_outputs() && ::fsync(fd_.get()) != 0) fail_write(errno);
   if (const int err = fd_.close(); err != 0) fail_write(err);
+  if (is_protected(path_)) {
+    fail(ErrorCode::Io, path_,
+         "not written: it is an input of the run (named otherwise: through a link, a mount or standard input); "
+         "choose another -o");
+  }
   int renamed = 0;
   {
     const FolderTurn turn(folder_of(path_));
@@ -388,6 +441,47 @@ void set_sync_outputs(bool sync) noexcept { g_sync_outputs.store(sync, std::memo
 bool sync_outputs() noexcept {
   if (t_settings != nullptr) return t_settings->sync_outputs;
   return g_sync_outputs.load(std::memory_order_relaxed);
+}
+
+ProtectedFiles::~ProtectedFiles() {
+  if (keys_.empty()) return;
+  detail::Protected& registry = detail::protected_registry();
+  const std::lock_guard<std::mutex> lock(registry.mutex);
+  for (const std::string& key : keys_) {
+    const auto found = registry.files.find(key);
+    if (found == registry.files.end()) continue;  // listed before a fork, in the parent's registry
+    if (--found->second == 0) {
+      registry.files.erase(found);
+      registry.count.fetch_sub(1, std::memory_order_release);
+    }
+  }
+}
+
+void ProtectedFiles::add(const std::vector<std::string>& canonical_paths) {
+  std::vector<std::string> keys;
+  std::map<std::string, std::optional<struct stat>> folders;  // each folder looked up once
+  for (const std::string& path : canonical_paths) {
+    if (path == "-") {
+      struct stat in {};
+      if (::fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode)) keys.push_back(detail::inode_key(in));
+      continue;
+    }
+    const std::filesystem::path file(path);
+    const std::string name = file.filename().string();
+    if (name.empty()) continue;
+    auto [folder, fresh] = folders.emplace(detail::folder_of(path), std::nullopt);
+    if (fresh) {
+      struct stat st {};
+      if (::stat(folder->first.c_str(), &st) == 0) folder->second = st;
+    }
+    if (folder->second) keys.push_back(detail::entry_key(*folder->second, name));
+  }
+  detail::Protected& registry = detail::protected_registry();
+  const std::lock_guard<std::mutex> lock(registry.mutex);
+  for (std::string& key : keys) {
+    if (registry.files[key]++ == 0) registry.count.fetch_add(1, std::memory_order_release);
+    keys_.push_back(std::move(key));
+  }
 }
 
 void remove_temporary_files() noexcept {

@@ -98,6 +98,8 @@ BatchRun::BatchRun(const std::string& batch_file, const CommonOptions& options)
   phase_inputs_ = !common_.plan.empty()   ? plan_shard_inputs(common_)
                   : batch_.inputs.empty() ? std::vector<std::string>{}
                                           : expand_inputs(batch_.inputs, common_.recursive, common_.hidden);
+  const std::vector<std::string> planned = plan_all_inputs(common_);  // the other shards' inputs: never written over
+  other_inputs_.insert(other_inputs_.end(), planned.begin(), planned.end());
 }
 
 // Step index_'s jobs added to the phase.
@@ -133,9 +135,17 @@ void BatchRun::add_step(Phase& phase) {
 void BatchRun::check_phase(const Phase& phase) {
   std::vector<std::string> all_inputs;
   for (const Job& job : phase.jobs) all_inputs.push_back(job.input);
+  // The listed inputs too (roi-align's images without boxes make no job); a chained phase's are what the phase
+  // before will write.
+  if (!phase.chained) all_inputs.insert(all_inputs.end(), phase_inputs_.begin(), phase_inputs_.end());
   check_jobs(all_inputs, phase.jobs, other_inputs_);
+  // A chained phase's inputs are what the phase before will write (files of an earlier run may stand there now).
+  if (!common_.dry_run && !phase.chained) {
+    protect_inputs(all_inputs);
+    protect_inputs(other_inputs_);
+  }
   if (!phase.manifest.empty()) {
-    std::vector<std::string> outputs{phase.manifest};
+    std::vector<std::string> outputs{shard_manifest(common_, phase.manifest)};  // the file this run writes
     for (const Job& job : phase.jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
     check_outputs(all_inputs, outputs, other_inputs_);  // the manifest is an output like the crops
   }

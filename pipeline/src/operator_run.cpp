@@ -1,5 +1,6 @@
 // One operator over a run's inputs (jobs.h's run_operator): what the command line's operator subcommands and the
 // library's rsz::pipeline::run share, from the input list to the exit status.
+#include <algorithm>
 #include <memory>
 #include <variant>
 
@@ -30,13 +31,24 @@ std::unique_ptr<PlannedJobs> plan_operator(const OperatorRequest& request, const
   } else {
     throw InternalError("run_operator of an unknown operator " + request.op);
   }
-  // Over the whole job (names that collide across shards too), the files read besides the inputs included.
-  std::vector<std::string> all_inputs;
-  for (const Job& job : jobs) all_inputs.push_back(job.input);
-  if (!roi_align) all_inputs = inputs;
+  // Over the whole job (names that collide across shards too, and with --plan every shard's inputs), the files read
+  // besides the inputs included; roi-align's: the listed inputs (an image without boxes too) and the annotations'.
+  std::vector<std::string> all_inputs = inputs;
+  if (roi_align) {
+    for (const Job& job : jobs) all_inputs.push_back(job.input);
+  }
+  const std::vector<std::string> planned = plan_all_inputs(common);
+  all_inputs.insert(all_inputs.end(), planned.begin(), planned.end());
   check_jobs(all_inputs, jobs, request.other_inputs);
+  if (!common.dry_run) {
+    protect_inputs(all_inputs);
+    protect_inputs(request.other_inputs);
+    // -i - reads a copy of standard input: the file it was redirected from is not replaced either.
+    if (std::find(common.inputs.begin(), common.inputs.end(), "-") != common.inputs.end()) protect_inputs({"-"});
+  }
+  if (common.output == "-") check_standard_output(all_inputs, request.other_inputs);
   if (roi_align && !common.manifest.empty()) {
-    std::vector<std::string> outputs{common.manifest};
+    std::vector<std::string> outputs{shard_manifest(common, common.manifest)};  // the file this run writes
     for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
     check_outputs(all_inputs, outputs, request.other_inputs);  // the manifest is an output like the crops
   }

@@ -1,5 +1,8 @@
 // The command line's outputs: writing results (atomically, PNG and JPEG band by band), output names (templates,
 // folders, files) and the checks that no output replaces an input or another output.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -422,6 +425,28 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
   std::vector<std::string> outputs;
   for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
   check_outputs(inputs, outputs, other_inputs);
+}
+
+void check_standard_output(const std::vector<std::string>& inputs, const std::vector<std::string>& other_inputs) {
+  struct stat out {};
+  if (::fstat(STDOUT_FILENO, &out) != 0 || !S_ISREG(out.st_mode)) return;
+  for (const std::vector<std::string>* list : {&inputs, &other_inputs}) {
+    for (const std::string& in : *list) {
+      struct stat st {};
+      if (in.empty() || ::stat(in.c_str(), &st) != 0 || st.st_dev != out.st_dev || st.st_ino != out.st_ino) continue;
+      usage_error("-o -: standard output is redirected into " + in + ", which the run reads; redirect it elsewhere");
+    }
+  }
+}
+
+void protect_inputs(const std::vector<std::string>& inputs) {
+  detail::CanonicalPaths canonical;
+  std::vector<std::string> paths;
+  paths.reserve(inputs.size());
+  for (const std::string& in : inputs) {
+    if (!in.empty()) paths.push_back(in == "-" ? in : canonical.of(in));
+  }
+  detail::current_run().protected_inputs.add(paths);
 }
 
 }  // namespace rsz::app

@@ -446,6 +446,12 @@ std::map<std::string, InputProbe> predict_outputs(const std::vector<Job>& jobs, 
 // check_outputs over every planned output of the jobs.
 void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& jobs,
                 const std::vector<std::string>& other_inputs = {});
+// Files the run reads that exist now ("-": standard input): no output of the run is renamed over one of them
+// (io::ProtectedFiles, until the run ends), however it is named: a link made live by a folder the run makes, a bind
+// mount, standard input redirected from an output's file.
+void protect_inputs(const std::vector<std::string>& inputs);
+// -o -: a usage error where standard output is redirected into one of the files the run reads (`>> input.png`).
+void check_standard_output(const std::vector<std::string>& inputs, const std::vector<std::string>& other_inputs);
 
 // Plans, then runs the jobs. Planning probes every input's header (in parallel) before anything is written: an
 // input that cannot be used is a failed input (reported, the others still run; exit 1), while an output that cannot
@@ -555,6 +561,9 @@ std::vector<Job> select_shard(std::vector<Job> jobs, CommonOptions& options);
 // --plan STATE --shard I: the inputs of STATE/shards/0000I.txt (a usage error for -i given too, a shard the plan does
 // not have, or a list that is not the one rsz plan wrote), their {dir} as rsz plan found it.
 std::vector<std::string> plan_shard_inputs(const CommonOptions& options);
+// --plan: the inputs of every shard's list (none without --plan): a shard's outputs must not replace another shard's
+// inputs either. A list that cannot be read is left out here (its shard says why).
+std::vector<std::string> plan_all_inputs(const CommonOptions& options);
 // With --plan, for roi-align's annotations that name their own images (COCO, VOC, a dataset JSON): the jobs of the
 // images whose key (below the image root) falls in the plan's shard I of N, whatever the shard's list holds (plan the
 // image folder: its lists then hold the same images), so every image the annotations name, a missing one included,

@@ -55,6 +55,9 @@ struct PlanState;  // shards.cpp: what was read of a --plan
 // in_process_run makes one and installs it (RunScope) on its thread, and the runner installs it on the pool's threads
 // for the tasks of the run, so two runs in two threads of one process share nothing (the pool itself aside).
 struct RunState {
+  // The run's inputs and the files it reads besides them (check_jobs): no output is renamed over one of them, however
+  // it is named (io::ProtectedFiles, behind check_outputs' names), until the run ends.
+  io::ProtectedFiles protected_inputs;
   std::map<std::string, std::string> input_dirs;
   std::map<std::string, std::string> input_keys;
   RunTotals totals;

@@ -213,6 +213,29 @@ void set_input_below(const std::string& input, const std::string& root) {
 
 }  // namespace detail
 
+std::vector<std::string> plan_all_inputs(const CommonOptions& options) {
+  if (options.plan.empty()) return {};
+  const nlohmann::json plan = checked_plan(options.plan, !options.inputs.empty(), options.shard_index,
+                                           options.shard_count);
+  std::vector<std::string> inputs;
+  for (std::int64_t k = 0; k < plan["shards"].get<std::int64_t>(); ++k) {
+    const std::string path = list_path(options.plan, k);
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) continue;
+    try {
+      std::istringstream lines(read_whole(path));
+      std::size_t number = 0;
+      for (std::string line; std::getline(lines, line);) {
+        ++number;
+        std::string input = unescape_field(line.substr(0, line.find('\t')), path + ":" + std::to_string(number));
+        if (!input.empty()) inputs.push_back(std::move(input));
+      }
+    } catch (const std::exception&) {  // a damaged list: its own shard refuses it
+    }
+  }
+  return inputs;
+}
+
 std::string shard_manifest(const CommonOptions& options, const std::string& manifest) {
   if (options.plan.empty() || manifest.empty()) return manifest;
   const fs::path path(manifest);

@@ -650,6 +650,96 @@ TEST(Hostile, OutputsStayInsideTheirFolderAndNeverReplaceAnInput) {
   expect_no_temporaries(dir.path(), "long name");
 }
 
+// Inputs that an output names otherwise than by their name: a --plan shard's own manifest, a .tar part, an image
+// that -i lists but no annotation crops, another shard's input, a link that a folder made by the run brings to
+// life, standard input and standard output redirected from and into an input. Each is refused (before anything is
+// written, or where the output would be renamed over the input), and the input keeps its bytes; an output that is
+// another hard link to an input's data may be replaced (the input keeps its name and bytes).
+TEST(Hostile, InputsAreNeverReplacedHoweverTheOutputNamesThem) {
+  ScratchDir dir("replace");
+  const std::string rsz = "timeout -k 10 60 '" + std::string(RSZ_BINARY) + "' ";
+  const std::string rois = std::string(RSZ_SOURCE_DIR) + "/samples/rois/chelsea_eyes.json";
+  const auto kept = [&](const std::string& file, const std::string& before, const std::string& context) {
+    EXPECT_EQ(test::read_file(dir / file), before) << context << ": " << file << " was replaced";
+  };
+  fs::create_directories(dir.path() / "in");
+  fs::copy_file(photo("chelsea.png"), dir.path() / "in/a.png");
+  fs::copy_file(photo("coffee.png"), dir.path() / "in/a0.png");
+  const std::string a = test::read_file(dir / "in/a.png");
+  const std::string a0 = test::read_file(dir / "in/a0.png");
+
+  // --plan: the shard's manifest is m.00000.jsonl, here the --rois file; another shard's input, a crop's name.
+  fs::copy_file(rois, dir.path() / "m.00000.jsonl");
+  const std::string rois_before = test::read_file(dir / "m.00000.jsonl");
+  ASSERT_EQ(run_rsz(dir, "plan -q -i in/a.png --shards 1 -o one").status, 0);
+  expect_refused(run_rsz(dir, "roi-align --plan one --shard 0 --rois m.00000.jsonl --output-size 8x8 "
+                              "-o 'c/{stem}_{index}.png' --manifest m.jsonl"),
+                 2, "m.00000.jsonl: the output would overwrite an input", "a shard's manifest");
+  kept("m.00000.jsonl", rois_before, "a shard's manifest");
+  ASSERT_EQ(run_rsz(dir, "plan -q -i in --shards 5 -o five").status, 0);
+  int refused = 0;
+  for (int shard = 0; shard < 5; ++shard) {
+    const auto r = run_rsz(dir, "roi-align --plan five --shard " + std::to_string(shard) + " --rois " + rois +
+                                    " --output-size 8x8 -o 'in/{stem}{index}.png'");
+    if (r.err.find("no input given") != std::string::npos) continue;  // a shard without inputs
+    if (r.status == 0) continue;  // a0.png's shard: its crops are in/a00.png, ...
+    expect_refused(r, 2, "in/a0.png: the output would overwrite an input", "another shard's input");
+    ++refused;
+  }
+  EXPECT_EQ(refused, 1);
+  kept("in/a0.png", a0, "another shard's input");
+
+  // A .tar part named as the --config file.
+  fs::create_directories(dir.path() / "x");
+  test::write_file(dir / "x/00000-000000.tar", "{\"scales\": [1, 1, 0.5, 0.5]}");
+  auto r = run_rsz(dir, "resample -i in --config x/00000-000000.tar -o 'x/{shard}-{part}.tar'");
+  EXPECT_NE(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("x/00000-000000.tar: not written: it is an input of the run"), std::string::npos) << r.err;
+  kept("x/00000-000000.tar", "{\"scales\": [1, 1, 0.5, 0.5]}", "a .tar part");
+
+  // YOLO: -i lists in/a0.png, which has no label file; chelsea's first crop would be named a0.png... by {id}.
+  fs::create_directories(dir.path() / "yolo");
+  fs::create_directories(dir.path() / "y");
+  fs::copy_file(photo("chelsea.png"), dir.path() / "y/chelsea.png");
+  fs::copy_file(photo("coffee.png"), dir.path() / "y/chelsea-0.png");
+  fs::copy_file(std::string(RSZ_SOURCE_DIR) + "/samples/annotations/yolo/chelsea.txt", dir.path() / "yolo/chelsea.txt");
+  const std::string unlabelled = test::read_file(dir / "y/chelsea-0.png");
+  expect_refused(run_rsz(dir, "roi-align -i y --rois yolo --output-size 8x8 -o 'y/{id}.png'"), 2,
+                 "y/chelsea-0.png: the output would overwrite an input", "an image without labels");
+  kept("y/chelsea-0.png", unlabelled, "an image without labels");
+
+  // Lb -> La/../in comes to life when the first job makes La/: the second job's Lb/a.png is in/a.png.
+  fs::create_symlink("La/../in", dir.path() / "Lb");
+  fs::copy_file(photo("coffee.png"), dir.path() / "b.png");
+  r = run_rsz(dir, "resample -i in/a.png -i b.png -o 'L{stem}/a.png' --scale 0.5 -j 1");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("Lb/a.png: not written: it is an input of the run"), std::string::npos) << r.err;
+  kept("in/a.png", a, "a link brought to life");
+  kept("in/a0.png", a0, "a link brought to life");
+
+  // Standard input from an output's file; standard output into an input.
+  fs::copy_file(photo("chelsea.png"), dir.path() / "s.png");
+  const std::string s_before = test::read_file(dir / "s.png");
+  r = run_shell(dir, rsz + "resample -i - -o s.png --scale 0.5 < s.png");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("s.png: not written: it is an input of the run"), std::string::npos) << r.err;
+  kept("s.png", s_before, "standard input");
+  r = run_shell(dir, rsz + "resample -i s.png -o - --scale 0.5 >> s.png");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("-o -: standard output is redirected into s.png, which the run reads"), std::string::npos)
+      << r.err;
+  kept("s.png", s_before, "standard output");
+
+  // Another hard link to an input's data: replaced, the input untouched.
+  fs::create_directories(dir.path() / "h");
+  fs::create_hard_link(dir.path() / "s.png", dir.path() / "h/s.png");
+  r = run_rsz(dir, "resample -q -i s.png -o h/s.png --scale 0.5");
+  EXPECT_EQ(r.status, 0) << r.err;
+  kept("s.png", s_before, "a hard link");
+  EXPECT_NE(test::read_file(dir / "h/s.png"), s_before);
+  expect_no_temporaries(dir.path(), "inputs named otherwise");
+}
+
 TEST(Hostile, HostileFileNamesCannotForgeMessagesOrBreakJson) {
   ScratchDir dir("names");
   const std::string newline_name = "evil\nrsz: wrote 1 file.png";

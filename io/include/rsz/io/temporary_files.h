@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 // The public API: exported from a shared build, whose other symbols are hidden.
 #pragma GCC visibility push(default)
@@ -67,6 +69,26 @@ class ThreadSettingsScope {
 };
 // The calling thread's settings (nullptr: the process-wide ones).
 const ThreadSettings* thread_settings() noexcept;
+
+// Files that no output may replace while an object lists them (the inputs of the runs in progress, process-wide): a
+// write whose target is one of them fails where it would be renamed over it, its temporary file removed (rsz::Error,
+// ErrorCode::Io). A file is its name in its folder, the folder known by device and inode, so that a link to the
+// folder, a bind mount of it or a folder made on the way ("new/../link/x") name it too, while another hard link to the
+// same data may be replaced (the input keeps its name and bytes); standard input is known by its inode. A last check
+// behind the caller's own checks of names, which refuse such a run before anything is written.
+class ProtectedFiles {
+ public:
+  ProtectedFiles() = default;
+  ~ProtectedFiles();
+  ProtectedFiles(const ProtectedFiles&) = delete;
+  ProtectedFiles& operator=(const ProtectedFiles&) = delete;
+  // The files at these canonical paths (absolute, without links: the caller resolves them); those whose folder does
+  // not exist are left out. "-": standard input, where it is a regular file.
+  void add(const std::vector<std::string>& canonical_paths);
+
+ private:
+  std::vector<std::string> keys_;  // as the registry holds them
+};
 
 }  // namespace rsz::io
 
