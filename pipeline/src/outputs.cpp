@@ -427,6 +427,22 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
   check_outputs(inputs, outputs, other_inputs);
 }
 
+void check_output_folder(const std::string& path, const std::string& what) {
+  for (fs::path folder = fs::path(path).parent_path(); !folder.empty(); folder = folder.parent_path()) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(folder, ec);
+    if (!fs::exists(st)) {
+      if (folder == folder.parent_path()) break;
+      continue;
+    }
+    if (!fs::is_directory(st)) {
+      usage_error(what + " " + path + ": " + folder.string() + " is a file, not a folder; the " +
+                  "file cannot be made there");
+    }
+    break;
+  }
+}
+
 void check_standard_output(const std::vector<std::string>& inputs, const std::vector<std::string>& other_inputs) {
   struct stat out {};
   if (::fstat(STDOUT_FILENO, &out) != 0 || !S_ISREG(out.st_mode)) return;

@@ -450,6 +450,9 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
 // (io::ProtectedFiles, until the run ends), however it is named: a link made live by a folder the run makes, a bind
 // mount, standard input redirected from an output's file.
 void protect_inputs(const std::vector<std::string>& inputs);
+// A usage error where the nearest existing folder above `path` is not a folder (a file), so that `path` could not be
+// made: a file written once the run's other outputs are (--manifest) fails before them instead. `what` names it.
+void check_output_folder(const std::string& path, const std::string& what);
 // -o -: a usage error where standard output is redirected into one of the files the run reads (`>> input.png`).
 void check_standard_output(const std::vector<std::string>& inputs, const std::vector<std::string>& other_inputs);
 

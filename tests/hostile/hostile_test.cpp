@@ -730,6 +730,13 @@ TEST(Hostile, InputsAreNeverReplacedHoweverTheOutputNamesThem) {
       << r.err;
   kept("s.png", s_before, "standard output");
 
+  // A manifest whose folder cannot be made fails before any crop is written.
+  test::write_file(dir / "f", "a file");
+  expect_refused(run_rsz(dir, "roi-align -i in/a.png --rois " + rois + " --output-size 8x8 -o 'mc/{index}.png' "
+                              "--manifest f/sub/m.jsonl"),
+                 2, "--manifest f/sub/m.jsonl: f is a file, not a folder", "a manifest's folder");
+  EXPECT_FALSE(fs::exists(dir.path() / "mc"));
+
   // Another hard link to an input's data: replaced, the input untouched.
   fs::create_directories(dir.path() / "h");
   fs::create_hard_link(dir.path() / "s.png", dir.path() / "h/s.png");
