@@ -524,15 +524,21 @@ def test_run_keeps_records_in_input_order_refuses_streams_and_raises_run_error(t
     (tmp_path / "afile").write_text("a file where the manifest's folder would be")
     boxes = tmp_path / "boxes.json"
     boxes.write_text('{"rois": [[0, 0, 10, 10]]}')
-    with pytest.raises(rsz.RunError) as failed:
+    with pytest.raises(rsz.CommandError, match="afile is a file, not a folder"):  # refused before any crop
         rsz.run("roi-align", PHOTO, str(tmp_path / "crops") + "/", rois=boxes, output_size="4x4",
                 manifest=tmp_path / "afile" / "m.jsonl")
+    assert not (tmp_path / "crops").exists()
+    # A manifest the file system refuses once the crops are written (a name over 255 bytes): the run's own record.
+    long_name = "m" * 300 + ".jsonl"
+    with pytest.raises(rsz.RunError) as failed:
+        rsz.run("roi-align", PHOTO, str(tmp_path / "crops") + "/", rois=boxes, output_size="4x4",
+                manifest=tmp_path / long_name)
     assert not isinstance(failed.value, rsz.InputError) and failed.value.status == 1
-    assert failed.value.report.written == 1 and "afile" in str(failed.value)
+    assert failed.value.report.written == 1 and long_name in str(failed.value)
     assert not failed.value.report.messages[-1].startswith("rsz: ")
     unwritten = failed.value.report.unwritten
-    assert [(r["output"], r["code"]) for r in unwritten] == [(str(tmp_path / "afile" / "m.jsonl"), "io")]
-    assert failed.value.report.failures == [] and "afile" in unwritten[0]["not_written"]
+    assert [(r["output"], r["code"]) for r in unwritten] == [(str(tmp_path / long_name), "io")]
+    assert failed.value.report.failures == [] and long_name in unwritten[0]["not_written"]
     # A .tar part with a failed input is not written (whole or not at all): the input's failure, and the part's own
     # record with the input's code.
     (photos / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 not a JPEG body")
