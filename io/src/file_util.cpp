@@ -339,7 +339,7 @@ void AtomicFile::commit() {
   if (const int err = fd_.close(); err != 0) fail_write(err);
   if (is_protected(path_)) {
     fail(ErrorCode::Io, path_,
-         "not written: it is an input of the run (named otherwise: through a link, a mount or standard input); "
+         "not written: it is an input of the run (by this name, or through a link, a mount or standard input); "
          "choose another -o");
   }
   int renamed = 0;

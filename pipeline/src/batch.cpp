@@ -147,6 +147,7 @@ void BatchRun::check_phase(const Phase& phase) {
   if (!phase.manifest.empty()) {
     std::vector<std::string> outputs{shard_manifest(common_, phase.manifest)};  // the file this run writes
     check_output_folder(outputs.front(), "\"manifest\"");  // it is written last: not after the crops
+    if (!common_.plan.empty()) outputs.push_back(phase.manifest);  // the one rsz merge writes from the shards
     for (const Job& job : phase.jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
     check_outputs(all_inputs, outputs, other_inputs_);  // the manifest is an output like the crops
   }

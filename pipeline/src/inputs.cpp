@@ -253,11 +253,11 @@ void for_each_input(const std::vector<std::string>& patterns, bool recursive, bo
   // Duplicates are dropped as expand_inputs drops them; with one pattern there are none, and no name is kept.
   std::set<std::string> seen;
   const bool several = patterns.size() > 1;
-  std::size_t visited = 0;
+  std::size_t found = 0;  // files a pattern names, duplicates of an earlier pattern's included
   detail::CanonicalPaths canonical;
   const auto add = [&](const std::string& path, const std::string& dir, const std::string& key) {
+    ++found;
     if (several && !seen.insert(canonical.of(path)).second) return;
-    ++visited;
     visit(path, dir, key);
   };
   const auto wanted = [](const fs::path& p) { return is_input_path(p.string()); };
@@ -271,6 +271,9 @@ void for_each_input(const std::vector<std::string>& patterns, bool recursive, bo
           std::error_code entry_ec;
           const bool is_folder = it->is_directory(entry_ec);
           if (!is_folder && !it->is_regular_file(entry_ec)) continue;
+          // A link to a folder is not walked into, as expand_inputs' listing does not: `ln -s .. loop` would never
+          // end, and `ln -s . self` would list every file again below it.
+          if (is_folder && it->is_symlink(entry_ec)) continue;
           entries.emplace_back(it->path().filename().string(), is_folder);
         }
         if (ec) usage_error(folder.string() + ": cannot list the folder: " + ec.message());
@@ -294,10 +297,10 @@ void for_each_input(const std::vector<std::string>& patterns, bool recursive, bo
     if (pattern.empty()) usage_error("-i \"\": an empty name; give a file, a folder or a quoted pattern");
     if (pattern == "-") usage_error("-i -: standard input cannot be planned; give files, folders or patterns");
     std::error_code ec;
-    const std::size_t before = visited;
+    const std::size_t before = found;
     if (fs::is_directory(pattern, ec)) {
       walk(pattern, pattern, nullptr, recursive);
-      if (visited == before) usage_error(pattern + ": the folder holds no images or .npy files" +
+      if (found == before) usage_error(pattern + ": the folder holds no images or .npy files" +
                                          (recursive ? "" : " (-r descends into sub-folders)"));
     } else if (!fs::exists(pattern, ec) && has_glob_characters(pattern)) {
       const std::vector<std::string> parts = split_components(pattern);
@@ -312,7 +315,7 @@ void for_each_input(const std::vector<std::string>& patterns, bool recursive, bo
           add(f, "", key_below(f, root));
         }
       }
-      if (visited == before) usage_error(pattern + ": the pattern matches no file");
+      if (found == before) usage_error(pattern + ": the pattern matches no file");
     } else if (!fs::is_regular_file(pattern, ec)) {
       usage_error(pattern + ": no such file or folder");
     } else {

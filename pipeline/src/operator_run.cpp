@@ -50,6 +50,7 @@ std::unique_ptr<PlannedJobs> plan_operator(const OperatorRequest& request, const
   if (roi_align && !common.manifest.empty()) {
     std::vector<std::string> outputs{shard_manifest(common, common.manifest)};  // the file this run writes
     check_output_folder(outputs.front(), "--manifest");  // it is written last: not after the crops
+    if (!common.plan.empty()) outputs.push_back(common.manifest);  // the one rsz merge writes from the shards
     for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
     check_outputs(all_inputs, outputs, request.other_inputs);  // the manifest is an output like the crops
   }

@@ -149,6 +149,7 @@ void configure_tar_output(const CommonOptions& options, const std::string& outpu
     return;
   }
   bool part = false;
+  bool shard = false;
   for (std::size_t i = 0; i < output.size(); ++i) {
     if (output[i] != '{') continue;
     const std::size_t close = output.find('}', i);
@@ -158,11 +159,17 @@ void configure_tar_output(const CommonOptions& options, const std::string& outpu
                   "(the --shard index, 5 digits) only; each sample's key inside is its input's path below -i");
     }
     part = part || name == "part";
+    shard = shard || name == "shard";
     i = close;
   }
   if (!part) {
     usage_error("-o " + output + ": a .tar output is written in parts; put {part} in its name (e.g. "
                 "'out/{shard}-{part}.tar')");
+  }
+  // Each shard numbers its parts from 0: without {shard} in their names, the shards' parts would be the same files.
+  if (!shard && (!options.plan.empty() || (options.shard_index >= 0 && options.shard_count != 1))) {
+    usage_error("-o " + output + ": each shard writes parts of its own; put {shard} in the name (e.g. "
+                "'out/{shard}-{part}.tar'), or the shards' parts would be the same files");
   }
   if (options.format == "npy") {
     usage_error("--format npy: the members of a .tar output are images (jpg, png, webp, ...); write .npy tensors "

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -745,6 +746,57 @@ TEST(Hostile, InputsAreNeverReplacedHoweverTheOutputNamesThem) {
   kept("s.png", s_before, "a hard link");
   EXPECT_NE(test::read_file(dir / "h/s.png"), s_before);
   expect_no_temporaries(dir.path(), "inputs named otherwise");
+}
+
+// Plans and shards neither lose nor repeat inputs: .tar parts of several shards need {shard} in their name (each
+// shard numbers its parts from 0); the manifest rsz merge will write may not be an input; a plan's walk does not
+// follow links to folders (a loop, a link to itself); a folder named twice is planned once.
+TEST(Hostile, PlansAndShardsNeitherLoseNorRepeatInputs) {
+  ScratchDir dir("plans");
+  fs::create_directories(dir.path() / "in");
+  for (const char* name : {"camera.png", "chelsea.png", "coffee.png"}) fs::copy_file(photo(name), dir.path() / "in" / name);
+  ASSERT_EQ(run_rsz(dir, "plan -q -i in --shards 2 -o st").status, 0);
+  for (const std::string shard : {"--plan st --shard 0", "-i in --shard 1/2"}) {
+    expect_refused(run_rsz(dir, "thumbnail " + shard + " --size 8 -o 'o/{part}.tar'"), 2,
+                   "-o o/{part}.tar: each shard writes parts of its own; put {shard} in the name", shard);
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "o"));
+  EXPECT_EQ(run_rsz(dir, "thumbnail -q -i in --shard 0/1 --size 8 -o 'one/{part}.tar'").status, 0);
+
+  // The shard's own manifest is boxes.00000.jsonl; rsz merge would write boxes.jsonl, the --rois file.
+  fs::copy_file(std::string(RSZ_SOURCE_DIR) + "/samples/annotations/coco.json", dir.path() / "boxes.jsonl");
+  const std::string boxes = test::read_file(dir / "boxes.jsonl");
+  fs::create_directories(dir.path() / "photos");
+  for (const auto& entry : fs::directory_iterator(std::string(RSZ_SOURCE_DIR) + "/samples/photos")) {
+    fs::copy_file(entry.path(), dir.path() / "photos" / entry.path().filename());
+  }
+  ASSERT_EQ(run_rsz(dir, "plan -q -i photos --shards 2 -o pst").status, 0);
+  expect_refused(run_rsz(dir, "roi-align --plan pst --shard 0 --rois boxes.jsonl --image-root photos "
+                              "--output-size 8x8 -o 'c/{id}.png' --manifest boxes.jsonl"),
+                 2, "boxes.jsonl: the output would overwrite an input", "the merged manifest");
+  EXPECT_EQ(test::read_file(dir / "boxes.jsonl"), boxes);
+
+  // Links to folders inside a planned tree: not followed (the walk ended before; the loop never did).
+  fs::create_directory_symlink("..", dir.path() / "in/loop");
+  fs::create_directory_symlink(".", dir.path() / "in/self");
+  auto r = run_shell(dir, "timeout -k 5 30 '" + std::string(RSZ_BINARY) + "' plan -q -i in -r --shards 2 -o lst");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::size_t listed = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path() / "lst/shards")) {
+    const std::string list = test::read_file(entry.path().string());
+    listed += static_cast<std::size_t>(std::count(list.begin(), list.end(), '\n'));
+  }
+  EXPECT_EQ(listed, 3u);
+
+  // A folder named twice (and a file of it): each input planned once.
+  r = run_rsz(dir, "plan -q -i in -i ./in -i in/camera.png --shards 2 -o twice");
+  ASSERT_EQ(r.status, 0) << r.err;
+  listed = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path() / "twice/shards")) {
+    const std::string list = test::read_file(entry.path().string());
+    listed += static_cast<std::size_t>(std::count(list.begin(), list.end(), '\n'));
+  }
+  EXPECT_EQ(listed, 3u);
 }
 
 TEST(Hostile, HostileFileNamesCannotForgeMessagesOrBreakJson) {
