@@ -719,6 +719,13 @@ void check_source_flags(const RoiSource& source, io::AnnotationFormat format, co
     usage_error(source.rois_path + ": YOLO labels name no images; give the images with -i");
   }
   const bool states_sizes = format == io::AnnotationFormat::Coco || format == io::AnnotationFormat::Voc;
+  // A file taken for rsz's own ROI file may be a damaged COCO file (a truncated one is not recognized): what is wrong
+  // with it comes before a flag that does not go with its format.
+  const bool dataset_flags = !source.image_root.empty() || !source.names_path.empty() || source.skip_crowd ||
+                             source.skip_difficult || common.size_mismatch == io::SizeMismatch::Scale;
+  if (format == io::AnnotationFormat::Rsz && dataset_flags && !is_tensor_path(source.rois_path)) {
+    io::read_roi_file(source.rois_path);
+  }
   if (!source.image_root.empty() && !states_sizes) {
     usage_error("--image-root " + source.image_root + ": only for COCO and Pascal VOC annotations (" +
                 to_string(format) + " sources name their images otherwise)");

@@ -799,6 +799,20 @@ TEST(Hostile, PlansAndShardsNeitherLoseNorRepeatInputs) {
   EXPECT_EQ(listed, 3u);
 }
 
+// A truncated COCO file is not recognized as COCO: what is wrong with it is said before the flags that go with
+// COCO only (it was "--image-root ...: only for COCO and Pascal VOC annotations").
+TEST(Hostile, ADamagedCocoFileIsNamedBeforeItsFlags) {
+  ScratchDir dir("coco-damaged");
+  test::write_file(dir / "trunc.json",
+                   test::read_file(std::string(RSZ_SOURCE_DIR) + "/samples/annotations/coco.json").substr(0, 300));
+  const std::string image_root = "--image-root " + std::string(RSZ_SOURCE_DIR) + "/samples/photos";
+  for (const std::string& flag : {image_root, std::string("--skip-crowd")}) {
+    expect_refused(run_rsz(dir, "roi-align --rois trunc.json --output-size 8x8 -o 'c/{id}.png' " + flag), 2,
+                   "rsz: trunc.json: invalid JSON at line ", flag);
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "c"));
+}
+
 TEST(Hostile, HostileFileNamesCannotForgeMessagesOrBreakJson) {
   ScratchDir dir("names");
   const std::string newline_name = "evil\nrsz: wrote 1 file.png";
