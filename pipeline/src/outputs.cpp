@@ -424,6 +424,11 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
   }
   std::vector<std::string> outputs;
   for (const Job& job : jobs) outputs.insert(outputs.end(), job.planned_outputs.begin(), job.planned_outputs.end());
+  // The parts' files as the whole job would number them (a shard writes at most as many): each a file written like
+  // any output.
+  if (tar_output_on()) {
+    for (const TarPart& part : tar_parts(jobs, CommonOptions{})) outputs.push_back(part.path);
+  }
   check_outputs(inputs, outputs, other_inputs);
 }
 

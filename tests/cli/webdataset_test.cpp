@@ -279,12 +279,20 @@ TEST(Webdataset, AResumedShardCountsPartsAndAPartThatFailsIsNoFailedInput) {
   EXPECT_EQ(marker["outputs"], 3);
   EXPECT_EQ(marker["failed"], 0);
 
-  fs::create_directories(dir.path() / "blocked/000001.tar");  // a folder where a part goes: it cannot be written
-  const auto r = run_rsz(dir, "thumbnail -i in -r --size 24 -o 'blocked/{part}.tar' --tar-part-size 2");
+  // A file where a part's folder goes: that part cannot be written. (A folder where a part goes is refused before
+  // anything is written, as for any output.)
+  fs::create_directories(dir.path() / "blocked");
+  test::write_file(dir / "blocked/000001", "a file");
+  const auto r = run_rsz(dir, "thumbnail -i in -r --size 24 -o 'blocked/{part}/p.tar' --tar-part-size 2");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("wrote 2 .tar parts (3 samples)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("; 1 not written"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("inputs failed"), std::string::npos) << r.err;
+  fs::create_directories(dir.path() / "folder/000001.tar");
+  const auto refused = run_rsz(dir, "thumbnail -i in -r --size 24 -o 'folder/{part}.tar' --tar-part-size 2");
+  EXPECT_EQ(refused.status, 2) << refused.err;
+  EXPECT_NE(refused.err.find("folder/000001.tar: the output is an existing folder"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "folder/000000.tar"));
 }
 
 TEST(Webdataset, ARerunWritesOnlyThePartThatIsMissing) {
