@@ -80,6 +80,7 @@ class BatchRun {
   CommonOptions common_;
   std::string folder_;
   std::vector<std::string> other_inputs_;
+  std::vector<std::string> planned_inputs_;  // with --plan: every shard's inputs (inputs_where_outputs_go's candidates)
   std::vector<std::string> phase_inputs_;
   std::map<std::string, InputProbe> predicted_;  // the previous phase's outputs, as reading them back would give
   std::vector<Phase> phases_;
@@ -98,8 +99,7 @@ BatchRun::BatchRun(const std::string& batch_file, const CommonOptions& options)
   phase_inputs_ = !common_.plan.empty()   ? plan_shard_inputs(common_)
                   : batch_.inputs.empty() ? std::vector<std::string>{}
                                           : expand_inputs(batch_.inputs, common_.recursive, common_.hidden);
-  const std::vector<std::string> planned = plan_all_inputs(common_);  // the other shards' inputs: never written over
-  other_inputs_.insert(other_inputs_.end(), planned.begin(), planned.end());
+  planned_inputs_ = plan_all_inputs(common_);  // the other shards' inputs: never written over
 }
 
 // Step index_'s jobs added to the phase.
@@ -138,6 +138,10 @@ void BatchRun::check_phase(const Phase& phase) {
   // The listed inputs too (roi-align's images without boxes make no job); a chained phase's are what the phase
   // before will write.
   if (!phase.chained) all_inputs.insert(all_inputs.end(), phase_inputs_.begin(), phase_inputs_.end());
+  std::vector<std::string> manifests;
+  if (!phase.manifest.empty()) manifests = {shard_manifest(common_, phase.manifest), phase.manifest};
+  const std::vector<std::string> planned = inputs_where_outputs_go(planned_inputs_, phase.jobs, manifests);
+  all_inputs.insert(all_inputs.end(), planned.begin(), planned.end());
   check_jobs(all_inputs, phase.jobs, other_inputs_);
   // A chained phase's inputs are what the phase before will write (files of an earlier run may stand there now).
   if (!common_.dry_run && !phase.chained) {

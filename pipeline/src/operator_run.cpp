@@ -37,7 +37,9 @@ std::unique_ptr<PlannedJobs> plan_operator(const OperatorRequest& request, const
   if (roi_align) {
     for (const Job& job : jobs) all_inputs.push_back(job.input);
   }
-  const std::vector<std::string> planned = plan_all_inputs(common);
+  std::vector<std::string> manifests;  // the files with the crops' rows: the shard's own and the one merge writes
+  if (roi_align && !common.manifest.empty()) manifests = {shard_manifest(common, common.manifest), common.manifest};
+  const std::vector<std::string> planned = inputs_where_outputs_go(plan_all_inputs(common), jobs, manifests);
   all_inputs.insert(all_inputs.end(), planned.begin(), planned.end());
   check_jobs(all_inputs, jobs, request.other_inputs);
   if (!common.dry_run) {

@@ -432,6 +432,35 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
   check_outputs(inputs, outputs, other_inputs);
 }
 
+std::vector<std::string> inputs_where_outputs_go(const std::vector<std::string>& candidates, const std::vector<Job>& jobs,
+                                                 const std::vector<std::string>& more_outputs) {
+  if (candidates.empty()) return {};
+  detail::CanonicalPaths canonical;
+  std::set<std::string> folders;  // where the outputs go, canonical
+  const auto add_folder = [&](const std::string& output) {
+    folders.insert(fs::path(canonical.of(output)).parent_path().string());
+  };
+  for (const Job& job : jobs) {
+    for (const std::string& output : job.planned_outputs) add_folder(output);
+  }
+  if (tar_output_on()) {
+    for (const TarPart& part : tar_parts(jobs, CommonOptions{})) add_folder(part.path);
+  }
+  for (const std::string& output : more_outputs) add_folder(output);
+  std::map<std::string, bool> beside;  // an input's folder as named -> whether an output goes there
+  std::vector<std::string> kept;
+  for (const std::string& input : candidates) {
+    const fs::path path(input);
+    const std::string folder = path.has_parent_path() ? path.parent_path().string() : std::string(".");
+    auto known = beside.find(folder);
+    if (known == beside.end()) {
+      known = beside.emplace(folder, folders.count(detail::canonical_or_absolute(folder)) > 0).first;
+    }
+    if (known->second) kept.push_back(input);
+  }
+  return kept;
+}
+
 void check_output_folder(const std::string& path, const std::string& what) {
   for (fs::path folder = fs::path(path).parent_path(); !folder.empty(); folder = folder.parent_path()) {
     std::error_code ec;

@@ -450,6 +450,11 @@ void check_jobs(const std::vector<std::string>& inputs, const std::vector<Job>& 
 // (io::ProtectedFiles, until the run ends), however it is named: a link made live by a folder the run makes, a bind
 // mount, standard input redirected from an output's file.
 void protect_inputs(const std::vector<std::string>& inputs);
+// Of `candidates` (another --plan shard's inputs), those in a folder where an output of `jobs` (or `more_outputs`)
+// goes: the only ones an output could replace but through a link to a file elsewhere. Each folder is resolved once,
+// so a shard of a plan of 10^6 inputs compares a few with its outputs instead of all.
+std::vector<std::string> inputs_where_outputs_go(const std::vector<std::string>& candidates, const std::vector<Job>& jobs,
+                                                 const std::vector<std::string>& more_outputs = {});
 // A usage error where the nearest existing folder above `path` is not a folder (a file), so that `path` could not be
 // made: a file written once the run's other outputs are (--manifest) fails before them instead. `what` names it.
 void check_output_folder(const std::string& path, const std::string& what);
